@@ -1,0 +1,94 @@
+// `quantscope bench`: the speed of the full per-tensor pipeline against a memcpy of the same input
+// (the bandwidth floor) and against the lessons' plain scalar loop. Medians over repeated runs.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "cli/commands.hpp"
+#include "cli/json_writer.hpp"
+#include "cli/options.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/random.hpp"
+
+namespace qs::cli {
+namespace {
+
+template <class F>
+double median_ms(int repeats, F&& work) {
+    std::vector<double> times;
+    for (int i = 0; i < repeats; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        work();
+        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+}  // namespace
+
+const char* const kBenchHelp =
+    "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15]\n"
+    "\n"
+    "Times the per-tensor asymmetric pipeline (min/max, s and z, quantize, dequantize, error tensor,\n"
+    "metrics) on a seeded normal tensor and prints one JSON object: elements, pipeline_ms, memcpy_ms,\n"
+    "ratio_to_memcpy, naive_ms (medians, in milliseconds).\n";
+
+int run_bench(const std::vector<std::string>& args) {
+    for (const auto& a : args)
+        if (a == "--help" || a == "-h") {
+            std::fputs(kBenchHelp, stdout);
+            return 0;
+        }
+    const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true}});
+    if (!parsed.positionals.empty()) throw Error("unexpected argument '" + parsed.positionals[0] + "'");
+    RandomSpec spec;
+    spec.shape = parse_shape(parsed.get("--shape") ? *parsed.get("--shape") : "4096x4096");
+    QuantConfig config;
+    if (auto v = parsed.get("--dtype")) config.dtype = IntType::parse(*v);
+    int repeats = 15;
+    if (auto v = parsed.get("--repeats")) {
+        const std::int64_t r = parse_int("--repeats", *v);
+        if (r < 1 || r > 1000) throw Error("--repeats must be between 1 and 1000");
+        repeats = static_cast<int>(r);
+    }
+
+    const Tensor tensor = generate_random(spec);
+    QuantResult result;
+    QuantParams params = compute_params(tensor, config);
+    quantize_into(tensor, params, config, result);  // warm-up: allocates and faults in the outputs
+    const double pipeline_ms = median_ms(repeats, [&] {
+        params = compute_params(tensor, config);
+        quantize_into(tensor, params, config, result);
+    });
+
+    std::vector<float> copy(tensor.values.size());
+    std::memcpy(copy.data(), tensor.values.data(), copy.size() * sizeof(float));
+    const double memcpy_ms = median_ms(repeats, [&] {
+        std::memcpy(copy.data(), tensor.values.data(), copy.size() * sizeof(float));
+    });
+
+    QuantResult naive;
+    naive_pipeline(tensor, config.dtype, naive);
+    const double naive_ms = median_ms(std::min(repeats, 5), [&] { naive_pipeline(tensor, config.dtype, naive); });
+
+    JsonObject json;
+    json.integer("elements", tensor.numel())
+        .raw("shape", shape_to_json(tensor.shape))
+        .string("dtype", config.dtype.name())
+        .integer("threads", omp_get_max_threads())
+        .integer("repeats", repeats)
+        .number("pipeline_ms", pipeline_ms)
+        .number("memcpy_ms", memcpy_ms)
+        .number("ratio_to_memcpy", pipeline_ms / memcpy_ms)
+        .number("naive_ms", naive_ms)
+        .number("speedup_vs_naive", naive_ms / pipeline_ms);
+    std::printf("%s\n", json.str().c_str());
+    return 0;
+}
+
+}  // namespace qs::cli

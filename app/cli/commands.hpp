@@ -1,0 +1,17 @@
+// The command-line commands. Each takes the arguments after its name and returns the exit code;
+// errors are thrown as qs::Error and reported by main() as "quantscope: error: ..." with exit code 2.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace qs::cli {
+
+int run_quantize(const std::vector<std::string>& args);
+int run_bench(const std::vector<std::string>& args);
+
+extern const char* const kMainHelp;
+extern const char* const kQuantizeHelp;
+extern const char* const kBenchHelp;
+
+}  // namespace qs::cli

@@ -1,0 +1,68 @@
+#include "cli/json_writer.hpp"
+
+#include <cstdio>
+
+#include "quantscope/format.hpp"
+
+namespace qs::cli {
+
+JsonObject& JsonObject::number(const std::string& key, double value) {
+    return raw(key, format_json_number(value));
+}
+
+JsonObject& JsonObject::number(const std::string& key, std::optional<double> value) {
+    return raw(key, value ? format_json_number(*value) : "null");
+}
+
+JsonObject& JsonObject::integer(const std::string& key, std::int64_t value) {
+    return raw(key, std::to_string(value));
+}
+
+JsonObject& JsonObject::string(const std::string& key, const std::string& value) {
+    return raw(key, quote(value));
+}
+
+JsonObject& JsonObject::raw(const std::string& key, const std::string& json) {
+    fields_.emplace_back(key, json);
+    return *this;
+}
+
+std::string JsonObject::str() const {
+    std::string out = "{";
+    for (std::size_t i = 0; i < fields_.size(); ++i) {
+        if (i) out += ", ";
+        out += quote(fields_[i].first) + ": " + fields_[i].second;
+    }
+    return out + "}";
+}
+
+std::string JsonObject::quote(const std::string& text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+std::string JsonObject::array(const std::vector<double>& values) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + format_json_number(values[i]);
+    return out + "]";
+}
+
+std::string JsonObject::array(const std::vector<std::int32_t>& values) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+    return out + "]";
+}
+
+}  // namespace qs::cli

@@ -1,0 +1,183 @@
+#include "cli/options.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "quantscope/error.hpp"
+#include "quantscope/presets.hpp"
+#include "quantscope/random.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace qs::cli {
+
+const std::string* ParsedArgs::get(const std::string& name) const {
+    auto it = values.find(name);
+    return it == values.end() ? nullptr : &it->second;
+}
+
+ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs) {
+    ParsedArgs parsed;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg.size() < 2 || arg.compare(0, 2, "--") != 0 || arg == "--") {
+            if (arg.size() > 1 && arg[0] == '-' && !(arg[1] >= '0' && arg[1] <= '9') && arg[1] != '.')
+                throw Error("unknown option '" + arg + "'");
+            parsed.positionals.push_back(arg);
+            continue;
+        }
+        std::string name = arg, value;
+        bool inline_value = false;
+        if (auto eq = arg.find('='); eq != std::string::npos) {
+            name = arg.substr(0, eq);
+            value = arg.substr(eq + 1);
+            inline_value = true;
+        }
+        const OptionSpec* spec = nullptr;
+        for (const auto& s : specs)
+            if (s.name == name) spec = &s;
+        if (!spec) throw Error("unknown option '" + name + "' (see --help)");
+        if (parsed.has(name)) throw Error("option " + name + " given twice");
+        if (spec->takes_value && !inline_value) {
+            // "--dtype --out-q x": the next token is an option, not a value.
+            if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)
+                throw Error("option " + name + " needs a value");
+            value = args[++i];
+        } else if (!spec->takes_value && inline_value) {
+            throw Error("option " + name + " takes no value");
+        }
+        parsed.values[name] = value;
+    }
+    return parsed;
+}
+
+std::vector<OptionSpec> tensor_source_options() {
+    return {{"--preset", true}, {"--random", true}, {"--shape", true}, {"--seed", true}, {"--mean", true},
+            {"--std", true},    {"--low", true},    {"--high", true},  {"--outliers", true}};
+}
+
+std::vector<OptionSpec> quantize_options() {
+    return {{"--dtype", true},       {"--mode", true}, {"--scale", true},      {"--zero-point", true},
+            {"--granularity", true}, {"--axis", true}, {"--group-size", true}, {"--rounding", true}};
+}
+
+std::vector<OptionSpec> join(std::vector<OptionSpec> a, const std::vector<OptionSpec>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+double parse_double(const std::string& option, const std::string& text) {
+    errno = 0;
+    char* end = nullptr;
+    const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || std::isspace(static_cast<unsigned char>(text[0])))
+        throw Error(option + ": '" + text + "' is not a number");
+    if (errno == ERANGE && std::isinf(value)) throw Error(option + ": '" + text + "' is out of range");
+    return value;
+}
+
+std::int64_t parse_int(const std::string& option, const std::string& text) {
+    errno = 0;
+    char* end = nullptr;
+    const long long value = text.empty() ? 0 : std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || end != text.c_str() + text.size() || std::isspace(static_cast<unsigned char>(text[0])))
+        throw Error(option + ": '" + text + "' is not an integer");
+    if (errno == ERANGE) throw Error(option + ": '" + text + "' is out of range");
+    return value;
+}
+
+void apply_quantize_options(const ParsedArgs& args, QuantConfig& config) {
+    if (auto v = args.get("--dtype")) config.dtype = IntType::parse(*v);
+    const bool has_scale = args.has("--scale"), has_zero = args.has("--zero-point");
+    if (has_scale != has_zero) throw Error("--scale and --zero-point go together (manual mode)");
+    if (auto v = args.get("--mode")) {
+        if (has_scale) throw Error("--mode cannot be combined with --scale/--zero-point (they select manual mode)");
+        config.mode = parse_mode(*v);
+    }
+    if (has_scale) {
+        config.mode = Mode::Manual;
+        config.manual_scale = parse_double("--scale", *args.get("--scale"));
+        const double z = parse_double("--zero-point", *args.get("--zero-point"));
+        if (!std::isfinite(z) || z != std::floor(z))
+            throw Error("--zero-point: '" + *args.get("--zero-point") + "' is not an integer");
+        if (std::abs(z) > 1e9) throw Error("--zero-point: '" + *args.get("--zero-point") + "' is out of range");
+        config.manual_zero_point = static_cast<std::int32_t>(z);
+    }
+    if (auto v = args.get("--granularity")) config.granularity = parse_granularity(*v);
+    if (auto v = args.get("--axis")) {
+        const std::int64_t axis = parse_int("--axis", *v);
+        config.axis = static_cast<int>(std::max<std::int64_t>(-1, std::min<std::int64_t>(axis, 1000)));
+        if (config.granularity != Granularity::Channel) throw Error("--axis needs --granularity channel");
+    }
+    if (auto v = args.get("--group-size")) {
+        config.group_size = parse_int("--group-size", *v);
+        if (config.granularity != Granularity::Group) throw Error("--group-size needs --granularity group");
+    }
+    if (config.granularity == Granularity::Group && config.group_size == 0 && !args.has("--group-size"))
+        throw Error("--granularity group needs --group-size G");
+    if (auto v = args.get("--rounding")) config.rounding = parse_rounding(*v);
+}
+
+namespace {
+
+RandomSpec random_spec(const ParsedArgs& args) {
+    RandomSpec spec;
+    spec.distribution = parse_distribution(*args.get("--random"));
+    const std::string* shape = args.get("--shape");
+    if (!shape) throw Error("--random needs --shape RxC[xD]");
+    spec.shape = parse_shape(*shape);
+    if (auto v = args.get("--seed")) {
+        const std::int64_t seed = parse_int("--seed", *v);
+        if (seed < 0) throw Error("--seed must be >= 0");
+        spec.seed = static_cast<std::uint64_t>(seed);
+    }
+    const bool normal = spec.distribution == Distribution::Normal;
+    for (const char* name : {"--mean", "--std"})
+        if (!normal && args.has(name)) throw Error(std::string(name) + " applies to --random normal only");
+    for (const char* name : {"--low", "--high"})
+        if (normal && args.has(name)) throw Error(std::string(name) + " applies to --random uniform only");
+    if (auto v = args.get("--mean")) spec.mean = parse_double("--mean", *v);
+    if (auto v = args.get("--std")) spec.std = parse_double("--std", *v);
+    if (auto v = args.get("--low")) spec.low = parse_double("--low", *v);
+    if (auto v = args.get("--high")) spec.high = parse_double("--high", *v);
+    if (auto v = args.get("--outliers")) spec.outliers = parse_int("--outliers", *v);
+    return spec;
+}
+
+}  // namespace
+
+Input load_input(const ParsedArgs& args, bool allow_no_source) {
+    const int sources = static_cast<int>(!args.positionals.empty()) + static_cast<int>(args.has("--preset")) +
+                        static_cast<int>(args.has("--random"));
+    if (args.positionals.size() > 1) throw Error("unexpected argument '" + args.positionals[1] + "'");
+    if (sources > 1) throw Error("give one input: a file, --preset NAME or --random ...");
+    if (!args.has("--random"))
+        for (const char* name : {"--shape", "--seed", "--mean", "--std", "--low", "--high", "--outliers"})
+            if (args.has(name)) throw Error(std::string(name) + " needs --random normal|uniform");
+
+    Input input;
+    if (!args.positionals.empty()) {
+        input.tensor = load_tensor(args.positionals[0]);
+        input.label = args.positionals[0];
+    } else if (args.has("--random")) {
+        RandomSpec spec = random_spec(args);
+        input.tensor = generate_random(spec);
+        input.label = "random " + *args.get("--random") + " " + shape_to_string(spec.shape) + " seed " +
+                      std::to_string(spec.seed);
+    } else if (args.has("--preset") || allow_no_source) {
+        Preset preset = make_preset(args.has("--preset") ? *args.get("--preset") : "lesson");
+        input.tensor = std::move(preset.tensor);
+        input.config = preset.config;
+        input.label = preset.name;
+    } else {
+        throw Error("no input: give a .npy or .csv file, --preset NAME or --random normal|uniform --shape RxC");
+    }
+    check_tensor(input.tensor);
+    // A preset's manual pair does not survive a request for a computed mode.
+    if (args.has("--mode")) input.config.mode = Mode::Asymmetric;
+    apply_quantize_options(args, input.config);
+    check_config(input.config, input.tensor.shape);
+    return input;
+}
+
+}  // namespace qs::cli

@@ -1,0 +1,58 @@
+// Strict command-line parsing shared by every command (quantize, bench, gui, render): unknown options,
+// missing values, repeated options and trailing garbage in numbers are errors (qs::Error).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "quantscope/config.hpp"
+#include "quantscope/tensor.hpp"
+
+namespace qs::cli {
+
+struct OptionSpec {
+    std::string name;      // "--dtype"
+    bool takes_value;      // "--dtype int8" vs a flag such as "--lesson-look"
+};
+
+struct ParsedArgs {
+    std::vector<std::string> positionals;
+    std::map<std::string, std::string> values;  // flags map to ""
+
+    bool has(const std::string& name) const { return values.count(name) != 0; }
+    const std::string* get(const std::string& name) const;
+};
+
+// Accepts "--name value" and "--name=value". Throws qs::Error for an option not in `specs`, a missing
+// value, or an option given twice.
+ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs);
+
+// --preset --random --shape --seed --mean --std --low --high --outliers
+std::vector<OptionSpec> tensor_source_options();
+// --dtype --mode --scale --zero-point --granularity --axis --group-size --rounding
+std::vector<OptionSpec> quantize_options();
+// Concatenates option lists.
+std::vector<OptionSpec> join(std::vector<OptionSpec> a, const std::vector<OptionSpec>& b);
+
+// Whole-string number parsing: "1.5x", "", "nan" (for integers) are errors naming the option.
+double parse_double(const std::string& option, const std::string& text);
+std::int64_t parse_int(const std::string& option, const std::string& text);
+
+// The tensor a command works on and the settings that come with it.
+struct Input {
+    Tensor tensor;        // passed check_tensor
+    QuantConfig config;   // preset defaults (if any) overridden by the quantize options; passed check_config
+    std::string label;    // "lesson", "data.npy", "random normal 4x4 seed 0"
+};
+
+// Exactly one source: one positional INPUT file, --preset NAME, or --random normal|uniform --shape ...
+// (the --random sub-options are errors without --random). Applies quantize options over the preset's
+// config. `allow_no_source`: when nothing is given, return the `lesson` preset instead of an error.
+Input load_input(const ParsedArgs& args, bool allow_no_source);
+
+// Applies the quantize options in `args` to `config` (--scale/--zero-point together select manual mode).
+void apply_quantize_options(const ParsedArgs& args, QuantConfig& config);
+
+}  // namespace qs::cli

@@ -1,0 +1,122 @@
+// `quantscope quantize INPUT [options]`: SPEC "Command line".
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "cli/commands.hpp"
+#include "cli/json_writer.hpp"
+#include "cli/options.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace qs::cli {
+namespace {
+
+struct OutputRequest {
+    const char* option;
+    std::string path;
+};
+
+// Every output is checked before any work is done, so a bad path fails before anything is written.
+void check_output_path(const std::string& option, const std::string& path) {
+    namespace fs = std::filesystem;
+    const std::string ext = fs::path(path).extension().string();
+    if (ext != ".npy" && ext != ".csv")
+        throw Error(option + ": '" + path + "' must end in .npy or .csv");
+    const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw Error(option + ": directory '" + dir.string() + "' does not exist");
+    if (fs::is_directory(path, ec)) throw Error(option + ": '" + path + "' is a directory");
+}
+
+NpyDtype code_dtype(const IntType& type) {
+    if (type.bits <= 8) return type.is_signed ? NpyDtype::I1 : NpyDtype::U1;
+    return type.is_signed ? NpyDtype::I2 : NpyDtype::U2;
+}
+
+}  // namespace
+
+const char* const kQuantizeHelp =
+    "usage: quantscope quantize INPUT [options]\n"
+    "       quantscope quantize --preset NAME [options]\n"
+    "       quantscope quantize --random normal|uniform --shape RxC[xD] [--seed N]\n"
+    "                           [--mean M --std S | --low A --high B] [--outliers K] [options]\n"
+    "\n"
+    "Quantizes a float32 tensor (INPUT: .npy <f4/<f8, or .csv) and prints one JSON object with the\n"
+    "parameters and the error metrics.\n"
+    "\n"
+    "options:\n"
+    "  --dtype T                int2..int16 or uint2..uint16 (default int8)\n"
+    "  --mode M                 asymmetric (default) or symmetric\n"
+    "  --scale S --zero-point Z manual scale and zero point (per tensor)\n"
+    "  --granularity G          tensor (default), channel or group\n"
+    "  --axis A                 channel axis (default 0)\n"
+    "  --group-size G           group size along the last axis\n"
+    "  --rounding R             half-even (default) or half-away\n"
+    "  --out-quantized Q.npy    write the codes (int8/uint8 for <= 8 bits, else int16/uint16)\n"
+    "  --out-dequantized D.npy  write r' = s (q - z) as float32\n"
+    "  --out-error E.npy        write |r - r'| as float32\n"
+    "presets: lesson, lesson-manual, randn-4x4, outliers-4x128x256\n";
+
+int run_quantize(const std::vector<std::string>& args) {
+    for (const auto& a : args)
+        if (a == "--help" || a == "-h") {
+            std::fputs(kQuantizeHelp, stdout);
+            return 0;
+        }
+    const auto specs = join(join(tensor_source_options(), quantize_options()),
+                            {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true}});
+    const ParsedArgs parsed = parse_args(args, specs);
+
+    std::vector<OutputRequest> outputs;
+    std::set<std::string> seen_paths;
+    for (const char* option : {"--out-quantized", "--out-dequantized", "--out-error"}) {
+        if (const std::string* path = parsed.get(option)) {
+            check_output_path(option, *path);
+            if (!seen_paths.insert(std::filesystem::absolute(*path).lexically_normal().string()).second)
+                throw Error(std::string(option) + ": '" + *path + "' is already another output");
+            outputs.push_back({option, *path});
+        }
+    }
+
+    const Input input = load_input(parsed, false);
+    for (const auto& out : outputs)
+        if (std::filesystem::path(out.path).extension() == ".csv" && input.tensor.rank() == 3)
+            throw Error(std::string(out.option) + ": a rank-3 tensor cannot be written as CSV (use .npy)");
+    QuantParams params;
+    const QuantResult result = quantize(input.tensor, input.config, &params);
+
+    for (const auto& out : outputs) {
+        const std::string option = out.option;
+        if (option == "--out-quantized")
+            save_codes(out.path, input.tensor.shape, result.codes.data(), code_dtype(input.config.dtype));
+        else if (option == "--out-dequantized")
+            save_floats(out.path, input.tensor.shape, result.dequantized.data());
+        else
+            save_floats(out.path, input.tensor.shape, result.error.data());
+    }
+
+    const Metrics& m = result.metrics;
+    JsonObject json;
+    json.raw("shape", shape_to_json(input.tensor.shape))
+        .string("dtype", input.config.dtype.name())
+        .integer("q_min", input.config.dtype.q_min())
+        .integer("q_max", input.config.dtype.q_max())
+        .string("mode", to_string(input.config.mode))
+        .string("granularity", to_string(input.config.granularity))
+        .raw("scale", JsonObject::array(params.scale))
+        .raw("zero_point", JsonObject::array(params.zero_point))
+        .number("mse", m.mse)
+        .number("rmse", m.rmse)
+        .number("mae", m.mae)
+        .number("max_abs_error", m.max_abs_error)
+        .number("l2_error", m.l2_error)
+        .number("sqnr_db", m.sqnr_db)
+        .integer("clipped", m.clipped)
+        .integer("levels_used", m.levels_used);
+    std::printf("%s\n", json.str().c_str());
+    return 0;
+}
+
+}  // namespace qs::cli

@@ -1,0 +1,73 @@
+// quantscope: dispatches to the GUI or a command. Every qs::Error becomes one line
+// "quantscope: error: ..." on stderr and exit code 2.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "quantscope/error.hpp"
+#ifdef QS_HAVE_GUI
+#include "gui/gui_main.hpp"
+#endif
+
+namespace {
+
+int dispatch(const std::vector<std::string>& args) {
+    using namespace qs::cli;
+    if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+        std::fputs(kMainHelp, stdout);
+        return 0;
+    }
+    if (!args.empty() && args[0] == "--version") {
+        std::printf("quantscope %s\n", QS_VERSION);
+        return 0;
+    }
+    const std::string command = args.empty() ? "gui" : args[0];
+    const std::vector<std::string> rest(args.empty() ? args.end() : args.begin() + 1, args.end());
+    if (command == "quantize") return run_quantize(rest);
+    if (command == "bench") return run_bench(rest);
+    if (command == "gui" || (!args.empty() && args[0].rfind("--", 0) == 0) ||
+        (!args.empty() && command.find('.') != std::string::npos)) {
+        // `quantscope FILE.npy` and `quantscope --preset lesson` open the window too.
+        const std::vector<std::string> gui_args = command == "gui" ? rest : args;
+#ifdef QS_HAVE_GUI
+        return qs::gui::run_gui(gui_args);
+#else
+        (void)gui_args;
+        throw qs::Error("this build has no GUI (configured with QS_BUILD_GUI=OFF)");
+#endif
+    }
+    throw qs::Error("unknown command '" + command + "' (see quantscope --help)");
+}
+
+}  // namespace
+
+namespace qs::cli {
+const char* const kMainHelp =
+    "QuantScope: see and teach linear quantization.\n"
+    "\n"
+    "usage: quantscope [gui] [INPUT | --preset NAME | --random ...] [options]   open the window\n"
+    "       quantscope quantize INPUT [options]    quantize a tensor, print JSON metrics\n"
+    "       quantscope bench [--shape RxC]         time the pipeline\n"
+    "       quantscope --help | --version\n"
+    "\n"
+    "Run `quantscope COMMAND --help` for the options of a command.\n";
+}  // namespace qs::cli
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+        return dispatch(args);
+    } catch (const qs::Error& e) {
+        std::fprintf(stderr, "quantscope: error: %s\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "quantscope: error: out of memory\n");
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "quantscope: error: %s\n", e.what());
+        return 2;
+    }
+}

@@ -1,0 +1,28 @@
+// Plain-text tables of numbers: one row per line, values separated by a comma and/or spaces and tabs.
+// Reading always gives a 2-D tensor (rows x cols). Numbers are parsed in the C locale, whole field or error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "quantscope/tensor.hpp"
+
+namespace qs {
+
+// Accepted: a UTF-8 BOM, CRLF or LF line ends, blank lines and lines starting with '#' (skipped, as
+// numpy.loadtxt does), leading '+' signs. Errors name line and column: an empty field (",," or a leading or
+// trailing comma), a non-number, NaN/Inf, a value outside the float32 range, rows of different lengths,
+// no numbers at all, more than kMaxElements values. The result passed check_tensor.
+Tensor parse_csv(const char* data, std::size_t size, const std::string& name);
+
+// parse_csv on a memory-mapped file.
+Tensor read_csv(const std::string& path);
+
+// Rank 1 as one row, rank 2 as rows; rank 3 is refused (before any file is touched). Floats are written as
+// the shortest text that reads back as the same float32 (at most 9 significant digits, like "%.9g");
+// codes as integers. Comma separated, '\n' line ends, written atomically.
+void write_csv_floats(const std::string& path, const Shape& shape, const float* values);
+void write_csv_codes(const std::string& path, const Shape& shape, const std::int32_t* codes);
+
+}  // namespace qs

@@ -1,0 +1,32 @@
+// Histograms for the GUI's distribution panel: real values in equal-width bins, and integer codes counted
+// per code. Pure counting, no drawing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace qs {
+
+struct Histogram {
+    double lo = 0.0, hi = 0.0;          // bin i covers [lo + i*w, lo + (i+1)*w), w = (hi - lo) / bins; the last
+                                        // bin also holds hi
+    std::vector<std::int64_t> counts;
+    std::int64_t below = 0, above = 0;  // values < lo or > hi (not in any bin)
+    std::int64_t max_count = 0;         // largest bin, for scaling bars
+
+    double bin_width() const { return counts.empty() ? 0.0 : (hi - lo) / static_cast<double>(counts.size()); }
+};
+
+// Counts `n` values into `bins` (>= 1) equal bins over [lo, hi]. When hi <= lo (a constant tensor) the range is
+// widened by 0.5 on each side so the one spike sits in the middle of a visible range.
+Histogram histogram(const float* values, std::int64_t n, int bins, double lo, double hi);
+
+// The same over the range of the data itself (min..max), one pass for the range, one for the counts.
+Histogram histogram(const float* values, std::int64_t n, int bins);
+
+// Occurrences of each code q in [q_min, q_max]: result[q - q_min]. Codes outside the range (there are none
+// after a clamp; a wrap keeps them inside too) are ignored.
+std::vector<std::int64_t> code_counts(const std::int32_t* codes, std::int64_t n, std::int32_t q_min,
+                                      std::int32_t q_max);
+
+}  // namespace qs

@@ -1,0 +1,56 @@
+// A small strict JSON (RFC 8259) reader for the files QuantScope reads: safetensors headers, session
+// files. Bounded: nesting depth, value count and input size are limited, so hostile input cannot exhaust
+// the stack or memory. Duplicate keys, lone surrogates, invalid UTF-8 and trailing garbage are errors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace qs {
+
+struct JsonValue {
+    enum class Type { Null, Bool, Number, String, Array, Object };
+
+    Type type = Type::Null;
+    bool boolean = false;
+    double number = 0;               // Number: the nearest double
+    std::string text;                // String: decoded UTF-8; Number: the literal as written
+    std::vector<JsonValue> items;    // Array
+    std::vector<std::pair<std::string, JsonValue>> members;  // Object, in file order, keys unique
+    std::size_t offset = 0;          // byte offset of the value in the input, for messages
+
+    bool is_null() const { return type == Type::Null; }
+    bool is_bool() const { return type == Type::Bool; }
+    bool is_number() const { return type == Type::Number; }
+    bool is_string() const { return type == Type::String; }
+    bool is_array() const { return type == Type::Array; }
+    bool is_object() const { return type == Type::Object; }
+
+    // The member named `key` of an object; nullptr when absent or when this is not an object.
+    const JsonValue* find(std::string_view key) const;
+    // The number as an exact integer: false for a fraction, an exponent, a non-number, or out of range.
+    // (Integers above 2^53 are exact here, unlike `number`.)
+    bool to_int64(std::int64_t& out) const;
+    bool to_uint64(std::uint64_t& out) const;
+};
+
+const char* json_type_name(JsonValue::Type type);  // "null", "boolean", "number", ...
+
+struct JsonLimits {
+    std::size_t max_depth = 64;            // nested arrays/objects
+    std::size_t max_values = 1000000;      // values of any kind in the document
+    std::size_t max_bytes = 100u << 20;    // input size
+};
+
+// Parses one JSON document (surrounding whitespace allowed). Throws qs::Error
+// "<name>: invalid JSON at line L, column C: <what>" on anything else.
+JsonValue parse_json(std::string_view text, const std::string& name, const JsonLimits& limits = {});
+
+// "line L, column C" of byte `offset` in `text` (1-based, columns in bytes).
+std::string json_location(std::string_view text, std::size_t offset);
+
+}  // namespace qs

@@ -1,0 +1,46 @@
+// NumPy .npy files (format versions 1.0, 2.0, 3.0): reading float arrays, writing float32 and integer codes.
+// Reads '<f2', '<f4', '<f8' of rank 1 to 3, C or Fortran order (Fortran is transposed to row-major).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "quantscope/tensor.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace qs {
+
+// The header of a .npy file as written, before any QuantScope restriction on rank or dtype.
+struct NpyHeader {
+    int major_version = 1;
+    std::string descr;          // e.g. "<f4"
+    bool fortran_order = false;
+    Shape shape;                // as in the file: any rank (0 for a scalar), dimensions >= 0
+    std::size_t data_offset = 0;  // where the array bytes start
+};
+
+// Parses and checks magic, version, header length against `size`, and the header dict (keys in any
+// order, either quote, whitespace, trailing commas, "()" / "(3,)" / "(3)"). Throws qs::Error
+// "<name>: ..." on anything else. Touches no array data.
+NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std::string& name);
+
+// The whole reader on an in-memory file: header, dtype and rank checks, element count (kMaxElements) and
+// exact data length — all before allocating — then one conversion pass and check_tensor.
+// `name` prefixes every error message.
+Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name);
+
+// parse_npy on a memory-mapped file.
+Tensor read_npy(const std::string& path);
+
+// The bytes of a v1.0 header (v2.0 if it would not fit) for `descr` and `shape`, padded with spaces and
+// a newline so the data starts at a multiple of 64 bytes, as numpy writes it.
+std::string npy_header_bytes(const std::string& descr, const Shape& shape);
+
+// '<f4' array of shape `shape` (rank 1..3), written atomically.
+void write_npy_floats(const std::string& path, const Shape& shape, const float* values);
+// Integer codes as '|i1', '|u1', '<i2' or '<u2' (NpyDtype::F4 writes them as '<f4'); a code outside the
+// dtype's range is an error naming its index. Written atomically.
+void write_npy_codes(const std::string& path, const Shape& shape, const std::int32_t* codes, NpyDtype dtype);
+
+}  // namespace qs

@@ -1,0 +1,39 @@
+// Scale and zero point: one pair per tensor, channel or group (SPEC "Choosing scale s and zero point z").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "quantscope/config.hpp"
+#include "quantscope/tensor.hpp"
+
+namespace qs {
+
+struct QuantParams {
+    std::vector<double> scale;             // one per block, finite and >= the smallest normal float32
+    std::vector<std::int32_t> zero_point;  // one per block, in [q_min, q_max]
+    // Which block element i (flat, row-major) uses: (i / block_stride) % block_count.
+    //   tensor:          stride = numel,                    count = 1
+    //   channel axis A:  stride = product of dims after A,  count = shape[A]
+    //   group size G:    stride = G,                        count = numel / G
+    std::int64_t block_stride = 1;
+    std::int64_t block_count = 1;
+
+    std::int64_t block_of(std::int64_t flat) const { return (flat / block_stride) % block_count; }
+};
+
+// The asymmetric rule of the lessons for one block's range, in double:
+//   s = (r_max - r_min) / (q_max - q_min); z = q_min - r_min / s, clamped to [q_min, q_max] or else rounded
+//   half to even. A degenerate range is widened to include 0; all zeros gives s = 1, z = code nearest 0.
+void asymmetric_params(double r_min, double r_max, const IntType& dtype, double& scale, std::int32_t& zero_point);
+// Symmetric (absmax): s = max|r| / q_max, z = 0; all zeros gives s = 1. Signed types only.
+void symmetric_params(double abs_max, const IntType& dtype, double& scale, std::int32_t& zero_point);
+
+// Computes the block layout and (s, z) of every block for `config` (manual: the given pair). Assumes
+// check_tensor and check_config passed; throws qs::Error otherwise. One parallel min/max pass.
+QuantParams compute_params(const Tensor& tensor, const QuantConfig& config);
+
+// The block layout alone (no statistics), e.g. for manual parameters.
+void set_block_layout(const Shape& shape, const QuantConfig& config, QuantParams& params);
+
+}  // namespace qs

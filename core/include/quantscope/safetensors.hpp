@@ -1,0 +1,72 @@
+// Reading .safetensors files: an 8-byte little-endian header length N, N bytes of JSON header
+// {name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__": {...}}, then the data region.
+// The header is validated in full on open; a read touches only the chosen tensor's bytes (memory-mapped).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/tensor.hpp"
+
+namespace qs {
+
+struct SafetensorsEntry {
+    std::string name;
+    std::string dtype;            // as in the file: "F32", "BF16", "I64", ...
+    Shape shape;                  // as in the file: any rank (0 for a scalar), dimensions >= 0
+    std::uint64_t begin = 0;      // byte offsets relative to the start of the data region
+    std::uint64_t end = 0;
+};
+
+// The largest header accepted (the format's reference implementation uses the same bound).
+constexpr std::uint64_t kMaxSafetensorsHeader = 100u << 20;
+
+class SafetensorsFile {
+public:
+    // Maps the file and validates its header: N <= file size - 8 and <= kMaxSafetensorsHeader, strict JSON,
+    // known dtypes, non-negative shapes, 0 <= begin <= end <= data size, end - begin == numel * itemsize,
+    // no two tensors overlapping. Throws qs::Error "<path>: ..." otherwise.
+    explicit SafetensorsFile(const std::string& path);
+    // The same over bytes owned by the caller, which must outlive this object (for tests and fuzzing).
+    SafetensorsFile(const std::uint8_t* data, std::size_t size, std::string name);
+
+    SafetensorsFile(SafetensorsFile&&) noexcept = default;
+    SafetensorsFile& operator=(SafetensorsFile&&) noexcept = default;
+
+    // Every tensor, in header order.
+    const std::vector<SafetensorsEntry>& list() const { return entries_; }
+    // "__metadata__" string entries, in header order (non-string values are skipped).
+    const std::vector<std::pair<std::string, std::string>>& metadata() const { return metadata_; }
+    const std::string& name() const { return name_; }
+
+    // Reads tensor `tensor_name` as float32. F32, F16 and BF16 convert exactly; F64 is rounded to the nearest
+    // float32 (a value outside the float32 range is an error). Other dtypes, scalars (rank 0) and empty
+    // tensors are refused. Rank > 3 is folded to 3-D by multiplying the leading dimensions; then `folding`
+    // (if given) receives e.g. "2x3x4x5 viewed as 6x4x5", else it is cleared. The result passed check_tensor.
+    Tensor read(const std::string& tensor_name, std::string* folding = nullptr) const;
+
+private:
+    void parse();
+
+    MappedFile file_;                   // empty when reading caller-owned memory
+    const std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0;
+    std::string name_;
+    std::size_t data_start_ = 0;        // 8 + N
+    std::vector<SafetensorsEntry> entries_;
+    std::vector<std::pair<std::string, std::string>> metadata_;
+};
+
+// Bytes per element of a safetensors dtype ("F32" → 4), or 0 for an unknown dtype.
+std::size_t safetensors_item_size(const std::string& dtype);
+
+// Rank > 3 viewed as 3-D: the leading dimensions multiplied into the first (2x3x4x5 → 6x4x5); rank <= 3
+// unchanged. `note` receives "2x3x4x5 viewed as 6x4x5" when folding happened, else is cleared.
+// Assumes the element count is already known to be bounded (no overflow check beyond kMaxElements).
+Shape fold_to_rank3(const Shape& shape, std::string* note = nullptr);
+
+}  // namespace qs

@@ -1,0 +1,47 @@
+// A float32 tensor of rank 1 to 3, stored row-major (C order, like numpy and .npy files).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qs {
+
+// Upper bound on the number of elements of any tensor the program creates or reads (2^28 floats = 1 GiB).
+// Keeps a lying header or an absurd --shape from turning into an unbounded allocation.
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;
+
+using Shape = std::vector<std::int64_t>;
+
+struct Tensor {
+    Shape shape;                // rank 1..3, every dimension >= 1
+    std::vector<float> values;  // row-major, values.size() == product of shape
+
+    std::int64_t numel() const { return static_cast<std::int64_t>(values.size()); }
+    int rank() const { return static_cast<int>(shape.size()); }
+    // The 2-D view a heatmap shows: rank 1 is one row; rank 3 is shape[0] slices of shape[1] x shape[2].
+    std::int64_t slices() const { return rank() == 3 ? shape[0] : 1; }
+    std::int64_t rows() const { return rank() == 1 ? 1 : shape[rank() - 2]; }
+    std::int64_t cols() const { return shape[rank() - 1]; }
+    std::int64_t slice_size() const { return rows() * cols(); }
+};
+
+// "4x128x256" (rank 1: "9").
+std::string shape_to_string(const Shape& shape);
+// "[4, 128, 256]", the JSON form.
+std::string shape_to_json(const Shape& shape);
+// Parses "RxC[xD]" (or a single "N"); throws qs::Error on anything else, a zero dimension, a rank above 3
+// or more than kMaxElements elements.
+Shape parse_shape(const std::string& text);
+// Product of the dimensions; throws qs::Error if the rank is not 1..3, a dimension is < 1, or the product
+// exceeds kMaxElements (checked without overflow).
+std::int64_t checked_numel(const Shape& shape);
+
+// Throws qs::Error unless the tensor is usable: rank 1..3, no empty dimension, values.size() matching the
+// shape, and every value finite. The message names the first bad index, e.g. "NaN at index [1, 2]".
+void check_tensor(const Tensor& tensor);
+
+// "[1, 2]": the multi-index of flat element `flat` in `shape`.
+std::string index_to_string(const Shape& shape, std::int64_t flat);
+
+}  // namespace qs

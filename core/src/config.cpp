@@ -1,0 +1,84 @@
+#include "quantscope/config.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
+
+namespace qs {
+
+const char* to_string(Mode mode) {
+    switch (mode) {
+        case Mode::Asymmetric: return "asymmetric";
+        case Mode::Symmetric: return "symmetric";
+        case Mode::Manual: return "manual";
+    }
+    return "?";
+}
+
+const char* to_string(Granularity granularity) {
+    switch (granularity) {
+        case Granularity::Tensor: return "tensor";
+        case Granularity::Channel: return "channel";
+        case Granularity::Group: return "group";
+    }
+    return "?";
+}
+
+const char* to_string(Rounding rounding) {
+    return rounding == Rounding::HalfEven ? "half-even" : "half-away";
+}
+
+Mode parse_mode(const std::string& text) {
+    if (text == "asymmetric") return Mode::Asymmetric;
+    if (text == "symmetric") return Mode::Symmetric;
+    throw Error("unknown mode '" + text + "': expected asymmetric or symmetric (manual: give --scale and --zero-point)");
+}
+
+Granularity parse_granularity(const std::string& text) {
+    if (text == "tensor") return Granularity::Tensor;
+    if (text == "channel") return Granularity::Channel;
+    if (text == "group") return Granularity::Group;
+    throw Error("unknown granularity '" + text + "': expected tensor, channel or group");
+}
+
+Rounding parse_rounding(const std::string& text) {
+    if (text == "half-even") return Rounding::HalfEven;
+    if (text == "half-away") return Rounding::HalfAway;
+    throw Error("unknown rounding '" + text + "': expected half-even or half-away");
+}
+
+void check_config(const QuantConfig& config, const Shape& shape) {
+    const IntType& t = config.dtype;
+    if (t.bits < 2 || t.bits > 16) throw Error("dtype " + t.name() + " is not supported (2 to 16 bits)");
+    if (config.mode == Mode::Symmetric && !t.is_signed)
+        throw Error("symmetric mode needs a signed type, not " + t.name() + " (use asymmetric, or int" +
+                    std::to_string(t.bits) + ")");
+    if (config.mode == Mode::Manual) {
+        const double s = config.manual_scale;
+        // s is applied in float32 (SPEC): it must stay a positive, finite, normal float32 there too.
+        if (!std::isfinite(s) || s <= 0)
+            throw Error("scale must be finite and > 0, not " + format_g(s));
+        if (s < std::numeric_limits<float>::min() || s > std::numeric_limits<float>::max())
+            throw Error("scale " + format_g(s) + " is outside float32's normal range [1.18e-38, 3.4e38]");
+        if (config.manual_zero_point < t.q_min() || config.manual_zero_point > t.q_max())
+            throw Error("zero point " + std::to_string(config.manual_zero_point) + " is outside [" +
+                        std::to_string(t.q_min()) + ", " + std::to_string(t.q_max()) + "] of " + t.name());
+        if (config.granularity != Granularity::Tensor)
+            throw Error("a manual scale and zero point apply per tensor only, not per " +
+                        std::string(to_string(config.granularity)));
+    }
+    const int rank = static_cast<int>(shape.size());
+    if (config.granularity == Granularity::Channel && (config.axis < 0 || config.axis >= rank))
+        throw Error("channel axis " + std::to_string(config.axis) + " is out of range for a rank-" +
+                    std::to_string(rank) + " tensor (0 to " + std::to_string(rank - 1) + ")");
+    if (config.granularity == Granularity::Group) {
+        if (config.group_size < 1) throw Error("group size must be >= 1, not " + std::to_string(config.group_size));
+        if (!shape.empty() && shape.back() % config.group_size != 0)
+            throw Error("group size " + std::to_string(config.group_size) + " does not divide the last dimension " +
+                        std::to_string(shape.back()));
+    }
+}
+
+}  // namespace qs

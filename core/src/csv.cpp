@@ -1,0 +1,181 @@
+#include "quantscope/csv.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
+
+namespace qs {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_separator(char c) { return c == ',' || is_space(c); }
+
+// A field from the file, printable and short enough for a one-line message.
+std::string shown(const char* begin, const char* end) {
+    std::string out;
+    for (const char* p = begin; p < end && out.size() < 40; ++p) {
+        const auto c = static_cast<unsigned char>(*p);
+        out += c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+    }
+    if (end - begin > 40) out += "...";
+    return out;
+}
+
+class CsvParser {
+public:
+    CsvParser(const char* data, std::size_t size, const std::string& name) : data_(data), size_(size), name_(name) {}
+
+    Tensor parse() {
+        std::size_t pos = 0;
+        if (size_ >= 3 && std::memcmp(data_, "\xEF\xBB\xBF", 3) == 0) pos = 3;  // UTF-8 BOM (Excel writes one)
+        std::size_t line_number = 0;
+        while (pos < size_) {
+            ++line_number;
+            const void* newline = std::memchr(data_ + pos, '\n', size_ - pos);
+            const std::size_t end = newline != nullptr ? static_cast<std::size_t>(static_cast<const char*>(newline) - data_) : size_;
+            parse_line(data_ + pos, end - pos, line_number);
+            pos = end + 1;
+        }
+        if (rows_ == 0) throw Error(name_ + ": no numbers in the file (it is empty or blank)");
+        Tensor tensor;
+        tensor.shape = {rows_, cols_};
+        tensor.values = std::move(values_);
+        try {
+            check_tensor(tensor);
+        } catch (const Error& error) {
+            throw Error(name_ + ": " + error.what());
+        }
+        return tensor;
+    }
+
+private:
+    [[noreturn]] void fail_at(std::size_t line, std::size_t column, const std::string& what) const {
+        throw Error(name_ + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + what);
+    }
+
+    void parse_line(const char* line, std::size_t length, std::size_t line_number) {
+        std::size_t i = 0;
+        while (i < length && is_space(line[i])) ++i;
+        if (i == length || line[i] == '#') return;  // blank or comment
+        std::int64_t count = 0;
+        while (true) {
+            if (line[i] == ',') {
+                fail_at(line_number, i + 1, "empty field (a comma with no number before it)");
+            }
+            const std::size_t start = i;
+            while (i < length && !is_separator(line[i])) ++i;
+            values_.push_back(number(line + start, line + i, line_number, start + 1));
+            ++count;
+            while (i < length && is_space(line[i])) ++i;
+            if (i == length) break;
+            if (line[i] == ',') {
+                const std::size_t comma = i++;
+                while (i < length && is_space(line[i])) ++i;
+                if (i == length) fail_at(line_number, comma + 1, "trailing comma (an empty last field)");
+            }
+        }
+        if (rows_ == 0) {
+            cols_ = count;
+            first_row_line_ = line_number;
+        } else if (count != cols_) {
+            throw Error(name_ + ":" + std::to_string(line_number) + ": " + std::to_string(count) + " value" +
+                        (count == 1 ? "" : "s") + ", expected " + std::to_string(cols_) + " (as on line " +
+                        std::to_string(first_row_line_) + ")");
+        }
+        ++rows_;
+    }
+
+    float number(const char* begin, const char* end, std::size_t line, std::size_t column) {
+        // kMaxElements bounds memory; every value needs at least 2 bytes of file, so this is also
+        // reached only by a file of half a gigabyte or more.
+        if (static_cast<std::int64_t>(values_.size()) >= kMaxElements) {
+            fail_at(line, column, "more than " + std::to_string(kMaxElements) + " values");
+        }
+        const char* first = begin;
+        // from_chars takes '-' but not '+'; numbers written as "+1.5" are common enough to accept.
+        if (first < end && *first == '+' && first + 1 < end && first[1] != '-' && first[1] != '+') ++first;
+        double value = 0;
+        const auto result = std::from_chars(first, end, value);
+        if (result.ec == std::errc::result_out_of_range && result.ptr == end) {
+            fail_at(line, column, "'" + shown(begin, end) + "' is out of range");
+        }
+        if (result.ec != std::errc() || result.ptr != end) {
+            fail_at(line, column, "'" + shown(begin, end) + "' is not a number");
+        }
+        if (!std::isfinite(value)) {
+            fail_at(line, column, "'" + shown(begin, end) + "' is not a finite number (NaN and Inf are not allowed)");
+        }
+        const float f = static_cast<float>(value);
+        if (!std::isfinite(f)) fail_at(line, column, "'" + shown(begin, end) + "' is outside the float32 range");
+        return f;
+    }
+
+    const char* data_;
+    std::size_t size_;
+    const std::string& name_;
+    std::vector<float> values_;
+    std::int64_t rows_ = 0;
+    std::int64_t cols_ = 0;
+    std::size_t first_row_line_ = 0;
+};
+
+// Rows and columns of the CSV layout, checked before any file is created.
+void csv_layout(const std::string& path, const Shape& shape, std::int64_t& rows, std::int64_t& cols) {
+    if (shape.size() == 3) {
+        throw Error(path + ": cannot write a 3-D tensor (" + shape_to_string(shape) + ") as CSV; use .npy");
+    }
+    try {
+        checked_numel(shape);
+    } catch (const Error& error) {
+        throw Error(path + ": " + error.what());
+    }
+    rows = shape.size() == 1 ? 1 : shape[0];
+    cols = shape.back();
+}
+
+template <typename T>
+void write_csv(const std::string& path, const Shape& shape, const T* values) {
+    std::int64_t rows = 0, cols = 0;
+    csv_layout(path, shape, rows, cols);
+    AtomicFileWriter writer(path);
+    std::string line;
+    char number[64];
+    for (std::int64_t r = 0; r < rows; ++r) {
+        line.clear();
+        for (std::int64_t c = 0; c < cols; ++c) {
+            if (c > 0) line += ',';
+            // to_chars is locale-independent (a GUI may have set a decimal comma) and, for float without a
+            // precision, gives the shortest text that parses back to the same float32.
+            const auto result = std::to_chars(number, number + sizeof number, values[r * cols + c]);
+            line.append(number, result.ptr);
+        }
+        line += '\n';
+        writer.write(line);
+    }
+    writer.commit();
+}
+
+}  // namespace
+
+Tensor parse_csv(const char* data, std::size_t size, const std::string& name) {
+    return CsvParser(data, size, name).parse();
+}
+
+Tensor read_csv(const std::string& path) {
+    const MappedFile file(path);
+    return parse_csv(reinterpret_cast<const char*>(file.data()), file.size(), path);
+}
+
+void write_csv_floats(const std::string& path, const Shape& shape, const float* values) {
+    write_csv(path, shape, values);
+}
+
+void write_csv_codes(const std::string& path, const Shape& shape, const std::int32_t* codes) {
+    write_csv(path, shape, codes);
+}
+
+}  // namespace qs

@@ -1,0 +1,97 @@
+#include "quantscope/random.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
+
+namespace qs {
+namespace {
+
+// SplitMix64 seeds xoshiro256**; both are fully specified, so a seed gives the same tensor on every
+// platform and compiler (std::normal_distribution is implementation-defined).
+std::uint64_t splitmix64(std::uint64_t& state) {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+class Xoshiro256 {
+public:
+    explicit Xoshiro256(std::uint64_t seed) {
+        for (auto& word : s_) word = splitmix64(seed);
+    }
+    std::uint64_t next() {
+        const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+        const std::uint64_t t = s_[1] << 17;
+        s_[2] ^= s_[0];
+        s_[3] ^= s_[1];
+        s_[1] ^= s_[2];
+        s_[0] ^= s_[3];
+        s_[2] ^= t;
+        s_[3] = rotl(s_[3], 45);
+        return result;
+    }
+    // Uniform in [0, 1) with 53 random bits.
+    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+private:
+    static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+    std::uint64_t s_[4];
+};
+
+}  // namespace
+
+Distribution parse_distribution(const std::string& text) {
+    if (text == "normal") return Distribution::Normal;
+    if (text == "uniform") return Distribution::Uniform;
+    throw Error("unknown distribution '" + text + "': expected normal or uniform");
+}
+
+Tensor generate_random(const RandomSpec& spec) {
+    const std::int64_t n = checked_numel(spec.shape);
+    if (spec.distribution == Distribution::Normal && (!std::isfinite(spec.mean) || !std::isfinite(spec.std) || spec.std <= 0))
+        throw Error("normal distribution needs a finite mean and std > 0 (got mean " + format_g(spec.mean) + ", std " +
+                    format_g(spec.std) + ")");
+    if (spec.distribution == Distribution::Uniform &&
+        (!std::isfinite(spec.low) || !std::isfinite(spec.high) || spec.high <= spec.low))
+        throw Error("uniform distribution needs finite low < high (got " + format_g(spec.low) + ", " +
+                    format_g(spec.high) + ")");
+    if (spec.outliers < 0 || spec.outliers > n)
+        throw Error("outliers must be between 0 and the number of elements (" + std::to_string(n) + ")");
+
+    Tensor t;
+    t.shape = spec.shape;
+    t.values.resize(static_cast<std::size_t>(n));
+    Xoshiro256 rng(spec.seed);
+    if (spec.distribution == Distribution::Uniform) {
+        for (float& v : t.values) v = static_cast<float>(spec.low + (spec.high - spec.low) * rng.uniform());
+        // float rounding can land exactly on `high`; keep the documented half-open range.
+        for (float& v : t.values)
+            if (v >= spec.high) v = std::nextafter(static_cast<float>(spec.high), -INFINITY);
+    } else {
+        // Box-Muller, two values per pair of uniforms.
+        for (std::size_t i = 0; i < t.values.size(); i += 2) {
+            const double u1 = 1.0 - rng.uniform();  // (0, 1]: log is finite
+            const double u2 = rng.uniform();
+            const double radius = std::sqrt(-2.0 * std::log(u1));
+            t.values[i] = static_cast<float>(spec.mean + spec.std * radius * std::cos(2 * M_PI * u2));
+            if (i + 1 < t.values.size())
+                t.values[i + 1] = static_cast<float>(spec.mean + spec.std * radius * std::sin(2 * M_PI * u2));
+        }
+    }
+    if (spec.outliers > 0) {
+        // As the lesson: [0,0,0] = max + 1, [0,0,1] = min - 1, [0,0,2] = 0, and the pattern repeats.
+        const auto [lo, hi] = std::minmax_element(t.values.begin(), t.values.end());
+        const float r_min = *lo, r_max = *hi;
+        for (std::int64_t k = 0; k < spec.outliers; ++k) {
+            const float pattern[3] = {r_max + 1.0f, r_min - 1.0f, 0.0f};
+            t.values[static_cast<std::size_t>(k)] = pattern[k % 3];
+        }
+    }
+    return t;
+}
+
+}  // namespace qs

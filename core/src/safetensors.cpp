@@ -1,0 +1,219 @@
+#include "quantscope/safetensors.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string_view>
+
+#include "float_decode.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/json_reader.hpp"
+
+namespace qs {
+namespace {
+
+using detail::SourceFloat;
+
+constexpr const char* kReadable = "QuantScope reads F32, F16, BF16 and F64";
+
+std::string shape_to_list(const Shape& shape) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += std::to_string(shape[i]);
+    }
+    return out + "]";
+}
+
+// Names come from the file: keep them printable and short in messages.
+std::string quoted(const std::string& text) {
+    std::string out = "'";
+    for (std::size_t i = 0; i < text.size() && i < 80; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        out += c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+    }
+    if (text.size() > 80) out += "...";
+    return out + "'";
+}
+
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t product;
+    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::uint64_t>::max() : product;
+}
+
+bool readable_type(const std::string& dtype, SourceFloat& type) {
+    if (dtype == "F32") type = SourceFloat::F32;
+    else if (dtype == "F16") type = SourceFloat::F16;
+    else if (dtype == "BF16") type = SourceFloat::BF16;
+    else if (dtype == "F64") type = SourceFloat::F64;
+    else return false;
+    return true;
+}
+
+}  // namespace
+
+std::size_t safetensors_item_size(const std::string& dtype) {
+    static const std::pair<const char*, std::size_t> kSizes[] = {
+        {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"F8_E8M0", 1},
+        {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},     {"U32", 4},
+        {"F32", 4},  {"I64", 8}, {"U64", 8}, {"F64", 8},     {"C64", 8},
+    };
+    for (const auto& [name, size] : kSizes) {
+        if (dtype == name) return size;
+    }
+    return 0;
+}
+
+Shape fold_to_rank3(const Shape& shape, std::string* note) {
+    if (note != nullptr) note->clear();
+    if (shape.size() <= 3) return shape;
+    // Saturating: an absurd product then fails in checked_numel instead of overflowing here.
+    std::int64_t leading = 1;
+    for (std::size_t i = 0; i + 2 < shape.size(); ++i) {
+        if (__builtin_mul_overflow(leading, shape[i], &leading)) leading = std::numeric_limits<std::int64_t>::max();
+    }
+    Shape folded{leading, shape[shape.size() - 2], shape[shape.size() - 1]};
+    if (note != nullptr) *note = shape_to_string(shape) + " viewed as " + shape_to_string(folded);
+    return folded;
+}
+
+SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path), name_(path) {
+    data_ = file_.data();
+    size_ = file_.size();
+    parse();
+}
+
+SafetensorsFile::SafetensorsFile(const std::uint8_t* data, std::size_t size, std::string name)
+    : data_(data), size_(size), name_(std::move(name)) {
+    parse();
+}
+
+void SafetensorsFile::parse() {
+    const auto fail = [&](const std::string& what) { throw Error(name_ + ": " + what); };
+    if (size_ < 8) {
+        fail("too short to be a .safetensors file (" + std::to_string(size_) + " bytes)");
+    }
+    const std::uint64_t header_length = detail::load_le64(data_);
+    if (header_length > size_ - 8) {
+        fail("the header length " + std::to_string(header_length) + " runs past the end of the file (" +
+             std::to_string(size_) + " bytes)");
+    }
+    if (header_length > kMaxSafetensorsHeader) {
+        fail("the header is " + std::to_string(header_length) + " bytes, more than the " +
+             std::to_string(kMaxSafetensorsHeader >> 20) + " MB limit");
+    }
+    data_start_ = 8 + static_cast<std::size_t>(header_length);
+    const std::uint64_t data_size = size_ - data_start_;
+    const std::string_view header(reinterpret_cast<const char*>(data_ + 8), static_cast<std::size_t>(header_length));
+    const JsonValue root = parse_json(header, name_);
+    if (!root.is_object()) fail("the header is a JSON " + std::string(json_type_name(root.type)) + ", not an object");
+
+    for (const auto& [key, value] : root.members) {
+        if (key == "__metadata__") {
+            if (!value.is_object()) fail("\"__metadata__\" must be an object");
+            for (const auto& [meta_key, meta_value] : value.members) {
+                if (meta_value.is_string()) metadata_.emplace_back(meta_key, meta_value.text);
+            }
+            continue;
+        }
+        const std::string where = "tensor " + quoted(key);
+        if (!value.is_object()) fail(where + ": expected an object with dtype, shape and data_offsets");
+        const JsonValue* dtype = value.find("dtype");
+        const JsonValue* shape = value.find("shape");
+        const JsonValue* offsets = value.find("data_offsets");
+        if (dtype == nullptr || !dtype->is_string()) fail(where + ": missing or non-string \"dtype\"");
+        if (shape == nullptr || !shape->is_array()) fail(where + ": missing or non-array \"shape\"");
+        if (offsets == nullptr || !offsets->is_array() || offsets->items.size() != 2) {
+            fail(where + ": \"data_offsets\" must be [begin, end]");
+        }
+        SafetensorsEntry entry;
+        entry.name = key;
+        entry.dtype = dtype->text;
+        const std::size_t item_size = safetensors_item_size(entry.dtype);
+        if (item_size == 0) fail(where + ": unknown dtype " + quoted(entry.dtype));
+        std::uint64_t numel = 1;
+        for (const JsonValue& dim : shape->items) {
+            std::int64_t n = 0;
+            if (!dim.to_int64(n) || n < 0) fail(where + ": \"shape\" must hold non-negative integers");
+            entry.shape.push_back(n);
+            numel = saturating_mul(numel, static_cast<std::uint64_t>(n));
+        }
+        if (!offsets->items[0].to_uint64(entry.begin) || !offsets->items[1].to_uint64(entry.end)) {
+            fail(where + ": \"data_offsets\" must be non-negative integers");
+        }
+        if (entry.begin > entry.end) {
+            fail(where + ": data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
+                 "] end before they begin");
+        }
+        if (entry.end > data_size) {
+            fail(where + ": data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
+                 "] run past the end of the data (" + std::to_string(data_size) + " bytes)");
+        }
+        const std::uint64_t expected = saturating_mul(numel, item_size);
+        if (expected != entry.end - entry.begin) {
+            fail(where + ": shape " + shape_to_list(entry.shape) + " of " + entry.dtype + " needs " +
+                 (expected == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 2^64")
+                                                                          : std::to_string(expected)) +
+                 " bytes, data_offsets give " + std::to_string(entry.end - entry.begin));
+        }
+        entries_.push_back(std::move(entry));
+    }
+
+    // Overlapping tensors would alias each other's bytes: a malformed (or malicious) file.
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+        if (entries_[i].end > entries_[i].begin) order.push_back(i);  // empty ranges hold no bytes
+    }
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return entries_[a].begin < entries_[b].begin; });
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        const auto& previous = entries_[order[i - 1]];
+        const auto& current = entries_[order[i]];
+        if (current.begin < previous.end) {
+            fail("tensors " + quoted(previous.name) + " and " + quoted(current.name) + " overlap (bytes " +
+                 std::to_string(current.begin) + " to " + std::to_string(std::min(previous.end, current.end)) +
+                 ")");
+        }
+    }
+}
+
+Tensor SafetensorsFile::read(const std::string& tensor_name, std::string* folding) const {
+    if (folding != nullptr) folding->clear();
+    const auto found = std::find_if(entries_.begin(), entries_.end(),
+                                    [&](const SafetensorsEntry& e) { return e.name == tensor_name; });
+    if (found == entries_.end()) {
+        std::string names;
+        for (std::size_t i = 0; i < entries_.size() && i < 10; ++i) names += (i > 0 ? ", " : "") + entries_[i].name;
+        if (entries_.size() > 10) names += ", ... (" + std::to_string(entries_.size()) + " in all)";
+        throw Error(name_ + ": no tensor named " + quoted(tensor_name) +
+                    (entries_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names + ")"));
+    }
+    const SafetensorsEntry& entry = *found;
+    const std::string prefix = name_ + ": tensor " + quoted(entry.name);
+    SourceFloat type;
+    if (!readable_type(entry.dtype, type)) {
+        throw Error(prefix + " has dtype " + entry.dtype + "; " + kReadable);
+    }
+    if (entry.shape.empty()) {
+        throw Error(prefix + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
+    }
+    for (const auto dim : entry.shape) {
+        if (dim == 0) throw Error(prefix + " is empty (shape " + shape_to_list(entry.shape) + ")");
+    }
+    Tensor tensor;
+    tensor.shape = fold_to_rank3(entry.shape, folding);
+    std::int64_t numel = 0;
+    try {
+        numel = checked_numel(tensor.shape);
+    } catch (const Error& error) {
+        throw Error(prefix + ": " + error.what());
+    }
+    // parse() already tied the byte range to the shape; numel is bounded now, so this cannot overflow.
+    const std::uint8_t* src = data_ + data_start_ + entry.begin;
+    file_.will_read(data_start_ + static_cast<std::size_t>(entry.begin), static_cast<std::size_t>(entry.end - entry.begin));
+    tensor.values.resize(static_cast<std::size_t>(numel));
+    detail::decode_floats(type, src, tensor.values.size(), tensor.values.data());
+    detail::check_decoded(tensor, type, src, true, prefix);
+    return tensor;
+}
+
+}  // namespace qs

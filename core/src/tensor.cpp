@@ -1,0 +1,86 @@
+#include "quantscope/tensor.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "quantscope/error.hpp"
+
+namespace qs {
+
+std::string shape_to_string(const Shape& shape) {
+    std::string text;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i) text += 'x';
+        text += std::to_string(shape[i]);
+    }
+    return text;
+}
+
+std::string shape_to_json(const Shape& shape) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i) text += ", ";
+        text += std::to_string(shape[i]);
+    }
+    return text + "]";
+}
+
+std::int64_t checked_numel(const Shape& shape) {
+    if (shape.empty() || shape.size() > 3)
+        throw Error("tensor rank " + std::to_string(shape.size()) + " is not supported (rank 1 to 3)");
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) {
+        if (d < 1) throw Error("tensor shape " + shape_to_json(shape) + " is empty (a dimension is " +
+                               std::to_string(d) + ")");
+        if (d > kMaxElements || n > kMaxElements / d)
+            throw Error("tensor shape " + shape_to_json(shape) + " has more than " + std::to_string(kMaxElements) +
+                        " elements");
+        n *= d;
+    }
+    return n;
+}
+
+Shape parse_shape(const std::string& text) {
+    Shape shape;
+    std::size_t pos = 0;
+    while (true) {
+        std::size_t end = text.find_first_of("xX", pos);
+        std::string part = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        bool digits = !part.empty() && part.size() <= 12;
+        for (char c : part) digits = digits && c >= '0' && c <= '9';
+        if (!digits) throw Error("bad shape '" + text + "': expected dimensions like 4x4 or 4x128x256");
+        shape.push_back(std::strtoll(part.c_str(), nullptr, 10));
+        if (end == std::string::npos) break;
+        pos = end + 1;
+    }
+    try {
+        checked_numel(shape);
+    } catch (const Error& e) {
+        throw Error("bad shape '" + text + "': " + e.what());
+    }
+    return shape;
+}
+
+std::string index_to_string(const Shape& shape, std::int64_t flat) {
+    Shape index(shape.size());
+    for (std::size_t k = shape.size(); k-- > 0;) {
+        index[k] = flat % shape[k];
+        flat /= shape[k];
+    }
+    return shape_to_json(index);
+}
+
+void check_tensor(const Tensor& tensor) {
+    const std::int64_t n = checked_numel(tensor.shape);
+    if (n != tensor.numel())
+        throw Error("tensor has " + std::to_string(tensor.numel()) + " values but shape " +
+                    shape_to_json(tensor.shape) + " needs " + std::to_string(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float v = tensor.values[static_cast<std::size_t>(i)];
+        if (!std::isfinite(v))
+            throw Error(std::string(std::isnan(v) ? "NaN" : (v > 0 ? "+Inf" : "-Inf")) + " at index " +
+                        index_to_string(tensor.shape, i) + ": values must be finite");
+    }
+}
+
+}  // namespace qs

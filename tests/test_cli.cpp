@@ -1,0 +1,292 @@
+// The command line end to end: runs the built binary on temporary files.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+    int exit_code;
+    std::string out, err;
+};
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+class TempDir {
+public:
+    TempDir() {
+        std::random_device rd;
+        path_ = fs::temp_directory_path() / ("quantscope-cli-" + std::to_string(rd()));
+        fs::create_directories(path_);
+    }
+    ~TempDir() { fs::remove_all(path_); }
+    fs::path operator/(const std::string& name) const { return path_ / name; }
+
+private:
+    fs::path path_;
+};
+
+std::string shell_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+Run run(const std::string& args, const TempDir& dir) {
+    const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+    const std::string cmd = shell_quote(QS_BINARY) + " " + args + " >" + shell_quote(out.string()) + " 2>" +
+                            shell_quote(err.string());
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+}
+
+// The value of "key": in a one-line JSON object (numbers, strings and arrays as text).
+std::string json_value(const std::string& json, const std::string& key) {
+    const std::string needle = "\"" + key + "\": ";
+    const auto start = json.find(needle);
+    if (start == std::string::npos) return "<missing>";
+    auto pos = start + needle.size();
+    auto end = json[pos] == '[' ? json.find(']', pos) + 1 : json.find_first_of(",}", pos);
+    return json.substr(pos, end - pos);
+}
+
+// A little-endian .npy v1.0 writer for test inputs.
+std::string npy(const std::string& descr, const std::string& shape, const std::string& data, bool fortran = false) {
+    std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                         ", 'shape': " + shape + ", }";
+    while ((10 + header.size() + 1) % 64) header += ' ';
+    header += '\n';
+    std::string out = "\x93NUMPY";
+    out += '\x01';
+    out += '\x00';
+    out += static_cast<char>(header.size() & 0xff);
+    out += static_cast<char>(header.size() >> 8);
+    return out + header + data;
+}
+
+std::string floats(std::initializer_list<float> values) {
+    std::string out;
+    for (float v : values) out.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return out;
+}
+
+const char* kLessonCsv = "191.6, -13.5, 728.6\n92.14, 295.5, -184\n0, 684.6, 245.5\n";
+
+}  // namespace
+
+TEST_CASE("quantize prints the SPEC keys and the golden values") {
+    TempDir dir;
+    write_file(dir / "t.csv", kLessonCsv);
+    Run r = run("quantize " + shell_quote((dir / "t.csv").string()), dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    const std::vector<std::string> keys{"shape", "dtype", "q_min", "q_max", "mode", "granularity", "scale",
+                                        "zero_point", "mse", "rmse", "mae", "max_abs_error", "l2_error", "sqnr_db",
+                                        "clipped", "levels_used"};
+    std::string order;
+    for (const auto& k : keys) {
+        CHECK(json_value(r.out, k) != "<missing>");
+        order += std::to_string(r.out.find("\"" + k + "\"")) + ",";
+    }
+    // Exactly these keys: count them.
+    std::size_t colons = 0;
+    for (std::size_t p = r.out.find("\": "); p != std::string::npos; p = r.out.find("\": ", p + 1)) ++colons;
+    CHECK(colons == keys.size());
+    CHECK(json_value(r.out, "shape") == "[3, 3]");
+    CHECK(json_value(r.out, "dtype") == "\"int8\"");
+    CHECK(json_value(r.out, "q_min") == "-128");
+    CHECK(json_value(r.out, "q_max") == "127");
+    CHECK(json_value(r.out, "mode") == "\"asymmetric\"");
+    CHECK(json_value(r.out, "granularity") == "\"tensor\"");
+    const std::string scale = json_value(r.out, "scale");
+    CHECK(std::stod(scale.substr(1)) == 3.578823433670343);  // printed to round-trip
+    CHECK(json_value(r.out, "zero_point") == "[-77]");
+    CHECK(std::stod(json_value(r.out, "mse")) == doctest::Approx(1.5730).epsilon(1e-4));
+    CHECK(json_value(r.out, "clipped") == "0");
+    CHECK(json_value(r.out, "levels_used") == "9");
+
+    r = run("quantize --preset lesson --scale 3.5 --zero-point -70", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "mode") == "\"manual\"");
+    CHECK(json_value(r.out, "scale") == "[3.5]");
+    CHECK(json_value(r.out, "zero_point") == "[-70]");
+    CHECK(std::stod(json_value(r.out, "mse")) == doctest::Approx(170.8753).epsilon(1e-6));
+    CHECK(std::stod(json_value(r.out, "l2_error")) == doctest::Approx(39.2158).epsilon(1e-6));
+    CHECK(json_value(r.out, "clipped") == "1");
+
+    r = run("quantize --preset lesson-manual", dir);
+    CHECK(json_value(r.out, "zero_point") == "[-70]");
+    r = run("quantize --preset lesson-manual --mode asymmetric", dir);
+    CHECK(json_value(r.out, "zero_point") == "[-77]");
+}
+
+TEST_CASE("quantize writes outputs with the input's shape and the right dtypes") {
+    TempDir dir;
+    write_file(dir / "t.npy", npy("<f4", "(3, 3)", floats({191.6f, -13.5f, 728.6f, 92.14f, 295.5f, -184, 0, 684.6f, 245.5f})));
+    Run r = run("quantize " + shell_quote((dir / "t.npy").string()) + " --scale 3.5 --zero-point -70 --out-quantized " +
+                    shell_quote((dir / "q.npy").string()) + " --out-dequantized " + shell_quote((dir / "d.npy").string()) +
+                    " --out-error " + shell_quote((dir / "e.csv").string()),
+                dir);
+    REQUIRE(r.exit_code == 0);
+    const std::string q = read_file(dir / "q.npy");
+    CHECK(q.find("'descr': '|i1'") != std::string::npos);
+    CHECK(q.find("'shape': (3, 3)") != std::string::npos);
+    REQUIRE(q.size() >= 9);
+    const std::string codes = q.substr(q.size() - 9);
+    CHECK(static_cast<signed char>(codes[0]) == -15);
+    CHECK(static_cast<signed char>(codes[2]) == 127);
+    CHECK(static_cast<signed char>(codes[5]) == -123);
+    const std::string d = read_file(dir / "d.npy");
+    CHECK(d.find("'descr': '<f4'") != std::string::npos);
+    float first;
+    std::memcpy(&first, d.data() + d.size() - 36, 4);
+    CHECK(first == 192.5f);
+    const std::string e = read_file(dir / "e.csv");
+    CHECK(std::count(e.begin(), e.end(), '\n') == 3);
+
+    r = run("quantize --preset randn-4x4 --dtype uint12 --out-quantized " + shell_quote((dir / "q16.npy").string()), dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(read_file(dir / "q16.npy").find("'descr': '<u2'") != std::string::npos);
+    r = run("quantize --preset outliers-4x128x256 --dtype int16 --granularity channel --axis 2 --out-quantized " +
+                shell_quote((dir / "q3.npy").string()),
+            dir);
+    REQUIRE(r.exit_code == 0);
+    const std::string q3 = read_file(dir / "q3.npy");
+    CHECK(q3.find("'descr': '<i2'") != std::string::npos);
+    CHECK(q3.find("'shape': (4, 128, 256)") != std::string::npos);
+    CHECK(std::count(r.out.begin(), r.out.end(), ',') > 256 * 2);  // 256 scales and zero points
+}
+
+TEST_CASE("random tensors from the command line") {
+    TempDir dir;
+    Run r = run("quantize --random uniform --shape 8x16 --seed 3 --low -1 --high 2 --granularity group --group-size 4", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "shape") == "[8, 16]");
+    CHECK(json_value(r.out, "granularity") == "\"group\"");
+    Run again = run("quantize --random uniform --shape 8x16 --seed 3 --low -1 --high 2 --granularity group --group-size 4", dir);
+    CHECK(again.out == r.out);
+    r = run("quantize --random normal --shape 100 --mean 5 --std 0.1 --outliers 2 --mode symmetric", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "shape") == "[100]");
+}
+
+TEST_CASE("every bad input or option: exit 2, one clear line, the output file unchanged") {
+    TempDir dir;
+    write_file(dir / "good.csv", kLessonCsv);
+    write_file(dir / "nan.csv", "1, 2\nnan, 4\n");
+    write_file(dir / "inf.csv", "1, 2\n3, inf\n");
+    write_file(dir / "empty.csv", "");
+    write_file(dir / "ragged.csv", "1, 2, 3\n4, 5\n");
+    write_file(dir / "text.csv", "1, 2\n3, abc\n");
+    const std::string good = npy("<f4", "(2, 2)", floats({1, 2, 3, 4}));
+    write_file(dir / "truncated.npy", good.substr(0, good.size() - 3));
+    write_file(dir / "huge.npy", npy("<f4", "(1000000000, 1000000000)", floats({1, 2, 3, 4})));
+    write_file(dir / "wrongtype.npy", npy("<i4", "(2, 2)", floats({1, 2, 3, 4})));
+    write_file(dir / "bigendian.npy", npy(">f4", "(2, 2)", floats({1, 2, 3, 4})));
+    const std::string existing = "precious bytes, not a tensor";
+    const fs::path out = dir / "out.npy";
+    const std::string good_csv = shell_quote((dir / "good.csv").string());
+
+    struct Bad {
+        std::string args, expect;
+    };
+    const std::vector<Bad> bad{
+        {shell_quote((dir / "nan.csv").string()), "NaN"},
+        {shell_quote((dir / "inf.csv").string()), "Inf"},
+        {shell_quote((dir / "empty.csv").string()), "empty"},
+        {shell_quote((dir / "ragged.csv").string()), "ragged.csv"},
+        {shell_quote((dir / "text.csv").string()), "abc"},
+        {shell_quote((dir / "truncated.npy").string()), "truncated.npy"},
+        {shell_quote((dir / "huge.npy").string()), "huge.npy"},
+        {shell_quote((dir / "wrongtype.npy").string()), "<i4"},
+        {shell_quote((dir / "bigendian.npy").string()), ">f4"},
+        {shell_quote((dir / "missing.npy").string()), "missing.npy"},
+        {good_csv + " --frobnicate", "unknown option '--frobnicate'"},
+        {good_csv + " --dtype", "--dtype needs a value"},
+        {good_csv + " --dtype int17", "int17"},
+        {good_csv + " --scale 0 --zero-point 0", "scale"},
+        {good_csv + " --scale -2 --zero-point 0", "scale"},
+        {good_csv + " --scale nan --zero-point 0", "scale"},
+        {good_csv + " --scale 1.5x --zero-point 0", "'1.5x' is not a number"},
+        {good_csv + " --scale 1 --zero-point 1.5", "--zero-point"},
+        {good_csv + " --scale 1 --zero-point 300", "zero point 300 is outside [-128, 127]"},
+        {good_csv + " --scale 1", "--zero-point"},
+        {good_csv + " --granularity group --group-size 2", "does not divide"},
+        {good_csv + " --granularity channel --axis 2", "axis 2 is out of range"},
+        {good_csv + " --mode symmetric --dtype uint8", "signed"},
+        {good_csv + " --mode sideways", "sideways"},
+        {good_csv + " --rounding up", "up"},
+        {good_csv + " --axis 1", "--granularity channel"},
+        {good_csv + " extra.csv", "extra.csv"},
+        {"--preset nope", "nope"},
+        {"--random normal", "--shape"},
+        {"--random normal --shape 4x0", "4x0"},
+        {"--random normal --shape 100000x100000x100000", "elements"},
+        {"--random normal --shape 4x4 --std 0", "std"},
+        {"--random cauchy --shape 4x4", "cauchy"},
+        {"--shape 4x4", "--random"},
+        {"", "no input"},
+        {"--preset outliers-4x128x256 --out-dequantized " + shell_quote((dir / "d.csv").string()), "CSV"},
+        {good_csv + " --out-error " + shell_quote((dir / "no/such/dir/e.npy").string()), "does not exist"},
+        {good_csv + " --out-error " + shell_quote((dir / "e.txt").string()), ".npy or .csv"},
+    };
+    for (const Bad& b : bad) {
+        CAPTURE(b.args);
+        write_file(out, existing);
+        const Run r = run("quantize " + b.args + " --out-quantized " + shell_quote(out.string()), dir);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(r.err.find(b.expect) != std::string::npos);
+        CHECK(read_file(out) == existing);
+    }
+    // Nothing else was left behind (no temporary files).
+    std::size_t files = 0;
+    for (const auto& entry : fs::directory_iterator(dir / "")) files += entry.is_regular_file();
+    CHECK(files == 10 + 2 + 1);  // inputs + stdout/stderr + out.npy
+}
+
+TEST_CASE("help, version and unknown commands") {
+    TempDir dir;
+    Run r = run("--help", dir);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("quantize") != std::string::npos);
+    r = run("quantize --help", dir);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("--zero-point") != std::string::npos);
+    r = run("--version", dir);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.rfind("quantscope ", 0) == 0);
+    r = run("frobnicate", dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("unknown command") != std::string::npos);
+}
+
+TEST_CASE("bench prints its JSON") {
+    TempDir dir;
+    Run r = run("bench --shape 64x64 --repeats 3", dir);
+    REQUIRE(r.exit_code == 0);
+    for (const char* key : {"elements", "pipeline_ms", "memcpy_ms", "ratio_to_memcpy", "naive_ms"})
+        CHECK(json_value(r.out, key) != "<missing>");
+    CHECK(json_value(r.out, "elements") == "4096");
+    CHECK(run("bench --shape 64x64 --repeats 0", dir).exit_code == 2);
+}
