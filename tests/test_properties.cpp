@@ -349,3 +349,23 @@ TEST_CASE("random tensors are reproducible and follow their spec") {
     CHECK(mean == doctest::Approx(3).epsilon(0.01));
     CHECK(std::sqrt(sq / n.numel() - mean * mean) == doctest::Approx(2).epsilon(0.01));
 }
+
+TEST_CASE("tensors larger than the caches (streaming stores) match the scalar formula") {
+    RandomSpec spec;
+    spec.shape = {2048, 1030};  // > 8 MiB of floats; 1030 is not a multiple of 8, so chunks have tails
+    spec.seed = 11;
+    spec.std = 40;
+    const Tensor t = generate_random(spec);
+    for (Granularity g : {Granularity::Tensor, Granularity::Channel, Granularity::Group})
+        for (Rounding rounding : {Rounding::HalfEven, Rounding::HalfAway}) {
+            QuantConfig c;
+            c.granularity = g;
+            c.axis = 1;
+            c.group_size = 515;
+            c.rounding = rounding;
+            CAPTURE(to_string(g));
+            QuantParams p;
+            const QuantResult r = quantize(t, c, &p);
+            check_against_scalar(t, p, c, r);
+        }
+}

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "quantscope/error.hpp"
+#include "quantize_kernel_avx2.hpp"
 
 namespace qs {
 namespace {
@@ -59,10 +60,29 @@ float wrap_value(float v, std::int32_t q_min, std::int64_t levels) {
     return static_cast<float>(m + q_min);
 }
 
-// The fused pass over one chunk: S and Z are either float scalars (one block) or per-element arrays.
+// Where the chunk's codes go besides the output: a cache-resident copy for the distinct-level count.
+struct ChunkOut {
+    std::int32_t* codes;
+    float* deq;
+    float* err;
+    std::int32_t* codes_scratch;
+};
+
+// Records the chunk's codes as seen, unless every code it can contain is already known to be seen.
+void mark_levels(const std::int32_t* codes, std::int64_t n, float code_min, float code_max, std::int32_t q_min,
+                 Partial& acc) {
+    const std::int64_t lo = static_cast<std::int64_t>(code_min) - q_min;
+    const std::int64_t hi = static_cast<std::int64_t>(code_max) - q_min;
+    if (lo >= acc.full_lo && hi <= acc.full_hi) return;
+    for (std::int64_t k = 0; k < n; ++k) acc.seen[static_cast<std::size_t>(codes[k] - q_min)] = 1;
+    if (static_cast<std::int64_t>(acc.seen.size()) <= kMaxTrackedLevels) acc.extend_full_interval(codes[n / 2] - q_min);
+}
+
+// The portable fused pass (Eigen expressions over the chunk): every build, the wrap-around teaching mode,
+// and the reference the AVX2 kernel is tested against. S and Z are float scalars or per-element arrays.
 template <class S, class Z>
-void quantize_chunk(const float* r_ptr, std::int64_t n, const S& s, const Z& z, const QuantConfig& config,
-                    float* scratch, std::int32_t* codes, float* deq, float* err, Partial& acc) {
+void quantize_chunk_eigen(const float* r_ptr, std::int64_t n, const S& s, const Z& z, const QuantConfig& config,
+                          float* scratch, const ChunkOut& out, Partial& acc) {
     const float q_min = static_cast<float>(config.dtype.q_min());
     const float q_max = static_cast<float>(config.dtype.q_max());
     ConstMapF r(r_ptr, n);
@@ -80,22 +100,81 @@ void quantize_chunk(const float* r_ptr, std::int64_t n, const S& s, const Z& z, 
             if (scratch[k] < q_min || scratch[k] > q_max)
                 scratch[k] = wrap_value(scratch[k], config.dtype.q_min(), config.dtype.levels());
     }
-    Eigen::Map<Eigen::Array<std::int32_t, Eigen::Dynamic, 1>>(codes, n) = v.template cast<std::int32_t>();
-    MapF d(deq, n);
+    Eigen::Map<Eigen::Array<std::int32_t, Eigen::Dynamic, 1>>(out.codes_scratch, n) = v.template cast<std::int32_t>();
+    std::copy(out.codes_scratch, out.codes_scratch + n, out.codes);
+    MapF d(out.deq, n);
     d = s * (v - z);
-    MapF e(err, n);
+    MapF e(out.err, n);
     e = (r - d).abs();
     acc.sum_sq_err += e.template cast<double>().square().sum();
     acc.sum_abs_err += e.template cast<double>().sum();
     acc.sum_sq_r += r.template cast<double>().square().sum();
     acc.max_err = std::max(acc.max_err, e.maxCoeff());
+    mark_levels(out.codes_scratch, n, v.minCoeff(), v.maxCoeff(), config.dtype.q_min(), acc);
+}
 
-    const std::int64_t lo = static_cast<std::int64_t>(v.minCoeff()) - config.dtype.q_min();
-    const std::int64_t hi = static_cast<std::int64_t>(v.maxCoeff()) - config.dtype.q_min();
-    if (lo >= acc.full_lo && hi <= acc.full_hi) return;
-    for (std::int64_t k = 0; k < n; ++k) acc.seen[static_cast<std::size_t>(codes[k] - config.dtype.q_min())] = 1;
-    if (static_cast<std::int64_t>(acc.seen.size()) <= kMaxTrackedLevels)
-        acc.extend_full_interval(codes[n / 2] - config.dtype.q_min());
+#ifdef QS_HAVE_AVX2_KERNEL
+template <bool kStream, class S, class Z>
+void run_avx2(const float* r, std::int64_t n8, const S& s, const Z& z, const QuantConfig& config, const ChunkOut& out,
+              detail::KernelSums& sums) {
+    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
+    if (config.rounding == Rounding::HalfEven)
+        detail::quantize_chunk_avx2<kStream, true>(r, n8, s, z, q_min, q_max, out.codes_scratch, out.codes, out.deq,
+                                                   out.err, sums);
+    else
+        detail::quantize_chunk_avx2<kStream, false>(r, n8, s, z, q_min, q_max, out.codes_scratch, out.codes, out.deq,
+                                                    out.err, sums);
+}
+#endif
+
+// One chunk: s_arr/z_arr are per-element parameters, or null for the constant pair (s, z).
+void quantize_chunk(const float* r, std::int64_t n, float s, float z, const float* s_arr, const float* z_arr,
+                    const QuantConfig& config, bool stream, float* scratch, const ChunkOut& out, Partial& acc) {
+#ifdef QS_HAVE_AVX2_KERNEL
+    if (config.overflow == Overflow::Clamp) {
+        const std::int64_t n8 = n - n % 8;
+        detail::KernelSums sums;
+        sums.code_min = static_cast<float>(config.dtype.q_max());
+        sums.code_max = static_cast<float>(config.dtype.q_min());
+        if (n8 > 0) {
+            if (s_arr) {
+                const detail::ArrayParam sp{s_arr}, zp{z_arr};
+                stream ? run_avx2<true>(r, n8, sp, zp, config, out, sums) : run_avx2<false>(r, n8, sp, zp, config, out, sums);
+            } else {
+                const detail::ConstantParam sp(s), zp(z);
+                stream ? run_avx2<true>(r, n8, sp, zp, config, out, sums) : run_avx2<false>(r, n8, sp, zp, config, out, sums);
+            }
+        }
+        for (std::int64_t k = n8; k < n; ++k) {  // the tail, with the same formula one element at a time
+            const float sk = s_arr ? s_arr[k] : s, zk = s_arr ? z_arr[k] : z;
+            bool clipped = false;
+            const std::int32_t q = quantize_value(r[k], sk, static_cast<std::int32_t>(zk), config, &clipped);
+            const float d = sk * (static_cast<float>(q) - zk), e = std::abs(r[k] - d);
+            out.codes_scratch[k] = out.codes[k] = q;
+            out.deq[k] = d;
+            out.err[k] = e;
+            sums.clipped += clipped;
+            sums.sum_sq_err += static_cast<double>(e) * e;
+            sums.sum_abs_err += e;
+            sums.sum_sq_r += static_cast<double>(r[k]) * r[k];
+            sums.max_err = std::max(sums.max_err, e);
+            sums.code_min = std::min(sums.code_min, static_cast<float>(q));
+            sums.code_max = std::max(sums.code_max, static_cast<float>(q));
+        }
+        acc.sum_sq_err += sums.sum_sq_err;
+        acc.sum_abs_err += sums.sum_abs_err;
+        acc.sum_sq_r += sums.sum_sq_r;
+        acc.max_err = std::max(acc.max_err, sums.max_err);
+        acc.clipped += sums.clipped;
+        mark_levels(out.codes_scratch, n, sums.code_min, sums.code_max, config.dtype.q_min(), acc);
+        return;
+    }
+#endif
+    (void)stream;
+    if (s_arr)
+        quantize_chunk_eigen(r, n, ConstMapF(s_arr, n), ConstMapF(z_arr, n), config, scratch, out, acc);
+    else
+        quantize_chunk_eigen(r, n, s, z, config, scratch, out, acc);
 }
 
 }  // namespace
@@ -137,6 +216,13 @@ void quantize_into(const Tensor& tensor, const QuantParams& params, const QuantC
     const float* r = tensor.values.data();
     const std::int64_t levels = config.dtype.levels();
 
+    // Outputs larger than the caches bypass them (streaming stores need 16-byte aligned rows, which
+    // std::vector's allocator gives); small ones stay cached for whoever reads them next.
+    const bool stream = n * static_cast<std::int64_t>(sizeof(float)) >= (std::int64_t{8} << 20) &&
+                        reinterpret_cast<std::uintptr_t>(out.codes.data()) % 16 == 0 &&
+                        reinterpret_cast<std::uintptr_t>(out.dequantized.data()) % 16 == 0 &&
+                        reinterpret_cast<std::uintptr_t>(out.error.data()) % 16 == 0 &&
+                        (!per_run || params.block_stride % 4 == 0);  // every chunk starts 16-byte aligned
     const int threads = n >= 2 * kChunk ? omp_get_max_threads() : 1;
     std::vector<Partial> partials(static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)
@@ -146,15 +232,18 @@ void quantize_into(const Tensor& tensor, const QuantParams& params, const QuantC
         alignas(64) float scratch[kChunk];
         alignas(64) float s_buf[kChunk];
         alignas(64) float z_buf[kChunk];
-#pragma omp for schedule(static)
+        alignas(64) std::int32_t codes_scratch[kChunk];
+#pragma omp for schedule(static) nowait
         for (std::int64_t i = 0; i < items; ++i) {
             if (per_run) {
                 const std::int64_t run = i / chunks_per_run, c = i % chunks_per_run;
                 const std::int64_t begin = run * params.block_stride + c * kChunk;
                 const std::int64_t len = std::min(kChunk, params.block_stride - c * kChunk);
                 const auto b = static_cast<std::size_t>(run % params.block_count);
-                quantize_chunk(r + begin, len, scale_f[b], zero_f[b], config, scratch, out.codes.data() + begin,
-                               out.dequantized.data() + begin, out.error.data() + begin, acc);
+                quantize_chunk(r + begin, len, scale_f[b], zero_f[b], nullptr, nullptr, config, stream, scratch,
+                               {out.codes.data() + begin, out.dequantized.data() + begin, out.error.data() + begin,
+                                codes_scratch},
+                               acc);
             } else {
                 const std::int64_t begin = i * kChunk;
                 const std::int64_t len = std::min(kChunk, n - begin);
@@ -168,11 +257,15 @@ void quantize_into(const Tensor& tensor, const QuantParams& params, const QuantC
                         if (++block == params.block_count) block = 0;
                     }
                 }
-                quantize_chunk(r + begin, len, ConstMapF(s_buf, len), ConstMapF(z_buf, len), config, scratch,
-                               out.codes.data() + begin, out.dequantized.data() + begin, out.error.data() + begin,
+                quantize_chunk(r + begin, len, 0, 0, s_buf, z_buf, config, stream, scratch,
+                               {out.codes.data() + begin, out.dequantized.data() + begin, out.error.data() + begin,
+                                codes_scratch},
                                acc);
             }
         }
+#ifdef QS_HAVE_AVX2_KERNEL
+        if (stream) _mm_sfence();  // streaming stores become visible before the results are read
+#endif
     }
 
     Partial total;

@@ -1,0 +1,126 @@
+// The fused quantize pass for one chunk with AVX2 intrinsics: 8 floats at a time, one read of the input,
+// each output written once (streaming stores for tensors larger than the caches), every metric
+// accumulated on the way (sums in double). Private to quantize.cpp.
+#pragma once
+
+#if defined(__AVX2__) && defined(__FMA__)
+#define QS_HAVE_AVX2_KERNEL 1
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace qs::detail {
+
+struct KernelSums {
+    double sum_sq_err = 0, sum_abs_err = 0, sum_sq_r = 0;
+    float max_err = 0;
+    float code_min = 0, code_max = 0;  // of this chunk
+    std::int64_t clipped = 0;
+};
+
+// s and z come from a constant (one block) or from per-element arrays.
+struct ConstantParam {
+    __m256 value;
+    explicit ConstantParam(float v) : value(_mm256_set1_ps(v)) {}
+    __m256 at(std::int64_t) const { return value; }
+};
+struct ArrayParam {
+    const float* values;
+    __m256 at(std::int64_t k) const { return _mm256_loadu_ps(values + k); }
+};
+
+template <bool kStream>
+inline void store_f(float* p, __m256 v) {
+    if (kStream) {
+        _mm_stream_ps(p, _mm256_castps256_ps128(v));
+        _mm_stream_ps(p + 4, _mm256_extractf128_ps(v, 1));
+    } else {
+        _mm256_storeu_ps(p, v);
+    }
+}
+
+template <bool kStream>
+inline void store_i(std::int32_t* p, __m256i v) {
+    if (kStream) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(v));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(p + 4), _mm256_extracti128_si256(v, 1));
+    } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    }
+}
+
+inline double hsum(__m256d v) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+inline float hmax(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+}
+inline float hmin(__m256 v) {
+    __m128 m = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_min_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_min_ss(m, _mm_shuffle_ps(m, m, 1)));
+}
+
+// Processes the first n8 = n - n % 8 elements; the caller finishes the tail with the scalar formula.
+// Codes go to `codes_scratch` (cache-resident, for the distinct-level count) and to `codes_out`.
+template <bool kStream, bool kHalfEven, class S, class Z>
+void quantize_chunk_avx2(const float* r_in, std::int64_t n8, const S& s_src, const Z& z_src, float q_min, float q_max,
+                         std::int32_t* codes_scratch, std::int32_t* codes_out, float* deq_out, float* err_out,
+                         KernelSums& sums) {
+    const __m256 vq_min = _mm256_set1_ps(q_min), vq_max = _mm256_set1_ps(q_max);
+    const __m256 sign_mask = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+    __m256d sse0 = _mm256_setzero_pd(), sse1 = _mm256_setzero_pd();
+    __m256d sae0 = _mm256_setzero_pd(), sae1 = _mm256_setzero_pd();
+    __m256d sr0 = _mm256_setzero_pd(), sr1 = _mm256_setzero_pd();
+    __m256 emax = _mm256_setzero_ps();
+    __m256 cmin = _mm256_set1_ps(q_max), cmax = _mm256_set1_ps(q_min);
+    std::int64_t clipped = 0;
+    for (std::int64_t k = 0; k < n8; k += 8) {
+        const __m256 r = _mm256_loadu_ps(r_in + k);
+        const __m256 s = s_src.at(k), z = z_src.at(k);
+        __m256 v = _mm256_add_ps(_mm256_div_ps(r, s), z);  // true division, as SPEC requires
+        if (kHalfEven) {
+            v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        } else {
+            // Half away from zero: truncate, then step away from zero when the dropped part is >= 0.5.
+            const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __m256 frac = _mm256_andnot_ps(sign_mask, _mm256_sub_ps(v, t));
+            const __m256 step = _mm256_or_ps(_mm256_and_ps(v, sign_mask), one);
+            v = _mm256_add_ps(t, _mm256_and_ps(_mm256_cmp_ps(frac, half, _CMP_GE_OQ), step));
+        }
+        const __m256 out = _mm256_or_ps(_mm256_cmp_ps(v, vq_min, _CMP_LT_OQ), _mm256_cmp_ps(v, vq_max, _CMP_GT_OQ));
+        clipped += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(out)));
+        v = _mm256_min_ps(_mm256_max_ps(v, vq_min), vq_max);
+        cmin = _mm256_min_ps(cmin, v);
+        cmax = _mm256_max_ps(cmax, v);
+        const __m256i q = _mm256_cvtps_epi32(v);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes_scratch + k), q);
+        store_i<kStream>(codes_out + k, q);
+        const __m256 d = _mm256_mul_ps(s, _mm256_sub_ps(v, z));
+        store_f<kStream>(deq_out + k, d);
+        const __m256 e = _mm256_andnot_ps(sign_mask, _mm256_sub_ps(r, d));
+        store_f<kStream>(err_out + k, e);
+        emax = _mm256_max_ps(emax, e);
+        const __m256d e0 = _mm256_cvtps_pd(_mm256_castps256_ps128(e)), e1 = _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1));
+        sse0 = _mm256_fmadd_pd(e0, e0, sse0);
+        sse1 = _mm256_fmadd_pd(e1, e1, sse1);
+        sae0 = _mm256_add_pd(sae0, e0);
+        sae1 = _mm256_add_pd(sae1, e1);
+        const __m256d r0 = _mm256_cvtps_pd(_mm256_castps256_ps128(r)), r1 = _mm256_cvtps_pd(_mm256_extractf128_ps(r, 1));
+        sr0 = _mm256_fmadd_pd(r0, r0, sr0);
+        sr1 = _mm256_fmadd_pd(r1, r1, sr1);
+    }
+    sums.sum_sq_err = hsum(_mm256_add_pd(sse0, sse1));
+    sums.sum_abs_err = hsum(_mm256_add_pd(sae0, sae1));
+    sums.sum_sq_r = hsum(_mm256_add_pd(sr0, sr1));
+    sums.max_err = hmax(emax);
+    sums.code_min = hmin(cmin);
+    sums.code_max = hmax(cmax);
+    sums.clipped = clipped;
+}
+
+}  // namespace qs::detail
+#endif
