@@ -28,6 +28,7 @@ int dispatch(const std::vector<std::string>& args) {
     const std::vector<std::string> rest(args.empty() ? args.end() : args.begin() + 1, args.end());
     if (command == "quantize") return run_quantize(rest);
     if (command == "bench") return run_bench(rest);
+    if (command == "inspect") return run_inspect(rest);
     if (command == "gui" || (!args.empty() && args[0].rfind("--", 0) == 0) ||
         (!args.empty() && command.find('.') != std::string::npos)) {
         // `quantscope FILE.npy` and `quantscope --preset lesson` open the window too.
@@ -50,6 +51,7 @@ const char* const kMainHelp =
     "\n"
     "usage: quantscope [gui] [INPUT | --preset NAME | --random ...] [options]   open the window\n"
     "       quantscope quantize INPUT [options]    quantize a tensor, print JSON metrics\n"
+    "       quantscope inspect FILE.safetensors    list the tensors of a checkpoint\n"
     "       quantscope bench [--shape RxC]         time the pipeline\n"
     "       quantscope --help | --version\n"
     "\n"

@@ -290,3 +290,53 @@ TEST_CASE("bench prints its JSON") {
     CHECK(json_value(r.out, "elements") == "4096");
     CHECK(run("bench --shape 64x64 --repeats 0", dir).exit_code == 2);
 }
+
+namespace {
+
+// A .safetensors file: 8-byte little-endian header length, the JSON header, the data.
+std::string safetensors(const std::string& header, const std::string& data) {
+    std::string out;
+    std::uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i) out += static_cast<char>((n >> (8 * i)) & 0xff);
+    return out + header + data;
+}
+
+}  // namespace
+
+TEST_CASE("inspect lists a checkpoint and quantize picks one tensor with --tensor") {
+    TempDir dir;
+    // "w" is F32 2x2x1x2 (rank 4, folded to 4x1x2), "b" is BF16 [2]: 1.0 and -2.0.
+    const std::string data = floats({1, 2, 3, 4, 5, 6, 7, 8}) + std::string("\x80\x3f\x00\xc0", 4);
+    const std::string header =
+        R"({"__metadata__": {"format": "pt"}, "w": {"dtype": "F32", "shape": [2, 2, 1, 2], "data_offsets": [0, 32]},)"
+        R"( "b": {"dtype": "BF16", "shape": [2], "data_offsets": [32, 36]}})";
+    write_file(dir / "m.safetensors", safetensors(header, data));
+    const std::string file = shell_quote((dir / "m.safetensors").string());
+    Run r = run("inspect " + file, dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("w     F32    2x2x1x2") != std::string::npos);
+    CHECK(r.out.find("b     BF16   2") != std::string::npos);
+    r = run("inspect --json " + file, dir);
+    CHECK(r.out.find(R"({"name": "w", "dtype": "F32", "shape": [2, 2, 1, 2]})") != std::string::npos);
+
+    r = run("quantize " + file + " --tensor w", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "shape") == "[4, 1, 2]");
+    r = run("quantize " + file + " --tensor b --mode symmetric", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "shape") == "[2]");
+    CHECK(std::stod(json_value(r.out, "scale").substr(1)) == doctest::Approx(2.0 / 127));
+
+    r = run("quantize " + file, dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--tensor") != std::string::npos);
+    r = run("quantize " + file + " --tensor nope", dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("nope") != std::string::npos);
+    r = run("quantize --preset lesson --tensor w", dir);
+    CHECK(r.exit_code == 2);
+    write_file(dir / "bad.safetensors", safetensors(header, data.substr(0, 20)));
+    r = run("inspect " + shell_quote((dir / "bad.safetensors").string()), dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
+}

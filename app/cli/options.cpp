@@ -52,8 +52,8 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
 }
 
 std::vector<OptionSpec> tensor_source_options() {
-    return {{"--preset", true}, {"--random", true}, {"--shape", true}, {"--seed", true}, {"--mean", true},
-            {"--std", true},    {"--low", true},    {"--high", true},  {"--outliers", true}};
+    return {{"--preset", true}, {"--random", true}, {"--shape", true}, {"--seed", true},  {"--mean", true},
+            {"--std", true},    {"--low", true},    {"--high", true},  {"--outliers", true}, {"--tensor", true}};
 }
 
 std::vector<OptionSpec> quantize_options() {
@@ -155,10 +155,13 @@ Input load_input(const ParsedArgs& args, bool allow_no_source) {
         for (const char* name : {"--shape", "--seed", "--mean", "--std", "--low", "--high", "--outliers"})
             if (args.has(name)) throw Error(std::string(name) + " needs --random normal|uniform");
 
+    if (args.has("--tensor") && args.positionals.empty()) throw Error("--tensor NAME needs a .safetensors INPUT");
+
     Input input;
     if (!args.positionals.empty()) {
-        input.tensor = load_tensor(args.positionals[0]);
-        input.label = args.positionals[0];
+        const std::string* name = args.get("--tensor");
+        input.tensor = load_tensor(args.positionals[0], name ? *name : "", &input.note);
+        input.label = args.positionals[0] + (name ? " : " + *name : "");
     } else if (args.has("--random")) {
         RandomSpec spec = random_spec(args);
         input.tensor = generate_random(spec);

@@ -29,7 +29,7 @@ struct ParsedArgs {
 // value, or an option given twice.
 ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs);
 
-// --preset --random --shape --seed --mean --std --low --high --outliers
+// --preset --random --shape --seed --mean --std --low --high --outliers --tensor
 std::vector<OptionSpec> tensor_source_options();
 // --dtype --mode --scale --zero-point --granularity --axis --group-size --rounding
 std::vector<OptionSpec> quantize_options();
@@ -44,10 +44,12 @@ std::int64_t parse_int(const std::string& option, const std::string& text);
 struct Input {
     Tensor tensor;        // passed check_tensor
     QuantConfig config;   // preset defaults (if any) overridden by the quantize options; passed check_config
-    std::string label;    // "lesson", "data.npy", "random normal 4x4 seed 0"
+    std::string label;    // "lesson", "data.npy", "model.safetensors : layer.0.weight", "random normal 4x4 seed 0"
+    std::string note;     // how the tensor was viewed, e.g. "2x3x4x5 viewed as 6x4x5"; usually empty
 };
 
-// Exactly one source: one positional INPUT file, --preset NAME, or --random normal|uniform --shape ...
+// Exactly one source: one positional INPUT file (with --tensor NAME for .safetensors), --preset NAME, or
+// --random normal|uniform --shape ...
 // (the --random sub-options are errors without --random). Applies quantize options over the preset's
 // config. `allow_no_source`: when nothing is given, return the `lesson` preset instead of an error.
 Input load_input(const ParsedArgs& args, bool allow_no_source);

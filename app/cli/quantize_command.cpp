@@ -39,12 +39,14 @@ NpyDtype code_dtype(const IntType& type) {
 
 const char* const kQuantizeHelp =
     "usage: quantscope quantize INPUT [options]\n"
+    "       quantscope quantize FILE.safetensors --tensor NAME [options]\n"
     "       quantscope quantize --preset NAME [options]\n"
     "       quantscope quantize --random normal|uniform --shape RxC[xD] [--seed N]\n"
     "                           [--mean M --std S | --low A --high B] [--outliers K] [options]\n"
     "\n"
-    "Quantizes a float32 tensor (INPUT: .npy <f4/<f8, or .csv) and prints one JSON object with the\n"
-    "parameters and the error metrics.\n"
+    "Quantizes a float32 tensor (INPUT: .npy <f2/<f4/<f8, .csv, or .safetensors F32/F16/BF16 with\n"
+    "--tensor NAME; rank > 3 is viewed as 3-D) and prints one JSON object with the parameters and the\n"
+    "error metrics.\n"
     "\n"
     "options:\n"
     "  --dtype T                int2..int16 or uint2..uint16 (default int8)\n"
