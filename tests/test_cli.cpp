@@ -98,13 +98,17 @@ TEST_CASE("quantize prints the SPEC keys and the golden values") {
     Run r = run("quantize " + shell_quote((dir / "t.csv").string()), dir);
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.empty());
-    const std::vector<std::string> keys{"shape", "dtype", "q_min", "q_max", "mode", "granularity", "scale",
+    // SPEC's keys, plus "calibration" (issue 5).
+    const std::vector<std::string> keys{"shape", "dtype", "q_min", "q_max", "mode", "granularity", "calibration", "scale",
                                         "zero_point", "mse", "rmse", "mae", "max_abs_error", "l2_error", "sqnr_db",
                                         "clipped", "levels_used"};
-    std::string order;
+    std::size_t previous = 0;
     for (const auto& k : keys) {
-        CHECK(json_value(r.out, k) != "<missing>");
-        order += std::to_string(r.out.find("\"" + k + "\"")) + ",";
+        CAPTURE(k);
+        const std::size_t at = r.out.find("\"" + k + "\"");
+        CHECK(at != std::string::npos);
+        CHECK(at >= previous);  // in this order
+        previous = at;
     }
     // Exactly these keys: count them.
     std::size_t colons = 0;
@@ -116,6 +120,7 @@ TEST_CASE("quantize prints the SPEC keys and the golden values") {
     CHECK(json_value(r.out, "q_max") == "127");
     CHECK(json_value(r.out, "mode") == "\"asymmetric\"");
     CHECK(json_value(r.out, "granularity") == "\"tensor\"");
+    CHECK(json_value(r.out, "calibration") == "\"minmax\"");
     const std::string scale = json_value(r.out, "scale");
     CHECK(std::stod(scale.substr(1)) == 3.578823433670343);  // printed to round-trip
     CHECK(json_value(r.out, "zero_point") == "[-77]");
@@ -173,6 +178,23 @@ TEST_CASE("quantize writes outputs with the input's shape and the right dtypes")
     CHECK(q3.find("'descr': '<i2'") != std::string::npos);
     CHECK(q3.find("'shape': (4, 128, 256)") != std::string::npos);
     CHECK(std::count(r.out.begin(), r.out.end(), ',') > 256 * 2);  // 256 scales and zero points
+}
+
+TEST_CASE("calibrators from the command line") {
+    TempDir dir;
+    Run r = run("quantize --preset outliers-4x128x256 --calibrate percentile:99.9", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "calibration") == "\"percentile:99.9\"");
+    CHECK(std::stoll(json_value(r.out, "clipped")) > 0);
+    const double minmax_mse = std::stod(json_value(run("quantize --random normal --shape 64x64 --dtype int4", dir).out, "mse"));
+    r = run("quantize --random normal --shape 64x64 --dtype int4 --calibrate mse", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "calibration") == "\"mse\"");
+    CHECK(std::stod(json_value(r.out, "mse")) < minmax_mse);
+    r = run("quantize --random uniform --low 10 --high 20 --shape 8x8 --dtype uint8 --recompute-scale", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "zero_point") == "[0]");
+    CHECK(json_value(r.out, "clipped") == "0");
 }
 
 TEST_CASE("random tensors from the command line") {
@@ -235,6 +257,10 @@ TEST_CASE("every bad input or option: exit 2, one clear line, the output file un
         {good_csv + " --mode sideways", "sideways"},
         {good_csv + " --rounding up", "up"},
         {good_csv + " --axis 1", "--granularity channel"},
+        {good_csv + " --calibrate percentile:50", "(50, 100]"},
+        {good_csv + " --calibrate percentile:abc", "(50, 100]"},
+        {good_csv + " --calibrate best", "best"},
+        {good_csv + " --scale 1 --zero-point 0 --calibrate mse", "manual"},
         {good_csv + " extra.csv", "extra.csv"},
         {"--preset nope", "nope"},
         {"--random normal", "--shape"},

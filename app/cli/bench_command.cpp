@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "cli/commands.hpp"
 #include "cli/json_writer.hpp"
 #include "cli/options.hpp"
+#include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/random.hpp"
@@ -36,7 +38,8 @@ const char* const kBenchHelp =
     "\n"
     "Times the per-tensor asymmetric pipeline (min/max, s and z, quantize, dequantize, error tensor,\n"
     "metrics) on a seeded normal tensor and prints one JSON object: elements, pipeline_ms, memcpy_ms,\n"
-    "ratio_to_memcpy, naive_ms (medians, in milliseconds).\n";
+    "ratio_to_memcpy, naive_ms, calibrate_percentile_ms, calibrate_mse_ms and landscape_64x64_ms (a\n"
+    "64 x 64 (scale, zero point) MSE map of 1M elements); medians, in milliseconds.\n";
 
 int run_bench(const std::vector<std::string>& args) {
     for (const auto& a : args)
@@ -76,6 +79,29 @@ int run_bench(const std::vector<std::string>& args) {
     naive_pipeline(tensor, config.dtype, naive);
     const double naive_ms = median_ms(std::min(repeats, 5), [&] { naive_pipeline(tensor, config.dtype, naive); });
 
+    // Calibration: the whole compute_params with each calibrator (per tensor).
+    QuantConfig percentile = config, mse = config;
+    percentile.calibration = Calibration::Percentile;
+    percentile.percentile = 99.9;
+    mse.calibration = Calibration::Mse;
+    const int slow_repeats = std::min(repeats, 5);
+    const double percentile_ms = median_ms(slow_repeats, [&] { params = compute_params(tensor, percentile); });
+    const double mse_ms = median_ms(slow_repeats, [&] { params = compute_params(tensor, mse); });
+
+    // The error landscape of issue 5: 64 x 64 (scale, zero point) pairs, exact, over the first 1M elements.
+    Tensor million;
+    million.values.assign(tensor.values.begin(), tensor.values.begin() + std::min<std::int64_t>(tensor.numel(), 1 << 20));
+    million.shape = {million.numel()};
+    const QuantParams center = compute_params(million, config);
+    std::vector<double> scales, landscape;
+    std::vector<std::int32_t> zero_points;
+    for (int i = 0; i < 64; ++i) {
+        scales.push_back(center.scale[0] * std::pow(4.0, (i - 31.5) / 32.0));
+        zero_points.push_back(std::clamp(center.zero_point[0] - 32 + i, config.dtype.q_min(), config.dtype.q_max()));
+    }
+    const double landscape_ms =
+        median_ms(slow_repeats, [&] { mse_landscape(million, config, scales, zero_points, 1, landscape); });
+
     JsonObject json;
     json.integer("elements", tensor.numel())
         .raw("shape", shape_to_json(tensor.shape))
@@ -86,7 +112,11 @@ int run_bench(const std::vector<std::string>& args) {
         .number("memcpy_ms", memcpy_ms)
         .number("ratio_to_memcpy", pipeline_ms / memcpy_ms)
         .number("naive_ms", naive_ms)
-        .number("speedup_vs_naive", naive_ms / pipeline_ms);
+        .number("speedup_vs_naive", naive_ms / pipeline_ms)
+        .number("calibrate_percentile_ms", percentile_ms)
+        .number("calibrate_mse_ms", mse_ms)
+        .integer("landscape_elements", million.numel())
+        .number("landscape_64x64_ms", landscape_ms);
     std::printf("%s\n", json.str().c_str());
     return 0;
 }

@@ -57,8 +57,9 @@ std::vector<OptionSpec> tensor_source_options() {
 }
 
 std::vector<OptionSpec> quantize_options() {
-    return {{"--dtype", true},       {"--mode", true}, {"--scale", true},      {"--zero-point", true},
-            {"--granularity", true}, {"--axis", true}, {"--group-size", true}, {"--rounding", true}};
+    return {{"--dtype", true},       {"--mode", true},      {"--scale", true},          {"--zero-point", true},
+            {"--granularity", true}, {"--axis", true},      {"--group-size", true},     {"--rounding", true},
+            {"--calibrate", true},   {"--recompute-scale", false}};
 }
 
 std::vector<OptionSpec> join(std::vector<OptionSpec> a, const std::vector<OptionSpec>& b) {
@@ -116,6 +117,8 @@ void apply_quantize_options(const ParsedArgs& args, QuantConfig& config) {
     if (config.granularity == Granularity::Group && config.group_size == 0 && !args.has("--group-size"))
         throw Error("--granularity group needs --group-size G");
     if (auto v = args.get("--rounding")) config.rounding = parse_rounding(*v);
+    if (auto v = args.get("--calibrate")) parse_calibration(*v, config);
+    if (args.has("--recompute-scale")) config.recompute_scale = true;
 }
 
 namespace {

@@ -31,7 +31,8 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
 
 // --preset --random --shape --seed --mean --std --low --high --outliers --tensor
 std::vector<OptionSpec> tensor_source_options();
-// --dtype --mode --scale --zero-point --granularity --axis --group-size --rounding
+// --dtype --mode --scale --zero-point --granularity --axis --group-size --rounding --calibrate
+// --recompute-scale
 std::vector<OptionSpec> quantize_options();
 // Concatenates option lists.
 std::vector<OptionSpec> join(std::vector<OptionSpec> a, const std::vector<OptionSpec>& b);

@@ -56,6 +56,10 @@ const char* const kQuantizeHelp =
     "  --axis A                 channel axis (default 0)\n"
     "  --group-size G           group size along the last axis\n"
     "  --rounding R             half-even (default) or half-away\n"
+    "  --calibrate C            how the range is chosen: minmax (default, the lessons'),\n"
+    "                           percentile:P (clip the tails, P in (50, 100]) or mse (least error)\n"
+    "  --recompute-scale        when the zero point is clamped, recompute the scale so the whole\n"
+    "                           range stays representable (the lessons keep it)\n"
     "  --out-quantized Q.npy    write the codes (int8/uint8 for <= 8 bits, else int16/uint16)\n"
     "  --out-dequantized D.npy  write r' = s (q - z) as float32\n"
     "  --out-error E.npy        write |r - r'| as float32\n"
@@ -107,6 +111,7 @@ int run_quantize(const std::vector<std::string>& args) {
         .integer("q_max", input.config.dtype.q_max())
         .string("mode", to_string(input.config.mode))
         .string("granularity", to_string(input.config.granularity))
+        .string("calibration", calibration_label(input.config))
         .raw("scale", JsonObject::array(params.scale))
         .raw("zero_point", JsonObject::array(params.zero_point))
         .number("mse", m.mse)

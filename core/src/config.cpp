@@ -1,6 +1,7 @@
 #include "quantscope/config.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "quantscope/error.hpp"
@@ -28,6 +29,38 @@ const char* to_string(Granularity granularity) {
 
 const char* to_string(Rounding rounding) {
     return rounding == Rounding::HalfEven ? "half-even" : "half-away";
+}
+
+const char* to_string(Calibration calibration) {
+    switch (calibration) {
+        case Calibration::MinMax: return "minmax";
+        case Calibration::Percentile: return "percentile";
+        case Calibration::Mse: return "mse";
+    }
+    return "?";
+}
+
+std::string calibration_label(const QuantConfig& config) {
+    if (config.calibration != Calibration::Percentile) return to_string(config.calibration);
+    return "percentile:" + format_g(config.percentile);
+}
+
+void parse_calibration(const std::string& text, QuantConfig& config) {
+    if (text == "minmax") {
+        config.calibration = Calibration::MinMax;
+    } else if (text == "mse") {
+        config.calibration = Calibration::Mse;
+    } else if (text.rfind("percentile:", 0) == 0) {
+        const std::string number = text.substr(11);
+        char* end = nullptr;
+        const double p = number.empty() ? NAN : std::strtod(number.c_str(), &end);
+        if (number.empty() || end != number.c_str() + number.size() || !(p > 50 && p <= 100))
+            throw Error("calibration '" + text + "': the percentile must be a number in (50, 100]");
+        config.calibration = Calibration::Percentile;
+        config.percentile = p;
+    } else {
+        throw Error("unknown calibration '" + text + "': expected minmax, percentile:P or mse");
+    }
 }
 
 Mode parse_mode(const std::string& text) {
@@ -68,7 +101,11 @@ void check_config(const QuantConfig& config, const Shape& shape) {
         if (config.granularity != Granularity::Tensor)
             throw Error("a manual scale and zero point apply per tensor only, not per " +
                         std::string(to_string(config.granularity)));
+        if (config.calibration != Calibration::MinMax)
+            throw Error("calibration " + calibration_label(config) + " chooses s and z itself: not with a manual scale");
     }
+    if (config.calibration == Calibration::Percentile && !(config.percentile > 50 && config.percentile <= 100))
+        throw Error("percentile " + format_g(config.percentile) + " is outside (50, 100]");
     const int rank = static_cast<int>(shape.size());
     if (config.granularity == Granularity::Channel && (config.axis < 0 || config.axis >= rank))
         throw Error("channel axis " + std::to_string(config.axis) + " is out of range for a rank-" +

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
 
 namespace qs {
@@ -73,7 +74,8 @@ std::vector<MinMax> block_ranges(const Tensor& tensor, const QuantParams& p) {
 
 }  // namespace
 
-void asymmetric_params(double r_min, double r_max, const IntType& dtype, double& scale, std::int32_t& zero_point) {
+void asymmetric_params(double r_min, double r_max, const IntType& dtype, double& scale, std::int32_t& zero_point,
+                       bool recompute_scale) {
     const double q_min = dtype.q_min(), q_max = dtype.q_max();
     if (r_max == r_min) {
         // A constant block has no range: widen it to include 0 so the constant is representable.
@@ -87,11 +89,13 @@ void asymmetric_params(double r_min, double r_max, const IntType& dtype, double&
     }
     scale = floor_scale((r_max - r_min) / (q_max - q_min));
     const double z = q_min - r_min / scale;
-    if (z < q_min)
+    if (z < q_min) {  // r_min > 0: the codes start at r = 0, not at r_min
         zero_point = dtype.q_min();
-    else if (z > q_max)
+        if (recompute_scale) scale = floor_scale(r_max / (q_max - q_min));
+    } else if (z > q_max) {  // r_max < 0: the codes end at r = 0
         zero_point = dtype.q_max();
-    else
+        if (recompute_scale) scale = floor_scale(-r_min / (q_max - q_min));
+    } else
         zero_point = static_cast<std::int32_t>(std::nearbyint(z));  // half to even, like Python's round()
 }
 
@@ -139,11 +143,15 @@ QuantParams compute_params(const Tensor& tensor, const QuantConfig& config) {
         params.zero_point[0] = config.manual_zero_point;
         return params;
     }
+    if (config.calibration != Calibration::MinMax) {
+        calibrated_params(tensor, config, params);
+        return params;
+    }
     const std::vector<MinMax> ranges = block_ranges(tensor, params);
     for (std::size_t b = 0; b < count; ++b) {
         const double lo = ranges[b].lo, hi = ranges[b].hi;
         if (config.mode == Mode::Asymmetric)
-            asymmetric_params(lo, hi, config.dtype, params.scale[b], params.zero_point[b]);
+            asymmetric_params(lo, hi, config.dtype, params.scale[b], params.zero_point[b], config.recompute_scale);
         else
             symmetric_params(std::max(std::abs(lo), std::abs(hi)), config.dtype, params.scale[b], params.zero_point[b]);
     }

@@ -15,6 +15,9 @@ enum class Rounding { HalfEven, HalfAway };
 // What happens to a rounded value outside [q_min, q_max]. Clamp is SPEC; Wrap is the teaching pitfall of
 // a naive cast with no clamp (two's-complement wrap-around, e.g. 138 in int8 becomes -118) and is wrong.
 enum class Overflow { Clamp, Wrap };
+// How asymmetric/symmetric choose the range [r_min, r_max] (or max|r|) of each block before the lessons'
+// formulas turn it into (s, z): the lessons' min/max, a percentile clip, or the clip that minimises MSE.
+enum class Calibration { MinMax, Percentile, Mse };
 
 struct QuantConfig {
     IntType dtype{};                          // int8
@@ -26,11 +29,22 @@ struct QuantConfig {
     Overflow overflow = Overflow::Clamp;
     double manual_scale = 1.0;                // Manual only (per tensor)
     std::int32_t manual_zero_point = 0;       // Manual only
+    Calibration calibration = Calibration::MinMax;
+    double percentile = 99.99;                // Percentile: P in (50, 100]
+    // The lessons clamp a zero point that falls outside [q_min, q_max] but keep the scale, so an all-positive
+    // (or all-negative) block loses part of its range. true: recompute s for the clamped z so the whole
+    // range [r_min, r_max] stays representable (what PyTorch's observers do by including 0 in the range).
+    bool recompute_scale = false;
 };
 
 const char* to_string(Mode mode);                // "asymmetric", "symmetric", "manual"
 const char* to_string(Granularity granularity);  // "tensor", "channel", "group"
 const char* to_string(Rounding rounding);        // "half-even", "half-away"
+const char* to_string(Calibration calibration);  // "minmax", "percentile", "mse"
+// "minmax", "percentile:99.9", "mse": the calibration as the command line writes it.
+std::string calibration_label(const QuantConfig& config);
+// Parses minmax | percentile:P | mse into config.calibration and config.percentile.
+void parse_calibration(const std::string& text, QuantConfig& config);
 Mode parse_mode(const std::string& text);                // asymmetric|symmetric (manual comes from --scale)
 Granularity parse_granularity(const std::string& text);  // tensor|channel|group
 Rounding parse_rounding(const std::string& text);        // half-even|half-away
@@ -38,7 +52,7 @@ Rounding parse_rounding(const std::string& text);        // half-even|half-away
 // Throws qs::Error if the configuration cannot apply to a tensor of this shape: symmetric on an unsigned
 // type, a manual scale that is not a positive finite float32, a manual zero point outside [q_min, q_max],
 // manual with a granularity other than tensor, a channel axis out of range, a group size < 1 or not
-// dividing the last dimension.
+// dividing the last dimension, a percentile outside (50, 100], a calibration other than minmax in manual mode.
 void check_config(const QuantConfig& config, const Shape& shape);
 
 }  // namespace qs

@@ -25,7 +25,10 @@ struct QuantParams {
 // The asymmetric rule of the lessons for one block's range, in double:
 //   s = (r_max - r_min) / (q_max - q_min); z = q_min - r_min / s, clamped to [q_min, q_max] or else rounded
 //   half to even. A degenerate range is widened to include 0; all zeros gives s = 1, z = code nearest 0.
-void asymmetric_params(double r_min, double r_max, const IntType& dtype, double& scale, std::int32_t& zero_point);
+//   recompute_scale: when z had to be clamped, s is recomputed for the clamped z so [r_min, r_max] stays
+//   representable (the lessons keep the old s, and an all-positive block loses its top).
+void asymmetric_params(double r_min, double r_max, const IntType& dtype, double& scale, std::int32_t& zero_point,
+                       bool recompute_scale = false);
 // Symmetric (absmax): s = max|r| / q_max, z = 0; all zeros gives s = 1. Signed types only.
 void symmetric_params(double abs_max, const IntType& dtype, double& scale, std::int32_t& zero_point);
 
