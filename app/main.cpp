@@ -10,6 +10,7 @@
 #include "quantscope/error.hpp"
 #ifdef QS_HAVE_GUI
 #include "gui/gui_main.hpp"
+#include "gui/render_command.hpp"
 #endif
 
 namespace {
@@ -29,6 +30,9 @@ int dispatch(const std::vector<std::string>& args) {
     if (command == "quantize") return run_quantize(rest);
     if (command == "bench") return run_bench(rest);
     if (command == "inspect") return run_inspect(rest);
+#ifdef QS_HAVE_GUI
+    if (command == "render") return qs::gui::run_render(rest);
+#endif
     if (command == "gui" || (!args.empty() && args[0].rfind("--", 0) == 0) ||
         (!args.empty() && command.find('.') != std::string::npos)) {
         // `quantscope FILE.npy` and `quantscope --preset lesson` open the window too.
@@ -51,6 +55,7 @@ const char* const kMainHelp =
     "\n"
     "usage: quantscope [gui] [INPUT | --preset NAME | --random ...] [options]   open the window\n"
     "       quantscope quantize INPUT [options]    quantize a tensor, print JSON metrics\n"
+    "       quantscope render [INPUT] --out FIG.png the figure as a PNG, no display needed\n"
     "       quantscope inspect FILE.safetensors    list the tensors of a checkpoint\n"
     "       quantscope bench [--shape RxC]         time the pipeline\n"
     "       quantscope --help | --version\n"

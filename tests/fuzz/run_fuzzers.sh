@@ -22,11 +22,13 @@ for target in "${targets[@]}"; do
     artifacts="$build/fuzz-artifacts/$target"
     mkdir -p "$corpus" "$artifacts"
     cp -n "$repo/tests/fuzz/corpus/$target/"* "$corpus/" 2>/dev/null || true
+    dict=()
+    [ -f "$repo/tests/fuzz/$target.dict" ] && dict=(-dict="$repo/tests/fuzz/$target.dict")
     echo "== fuzz_$target for ${seconds}s"
-    # -rss_limit_mb also caps single allocations (malloc_limit_mb defaults to it): a parser that
-    # trusts a length field and allocates for it is reported, not just slow.
-    if ! "$build/bin/fuzz_$target" "$corpus" -max_len=4096 -max_total_time="$seconds" -timeout=10 \
-            -rss_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$artifacts/" \
+    # No input of 4 KiB may need a 64 MiB allocation: -malloc_limit_mb reports a parser that trusts a
+    # length field and allocates for it, instead of letting it pass because the machine had the memory.
+    if ! "$build/bin/fuzz_$target" "$corpus" "${dict[@]}" -max_len=4096 -max_total_time="$seconds" -timeout=10 \
+            -rss_limit_mb=2048 -malloc_limit_mb=64 -print_final_stats=1 -artifact_prefix="$artifacts/" \
             2> "$build/fuzz-$target.log"; then
         failed+=("$target")
         tail -n 40 "$build/fuzz-$target.log"

@@ -1,0 +1,36 @@
+// The quantization controls: integer type, mode (asymmetric / symmetric / manual scale and zero point),
+// granularity, rounding, and the teaching switch "naive cast, no clamp". Every change goes through
+// AppState::apply_config, which validates it, records it for undo and schedules one recompute; nothing
+// here computes a quantization.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace qs::gui {
+
+struct AppState;
+
+struct ControlsPanelState {
+    // Granularity is edited as a draft: a combination the tensor's shape does not allow (an axis out of
+    // range, a group size that does not divide the last dimension) is shown with `granularity_message`
+    // and not applied.
+    int granularity = 0;  // index into tensor / channel / group
+    int axis = 0;
+    int group_size = 32;
+    std::string granularity_message;
+    std::string manual_message;  // a typed scale that is not a positive finite number
+    double scale_entry = 1.0;    // the exact-entry box of the manual scale
+    bool scale_entry_active = false;  // being typed into: do not overwrite it with the applied scale
+    // The element the "naive cast" note traces (largest error), found once per result generation.
+    std::uint64_t traced_generation = ~std::uint64_t{0};
+    std::int64_t traced_index = -1;
+};
+
+// Keeps the drafts in step with the applied config after an undo, a redo or a new tensor.
+void SyncControlsPanel(ControlsPanelState& state, const AppState& app);
+
+// Contents only (no Begin/End): draws inside the current window or child.
+void DrawControlsPanel(ControlsPanelState& state, AppState& app);
+
+}  // namespace qs::gui

@@ -1,0 +1,596 @@
+// The window: options, GLFW + OpenGL 3.3 core + Dear ImGui set-up, the main loop of imgui's
+// example_glfw_opengl3 (poll or wait, sleep while iconified, new frame, draw, render), the headless
+// fallback, --screenshot and --bench-frames, and shutdown in reverse order.
+#include "gui/gui_main.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cfloat>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <GL/gl.h>
+
+#include "cli/options.hpp"
+#include "gui/app_state.hpp"
+#include "gui/controls_panel.hpp"
+#include "gui/jobs.hpp"
+#include "gui/settings.hpp"
+#include "gui/tensor_panel.hpp"
+#include "gui/figure_panel.hpp"
+#include "gui/histogram_panel.hpp"
+#include "gui/metrics_panel.hpp"
+#include "gui/offscreen.hpp"
+#include "gui/style.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/presets.hpp"
+#include "quantscope/quantize.hpp"
+
+
+namespace qs::gui {
+namespace {
+
+constexpr float kBaseFontPx = 18.0f;      // at content scale 1 and font scale 1
+constexpr float kLeftColumnPx = 340.0f;   // at scale 1
+constexpr int kGlfwNoDisplay = 0x00010008;  // GLFW_PLATFORM_ERROR: what glfwInit reports without X/Wayland
+
+// ------------------------------------------------------------------------------------------- options
+
+struct GuiOptions {
+    cli::Input input;
+    int width = 0, height = 0;  // --size; 0: settings or default
+    std::string screenshot;
+    int frames = 5;
+    int bench_frames = 0;
+    float font_scale = 0.0f;  // --font-scale; 0: settings or 1
+    bool use_settings = true;
+};
+
+GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
+    const std::vector<cli::OptionSpec> own = {
+        {"--size", true}, {"--screenshot", true}, {"--frames", true}, {"--bench-frames", true},
+        {"--font-scale", true}, {"--no-settings", false}};
+    const cli::ParsedArgs parsed =
+        cli::parse_args(args, cli::join(cli::join(cli::tensor_source_options(), cli::quantize_options()), own));
+    GuiOptions o;
+    if (const std::string* v = parsed.get("--size")) {
+        const auto x = v->find('x');
+        if (x == std::string::npos) throw Error("--size: '" + *v + "' is not WxH (e.g. 1600x900)");
+        const std::int64_t w = cli::parse_int("--size", v->substr(0, x));
+        const std::int64_t h = cli::parse_int("--size", v->substr(x + 1));
+        if (w < 320 || h < 240 || w > 16384 || h > 16384)
+            throw Error("--size: " + *v + " is out of range (320x240 to 16384x16384)");
+        o.width = static_cast<int>(w);
+        o.height = static_cast<int>(h);
+    }
+    if (const std::string* v = parsed.get("--screenshot")) {
+        if (v->empty()) throw Error("--screenshot: the path is empty");
+        o.screenshot = *v;
+    }
+    if (const std::string* v = parsed.get("--frames")) {
+        if (o.screenshot.empty()) throw Error("--frames needs --screenshot");
+        const std::int64_t n = cli::parse_int("--frames", *v);
+        if (n < 1 || n > 100000) throw Error("--frames must be 1 to 100000");
+        o.frames = static_cast<int>(std::max<std::int64_t>(n, 3));  // auto-sized windows need 3 frames
+    }
+    if (const std::string* v = parsed.get("--bench-frames")) {
+        const std::int64_t n = cli::parse_int("--bench-frames", *v);
+        if (n < 1 || n > 100000) throw Error("--bench-frames must be 1 to 100000");
+        if (!o.screenshot.empty()) throw Error("--bench-frames and --screenshot do not go together");
+        o.bench_frames = static_cast<int>(n);
+    }
+    if (const std::string* v = parsed.get("--font-scale")) {
+        const double f = cli::parse_double("--font-scale", *v);
+        if (!(f >= 0.5 && f <= 3.0)) throw Error("--font-scale must be 0.5 to 3");
+        o.font_scale = static_cast<float>(f);
+    }
+    // Screenshots and benchmarks must not depend on what a user saved.
+    o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;
+    o.input = cli::load_input(parsed, true);
+    return o;
+}
+
+// --------------------------------------------------------------------------------------- no display
+
+int RenderHeadless(const GuiOptions& o) {
+    if (o.bench_frames > 0) throw Error("--bench-frames needs a display (run it under xvfb-run)");
+    std::string path = o.screenshot;
+    if (path.empty()) {
+        const std::string dir = cache_dir();
+        std::string problem;
+        if (!make_dirs(dir, &problem)) throw Error("no display, and " + problem);
+        path = dir + "/figure.png";
+    }
+    QuantParams params;
+    const QuantResult result = quantize(o.input.tensor, o.input.config, &params);
+    QuantView view;
+    view.tensor = &o.input.tensor;
+    view.config = &o.input.config;
+    view.params = &params;
+    view.result = &result;
+    view.generation = 1;
+    std::string error;
+    const FigurePanelSettings figure_settings;  // defaults: a PNG must not depend on a user's settings
+    if (render_figure_png(view, figure_settings, o.width > 0 ? o.width : 1600, path, &error) != 0)
+        throw Error("no display, and rendering without one failed: " + error);
+    std::printf("quantscope: no display; rendered the figure to %s\n", path.c_str());
+    return 0;
+}
+
+// ------------------------------------------------------------------------------------ window events
+
+// SIGINT / SIGTERM close the window the normal way (settings saved, GPU objects freed in order). The loop
+// waits at most 0.5 s for events, so it notices soon.
+volatile std::sig_atomic_t g_stop_requested = 0;
+extern "C" void RequestStop(int) { g_stop_requested = 1; }
+
+// Reached from GLFW callbacks through the window user pointer.
+struct LoopEvents {
+    int wake_frames = 3;            // frames still to draw after input before waiting again
+    std::vector<std::string> dropped;
+    bool rescale = true;            // content scale or font scale changed: rebuild fonts and sizes
+};
+
+LoopEvents& Events(GLFWwindow* w) { return *static_cast<LoopEvents*>(glfwGetWindowUserPointer(w)); }
+
+// ImGui draws a hover or a click one frame after the event and settles a frame later.
+void Wake(GLFWwindow* w) { Events(w).wake_frames = 3; }
+
+void InstallWakeCallbacks(GLFWwindow* window) {
+    // Installed before ImGui's backend, which chains to them.
+    glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { Wake(w); });
+    glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int, int, int) { Wake(w); });
+    glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { Wake(w); });
+    glfwSetKeyCallback(window, [](GLFWwindow* w, int, int, int, int) { Wake(w); });
+    glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int) { Wake(w); });
+    glfwSetWindowSizeCallback(window, [](GLFWwindow* w, int, int) { Wake(w); });
+    glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { Wake(w); });
+    glfwSetWindowContentScaleCallback(window, [](GLFWwindow* w, float, float) {
+        Events(w).rescale = true;
+        Wake(w);
+    });
+    glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+        for (int i = 0; i < count; ++i) Events(w).dropped.emplace_back(paths[i]);
+        Wake(w);
+    });
+}
+
+// -------------------------------------------------------------------------------------- fonts/style
+
+// Rebuilds the fonts and sizes for `scale` (monitor content scale times the user's font scale). Between
+// frames only; the caller re-uploads the font atlas.
+FontSet ApplyUiScale(float scale) {
+    FontSet fonts = BuildFonts(std::round(kBaseFontPx * scale));
+    ApplyStyle(true, scale);
+    return fonts;
+}
+
+// ------------------------------------------------------------------------------------------ drawing
+
+struct Frame {
+    float ui_scale = 1.0f;
+    float font_scale = 1.0f;
+    bool quit = false;
+    double figure_ms = 0;     // wall time of the figure panel's draw this frame (colormap + upload + draw list)
+    double histogram_ms = 0;  // the histogram panel's (it recounts when the result changes)
+};
+
+void DrawMenuBar(AppState& app, Frame& frame) {
+    if (!ImGui::BeginMenuBar()) return;
+    if (ImGui::BeginMenu("File")) {
+        ImGui::BeginDisabled(app.busy());
+        if (ImGui::BeginMenu("Preset")) {
+            for (const std::string& name : preset_names())
+                if (ImGui::MenuItem(name.c_str())) LoadPreset(app, name);
+            ImGui::EndMenu();
+        }
+        ImGui::EndDisabled();
+        ImGui::Separator();
+        if (ImGui::MenuItem("Quit", "Ctrl+Q")) frame.quit = true;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Edit")) {
+        if (ImGui::MenuItem("Undo", "Ctrl+Z", false, app.history.can_undo() && !app.busy())) app.undo();
+        if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, app.history.can_redo() && !app.busy())) app.redo();
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("View")) {
+        ImGui::MenuItem("Controls", nullptr, &app.panels.controls);
+        ImGui::MenuItem("Figure", nullptr, &app.panels.figure);
+        ImGui::MenuItem("Metrics", nullptr, &app.panels.metrics);
+        ImGui::MenuItem("Histograms", nullptr, &app.panels.histogram);
+        ImGui::Separator();
+        if (ImGui::MenuItem("Larger text", "Ctrl+=")) frame.font_scale *= 1.125f;
+        if (ImGui::MenuItem("Smaller text", "Ctrl+-")) frame.font_scale /= 1.125f;
+        if (ImGui::MenuItem("Reset text size", "Ctrl+0")) frame.font_scale = 1.0f;
+        ImGui::EndMenu();
+    }
+    // Right-aligned: what is loaded and how long the last recompute took.
+    char status[256];
+    std::snprintf(status, sizeof status, "%s   %s   recompute %.2f ms", app.label.c_str(),
+                  app.tensor ? shape_to_string(app.tensor->shape).c_str() : "", app.last_recompute_ms);
+    const float w = ImGui::CalcTextSize(status).x;
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowWidth() - w - ImGui::GetStyle().WindowPadding.x * 2));
+    ImGui::TextDisabled("%s", status);
+    ImGui::EndMenuBar();
+}
+
+void DrawErrorBanner(AppState& app) {
+    if (app.error.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.45f, 0.10f, 0.10f, 1.0f));
+    const float h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
+    ImGui::BeginChild("##error", ImVec2(-1.0f, h), false, ImGuiWindowFlags_NoScrollbar);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Error:");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(app.error.c_str());
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowWidth() - ImGui::GetFontSize() * 5.0f));
+    if (ImGui::Button("Dismiss")) app.error.clear();
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+}
+
+void DrawLeftColumn(AppState& app, const Frame& frame) {
+    ImGui::BeginChild("##left", ImVec2(kLeftColumnPx * frame.ui_scale, 0.0f), true);
+    DrawJobStatus(app.jobs);
+    if (ImGui::BeginTabBar("##left-tabs")) {
+        if (ImGui::BeginTabItem("Quantize")) {
+            ImGui::BeginChild("##controls-scroll");
+            DrawControlsPanel(app.controls, app);
+            ImGui::EndChild();
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Tensor")) {
+            ImGui::BeginChild("##tensor-scroll");
+            DrawTensorPanel(app.tensor_panel, app);
+            ImGui::EndChild();
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
+    ImGui::EndChild();
+}
+
+void DrawRightColumn(AppState& app, Frame& frame) {
+    ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
+    const QuantView view = app.view();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const bool bottom = app.panels.metrics || app.panels.histogram;
+    const float spacing = ImGui::GetStyle().ItemSpacing.y;
+    // The figure first: about two thirds of the height, the numbers and histograms below.
+    float figure_h = bottom ? std::floor(avail.y * 0.64f) : avail.y;
+    if (!app.panels.figure) figure_h = 0.0f;
+    if (app.panels.figure) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (view.valid()) {
+            DrawFigurePanel(app.figure, view, ImVec2(avail.x, figure_h));
+        } else {
+            ImGui::Dummy(ImVec2(avail.x, figure_h));
+        }
+        frame.figure_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+    if (bottom && view.valid()) {
+        const float h = std::max(ImGui::GetContentRegionAvail().y, 0.0f);
+        const float metrics_w = app.panels.histogram ? std::floor(avail.x * 0.40f) : avail.x;
+        if (app.panels.metrics) {
+            ImGui::BeginChild("##metrics", ImVec2(metrics_w, h), true);
+            DrawMetricsPanel(view);
+            ImGui::EndChild();
+            if (app.panels.histogram) ImGui::SameLine();
+        }
+        if (app.panels.histogram) {
+            ImGui::BeginChild("##histograms", ImVec2(0.0f, h), true);
+            app.histogram.follow_element = app.figure.selected;
+            const auto t0 = std::chrono::steady_clock::now();
+            DrawHistogramPanel(app.histogram, view);
+            frame.histogram_ms =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            ImGui::EndChild();
+        }
+    }
+    (void)spacing;
+    ImGui::EndChild();
+}
+
+void DrawMainWindow(AppState& app, Frame& frame) {
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(vp->WorkPos);
+    ImGui::SetNextWindowSize(vp->WorkSize);
+    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_MenuBar |
+                                   ImGuiWindowFlags_NoBringToFrontOnFocus;
+    ImGui::Begin("QuantScope", nullptr, flags);
+    DrawMenuBar(app, frame);
+    DrawErrorBanner(app);
+    if (app.panels.controls) {
+        DrawLeftColumn(app, frame);
+        ImGui::SameLine();
+    }
+    DrawRightColumn(app, frame);
+    ImGui::End();
+}
+
+void HandleShortcuts(AppState& app, Frame& frame) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!io.KeyCtrl) return;
+    // 1.86 indexes io.KeysDown by GLFW key codes.
+    if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD)) frame.font_scale *= 1.125f;
+    if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT)) frame.font_scale /= 1.125f;
+    if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0)) frame.font_scale = 1.0f;
+    if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) frame.quit = true;
+    if (io.WantTextInput) return;  // a text field has its own undo
+    const bool z = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z));
+    if (z && !io.KeyShift) app.undo();
+    if ((z && io.KeyShift) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y))) app.redo();
+}
+
+// ------------------------------------------------------------------------------------------- bench
+
+double Median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Bench {
+    int frames = 0;
+    double s0 = 1.0;
+    std::int32_t z0 = 0;
+    std::vector<double> frame_ms, recompute_ms, upload_ms, histogram_ms;
+};
+
+// Manual mode at the computed per-tensor (s, z), as a teacher would start dragging.
+void StartBench(AppState& app, Bench& bench) {
+    QuantConfig c = app.config;
+    c.granularity = Granularity::Tensor;
+    c.axis = 0;
+    c.group_size = 0;
+    if (c.mode == Mode::Manual) c.mode = app.base_mode;
+    app.apply_config(c, false);
+    app.finish_recompute_now();
+    bench.s0 = app.params.scale.at(0);
+    bench.z0 = app.params.zero_point.at(0);
+    c.mode = Mode::Manual;
+    c.manual_scale = bench.s0;
+    c.manual_zero_point = bench.z0;
+    app.apply_config(c, false);
+    app.finish_recompute_now();
+}
+
+// Frame i of n moves the scale geometrically from s0/4 to 4 s0, as a drag of the slider would.
+void BenchStep(AppState& app, const Bench& bench, int i) {
+    QuantConfig c = app.config;
+    const double t = bench.frames > 1 ? static_cast<double>(i) / (bench.frames - 1) : 0.5;
+    c.manual_scale = bench.s0 * std::pow(4.0, 2.0 * t - 1.0);
+    app.apply_config(c, true);
+}
+
+void PrintBench(const AppState& app, const Bench& bench) {
+    std::printf("{\"frames\":%d,\"frame_ms_median\":%.3f,\"recompute_ms_median\":%.3f,\"upload_ms_median\":%.3f,"
+                "\"elements\":%lld}\n",
+                bench.frames, Median(bench.frame_ms), Median(bench.recompute_ms), Median(bench.upload_ms),
+                static_cast<long long>(app.tensor ? app.tensor->numel() : 0));
+    std::fflush(stdout);
+    // What the keys measure, and the rest of the frame, for a person reading the numbers.
+    std::fprintf(stderr,
+                 "quantscope: bench: recompute = compute_params + quantize_into on the UI thread; upload = the "
+                 "figure panel's draw (reduce + colormap + texture upload of 4 heatmaps + draw list); histograms "
+                 "%.3f ms median; frame = poll to swap\n",
+                 Median(bench.histogram_ms));
+}
+
+}  // namespace
+
+// -------------------------------------------------------------------------------------------- run_gui
+
+int run_gui(const std::vector<std::string>& args) {
+    GuiOptions options = ParseGuiOptions(args);  // qs::Error on a bad option: main prints it, exit 2
+
+    const bool has_display = std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY");
+    if (!has_display) return RenderHeadless(options);
+    if (!glfwInit()) {
+        const char* description = nullptr;
+        const int code = glfwGetError(&description);
+        if (code == kGlfwNoDisplay) return RenderHeadless(options);
+        throw Error(std::string("cannot start the window system: ") + (description ? description : "unknown error"));
+    }
+
+    const std::string settings_file = options.use_settings ? settings_path() : std::string();
+    Settings settings = options.use_settings ? load_settings(settings_file) : Settings{};
+    if (options.width > 0) {
+        settings.window_width = options.width;
+        settings.window_height = options.height;
+        settings.maximized = false;
+    }
+    const bool scripted = !options.screenshot.empty() || options.bench_frames > 0;
+
+    // GL 3.3 core, forward-compatible, as the shaders say "#version 330 core".
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    glfwWindowHint(GLFW_MAXIMIZED, settings.maximized ? GLFW_TRUE : GLFW_FALSE);
+    const std::string title = "QuantScope - " + options.input.label;
+    GLFWwindow* window =
+        glfwCreateWindow(settings.window_width, settings.window_height, title.c_str(), nullptr, nullptr);
+    if (!window) {
+        const char* description = nullptr;
+        glfwGetError(&description);
+        glfwTerminate();
+        throw Error(std::string("cannot open an OpenGL 3.3 window: ") + (description ? description : "unknown error"));
+    }
+    if (settings.window_x >= 0 && settings.window_y >= 0 && !settings.maximized)
+        glfwSetWindowPos(window, settings.window_x, settings.window_y);
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(scripted ? 0 : 1);
+
+    std::signal(SIGINT, RequestStop);
+    std::signal(SIGTERM, RequestStop);
+    LoopEvents events;
+    glfwSetWindowUserPointer(window, &events);
+    InstallWakeCallbacks(window);
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;  // the layout is fixed; what is worth keeping goes to settings.ini
+    io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+
+    int exit_code = 0;
+    {
+        // The app state holds GL textures (through the panels): it lives inside this scope so that it is
+        // destroyed before the GL context and ImGui.
+        auto app = std::make_unique<AppState>();
+        app->panels = settings.panels;
+        for (const auto& [key, value] : settings.figure)
+            ApplyFigurePanelSetting(app->figure.settings, key.c_str(), value.c_str());
+        app->force_sync = scripted;
+        app->apply_tensor(std::make_shared<Tensor>(std::move(options.input.tensor)), options.input.label,
+                          &options.input.config);
+        app->history = UndoHistory{};  // opening is not an undoable step
+        if (scripted) app->finish_recompute_now();
+
+        Frame frame;
+        frame.font_scale = options.font_scale > 0.0f ? options.font_scale : settings.font_scale;
+        float applied_scale = 0.0f;
+        Bench bench;
+        bench.frames = options.bench_frames;
+        if (bench.frames > 0) StartBench(*app, bench);
+        const int total_frames = !options.screenshot.empty() ? options.frames : bench.frames;
+        std::string shown_title = title;
+
+        for (int frame_index = 0; !glfwWindowShouldClose(window); ++frame_index) {
+            const auto frame_start = std::chrono::steady_clock::now();
+            frame.figure_ms = frame.histogram_ms = 0.0;
+            // Poll while something moves; otherwise wait for input so the CPU rests.
+            const bool animate = scripted || events.wake_frames > 0 || app->busy() || app->recomputing() ||
+                                 ImGui::IsAnyItemActive();
+            if (animate) glfwPollEvents();
+            else glfwWaitEventsTimeout(0.5);
+            if (events.wake_frames > 0) --events.wake_frames;
+            if (glfwGetWindowAttrib(window, GLFW_ICONIFIED) != 0 && !scripted) {
+                glfwWaitEventsTimeout(0.1);  // nothing to draw: sleep
+                continue;
+            }
+
+            // Fonts can only be rebuilt between frames.
+            float xscale = 1.0f, yscale = 1.0f;
+            glfwGetWindowContentScale(window, &xscale, &yscale);
+            frame.font_scale = std::clamp(frame.font_scale, 0.5f, 3.0f);
+            frame.ui_scale = std::max(xscale, 0.5f) * frame.font_scale;
+            if (events.rescale || frame.ui_scale != applied_scale) {
+                const FontSet fonts = ApplyUiScale(frame.ui_scale);
+                app->figure.annotation_font = fonts.annotation;
+                ImGui_ImplOpenGL3_DestroyFontsTexture();
+                ImGui_ImplOpenGL3_CreateFontsTexture();
+                applied_scale = frame.ui_scale;
+                events.rescale = false;
+            }
+
+            if (!events.dropped.empty()) {
+                if (app->busy()) app->error = "still loading; drop the file again when it is done";
+                else OpenTensorFile(*app, events.dropped.front());
+                events.dropped.clear();
+            }
+            if (bench.frames > 0) BenchStep(*app, bench, frame_index);
+            const std::uint64_t generation_before = app->generation;
+            app->update();
+            const bool recomputed = app->generation != generation_before;
+            if (app->label != shown_title.substr(std::min(shown_title.size(), std::string("QuantScope - ").size()))) {
+                shown_title = "QuantScope - " + app->label;
+                glfwSetWindowTitle(window, shown_title.c_str());
+            }
+
+            ImGui_ImplOpenGL3_NewFrame();
+            ImGui_ImplGlfw_NewFrame();
+            // A screenshot or a benchmark must not depend on where the X server left the pointer.
+            if (scripted) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+            ImGui::NewFrame();
+            HandleShortcuts(*app, frame);
+            DrawMainWindow(*app, frame);
+            app->end_frame(ImGui::IsAnyItemActive());
+            ImGui::Render();
+
+            int fb_w = 0, fb_h = 0;
+            glfwGetFramebufferSize(window, &fb_w, &fb_h);
+            glViewport(0, 0, fb_w, fb_h);
+            glClearColor(0.09f, 0.10f, 0.12f, 1.0f);
+            glClear(GL_COLOR_BUFFER_BIT);
+            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+            if (!options.screenshot.empty() && frame_index + 1 >= total_frames) {
+                std::vector<std::uint8_t> pixels(static_cast<std::size_t>(fb_w) * fb_h * 4);
+                glPixelStorei(GL_PACK_ALIGNMENT, 1);
+                glReadBuffer(GL_BACK);
+                glReadPixels(0, 0, fb_w, fb_h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+                for (std::size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque, whatever GL left
+                std::string problem;
+                if (!write_png_atomic(options.screenshot, fb_w, fb_h, pixels, true, &problem)) {
+                    std::fprintf(stderr, "quantscope: error: %s\n", problem.c_str());
+                    exit_code = 2;
+                }
+                break;
+            }
+            glfwSwapBuffers(window);
+
+            if (bench.frames > 0) {
+                bench.frame_ms.push_back(
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count());
+                if (recomputed) {
+                    bench.recompute_ms.push_back(app->last_recompute_ms);
+                    bench.upload_ms.push_back(frame.figure_ms);
+                    bench.histogram_ms.push_back(frame.histogram_ms);
+                }
+                if (frame_index + 1 >= bench.frames) {
+                    PrintBench(*app, bench);
+                    break;
+                }
+            }
+            if (frame.quit || g_stop_requested) glfwSetWindowShouldClose(window, GLFW_TRUE);
+        }
+
+        if (options.use_settings) {
+            settings.panels = app->panels;
+            settings.figure.clear();
+            std::istringstream lines(SerializeFigurePanelSettings(app->figure.settings));
+            for (std::string line; std::getline(lines, line);) {
+                const auto eq = line.find('=');
+                if (eq != std::string::npos) settings.figure[line.substr(0, eq)] = line.substr(eq + 1);
+            }
+            settings.font_scale = std::clamp(frame.font_scale, 0.5f, 3.0f);
+            settings.maximized = glfwGetWindowAttrib(window, GLFW_MAXIMIZED) != 0;
+            if (!settings.maximized) {
+                glfwGetWindowPos(window, &settings.window_x, &settings.window_y);
+                glfwGetWindowSize(window, &settings.window_width, &settings.window_height);
+            }
+            std::string problem;
+            if (!save_settings(settings_file, settings, &problem))
+                std::fprintf(stderr, "quantscope: warning: settings not saved: %s\n", problem.c_str());
+        }
+    }  // AppState (textures, worker threads) goes here, while the context is still current
+
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return exit_code;
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,97 @@
+// Rendering without any display: an EGL surfaceless (Mesa) OpenGL 3.3 core context drawing into a framebuffer
+// object, with its own Dear ImGui context and ImGui's OpenGL3 backend. It runs the same panel code as the window
+// (DrawFigurePanel), so the PNG a test or `quantscope render` writes is what the GUI shows. Same input, same
+// bytes: nothing depends on time, mouse or settings files.
+#pragma once
+
+#include <cfloat>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "figure_panel.hpp"
+#include "quant_view.hpp"
+
+namespace qs::gui {
+
+// One offscreen GL + ImGui context. Not copyable. Create, draw frames, read pixels; the destructor releases the
+// GL objects and the ImGui context. Every member call makes its contexts current for its duration and restores
+// the caller's ImGui and EGL contexts afterwards (a GLX context of a window is not restored: don't call it
+// from inside a GLFW frame).
+class OffscreenRenderer {
+public:
+    OffscreenRenderer() = default;
+    ~OffscreenRenderer();
+    OffscreenRenderer(const OffscreenRenderer&) = delete;
+    OffscreenRenderer& operator=(const OffscreenRenderer&) = delete;
+
+    // Creates the EGL context, a w x h framebuffer and the ImGui context; `setup` runs with that ImGui context
+    // current before the backend starts (build fonts, set the style there). False with *error on failure
+    // (no EGL, no surfaceless platform, no 3.3 core context).
+    bool init(int width, int height, const std::function<void()>& setup, std::string* error);
+    bool resize(int width, int height);
+
+    // One ImGui frame: `draw` runs inside NewFrame/Render with io.DisplaySize = the framebuffer size, then the
+    // frame is rasterised over a white background. Render at least 3 frames before reading: auto-sized
+    // windows and tables settle over the first frames.
+    // `mouse` (framebuffer pixels) and `mouse_down` feed ImGui's input, for tests that hover and click;
+    // by default there is no mouse at all.
+    void frame(const std::function<void()>& draw, ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool mouse_down = false,
+               float wheel = 0.0f);
+    // RGBA8 pixels of the framebuffer, bottom row first (as glReadPixels gives them).
+    void read_pixels(std::vector<std::uint8_t>& rgba) const;
+
+    int width() const { return w_; }
+    int height() const { return h_; }
+    ImGuiContext* imgui_context() const { return imgui_; }
+
+private:
+    struct Saved;
+    void make_current(Saved& saved) const;
+    void restore(const Saved& saved) const;
+
+    void* display_ = nullptr;  // EGLDisplay
+    void* context_ = nullptr;  // EGLContext
+    unsigned int fbo_ = 0, color_rb_ = 0;
+    int w_ = 0, h_ = 0;
+    ImGuiContext* imgui_ = nullptr;
+    bool backend_ = false;
+};
+
+// Writes an RGBA8 image as PNG through a temporary file in the same directory and a rename, so a reader never
+// sees half a file and a failure leaves nothing. `bottom_up`: rows are bottom first (a glReadPixels buffer).
+bool write_png_atomic(const std::string& path, int width, int height, const std::vector<std::uint8_t>& rgba,
+                      bool bottom_up, std::string* error);
+
+struct FigurePngOptions {
+    bool metrics_line = true;      // one line of metrics under the figure
+    std::int64_t selected = -1;    // flat index whose pipeline is printed under the figure, -1: none
+    int slice = 0;                 // rank 3: which slice
+    float font_px = 0.0f;          // 0: from the width (about width / 75, at least 14)
+    bool light = true;             // white background like the lessons' matplotlib figure
+};
+
+// Lays out DrawFigurePanel (and the metrics line) in a full-size window `width` pixels wide, as tall as the
+// figure needs, renders it offscreen and writes a PNG atomically. Returns 0 on success; otherwise 1 with a
+// one-line *error (EGL unavailable, bad width, write failure).
+int render_figure_png(const QuantView& view, const FigurePanelSettings& settings, int width,
+                      const std::string& out_path, std::string* error);
+int render_figure_png(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
+                      int width, const std::string& out_path, std::string* error);
+
+// What render_figure_rgba produced besides the pixels.
+struct FigureImageInfo {
+    int height = 0;
+    // Pixel rectangles of the four heatmap images (original, quantized, dequantized, error): x0, y0, x1, y1.
+    float image_rects[4][4] = {};
+};
+
+// The same figure as RGBA8 pixels (top row first) instead of a file: for tests and for a caller that encodes
+// the image itself. `info` may be null.
+int render_figure_rgba(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
+                       int width, std::vector<std::uint8_t>& rgba, FigureImageInfo* info, std::string* error);
+
+}  // namespace qs::gui

@@ -1,0 +1,45 @@
+// The tensor being quantized: presets, a seeded random generator, opening .npy/.csv files, and for small
+// 2-D tensors (up to kMaxEditCells per side) a table whose cells are edited in place (double-click, type,
+// Enter), resized, or pasted from the clipboard. Big tensors come from generate/open, which run as jobs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace qs::gui {
+
+struct AppState;
+
+constexpr int kMaxEditCells = 64;  // rows and columns of the largest tensor the table edits
+
+struct TensorPanelState {
+    // Generate
+    int distribution = 0;  // 0 normal, 1 uniform
+    double mean = 0.0, stddev = 1.0;
+    double low = -1.0, high = 1.0;
+    std::string shape_text = "64x64";
+    int seed = 0;
+    int outliers = 0;
+    // Presets and files
+    int preset = 0;
+    std::string open_path;
+    // Table editor: the cell being typed into (-1: none) and its text.
+    std::int64_t edit_row = -1, edit_col = -1;
+    char edit_buffer[64] = {};
+    bool edit_focus = false;  // give the edit box keyboard focus on its first frame
+    int resize_rows = 3, resize_cols = 3;
+    std::string message;  // last problem with a paste, a resize or a cell value
+};
+
+// Keeps the resize fields in step with the tensor after an undo, a redo or a new tensor.
+void SyncTensorPanel(TensorPanelState& state, const AppState& app);
+
+// Opens a .npy or .csv file as a background job (the Open button and files dropped on the window).
+void OpenTensorFile(AppState& app, const std::string& path);
+// Loads one of qs::preset_names() with its settings, as a background job.
+void LoadPreset(AppState& app, const std::string& name);
+
+// Contents only (no Begin/End).
+void DrawTensorPanel(TensorPanelState& state, AppState& app);
+
+}  // namespace qs::gui

@@ -1,0 +1,422 @@
+// The window end to end: the built binary runs under xvfb-run (a virtual X server with Mesa llvmpipe) with
+// --screenshot or --bench-frames, and without any display (the headless fallback). Bad options exit 2
+// before any window opens. No doctest main here: test_figure.cpp defines it for quantscope_gui_tests.
+// These tests fail (they do not skip) when xvfb-run is missing: the setup script installs it.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <stb_image.h>
+
+#include "quantscope/json_reader.hpp"
+
+namespace {
+
+const char* const kXvfb = "xvfb-run -a -s \"-screen 0 1600x900x24\" ";
+
+struct Run {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A fresh directory under $TMPDIR; the child's config and cache dirs point into it so that no test reads
+// or writes the user's settings.
+struct TempDir {
+    std::string path;
+    TempDir() {
+        const char* base = std::getenv("TMPDIR");
+        std::string pattern = std::string(base && *base ? base : "/tmp") + "/qs-gui-test-XXXXXX";
+        std::vector<char> buf(pattern.begin(), pattern.end());
+        buf.push_back('\0');
+        REQUIRE(::mkdtemp(buf.data()) != nullptr);
+        path = buf.data();
+    }
+    ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+};
+
+// Runs `command` through the shell with stdout and stderr captured to files in `dir`.
+Run run(const TempDir& dir, const std::string& command) {
+    const std::string out = dir.path + "/stdout", err = dir.path + "/stderr";
+    const std::string env = "XDG_CONFIG_HOME='" + dir.path + "/config' XDG_CACHE_HOME='" + dir.path + "/cache' ";
+    const std::string full = env + command + " >'" + out + "' 2>'" + err + "'";
+    const int status = std::system(full.c_str());
+    Run r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+}
+
+bool have_xvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
+
+bool file_exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && st.st_size > 0;
+}
+
+struct Image {
+    int w = 0, h = 0;
+    std::vector<std::uint8_t> rgb;
+    const std::uint8_t* at(int x, int y) const { return &rgb[(static_cast<std::size_t>(y) * w + x) * 3]; }
+};
+
+Image load_png(const std::string& path) {
+    Image img;
+    int channels = 0;
+    unsigned char* data = stbi_load(path.c_str(), &img.w, &img.h, &channels, 3);
+    REQUIRE_MESSAGE(data != nullptr, "cannot decode " << path);
+    img.rgb.assign(data, data + static_cast<std::size_t>(img.w) * img.h * 3);
+    stbi_image_free(data);
+    return img;
+}
+
+// Pixels within `tol` per channel of (r, g, b) inside the rectangle [x0, x1) x [y0, y1).
+long count_near(const Image& img, int r, int g, int b, int tol, int x0, int y0, int x1, int y1) {
+    long n = 0;
+    for (int y = y0; y < y1; ++y)
+        for (int x = x0; x < x1; ++x) {
+            const std::uint8_t* p = img.at(x, y);
+            if (std::abs(p[0] - r) <= tol && std::abs(p[1] - g) <= tol && std::abs(p[2] - b) <= tol) ++n;
+        }
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("gui: xvfb-run is installed (the GUI tests need it)") {
+    REQUIRE_MESSAGE(have_xvfb(), "xvfb-run not found: install xvfb and xauth");
+}
+
+TEST_CASE("gui: --screenshot of the lesson writes a PNG of the requested size showing the figure") {
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    const std::string png = dir.path + "/shot.png";
+    const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --size 1280x720 --screenshot '" + png + "'");
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(file_exists(png));
+    const Image img = load_png(png);
+    CHECK(img.w == 1280);
+    CHECK(img.h == 720);
+
+    // Not blank: many distinct colors.
+    std::vector<bool> seen(1 << 15, false);
+    long distinct = 0;
+    for (int y = 0; y < img.h; y += 2)
+        for (int x = 0; x < img.w; x += 2) {
+            const std::uint8_t* p = img.at(x, y);
+            const int key = ((p[0] >> 3) << 10) | ((p[1] >> 3) << 5) | (p[2] >> 3);
+            if (!seen[key]) {
+                seen[key] = true;
+                ++distinct;
+            }
+        }
+    CHECK(distinct > 50);
+
+    // The lesson's largest value (728.6) is the deep red end of coolwarm, (180, 4, 38), in the figure area
+    // right of the controls column: a whole heatmap cell of it, so many pixels.
+    const long red = count_near(img, 180, 4, 38, 24, img.w / 4, 0, img.w, img.h);
+    CHECK(red > 400);
+    // The quantized panel's -128 and the original's -184 are blue: some clearly blue pixels exist.
+    long blue = 0;
+    for (int y = 0; y < img.h; ++y)
+        for (int x = img.w / 4; x < img.w; ++x) {
+            const std::uint8_t* p = img.at(x, y);
+            if (p[2] > p[0] + 40 && p[2] > p[1] + 20) ++blue;
+        }
+    CHECK(blue > 400);
+}
+
+TEST_CASE("gui: --screenshot of a rank-3 preset and of a big random tensor") {
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    const std::string a = dir.path + "/outliers.png", b = dir.path + "/random.png";
+    Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --preset outliers-4x128x256 --screenshot '" + a +
+                         "' --frames 3");
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(file_exists(a));
+    r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --random normal --shape 512x512 --seed 3 --dtype uint4 "
+                                      "--screenshot '" + b + "'");
+    CHECK(r.exit_code == 0);
+    REQUIRE(file_exists(b));
+    const Image img = load_png(b);
+    CHECK(img.w == 1600);  // the default window size
+    CHECK(img.h == 900);
+}
+
+TEST_CASE("gui: --bench-frames prints one JSON object with the timing keys") {
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --random uniform --shape 256x256 --bench-frames 5");
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const qs::JsonValue json = qs::parse_json(r.out, "bench output");
+    REQUIRE(json.is_object());
+    for (const char* key : {"frames", "frame_ms_median", "recompute_ms_median", "upload_ms_median", "elements"}) {
+        const qs::JsonValue* v = json.find(key);
+        REQUIRE_MESSAGE(v != nullptr, "missing key " << key);
+        CHECK(v->is_number());
+        CHECK(v->number >= 0.0);
+    }
+    CHECK(json.find("frames")->number == 5);
+    CHECK(json.find("elements")->number == 256 * 256);
+}
+
+TEST_CASE("gui: bad options exit 2 with one error line and open no window") {
+    TempDir dir;
+    const char* bad[] = {
+        "gui --no-such-option",
+        "gui --size 12",
+        "gui --size 800x",
+        "gui --frames 4",                       // --frames needs --screenshot
+        "gui --bench-frames 0",
+        "gui --dtype int99",
+        "gui --preset no-such-preset",
+        "gui --shape 4x4",                      // --shape needs --random
+        "gui --screenshot",                     // missing value
+        "gui /no/such/file.npy",
+    };
+    for (const char* args : bad) {
+        CAPTURE(args);
+        // DISPLAY unset: if parsing wrongly passed, the headless path would exit 0, not hang on a window.
+        const Run r = run(dir, "env -u DISPLAY -u WAYLAND_DISPLAY '" QS_BINARY "' " + std::string(args));
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
+        CHECK(r.out.empty());
+    }
+}
+
+TEST_CASE("gui: with no display the figure is rendered headless to a PNG") {
+    TempDir dir;
+    Run r = run(dir, "env -u DISPLAY -u WAYLAND_DISPLAY '" QS_BINARY "' gui");
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string cached = dir.path + "/cache/quantscope/figure.png";
+    CHECK(r.out.find("quantscope: no display; rendered the figure to " + cached) != std::string::npos);
+    CHECK(file_exists(cached));
+
+    const std::string chosen = dir.path + "/chosen.png";
+    r = run(dir, "env -u DISPLAY -u WAYLAND_DISPLAY '" QS_BINARY "' gui --preset lesson-manual --screenshot '" + chosen +
+                     "'");
+    CHECK(r.exit_code == 0);
+    CHECK(file_exists(chosen));
+}
+
+// ------------------------------------------------------------------------------------------------------
+// The app state without a window: recompute on change only, validation, undo, jobs, the worker recompute.
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "gui/app_state.hpp"
+#include "gui/settings.hpp"
+#include "gui/tensor_panel.hpp"
+#include "quantscope/presets.hpp"
+
+namespace {
+
+using qs::gui::AppState;
+
+void load_lesson(AppState& app) {
+    const qs::Preset p = qs::make_preset("lesson");
+    REQUIRE(app.apply_tensor(std::make_shared<qs::Tensor>(p.tensor), p.name, &p.config));
+    app.update();
+}
+
+// Runs update() until `done` or ~20 s.
+template <class Done>
+bool pump(AppState& app, Done done) {
+    for (int i = 0; i < 4000 && !done(); ++i) {
+        app.update();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return done();
+}
+
+}  // namespace
+
+TEST_CASE("app state: the lesson is recomputed only when something changes") {
+    AppState app;
+    load_lesson(app);
+    const qs::gui::QuantView v = app.view();
+    REQUIRE(v.valid());
+    CHECK(v.params->scale.at(0) == doctest::Approx(3.578823433670343));
+    CHECK(v.params->zero_point.at(0) == -77);
+    const std::uint64_t g = app.generation;
+    for (int i = 0; i < 5; ++i) app.update();
+    CHECK(app.generation == g);  // no change, no recompute
+
+    qs::QuantConfig c = app.config;
+    CHECK(app.apply_config(c, false));  // the same config: no step, no recompute
+    app.update();
+    CHECK(app.generation == g);
+    CHECK_FALSE(app.history.can_undo());
+}
+
+TEST_CASE("app state: manual s = 3.5 and z = -70 give the lesson's codes and the computed comparison") {
+    AppState app;
+    load_lesson(app);
+    qs::QuantConfig c = app.config;
+    c.mode = qs::Mode::Manual;
+    c.manual_scale = 3.5;
+    c.manual_zero_point = -70;
+    REQUIRE(app.apply_config(c, false));
+    app.update();
+    const std::vector<std::int32_t> want = {-15, -74, 127, -44, 14, -123, -70, 126, 0};
+    CHECK(app.result.codes == want);
+    CHECK(app.result.metrics.mse == doctest::Approx(170.8753).epsilon(1e-6));
+    const qs::gui::QuantView v = app.view();
+    REQUIRE(v.computed_metrics != nullptr);
+    CHECK(v.computed_metrics->mse == doctest::Approx(1.5730).epsilon(1e-4));
+    CHECK(app.computed_params.zero_point.at(0) == -77);
+
+    // The naive cast: 728.6 rounds to 138, which wraps to -118.
+    c.overflow = qs::Overflow::Wrap;
+    REQUIRE(app.apply_config(c, false));
+    app.update();
+    CHECK(app.result.codes[2] == -118);
+}
+
+TEST_CASE("app state: an invalid combination is reported and not applied") {
+    AppState app;
+    load_lesson(app);
+    qs::QuantConfig c = app.config;
+    c.granularity = qs::Granularity::Group;
+    c.group_size = 2;  // does not divide 3
+    std::string message;
+    CHECK_FALSE(app.apply_config(c, false, &message));
+    CHECK_FALSE(message.empty());
+    CHECK(app.config.granularity == qs::Granularity::Tensor);
+    CHECK_FALSE(app.history.can_undo());
+
+    c.group_size = 3;
+    CHECK(app.apply_config(c, false, &message));
+    app.update();
+    CHECK(app.params.scale.size() == 3);
+}
+
+TEST_CASE("app state: a slider drag is one undo step and tensor edits undo and redo") {
+    AppState app;
+    load_lesson(app);
+    const qs::QuantConfig start = app.config;
+    qs::QuantConfig c = start;
+    c.mode = qs::Mode::Manual;
+    c.manual_scale = 3.0;
+    REQUIRE(app.apply_config(c, true));
+    c.manual_scale = 4.0;
+    REQUIRE(app.apply_config(c, true));
+    c.manual_scale = 5.0;
+    REQUIRE(app.apply_config(c, true));
+    app.end_frame(false);  // released
+    app.undo();
+    CHECK(app.config.mode == start.mode);
+    CHECK_FALSE(app.history.can_undo());
+    app.redo();
+    CHECK(app.config.manual_scale == 5.0);
+
+    auto edited = std::make_shared<qs::Tensor>(*app.tensor);
+    edited->values[0] = 1000.0f;
+    REQUIRE(app.apply_tensor(edited, "lesson (edited)"));
+    app.update();
+    CHECK(app.shown_tensor->values[0] == 1000.0f);
+    app.undo();
+    app.update();
+    CHECK(app.shown_tensor->values[0] == doctest::Approx(191.6f));
+    CHECK(app.config.manual_scale == 5.0);  // the step before the edit
+    app.redo();
+    app.update();
+    CHECK(app.shown_tensor->values[0] == 1000.0f);
+
+    // A NaN is refused with a message naming the index; nothing changes.
+    auto bad = std::make_shared<qs::Tensor>(*app.tensor);
+    bad->values[4] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_FALSE(app.apply_tensor(bad, "bad"));
+    CHECK(app.error.find("[1, 1]") != std::string::npos);
+    CHECK(app.tensor->values[4] == 295.5f);
+}
+
+TEST_CASE("app state: presets and files load as background jobs") {
+    AppState app;
+    load_lesson(app);
+    qs::gui::LoadPreset(app, "lesson-manual");
+    CHECK(app.busy());
+    REQUIRE(pump(app, [&] { return !app.busy() && !app.recomputing(); }));
+    CHECK(app.label == "lesson-manual");
+    CHECK(app.config.mode == qs::Mode::Manual);
+    CHECK(app.view().valid());
+
+    qs::gui::OpenTensorFile(app, "/no/such/file.npy");
+    REQUIRE(pump(app, [&] { return !app.busy(); }));
+    CHECK_FALSE(app.error.empty());
+    CHECK(app.label == "lesson-manual");  // unchanged
+}
+
+TEST_CASE("app state: a big tensor recomputes on a worker while the last result stays on screen") {
+    AppState app;
+    auto big = std::make_shared<qs::Tensor>();
+    big->shape = {2048, 1536};  // above kSyncElements
+    big->values.resize(2048 * 1536);
+    for (std::size_t i = 0; i < big->values.size(); ++i) big->values[i] = static_cast<float>(i % 1000) - 500.0f;
+    REQUIRE(app.apply_tensor(big, "big"));
+    app.update();
+    CHECK(app.recomputing());
+    REQUIRE(pump(app, [&] { return app.view().valid(); }));
+    const std::uint64_t g = app.generation;
+    qs::QuantConfig c = app.config;
+    c.dtype = qs::IntType{true, 4};
+    REQUIRE(app.apply_config(c, false));
+    app.update();
+    CHECK(app.view().valid());  // the previous result is still shown
+    REQUIRE(pump(app, [&] { return app.generation > g && !app.recomputing(); }));
+    CHECK(app.shown_config.dtype.bits == 4);
+    CHECK(*std::max_element(app.result.codes.begin(), app.result.codes.end()) <= 7);
+}
+
+TEST_CASE("settings: written atomically under XDG_CONFIG_HOME and read back") {
+    TempDir dir;
+    const std::string saved = std::getenv("XDG_CONFIG_HOME") ? std::getenv("XDG_CONFIG_HOME") : "";
+    const bool had = std::getenv("XDG_CONFIG_HOME") != nullptr;
+    ::setenv("XDG_CONFIG_HOME", (dir.path + "/cfg").c_str(), 1);
+    const std::string path = qs::gui::settings_path();
+    CHECK(path == dir.path + "/cfg/quantscope/settings.ini");
+    qs::gui::Settings s;
+    s.window_width = 1280;
+    s.window_height = 800;
+    s.font_scale = 1.5f;
+    s.panels.histogram = false;
+    s.figure["colormap"] = "viridis";
+    std::string error;
+    REQUIRE(qs::gui::save_settings(path, s, &error));
+    const qs::gui::Settings back = qs::gui::load_settings(path);
+    CHECK(back.window_width == 1280);
+    CHECK(back.window_height == 800);
+    CHECK(back.font_scale == doctest::Approx(1.5f));
+    CHECK_FALSE(back.panels.histogram);
+    CHECK(back.figure.at("colormap") == "viridis");
+    // A damaged file gives defaults, not an unusable window.
+    std::ofstream(path) << "window_width=-5\nfont_scale=nan\ngarbage\n";
+    const qs::gui::Settings damaged = qs::gui::load_settings(path);
+    CHECK(damaged.window_width == 1600);
+    CHECK(damaged.font_scale == 1.0f);
+    if (had) ::setenv("XDG_CONFIG_HOME", saved.c_str(), 1);
+    else ::unsetenv("XDG_CONFIG_HOME");
+}
