@@ -5,6 +5,37 @@
 
 namespace qs {
 
+namespace {
+
+// Per-thread partial counts merged at the end: bins of equal width, as in histogram() below.
+void count_bins(const float* values, std::int64_t n, int bins, double lo, double hi, Histogram& h) {
+    const double inv_width = static_cast<double>(bins) / (hi - lo);
+    std::int64_t below = 0, above = 0;
+#pragma omp parallel reduction(+ : below, above)
+    {
+        std::vector<std::int64_t> local(static_cast<std::size_t>(bins), 0);
+#pragma omp for schedule(static) nowait
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double v = values[i];
+            if (v < lo) {
+                ++below;
+            } else if (v > hi) {
+                ++above;
+            } else {
+                // v == hi lands one past the end: it belongs to the last (closed) bin.
+                const auto b = std::min<std::int64_t>(static_cast<std::int64_t>((v - lo) * inv_width), bins - 1);
+                ++local[static_cast<std::size_t>(b)];
+            }
+        }
+#pragma omp critical
+        for (int b = 0; b < bins; ++b) h.counts[static_cast<std::size_t>(b)] += local[static_cast<std::size_t>(b)];
+    }
+    h.below = below;
+    h.above = above;
+}
+
+}  // namespace
+
 Histogram histogram(const float* values, std::int64_t n, int bins, double lo, double hi) {
     Histogram h;
     if (bins < 1) bins = 1;
@@ -15,39 +46,43 @@ Histogram histogram(const float* values, std::int64_t n, int bins, double lo, do
     h.lo = lo;
     h.hi = hi;
     h.counts.assign(static_cast<std::size_t>(bins), 0);
-    const double inv_width = static_cast<double>(bins) / (hi - lo);
-    for (std::int64_t i = 0; i < n; ++i) {
-        const double v = values[i];
-        if (v < lo) {
-            ++h.below;
-        } else if (v > hi) {
-            ++h.above;
-        } else {
-            // v == hi lands one past the end: it belongs to the last (closed) bin.
-            const auto b = std::min<std::int64_t>(static_cast<std::int64_t>((v - lo) * inv_width), bins - 1);
-            ++h.counts[static_cast<std::size_t>(b)];
-        }
-    }
+    count_bins(values, n, bins, lo, hi, h);
     h.max_count = h.counts.empty() ? 0 : *std::max_element(h.counts.begin(), h.counts.end());
     return h;
 }
 
+void value_range(const float* values, std::int64_t n, float& lo, float& hi) {
+    float a = values[0], b = values[0];
+#pragma omp parallel for simd reduction(min : a) reduction(max : b) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+        a = std::min(a, values[i]);
+        b = std::max(b, values[i]);
+    }
+    lo = a;
+    hi = b;
+}
+
 Histogram histogram(const float* values, std::int64_t n, int bins) {
     if (n <= 0) return histogram(values, 0, bins, 0.0, 0.0);
-    float lo = values[0], hi = values[0];
-    for (std::int64_t i = 1; i < n; ++i) {
-        lo = std::min(lo, values[i]);
-        hi = std::max(hi, values[i]);
-    }
+    float lo = 0, hi = 0;
+    value_range(values, n, lo, hi);
     return histogram(values, n, bins, lo, hi);
 }
 
 std::vector<std::int64_t> code_counts(const std::int32_t* codes, std::int64_t n, std::int32_t q_min,
                                       std::int32_t q_max) {
-    std::vector<std::int64_t> counts(static_cast<std::size_t>(std::int64_t{q_max} - q_min + 1), 0);
-    for (std::int64_t i = 0; i < n; ++i) {
-        const std::int32_t q = codes[i];
-        if (q >= q_min && q <= q_max) ++counts[static_cast<std::size_t>(q - q_min)];
+    const std::size_t levels = static_cast<std::size_t>(std::int64_t{q_max} - q_min + 1);
+    std::vector<std::int64_t> counts(levels, 0);
+#pragma omp parallel
+    {
+        std::vector<std::int64_t> local(levels, 0);
+#pragma omp for schedule(static) nowait
+        for (std::int64_t i = 0; i < n; ++i) {
+            const std::int32_t q = codes[i];
+            if (q >= q_min && q <= q_max) ++local[static_cast<std::size_t>(q - q_min)];
+        }
+#pragma omp critical
+        for (std::size_t k = 0; k < levels; ++k) counts[k] += local[k];
     }
     return counts;
 }

@@ -216,18 +216,19 @@ SourceFloat dtype_of(const std::string& descr, const std::string& name) {
 }
 
 // Rank and emptiness as QuantScope needs them. The one place a later change would fold rank > 3.
-Shape tensor_shape(const Shape& file_shape, const std::string& name) {
+// The shape QuantScope works with: rank 1 to 3 as is, rank > 3 (C order) folded to 3-D.
+Shape tensor_shape(const Shape& file_shape, bool fortran_order, const std::string& name, std::string* note) {
     if (file_shape.empty()) {
-        fail(name, "shape () is a 0-d array (a scalar); QuantScope reads arrays of rank 1 to 3");
-    }
-    if (file_shape.size() > 3) {
-        fail(name, "shape " + shape_to_tuple(file_shape) + " has rank " + std::to_string(file_shape.size()) +
-                       "; QuantScope reads arrays of rank 1 to 3");
+        fail(name, "shape () is a 0-d array (a scalar); QuantScope reads arrays of rank 1 or more");
     }
     for (const auto dim : file_shape) {
         if (dim == 0) fail(name, "shape " + shape_to_tuple(file_shape) + " is empty (a dimension is 0)");
     }
-    return file_shape;
+    if (file_shape.size() > 3 && fortran_order) {
+        fail(name, "shape " + shape_to_tuple(file_shape) +
+                       " in Fortran order has rank > 3; save it in C order (numpy.ascontiguousarray)");
+    }
+    return fold_to_rank3(file_shape, note);
 }
 
 // Column-major (Fortran) source of `shape` into row-major `dst`.
@@ -279,10 +280,10 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
     return header;
 }
 
-Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name) {
+Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name, std::string* note) {
     const NpyHeader header = parse_npy_header(data, size, name);
     const SourceFloat type = dtype_of(header.descr, name);
-    const Shape shape = tensor_shape(header.shape, name);
+    const Shape shape = tensor_shape(header.shape, header.fortran_order, name, note);
     std::int64_t numel = 0;
     try {
         numel = checked_numel(shape);
@@ -316,10 +317,10 @@ Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& 
     return tensor;
 }
 
-Tensor read_npy(const std::string& path) {
+Tensor read_npy(const std::string& path, std::string* note) {
     const MappedFile file(path);
     file.will_read(0, file.size());
-    return parse_npy(file.data(), file.size(), path);
+    return parse_npy(file.data(), file.size(), path, note);
 }
 
 std::string npy_header_bytes(const std::string& descr, const Shape& shape) {

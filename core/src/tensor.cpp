@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "quantscope/error.hpp"
 
@@ -59,6 +60,19 @@ Shape parse_shape(const std::string& text) {
         throw Error("bad shape '" + text + "': " + e.what());
     }
     return shape;
+}
+
+Shape fold_to_rank3(const Shape& shape, std::string* note) {
+    if (note != nullptr) note->clear();
+    if (shape.size() <= 3) return shape;
+    // Saturating: an absurd product then fails in checked_numel instead of overflowing here.
+    std::int64_t leading = 1;
+    for (std::size_t i = 0; i + 2 < shape.size(); ++i) {
+        if (__builtin_mul_overflow(leading, shape[i], &leading)) leading = std::numeric_limits<std::int64_t>::max();
+    }
+    Shape folded{leading, shape[shape.size() - 2], shape[shape.size() - 1]};
+    if (note != nullptr) *note = shape_to_string(shape) + " viewed as " + shape_to_string(folded);
+    return folded;
 }
 
 std::string index_to_string(const Shape& shape, std::int64_t flat) {

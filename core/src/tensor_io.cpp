@@ -50,7 +50,7 @@ Tensor load_tensor(const std::string& path, const std::string& tensor_name, std:
         throw Error(path + ": --tensor " + tensor_name + " applies only to .safetensors files");
     }
     switch (format) {
-        case Format::Npy: return read_npy(path);
+        case Format::Npy: return read_npy(path, note);
         case Format::Csv: return read_csv(path);
         case Format::Safetensors: break;
     }

@@ -17,12 +17,16 @@ struct Histogram {
     double bin_width() const { return counts.empty() ? 0.0 : (hi - lo) / static_cast<double>(counts.size()); }
 };
 
-// Counts `n` values into `bins` (>= 1) equal bins over [lo, hi]. When hi <= lo (a constant tensor) the range is
+// Counts `n` values into `bins` (>= 1) equal bins over [lo, hi] (all threads; integer counts, so the result
+// does not depend on the thread count). When hi <= lo (a constant tensor) the range is
 // widened by 0.5 on each side so the one spike sits in the middle of a visible range.
 Histogram histogram(const float* values, std::int64_t n, int bins, double lo, double hi);
 
 // The same over the range of the data itself (min..max), one pass for the range, one for the counts.
 Histogram histogram(const float* values, std::int64_t n, int bins);
+
+// Smallest and largest of n >= 1 values, in one vectorised, multithreaded pass.
+void value_range(const float* values, std::int64_t n, float& lo, float& hi);
 
 // Occurrences of each code q in [q_min, q_max]: result[q - q_min]. Codes outside the range (there are none
 // after a clamp; a wrap keeps them inside too) are ignored.

@@ -28,10 +28,11 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
 // The whole reader on an in-memory file: header, dtype and rank checks, element count (kMaxElements) and
 // exact data length — all before allocating — then one conversion pass and check_tensor.
 // `name` prefixes every error message.
-Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name);
+// Rank > 3 (C order) is folded to 3-D; `note` (if given) then says how, e.g. "2x3x4x5 viewed as 6x4x5".
+Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name, std::string* note = nullptr);
 
 // parse_npy on a memory-mapped file.
-Tensor read_npy(const std::string& path);
+Tensor read_npy(const std::string& path, std::string* note = nullptr);
 
 // The bytes of a v1.0 header (v2.0 if it would not fit) for `descr` and `shape`, padded with spaces and
 // a newline so the data starts at a multiple of 64 bytes, as numpy writes it.

@@ -64,9 +64,5 @@ private:
 // Bytes per element of a safetensors dtype ("F32" → 4), or 0 for an unknown dtype.
 std::size_t safetensors_item_size(const std::string& dtype);
 
-// Rank > 3 viewed as 3-D: the leading dimensions multiplied into the first (2x3x4x5 → 6x4x5); rank <= 3
-// unchanged. `note` receives "2x3x4x5 viewed as 6x4x5" when folding happened, else is cleared.
-// Assumes the element count is already known to be bounded (no overflow check beyond kMaxElements).
-Shape fold_to_rank3(const Shape& shape, std::string* note = nullptr);
 
 }  // namespace qs

@@ -41,6 +41,11 @@ std::int64_t checked_numel(const Shape& shape);
 // shape, and every value finite. The message names the first bad index, e.g. "NaN at index [1, 2]".
 void check_tensor(const Tensor& tensor);
 
+// Rank > 3 viewed as 3-D: the leading dimensions multiplied into the first (2x3x4x5 → 6x4x5); rank <= 3
+// unchanged. `note` receives "2x3x4x5 viewed as 6x4x5" when folding happened, else is cleared.
+// Assumes the element count is already known to be bounded (no overflow check beyond kMaxElements).
+Shape fold_to_rank3(const Shape& shape, std::string* note = nullptr);
+
 // "[1, 2]": the multi-index of flat element `flat` in `shape`.
 std::string index_to_string(const Shape& shape, std::int64_t flat);
 
