@@ -56,7 +56,7 @@ TEST_CASE("percentile 100 equals min/max") {
         }
 }
 
-TEST_CASE("mse is never worse than min/max, and clearly better with an outlier") {
+TEST_CASE("mse is never worse than min/max / and clearly better with an outlier") {
     for (std::uint64_t seed = 0; seed < 6; ++seed)
         for (Mode mode : {Mode::Asymmetric, Mode::Symmetric})
             for (Granularity g : {Granularity::Tensor, Granularity::Channel, Granularity::Group})

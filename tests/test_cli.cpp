@@ -210,7 +210,7 @@ TEST_CASE("random tensors from the command line") {
     CHECK(json_value(r.out, "shape") == "[100]");
 }
 
-TEST_CASE("every bad input or option: exit 2, one clear line, the output file unchanged") {
+TEST_CASE("every bad input or option: exit 2 / one clear line / the output file unchanged") {
     TempDir dir;
     write_file(dir / "good.csv", kLessonCsv);
     write_file(dir / "nan.csv", "1, 2\nnan, 4\n");
@@ -291,7 +291,7 @@ TEST_CASE("every bad input or option: exit 2, one clear line, the output file un
     CHECK(files == 10 + 2 + 1);  // inputs + stdout/stderr + out.npy
 }
 
-TEST_CASE("help, version and unknown commands") {
+TEST_CASE("help / version and unknown commands") {
     TempDir dir;
     Run r = run("--help", dir);
     CHECK(r.exit_code == 0);

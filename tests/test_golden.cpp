@@ -10,7 +10,7 @@
 
 using namespace qs;
 
-TEST_CASE("int8 manual s = 3.5, z = -70 on the lessons' tensor") {
+TEST_CASE("int8 manual s = 3.5 / z = -70 on the lessons' tensor") {
     Preset p = make_preset("lesson-manual");
     QuantParams params;
     QuantResult r = quantize(p.tensor, p.config, &params);
@@ -41,7 +41,7 @@ TEST_CASE("int8 asymmetric on the lessons' tensor") {
     CHECK(r.metrics.levels_total == 256);
 }
 
-TEST_CASE("without the clamp 728.6 at s = 3.5, z = -70 is 138, and the clamp keeps it at 127") {
+TEST_CASE("without the clamp 728.6 at s = 3.5 / z = -70 is 138 / and the clamp keeps it at 127") {
     const float v = 728.6f / 3.5f + (-70.0f);
     CHECK(std::nearbyint(v) == 138.0f);
     QuantConfig config = make_preset("lesson-manual").config;
@@ -54,7 +54,7 @@ TEST_CASE("without the clamp 728.6 at s = 3.5, z = -70 is 138, and the clamp kee
     CHECK(clipped);
 }
 
-TEST_CASE("the naive 'divide by max, times 255, cast to int8' wraps 255 to -1") {
+TEST_CASE("the naive 'divide by max / times 255 / cast to int8' wraps 255 to -1") {
     // r / max * 255 is r / (max / 255): the max element lands on 255, which a cast to int8 wraps to -1.
     QuantConfig config;
     config.overflow = Overflow::Wrap;

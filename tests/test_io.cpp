@@ -161,7 +161,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 // ---------------------------------------------------------------------------------------------------- npy
 
-TEST_CASE("io: npy float32 round trip for rank 1, 2 and 3") {
+TEST_CASE("io: npy float32 round trip for rank 1 / 2 and 3") {
     TempDir dir;
     for (const qs::Shape& shape : {qs::Shape{7}, qs::Shape{3, 5}, qs::Shape{2, 3, 4}, qs::Shape{1, 1, 1}}) {
         const auto values = random_finite_floats(static_cast<std::size_t>(qs::checked_numel(shape)), 7);
@@ -190,7 +190,7 @@ TEST_CASE("io: npy header text is numpy's") {
     CHECK(qs::npy_header_bytes("|i1", {2, 3}).find("'shape': (2, 3), }") != std::string::npos);
 }
 
-TEST_CASE("io: npy codes are written as int8, uint8, int16, uint16") {
+TEST_CASE("io: npy codes are written as int8 / uint8 / int16 / uint16") {
     TempDir dir;
     struct Case {
         qs::NpyDtype dtype;
@@ -336,7 +336,7 @@ TEST_CASE("io: truncated and over-long npy data say expected vs actual bytes") {
     CHECK_ERROR_HAS(npy(npy_file(f4_dict("(3,)"), "")), "needs 12 bytes of data, the file has 0");
 }
 
-TEST_CASE("io: a huge npy shape fails fast, before any allocation") {
+TEST_CASE("io: a huge npy shape fails fast / before any allocation") {
     const auto start = std::chrono::steady_clock::now();
     CHECK_ERROR_HAS(npy(npy_file(f4_dict("(1000000000, 1000000000)"), "1234")), "more than 268435456 elements");
     CHECK_ERROR_HAS(npy(npy_file(f4_dict("(4294967296, 4294967296, 4294967296)"), "")), "more than");
@@ -413,7 +413,7 @@ TEST_CASE("io: bad npy header dicts") {
     }
 }
 
-TEST_CASE("io: npy rank > 3 folds to 3-D; rank 0 and empty arrays are refused") {
+TEST_CASE("io: npy rank > 3 folds to 3-D - rank 0 and empty arrays are refused") {
     std::string note;
     const std::string data(2 * 3 * 1 * 2 * 4, '\0');
     const std::string file = npy_file(f4_dict("(2, 3, 1, 2)"), data);
@@ -465,7 +465,7 @@ TEST_CASE("io: csv round trip of floats and codes") {
     CHECK(read_bytes(dir / "s.csv") == "0.1,-2.5\n3e-08,1e+10\n");
 }
 
-TEST_CASE("io: csv separators, line ends, BOM, blank and comment lines") {
+TEST_CASE("io: csv separators / line ends / BOM / blank and comment lines") {
     const std::vector<float> want = {1, 2, 3, 4, 5, 6};
     for (const std::string text : {
              "1,2,3\n4,5,6\n",
@@ -525,7 +525,7 @@ TEST_CASE("io: csv writer refuses rank 3 and leaves an existing file untouched")
 
 // -------------------------------------------------------------------------------------------- safetensors
 
-TEST_CASE("io: safetensors list and read F32, F16, BF16, F64") {
+TEST_CASE("io: safetensors list and read F32 / F16 / BF16 / F64") {
     const std::string data = le_bytes(std::vector<float>{1, 2, 3, 4, 5, 6}) +      // a: F32 [2, 3], 0..24
                              u16_bytes({0x3C00, 0x0001, 0xC000, 0x7BFF}) +          // b: F16 [4], 24..32
                              u16_bytes({0x3F80, 0x0001, 0xBF80, 0x4049}) +          // c: BF16 [2, 2], 32..40
@@ -559,7 +559,7 @@ TEST_CASE("io: safetensors list and read F32, F16, BF16, F64") {
     CHECK(error_of([&] { file.read("zz"); }) == "m.safetensors: no tensor named 'zz' (it has: a, b, c, d)");
 }
 
-TEST_CASE("io: safetensors rank > 3 folds to 3-D, rank 0 and empty are refused") {
+TEST_CASE("io: safetensors rank > 3 folds to 3-D / rank 0 and empty are refused") {
     const std::string header =
         R"({"w": {"dtype": "F32", "shape": [2, 1, 2, 2], "data_offsets": [0, 32]},
             "s": {"dtype": "F32", "shape": [], "data_offsets": [32, 36]},
@@ -584,7 +584,7 @@ TEST_CASE("io: safetensors rank > 3 folds to 3-D, rank 0 and empty are refused")
           "m.safetensors: tensor 'i' has dtype I64; QuantScope reads F32, F16, BF16 and F64");
 }
 
-TEST_CASE("io: safetensors Inf, NaN and float32 overflow are rejected") {
+TEST_CASE("io: safetensors Inf / NaN and float32 overflow are rejected") {
     const std::string header =
         R"({"h": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]},
             "b": {"dtype": "BF16", "shape": [2], "data_offsets": [4, 8]},

@@ -74,7 +74,7 @@ void check_against_scalar(const Tensor& t, const QuantParams& p, const QuantConf
 
 }  // namespace
 
-TEST_CASE("properties hold on random tensors for every type, mode and granularity") {
+TEST_CASE("properties hold on random tensors for every type / mode and granularity") {
     int checked = 0;
     for (const Case& base : cases()) {
         const Tensor t = generate_random(base.spec);
@@ -175,7 +175,7 @@ TEST_CASE("per-channel equals per-tensor applied to each channel") {
         }
 }
 
-TEST_CASE("group size G equals per-channel on the reshaped (-1, G) view") {
+TEST_CASE("group size G equals per-channel on the reshaped (-1 / G) view") {
     RandomSpec spec;
     spec.shape = {6, 4, 96};
     spec.seed = 7;
@@ -269,7 +269,7 @@ TEST_CASE("degenerate tensors give finite parameters") {
     }
 }
 
-TEST_CASE("asymmetric parameters follow the lessons' formula, clamping the zero point") {
+TEST_CASE("asymmetric parameters follow the lessons' formula / clamping the zero point") {
     double s;
     std::int32_t z;
     asymmetric_params(10, 20, {true, 8}, s, z);  // all positive: z = -128 - 10/s < q_min, clamped

@@ -266,7 +266,7 @@ void AppState::start_recompute() {
 void AppState::finish_recompute_now() {
     if (worker_.joinable()) {
         worker_.join();
-        take_recompute(*work_);
+        if (work_->tensor == tensor) take_recompute(*work_);
         spare_ = std::move(work_);
     }
     if (dirty_ && tensor) {
@@ -306,7 +306,8 @@ void AppState::update() {
     }
     if (worker_.joinable() && worker_done_.load(std::memory_order_acquire)) {
         worker_.join();
-        take_recompute(*work_);
+        // A result for a tensor that has since been replaced (a job finished meanwhile) is stale.
+        if (work_->tensor == tensor) take_recompute(*work_);
         spare_ = std::move(work_);
     }
     // Entering manual mode, or a change made while the worker ran, may still need the comparison.

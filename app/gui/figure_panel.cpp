@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "quantscope/histogram.hpp"
 #include "quantscope/quantize.hpp"
 #include "figure_text.hpp"
 
@@ -16,11 +17,8 @@ namespace {
 const char* kAnnotateNames[] = {"auto", "on", "off"};
 
 void MinMax(const float* v, std::int64_t n, double& lo, double& hi) {
-    float a = v[0], b = v[0];
-    for (std::int64_t i = 1; i < n; ++i) {
-        a = std::min(a, v[i]);
-        b = std::max(b, v[i]);
-    }
+    float a = 0, b = 0;
+    value_range(v, n, a, b);
     lo = a;
     hi = b;
 }
@@ -45,6 +43,13 @@ void SetValueScale(HeatmapStyle& s, Colormap map, double lo, double hi) {
     s.bar_lo = lo;
     s.bar_hi = hi;
     s.norm = IsDiverging(map) && lo < 0.0 && hi > 0.0 ? ColorNorm::Centered(lo, hi, 0.0) : ColorNorm::Linear(lo, hi);
+}
+
+// Decimals for printed reals: the lessons' 2, or enough for two significant digits of the largest magnitude
+// (errors of a randn tensor are ~0.01: ".2f" would print a wall of "0.01" and "0.00"). At most 5.
+int DecimalsFor(double max_abs) {
+    if (!(max_abs > 0.0) || max_abs >= 0.1) return 2;
+    return std::min(5, std::max(2, 1 - static_cast<int>(std::floor(std::log10(max_abs)))));
 }
 
 struct PanelStyles {
@@ -97,6 +102,8 @@ PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool whi
     }
 
     const Colormap map = set.colormap;
+    o.decimals = d.decimals = DecimalsFor(std::max(std::fabs(olo), std::fabs(ohi)));
+    e.decimals = DecimalsFor(st.err_hi);
     SetValueScale(o, map, olo, ohi);
     SetValueScale(d, map, dlo, dhi);
     q.colormap = map;
@@ -240,7 +247,7 @@ bool ApplyFigurePanelSetting(FigurePanelSettings& s, const char* key, const char
 namespace {
 
 struct FigureLayout {
-    float toolbar_h = 0, title_h = 0, pipeline_h = 0, gap = 0, col_w = 0;
+    float toolbar_h = 0, title_h = 0, caption_h = 0, pipeline_h = 0, gap = 0, col_w = 0;
 };
 
 FigureLayout ComputeLayout(const FigurePanelState& st, float width) {
@@ -248,6 +255,8 @@ FigureLayout ComputeLayout(const FigurePanelState& st, float width) {
     const ImGuiStyle& style = ImGui::GetStyle();
     l.toolbar_h = st.settings.show_toolbar ? ImGui::GetFrameHeightWithSpacing() + style.ItemSpacing.y : 0.0f;
     l.title_h = std::round(ImGui::GetTextLineHeight() * 1.6f);
+    // Under each image: what one pixel stands for when the slice is reduced to fit.
+    l.caption_h = std::round(ImGui::GetTextLineHeight() * 1.3f);
     l.pipeline_h = st.settings.show_pipeline ? std::round(ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize()) : 0.0f;
     l.gap = std::round(ImGui::GetFontSize() * 1.0f);
     l.col_w = std::max(16.0f, std::floor((width - 3.0f * l.gap) / 4.0f));
@@ -264,7 +273,7 @@ float FigurePanelHeight(const FigurePanelState& st, const QuantView& qv, float w
         ratio = std::clamp(ratio, 0.3f, 1.0f);
     }
     const float heat_w = l.col_w - HeatmapColorbarWidth();
-    return std::ceil(l.toolbar_h + l.title_h + heat_w * ratio + l.pipeline_h);
+    return std::ceil(l.toolbar_h + l.title_h + heat_w * ratio + l.caption_h + l.pipeline_h);
 }
 
 void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
@@ -288,7 +297,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     if (st.settings.show_toolbar) DrawToolbar(st, qv);
 
     const float heat_top = origin.y + l.toolbar_h + l.title_h;
-    const float heat_h = std::max(16.0f, size.y - l.toolbar_h - l.title_h - l.pipeline_h);
+    const float heat_h = std::max(16.0f, size.y - l.toolbar_h - l.title_h - l.caption_h - l.pipeline_h);
     // Lesson look: white panels only while their printed values are readable (the heatmap's Auto rule).
     const float est_img_w = HeatmapImageSize(rows, cols, ImVec2(l.col_w, heat_h), HeatmapColorbarWidth()).x;
     const float est_cell_px = est_img_w / static_cast<float>(st.view.x1 - st.view.x0);
@@ -338,6 +347,18 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
                                             selected, ImVec2(l.col_w, heat_h));
         st.image_min[i] = r.image_min;
         st.image_max[i] = r.image_max;
+        const HeatmapState& hs = st.maps[i];
+        if (hs.fx > 1 || hs.fy > 1) {
+            // A zoomed-out big tensor is averaged (the error: maximised) to screen resolution; say so, or a
+            // grey square of averaged noise reads as "all zeros".
+            char cap[96];
+            std::snprintf(cap, sizeof cap, "1 px = %s of %lld%s%lld cells", i == kError ? "max" : "mean",
+                          static_cast<long long>(hs.fy), Symbols().times, static_cast<long long>(hs.fx));
+            const ImVec2 cs = ImGui::CalcTextSize(cap);
+            const float cx = std::clamp((r.image_min.x + r.image_max.x - cs.x) * 0.5f, x, std::max(x, x + l.col_w - cs.x));
+            dl->AddText(ImVec2(std::round(cx), std::round(r.image_max.y + l.caption_h * 0.15f)),
+                        ImGui::GetColorU32(ImGuiCol_TextDisabled), cap);
+        }
         // Title centered over the image, like a matplotlib axes title; over the column if it is wider.
         const ImVec2 ts = ImGui::CalcTextSize(titles[i].c_str());
         float tx = (r.image_min.x + r.image_max.x) * 0.5f - ts.x * 0.5f;
@@ -361,7 +382,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         // Right under the images (a wide slice leaves the rest of the panel empty, below).
         float images_bottom = heat_top;
         for (const ImVec2& m : st.image_max) images_bottom = std::max(images_bottom, m.y);
-        const float y = images_bottom + ImGui::GetFontSize() * 0.5f;
+        const float y = images_bottom + l.caption_h + ImGui::GetFontSize() * 0.2f;
         ImGui::SetCursorScreenPos(ImVec2(origin.x, y));
         if (st.selected >= 0) {
             const ElementTrace tr = trace_element(t, *qv.params, *qv.config, st.selected);

@@ -1,5 +1,6 @@
-// A move-only owner of one OpenGL RGBA8 texture, drawn by ImGui::Image. Needs a current GL context for
-// upload and destruction: destroy it before the context (the app's shutdown order takes care of that).
+// A move-only owner of one OpenGL RGBA8 texture, drawn by ImGui::Image. Needs the GL context it was created
+// in to be current for upload and destruction: destroy (or reset) it before that context goes, and never while
+// another context is current (the name would delete that context's texture).
 #pragma once
 
 #include <cstdint>

@@ -27,18 +27,17 @@
 #include "cli/options.hpp"
 #include "gui/app_state.hpp"
 #include "gui/controls_panel.hpp"
-#include "gui/jobs.hpp"
-#include "gui/settings.hpp"
-#include "gui/tensor_panel.hpp"
 #include "gui/figure_panel.hpp"
 #include "gui/histogram_panel.hpp"
+#include "gui/jobs.hpp"
 #include "gui/metrics_panel.hpp"
 #include "gui/offscreen.hpp"
+#include "gui/settings.hpp"
 #include "gui/style.hpp"
+#include "gui/tensor_panel.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/quantize.hpp"
-
 
 namespace qs::gui {
 namespace {
@@ -48,6 +47,23 @@ constexpr float kLeftColumnPx = 340.0f;   // at scale 1
 constexpr int kGlfwNoDisplay = 0x00010008;  // GLFW_PLATFORM_ERROR: what glfwInit reports without X/Wayland
 
 // ------------------------------------------------------------------------------------------- options
+
+const char* const kGuiHelp =
+    "usage: quantscope [gui] [INPUT | --preset NAME | --random normal|uniform --shape RxC[xD] [--seed N]\n"
+    "                        [--mean M --std S | --low L --high H] [--outliers K]]\n"
+    "                        [quantize options] [--size WxH] [--font-scale F] [--no-settings]\n"
+    "                        [--screenshot out.png [--frames N]] [--bench-frames N]\n"
+    "\n"
+    "Opens the window on INPUT (.npy or .csv), a preset or a random tensor; the lesson's 3x3 tensor by default.\n"
+    "Quantize options: --dtype int8 --mode asymmetric|symmetric --scale S --zero-point Z\n"
+    "  --granularity tensor|channel|group --axis A --group-size G --rounding half-even|half-away\n"
+    "  --size WxH          window size (default: the last one, or 1600x900)\n"
+    "  --font-scale F      text size factor 0.5..3 (Ctrl+= / Ctrl+- / Ctrl+0 in the window)\n"
+    "  --no-settings       neither read nor write ~/.config/quantscope/settings.ini\n"
+    "  --screenshot PNG    draw N frames (default 5, at least 3), save the window as PNG, exit\n"
+    "  --bench-frames N    drag the manual scale for N frames, print timing medians as JSON, exit\n"
+    "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"
+    "--screenshot path).\n";
 
 struct GuiOptions {
     cli::Input input;
@@ -218,13 +234,28 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         if (ImGui::MenuItem("Reset text size", "Ctrl+0")) frame.font_scale = 1.0f;
         ImGui::EndMenu();
     }
-    // Right-aligned: what is loaded and how long the last recompute took.
-    char status[256];
-    std::snprintf(status, sizeof status, "%s   %s   recompute %.2f ms", app.label.c_str(),
-                  app.tensor ? shape_to_string(app.tensor->shape).c_str() : "", app.last_recompute_ms);
-    const float w = ImGui::CalcTextSize(status).x;
-    ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowWidth() - w - ImGui::GetStyle().WindowPadding.x * 2));
-    ImGui::TextDisabled("%s", status);
+    // Right-aligned: a running job's progress, else what is loaded and how long the last recompute took.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float right = ImGui::GetWindowWidth() - style.WindowPadding.x * 2.0f;
+    if (app.jobs.running()) {
+        char overlay[96];
+        std::snprintf(overlay, sizeof overlay, "%s  %.0f%%  %.1f s", app.jobs.stage(), 100.0 * app.jobs.progress(),
+                      app.jobs.elapsed_seconds());
+        const float bar_w = ImGui::GetFontSize() * 14.0f;
+        const float label_w = ImGui::CalcTextSize(app.jobs.label().c_str()).x;
+        ImGui::SameLine(std::max(ImGui::GetCursorPosX(), right - bar_w - label_w - style.ItemSpacing.x));
+        ImGui::TextUnformatted(app.jobs.label().c_str());
+        ImGui::SameLine();
+        ImGui::ProgressBar(app.jobs.progress(), ImVec2(bar_w, ImGui::GetTextLineHeight()), overlay);
+    } else {
+        char status[256];
+        std::snprintf(status, sizeof status, "%s   %s   recompute %.2f ms%s", app.label.c_str(),
+                      app.tensor ? shape_to_string(app.tensor->shape).c_str() : "", app.last_recompute_ms,
+                      app.recomputing() ? " (updating...)" : "");
+        const float w = ImGui::CalcTextSize(status).x;
+        ImGui::SameLine(std::max(ImGui::GetCursorPosX(), right - w));
+        ImGui::TextDisabled("%s", status);
+    }
     ImGui::EndMenuBar();
 }
 
@@ -244,8 +275,9 @@ void DrawErrorBanner(AppState& app) {
 }
 
 void DrawLeftColumn(AppState& app, const Frame& frame) {
-    ImGui::BeginChild("##left", ImVec2(kLeftColumnPx * frame.ui_scale, 0.0f), true);
-    DrawJobStatus(app.jobs);
+    // Wide enough for the labels at any text size, but never more than a third of the window.
+    const float width = std::min(kLeftColumnPx * frame.ui_scale, std::floor(ImGui::GetContentRegionAvail().x * 0.33f));
+    ImGui::BeginChild("##left", ImVec2(width, 0.0f), true);
     if (ImGui::BeginTabBar("##left-tabs")) {
         if (ImGui::BeginTabItem("Quantize")) {
             ImGui::BeginChild("##controls-scroll");
@@ -270,8 +302,10 @@ void DrawRightColumn(AppState& app, Frame& frame) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const bool bottom = app.panels.metrics || app.panels.histogram;
     const float spacing = ImGui::GetStyle().ItemSpacing.y;
-    // The figure first: about two thirds of the height, the numbers and histograms below.
-    float figure_h = bottom ? std::floor(avail.y * 0.64f) : avail.y;
+    // The figure first, as tall as its heatmaps need for square cells (at most 70%); the numbers and
+    // histograms take the rest.
+    float figure_h = avail.y;
+    if (bottom && view.valid()) figure_h = std::min(std::floor(avail.y * 0.70f), FigurePanelHeight(app.figure, view, avail.x));
     if (!app.panels.figure) figure_h = 0.0f;
     if (app.panels.figure) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -284,7 +318,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
     }
     if (bottom && view.valid()) {
         const float h = std::max(ImGui::GetContentRegionAvail().y, 0.0f);
-        const float metrics_w = app.panels.histogram ? std::floor(avail.x * 0.40f) : avail.x;
+        const float metrics_w = app.panels.histogram ? std::floor(avail.x * 0.42f) : avail.x;
         if (app.panels.metrics) {
             ImGui::BeginChild("##metrics", ImVec2(metrics_w, h), true);
             DrawMetricsPanel(view);
@@ -398,6 +432,11 @@ void PrintBench(const AppState& app, const Bench& bench) {
 // -------------------------------------------------------------------------------------------- run_gui
 
 int run_gui(const std::vector<std::string>& args) {
+    if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+        std::find(args.begin(), args.end(), "-h") != args.end()) {
+        std::fputs(kGuiHelp, stdout);
+        return 0;
+    }
     GuiOptions options = ParseGuiOptions(args);  // qs::Error on a bad option: main prints it, exit 2
 
     const bool has_display = std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY");
@@ -473,7 +512,7 @@ int run_gui(const std::vector<std::string>& args) {
         bench.frames = options.bench_frames;
         if (bench.frames > 0) StartBench(*app, bench);
         const int total_frames = !options.screenshot.empty() ? options.frames : bench.frames;
-        std::string shown_title = title;
+        std::string titled_label = options.input.label;
 
         for (int frame_index = 0; !glfwWindowShouldClose(window); ++frame_index) {
             const auto frame_start = std::chrono::steady_clock::now();
@@ -510,11 +549,15 @@ int run_gui(const std::vector<std::string>& args) {
             }
             if (bench.frames > 0) BenchStep(*app, bench, frame_index);
             const std::uint64_t generation_before = app->generation;
-            app->update();
+            try {
+                app->update();
+            } catch (const std::exception& e) {
+                app->error = e.what();  // e.g. out of memory for a huge tensor: say so, keep the window
+            }
             const bool recomputed = app->generation != generation_before;
-            if (app->label != shown_title.substr(std::min(shown_title.size(), std::string("QuantScope - ").size()))) {
-                shown_title = "QuantScope - " + app->label;
-                glfwSetWindowTitle(window, shown_title.c_str());
+            if (app->label != titled_label) {
+                titled_label = app->label;
+                glfwSetWindowTitle(window, ("QuantScope - " + titled_label).c_str());
             }
 
             ImGui_ImplOpenGL3_NewFrame();

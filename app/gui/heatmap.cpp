@@ -27,15 +27,15 @@ struct KeyHasher {
 
 ImU32 ToImU32(std::uint32_t rgba) { return static_cast<ImU32>(rgba); }  // same byte order (R low, A high)
 
-// Formats a cell value the way the lessons' figure does (".2f"; codes as integers). A tiny negative that rounds
-// to zero prints as "0.00", not "-0.00".
-void FormatCell(char* buf, std::size_t n, double v, CellFormat format) {
+// Formats a cell value the way the lessons' figure does ("%.2f", or more decimals when asked; codes as
+// integers). A tiny negative that rounds to zero prints without its sign.
+void FormatCell(char* buf, std::size_t n, double v, CellFormat format, int decimals) {
     if (format == CellFormat::Integer) {
         std::snprintf(buf, n, "%lld", static_cast<long long>(std::llround(v)));
         return;
     }
-    std::snprintf(buf, n, "%.2f", v);
-    if (std::strcmp(buf, "-0.00") == 0) std::snprintf(buf, n, "0.00");
+    std::snprintf(buf, n, "%.*f", decimals, v);
+    if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
 }
 
 void FormatTick(char* buf, std::size_t n, double v, int decimals) {
@@ -151,7 +151,7 @@ std::vector<Tick> ColorbarTicks(const HeatmapStyle& style, float bar_height) {
         add_range(lo, hi, 1.0f);
     }
     // Labels closer than a line of text collide: drop the later one (the center, added first on its side, stays).
-    const float min_gap = ImGui::GetFontSize() * 1.05f / std::max(1.0f, bar_height);
+    const float min_gap = ImGui::GetFontSize() * 1.3f / std::max(1.0f, bar_height);
     std::vector<Tick> kept;
     std::sort(ticks.begin(), ticks.end(), [](const Tick& a, const Tick& b) { return a.pos < b.pos; });
     for (const Tick& t : ticks) {
@@ -224,7 +224,7 @@ void DrawAnnotations(ImDrawList* dl, const HeatmapState& st, const HeatmapSource
     char buf[48];
     for (std::int64_t r = v.r0; r < v.r1; ++r) {
         for (std::int64_t c = v.c0; c < v.c1; ++c) {
-            FormatCell(buf, sizeof buf, src.at(r, c), style.format);
+            FormatCell(buf, sizeof buf, src.at(r, c), style.format, style.decimals);
             const ImVec2 ts = font->CalcTextSizeA(size, FLT_MAX, 0.0f, buf);
             const float cx = img_min.x + static_cast<float>((c + 0.5 - view.x0) * cw);
             const float cy = img_min.y + static_cast<float>((r + 0.5 - view.y0) * ch);
@@ -312,7 +312,7 @@ float HeatmapAnnotationSize(const HeatmapSource& src, const HeatmapStyle& style,
     char buf[48];
     for (std::int64_t r = v.r0; r < v.r1; ++r) {
         for (std::int64_t c = v.c0; c < v.c1; ++c) {
-            FormatCell(buf, sizeof buf, src.at(r, c), style.format);
+            FormatCell(buf, sizeof buf, src.at(r, c), style.format, style.decimals);
             widest = std::max(widest, font->CalcTextSizeA(base, FLT_MAX, 0.0f, buf).x);
         }
     }

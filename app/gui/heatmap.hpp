@@ -54,6 +54,7 @@ struct HeatmapStyle {
     ColorbarMode colorbar = ColorbarMode::Show;
     Reduction reduction = Reduction::Mean;
     CellFormat format = CellFormat::Real;
+    int decimals = 2;                      // of printed reals (the lessons' ".2f")
     AnnotateMode annotate = AnnotateMode::Auto;
     // Font of the in-cell values, baked large and drawn at a size that fits the cells; nullptr: current font.
     ImFont* annotation_font = nullptr;

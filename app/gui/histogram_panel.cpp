@@ -107,11 +107,8 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     const float* v = qv.tensor->values.data();
     const std::int64_t n = qv.tensor->numel();
     if (!(st.data_valid && st.data_generation == qv.generation && st.data_tensor == qv.tensor)) {
-        float a = v[0], b = v[0];
-        for (std::int64_t i = 1; i < n; ++i) {
-            a = std::min(a, v[i]);
-            b = std::max(b, v[i]);
-        }
+        float a = 0, b = 0;
+        value_range(v, n, a, b);
         st.data_min = a;
         st.data_max = b;
         st.data_generation = qv.generation;

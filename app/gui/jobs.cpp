@@ -1,10 +1,7 @@
 #include "gui/jobs.hpp"
 
-#include <cstdio>
 #include <exception>
 #include <utility>
-
-#include <imgui.h>
 
 namespace qs::gui {
 
@@ -49,17 +46,6 @@ std::optional<TensorJobResult> JobRunner::poll() {
 
 double JobRunner::elapsed_seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-}
-
-void DrawJobStatus(const JobRunner& jobs) {
-    if (!jobs.running()) return;
-    ImGui::PushID("job-status");
-    ImGui::TextUnformatted(jobs.label().c_str());
-    char overlay[96];
-    std::snprintf(overlay, sizeof overlay, "%s  %.0f%%  (%.1f s)", jobs.stage(), 100.0 * jobs.progress(),
-                  jobs.elapsed_seconds());
-    ImGui::ProgressBar(jobs.progress(), ImVec2(-1.0f, 0.0f), overlay);
-    ImGui::PopID();
 }
 
 }  // namespace qs::gui

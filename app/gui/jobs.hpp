@@ -66,8 +66,4 @@ private:
     std::chrono::steady_clock::time_point started_{};
 };
 
-// Draws the running job (label, stage, progress bar, elapsed time) inside the current window;
-// nothing when idle.
-void DrawJobStatus(const JobRunner& jobs);
-
 }  // namespace qs::gui

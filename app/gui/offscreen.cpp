@@ -159,6 +159,14 @@ void OffscreenRenderer::frame(const std::function<void()>& draw, ImVec2 mouse, b
     restore(saved);
 }
 
+void OffscreenRenderer::run(const std::function<void()>& fn) {
+    if (!context_ || !fn) return;
+    Saved saved;
+    make_current(saved);
+    fn();
+    restore(saved);
+}
+
 void OffscreenRenderer::read_pixels(std::vector<std::uint8_t>& rgba) const {
     rgba.assign(static_cast<std::size_t>(w_) * static_cast<std::size_t>(h_) * 4u, 0);
     if (!context_) return;
@@ -278,6 +286,10 @@ int render_figure_rgba(const QuantView& view, const FigurePanelSettings& setting
         std::memcpy(rgba.data() + static_cast<std::size_t>(y) * row,
                     bottom_up.data() + static_cast<std::size_t>(r.height() - 1 - y) * row, row);
     }
+    // The textures belong to this EGL context: free them in it, not in whatever context is current later.
+    r.run([&] {
+        for (HeatmapState& m : state.maps) m.texture.reset();
+    });
     if (info) {
         info->height = r.height();
         for (int i = 0; i < 4; ++i) {

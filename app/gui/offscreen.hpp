@@ -41,6 +41,9 @@ public:
     // by default there is no mouse at all.
     void frame(const std::function<void()>& draw, ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool mouse_down = false,
                float wheel = 0.0f);
+    // Runs `fn` with this renderer's GL and ImGui contexts current, e.g. to release GL objects (GlTexture) that
+    // were created in it: destroyed later with another context current, they would delete that context's names.
+    void run(const std::function<void()>& fn);
     // RGBA8 pixels of the framebuffer, bottom row first (as glReadPixels gives them).
     void read_pixels(std::vector<std::uint8_t>& rgba) const;
 

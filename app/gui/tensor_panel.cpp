@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,11 +13,9 @@
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
-#include <unistd.h>
 
 #include "gui/app_state.hpp"
-#include "gui/settings.hpp"
-#include "quantscope/atomic_file.hpp"
+#include "quantscope/csv.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/random.hpp"
 #include "quantscope/tensor_io.hpp"
@@ -99,45 +98,30 @@ void Resize(TensorPanelState& state, AppState& app) {
     app.apply_tensor(std::move(next), EditedLabel(app.label));
 }
 
-// TEMPORARY until the core exposes a from-memory CSV parse: the clipboard goes through a private
-// temporary .csv file so that the core's own CSV reader (and its checks and messages) does the parsing.
+// The clipboard through the core's CSV reader: commas, spaces or tabs (a spreadsheet's copy), one row a line.
 void Paste(TensorPanelState& state, AppState& app) {
     const char* clip = ImGui::GetClipboardText();
     if (!clip || !*clip) {
         state.message = "the clipboard is empty";
         return;
     }
-    const std::string dir = cache_dir();
-    std::string problem;
-    if (!make_dirs(dir, &problem)) {
-        state.message = problem;
-        return;
-    }
-    const std::string path = dir + "/clipboard-" + std::to_string(::getpid()) + ".csv";
     try {
-        std::string text(clip);
-        // Tabs (a spreadsheet's copy) read as spaces.
-        std::replace(text.begin(), text.end(), '\t', ' ');
-        write_file_atomic(path, text.data(), text.size());
-        Tensor t = load_tensor(path);
-        std::remove(path.c_str());
-        if (t.rank() > 2 || t.rows() > 4096 || t.cols() > 4096) {
+        Tensor t = parse_csv(clip, std::strlen(clip), "clipboard");
+        if (t.rows() > 4096 || t.cols() > 4096) {
             state.message = "pasted data is too large for the editor; open it as a file";
             return;
         }
         state.message.clear();
         app.apply_tensor(std::make_shared<Tensor>(std::move(t)), "pasted");
     } catch (const std::exception& e) {
-        std::remove(path.c_str());
-        std::string m = e.what();
-        const auto at = m.find(path);
-        if (at != std::string::npos) m.replace(at, path.size(), "clipboard");
-        state.message = m;
+        state.message = e.what();
     }
 }
 
 void DrawTable(TensorPanelState& state, AppState& app) {
-    const Tensor& t = *app.tensor;
+    // Hold the tensor: committing a cell replaces app.tensor in the middle of this loop.
+    const std::shared_ptr<const Tensor> held = app.tensor;
+    const Tensor& t = *held;
     const std::int64_t rows = t.rows(), cols = t.cols();
     const ImGuiStyle& style = ImGui::GetStyle();
     const float cell_w = ImGui::GetFontSize() * 4.6f;
@@ -315,7 +299,8 @@ void SyncTensorPanel(TensorPanelState& state, const AppState& app) {
 
 void DrawTensorPanel(TensorPanelState& state, AppState& app) {
     if (!app.tensor) return;
-    const Tensor& t = *app.tensor;
+    const std::shared_ptr<const Tensor> held = app.tensor;  // edits below replace app.tensor
+    const Tensor& t = *held;
     ImGui::PushID("tensor");
     ImGui::BeginDisabled(app.busy());
 

@@ -7,28 +7,33 @@ namespace qs {
 
 namespace {
 
-// Per-thread partial counts merged at the end: bins of equal width, as in histogram() below.
+// Per-thread partial counts merged at the end. Within a thread, four interleaved sub-histograms: consecutive
+// values often fall in the same bin, and one counter incremented back to back stalls on its own store.
 void count_bins(const float* values, std::int64_t n, int bins, double lo, double hi, Histogram& h) {
     const double inv_width = static_cast<double>(bins) / (hi - lo);
     std::int64_t below = 0, above = 0;
+    const std::size_t nb = static_cast<std::size_t>(bins);
 #pragma omp parallel reduction(+ : below, above)
     {
-        std::vector<std::int64_t> local(static_cast<std::size_t>(bins), 0);
+        std::vector<std::int64_t> local(4 * nb, 0);
 #pragma omp for schedule(static) nowait
         for (std::int64_t i = 0; i < n; ++i) {
             const double v = values[i];
-            if (v < lo) {
-                ++below;
-            } else if (v > hi) {
-                ++above;
-            } else {
+            // Out-of-range values are rare: test once, then sort them out.
+            const double t = (v - lo) * inv_width;
+            if (t >= 0.0 && v <= hi) {
                 // v == hi lands one past the end: it belongs to the last (closed) bin.
-                const auto b = std::min<std::int64_t>(static_cast<std::int64_t>((v - lo) * inv_width), bins - 1);
-                ++local[static_cast<std::size_t>(b)];
+                const std::int64_t b = std::min<std::int64_t>(static_cast<std::int64_t>(t), bins - 1);
+                ++local[static_cast<std::size_t>(i & 3) * nb + static_cast<std::size_t>(b)];
+            } else if (v < lo) {
+                ++below;
+            } else {
+                ++above;
             }
         }
 #pragma omp critical
-        for (int b = 0; b < bins; ++b) h.counts[static_cast<std::size_t>(b)] += local[static_cast<std::size_t>(b)];
+        for (std::size_t b = 0; b < nb; ++b)
+            h.counts[b] += local[b] + local[nb + b] + local[2 * nb + b] + local[3 * nb + b];
     }
     h.below = below;
     h.above = above;
@@ -53,8 +58,25 @@ Histogram histogram(const float* values, std::int64_t n, int bins, double lo, do
 
 void value_range(const float* values, std::int64_t n, float& lo, float& hi) {
     float a = values[0], b = values[0];
-#pragma omp parallel for simd reduction(min : a) reduction(max : b) schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp parallel reduction(min : a) reduction(max : b)
+    {
+        // Eight independent lanes: the compiler turns them into one vector min and max per step.
+        float la[8], lb[8];
+        for (int k = 0; k < 8; ++k) la[k] = lb[k] = values[0];
+#pragma omp for schedule(static) nowait
+        for (std::int64_t blk = 0; blk < n / 8; ++blk) {
+            const float* p = values + blk * 8;
+            for (int k = 0; k < 8; ++k) {
+                la[k] = p[k] < la[k] ? p[k] : la[k];
+                lb[k] = p[k] > lb[k] ? p[k] : lb[k];
+            }
+        }
+        for (int k = 0; k < 8; ++k) {
+            a = std::min(a, la[k]);
+            b = std::max(b, lb[k]);
+        }
+    }
+    for (std::int64_t i = n / 8 * 8; i < n; ++i) {
         a = std::min(a, values[i]);
         b = std::max(b, values[i]);
     }
@@ -75,14 +97,16 @@ std::vector<std::int64_t> code_counts(const std::int32_t* codes, std::int64_t n,
     std::vector<std::int64_t> counts(levels, 0);
 #pragma omp parallel
     {
-        std::vector<std::int64_t> local(levels, 0);
+        // Four interleaved sub-counts, as in count_bins.
+        std::vector<std::int64_t> local(4 * levels, 0);
 #pragma omp for schedule(static) nowait
         for (std::int64_t i = 0; i < n; ++i) {
             const std::int32_t q = codes[i];
-            if (q >= q_min && q <= q_max) ++local[static_cast<std::size_t>(q - q_min)];
+            if (q >= q_min && q <= q_max) ++local[static_cast<std::size_t>(i & 3) * levels + static_cast<std::size_t>(q - q_min)];
         }
 #pragma omp critical
-        for (std::size_t k = 0; k < levels; ++k) counts[k] += local[k];
+        for (std::size_t k = 0; k < levels; ++k)
+            counts[k] += local[k] + local[levels + k] + local[2 * levels + k] + local[3 * levels + k];
     }
     return counts;
 }

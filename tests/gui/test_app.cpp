@@ -389,6 +389,18 @@ TEST_CASE("app state: a big tensor recomputes on a worker while the last result 
     REQUIRE(pump(app, [&] { return app.generation > g && !app.recomputing(); }));
     CHECK(app.shown_config.dtype.bits == 4);
     CHECK(*std::max_element(app.result.codes.begin(), app.result.codes.end()) <= 7);
+
+    // A job that lands while a worker recompute runs wins: the worker's stale result is dropped.
+    c.dtype = qs::IntType{true, 8};
+    REQUIRE(app.apply_config(c, false));
+    app.update();
+    CHECK(app.recomputing());
+    qs::gui::LoadPreset(app, "lesson");
+    REQUIRE(pump(app, [&] { return !app.busy() && !app.recomputing(); }));
+    for (int i = 0; i < 3; ++i) app.update();
+    CHECK(app.label == "lesson");
+    CHECK(app.shown_tensor == app.tensor);
+    CHECK(app.result.codes.size() == 9);
 }
 
 TEST_CASE("settings: written atomically under XDG_CONFIG_HOME and read back") {

@@ -20,6 +20,7 @@
 #include "gui/heatmap.hpp"
 #include "gui/offscreen.hpp"
 #include "gui/quant_view.hpp"
+#include "gui/style.hpp"
 #include "quantscope/downsample.hpp"
 #include "quantscope/histogram.hpp"
 #include "quantscope/presets.hpp"
@@ -89,7 +90,7 @@ Rgb CellPixel(const std::vector<std::uint8_t>& rgba, int width, const qs::gui::F
 
 }  // namespace
 
-TEST_CASE("coolwarm, viridis and greys have their published end colors") {
+TEST_CASE("coolwarm / viridis and greys have their published end colors") {
     const Rgb blue = Unpack(GetColormapLut(Colormap::Coolwarm)[0]);
     const Rgb red = Unpack(GetColormapLut(Colormap::Coolwarm)[255]);
     CHECK(blue.r == 59);
@@ -118,7 +119,7 @@ TEST_CASE("coolwarm, viridis and greys have their published end colors") {
     CHECK((g0.r == 255 && g1.r == 0));
 }
 
-TEST_CASE("value mapping: clamped, centered, constant data") {
+TEST_CASE("value mapping: clamped / centered / constant data") {
     const auto& lut = GetColormapLut(Colormap::Coolwarm);
     const qs::gui::ColorNorm sym{-10.0, 10.0};
     CHECK(qs::gui::MapValue(lut, sym, -10.0) == lut[0]);
@@ -149,7 +150,7 @@ TEST_CASE("value mapping: clamped, centered, constant data") {
     CHECK(qs::gui::TextColorFor(qs::gui::PackRgba(255, 255, 255)) != qs::gui::PackRgba(255, 255, 255));
 }
 
-TEST_CASE("downsample: mean of blocks, partial edge blocks, max keeps an outlier") {
+TEST_CASE("downsample: mean of blocks / partial edge blocks / max keeps an outlier") {
     // 4 x 5, values = flat index.
     std::vector<float> v(20);
     for (int i = 0; i < 20; ++i) v[i] = static_cast<float>(i);
@@ -256,7 +257,7 @@ TEST_CASE("settings round-trip through text") {
     CHECK_FALSE(qs::gui::ApplyFigurePanelSetting(back, "nonsense", "1"));
 }
 
-TEST_CASE("offscreen render of the lesson preset: four panels, colors that mean something, same bytes twice") {
+TEST_CASE("offscreen render of the lesson preset: four panels / colors that mean something / same bytes twice") {
     const Quantized q = Lesson();
     REQUIRE(q.tensor.rows() == 3);
     const qs::gui::QuantView view = q.view();
@@ -380,8 +381,6 @@ TEST_CASE("big tensors render quickly: 4x128x256 outliers and 2048x2048 random")
             CHECK(qs::gui::write_png_atomic(dir + name, 1600, info.height, rgba, false, &error));
         }
     }
-    // The outliers preset's [0, 0, 0] is the largest value: its cell is the reddest of the top-left corner even
-    // though each pixel averages a block; and its error survives max-reduction at the top-left of panel 3.
 }
 
 TEST_CASE("textures are rebuilt only when the generation or the view changes") {
@@ -409,9 +408,12 @@ TEST_CASE("textures are rebuilt only when the generation or the view changes") {
     state.view = qs::gui::HeatmapView{0, 0, 2, 2};  // zoom
     r.frame(draw);
     CHECK(state.maps[0].uploads == before + 2);
+    r.run([&] {  // the textures belong to the renderer's context
+        for (auto& m : state.maps) m.texture.reset();
+    });
 }
 
-TEST_CASE("mouse: hover, click selects in all panels, wheel zooms the shared view, drag pans") {
+TEST_CASE("mouse: hover / click selects in all panels / wheel zooms the shared view / drag pans") {
     qs::Preset p = qs::make_preset("lesson-manual");  // s = 3.5, z = -70: 728.6 clips
     const Quantized q = Make(std::move(p.tensor), p.config);
     const qs::gui::QuantView view = q.view();
@@ -454,9 +456,12 @@ TEST_CASE("mouse: hover, click selects in all panels, wheel zooms the shared vie
     r.frame(draw, ImVec2(start.x + 120.0f, start.y), false);
     CHECK(state.view.x0 < x0_before);
     CHECK(state.selected == 2);  // a drag does not select
+    r.run([&] {  // the textures belong to the renderer's context
+        for (auto& m : state.maps) m.texture.reset();
+    });
 }
 
-TEST_CASE("PNG with a selected, clipped element's pipeline") {
+TEST_CASE("PNG with a selected / clipped element's pipeline") {
     qs::Preset p = qs::make_preset("lesson-manual");
     const Quantized q = Make(std::move(p.tensor), p.config);
     qs::gui::FigurePngOptions options;
@@ -479,4 +484,45 @@ TEST_CASE("PNG with a selected, clipped element's pipeline") {
     if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
         CHECK(qs::gui::write_png_atomic(std::string(dir) + "/qs_test_selected.png", 1600, info.height, rgba, false, &error));
     }
+}
+
+TEST_CASE("zoomed into a big tensor the cells are full resolution with printed values and zoomed out they are reduced") {
+    qs::RandomSpec spec;
+    spec.shape = {512, 512};
+    spec.seed = 3;
+    spec.outliers = 1;
+    const Quantized q = Make(qs::generate_random(spec), qs::QuantConfig{});
+    const qs::gui::QuantView view = q.view();
+    qs::gui::OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(1600, 560, [] { qs::gui::BuildFonts(18.0f); qs::gui::ApplyStyle(true, 18.0f / 13.0f); }, &error),
+                    error);
+    qs::gui::FigurePanelState state;
+    auto draw = [&] {
+        // The annotation font is the second one BuildFonts added (the renderer's ImGui context is current here).
+        if (!state.annotation_font && ImGui::GetIO().Fonts->Fonts.Size > 1) state.annotation_font = ImGui::GetIO().Fonts->Fonts[1];
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+        ImGui::Begin("fig", nullptr, ImGuiWindowFlags_NoDecoration);
+        qs::gui::DrawFigurePanel(state, view, ImGui::GetContentRegionAvail());
+        ImGui::End();
+    };
+    for (int i = 0; i < 3; ++i) r.frame(draw);
+    // Whole 512 x 512 in a few hundred pixels: block-reduced.
+    CHECK(state.maps[0].fx > 1);
+    CHECK(state.maps[3].fx > 1);
+    // The top-left texel of the error panel is the max over its block: never below element 0's own error.
+    CHECK(state.maps[3].reduced[0] >= q.result.error[0]);
+    state.view = qs::gui::HeatmapView{0, 0, 6, 6};
+    for (int i = 0; i < 3; ++i) r.frame(draw);
+    CHECK(state.maps[0].fx == 1);
+    CHECK(state.maps[0].tex_cols == 6);
+    if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
+        std::vector<std::uint8_t> px;
+        r.read_pixels(px);
+        CHECK(qs::gui::write_png_atomic(std::string(dir) + "/qs_test_zoomed.png", r.width(), r.height(), px, true, &error));
+    }
+    r.run([&] {  // the textures belong to the renderer's context
+        for (auto& m : state.maps) m.texture.reset();
+    });
 }
