@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "cli/commands.hpp"
-#include "cli/json_writer.hpp"
+#include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"

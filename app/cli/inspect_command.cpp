@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "cli/json_writer.hpp"
+#include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/safetensors.hpp"

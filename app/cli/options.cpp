@@ -161,7 +161,19 @@ Input load_input(const ParsedArgs& args, bool allow_no_source) {
     if (args.has("--tensor") && args.positionals.empty()) throw Error("--tensor NAME needs a .safetensors INPUT");
 
     Input input;
-    if (!args.positionals.empty()) {
+    const std::string& first = args.positionals.empty() ? std::string() : args.positionals[0];
+    const bool session = first.size() > 5 && (first.substr(first.size() - 5) == ".json" ||
+                                              first.substr(first.size() - 5) == ".JSON");
+    if (session) {
+        if (args.has("--tensor")) throw Error("--tensor does not apply to a session file");
+        Session s = read_session(first);
+        input.tensor = load_session_tensor(s, first, &input.note);
+        input.config = s.config;
+        input.label = first;
+        input.from_session = true;
+        input.source = s.source;
+        input.view = std::move(s.view);
+    } else if (!args.positionals.empty()) {
         const std::string* name = args.get("--tensor");
         input.tensor = load_tensor(args.positionals[0], name ? *name : "", &input.note);
         input.label = args.positionals[0] + (name ? " : " + *name : "");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "quantscope/config.hpp"
+#include "quantscope/session.hpp"
 #include "quantscope/tensor.hpp"
 
 namespace qs::cli {
@@ -47,10 +48,14 @@ struct Input {
     QuantConfig config;   // preset defaults (if any) overridden by the quantize options; passed check_config
     std::string label;    // "lesson", "data.npy", "model.safetensors : layer.0.weight", "random normal 4x4 seed 0"
     std::string note;     // how the tensor was viewed, e.g. "2x3x4x5 viewed as 6x4x5"; usually empty
+    // A SESSION.json input: where its tensor came from and the GUI's saved view settings.
+    bool from_session = false;
+    TensorSource source;
+    std::vector<std::pair<std::string, std::string>> view;
 };
 
-// Exactly one source: one positional INPUT file (with --tensor NAME for .safetensors), --preset NAME, or
-// --random normal|uniform --shape ...
+// Exactly one source: one positional INPUT file (with --tensor NAME for .safetensors; a .json file is a
+// saved session: its tensor and settings), --preset NAME, or --random normal|uniform --shape ...
 // (the --random sub-options are errors without --random). Applies quantize options over the preset's
 // config. `allow_no_source`: when nothing is given, return the `lesson` preset instead of an error.
 Input load_input(const ParsedArgs& args, bool allow_no_source);

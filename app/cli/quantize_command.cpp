@@ -4,7 +4,7 @@
 #include <set>
 
 #include "cli/commands.hpp"
-#include "cli/json_writer.hpp"
+#include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/quantize.hpp"

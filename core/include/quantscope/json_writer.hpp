@@ -1,4 +1,4 @@
-// A minimal writer for the one-object JSON outputs of the commands: keys in insertion order, numbers
+// A minimal writer for the JSON QuantScope writes (command outputs, session files): keys in insertion order, numbers
 // printed to round-trip (%.17g), non-finite numbers as null.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace qs::cli {
+namespace qs {
 
 class JsonObject {
 public:
@@ -15,6 +15,7 @@ public:
     JsonObject& number(const std::string& key, std::optional<double> value);
     JsonObject& integer(const std::string& key, std::int64_t value);
     JsonObject& string(const std::string& key, const std::string& value);
+    JsonObject& boolean(const std::string& key, bool value);
     JsonObject& raw(const std::string& key, const std::string& json);  // an already-formatted value
     std::string str() const;  // {"a": 1, ...}
 
@@ -26,4 +27,4 @@ private:
     std::vector<std::pair<std::string, std::string>> fields_;
 };
 
-}  // namespace qs::cli
+}  // namespace qs

@@ -1,10 +1,10 @@
-#include "cli/json_writer.hpp"
+#include "quantscope/json_writer.hpp"
 
 #include <cstdio>
 
 #include "quantscope/format.hpp"
 
-namespace qs::cli {
+namespace qs {
 
 JsonObject& JsonObject::number(const std::string& key, double value) {
     return raw(key, format_json_number(value));
@@ -20,6 +20,10 @@ JsonObject& JsonObject::integer(const std::string& key, std::int64_t value) {
 
 JsonObject& JsonObject::string(const std::string& key, const std::string& value) {
     return raw(key, quote(value));
+}
+
+JsonObject& JsonObject::boolean(const std::string& key, bool value) {
+    return raw(key, value ? "true" : "false");
 }
 
 JsonObject& JsonObject::raw(const std::string& key, const std::string& json) {
@@ -65,4 +69,4 @@ std::string JsonObject::array(const std::vector<std::int32_t>& values) {
     return out + "]";
 }
 
-}  // namespace qs::cli
+}  // namespace qs
