@@ -95,14 +95,12 @@ void run_recompute(RecomputeJob& job) {
     job.ms = ms_since(t0);
 }
 
-TensorJobResult FinishTensorJob(Tensor tensor, QuantConfig config, bool config_from_source, std::string label,
-                                JobProgress& progress) {
+TensorJobResult FinishTensorJob(Tensor tensor, QuantConfig config, std::string label, JobProgress& progress) {
     progress.stage = "checking";
     progress.progress = 0.4f;
     check_tensor(tensor);
     TensorJobResult out;
-    out.config = FitConfig(config, tensor.shape, nullptr);
-    out.config_from_source = config_from_source;
+    out.config = FitConfig(config, tensor.shape, &out.notice);
     out.label = std::move(label);
     auto shared = std::make_shared<Tensor>(std::move(tensor));
     progress.stage = "scale and zero point";
@@ -130,6 +128,7 @@ QuantView AppState::view() const {
     v.result = &result;
     v.computed_metrics = (shown_config.mode == Mode::Manual && has_computed) ? &computed_metrics : nullptr;
     v.generation = generation;
+    v.tensor_generation = tensor_generation;
     return v;
 }
 
@@ -228,6 +227,7 @@ void AppState::take_recompute(RecomputeJob& job) {
     }
     std::swap(params, job.params);
     std::swap(result, job.result);
+    if (job.tensor != shown_tensor) ++tensor_generation;
     shown_tensor = job.tensor;
     shown_config = job.config;
     if (job.want_computed) {
@@ -299,7 +299,7 @@ void AppState::update() {
             ++computed_inputs_;
             dirty_ = config.mode == Mode::Manual;  // the computed comparison still has to run
             error.clear();
-            notice = "Loaded " + label;
+            notice = done->notice;
             SyncControlsPanel(controls, *this);
             SyncTensorPanel(tensor_panel, *this);
         }

@@ -14,7 +14,10 @@
 #include <thread>
 
 #include "gui/controls_panel.hpp"
+#include "gui/figure_panel.hpp"
+#include "gui/histogram_panel.hpp"
 #include "gui/jobs.hpp"
+#include "gui/landscape_panel.hpp"
 #include "gui/quant_view.hpp"
 #include "gui/settings.hpp"
 #include "gui/tensor_panel.hpp"
@@ -22,9 +25,6 @@
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor.hpp"
-
-#include "gui/figure_panel.hpp"
-#include "gui/histogram_panel.hpp"
 
 namespace qs::gui {
 
@@ -91,12 +91,13 @@ struct AppState {
     QuantParams computed_params;   // the base mode's (s, z), valid when has_computed
     Metrics computed_metrics;      // quantizing with computed_params, shown beside manual ones
     bool has_computed = false;
-    std::uint64_t generation = 0;  // bumped whenever the shown tensor, params or result change
+    std::uint64_t generation = 0;         // bumped whenever the shown tensor, params or result change
+    std::uint64_t tensor_generation = 0;  // bumped whenever the shown tensor changes (not its quantization)
     double last_recompute_ms = 0;
 
     // --- Messages, panels, history, background work.
     std::string error;   // last error, shown in the window until dismissed
-    std::string notice;  // last success message ("Opened data.npy")
+    std::string notice;  // what a load changed by itself (e.g. granularity reset to tensor), until dismissed
     PanelToggles panels;
     UndoHistory history;
     JobRunner jobs;
@@ -106,6 +107,7 @@ struct AppState {
     TensorPanelState tensor_panel;
     FigurePanelState figure;
     HistogramPanelState histogram;
+    LandscapePanelState landscape;
 
     // The borrowed view every panel draws.
     QuantView view() const;
@@ -154,8 +156,7 @@ private:
 
 // The worker side of a tensor job: checks the tensor, fits `config` to its shape (per-tensor granularity
 // when the old one does not apply), computes params and quantizes, reporting progress. Throws qs::Error.
-TensorJobResult FinishTensorJob(Tensor tensor, QuantConfig config, bool config_from_source, std::string label,
-                                JobProgress& progress);
+TensorJobResult FinishTensorJob(Tensor tensor, QuantConfig config, std::string label, JobProgress& progress);
 
 // A config that fits `shape`: `config` itself if check_config accepts it, else the same with per-tensor
 // granularity (`note` says why). Throws qs::Error if even that does not fit.

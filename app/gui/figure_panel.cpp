@@ -24,13 +24,29 @@ void MinMax(const float* v, std::int64_t n, double& lo, double& hi) {
 }
 
 void UpdateRanges(FigurePanelState& st, const QuantView& qv) {
-    if (st.ranges_valid && st.ranges_generation == qv.generation && st.ranges_tensor == qv.tensor) return;
     const std::int64_t n = qv.tensor->numel();
-    MinMax(qv.tensor->values.data(), n, st.orig_lo, st.orig_hi);
-    MinMax(qv.result->dequantized.data(), n, st.deq_lo, st.deq_hi);
+    const TensorKey key = TensorKeyOf(qv);
+    if (!st.orig_valid || key != st.tensor_key) {
+        const float* v = qv.tensor->values.data();
+        MinMax(v, n, st.orig_lo, st.orig_hi);
+        st.orig_argmin = std::find(v, v + n, static_cast<float>(st.orig_lo)) - v;
+        st.orig_argmax = std::find(v, v + n, static_cast<float>(st.orig_hi)) - v;
+        st.tensor_key = key;
+        ++st.tensor_gen;
+        st.orig_valid = true;
+        st.ranges_valid = false;
+    }
+    if (st.ranges_valid && st.ranges_generation == qv.generation) return;
+    if (qv.params->block_count == 1 && qv.config->overflow == Overflow::Clamp) {
+        // One (s, z) with the clamp: r -> r' is non-decreasing (a float division, round and clamp all are), so
+        // the smallest and largest r' are those of the smallest and largest r, exactly as the quantizer made them.
+        st.deq_lo = trace_element(*qv.tensor, *qv.params, *qv.config, st.orig_argmin).dequantized;
+        st.deq_hi = trace_element(*qv.tensor, *qv.params, *qv.config, st.orig_argmax).dequantized;
+    } else {
+        MinMax(qv.result->dequantized.data(), n, st.deq_lo, st.deq_hi);
+    }
     st.err_hi = qv.result->metrics.max_abs_error;
     st.ranges_generation = qv.generation;
-    st.ranges_tensor = qv.tensor;
     st.ranges_valid = true;
 }
 
@@ -343,7 +359,9 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     for (int i = 0; i < 4; ++i) {
         const float x = std::floor(origin.x + i * (l.col_w + l.gap));
         ImGui::SetCursorScreenPos(ImVec2(x, heat_top));
-        const HeatmapResult r = DrawHeatmap(titles[i].c_str(), st.maps[i], src[i], qv.generation, ps.styles[i], st.view,
+        // The original's data change only with the tensor: a new s or z recolors it at most.
+        const std::uint64_t data_gen = i == kOriginal ? st.tensor_gen : qv.generation;
+        const HeatmapResult r = DrawHeatmap(titles[i].c_str(), st.maps[i], src[i], data_gen, ps.styles[i], st.view,
                                             selected, ImVec2(l.col_w, heat_h));
         st.image_min[i] = r.image_min;
         st.image_max[i] = r.image_max;

@@ -48,9 +48,13 @@ struct FigurePanelState {
 
     // [Internal state]
     std::array<HeatmapState, 4> maps;
-    // Color ranges over the whole tensor (not the slice, so that slices compare), recomputed per generation.
+    // Color ranges over the whole tensor (not the slice, so that slices compare). The original's range (and
+    // where its extremes are) is kept per tensor; the dequantized range is redone per generation.
+    TensorKey tensor_key;
+    std::uint64_t tensor_gen = 0;   // bumped when tensor_key changes: the original heatmap's texture key
+    bool orig_valid = false;
+    std::int64_t orig_argmin = 0, orig_argmax = 0;
     std::uint64_t ranges_generation = 0;
-    const void* ranges_tensor = nullptr;
     bool ranges_valid = false;
     double orig_lo = 0, orig_hi = 0, deq_lo = 0, deq_hi = 0, err_hi = 0;
     // Where the last frame put each heatmap's image (screen coordinates): for tests and exported layouts.

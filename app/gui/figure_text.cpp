@@ -11,8 +11,9 @@ Sym Symbols() {
     const ImFont* f = ImGui::GetFont();
     const bool rich = f && f->FindGlyphNoFallback(0x2192) && f->FindGlyphNoFallback(0x2212) &&
                       f->FindGlyphNoFallback(0x2032) && f->FindGlyphNoFallback(0x2014);
-    if (rich) return Sym{"\xE2\x86\x92", "\xE2\x88\x92", "\xE2\x80\xB2", "\xC3\x97", "\xE2\x80\x94"};
-    return Sym{"->", "-", "'", "x", "-"};
+    const char* alpha = f && f->FindGlyphNoFallback(0x03B1) ? "\xCE\xB1" : "alpha";
+    if (rich) return Sym{"\xE2\x86\x92", "\xE2\x88\x92", "\xE2\x80\xB2", "\xC3\x97", "\xE2\x80\x94", alpha};
+    return Sym{"->", "-", "'", "x", "-", alpha};
 }
 
 std::string FormatNumber(double v) {

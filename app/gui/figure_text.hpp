@@ -16,6 +16,7 @@ struct Sym {
     const char* prime;  // "′" or "'"
     const char* times;  // "×" or "x"
     const char* dash;   // "—" or "-"  (an undefined value)
+    const char* alpha;  // "α" or "alpha"
 };
 // The symbols the current font can draw (call inside a frame).
 Sym Symbols();

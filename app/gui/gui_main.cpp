@@ -30,6 +30,7 @@
 #include "gui/figure_panel.hpp"
 #include "gui/histogram_panel.hpp"
 #include "gui/jobs.hpp"
+#include "gui/landscape_panel.hpp"
 #include "gui/metrics_panel.hpp"
 #include "gui/offscreen.hpp"
 #include "gui/settings.hpp"
@@ -138,6 +139,7 @@ int RenderHeadless(const GuiOptions& o) {
     view.params = &params;
     view.result = &result;
     view.generation = 1;
+    view.tensor_generation = 1;
     std::string error;
     const FigurePanelSettings figure_settings;  // defaults: a PNG must not depend on a user's settings
     if (render_figure_png(view, figure_settings, o.width > 0 ? o.width : 1600, path, &error) != 0)
@@ -227,7 +229,7 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         ImGui::MenuItem("Controls", nullptr, &app.panels.controls);
         ImGui::MenuItem("Figure", nullptr, &app.panels.figure);
         ImGui::MenuItem("Metrics", nullptr, &app.panels.metrics);
-        ImGui::MenuItem("Histograms", nullptr, &app.panels.histogram);
+        ImGui::MenuItem("Histograms and landscape", nullptr, &app.panels.histogram);
         ImGui::Separator();
         if (ImGui::MenuItem("Larger text", "Ctrl+=")) frame.font_scale *= 1.125f;
         if (ImGui::MenuItem("Smaller text", "Ctrl+-")) frame.font_scale /= 1.125f;
@@ -278,6 +280,12 @@ void DrawLeftColumn(AppState& app, const Frame& frame) {
     // Wide enough for the labels at any text size, but never more than a third of the window.
     const float width = std::min(kLeftColumnPx * frame.ui_scale, std::floor(ImGui::GetContentRegionAvail().x * 0.33f));
     ImGui::BeginChild("##left", ImVec2(width, 0.0f), true);
+    if (!app.notice.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.80f, 0.42f, 0.0f, 1.0f));
+        ImGui::TextWrapped("%s", app.notice.c_str());
+        ImGui::PopStyleColor();
+        if (ImGui::SmallButton("OK##notice")) app.notice.clear();
+    }
     if (ImGui::BeginTabBar("##left-tabs")) {
         if (ImGui::BeginTabItem("Quantize")) {
             ImGui::BeginChild("##controls-scroll");
@@ -326,12 +334,34 @@ void DrawRightColumn(AppState& app, Frame& frame) {
             if (app.panels.histogram) ImGui::SameLine();
         }
         if (app.panels.histogram) {
-            ImGui::BeginChild("##histograms", ImVec2(0.0f, h), true);
-            app.histogram.follow_element = app.figure.selected;
-            const auto t0 = std::chrono::steady_clock::now();
-            DrawHistogramPanel(app.histogram, view);
-            frame.histogram_ms =
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            ImGui::BeginChild("##analysis", ImVec2(0.0f, h), true);
+            if (ImGui::BeginTabBar("##analysis-tabs")) {
+                if (ImGui::BeginTabItem("Histograms")) {
+                    app.histogram.follow_element = app.figure.selected;
+                    const auto t0 = std::chrono::steady_clock::now();
+                    DrawHistogramPanel(app.histogram, view);
+                    frame.histogram_ms =
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+                    ImGui::EndTabItem();
+                }
+                if (ImGui::BeginTabItem("Error landscape")) {
+                    // Drawn (and computed, in the background) only while its tab is open.
+                    const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.shown_tensor);
+                    if (click.requested && !app.busy()) {
+                        QuantConfig next = app.config;
+                        next.mode = Mode::Manual;
+                        next.granularity = Granularity::Tensor;
+                        next.axis = 0;
+                        next.group_size = 0;
+                        next.manual_scale = click.scale;
+                        next.manual_zero_point = click.zero_point;
+                        std::string problem;
+                        if (!app.apply_config(next, false, &problem)) app.error = problem;
+                    }
+                    ImGui::EndTabItem();
+                }
+                ImGui::EndTabBar();
+            }
             ImGui::EndChild();
         }
     }
@@ -519,7 +549,7 @@ int run_gui(const std::vector<std::string>& args) {
             frame.figure_ms = frame.histogram_ms = 0.0;
             // Poll while something moves; otherwise wait for input so the CPU rests.
             const bool animate = scripted || events.wake_frames > 0 || app->busy() || app->recomputing() ||
-                                 ImGui::IsAnyItemActive();
+                                 LandscapeBusy(app->landscape) || ImGui::IsAnyItemActive();
             if (animate) glfwPollEvents();
             else glfwWaitEventsTimeout(0.5);
             if (events.wake_frames > 0) --events.wake_frames;

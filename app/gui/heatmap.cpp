@@ -67,21 +67,24 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
     w.cols = std::max<std::int64_t>(1, c1 - w.col0);
     w.rows = std::max<std::int64_t>(1, r1 - w.row0);
 
-    KeyHasher key;
-    key.add(generation);
-    key.add(src.f32);
-    key.add(src.i32);
-    key.add(src.rows);
-    key.add(src.cols);
-    key.add(w);
-    key.add(fx);
-    key.add(fy);
+    // Two keys: what the reduced copy depends on (the data and the window), and what its colors depend on.
+    // A new color scale over the same data (the original panel while s changes) only recolors the small copy.
+    KeyHasher reduce_key;
+    reduce_key.add(generation);
+    reduce_key.add(src.f32);
+    reduce_key.add(src.i32);
+    reduce_key.add(src.rows);
+    reduce_key.add(src.cols);
+    reduce_key.add(w);
+    reduce_key.add(fx);
+    reduce_key.add(fy);
+    reduce_key.add(style.reduction);
+    KeyHasher key = reduce_key;
     key.add(style.colormap);
     key.add(style.norm.lo);
     key.add(style.norm.hi);
     key.add(style.norm.center);
     key.add(style.norm.centered);
-    key.add(style.reduction);
     // Layout fields are always recorded: the annotations and UVs read them even when the texture is current.
     st.window = w;
     st.fx = fx;
@@ -91,10 +94,15 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
     if (st.texture.is_current(key.h)) return;
 
     const std::size_t n = static_cast<std::size_t>(st.tex_rows * st.tex_cols);
-    st.reduced.resize(n);
+    if (!(st.has_reduced && st.reduced_key == reduce_key.h && st.reduced.size() == n)) {
+        st.reduced.resize(n);
+        if (src.f32) downsample(src.f32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
+        else downsample(src.i32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
+        st.reduced_key = reduce_key.h;
+        st.has_reduced = true;
+        ++st.reductions;
+    }
     st.rgba.resize(n);
-    if (src.f32) downsample(src.f32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
-    else downsample(src.i32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
     MapValues(GetColormapLut(style.colormap), style.norm, st.reduced.data(), static_cast<std::int64_t>(n), st.rgba.data());
     st.texture.upload_rgba(static_cast<int>(st.tex_cols), static_cast<int>(st.tex_rows), st.rgba.data(), key.h);
     ++st.uploads;

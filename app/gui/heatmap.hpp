@@ -87,6 +87,9 @@ struct HeatmapState {
     std::int64_t fy = 1, fx = 1;       // block size of the reduction
     std::int64_t tex_rows = 0, tex_cols = 0;
     std::uint64_t uploads = 0;         // how many times the texture was rebuilt (tests check it stays put)
+    std::uint64_t reductions = 0;      // how many times `reduced` was recomputed from the source
+    std::uint64_t reduced_key = 0;     // what `reduced` holds (data, window, reduction); see has_reduced
+    bool has_reduced = false;
     // Pan in progress.
     bool dragging = false;
     HeatmapView drag_start_view;
@@ -109,7 +112,9 @@ float HeatmapAnnotationSize(const HeatmapSource& source, const HeatmapStyle& sty
                             ImVec2 cell_px);
 
 // Draws the heatmap into a `size` rectangle at the cursor (image centered, colorbar at its right) and advances
-// the cursor. `id` must be unique within the window. `generation` keys the texture: pass QuantView::generation.
+// the cursor. `id` must be unique within the window. `generation` keys the texture: a counter
+// that changes whenever the data behind `source` does (QuantView::generation; for the original values a
+// tensor generation, which a new s or z leaves alone: the reduced copy is then only recolored).
 // Mouse: wheel zooms around the cursor, left-drag pans, click selects a cell, double-click resets the view.
 // `selected` (may be invalid) is outlined.
 HeatmapResult DrawHeatmap(const char* id, HeatmapState& state, const HeatmapSource& source, std::uint64_t generation,

@@ -24,11 +24,10 @@ struct Axis {
     float at(double v) const { return x0 + static_cast<float>((v - lo) / (hi - lo)) * (x1 - x0); }
 };
 
-float BarHeight(std::int64_t count, std::int64_t max_count, bool log_scale, float h) {
-    if (count <= 0 || max_count <= 0) return 0.0f;
-    const double f = log_scale ? std::log1p(static_cast<double>(count)) / std::log1p(static_cast<double>(max_count))
-                               : static_cast<double>(count) / static_cast<double>(max_count);
-    return std::max(1.0f, static_cast<float>(f) * h);  // a single element still shows
+float BarHeight(double count, double max_count, bool log_scale, float h) {
+    if (!(count > 0.0) || !(max_count > 0.0)) return 0.0f;
+    const double f = log_scale ? std::log1p(count) / std::log1p(max_count) : count / max_count;
+    return std::max(1.0f, static_cast<float>(std::min(f, 1.0)) * h);  // a single element still shows
 }
 
 void DrawXTicks(ImDrawList* dl, const Axis& ax, float y, int target) {
@@ -46,19 +45,62 @@ void DrawXTicks(ImDrawList* dl, const Axis& ax, float y, int target) {
     }
 }
 
-void UpdateCounts(HistogramPanelState& st, const QuantView& qv, int bins, double lo, double hi) {
-    if (st.valid && st.generation == qv.generation && st.tensor == qv.tensor && st.bins == bins && st.lo == lo &&
-        st.hi == hi)
-        return;
-    const IntType& dt = qv.config->dtype;
-    st.values = histogram(qv.tensor->values.data(), qv.tensor->numel(), bins, lo, hi);
-    st.codes = code_counts(qv.result->codes.data(), qv.tensor->numel(), dt.q_min(), dt.q_max());
-    st.generation = qv.generation;
-    st.tensor = qv.tensor;
+constexpr int kFineBins = 8192;
+constexpr std::int64_t kCodeChunk = 4096;
+constexpr std::int64_t kCodeSample = std::int64_t{1} << 21;  // elements counted per frame while codes change
+
+// What depends on the tensor alone: its range and (big tensors) a fine histogram over it.
+void UpdateTensorCache(HistogramPanelState& st, const QuantView& qv) {
+    const TensorKey key = TensorKeyOf(qv);
+    if (st.tensor_valid && key == st.tensor_key) return;
+    const float* v = qv.tensor->values.data();
+    const std::int64_t n = qv.tensor->numel();
+    float a = 0, b = 0;
+    value_range(v, n, a, b);
+    st.data_min = a;
+    st.data_max = b;
+    if (n > kHistogramExactElements) st.fine = histogram(v, n, kFineBins, a, b);
+    else st.fine = Histogram{};
+    st.tensor_key = key;
+    st.tensor_valid = true;
+    st.bars_valid = false;
+}
+
+// The bars of the values for display bins over [lo, hi]: counted exactly for a small tensor, resampled from the
+// fine histogram for a big one (whose values then need no pass at all when s or z change).
+void UpdateBars(HistogramPanelState& st, const QuantView& qv, int bins, double lo, double hi) {
+    if (st.bars_valid && st.bins == bins && st.lo == lo && st.hi == hi) return;
+    if (qv.tensor->numel() > kHistogramExactElements) {
+        st.bars = rebin(st.fine, bins, lo, hi);
+    } else {
+        const Histogram h = histogram(qv.tensor->values.data(), qv.tensor->numel(), bins, lo, hi);
+        st.bars.assign(h.counts.begin(), h.counts.end());
+    }
+    st.bars_max = st.bars.empty() ? 0.0 : *std::max_element(st.bars.begin(), st.bars.end());
     st.bins = bins;
     st.lo = lo;
     st.hi = hi;
-    st.valid = true;
+    st.bars_valid = true;
+}
+
+void UpdateCodes(HistogramPanelState& st, const QuantView& qv) {
+    const bool fresh = st.codes_valid && st.codes_generation == qv.generation;
+    if (fresh && st.code_stride == 1) return;
+    // A sample only while the result changes frame after frame; a single change, or the first frame after
+    // the last one (fresh but sampled), is counted exactly.
+    const std::int64_t n = qv.tensor->numel();
+    std::int64_t stride = 1;
+    if (!fresh && st.changing && n > kCodeSample) stride = (n + kCodeSample - 1) / kCodeSample;
+    const IntType& dt = qv.config->dtype;
+    std::int64_t sampled = n;
+    const std::vector<std::int64_t> c =
+        code_counts_sampled(qv.result->codes.data(), n, dt.q_min(), dt.q_max(), kCodeChunk, stride, &sampled);
+    const double up = sampled > 0 ? static_cast<double>(n) / static_cast<double>(sampled) : 1.0;
+    st.codes.resize(c.size());
+    for (std::size_t i = 0; i < c.size(); ++i) st.codes[i] = static_cast<double>(c[i]) * up;
+    st.code_stride = stride;
+    st.codes_generation = qv.generation;
+    st.codes_valid = true;
 }
 
 }  // namespace
@@ -104,17 +146,12 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     // ---- values against the grid
     // The x range holds both the data and the representable range: a too-small s shows data spilling past the
     // orange lines, a too-large s shows the data squeezed into a few levels.
-    const float* v = qv.tensor->values.data();
-    const std::int64_t n = qv.tensor->numel();
-    if (!(st.data_valid && st.data_generation == qv.generation && st.data_tensor == qv.tensor)) {
-        float a = 0, b = 0;
-        value_range(v, n, a, b);
-        st.data_min = a;
-        st.data_max = b;
-        st.data_generation = qv.generation;
-        st.data_tensor = qv.tensor;
-        st.data_valid = true;
-    }
+    // A new generation on this draw and on the previous one: a slider is being dragged.
+    const bool changed_now = qv.generation != st.last_generation;
+    st.changing = changed_now && st.changed_last;
+    st.changed_last = changed_now;
+    st.last_generation = qv.generation;
+    UpdateTensorCache(st, qv);
     const double dmin = st.data_min, dmax = st.data_max;
     double lo = std::min(dmin, rep_lo), hi = std::max(dmax, rep_hi);
     if (!(hi > lo)) {
@@ -127,7 +164,8 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     const float plot_x0 = ImGui::GetCursorScreenPos().x + font * 0.5f;
     const float plot_x1 = ImGui::GetCursorScreenPos().x + width - font * 0.5f;
     const int bins = std::clamp(static_cast<int>((plot_x1 - plot_x0) / 4.0f), 16, 400);
-    UpdateCounts(st, qv, bins, lo, hi);
+    UpdateBars(st, qv, bins, lo, hi);
+    UpdateCodes(st, qv);
 
     ImGui::TextUnformatted("Original values and the quantization levels s (q - z)");
     // A row for the labels of the range lines, above the bars so that they never sit on them.
@@ -153,11 +191,10 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
         const float x = std::round(ax.at(s * (q - z))) + 0.5f;
         dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), level_col);
     }
-    const Histogram& h = st.values;
-    const double bw = h.bin_width();
-    for (std::size_t b = 0; b < h.counts.size(); ++b) {
-        const double b_lo = h.lo + bw * b, b_hi = b_lo + bw;
-        const float bh = BarHeight(h.counts[b], h.max_count, st.log_counts, plot1_h - 2.0f);
+    const double bw = (hi - lo) / static_cast<double>(st.bars.size());
+    for (std::size_t b = 0; b < st.bars.size(); ++b) {
+        const double b_lo = lo + bw * static_cast<double>(b), b_hi = b_lo + bw;
+        const float bh = BarHeight(st.bars[b], st.bars_max, st.log_counts, plot1_h - 2.0f);
         if (bh <= 0.0f) continue;
         // A bin any part of which lies beyond the range holds values that get clamped.
         const bool clipped = b_lo < rep_lo || b_hi > rep_hi;
@@ -200,14 +237,14 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     }
 
     // ---- codes
-    std::int64_t used = 0, max_code_count = 0;
-    for (std::int64_t c : st.codes) {
-        used += c > 0;
-        max_code_count = std::max(max_code_count, c);
-    }
-    std::snprintf(buf, sizeof buf, "Codes: %lld of %lld levels used", static_cast<long long>(used),
+    // The count of levels is the quantizer's own (exact even while the bars are estimated from a sample).
+    std::snprintf(buf, sizeof buf, "Codes: %lld of %lld levels used", static_cast<long long>(m.levels_used),
                   static_cast<long long>(dt.levels()));
     ImGui::TextUnformatted(buf);
+    if (st.code_stride > 1) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("  bars: 1 element in %lld while s, z change", static_cast<long long>(st.code_stride));
+    }
     const float z_label_y = ImGui::GetCursorScreenPos().y;
     ImGui::Dummy(ImVec2(width, text_h));
     top = ImGui::GetCursorScreenPos();
@@ -216,10 +253,10 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     // One bar per code when they are at least 2 px wide; otherwise codes share a pixel column (summed).
     const std::int64_t levels = dt.levels();
     const std::int64_t columns = std::min<std::int64_t>(levels, static_cast<std::int64_t>((plot_x1 - plot_x0) / 2.0f));
-    std::vector<std::int64_t> col_counts(static_cast<std::size_t>(std::max<std::int64_t>(columns, 1)), 0);
+    std::vector<double> col_counts(static_cast<std::size_t>(std::max<std::int64_t>(columns, 1)), 0.0);
     for (std::int64_t i = 0; i < levels; ++i)
         col_counts[static_cast<std::size_t>(i * columns / levels)] += st.codes[static_cast<std::size_t>(i)];
-    const std::int64_t col_max = *std::max_element(col_counts.begin(), col_counts.end());
+    const double col_max = *std::max_element(col_counts.begin(), col_counts.end());
     for (std::int64_t k = 0; k < columns; ++k) {
         const float bh = BarHeight(col_counts[static_cast<std::size_t>(k)], col_max, st.log_counts, plot2_h - 2.0f);
         if (bh <= 0.0f) continue;

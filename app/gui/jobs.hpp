@@ -22,11 +22,11 @@ namespace qs::gui {
 struct TensorJobResult {
     std::shared_ptr<const Tensor> tensor;
     QuantConfig config;
-    bool config_from_source = false;  // a preset brings its own settings
     QuantParams params;
     QuantResult result;
     std::string label;
-    std::string error;  // non-empty: the job failed, nothing else is set
+    std::string notice;  // what fitting the config to the new shape changed, if anything
+    std::string error;   // non-empty: the job failed, nothing else is set
 };
 
 // Shared between the UI thread and the worker. The worker only writes `progress` and `stage`

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "quantscope/config.hpp"
 #include "quantscope/params.hpp"
@@ -22,8 +23,54 @@ struct QuantView {
     const Metrics* computed_metrics = nullptr;
     // Increments whenever tensor, params or result change (any of them).
     std::uint64_t generation = 0;
+    // Increments whenever the tensor changes (not its quantization): what caches of the original values key
+    // on. 0: the owner does not count tensors; TensorKeyOf then identifies the tensor by address and content.
+    std::uint64_t tensor_generation = 0;
 
     bool valid() const { return tensor && config && params && result && !result->codes.empty(); }
 };
+
+// Identifies the tensor of a view for a cache of its values (range, histogram, reduced image). Without a
+// tensor_generation, a new tensor allocated where a freed one was is told apart by its size and a sample of
+// its values (two tensors that agree on all of these share cached figures).
+struct TensorKey {
+    std::uint64_t tensor_generation = 0;
+    const void* data = nullptr;
+    std::int64_t numel = 0;
+    std::uint64_t sample_hash = 0;
+    friend bool operator==(const TensorKey& a, const TensorKey& b) {
+        return a.tensor_generation == b.tensor_generation && a.data == b.data && a.numel == b.numel &&
+               a.sample_hash == b.sample_hash;
+    }
+    friend bool operator!=(const TensorKey& a, const TensorKey& b) { return !(a == b); }
+};
+
+inline TensorKey TensorKeyOf(const QuantView& view) {
+    TensorKey k;
+    if (!view.tensor) return k;
+    k.tensor_generation = view.tensor_generation;
+    k.data = view.tensor->values.data();
+    k.numel = view.tensor->numel();
+    if (view.tensor_generation == 0) {
+        // FNV-1a over the shape and 257 evenly spaced values (first and last included).
+        std::uint64_t h = 1469598103934665603ull;
+        auto mix = [&h](std::uint64_t v) {
+            for (int b = 0; b < 8; ++b) {
+                h ^= (v >> (8 * b)) & 0xffu;
+                h *= 1099511628211ull;
+            }
+        };
+        for (std::int64_t d : view.tensor->shape) mix(static_cast<std::uint64_t>(d));
+        const std::int64_t n = k.numel;
+        for (std::int64_t i = 0; n > 0 && i <= 256; ++i) {
+            const std::int64_t at = static_cast<std::int64_t>((static_cast<double>(n - 1) * i) / 256.0);
+            std::uint32_t bits;
+            std::memcpy(&bits, &view.tensor->values[static_cast<std::size_t>(at)], sizeof bits);
+            mix(bits);
+        }
+        k.sample_hash = h;
+    }
+    return k;
+}
 
 }  // namespace qs::gui

@@ -10,6 +10,7 @@ namespace {
 const ImWchar kGlyphRanges[] = {
     0x0020, 0x00FF,  // Basic Latin + Latin-1 (x, middle dot, superscripts)
     0x0394, 0x0394,  // Greek capital delta
+    0x03B1, 0x03B1,  // alpha (the clipping range of the landscape panel)
     0x2010, 0x2044,  // dashes, quotes, primes, ellipsis
     0x2190, 0x2193,  // arrows
     0x2212, 0x2212,  // minus sign

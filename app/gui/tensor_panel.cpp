@@ -240,7 +240,7 @@ void DrawGenerate(TensorPanelState& state, AppState& app) {
         app.start_tensor_job("Generating " + label, [spec, config = app.config, label](JobProgress& p) {
             p.stage = "generating";
             p.progress = 0.05f;
-            return FinishTensorJob(generate_random(spec), config, false, label, p);
+            return FinishTensorJob(generate_random(spec), config, label, p);
         });
     }
 }
@@ -278,7 +278,7 @@ void OpenTensorFile(AppState& app, const std::string& path) {
     app.start_tensor_job("Opening " + path, [path, config = app.config](JobProgress& p) {
         p.stage = "reading";
         p.progress = 0.05f;
-        return FinishTensorJob(load_tensor(path), config, false, path, p);
+        return FinishTensorJob(load_tensor(path), config, path, p);
     });
 }
 
@@ -286,7 +286,7 @@ void LoadPreset(AppState& app, const std::string& name) {
     app.start_tensor_job("Loading preset " + name, [name](JobProgress& p) {
         p.stage = "building";
         Preset preset = make_preset(name);
-        return FinishTensorJob(std::move(preset.tensor), preset.config, true, preset.name, p);
+        return FinishTensorJob(std::move(preset.tensor), preset.config, preset.name, p);
     });
 }
 

@@ -111,4 +111,64 @@ std::vector<std::int64_t> code_counts(const std::int32_t* codes, std::int64_t n,
     return counts;
 }
 
+std::vector<std::int64_t> code_counts_sampled(const std::int32_t* codes, std::int64_t n, std::int32_t q_min,
+                                              std::int32_t q_max, std::int64_t chunk, std::int64_t step,
+                                              std::int64_t* sampled) {
+    if (step <= 1 || chunk < 1) {
+        if (sampled) *sampled = n;
+        return code_counts(codes, n, q_min, q_max);
+    }
+    const std::size_t levels = static_cast<std::size_t>(std::int64_t{q_max} - q_min + 1);
+    std::vector<std::int64_t> counts(levels, 0);
+    const std::int64_t runs = (n + chunk * step - 1) / (chunk * step);
+    std::int64_t total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+        std::vector<std::int64_t> local(4 * levels, 0);
+#pragma omp for schedule(static) nowait
+        for (std::int64_t k = 0; k < runs; ++k) {
+            const std::int64_t begin = k * chunk * step;
+            const std::int64_t end = std::min(n, begin + chunk);
+            for (std::int64_t i = begin; i < end; ++i) {
+                const std::int32_t q = codes[i];
+                if (q >= q_min && q <= q_max)
+                    ++local[static_cast<std::size_t>(i & 3) * levels + static_cast<std::size_t>(q - q_min)];
+            }
+            total += end - begin;
+        }
+#pragma omp critical
+        for (std::size_t k = 0; k < levels; ++k)
+            counts[k] += local[k] + local[levels + k] + local[2 * levels + k] + local[3 * levels + k];
+    }
+    if (sampled) *sampled = total;
+    return counts;
+}
+
+std::vector<double> rebin(const Histogram& h, int bins, double lo, double hi) {
+    if (bins < 1) bins = 1;
+    std::vector<double> out(static_cast<std::size_t>(bins), 0.0);
+    if (!(hi > lo) || h.counts.empty()) return out;
+    const double scale = static_cast<double>(bins) / (hi - lo);
+    const double w = h.bin_width();
+    for (std::size_t b = 0; b < h.counts.size(); ++b) {
+        const double count = static_cast<double>(h.counts[b]);
+        if (count == 0.0) continue;
+        // Source bin in target-bin units.
+        const double a = (h.lo + w * static_cast<double>(b) - lo) * scale;
+        const double e = (h.lo + w * static_cast<double>(b + 1) - lo) * scale;
+        if (!(e > a)) {
+            if (a >= 0.0 && a <= bins) out[static_cast<std::size_t>(std::min<double>(a, bins - 1))] += count;
+            continue;
+        }
+        const double density = count / (e - a);
+        const int first = static_cast<int>(std::floor(std::max(a, 0.0)));
+        const int last = static_cast<int>(std::ceil(std::min(e, static_cast<double>(bins))));
+        for (int t = first; t < last; ++t) {
+            const double overlap = std::min<double>(e, t + 1) - std::max<double>(a, t);
+            if (overlap > 0.0) out[static_cast<std::size_t>(t)] += density * overlap;
+        }
+    }
+    return out;
+}
+
 }  // namespace qs

@@ -262,13 +262,25 @@ TEST_CASE("app state: the lesson is recomputed only when something changes") {
     CHECK(v.params->scale.at(0) == doctest::Approx(3.578823433670343));
     CHECK(v.params->zero_point.at(0) == -77);
     const std::uint64_t g = app.generation;
+    CHECK(v.tensor_generation == 1);
     for (int i = 0; i < 5; ++i) app.update();
     CHECK(app.generation == g);  // no change, no recompute
+
+    qs::QuantConfig bits4 = app.config;
+    bits4.dtype = qs::IntType{true, 4};
+    REQUIRE(app.apply_config(bits4, false));
+    app.update();
+    CHECK(app.generation == g + 1);
+    CHECK(app.view().tensor_generation == 1);  // same tensor: caches of its values stay
+    app.undo();
+    app.update();
+    CHECK(app.config.dtype.bits == 8);
+    const std::uint64_t g2 = app.generation;
 
     qs::QuantConfig c = app.config;
     CHECK(app.apply_config(c, false));  // the same config: no step, no recompute
     app.update();
-    CHECK(app.generation == g);
+    CHECK(app.generation == g2);
     CHECK_FALSE(app.history.can_undo());
 }
 

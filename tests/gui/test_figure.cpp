@@ -398,16 +398,20 @@ TEST_CASE("textures are rebuilt only when the generation or the view changes") {
         ImGui::End();
     };
     for (int i = 0; i < 3; ++i) r.frame(draw);
-    const std::uint64_t before = state.maps[0].uploads;
+    const std::uint64_t before = state.maps[0].uploads, before_q = state.maps[1].uploads;
     CHECK(before >= 1);
     for (int i = 0; i < 10; ++i) r.frame(draw);
     CHECK(state.maps[0].uploads == before);
-    view.generation = 2;  // a recompute happened
+    CHECK(state.maps[1].uploads == before_q);
+    view.generation = 2;  // a recompute happened: same tensor, new result
     r.frame(draw);
-    CHECK(state.maps[0].uploads == before + 1);
+    CHECK(state.maps[1].uploads == before_q + 1);
+    CHECK(state.maps[0].uploads == before);  // the original's values and color range did not change
+    CHECK(state.maps[0].reductions == 1);
     state.view = qs::gui::HeatmapView{0, 0, 2, 2};  // zoom
     r.frame(draw);
-    CHECK(state.maps[0].uploads == before + 2);
+    CHECK(state.maps[0].uploads == before + 1);
+    CHECK(state.maps[1].uploads == before_q + 2);
     r.run([&] {  // the textures belong to the renderer's context
         for (auto& m : state.maps) m.texture.reset();
     });

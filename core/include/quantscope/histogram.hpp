@@ -33,4 +33,17 @@ void value_range(const float* values, std::int64_t n, float& lo, float& hi);
 std::vector<std::int64_t> code_counts(const std::int32_t* codes, std::int64_t n, std::int32_t q_min,
                                       std::int32_t q_max);
 
+// The same over a sample, for a display that must keep up while the codes change every frame: the runs of
+// `chunk` consecutive codes starting at 0, step*chunk, 2*step*chunk, ... (step >= 1; 1 counts everything).
+// Counts are of the sampled elements; `sampled` (if given) receives how many there were.
+std::vector<std::int64_t> code_counts_sampled(const std::int32_t* codes, std::int64_t n, std::int32_t q_min,
+                                              std::int32_t q_max, std::int64_t chunk, std::int64_t step,
+                                              std::int64_t* sampled = nullptr);
+
+// h's counts spread over `bins` equal bins of [lo, hi], each source bin in proportion to its overlap with
+// them (as if its values were uniform within it): a fine histogram computed once, shown at any axis range.
+// Source bins outside [lo, hi] contribute only their overlapping part. A zero-width source (all values
+// equal) puts its count in the bin holding its position.
+std::vector<double> rebin(const Histogram& h, int bins, double lo, double hi);
+
 }  // namespace qs

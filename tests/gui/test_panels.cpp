@@ -1,0 +1,364 @@
+// Tests of the analysis panels (landscape, calibrators, compare) and of the histogram/figure caches: each panel
+// drawn for a few frames offscreen on the lesson and outliers presets, its background work finished, and its
+// mouse interaction checked against the core's numbers. Set QS_FIGURE_PNG_DIR to keep a PNG of each panel.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "gui/calibration_panel.hpp"
+#include "gui/compare_panel.hpp"
+#include "gui/figure_panel.hpp"
+#include "gui/histogram_panel.hpp"
+#include "gui/landscape_panel.hpp"
+#include "gui/offscreen.hpp"
+#include "gui/quant_view.hpp"
+#include "gui/style.hpp"
+#include "quantscope/calibrate.hpp"
+#include "quantscope/histogram.hpp"
+#include "quantscope/presets.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/random.hpp"
+
+namespace {
+
+// A shared tensor with its quantization: what the app hands the panels.
+struct Shared {
+    std::shared_ptr<const qs::Tensor> tensor;
+    qs::QuantConfig config;
+    qs::QuantParams params;
+    qs::QuantResult result;
+    std::uint64_t generation = 1;
+    qs::gui::QuantView view() const {
+        qs::gui::QuantView v;
+        v.tensor = tensor.get();
+        v.config = &config;
+        v.params = &params;
+        v.result = &result;
+        v.generation = generation;
+        return v;
+    }
+    void requantize(const qs::QuantConfig& c) {
+        config = c;
+        result = qs::quantize(*tensor, config, &params);
+        ++generation;
+    }
+};
+
+Shared MakeShared(qs::Tensor t, const qs::QuantConfig& c) {
+    Shared s;
+    s.tensor = std::make_shared<const qs::Tensor>(std::move(t));
+    s.requantize(c);
+    return s;
+}
+
+Shared FromPreset(const std::string& name) {
+    qs::Preset p = qs::make_preset(name);
+    return MakeShared(std::move(p.tensor), p.config);
+}
+
+// An offscreen window of the app's look, drawing `body` full-size.
+struct Window {
+    qs::gui::OffscreenRenderer r;
+    explicit Window(int w, int h) {
+        std::string error;
+        const bool ok = r.init(w, h, [] {
+            qs::gui::BuildFonts(16.0f);
+            qs::gui::ApplyStyle(true, 1.0f);
+        }, &error);
+        REQUIRE_MESSAGE(ok, "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
+    }
+    template <typename F>
+    void frame(F&& body, ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool down = false) {
+        r.frame([&] {
+            ImGui::SetNextWindowPos(ImVec2(0, 0));
+            ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+            ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
+            body();
+            ImGui::End();
+        }, mouse, down);
+    }
+    void save(const std::string& name) {
+        if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
+            std::vector<std::uint8_t> px;
+            r.read_pixels(px);
+            std::string error;
+            CHECK(qs::gui::write_png_atomic(std::string(dir) + "/qs_panel_" + name + ".png", r.width(), r.height(), px,
+                                            true, &error));
+        }
+    }
+};
+
+}  // namespace
+
+TEST_CASE("histogram helpers: rebin keeps the mass and sampled code counts match the full ones at step 1") {
+    qs::Histogram h = qs::histogram(std::vector<float>{0.5f, 1.5f, 1.5f, 2.5f, 3.5f}.data(), 5, 4, 0.0, 4.0);
+    const std::vector<double> same = qs::rebin(h, 4, 0.0, 4.0);
+    for (int i = 0; i < 4; ++i) CHECK(same[static_cast<std::size_t>(i)] == doctest::Approx(static_cast<double>(h.counts[static_cast<std::size_t>(i)])));
+    const std::vector<double> wide = qs::rebin(h, 8, -4.0, 4.0);  // the data in the upper half, one bin each
+    CHECK(std::accumulate(wide.begin(), wide.end(), 0.0) == doctest::Approx(5.0));
+    CHECK(wide[3] == doctest::Approx(0.0));
+    CHECK(wide[5] == doctest::Approx(2.0));
+    const std::vector<double> halves = qs::rebin(h, 8, 0.0, 4.0);  // each source bin split in two
+    CHECK(halves[2] == doctest::Approx(1.0));
+    CHECK(halves[3] == doctest::Approx(1.0));
+
+    std::vector<std::int32_t> codes(100000);
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::int32_t>((i * 7919) % 256) - 128;
+    std::int64_t sampled = 0;
+    CHECK(qs::code_counts_sampled(codes.data(), 100000, -128, 127, 4096, 1, &sampled) ==
+          qs::code_counts(codes.data(), 100000, -128, 127));
+    CHECK(sampled == 100000);
+    const auto part = qs::code_counts_sampled(codes.data(), 100000, -128, 127, 4096, 4, &sampled);
+    CHECK(sampled == 4096 * 6 + 1696);  // runs at 0, 16384, ..., 98304 (the last one 1696 long)
+    CHECK(std::accumulate(part.begin(), part.end(), std::int64_t{0}) == sampled);
+}
+
+TEST_CASE("histogram panel: a big tensor's values are counted once per tensor and its codes exactly once settled") {
+    qs::RandomSpec spec;
+    spec.shape = {1500, 2048};  // above kHistogramExactElements and twice the code sample
+    Shared s = MakeShared(qs::generate_random(spec), qs::QuantConfig{});
+    Window w(900, 400);
+    qs::gui::HistogramPanelState st;
+    auto draw = [&] { qs::gui::DrawHistogramPanel(st, s.view()); };
+    w.frame(draw);
+    w.frame(draw);
+    REQUIRE(st.fine.counts.size() > 0);
+    const std::int64_t* fine_data = st.fine.counts.data();
+    const auto exact = qs::code_counts(s.result.codes.data(), s.tensor->numel(), -128, 127);
+    for (std::size_t i = 0; i < exact.size(); ++i) REQUIRE(st.codes[i] == static_cast<double>(exact[i]));
+    // A drag: new results frame after frame. The fine histogram stays; the codes are sampled.
+    qs::QuantConfig c = s.config;
+    c.mode = qs::Mode::Manual;
+    c.manual_scale = s.params.scale[0];
+    c.manual_zero_point = s.params.zero_point[0];
+    for (int i = 0; i < 3; ++i) {
+        c.manual_scale *= 1.1;
+        s.requantize(c);
+        w.frame(draw);
+    }
+    CHECK(st.fine.counts.data() == fine_data);
+    CHECK(st.code_stride > 1);
+    w.frame(draw);  // the drag ended: exact again
+    CHECK(st.code_stride == 1);
+    const auto exact2 = qs::code_counts(s.result.codes.data(), s.tensor->numel(), -128, 127);
+    for (std::size_t i = 0; i < exact2.size(); ++i) REQUIRE(st.codes[i] == static_cast<double>(exact2[i]));
+}
+
+TEST_CASE("figure: the dequantized color range from the extremes equals a full pass and the original is reduced once") {
+    qs::RandomSpec spec;
+    spec.shape = {300, 500};
+    Shared s = MakeShared(qs::generate_random(spec), qs::QuantConfig{});
+    Window w(1200, 420);
+    qs::gui::FigurePanelState st;
+    auto draw = [&] { qs::gui::DrawFigurePanel(st, s.view(), ImGui::GetContentRegionAvail()); };
+    qs::QuantConfig c = s.config;
+    c.mode = qs::Mode::Manual;
+    c.manual_zero_point = 3;
+    for (double scale : {0.004, 0.01, 0.03}) {
+        c.manual_scale = scale;
+        s.requantize(c);
+        w.frame(draw);
+        const auto [lo, hi] = std::minmax_element(s.result.dequantized.begin(), s.result.dequantized.end());
+        CHECK(st.deq_lo == static_cast<double>(*lo));
+        CHECK(st.deq_hi == static_cast<double>(*hi));
+    }
+    CHECK(st.maps[0].reductions == 1);
+    CHECK(st.maps[1].reductions == 3);
+    w.r.run([&] {
+        for (auto& m : st.maps) m.texture.reset();
+    });
+}
+
+TEST_CASE("landscape: the lesson's map completes and a click asks for an (s z) of the grid") {
+    Shared s = FromPreset("lesson");
+    Window w(1300, 380);
+    qs::gui::LandscapePanelState st;
+    qs::gui::LandscapeClick click;
+    auto draw = [&] {
+        const qs::gui::LandscapeClick c = qs::gui::DrawLandscapePanel(st, s.view(), s.tensor);
+        if (c.requested) click = c;
+    };
+    w.frame(draw);
+    qs::gui::FinishLandscape(st);
+    for (int i = 0; i < 3; ++i) w.frame(draw);
+    REQUIRE(st.has_shown);
+    CHECK_FALSE(qs::gui::LandscapeBusy(st));
+    CHECK(st.shown.exact);
+    CHECK_FALSE(st.shown.curve);
+    CHECK(st.shown.scales.size() == qs::gui::kLandscapeFine);
+    CHECK(st.shown.zero_points.size() == qs::gui::kLandscapeFine);
+    // The min/max marker is the lessons' choice and its MSE the quantizer's.
+    CHECK(st.shown.minmax_scale == doctest::Approx(3.578823433670343));
+    CHECK(st.shown.minmax_zero_point == -77);
+    CHECK(st.shown.minmax_mse == doctest::Approx(s.result.metrics.mse));
+    CHECK(st.shown.best_mse == *std::min_element(st.shown.mse.begin(), st.shown.mse.end()));
+    // Each cell is the exact MSE of its (s, z).
+    qs::QuantConfig check = s.config;
+    check.mode = qs::Mode::Manual;
+    check.manual_scale = st.shown.scales[10];
+    check.manual_zero_point = st.shown.zero_points[20];
+    CHECK(st.shown.mse[20 * st.shown.scales.size() + 10] ==
+          doctest::Approx(qs::quantize(*s.tensor, check).metrics.mse).epsilon(1e-5));
+    w.save("landscape_lesson");
+
+    const ImVec2 target((st.plot_min.x * 0.3f + st.plot_max.x * 0.7f), (st.plot_min.y * 0.6f + st.plot_max.y * 0.4f));
+    w.frame(draw, target, false);
+    w.frame(draw, target, true);
+    w.frame(draw, target, false);
+    REQUIRE(click.requested);
+    CHECK(std::find(st.shown.scales.begin(), st.shown.scales.end(), click.scale) != st.shown.scales.end());
+    CHECK(std::find(st.shown.zero_points.begin(), st.shown.zero_points.end(), click.zero_point) != st.shown.zero_points.end());
+    // Left of the middle column and above the middle row: a smaller scale, a larger zero point than the center's.
+    CHECK(click.scale > st.shown.scales[st.shown.scales.size() / 2]);
+    CHECK(click.zero_point > st.shown.zero_points[st.shown.zero_points.size() / 2 - 1]);
+
+    // Moving the current point inside the grid starts nothing; a new dtype does.
+    const std::uint64_t requests = st.requests;
+    qs::QuantConfig manual = s.config;
+    manual.mode = qs::Mode::Manual;
+    manual.manual_scale = click.scale;
+    manual.manual_zero_point = click.zero_point;
+    s.requantize(manual);
+    w.frame(draw);
+    CHECK(st.requests == requests);
+    qs::QuantConfig int4 = s.config;
+    int4.mode = qs::Mode::Asymmetric;
+    int4.dtype.bits = 4;
+    s.requantize(int4);
+    w.frame(draw);
+    CHECK(st.requests == requests + 1);
+    qs::gui::FinishLandscape(st);
+    w.frame(draw);
+    CHECK(st.shown.zero_points.size() == 16);  // int4: every zero point
+    w.r.run([&] { st.texture.reset(); });
+}
+
+TEST_CASE("landscape: symmetric mode draws MSE against the clipping range on the outliers preset") {
+    Shared s = FromPreset("outliers-4x128x256");
+    qs::QuantConfig c = s.config;
+    c.mode = qs::Mode::Symmetric;
+    s.requantize(c);
+    Window w(1300, 380);
+    qs::gui::LandscapePanelState st;
+    qs::gui::LandscapeClick click;
+    auto draw = [&] {
+        const qs::gui::LandscapeClick k = qs::gui::DrawLandscapePanel(st, s.view(), s.tensor);
+        if (k.requested) click = k;
+    };
+    w.frame(draw);
+    qs::gui::FinishLandscape(st);
+    for (int i = 0; i < 3; ++i) w.frame(draw);
+    REQUIRE(st.has_shown);
+    CHECK(st.shown.curve);
+    CHECK(st.shown.exact);
+    CHECK(st.shown.alphas.size() == qs::gui::kCurveFine);
+    // With outliers, clipping them beats the lessons' max|r|.
+    CHECK(st.shown.best_mse < st.shown.minmax_mse);
+    CHECK(st.shown.minmax_mse == doctest::Approx(s.result.metrics.mse));
+    w.save("landscape_outliers_symmetric");
+    const ImVec2 target((st.plot_min.x + st.plot_max.x) * 0.5f, (st.plot_min.y + st.plot_max.y) * 0.5f);
+    w.frame(draw, target, false);
+    w.frame(draw, target, true);
+    w.frame(draw, target, false);
+    REQUIRE(click.requested);
+    CHECK(click.zero_point == 0);
+    CHECK(std::find(st.shown.scales.begin(), st.shown.scales.end(), click.scale) != st.shown.scales.end());
+}
+
+TEST_CASE("calibrators: the table matches compare_calibrators and Apply returns the row's config") {
+    Shared s = FromPreset("outliers-4x128x256");
+    Window w(1300, 420);
+    qs::gui::CalibrationPanelState st;
+    qs::gui::CalibrationApply applied;
+    auto draw = [&] {
+        const qs::gui::CalibrationApply a = qs::gui::DrawCalibrationPanel(st, s.view(), s.tensor);
+        if (a.requested) applied = a;
+    };
+    w.frame(draw);
+    qs::gui::FinishCalibration(st, s.view(), s.tensor);
+    for (int i = 0; i < 3; ++i) w.frame(draw);
+    REQUIRE(st.has_shown);
+    CHECK_FALSE(qs::gui::CalibrationBusy(st));
+    const auto rows = qs::compare_calibrators(*s.tensor, s.config);
+    REQUIRE(st.shown.rows.size() == rows.size());
+    REQUIRE(rows.size() == 8);
+    for (std::size_t i = 0; i < rows.size(); ++i) CHECK(st.shown.rows[i].metrics.mse == rows[i].metrics.mse);
+    REQUIRE(st.best_row >= 0);
+    for (const auto& r : rows) CHECK(st.shown.rows[static_cast<std::size_t>(st.best_row)].metrics.mse <= r.metrics.mse);
+    w.save("calibrators_outliers");
+
+    REQUIRE(st.apply_row.size() == rows.size());
+    // The third button from the top (display order pairs each calibrator with its recompute-s twin).
+    const ImVec2 button = st.apply_center[2];
+    const int row = st.apply_row[2];
+    w.frame(draw, button, false);
+    w.frame(draw, button, true);
+    w.frame(draw, button, false);
+    REQUIRE(applied.requested);
+    CHECK(applied.config.calibration == rows[static_cast<std::size_t>(row)].config.calibration);
+    CHECK(applied.config.percentile == rows[static_cast<std::size_t>(row)].config.percentile);
+    CHECK(applied.config.recompute_scale == rows[static_cast<std::size_t>(row)].config.recompute_scale);
+    CHECK(applied.config.calibration == qs::Calibration::Percentile);
+}
+
+TEST_CASE("calibrators: an all-positive tensor shows the clamped zero point and what recompute s saves") {
+    qs::Tensor t;
+    t.shape = {3, 3};
+    t.values = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    Shared s = MakeShared(std::move(t), qs::QuantConfig{});
+    Window w(1300, 420);
+    qs::gui::CalibrationPanelState st;
+    auto draw = [&] { qs::gui::DrawCalibrationPanel(st, s.view(), s.tensor); };
+    w.frame(draw);
+    qs::gui::FinishCalibration(st, s.view(), s.tensor);
+    w.frame(draw);
+    w.frame(draw);
+    REQUIRE(st.shown.rows.size() == 8);
+    const qs::CalibrationRow& lessons = st.shown.rows[0];
+    const qs::CalibrationRow& fixed = st.shown.rows[4];
+    REQUIRE(fixed.config.recompute_scale);
+    CHECK(lessons.params.zero_point[0] == -128);
+    CHECK(qs::gui::ZeroPointClamped(lessons, &fixed));
+    CHECK_FALSE(qs::gui::ZeroPointClamped(fixed, &lessons));
+    CHECK(lessons.metrics.clipped > 0);
+    CHECK(fixed.metrics.clipped == 0);
+    w.save("calibrators_positive");
+}
+
+TEST_CASE("compare: B is the core's quantization and both heatmaps share one color scale") {
+    for (const char* preset : {"lesson", "outliers-4x128x256"}) {
+        CAPTURE(preset);
+        Shared s = FromPreset(preset);
+        Window w(1400, 400);
+        qs::gui::ComparePanelState st;
+        auto draw = [&] { qs::gui::DrawComparePanel(st, s.view(), s.tensor); };
+        w.frame(draw);
+        qs::gui::FinishCompare(st);
+        for (int i = 0; i < 3; ++i) w.frame(draw);
+        REQUIRE(st.has_shown);
+        CHECK(st.b.dtype.bits == 4);  // B starts as A in int4
+        const qs::QuantResult b = qs::quantize(*s.tensor, st.b);
+        CHECK(st.shown.result.metrics.mse == b.metrics.mse);
+        CHECK(st.shared_max == std::max(s.result.metrics.max_abs_error, b.metrics.max_abs_error));
+        CHECK(st.shared_max == b.metrics.max_abs_error);  // int4 is the worse of the two
+        // Same image size for A and B, side by side.
+        CHECK(st.image_max[0].x - st.image_min[0].x == st.image_max[1].x - st.image_min[1].x);
+        CHECK(st.image_max[0].x < st.image_min[1].x);
+        // B per channel: recomputed.
+        st.b.granularity = qs::Granularity::Channel;
+        w.frame(draw);
+        qs::gui::FinishCompare(st);
+        w.frame(draw);
+        CHECK(st.shown.params.scale.size() == static_cast<std::size_t>(s.tensor->shape[0]));
+        w.save(std::string("compare_") + preset);
+        w.r.run([&] {
+            for (auto& m : st.maps) m.texture.reset();
+        });
+    }
+}
