@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for SECONDS over a copy of its
 # committed corpus. Crashes land in BUILD_DIR/fuzz-artifacts/<target>/ and make the script fail.
 #   usage: tests/fuzz/run_fuzzers.sh [BUILD_DIR] [SECONDS] [TARGET...]
-#   default: build-fuzz 20 npy csv safetensors json
+#   default: build-fuzz 20 npy csv safetensors json session
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -10,7 +10,7 @@ build="${1:-$repo/build-fuzz}"
 seconds="${2:-20}"
 shift $(( $# > 2 ? 2 : $# )) || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(npy csv safetensors json)
+[ ${#targets[@]} -gt 0 ] || targets=(npy csv safetensors json session)
 
 cmake -S "$repo" -B "$build" -DQS_FUZZ=ON -DQS_BUILD_GUI=OFF \
       -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
