@@ -15,6 +15,24 @@
 
 namespace {
 
+// SPEC: exactly one line on stderr. Messages quote user input (file names, option values), which may hold
+// line breaks or other control characters: those are escaped.
+std::string one_line(const char* message) {
+    std::string out;
+    for (const char* p = message; *p != '\0'; ++p) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\r')
+            out += "\\r";
+        else if (c < 0x20 || c == 0x7f)
+            out += '?';
+        else
+            out += static_cast<char>(c);
+    }
+    return out;
+}
+
 int dispatch(const std::vector<std::string>& args) {
     using namespace qs::cli;
     if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
@@ -68,13 +86,13 @@ int main(int argc, char** argv) {
     try {
         return dispatch(args);
     } catch (const qs::Error& e) {
-        std::fprintf(stderr, "quantscope: error: %s\n", e.what());
+        std::fprintf(stderr, "quantscope: error: %s\n", one_line(e.what()).c_str());
         return 2;
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "quantscope: error: out of memory\n");
         return 2;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "quantscope: error: %s\n", e.what());
+        std::fprintf(stderr, "quantscope: error: %s\n", one_line(e.what()).c_str());
         return 2;
     }
 }

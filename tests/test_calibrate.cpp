@@ -153,3 +153,38 @@ TEST_CASE("the MSE landscape matches per-point quantization") {
         }
     CHECK(mse[2 * scales.size() + 1] == doctest::Approx(170.8753).epsilon(1e-6));  // s = 3.5, z = -70
 }
+
+TEST_CASE("the calibration label reads back as the same percentile") {
+    QuantConfig c;
+    for (double p : {99.9, 99.99, 100.0, 50.0000001, 99.9999999, 99.123456789}) {
+        CAPTURE(p);
+        c.calibration = Calibration::Percentile;
+        c.percentile = p;
+        const std::string label = calibration_label(c);
+        QuantConfig back;
+        parse_calibration(label, back);
+        CHECK(back.percentile == p);
+    }
+    c.percentile = 99.9;
+    CHECK(calibration_label(c) == "percentile:99.9");  // still the short form
+}
+
+TEST_CASE("an error inside the parallel calibration is thrown / not std::terminate") {
+    // compute_params checks the config first; calibrated_params is public and may be called without it.
+    RandomSpec spec;
+    spec.shape = {8, 64};
+    const Tensor t = generate_random(spec);
+    for (Granularity g : {Granularity::Tensor, Granularity::Channel}) {
+        QuantConfig c;
+        c.mode = Mode::Symmetric;
+        c.dtype = {false, 8};  // symmetric needs a signed type: symmetric_params throws
+        c.granularity = g;
+        c.calibration = Calibration::Percentile;
+        c.percentile = 99;
+        QuantParams p;
+        set_block_layout(t.shape, c, p);
+        p.scale.assign(static_cast<std::size_t>(p.block_count), 1.0);
+        p.zero_point.assign(static_cast<std::size_t>(p.block_count), 0);
+        CHECK_THROWS_WITH(calibrated_params(t, c, p), doctest::Contains("signed"));
+    }
+}

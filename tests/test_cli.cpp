@@ -366,3 +366,80 @@ TEST_CASE("inspect lists a checkpoint and quantize picks one tensor with --tenso
     CHECK(r.exit_code == 2);
     CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
 }
+
+TEST_CASE("a failing 2nd or 3rd output leaves every output untouched") {
+    TempDir dir;
+    // A name longer than NAME_MAX: the directory exists, so only the write itself fails (even as root).
+    const std::string too_long = shell_quote((dir / (std::string(300, 'a') + ".npy")).string());
+    const fs::path q = dir / "q.npy", d = dir / "d.npy";
+    const std::string existing = "precious bytes, not a tensor";
+    for (const std::string& failing : {"--out-dequantized " + too_long, "--out-error " + too_long}) {
+        CAPTURE(failing);
+        // The first output does not exist yet: it must not be created.
+        fs::remove(q);
+        Run r = run("quantize --preset lesson --out-quantized " + shell_quote(q.string()) + " " + failing, dir);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
+        CHECK(!fs::exists(q));
+        // It exists: it must keep its bytes.
+        write_file(q, existing);
+        write_file(d, existing);
+        r = run("quantize --preset lesson --out-quantized " + shell_quote(q.string()) + " --out-dequantized " +
+                    shell_quote(d.string()) + " --out-error " + too_long,
+                dir);
+        CHECK(r.exit_code == 2);
+        CHECK(read_file(q) == existing);
+        CHECK(read_file(d) == existing);
+    }
+    // No staging or temporary file is left behind.
+    std::size_t files = 0;
+    for (const auto& entry : fs::directory_iterator(dir / "")) files += entry.is_regular_file();
+    CHECK(files == 2 + 2);  // q.npy, d.npy + stdout/stderr
+    // And a successful run still writes all three.
+    const Run ok = run("quantize --preset lesson --out-quantized " + shell_quote(q.string()) + " --out-dequantized " +
+                           shell_quote(d.string()) + " --out-error " + shell_quote((dir / "e.npy").string()),
+                       dir);
+    REQUIRE(ok.exit_code == 0);
+    CHECK(read_file(q).rfind("\x93NUMPY", 0) == 0);
+    CHECK(read_file(d).rfind("\x93NUMPY", 0) == 0);
+    CHECK(fs::exists(dir / "e.npy"));
+}
+
+TEST_CASE("an error quoting a line break is still one line") {
+    TempDir dir;
+    for (const std::string& args : {"quantize " + shell_quote((dir / "two\nlines.npy").string()),
+                                    std::string("quantize --preset lesson --dtype ") + shell_quote("int8\nint4"),
+                                    std::string("quantize --preset lesson --mode ") + shell_quote("a\rb")}) {
+        CAPTURE(args);
+        const Run r = run(args, dir);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(r.err.find('\r') == std::string::npos);
+        CHECK(r.err.back() == '\n');
+    }
+}
+
+TEST_CASE("values at float32's limits: an overflowing r' is an error / not null metrics") {
+    TempDir dir;
+    // Asymmetric: s = 2 FLT_MAX / 255 and z = 0, so r' = s (-128 - 0) is beyond -FLT_MAX: -Inf in float32.
+    write_file(dir / "big.csv", "-3.4028234e38, 3.4028234e38, 0, 1\n");
+    const fs::path out = dir / "q.npy";
+    for (const char* mode : {"", " --mode symmetric"}) {
+        CAPTURE(mode);
+        const Run r = run("quantize " + shell_quote((dir / "big.csv").string()) + std::string(mode) + " --out-quantized " +
+                              shell_quote(out.string()),
+                          dir);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
+        CHECK(r.err.find("index [0, 0]") != std::string::npos);
+        CHECK(!fs::exists(out));
+    }
+    // A wide range that stays inside float32 still works, with finite metrics.
+    write_file(dir / "wide.csv", "-3e38, 3e38, 0, 1\n");
+    const Run r = run("quantize " + shell_quote((dir / "wide.csv").string()), dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "mse").find("null") == std::string::npos);
+}

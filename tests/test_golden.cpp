@@ -63,3 +63,28 @@ TEST_CASE("the naive 'divide by max / times 255 / cast to int8' wraps 255 to -1"
     CHECK(quantize_value(191.6f, max / 255.0f, 0, config) == 67);    // the lesson's printed codes
     CHECK(quantize_value(684.6f, max / 255.0f, 0, config) == -16);   // 240 wrapped
 }
+
+TEST_CASE("the naive cast of an overflowing r / s stays inside [q_min / q_max]") {
+    // s = 1.2e-38 (a valid manual scale): r / s is +-Inf in float32 for every |r| >= 1. A wrap of Inf used to
+    // go through NaN, cast to INT_MIN, and write the level table out of bounds.
+    Tensor t{{2, 9}, {191.6f, -13.5f, 728.6f, 92.14f, 295.5f, -184, 0, 684.6f, 245.5f,
+                      1, -1, 2, -2, 3, -3, 4, -4, 5}};
+    QuantConfig config;
+    config.mode = Mode::Manual;
+    config.manual_scale = 1.2e-38;
+    config.manual_zero_point = 0;
+    config.overflow = Overflow::Wrap;
+    bool clipped = false;
+    CHECK(quantize_value(728.6f, 1.2e-38f, 0, config, &clipped) == 127);
+    CHECK(clipped);
+    CHECK(quantize_value(-184.0f, 1.2e-38f, 0, config, &clipped) == -128);
+    const QuantResult r = quantize(t, config);
+    for (std::size_t i = 0; i < r.codes.size(); ++i) {
+        CAPTURE(i);
+        CHECK(r.codes[i] >= -128);
+        CHECK(r.codes[i] <= 127);
+        CHECK(r.codes[i] == quantize_value(t.values[i], 1.2e-38f, 0, config));
+    }
+    CHECK(r.metrics.levels_used == 3);  // -128, 0, 127
+    CHECK(r.metrics.clipped == 17);  // every element but the 0
+}

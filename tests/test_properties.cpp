@@ -352,7 +352,7 @@ TEST_CASE("random tensors are reproducible and follow their spec") {
 
 TEST_CASE("tensors larger than the caches (streaming stores) match the scalar formula") {
     RandomSpec spec;
-    spec.shape = {2048, 1030};  // > 8 MiB of floats; 1030 is not a multiple of 8, so chunks have tails
+    spec.shape = {2049, 1031};  // > 8 MiB of floats; not a multiple of 8 or 4096, so chunks have tails
     spec.seed = 11;
     spec.std = 40;
     const Tensor t = generate_random(spec);
@@ -361,11 +361,34 @@ TEST_CASE("tensors larger than the caches (streaming stores) match the scalar fo
             QuantConfig c;
             c.granularity = g;
             c.axis = 1;
-            c.group_size = 515;
+            c.group_size = 1031;
             c.rounding = rounding;
             CAPTURE(to_string(g));
             QuantParams p;
             const QuantResult r = quantize(t, c, &p);
             check_against_scalar(t, p, c, r);
         }
+}
+
+TEST_CASE("random specs beyond float32's range are refused / not silently saturated") {
+    RandomSpec spec;
+    spec.distribution = Distribution::Uniform;
+    spec.low = -1e308;  // finite doubles, but high - low overflows and neither is a float32
+    spec.high = 1e308;
+    CHECK_THROWS_WITH(generate_random(spec), doctest::Contains("float32"));
+    spec.low = 0;
+    spec.high = 1e39;
+    CHECK_THROWS_WITH(generate_random(spec), doctest::Contains("float32"));
+    spec.low = -3.4e38;  // the widest range that fits
+    spec.high = 3.4e38;
+    const Tensor wide = generate_random(spec);
+    CHECK_NOTHROW(check_tensor(wide));
+    CHECK(std::set<float>(wide.values.begin(), wide.values.end()).size() > 1);
+    RandomSpec normal;
+    normal.mean = 3.4e38;  // about half the values land beyond FLT_MAX
+    normal.std = 1e37;
+    CHECK_THROWS_WITH(generate_random(normal), doctest::Contains("outside float32's range"));
+    normal.mean = 1e308;
+    normal.std = 1;
+    CHECK_THROWS_WITH(generate_random(normal), doctest::Contains("at index [0, 0]"));
 }

@@ -1,12 +1,20 @@
 // `quantscope quantize INPUT [options]`: SPEC "Command line".
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor_io.hpp"
 
@@ -29,6 +37,42 @@ void check_output_path(const std::string& option, const std::string& path) {
     if (!fs::is_directory(dir, ec)) throw Error(option + ": directory '" + dir.string() + "' does not exist");
     if (fs::is_directory(path, ec)) throw Error(option + ": '" + path + "' is a directory");
 }
+
+// Output files written under temporary names in their target's directory (same file system, so the final
+// rename is atomic) and renamed over their targets together by commit(); removed if commit() is not reached.
+class StagedOutputs {
+public:
+    StagedOutputs() = default;
+    StagedOutputs(const StagedOutputs&) = delete;
+    StagedOutputs& operator=(const StagedOutputs&) = delete;
+    ~StagedOutputs() {
+        for (const auto& [staging, target] : files_) ::unlink(staging.c_str());
+    }
+
+    // The staging path for `target`: a hidden name in the same directory with the same extension, longer
+    // than the target's, so a name the file system refuses fails here, before anything is renamed.
+    std::string stage(const std::string& target) {
+        namespace fs = std::filesystem;
+        const fs::path t(target);
+        const std::string name = "." + t.stem().string() + ".staged-" + std::to_string(::getpid()) + "-" +
+                                 std::to_string(files_.size()) + t.extension().string();
+        const std::string staging = (t.has_parent_path() ? t.parent_path() / name : fs::path(name)).string();
+        files_.emplace_back(staging, target);
+        return staging;
+    }
+
+    void commit() {
+        for (auto& [staging, target] : files_) {
+            if (::rename(staging.c_str(), target.c_str()) != 0)
+                throw Error("cannot write '" + target + "': " + std::strerror(errno));
+            staging.clear();  // nothing left to remove
+        }
+        files_.clear();
+    }
+
+private:
+    std::vector<std::pair<std::string, std::string>> files_;  // (staging, target)
+};
 
 NpyDtype code_dtype(const IntType& type) {
     if (type.bits <= 8) return type.is_signed ? NpyDtype::I1 : NpyDtype::U1;
@@ -92,16 +136,30 @@ int run_quantize(const std::vector<std::string>& args) {
             throw Error(std::string(out.option) + ": a rank-3 tensor cannot be written as CSV (use .npy)");
     QuantParams params;
     const QuantResult result = quantize(input.tensor, input.config, &params);
+    // r' and e are float32: for values near float32's limits s (q - z) can round past FLT_MAX (e.g. the
+    // asymmetric s of [-FLT_MAX, FLT_MAX] times q - z = -128). SPEC's metrics are numbers, never null: refuse.
+    for (std::size_t i = 0; !std::isfinite(result.metrics.max_abs_error) && i < result.error.size(); ++i)
+        if (!std::isfinite(result.error[i]))
+            throw Error("float32 overflow at index " + index_to_string(input.tensor.shape, static_cast<std::int64_t>(i)) +
+                        ": r = " + format_g(input.tensor.values[i]) + " gives r' = s (q - z) = " +
+                        format_g(result.dequantized[i]) + ", |r - r'| = " + format_g(result.error[i]) +
+                        " (the values are too close to float32's limits)");
 
+    // All or nothing: every output is first written (atomically) under a staging name next to its target;
+    // only when all of them exist are they renamed over the targets. A failure on the 2nd or 3rd output
+    // then leaves the 1st target untouched too.
+    StagedOutputs staged;
     for (const auto& out : outputs) {
         const std::string option = out.option;
+        const std::string path = staged.stage(out.path);
         if (option == "--out-quantized")
-            save_codes(out.path, input.tensor.shape, result.codes.data(), code_dtype(input.config.dtype));
+            save_codes(path, input.tensor.shape, result.codes.data(), code_dtype(input.config.dtype));
         else if (option == "--out-dequantized")
-            save_floats(out.path, input.tensor.shape, result.dequantized.data());
+            save_floats(path, input.tensor.shape, result.dequantized.data());
         else
-            save_floats(out.path, input.tensor.shape, result.error.data());
+            save_floats(path, input.tensor.shape, result.error.data());
     }
+    staged.commit();
 
     const Metrics& m = result.metrics;
     JsonObject json;

@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 
 #include "quantscope/error.hpp"
@@ -65,6 +66,7 @@ ValueRange percentile_range(std::vector<float>& values, const QuantConfig& confi
 // The min/max range shrunk by c: around 0 when it contains 0 (0 stays exactly representable), else around
 // its centre.
 ValueRange shrink(const ValueRange& full, double c) {
+    if (c == 1.0) return full;  // exactly min/max, not min/max give or take an ulp of the centre arithmetic
     if (full.lo <= 0 && full.hi >= 0) return {c * full.lo, c * full.hi};
     const double centre = 0.5 * (full.lo + full.hi);
     return {centre - c * (centre - full.lo), centre + c * (full.hi - centre)};
@@ -165,18 +167,27 @@ void calibrated_params(const Tensor& tensor, const QuantConfig& config, QuantPar
     const std::int64_t blocks = params.block_count;
     // Each block's share of the subsample budget of the MSE grid.
     const std::int64_t sample = std::max<std::int64_t>(256, kSampleBudget / blocks);
+    // An exception must not leave an OpenMP region (std::terminate): the first one is kept and rethrown,
+    // e.g. qs::Error for symmetric on an unsigned type, or std::bad_alloc gathering a 1 GiB block.
+    std::exception_ptr failure;
 #pragma omp parallel if (blocks > 1)
     {
         std::vector<float> values;
 #pragma omp for schedule(dynamic, 1)
         for (std::int64_t b = 0; b < blocks; ++b) {
-            gather_block(tensor, params, b, values);
-            const ValueRange range = config.calibration == Calibration::Mse ? mse_range(values, config, sample)
-                                                                             : calibrate_block(values, config);
-            params_from_range(range, config, params.scale[static_cast<std::size_t>(b)],
-                              params.zero_point[static_cast<std::size_t>(b)]);
+            try {
+                gather_block(tensor, params, b, values);
+                const ValueRange range = config.calibration == Calibration::Mse ? mse_range(values, config, sample)
+                                                                                 : calibrate_block(values, config);
+                params_from_range(range, config, params.scale[static_cast<std::size_t>(b)],
+                                  params.zero_point[static_cast<std::size_t>(b)]);
+            } catch (...) {
+#pragma omp critical(qs_calibrate_failure)
+                if (!failure) failure = std::current_exception();
+            }
         }
     }
+    if (failure) std::rethrow_exception(failure);
 }
 
 std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const QuantConfig& base) {
@@ -223,7 +234,7 @@ bool mse_landscape(const Tensor& tensor, const QuantConfig& config, const std::v
     const auto ns = static_cast<std::int64_t>(scales.size()), nz = static_cast<std::int64_t>(zero_points.size());
     mse.assign(static_cast<std::size_t>(ns * nz), 0.0);
     const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
-    bool cancelled = false;
+    std::atomic<bool> cancelled{false};  // read and written by every thread of the loop
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::int64_t si = 0; si < ns; ++si) {
         if (cancelled || (cancel && cancel->load())) {

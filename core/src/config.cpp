@@ -1,6 +1,7 @@
 #include "quantscope/config.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -42,7 +43,13 @@ const char* to_string(Calibration calibration) {
 
 std::string calibration_label(const QuantConfig& config) {
     if (config.calibration != Calibration::Percentile) return to_string(config.calibration);
-    return "percentile:" + format_g(config.percentile);
+    // The shortest text that reads back as the same P: "%g" alone would print 99.9999999 as "100".
+    char buf[32];
+    for (int digits = 6; digits <= 17; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, config.percentile);
+        if (std::strtod(buf, nullptr) == config.percentile) break;
+    }
+    return std::string("percentile:") + buf;
 }
 
 void parse_calibration(const std::string& text, QuantConfig& config) {

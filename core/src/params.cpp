@@ -58,6 +58,13 @@ std::vector<MinMax> block_ranges(const Tensor& tensor, const QuantParams& p) {
         return blocks;
     }
     const std::int64_t period = p.block_stride * p.block_count;
+    if (period == n) {
+        // Every block is one short contiguous run (small groups): reduce each in place, in parallel.
+#pragma omp parallel for schedule(static) if (n >= kChunk)
+        for (std::int64_t b = 0; b < p.block_count; ++b)
+            blocks[static_cast<std::size_t>(b)] = minmax_of(data + b * p.block_stride, p.block_stride);
+        return blocks;
+    }
     Eigen::ArrayXf lo = Eigen::Map<const Eigen::ArrayXf>(data, period);
     Eigen::ArrayXf hi = lo;
     for (std::int64_t start = period; start < n; start += period) {

@@ -54,7 +54,10 @@ float round_value(float v, Rounding rounding) {
 }
 
 // Two's-complement wrap into [q_min, q_max]: what a cast without a clamp does (the teaching pitfall).
+// r / s overflows to +-Inf when s is tiny: Inf has no residue (fmod gives NaN, and NaN cast to int32 is
+// undefined and indexed the level table out of bounds), so it saturates to q_max / q_min instead.
 float wrap_value(float v, std::int32_t q_min, std::int64_t levels) {
+    if (std::isinf(v)) return static_cast<float>(v > 0 ? q_min + levels - 1 : q_min);
     double m = std::fmod(static_cast<double>(v) - q_min, static_cast<double>(levels));
     if (m < 0) m += static_cast<double>(levels);
     return static_cast<float>(m + q_min);
@@ -222,7 +225,8 @@ void quantize_into(const Tensor& tensor, const QuantParams& params, const QuantC
                         reinterpret_cast<std::uintptr_t>(out.codes.data()) % 16 == 0 &&
                         reinterpret_cast<std::uintptr_t>(out.dequantized.data()) % 16 == 0 &&
                         reinterpret_cast<std::uintptr_t>(out.error.data()) % 16 == 0 &&
-                        (!per_run || params.block_stride % 4 == 0);  // every chunk starts 16-byte aligned
+                        // every chunk starts 16-byte aligned: one run, or runs of a multiple of 4 floats
+                        (!per_run || params.block_stride == n || params.block_stride % 4 == 0);
     const int threads = n >= 2 * kChunk ? omp_get_max_threads() : 1;
     std::vector<Partial> partials(static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
@@ -59,6 +60,12 @@ Tensor generate_random(const RandomSpec& spec) {
         (!std::isfinite(spec.low) || !std::isfinite(spec.high) || spec.high <= spec.low))
         throw Error("uniform distribution needs finite low < high (got " + format_g(spec.low) + ", " +
                     format_g(spec.high) + ")");
+    // Values are float32: a range beyond it would overflow (low + (high - low) u is Inf for +-1e308, and a
+    // double outside float's range converted to float is undefined behaviour).
+    constexpr double kFloatMax = std::numeric_limits<float>::max();
+    if (spec.distribution == Distribution::Uniform && (std::abs(spec.low) > kFloatMax || std::abs(spec.high) > kFloatMax))
+        throw Error("uniform low and high must lie in float32's range [-3.4e38, 3.4e38] (got " + format_g(spec.low) +
+                    ", " + format_g(spec.high) + ")");
     if (spec.outliers < 0 || spec.outliers > n)
         throw Error("outliers must be between 0 and the number of elements (" + std::to_string(n) + ")");
 
@@ -77,9 +84,16 @@ Tensor generate_random(const RandomSpec& spec) {
             const double u1 = 1.0 - rng.uniform();  // (0, 1]: log is finite
             const double u2 = rng.uniform();
             const double radius = std::sqrt(-2.0 * std::log(u1));
-            t.values[i] = static_cast<float>(spec.mean + spec.std * radius * std::cos(2 * M_PI * u2));
-            if (i + 1 < t.values.size())
-                t.values[i + 1] = static_cast<float>(spec.mean + spec.std * radius * std::sin(2 * M_PI * u2));
+            const double pair[2] = {spec.mean + spec.std * radius * std::cos(2 * M_PI * u2),
+                                    spec.mean + spec.std * radius * std::sin(2 * M_PI * u2)};
+            for (std::size_t k = 0; k < 2 && i + k < t.values.size(); ++k) {
+                if (!(std::abs(pair[k]) <= kFloatMax))
+                    throw Error("normal distribution with mean " + format_g(spec.mean) + " and std " + format_g(spec.std) +
+                                " gives " + format_g(pair[k]) + " at index " +
+                                index_to_string(spec.shape, static_cast<std::int64_t>(i + k)) +
+                                ", outside float32's range");
+                t.values[i + k] = static_cast<float>(pair[k]);
+            }
         }
     }
     if (spec.outliers > 0) {

@@ -22,7 +22,8 @@ struct RandomSpec {
 };
 
 Distribution parse_distribution(const std::string& text);  // normal|uniform
-// Throws qs::Error for a bad shape, std <= 0 or non-finite, high <= low, outliers < 0 or > numel.
+// Throws qs::Error for a bad shape, std <= 0 or non-finite, high <= low, low or high outside float32's range,
+// a normal value outside float32's range (naming its index), outliers < 0 or > numel.
 Tensor generate_random(const RandomSpec& spec);
 
 }  // namespace qs
