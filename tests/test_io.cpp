@@ -837,7 +837,7 @@ TEST_CASE("io: MappedFile gives the real size and moves") {
 // ------------------------------------------------------------------------------------------- fuzz corpus
 
 TEST_CASE("io: every fuzz corpus file ends in a tensor or a qs::Error") {
-    const fs::path corpus = fs::path(QS_TEST_DATA) / ".." / "fuzz" / "corpus";
+    const fs::path corpus = fs::path(QS_TESTS_DIR) / "fuzz" / "corpus";
     REQUIRE(fs::is_directory(corpus));
     std::size_t files = 0;
     for (const auto& entry : fs::recursive_directory_iterator(corpus)) {
