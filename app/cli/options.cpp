@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include "quantscope/error.hpp"
 #include "quantscope/presets.hpp"
@@ -123,6 +124,13 @@ void apply_quantize_options(const ParsedArgs& args, QuantConfig& config) {
 
 namespace {
 
+// An absolute, normalised path: a source recorded now must still name the same file from another directory.
+std::string absolute_path(const std::filesystem::path& p) {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(p, ec);
+    return (ec ? p : abs).lexically_normal().string();
+}
+
 RandomSpec random_spec(const ParsedArgs& args) {
     RandomSpec spec;
     spec.distribution = parse_distribution(*args.get("--random"));
@@ -172,14 +180,21 @@ Input load_input(const ParsedArgs& args, bool allow_no_source) {
         input.label = first;
         input.from_session = true;
         input.source = s.source;
+        if (s.source.kind == TensorSource::Kind::File && std::filesystem::path(s.source.path).is_relative())
+            input.source.path = absolute_path(std::filesystem::path(first).parent_path() / s.source.path);
         input.view = std::move(s.view);
     } else if (!args.positionals.empty()) {
         const std::string* name = args.get("--tensor");
         input.tensor = load_tensor(args.positionals[0], name ? *name : "", &input.note);
         input.label = args.positionals[0] + (name ? " : " + *name : "");
+        input.source.kind = TensorSource::Kind::File;
+        input.source.path = absolute_path(args.positionals[0]);
+        input.source.tensor_name = name ? *name : "";
     } else if (args.has("--random")) {
         RandomSpec spec = random_spec(args);
         input.tensor = generate_random(spec);
+        input.source.kind = TensorSource::Kind::Random;
+        input.source.random = spec;
         input.label = "random " + *args.get("--random") + " " + shape_to_string(spec.shape) + " seed " +
                       std::to_string(spec.seed);
     } else if (args.has("--preset") || allow_no_source) {
@@ -187,6 +202,8 @@ Input load_input(const ParsedArgs& args, bool allow_no_source) {
         input.tensor = std::move(preset.tensor);
         input.config = preset.config;
         input.label = preset.name;
+        input.source.kind = TensorSource::Kind::Preset;
+        input.source.preset = preset.name;
     } else {
         throw Error("no input: give a .npy or .csv file, --preset NAME or --random normal|uniform --shape RxC");
     }

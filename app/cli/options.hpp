@@ -48,9 +48,11 @@ struct Input {
     QuantConfig config;   // preset defaults (if any) overridden by the quantize options; passed check_config
     std::string label;    // "lesson", "data.npy", "model.safetensors : layer.0.weight", "random normal 4x4 seed 0"
     std::string note;     // how the tensor was viewed, e.g. "2x3x4x5 viewed as 6x4x5"; usually empty
-    // A SESSION.json input: where its tensor came from and the GUI's saved view settings.
-    bool from_session = false;
+    // Where the tensor came from: a file (absolute path), a preset, a random spec, or a session's own source
+    // (its file paths made absolute; Inline for values stored in the session).
     TensorSource source;
+    // A SESSION.json input: the GUI's saved view settings.
+    bool from_session = false;
     std::vector<std::pair<std::string, std::string>> view;
 };
 

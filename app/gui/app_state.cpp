@@ -302,6 +302,7 @@ void AppState::update() {
             notice = done->notice;
             SyncControlsPanel(controls, *this);
             SyncTensorPanel(tensor_panel, *this);
+            if (done->then) done->then(*this);
         }
     }
     if (worker_.joinable() && worker_done_.load(std::memory_order_acquire)) {

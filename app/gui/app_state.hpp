@@ -13,12 +13,17 @@
 #include <string>
 #include <thread>
 
+#include "gui/calibration_panel.hpp"
+#include "gui/compare_panel.hpp"
 #include "gui/controls_panel.hpp"
 #include "gui/figure_panel.hpp"
+#include "gui/file_dialogs.hpp"
 #include "gui/histogram_panel.hpp"
 #include "gui/jobs.hpp"
 #include "gui/landscape_panel.hpp"
 #include "gui/quant_view.hpp"
+#include "gui/safetensors_browser.hpp"
+#include "gui/session_io.hpp"
 #include "gui/settings.hpp"
 #include "gui/tensor_panel.hpp"
 #include "quantscope/config.hpp"
@@ -108,6 +113,13 @@ struct AppState {
     FigurePanelState figure;
     HistogramPanelState histogram;
     LandscapePanelState landscape;
+    FileDialogsState files;               // File menu: figure PNG, tensors, sessions
+    SafetensorsBrowserState safetensors;  // the tensor list of an opened .safetensors file
+    TensorOrigins origins;                // where unedited tensors came from (sessions refer to it)
+    CalibrationPanelState calibration;
+    ComparePanelState compare;
+    // The tab the analysis area showed last frame (AnalysisTab): the wide ones take the metrics' column too.
+    int analysis_tab = 0;
 
     // The borrowed view every panel draws.
     QuantView view() const;

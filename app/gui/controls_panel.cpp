@@ -90,8 +90,10 @@ void DrawMode(ControlsPanelState& state, AppState& app) {
     if (changed && mode != static_cast<int>(next.mode)) {
         next.mode = static_cast<Mode>(mode);
         if (next.mode == Mode::Manual) {
-            // Manual s and z are per tensor. Start from the parameters on screen so nothing jumps.
+            // Manual s and z are per tensor (and no calibrator chooses them). Start from the parameters on
+            // screen so nothing jumps.
             next.granularity = Granularity::Tensor;
+            next.calibration = Calibration::MinMax;
             if (app.params.scale.size() == 1) {
                 next.manual_scale = app.params.scale[0];
                 next.manual_zero_point = app.params.zero_point[0];
@@ -99,6 +101,49 @@ void DrawMode(ControlsPanelState& state, AppState& app) {
             state.scale_entry = next.manual_scale;
         }
         app.apply_config(next, false, &state.manual_message);
+    }
+}
+
+// How asymmetric / symmetric choose each block's range before the lessons' formulas: min/max, a percentile
+// clip or the MSE search (the core's calibrators; the Calibrators tab compares them all).
+void DrawCalibration(AppState& app) {
+    QuantConfig next = app.config;
+    Label("Range");
+    int cal = static_cast<int>(next.calibration);
+    bool changed = ImGui::Combo("##calibration", &cal, "min/max (lessons)\0percentile\0MSE search\0");
+    HelpTooltip("min/max: the lessons' r_min and r_max (max|r| when symmetric).\n"
+                "percentile: clip the tails at the P-th percentile.\n"
+                "MSE search: the clipping range with the smallest error.");
+    if (changed) next.calibration = static_cast<Calibration>(cal);
+    if (next.calibration == Calibration::Percentile) {
+        Label("P");
+        double p = next.percentile;
+        if (ImGui::InputDouble("##percentile", &p, 0.0, 0.0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue)) {
+            next.percentile = p;
+            changed = true;
+        }
+        HelpTooltip("Percentile in (50, 100]: 99.9 clips the 0.1% most extreme values on each side.");
+        ImGui::SetCursorPosX(ImGui::GetFontSize() * 6.5f);
+        for (double preset : {99.0, 99.9, 99.99}) {
+            char label[16];
+            std::snprintf(label, sizeof label, "%g", preset);
+            if (ImGui::SmallButton(label)) {
+                next.percentile = preset;
+                changed = true;
+            }
+            ImGui::SameLine();
+        }
+        ImGui::NewLine();
+    }
+    if (next.mode == Mode::Asymmetric) {
+        changed |= ImGui::Checkbox("Recompute s after clamping z", &next.recompute_scale);
+        HelpTooltip("The lessons clamp a zero point outside [q_min, q_max] but keep s, so an all-positive "
+                    "tensor loses the top of its range. Checked: s is recomputed for the clamped z and the whole "
+                    "range [r_min, r_max] stays representable.");
+    }
+    if (changed) {
+        std::string problem;
+        if (!app.apply_config(next, false, &problem)) app.error = problem;
     }
 }
 
@@ -322,8 +367,12 @@ void DrawControlsPanel(ControlsPanelState& state, AppState& app) {
 
     Section("Scale and zero point");
     DrawMode(state, app);
-    if (app.config.mode == Mode::Manual) DrawManual(state, app);
-    else DrawComputedParams(app);
+    if (app.config.mode == Mode::Manual) {
+        DrawManual(state, app);
+    } else {
+        DrawCalibration(app);
+        DrawComputedParams(app);
+    }
 
     Section("Granularity");
     DrawGranularity(state, app);

@@ -329,6 +329,15 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         s.rows = rows;
         s.cols = cols;
     }
+    if (qv.params->block_count == 1) {
+        // r' = s (q - z) element by element (float32 s and z, as the quantizer uses them): the dequantized
+        // panel is the quantized panel's reduction mapped, not a second pass over 4 bytes an element.
+        const double s = static_cast<float>(qv.params->scale[0]);
+        const double z = static_cast<float>(qv.params->zero_point[0]);
+        src[kDequantized].derive_from = &st.maps[kQuantized];
+        src[kDequantized].derive_scale = s;
+        src[kDequantized].derive_offset = -s * z;
+    }
     const std::string titles[4] = {"Original Tensor", std::to_string(qv.config->dtype.bits) + "-bit Linear Quantized Tensor",
                                    "Dequantized Tensor", "Quantization Error Tensor"};
     // One colorbar width and one annotation size for the four panels: the images line up and the numbers read

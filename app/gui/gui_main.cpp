@@ -27,12 +27,17 @@
 #include "cli/options.hpp"
 #include "gui/app_state.hpp"
 #include "gui/controls_panel.hpp"
+#include "gui/file_dialogs.hpp"
 #include "gui/figure_panel.hpp"
 #include "gui/histogram_panel.hpp"
 #include "gui/jobs.hpp"
+#include "gui/calibration_panel.hpp"
+#include "gui/compare_panel.hpp"
 #include "gui/landscape_panel.hpp"
 #include "gui/metrics_panel.hpp"
 #include "gui/offscreen.hpp"
+#include "gui/safetensors_browser.hpp"
+#include "gui/session_io.hpp"
 #include "gui/settings.hpp"
 #include "gui/style.hpp"
 #include "gui/tensor_panel.hpp"
@@ -53,15 +58,22 @@ const char* const kGuiHelp =
     "usage: quantscope [gui] [INPUT | --preset NAME | --random normal|uniform --shape RxC[xD] [--seed N]\n"
     "                        [--mean M --std S | --low L --high H] [--outliers K]]\n"
     "                        [quantize options] [--size WxH] [--font-scale F] [--no-settings]\n"
-    "                        [--screenshot out.png [--frames N]] [--bench-frames N]\n"
+    "                        [--cmap NAME] [--annotate auto|on|off] [--lesson-look] [--slice I]\n"
+    "                        [--screenshot out.png [--frames N] [--save-figure F.png] [--save-session S.json]]\n"
+    "                        [--bench-frames N]\n"
     "\n"
-    "Opens the window on INPUT (.npy or .csv), a preset or a random tensor; the lesson's 3x3 tensor by default.\n"
+    "Opens the window on INPUT (.npy, .csv, .safetensors [--tensor NAME] or a saved SESSION.json), a preset or\n"
+    "a random tensor; the lesson's 3x3 tensor by default. A .safetensors file of several tensors without\n"
+    "--tensor opens its list of tensors to pick from.\n"
     "Quantize options: --dtype int8 --mode asymmetric|symmetric --scale S --zero-point Z\n"
     "  --granularity tensor|channel|group --axis A --group-size G --rounding half-even|half-away\n"
     "  --size WxH          window size (default: the last one, or 1600x900)\n"
     "  --font-scale F      text size factor 0.5..3 (Ctrl+= / Ctrl+- / Ctrl+0 in the window)\n"
     "  --no-settings       neither read nor write ~/.config/quantscope/settings.ini\n"
     "  --screenshot PNG    draw N frames (default 5, at least 3), save the window as PNG, exit\n"
+    "  --cmap, --annotate, --lesson-look, --slice   figure settings, as for `quantscope render`\n"
+    "  --save-figure PNG   with --screenshot: also File > Save figure as PNG (the `render` image)\n"
+    "  --save-session JSON with --screenshot: also File > Save session\n"
     "  --bench-frames N    drag the manual scale for N frames, print timing medians as JSON, exit\n"
     "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"
     "--screenshot path).\n";
@@ -74,6 +86,7 @@ struct GuiOptions {
     int bench_frames = 0;
     float font_scale = 0.0f;  // --font-scale; 0: settings or 1
     bool use_settings = true;
+    GuiFileOptions files;     // figure options, scripted saves, a model file to list
 };
 
 GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
@@ -81,7 +94,8 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
         {"--size", true}, {"--screenshot", true}, {"--frames", true}, {"--bench-frames", true},
         {"--font-scale", true}, {"--no-settings", false}};
     const cli::ParsedArgs parsed =
-        cli::parse_args(args, cli::join(cli::join(cli::tensor_source_options(), cli::quantize_options()), own));
+        cli::parse_args(args, cli::join(cli::join(cli::join(cli::tensor_source_options(), cli::quantize_options()), own),
+                                        GuiFileOptionSpecs()));
     GuiOptions o;
     if (const std::string* v = parsed.get("--size")) {
         const auto x = v->find('x');
@@ -116,7 +130,7 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     }
     // Screenshots and benchmarks must not depend on what a user saved.
     o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;
-    o.input = cli::load_input(parsed, true);
+    o.input = LoadGuiInput(parsed, !o.screenshot.empty(), o.files);
     return o;
 }
 
@@ -124,6 +138,8 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
 
 int RenderHeadless(const GuiOptions& o) {
     if (o.bench_frames > 0) throw Error("--bench-frames needs a display (run it under xvfb-run)");
+    if (!o.files.save_figure.empty() || !o.files.save_session.empty())
+        throw Error("--save-figure and --save-session need a display (run them under xvfb-run)");
     std::string path = o.screenshot;
     if (path.empty()) {
         const std::string dir = cache_dir();
@@ -141,8 +157,16 @@ int RenderHeadless(const GuiOptions& o) {
     view.generation = 1;
     view.tensor_generation = 1;
     std::string error;
-    const FigurePanelSettings figure_settings;  // defaults: a PNG must not depend on a user's settings
-    if (render_figure_png(view, figure_settings, o.width > 0 ? o.width : 1600, path, &error) != 0)
+    // Defaults (a PNG must not depend on a user's settings), then a session's and the command line's choices.
+    FigurePanelSettings figure_settings;
+    FigurePngOptions png;
+    ViewSettings chosen = o.input.from_session ? o.input.view : ViewSettings{};
+    chosen.insert(chosen.end(), o.files.view.begin(), o.files.view.end());
+    for (const auto& [key, value] : chosen) {
+        if (key == "figure.slice") png.slice = std::clamp(std::atoi(value.c_str()), 0, static_cast<int>(o.input.tensor.slices()) - 1);
+        else if (key.rfind("figure.", 0) == 0) ApplyFigurePanelSetting(figure_settings, key.c_str() + 7, value.c_str());
+    }
+    if (render_figure_png(view, figure_settings, png, o.width > 0 ? o.width : 1600, path, &error) != 0)
         throw Error("no display, and rendering without one failed: " + error);
     std::printf("quantscope: no display; rendered the figure to %s\n", path.c_str());
     return 0;
@@ -216,6 +240,7 @@ void DrawMenuBar(AppState& app, Frame& frame) {
             ImGui::EndMenu();
         }
         ImGui::EndDisabled();
+        DrawFileMenuItems(app.files, app);
         ImGui::Separator();
         if (ImGui::MenuItem("Quit", "Ctrl+Q")) frame.quit = true;
         ImGui::EndMenu();
@@ -304,6 +329,8 @@ void DrawLeftColumn(AppState& app, const Frame& frame) {
     ImGui::EndChild();
 }
 
+enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3 };
+
 void DrawRightColumn(AppState& app, Frame& frame) {
     ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
     const QuantView view = app.view();
@@ -326,8 +353,11 @@ void DrawRightColumn(AppState& app, Frame& frame) {
     }
     if (bottom && view.valid()) {
         const float h = std::max(ImGui::GetContentRegionAvail().y, 0.0f);
+        // The landscape, the calibrator table and the comparison need the width: the metrics step aside.
+        const bool wide = app.panels.histogram && app.analysis_tab != kTabHistograms;
+        const bool show_metrics = app.panels.metrics && !wide;
         const float metrics_w = app.panels.histogram ? std::floor(avail.x * 0.42f) : avail.x;
-        if (app.panels.metrics) {
+        if (show_metrics) {
             ImGui::BeginChild("##metrics", ImVec2(metrics_w, h), true);
             DrawMetricsPanel(view);
             ImGui::EndChild();
@@ -337,6 +367,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
             ImGui::BeginChild("##analysis", ImVec2(0.0f, h), true);
             if (ImGui::BeginTabBar("##analysis-tabs")) {
                 if (ImGui::BeginTabItem("Histograms")) {
+                    app.analysis_tab = kTabHistograms;
                     app.histogram.follow_element = app.figure.selected;
                     const auto t0 = std::chrono::steady_clock::now();
                     DrawHistogramPanel(app.histogram, view);
@@ -345,6 +376,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                     ImGui::EndTabItem();
                 }
                 if (ImGui::BeginTabItem("Error landscape")) {
+                    app.analysis_tab = kTabLandscape;
                     // Drawn (and computed, in the background) only while its tab is open.
                     const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.shown_tensor);
                     if (click.requested && !app.busy()) {
@@ -353,15 +385,34 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                         next.granularity = Granularity::Tensor;
                         next.axis = 0;
                         next.group_size = 0;
+                        next.calibration = Calibration::MinMax;  // manual s and z: no calibrator
                         next.manual_scale = click.scale;
                         next.manual_zero_point = click.zero_point;
                         std::string problem;
                         if (!app.apply_config(next, false, &problem)) app.error = problem;
+                        else SyncControlsPanel(app.controls, app);
                     }
+                    ImGui::EndTabItem();
+                }
+                if (ImGui::BeginTabItem("Calibrators")) {
+                    app.analysis_tab = kTabCalibrators;
+                    const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.shown_tensor);
+                    if (apply.requested && !app.busy()) {
+                        std::string problem;
+                        if (!app.apply_config(apply.config, false, &problem)) app.error = problem;
+                        else SyncControlsPanel(app.controls, app);
+                    }
+                    ImGui::EndTabItem();
+                }
+                if (ImGui::BeginTabItem("Compare")) {
+                    app.analysis_tab = kTabCompare;
+                    DrawComparePanel(app.compare, view, app.shown_tensor);
                     ImGui::EndTabItem();
                 }
                 ImGui::EndTabBar();
             }
+            // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
+            if (app.analysis_tab != kTabLandscape) SuspendLandscape(app.landscape);
             ImGui::EndChild();
         }
     }
@@ -385,6 +436,9 @@ void DrawMainWindow(AppState& app, Frame& frame) {
     }
     DrawRightColumn(app, frame);
     ImGui::End();
+    // Their own windows, above the main one.
+    DrawSafetensorsBrowser(app.safetensors, app);
+    DrawFileDialogs(app.files, app);
 }
 
 void HandleShortcuts(AppState& app, Frame& frame) {
@@ -530,9 +584,7 @@ int run_gui(const std::vector<std::string>& args) {
         for (const auto& [key, value] : settings.figure)
             ApplyFigurePanelSetting(app->figure.settings, key.c_str(), value.c_str());
         app->force_sync = scripted;
-        app->apply_tensor(std::make_shared<Tensor>(std::move(options.input.tensor)), options.input.label,
-                          &options.input.config);
-        app->history = UndoHistory{};  // opening is not an undoable step
+        StartWithInput(*app, options.input, options.files);  // also a session's view; not an undoable step
         if (scripted) app->finish_recompute_now();
 
         Frame frame;
@@ -549,7 +601,8 @@ int run_gui(const std::vector<std::string>& args) {
             frame.figure_ms = frame.histogram_ms = 0.0;
             // Poll while something moves; otherwise wait for input so the CPU rests.
             const bool animate = scripted || events.wake_frames > 0 || app->busy() || app->recomputing() ||
-                                 LandscapeBusy(app->landscape) || ImGui::IsAnyItemActive();
+                                 LandscapeBusy(app->landscape) || CalibrationBusy(app->calibration) ||
+                                 CompareBusy(app->compare) || ImGui::IsAnyItemActive();
             if (animate) glfwPollEvents();
             else glfwWaitEventsTimeout(0.5);
             if (events.wake_frames > 0) --events.wake_frames;
@@ -621,6 +674,21 @@ int run_gui(const std::vector<std::string>& args) {
                 break;
             }
             glfwSwapBuffers(window);
+            if (HasQueuedFileWork(app->files)) {
+                // Between frames: the figure export renders in its own EGL context. libglvnd refuses to make an
+                // EGL context current while the window's GLX one is, and leaves neither current afterwards, so
+                // the window's is released first and made current again after. The export restores ImGui's.
+                std::string problem;
+                glfwMakeContextCurrent(nullptr);
+                const bool saved = RunQueuedFileWork(app->files, *app, &problem);
+                glfwMakeContextCurrent(window);
+                Wake(window);  // show the outcome in the dialog
+                if (!saved && scripted) {
+                    std::fprintf(stderr, "quantscope: error: %s\n", problem.c_str());
+                    exit_code = 2;
+                    break;
+                }
+            }
 
             if (bench.frames > 0) {
                 bench.frame_ms.push_back(

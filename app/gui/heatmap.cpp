@@ -79,6 +79,16 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
     reduce_key.add(fx);
     reduce_key.add(fy);
     reduce_key.add(style.reduction);
+    // A derived view: the other heatmap's reduced copy of the same window, mapped (mean reduction only).
+    const HeatmapState* base = src.derive_from;
+    const bool derived = base && base->has_reduced && style.reduction == Reduction::Mean && base->window.row0 == w.row0 &&
+                         base->window.col0 == w.col0 && base->window.rows == w.rows && base->window.cols == w.cols &&
+                         base->fx == fx && base->fy == fy;
+    if (derived) {
+        reduce_key.add(base->reduced_key);
+        reduce_key.add(src.derive_scale);
+        reduce_key.add(src.derive_offset);
+    }
     KeyHasher key = reduce_key;
     key.add(style.colormap);
     key.add(style.norm.lo);
@@ -96,8 +106,14 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
     const std::size_t n = static_cast<std::size_t>(st.tex_rows * st.tex_cols);
     if (!(st.has_reduced && st.reduced_key == reduce_key.h && st.reduced.size() == n)) {
         st.reduced.resize(n);
-        if (src.f32) downsample(src.f32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
-        else downsample(src.i32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
+        if (derived && base->reduced.size() == n) {
+            for (std::size_t i = 0; i < n; ++i)
+                st.reduced[i] = static_cast<float>(src.derive_scale * base->reduced[i] + src.derive_offset);
+        } else if (src.f32) {
+            downsample(src.f32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
+        } else {
+            downsample(src.i32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
+        }
         st.reduced_key = reduce_key.h;
         st.has_reduced = true;
         ++st.reductions;

@@ -31,10 +31,17 @@ void ClampView(HeatmapView& view, std::int64_t rows, std::int64_t cols);
 bool IsFullView(const HeatmapView& view, std::int64_t rows, std::int64_t cols);
 
 // A borrowed row-major slice: exactly one of f32 / i32 is set; row stride = cols.
+struct HeatmapState;
 struct HeatmapSource {
     const float* f32 = nullptr;
     const std::int32_t* i32 = nullptr;
     std::int64_t rows = 0, cols = 0;
+    // Optional: this slice is derive_scale * x + derive_offset of the slice another heatmap of the same shape
+    // shows (drawn earlier in the frame), e.g. dequantized values s (q - z) of the codes. A mean-reduced view
+    // is then that map of the other's reduced copy (a mean commutes with an affine map) and skips a pass over
+    // the data; values for printing and tooltips still come from f32 / i32.
+    const HeatmapState* derive_from = nullptr;
+    double derive_scale = 1.0, derive_offset = 0.0;
 
     bool valid() const { return (f32 != nullptr) != (i32 != nullptr) && rows > 0 && cols > 0; }
     double at(std::int64_t row, std::int64_t col) const {

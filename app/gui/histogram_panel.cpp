@@ -138,8 +138,8 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     const float width = std::max(120.0f, avail.x);
     const float total_h = std::max(12.0f * font, avail.y);
     const float text_h = ImGui::GetTextLineHeightWithSpacing();
-    const float plot1_h = std::floor((total_h - 7.5f * text_h) * 0.6f);
-    const float plot2_h = std::floor((total_h - 7.5f * text_h) * 0.4f);
+    const float plot1_h = std::floor((total_h - 8.6f * text_h) * 0.6f);
+    const float plot2_h = std::floor((total_h - 8.6f * text_h) * 0.4f);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImU32 border = ImGui::GetColorU32(ImGuiCol_Border);
 

@@ -18,6 +18,8 @@
 
 namespace qs::gui {
 
+struct AppState;
+
 // What a tensor job hands back: a checked tensor quantized with `config`, or an error message.
 struct TensorJobResult {
     std::shared_ptr<const Tensor> tensor;
@@ -27,6 +29,8 @@ struct TensorJobResult {
     std::string label;
     std::string notice;  // what fitting the config to the new shape changed, if anything
     std::string error;   // non-empty: the job failed, nothing else is set
+    // Runs on the UI thread once the tensor is on screen (e.g. a session's view settings, where it came from).
+    std::function<void(AppState&)> then;
 };
 
 // Shared between the UI thread and the worker. The worker only writes `progress` and `stage`

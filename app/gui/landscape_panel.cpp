@@ -35,33 +35,46 @@ double Seconds(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::vector<double> LogSpaced(double lo, double hi, int n) {
+// n scales spaced evenly in log over about [lo, hi], one of them exactly `anchor` (lo <= anchor <= hi): the
+// lessons' choice is then a cell of the grid, so "best on grid" is never worse than it.
+std::vector<double> LogSpacedThrough(double lo, double hi, double anchor, int n) {
+    const double step = (std::log(hi) - std::log(lo)) / std::max(1, n - 1);
+    const int below = std::clamp(static_cast<int>(std::lround((std::log(anchor) - std::log(lo)) / step)), 0, n - 1);
     std::vector<double> v(static_cast<std::size_t>(n));
-    const double a = std::log(lo), b = std::log(hi);
-    for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = std::exp(a + (b - a) * i / std::max(1, n - 1));
+    for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i == below ? anchor : anchor * std::exp((i - below) * step);
     return v;
 }
 
-// At most n distinct integers spread evenly over [lo, hi].
-std::vector<std::int32_t> IntSpread(std::int64_t lo, std::int64_t hi, int n) {
-    std::vector<std::int32_t> v;
-    const std::int64_t count = hi - lo + 1;
-    if (count <= n) {
-        for (std::int64_t z = lo; z <= hi; ++z) v.push_back(static_cast<std::int32_t>(z));
-        return v;
+// n integers (fewer when [q_lo, q_hi] has fewer) evenly spaced over about [lo, hi], one of them exactly
+// `anchor`: the step covers [lo, hi] in n points, and the window then grows within [q_lo, q_hi] to n points.
+std::vector<std::int32_t> IntSpreadThrough(std::int64_t lo, std::int64_t hi, std::int64_t anchor, std::int64_t q_lo,
+                                           std::int64_t q_hi, int n) {
+    const std::int64_t step = std::max<std::int64_t>(1, (hi - lo + n - 2) / std::max(1, n - 1));
+    std::int64_t below = (anchor - lo) / step, above = (hi - anchor) / step;
+    for (bool grew = true; below + above + 1 < n && grew;) {
+        grew = false;
+        if (anchor + (above + 1) * step <= q_hi && below + above + 1 < n) {
+            ++above;
+            grew = true;
+        }
+        if (anchor - (below + 1) * step >= q_lo && below + above + 1 < n) {
+            ++below;
+            grew = true;
+        }
     }
-    for (int k = 0; k < n; ++k)
-        v.push_back(static_cast<std::int32_t>(lo + std::llround(static_cast<double>(k) * (count - 1) / (n - 1))));
+    std::vector<std::int32_t> v;
+    for (std::int64_t k = -below; k <= above; ++k) v.push_back(static_cast<std::int32_t>(anchor + k * step));
     return v;
 }
 
 // The grid of a request: scales over [s/4, 4s] around both the min/max and the current scale, zero points over
-// a window of a quarter of the levels each side of both (the whole type when it has at most 64 levels).
+// a window of a quarter of the levels each side of both (the whole type when it has at most 64 levels); the
+// min/max (s, z) is a grid point.
 void MapGrid(const Request& rq, double s_mm, std::int32_t z_mm, int n, std::vector<double>& scales,
              std::vector<std::int32_t>& zps) {
     const double s_lo = std::min(s_mm, rq.has_current ? rq.current_scale : s_mm);
     const double s_hi = std::max(s_mm, rq.has_current ? rq.current_scale : s_mm);
-    scales = LogSpaced(s_lo / 4.0, s_hi * 4.0, n);
+    scales = LogSpacedThrough(s_lo / 4.0, s_hi * 4.0, s_mm, n);
     const IntType& dt = rq.config.dtype;
     std::int64_t z_lo = dt.q_min(), z_hi = dt.q_max();
     if (dt.levels() > 64) {
@@ -71,7 +84,7 @@ void MapGrid(const Request& rq, double s_mm, std::int32_t z_mm, int n, std::vect
         z_lo = std::max<std::int64_t>(z_lo, a - half);
         z_hi = std::min<std::int64_t>(z_hi, b + half);
     }
-    zps = IntSpread(z_lo, z_hi, n);
+    zps = IntSpreadThrough(z_lo, z_hi, z_mm, dt.q_min(), dt.q_max(), n);
 }
 
 void FindBest(LandscapeResult& r) {
@@ -96,7 +109,7 @@ void FindBest(LandscapeResult& r) {
 // Map pass: an ns x nz grid, mse_landscape over batches of scales so that progress shows and a cancel is
 // seen within a batch.
 bool MapPass(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
-             std::int64_t stride, float progress_from, float progress_to) {
+             const Tensor& data, std::int64_t stride, float progress_from, float progress_to) {
     const auto t0 = std::chrono::steady_clock::now();
     MapGrid(rq, r.minmax_scale, r.minmax_zero_point, n, r.scales, r.zero_points);
     const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
@@ -107,7 +120,7 @@ bool MapPass(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx, L
         const std::size_t s1 = std::min(ns, s0 + batch);
         const std::vector<double> scales(r.scales.begin() + static_cast<std::ptrdiff_t>(s0),
                                          r.scales.begin() + static_cast<std::ptrdiff_t>(s1));
-        if (!mse_landscape(*rq.tensor, rq.config, scales, r.zero_points, stride, part, &ctx.cancel_flag()))
+        if (!mse_landscape(data, rq.config, scales, r.zero_points, 1, part, &ctx.cancel_flag()))
             return false;
         for (std::size_t zi = 0; zi < nz; ++zi)
             for (std::size_t si = s0; si < s1; ++si) r.mse[zi * ns + si] = part[zi * (s1 - s0) + (si - s0)];
@@ -169,13 +182,30 @@ void RunRequest(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx
     base.minmax_mse = values_mse(t.values.data(), n, base.minmax_scale, base.minmax_zero_point, mm);
     if (ctx.cancelled()) return;
 
+    // Samples are gathered once (every stride-th element) and then evaluated whole: mse_landscape would gather
+    // its own strided copy on every call, a pass over the big tensor per batch of scales.
+    auto gather = [&t, n](std::int64_t stride) {
+        Tensor sample;
+        for (std::int64_t i = 0; i < n; i += stride) sample.values.push_back(t.values[static_cast<std::size_t>(i)]);
+        sample.shape = {sample.numel()};
+        return sample;
+    };
     const std::int64_t stride = std::max<std::int64_t>(1, (n + kLandscapeCoarseSample - 1) / kLandscapeCoarseSample);
     if (!rq.curve) {
         LandscapeResult coarse = base;
-        if (!MapPass(rq, ctx, coarse, kLandscapeCoarse, stride, 0.0f, 0.1f)) return;
+        if (!MapPass(rq, ctx, coarse, kLandscapeCoarse, stride > 1 ? gather(stride) : t, stride, 0.0f, 0.05f)) return;
         ctx.publish(coarse);
+        // A big tensor's exact map takes seconds: first the full grid on a 1M-element sample.
+        const std::int64_t mid_stride = (n + kLandscapeMidSample - 1) / kLandscapeMidSample;
+        float from = 0.05f;
+        if (mid_stride > 1) {
+            LandscapeResult mid = base;
+            from = 0.05f + 0.9f / static_cast<float>(mid_stride + 1);
+            if (!MapPass(rq, ctx, mid, kLandscapeFine, gather(mid_stride), mid_stride, 0.05f, from)) return;
+            ctx.publish(mid);
+        }
         LandscapeResult fine = base;
-        if (!MapPass(rq, ctx, fine, kLandscapeFine, 1, 0.1f, 1.0f)) return;
+        if (!MapPass(rq, ctx, fine, kLandscapeFine, t, 1, from, 1.0f)) return;
         ctx.publish(std::move(fine));
         return;
     }
@@ -318,8 +348,11 @@ std::string StatusText(const LandscapePanelState& st, const QuantView& qv, bool*
         const bool refining = st.has_shown;
         const int k = st.curve ? (refining ? kCurveFine : kCurveCoarse) : (refining ? kLandscapeFine : kLandscapeCoarse);
         const std::string grid = st.curve ? std::to_string(k) + " points" : std::to_string(k) + times + std::to_string(k);
+        // The pass after the coarse one reads every element, except the middle pass of a big tensor's map.
+        const bool exact_next = refining && (st.curve || qv.tensor->numel() <= kLandscapeMidSample ||
+                                             st.shown.scales.size() == static_cast<std::size_t>(kLandscapeFine));
         std::snprintf(buf, sizeof buf, "%s %s, %s  %3.0f%%", refining ? "refining:" : "computing", grid.c_str(),
-                      refining ? "every element" : "on a sample", 100.0 * st.task.progress());
+                      exact_next ? "every element" : "on a sample", 100.0 * st.task.progress());
         return buf;
     }
     if (!st.task.error().empty()) {
@@ -405,7 +438,7 @@ void DrawLogColorbar(ImDrawList* dl, const ColorLut& lut, double lo, double hi, 
     const float font = ImGui::GetFontSize();
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const double a = std::log10(lo), b = std::log10(hi);
-    const int target = std::max(2, static_cast<int>(h / (font * 1.6f)));
+    const int target = std::max(2, static_cast<int>(h / (font * 3.0f)));
     float last_y = 1e9f;
     for (double v : LogTicks(lo, hi, target)) {
         const float y = b > a ? bar_max.y - static_cast<float>((std::log10(v) - a) / (b - a)) * h : (bar_min.y + bar_max.y) * 0.5f;
@@ -468,8 +501,10 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
     legend.push_back(Marker(MarkerShape::Diamond, kMinMaxColor,
                             "lessons' min/max: s = " + FormatNumber(r.minmax_scale) + ", z = " + FormatNumber(r.minmax_zero_point)));
     legend.push_back(Plain("MSE " + FormatNumber(r.minmax_mse), true));
+    const bool best_is_minmax = r.best_scale == r.minmax_scale && r.best_zero_point == r.minmax_zero_point;
     legend.push_back(Marker(MarkerShape::Triangle, kBestColor,
-                            "best on grid: s = " + FormatNumber(r.best_scale) + ", z = " + FormatNumber(r.best_zero_point)));
+                            "best on grid: s = " + FormatNumber(r.best_scale) + ", z = " + FormatNumber(r.best_zero_point) +
+                                (best_is_minmax ? "  (= min/max)" : "")));
     legend.push_back(Plain("MSE " + FormatNumber(r.best_mse) + (r.exact ? "" : " (on a sample)"), true));
     bool status_error = false;
     legend.push_back(Plain(StatusText(st, qv, &status_error), true, status_error));
@@ -538,8 +573,9 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
     dl->PushClipRect(ImVec2(m0.x - mr * 2, m0.y - mr * 2), ImVec2(m1.x + mr * 2, m1.y + mr * 2), true);
     const ImVec2 p_mm(x_of(r.minmax_scale), y_of(r.minmax_zero_point));
     const ImVec2 p_best(x_of(r.best_scale), y_of(r.best_zero_point));
+    // The best under the min/max: when they coincide the diamond sits inside the triangle's outline.
+    if (inside(p_best)) DrawMarker(dl, p_best, MarkerShape::Triangle, kBestColor, mr * 1.3f);
     if (inside(p_mm)) DrawMarker(dl, p_mm, MarkerShape::Diamond, kMinMaxColor, mr);
-    if (inside(p_best)) DrawMarker(dl, p_best, MarkerShape::Triangle, kBestColor, mr);
     if (has_current) {
         const ImVec2 p(x_of(cs), y_of(cz));
         if (inside(p)) DrawMarker(dl, p, MarkerShape::Circle, kCurrentColor, mr);
@@ -655,7 +691,7 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
         dl->AddText(ImVec2(std::round(std::clamp(x - w * 0.5f, p0.x - ylab_w * 0.5f, p1.x + font - w)), p1.y + font * 0.4f),
                     text, buf);
     }
-    for (double m : LogTicks(std::pow(10.0, la), std::pow(10.0, lb), std::max(2, static_cast<int>((p1.y - p0.y) / (font * 1.8f))))) {
+    for (double m : LogTicks(std::pow(10.0, la), std::pow(10.0, lb), std::max(2, static_cast<int>((p1.y - p0.y) / (font * 3.0f))))) {
         const float y = std::round(y_of(m)) + 0.5f;
         dl->AddLine(ImVec2(p0.x - font * 0.35f, y), ImVec2(p0.x - 1, y), text);
         dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), ImGui::GetColorU32(ImGuiCol_Border, 0.35f));
@@ -711,6 +747,12 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
 }  // namespace
 
 bool LandscapeBusy(const LandscapePanelState& st) { return st.task.running(); }
+
+void SuspendLandscape(LandscapePanelState& st) {
+    if (!st.task.running()) return;
+    st.task.cancel();
+    st.started = false;  // NeedsRequest: start again when drawn
+}
 
 void FinishLandscape(LandscapePanelState& st) {
     st.task.wait();

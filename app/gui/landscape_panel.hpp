@@ -4,7 +4,8 @@
 // grid point; a click on a cell asks the app for that (s, z) in manual mode. Symmetric mode (z = 0) gets a curve
 // of MSE against the clipping range alpha (s = alpha / q_max) instead. The numbers come from the core
 // (qs::mse_landscape, qs::values_mse, qs::params_from_range, qs::compute_params) on a background thread: a
-// coarse pass on a subsample first, then the exact 64 x 64 grid (128 points for the curve); the grid stays
+// coarse pass on a subsample first (and for tensors above 1M elements the 64 x 64 grid on a 1M sample), then
+// the exact 64 x 64 grid (128 points for the curve); the grid stays
 // put while the current point moves inside it, so a click lands where it was aimed.
 #pragma once
 
@@ -30,6 +31,8 @@ constexpr int kCurveCoarse = 32;
 constexpr int kCurveFine = 128;
 // The coarse pass reads every stride-th element, stride = ceil(n / kLandscapeCoarseSample).
 constexpr std::int64_t kLandscapeCoarseSample = 65536;
+// Tensors above this many elements get a middle pass: the fine grid on a sample of about this size.
+constexpr std::int64_t kLandscapeMidSample = std::int64_t{1} << 20;
 
 // One computed landscape (a pass of one request).
 struct LandscapeResult {
@@ -83,6 +86,9 @@ struct LandscapePanelState {
 LandscapeClick DrawLandscapePanel(LandscapePanelState& state, const QuantView& view,
                                   const std::shared_ptr<const Tensor>& tensor);
 
+// Stops a running request (e.g. when the panel's tab is hidden, so that a big tensor's exact map does not keep
+// the cores busy); the next draw starts it again. What is shown stays.
+void SuspendLandscape(LandscapePanelState& state);
 // True while a pass is still running (the panel shows a progress line).
 bool LandscapeBusy(const LandscapePanelState& state);
 // Blocks until the current request is complete and shows its final pass (tests, scripted screenshots).

@@ -1,11 +1,13 @@
 #include "gui/tensor_panel.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
@@ -240,7 +242,12 @@ void DrawGenerate(TensorPanelState& state, AppState& app) {
         app.start_tensor_job("Generating " + label, [spec, config = app.config, label](JobProgress& p) {
             p.stage = "generating";
             p.progress = 0.05f;
-            return FinishTensorJob(generate_random(spec), config, label, p);
+            TensorJobResult r = FinishTensorJob(generate_random(spec), config, label, p);
+            TensorOrigin origin;
+            origin.source.kind = TensorSource::Kind::Random;
+            origin.source.random = spec;
+            r.then = RecordOrigin(std::move(origin));
+            return r;
         });
     }
 }
@@ -263,22 +270,46 @@ void DrawSource(TensorPanelState& state, AppState& app) {
     Label("File");
     const float open_w = ImGui::CalcTextSize("Open").x + ImGui::GetStyle().FramePadding.x * 2.0f;
     ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - open_w - ImGui::GetStyle().ItemSpacing.x);
-    const bool enter = ImGui::InputTextWithHint("##path", ".npy or .csv path", &state.open_path,
+    const bool enter = ImGui::InputTextWithHint("##path", ".npy, .csv or .safetensors path", &state.open_path,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     ImGui::SameLine();
     if ((ImGui::Button("Open") || enter) && !state.open_path.empty()) OpenTensorFile(app, state.open_path);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("Or drop a .npy / .csv file on the window.");
+    ImGui::TextWrapped("Or drop a .npy / .csv / .safetensors file on the window.");
     ImGui::PopStyleColor();
 }
 
 }  // namespace
 
 void OpenTensorFile(AppState& app, const std::string& path) {
-    app.start_tensor_job("Opening " + path, [path, config = app.config](JobProgress& p) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext == ".json") {
+        OpenSession(app, path);  // a saved session: its tensor and every setting
+        return;
+    }
+    // A model file holds many tensors: list them and let the user pick one (only that one is read).
+    if (IsSafetensorsPath(path)) {
+        std::string problem;
+        if (!OpenSafetensorsBrowser(app.safetensors, path, &problem)) app.error = problem;
+        return;
+    }
+    std::error_code ec;
+    TensorOrigin origin;
+    origin.source.kind = TensorSource::Kind::File;
+    origin.source.path = std::filesystem::absolute(path, ec).lexically_normal().string();
+    if (ec) origin.source.path = path;
+    app.start_tensor_job("Opening " + path, [path, origin, config = app.config](JobProgress& p) {
         p.stage = "reading";
         p.progress = 0.05f;
-        return FinishTensorJob(load_tensor(path), config, path, p);
+        TensorOrigin o = origin;
+        Tensor t = load_tensor(path, "", &o.note);
+        TensorJobResult r = FinishTensorJob(std::move(t), config, path, p);
+        if (!o.note.empty())
+            r.notice += std::string(r.notice.empty() ? "" : "\n") + path + ": " + o.note +
+                        " (rank above 3 is folded into the first axis)";
+        r.then = RecordOrigin(std::move(o));
+        return r;
     });
 }
 
@@ -286,7 +317,12 @@ void LoadPreset(AppState& app, const std::string& name) {
     app.start_tensor_job("Loading preset " + name, [name](JobProgress& p) {
         p.stage = "building";
         Preset preset = make_preset(name);
-        return FinishTensorJob(std::move(preset.tensor), preset.config, preset.name, p);
+        TensorJobResult r = FinishTensorJob(std::move(preset.tensor), preset.config, preset.name, p);
+        TensorOrigin origin;
+        origin.source.kind = TensorSource::Kind::Preset;
+        origin.source.preset = preset.name;
+        r.then = RecordOrigin(std::move(origin));
+        return r;
     });
 }
 
@@ -309,6 +345,14 @@ void DrawTensorPanel(TensorPanelState& state, AppState& app) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::Text("shape %s,  %lld values", shape_to_string(t.shape).c_str(), static_cast<long long>(t.numel()));
     ImGui::PopStyleColor();
+    // A file's tensor of rank above 3 is shown folded: say so for as long as it is on screen.
+    if (const TensorOrigin* origin = app.origins.find(held.get()); origin && !origin->note.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, kWarn);
+        ImGui::TextWrapped("In the file: %s (leading axes folded into the first)", origin->note.c_str());
+        ImGui::PopStyleColor();
+    }
+    if (app.safetensors.file && !app.safetensors.open && ImGui::SmallButton("Show the model file's tensors"))
+        app.safetensors.open = true;
 
     if (Editable(t)) {
         DrawTable(state, app);

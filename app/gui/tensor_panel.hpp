@@ -34,7 +34,8 @@ struct TensorPanelState {
 // Keeps the resize fields in step with the tensor after an undo, a redo or a new tensor.
 void SyncTensorPanel(TensorPanelState& state, const AppState& app);
 
-// Opens a .npy or .csv file as a background job (the Open button and files dropped on the window).
+// Opens a .npy or .csv file as a background job (the Open button and files dropped on the window); a
+// .safetensors file shows its list of tensors, a .json file opens as a session.
 void OpenTensorFile(AppState& app, const std::string& path);
 // Loads one of qs::preset_names() with its settings, as a background job.
 void LoadPreset(AppState& app, const std::string& name);

@@ -20,6 +20,7 @@
 #include "gui/quant_view.hpp"
 #include "gui/style.hpp"
 #include "quantscope/calibrate.hpp"
+#include "quantscope/downsample.hpp"
 #include "quantscope/histogram.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/quantize.hpp"
@@ -170,6 +171,14 @@ TEST_CASE("figure: the dequantized color range from the extremes equals a full p
     }
     CHECK(st.maps[0].reductions == 1);
     CHECK(st.maps[1].reductions == 3);
+    // The dequantized panel is the codes' reduction mapped by s (q - z): the same as reducing r' itself.
+    const qs::gui::HeatmapState& deq = st.maps[2];
+    REQUIRE(deq.fx * deq.fy > 1);
+    std::vector<float> direct(deq.reduced.size());
+    qs::downsample(s.result.dequantized.data(), 500, deq.window, deq.fy, deq.fx, qs::Reduction::Mean, direct.data());
+    double worst = 0;
+    for (std::size_t i = 0; i < direct.size(); ++i) worst = std::max(worst, std::fabs(double(direct[i]) - deq.reduced[i]));
+    CHECK(worst < 1e-5);
     w.r.run([&] {
         for (auto& m : st.maps) m.texture.reset();
     });
@@ -198,6 +207,10 @@ TEST_CASE("landscape: the lesson's map completes and a click asks for an (s z) o
     CHECK(st.shown.minmax_zero_point == -77);
     CHECK(st.shown.minmax_mse == doctest::Approx(s.result.metrics.mse));
     CHECK(st.shown.best_mse == *std::min_element(st.shown.mse.begin(), st.shown.mse.end()));
+    // The lessons' (s, z) is a grid point: the best of the grid is never worse than it.
+    CHECK(std::find(st.shown.scales.begin(), st.shown.scales.end(), st.shown.minmax_scale) != st.shown.scales.end());
+    CHECK(std::find(st.shown.zero_points.begin(), st.shown.zero_points.end(), -77) != st.shown.zero_points.end());
+    CHECK(st.shown.best_mse <= st.shown.minmax_mse * (1 + 1e-6));
     // Each cell is the exact MSE of its (s, z).
     qs::QuantConfig check = s.config;
     check.mode = qs::Mode::Manual;

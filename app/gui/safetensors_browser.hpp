@@ -1,0 +1,50 @@
+// Picking one tensor of a model's .safetensors file: opening the file reads and validates only its header (the
+// data stays memory-mapped, unread) and shows every tensor with dtype and shape in a list with a filter box.
+// Picking one loads just that tensor's bytes, as a background job with progress; rank > 3 is folded to 3-D and
+// the window says how.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "quantscope/safetensors.hpp"
+
+namespace qs::gui {
+
+struct AppState;
+
+struct SafetensorsBrowserState {
+    bool open = false;       // the window is shown
+    bool appearing = false;  // its first frame after an open: bring it to the front
+    std::string path;
+    // Shared with a loading job, which reads from the mapping after this state may have moved on.
+    std::shared_ptr<const SafetensorsFile> file;
+    ImGuiTextFilter filter;  // matches tensor names ("attn", "-bias", "q_proj,k_proj")
+    std::string loaded;      // name of the tensor last picked from this file
+
+    // [Internal state] list() indices that pass the filter, redone when the filter or the file changes.
+    std::vector<int> visible;
+    bool visible_valid = false;
+};
+
+// True for a .safetensors path (case-insensitive).
+bool IsSafetensorsPath(const std::string& path);
+
+// Whether the GUI can show entry `e` (F32, F16, BF16 or F64; rank >= 1; not empty; at most kMaxElements);
+// otherwise `why` says why not.
+bool SafetensorsLoadable(const SafetensorsEntry& e, std::string* why);
+
+// Opens `path`'s header and shows the list. Returns false with *error (the state is then unchanged).
+bool OpenSafetensorsBrowser(SafetensorsBrowserState& state, const std::string& path, std::string* error);
+
+// Loads tensor `name` of `file` (opened from `path`) as a job; the label is "<path> : <name>".
+void LoadSafetensorsTensor(AppState& app, std::shared_ptr<const SafetensorsFile> file, const std::string& path,
+                           const std::string& name);
+
+// The list as its own window (outside any other Begin/End); nothing when closed.
+void DrawSafetensorsBrowser(SafetensorsBrowserState& state, AppState& app);
+
+}  // namespace qs::gui

@@ -1,0 +1,92 @@
+// Sessions from the window's side: which source each tensor on screen came from, the window's own settings as
+// the session's "view" key/value pairs, saving the whole state (qs::write_session) and opening it again. The
+// command line (`quantscope gui SESSION.json`) and File > Open session... apply a session through the same
+// functions, so both reopen the same view.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/options.hpp"
+#include "quantscope/session.hpp"
+#include "quantscope/tensor.hpp"
+
+namespace qs::gui {
+
+struct AppState;
+
+using ViewSettings = std::vector<std::pair<std::string, std::string>>;
+
+// Where a tensor came from, unedited: a session can then refer to the preset, random spec or file instead of
+// copying the values. `note` is how a file's tensor was viewed ("2x3x4x5 viewed as 6x4x5"), or empty.
+struct TensorOrigin {
+    TensorSource source;
+    std::string note;
+};
+
+// Origins keyed by tensor identity. Tensors are immutable and shared, and every edit makes a new one, so an
+// edited tensor has no origin while an undo back to the loaded one finds it again.
+class TensorOrigins {
+public:
+    void record(const std::shared_ptr<const Tensor>& tensor, TensorOrigin origin);
+    // nullptr when `tensor` was not recorded (edited, pasted, inline from a session).
+    const TensorOrigin* find(const Tensor* tensor) const;
+
+private:
+    struct Entry {
+        std::weak_ptr<const Tensor> tensor;
+        const Tensor* address = nullptr;
+        TensorOrigin origin;
+    };
+    std::vector<Entry> entries_;
+};
+
+// A job's `then`: records the job's tensor (now app.tensor) as coming from `origin`.
+std::function<void(AppState&)> RecordOrigin(TensorOrigin origin);
+
+// The window's settings a session keeps: label, base_mode, figure.* (FigurePanelSettings' key=value lines,
+// plus figure.slice, figure.selected and figure.view = "x0 y0 x1 y1" when zoomed), panels.*, histogram.*.
+ViewSettings SessionView(const AppState& app);
+// Applies SessionView's pairs. Unknown keys and bad values are skipped; the returned text names them (empty:
+// all applied), so that a newer or hand-edited session still opens.
+std::string ApplySessionView(AppState& app, const ViewSettings& view);
+
+// The session of the current state for a file at `session_path`. The tensor is referred to by its origin
+// when it has one (file paths relative to the session's directory when inside it), else stored inline when
+// it has at most kMaxInlineValues values; otherwise `*side_tensor` is set to the path of the .npy beside the
+// session (`<session>.tensor.npy`) that the caller must write, and the session refers to it.
+Session MakeSession(const AppState& app, const std::string& session_path, std::string* side_tensor);
+// MakeSession, then writes the side tensor (if any) and the session, each atomically. Waits for a running
+// recompute first so that what is saved is what the controls show. False with *error on failure.
+bool SaveSession(AppState& app, const std::string& session_path, std::string* error);
+// Reads the session now (a bad file is reported in app.error), then loads its tensor as a job and, once it is
+// on screen, applies its view.
+void OpenSession(AppState& app, const std::string& session_path);
+
+// What the gui command line asks about files besides its INPUT.
+struct GuiFileOptions {
+    ViewSettings view;          // --cmap --annotate --lesson-look --slice, as view pairs (as `render` has them)
+    std::string save_figure;    // --save-figure PNG: File > Save figure as PNG, scripted (needs --screenshot)
+    std::string save_session;   // --save-session JSON: File > Save session, scripted (needs --screenshot)
+    std::string browse;         // a .safetensors INPUT of several tensors given without --tensor: list them
+};
+
+// The options GuiFileOptions reads: --cmap --annotate --lesson-look --slice --save-figure --save-session.
+std::vector<cli::OptionSpec> GuiFileOptionSpecs();
+// cli::load_input(args, true) plus the options above, checked (qs::Error on a bad value, a slice the tensor does
+// not have, or a scripted save without --screenshot). A model file with several tensors and no --tensor opens
+// the lesson with the file's list on show instead of failing.
+cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& files);
+
+// The window's start: shows `input` (its tensor is moved out; the rest stays), records where it came from,
+// applies a session's view and then the command line's, opens the model file's list, queues the scripted
+// saves, and clears the undo history (opening is not a step). Problems with the view go to app.notice.
+void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files);
+
+// "~/x" → "$HOME/x"; anything else unchanged.
+std::string ExpandUserPath(const std::string& path);
+
+}  // namespace qs::gui

@@ -1,0 +1,584 @@
+// Export from the window (issue 4): the figure PNG against `quantscope render`, the four tensors as .npy/.csv,
+// sessions saved from an AppState and reopened through the command line's own path (cli::load_input via
+// LoadGuiInput, then StartWithInput as run_gui does), and picking one tensor of a .safetensors file. In-process
+// where that is enough (EGL offscreen), the built binary under xvfb-run where the window itself is what is
+// tested. Both fail (they do not skip) without EGL or xvfb-run. No doctest main here (test_figure.cpp has it).
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <stb_image.h>
+
+#include "cli/options.hpp"
+#include "gui/app_state.hpp"
+#include "gui/export.hpp"
+#include "gui/file_dialogs.hpp"
+#include "gui/offscreen.hpp"
+#include "gui/safetensors_browser.hpp"
+#include "gui/session_io.hpp"
+#include "gui/style.hpp"
+#include "quantscope/npy.hpp"
+#include "quantscope/presets.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/session.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace {
+
+using qs::gui::AppState;
+
+const char* const kXvfb = "xvfb-run -a -s \"-screen 0 1600x900x24\" ";
+
+std::string ReadBytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+bool Exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        const char* base = std::getenv("TMPDIR");
+        std::string pattern = std::string(base && *base ? base : "/tmp") + "/qs-export-test-XXXXXX";
+        std::vector<char> buf(pattern.begin(), pattern.end());
+        buf.push_back('\0');
+        REQUIRE(::mkdtemp(buf.data()) != nullptr);
+        path = buf.data();
+    }
+    ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+    std::string operator/(const std::string& name) const { return path + "/" + name; }
+};
+
+struct Run {
+    int exit_code = -1;
+    std::string err;
+};
+
+// The binary with the config and cache dirs inside `dir` (no user settings read or written).
+Run RunBinary(const TempDir& dir, const std::string& command) {
+    const std::string err = dir / "stderr";
+    const std::string env = "XDG_CONFIG_HOME='" + dir.path + "/config' XDG_CACHE_HOME='" + dir.path + "/cache' ";
+    const int status = std::system((env + command + " >/dev/null 2>'" + err + "'").c_str());
+    Run r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = ReadBytes(err);
+    return r;
+}
+
+bool HaveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
+
+// The window's start for these arguments, as run_gui does it (minus the window).
+void Start(AppState& app, const std::vector<std::string>& args) {
+    std::vector<qs::cli::OptionSpec> specs = qs::cli::join(qs::cli::tensor_source_options(), qs::cli::quantize_options());
+    specs = qs::cli::join(specs, qs::gui::GuiFileOptionSpecs());
+    qs::gui::GuiFileOptions files;
+    qs::cli::Input input = qs::gui::LoadGuiInput(qs::cli::parse_args(args, specs), false, files);
+    app.force_sync = true;
+    qs::gui::StartWithInput(app, input, files);
+    app.finish_recompute_now();
+}
+
+// Runs update() until the tensor job has been taken, then the recompute.
+void WaitForJob(AppState& app) {
+    for (int i = 0; i < 20000 && app.busy(); ++i) {
+        app.update();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    REQUIRE_FALSE(app.busy());
+    app.update();
+    app.finish_recompute_now();
+}
+
+void CheckSameState(const AppState& a, const AppState& b) {
+    REQUIRE(a.tensor);
+    REQUIRE(b.tensor);
+    CHECK(a.tensor->shape == b.tensor->shape);
+    CHECK(a.tensor->values == b.tensor->values);
+    CHECK(a.label == b.label);
+    CHECK(a.base_mode == b.base_mode);
+    const qs::QuantConfig &x = a.config, &y = b.config;
+    CHECK(x.dtype == y.dtype);
+    CHECK(x.mode == y.mode);
+    CHECK(x.granularity == y.granularity);
+    CHECK(x.axis == y.axis);
+    CHECK(x.group_size == y.group_size);
+    CHECK(x.rounding == y.rounding);
+    CHECK(x.overflow == y.overflow);
+    CHECK(x.manual_scale == y.manual_scale);
+    CHECK(x.manual_zero_point == y.manual_zero_point);
+    CHECK(x.calibration == y.calibration);
+    CHECK(x.percentile == y.percentile);
+    CHECK(x.recompute_scale == y.recompute_scale);
+    CHECK(qs::gui::SerializeFigurePanelSettings(a.figure.settings) ==
+          qs::gui::SerializeFigurePanelSettings(b.figure.settings));
+    CHECK(a.figure.slice == b.figure.slice);
+    CHECK(a.figure.selected == b.figure.selected);
+    CHECK(a.figure.view.x0 == b.figure.view.x0);
+    CHECK(a.figure.view.y0 == b.figure.view.y0);
+    CHECK(a.figure.view.x1 == b.figure.view.x1);
+    CHECK(a.figure.view.y1 == b.figure.view.y1);
+    CHECK(a.histogram.log_counts == b.histogram.log_counts);
+    CHECK(a.panels.metrics == b.panels.metrics);
+    // And the numbers on screen.
+    CHECK(a.result.codes == b.result.codes);
+    CHECK(a.result.dequantized == b.result.dequantized);
+}
+
+// A little .safetensors file: "a.weight" F32 4x6 (values 0..23) and "b.conv" F32 2x3x4x5 (values 0.5 * i).
+void WriteSafetensors(const std::string& path) {
+    std::string header =
+        "{\"a.weight\":{\"dtype\":\"F32\",\"shape\":[4,6],\"data_offsets\":[0,96]},"
+        "\"b.conv\":{\"dtype\":\"F32\",\"shape\":[2,3,4,5],\"data_offsets\":[96,576]},"
+        "\"c.step\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[576,584]}}";
+    while (header.size() % 8) header += ' ';
+    std::string bytes(8, '\0');
+    std::uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+    bytes += header;
+    std::vector<float> a(24), b(120);
+    for (int i = 0; i < 24; ++i) a[static_cast<std::size_t>(i)] = static_cast<float>(i);
+    for (int i = 0; i < 120; ++i) b[static_cast<std::size_t>(i)] = 0.5f * static_cast<float>(i);
+    bytes.append(reinterpret_cast<const char*>(a.data()), a.size() * 4);
+    bytes.append(reinterpret_cast<const char*>(b.data()), b.size() * 4);
+    bytes.append(8, '\0');
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Two window screenshots show the same thing: equal sizes and pixels, except the right half of the menu bar,
+// where the status line prints how long the last recompute took (a wall-clock time).
+void CheckSameScreen(const std::string& a, const std::string& b) {
+    int wa = 0, ha = 0, wb = 0, hb = 0, channels = 0;
+    unsigned char* pa = stbi_load(a.c_str(), &wa, &ha, &channels, 3);
+    unsigned char* pb = stbi_load(b.c_str(), &wb, &hb, &channels, 3);
+    REQUIRE_MESSAGE(pa != nullptr, "cannot decode " << a);
+    REQUIRE_MESSAGE(pb != nullptr, "cannot decode " << b);
+    const int kStatusRows = 40;  // the menu bar at the default text size, with margin
+    long differ = 0;
+    if (wa == wb && ha == hb) {
+        for (int y = 0; y < ha; ++y)
+            for (int x = 0; x < wa; ++x) {
+                if (y < kStatusRows && x > wa / 2) continue;
+                const std::size_t i = (static_cast<std::size_t>(y) * wa + x) * 3;
+                if (std::memcmp(pa + i, pb + i, 3) != 0) ++differ;
+            }
+    }
+    stbi_image_free(pa);
+    stbi_image_free(pb);
+    CHECK(wa == wb);
+    CHECK(ha == hb);
+    CHECK_MESSAGE(differ == 0, differ << " pixels differ between " << a << " and " << b);
+}
+
+std::string NpyDescr(const std::string& path) {
+    const std::string bytes = ReadBytes(path);
+    return qs::parse_npy_header(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), path).descr;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------- figure PNG
+
+TEST_CASE("export: the figure PNG of the lesson is byte-identical to quantscope render") {
+    TempDir dir;
+    AppState app;
+    Start(app, {"--preset", "lesson"});
+    std::string error;
+    const std::string gui_png = dir / "gui.png", cli_png = dir / "render.png";
+    REQUIRE_MESSAGE(qs::gui::ExportFigurePng(app, {gui_png, 1600, false}, &error),
+                    "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
+    const Run r = RunBinary(dir, "'" QS_BINARY "' render --preset lesson --width 1600 --out '" + cli_png + "'");
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string a = ReadBytes(gui_png), b = ReadBytes(cli_png);
+    CHECK(a.size() > 1000);
+    CHECK(a == b);
+
+    // With the user's figure settings: the same as render's options for them.
+    app.figure.settings.lesson_look = true;
+    REQUIRE(qs::gui::ExportFigurePng(app, {gui_png, 1200, false}, &error));
+    const Run r2 = RunBinary(dir, "'" QS_BINARY "' render --preset lesson --lesson-look --width 1200 --out '" + cli_png + "'");
+    REQUIRE(r2.exit_code == 0);
+    CHECK(ReadBytes(gui_png) == ReadBytes(cli_png));
+}
+
+TEST_CASE("export: bad figure requests are messages and leave no file") {
+    TempDir dir;
+    AppState app;
+    Start(app, {"--preset", "lesson"});
+    std::string error;
+    CHECK_FALSE(qs::gui::ExportFigurePng(app, {dir / "no/such/dir/f.png", 1600, false}, &error));
+    CHECK(error.find("no/such/dir") != std::string::npos);
+    CHECK_FALSE(qs::gui::ExportFigurePng(app, {dir / "f.jpg", 1600, false}, &error));
+    CHECK(error.find(".png") != std::string::npos);
+    CHECK_FALSE(qs::gui::ExportFigurePng(app, {dir / "f.png", 100, false}, &error));
+    CHECK_FALSE(Exists(dir / "f.png"));
+
+    // Through the dialog's queue: the failure is shown in the dialog.
+    qs::gui::FileDialogsState& files = app.files;
+    files.queued_figure = qs::gui::FigureExport{dir / "missing/f.png"};
+    CHECK_FALSE(qs::gui::RunQueuedFileWork(files, app, &error));
+    CHECK(files.message_is_error);
+    CHECK_FALSE(files.message.empty());
+    CHECK_FALSE(qs::gui::HasQueuedFileWork(files));
+}
+
+TEST_CASE("export: the window's Save figure equals render and the window draws on afterwards") {
+    REQUIRE_MESSAGE(HaveXvfb(), "xvfb-run not found: install xvfb and xauth");
+    TempDir dir;
+    const std::string shot = dir / "shot.png", plain = dir / "plain.png", fig = dir / "fig.png", ref = dir / "ref.png";
+    Run r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --preset lesson --size 1280x720 --screenshot '" +
+                               shot + "' --save-figure '" + fig + "'");
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    r = RunBinary(dir, "'" QS_BINARY "' render --preset lesson --out '" + ref + "'");
+    REQUIRE(r.exit_code == 0);
+    CHECK(ReadBytes(fig) == ReadBytes(ref));
+    // The export ran between frames; the frames after it must be the window's usual ones.
+    r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --preset lesson --size 1280x720 --screenshot '" + plain + "'");
+    REQUIRE(r.exit_code == 0);
+    CheckSameScreen(shot, plain);
+    // A scripted save needs --screenshot, and a failed one is exit code 2.
+    r = RunBinary(dir, "env -u DISPLAY '" QS_BINARY "' gui --save-figure '" + fig + "'");
+    CHECK(r.exit_code == 2);
+    r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --screenshot '" + shot + "' --save-figure '" + dir.path +
+                           "/no/dir/f.png'");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("quantscope: error: ") != std::string::npos);
+}
+
+// ------------------------------------------------------------------------------------------------ tensors
+
+TEST_CASE("export: the four tensors as .npy with the code dtype of the bit width") {
+    TempDir dir;
+    struct Case {
+        const char* dtype;
+        const char* descr;
+    };
+    for (const Case c : {Case{"int4", "|i1"}, Case{"uint8", "|u1"}, Case{"int10", "<i2"}, Case{"uint16", "<u2"}}) {
+        CAPTURE(c.dtype);
+        AppState app;
+        Start(app, {"--preset", "lesson", "--dtype", c.dtype});
+        std::vector<std::string> written;
+        std::string error;
+        qs::gui::TensorExport request{dir.path, std::string("t_") + c.dtype, qs::gui::TensorFormat::Npy};
+        REQUIRE_MESSAGE(qs::gui::ExportTensors(app, request, &written, &error), error);
+        REQUIRE(written.size() == 4);
+        CHECK(written == qs::gui::TensorExportPaths(request));
+        CHECK(NpyDescr(written[0]) == "<f4");
+        CHECK(NpyDescr(written[1]) == c.descr);
+        CHECK(NpyDescr(written[2]) == "<f4");
+        CHECK(NpyDescr(written[3]) == "<f4");
+        const qs::Tensor original = qs::read_npy(written[0]);
+        CHECK(original.values == qs::lesson_tensor().values);
+        CHECK(qs::read_npy(written[2]).values == app.result.dequantized);
+        CHECK(qs::read_npy(written[3]).values == app.result.error);
+        // The codes' bytes, decoded by width and sign, are the result's codes.
+        const std::string bytes = ReadBytes(written[1]);
+        const qs::NpyHeader h =
+            qs::parse_npy_header(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), written[1]);
+        CHECK(h.shape == qs::Shape{3, 3});
+        const std::size_t width = h.descr[2] == '1' ? 1 : 2;
+        for (std::size_t i = 0; i < 9; ++i) {
+            std::int32_t v = 0;
+            if (width == 1) {
+                const auto b = static_cast<std::uint8_t>(bytes[h.data_offset + i]);
+                v = h.descr[1] == 'i' ? static_cast<std::int8_t>(b) : b;
+            } else {
+                std::uint16_t u = 0;
+                std::memcpy(&u, bytes.data() + h.data_offset + 2 * i, 2);
+                v = h.descr[1] == 'i' ? static_cast<std::int16_t>(u) : u;
+            }
+            CHECK(v == app.result.codes[i]);
+        }
+    }
+}
+
+TEST_CASE("export: csv of a 2-D tensor and a rank-3 csv refused with nothing written") {
+    TempDir dir;
+    AppState app;
+    Start(app, {"--preset", "lesson"});
+    std::vector<std::string> written;
+    std::string error;
+    REQUIRE(qs::gui::ExportTensors(app, {dir.path, "lesson", qs::gui::TensorFormat::Csv}, &written, &error));
+    REQUIRE(written.size() == 4);
+    CHECK(qs::load_tensor(written[0]).values == qs::lesson_tensor().values);
+    const std::string codes = ReadBytes(written[1]);
+    CHECK(codes.find("-23") != std::string::npos);  // SPEC's asymmetric q[0][0]
+    CHECK(codes.find('.') == std::string::npos);    // integers
+
+    AppState cube;
+    Start(cube, {"--preset", "outliers-4x128x256"});
+    CHECK_FALSE(qs::gui::ExportTensors(cube, {dir.path, "cube", qs::gui::TensorFormat::Csv}, &written, &error));
+    CHECK(error.find("CSV") != std::string::npos);
+    CHECK(written.empty());
+    for (const std::string& p : qs::gui::TensorExportPaths({dir.path, "cube", qs::gui::TensorFormat::Csv}))
+        CHECK_FALSE(Exists(p));
+    CHECK_FALSE(qs::gui::ExportTensors(cube, {dir / "nope", "cube", qs::gui::TensorFormat::Npy}, &written, &error));
+    CHECK(error.find("not a directory") != std::string::npos);
+}
+
+// ----------------------------------------------------------------------------------------------- sessions
+
+TEST_CASE("session: non-default settings of a preset survive a save and a reopen through the CLI path") {
+    TempDir dir;
+    AppState a;
+    Start(a, {"--preset", "lesson"});
+    qs::QuantConfig c = a.config;
+    c.dtype = qs::IntType::parse("int4");
+    c.mode = qs::Mode::Manual;
+    c.manual_scale = 61.0;
+    c.manual_zero_point = -3;
+    c.rounding = qs::Rounding::HalfAway;
+    REQUIRE(a.apply_config(c, false));
+    a.base_mode = qs::Mode::Symmetric;
+    a.finish_recompute_now();
+    a.figure.settings.colormap = qs::gui::Colormap::Viridis;
+    a.figure.settings.lesson_look = true;
+    a.figure.settings.annotate = qs::gui::AnnotateMode::On;
+    a.figure.selected = 5;
+    a.figure.view = qs::gui::HeatmapView{0.5, 0.25, 2.75, 3.0};
+    a.histogram.log_counts = true;
+    a.panels.metrics = false;
+
+    const std::string path = dir / "lesson.json";
+    std::string error;
+    REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
+    const std::string json = ReadBytes(path);
+    CHECK(json.find("\"kind\": \"preset\"") != std::string::npos);  // unedited: referred to, not copied
+    CHECK_FALSE(Exists(path + ".tensor.npy"));
+
+    AppState b;
+    Start(b, {path});
+    CHECK(b.notice.empty());
+    CheckSameState(a, b);
+}
+
+TEST_CASE("session: an edited rank-3 tensor is stored inline with its slice") {
+    TempDir dir;
+    AppState a;
+    Start(a, {"--random", "normal", "--shape", "3x8x8", "--seed", "7", "--dtype", "uint6"});
+    auto edited = std::make_shared<qs::Tensor>(*a.tensor);
+    edited->values[5] = 9.5f;
+    REQUIRE(a.apply_tensor(edited, "edited"));
+    a.finish_recompute_now();
+    a.figure.slice = 2;
+    a.figure.settings.colormap = qs::gui::Colormap::Greys;
+
+    const std::string path = dir / "edited.json";
+    std::string error;
+    REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
+    CHECK(ReadBytes(path).find("\"kind\": \"inline\"") != std::string::npos);
+    AppState b;
+    Start(b, {path});
+    CheckSameState(a, b);
+
+    // Undo back to the generated tensor: it is referred to by its random spec again.
+    a.undo();
+    a.finish_recompute_now();
+    REQUIRE(qs::gui::SaveSession(a, path, &error));
+    CHECK(ReadBytes(path).find("\"kind\": \"random\"") != std::string::npos);
+    AppState d;
+    Start(d, {path});
+    CheckSameState(a, d);
+}
+
+TEST_CASE("session: an edited big tensor goes to a .npy beside the session") {
+    TempDir dir;
+    AppState a;
+    Start(a, {"--random", "uniform", "--shape", "1030x1024", "--seed", "1"});
+    auto edited = std::make_shared<qs::Tensor>(*a.tensor);
+    edited->values[0] = 42.0f;
+    REQUIRE(a.apply_tensor(edited, "big edited"));
+    a.finish_recompute_now();
+    const std::string path = dir / "big.json";
+    std::string error;
+    REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
+    REQUIRE(Exists(path + ".tensor.npy"));
+    const std::string json = ReadBytes(path);
+    CHECK(json.find("\"kind\": \"file\"") != std::string::npos);
+    CHECK(json.find("\"path\": \"big.json.tensor.npy\"") != std::string::npos);  // relative: they move together
+    AppState b;
+    Start(b, {path});
+    CheckSameState(a, b);
+}
+
+TEST_CASE("session: File > Open session applies the view once its tensor is loaded") {
+    TempDir dir;
+    AppState a;
+    Start(a, {"--preset", "outliers-4x128x256", "--dtype", "int6"});
+    a.figure.slice = 3;
+    a.figure.settings.shared_range = false;
+    const std::string path = dir / "open.json";
+    std::string error;
+    REQUIRE(qs::gui::SaveSession(a, path, &error));
+
+    AppState b;
+    Start(b, {"--preset", "lesson"});
+    qs::gui::OpenSession(b, path);
+    REQUIRE(b.error.empty());
+    WaitForJob(b);
+    CheckSameState(a, b);
+
+    // Dropped on the window (OpenTensorFile), a .json file opens as a session too.
+    AppState dropped;
+    Start(dropped, {"--preset", "lesson"});
+    qs::gui::OpenTensorFile(dropped, path);
+    WaitForJob(dropped);
+    CheckSameState(a, dropped);
+
+    // Problems are messages, never a crash: a session that is not one, an unknown view key.
+    qs::gui::OpenSession(b, dir / "missing.json");
+    CHECK_FALSE(b.error.empty());
+    const std::string note = qs::gui::ApplySessionView(b, {{"figure.slice", "99"}, {"future.key", "1"}});
+    CHECK(note.find("figure.slice=99") != std::string::npos);
+    CHECK(note.find("future.key") != std::string::npos);
+    CHECK(b.figure.slice == 3);
+    CHECK_FALSE(qs::gui::SaveSession(b, dir / "session.txt", &error));
+    CHECK(error.find(".json") != std::string::npos);
+}
+
+TEST_CASE("session: a screenshot of the reopened session equals the original's") {
+    REQUIRE_MESSAGE(HaveXvfb(), "xvfb-run not found: install xvfb and xauth");
+    TempDir dir;
+    const std::string a = dir / "a.png", b = dir / "b.png", session = dir / "s.json";
+    Run r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --random normal --shape 3x16x16 --seed 7 "
+                               "--dtype int4 --scale 0.25 --zero-point 1 --cmap viridis --annotate off --slice 2 "
+                               "--size 1280x720 --screenshot '" + a + "' --save-session '" + session + "'");
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(Exists(session));
+    r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + session + "' --size 1280x720 --screenshot '" + b + "'");
+    REQUIRE(r.exit_code == 0);
+    CheckSameScreen(a, b);
+}
+
+// ----------------------------------------------------------------------------------------------- safetensors
+
+TEST_CASE("safetensors: --tensor opens one tensor and a folded one says so and no --tensor lists them") {
+    TempDir dir;
+    const std::string file = dir / "model.safetensors";
+    WriteSafetensors(file);
+
+    AppState a;
+    Start(a, {file, "--tensor", "b.conv"});
+    REQUIRE(a.tensor);
+    CHECK(a.tensor->shape == qs::Shape{6, 4, 5});
+    CHECK(a.notice.find("2x3x4x5 viewed as 6x4x5") != std::string::npos);
+    const qs::gui::TensorOrigin* origin = a.origins.find(a.tensor.get());
+    REQUIRE(origin);
+    CHECK(origin->note == "2x3x4x5 viewed as 6x4x5");
+    CHECK(origin->source.tensor_name == "b.conv");
+    // Its session refers to the file and the tensor by name.
+    std::string error;
+    REQUIRE(qs::gui::SaveSession(a, dir / "m.json", &error));
+    const std::string json = ReadBytes(dir / "m.json");
+    CHECK(json.find("\"path\": \"model.safetensors\"") != std::string::npos);
+    CHECK(json.find("\"tensor\": \"b.conv\"") != std::string::npos);
+
+    // Several tensors, no --tensor: the lesson, with the file's list open; picking one reads it in a job.
+    AppState b;
+    Start(b, {file});
+    CHECK(b.label == "lesson");
+    REQUIRE(b.safetensors.open);
+    REQUIRE(b.safetensors.file);
+    REQUIRE(b.safetensors.file->list().size() == 3);
+    std::string why;
+    CHECK_FALSE(qs::gui::SafetensorsLoadable(b.safetensors.file->list()[2], &why));
+    CHECK(why.find("I64") != std::string::npos);
+    qs::gui::LoadSafetensorsTensor(b, b.safetensors.file, file, "a.weight");
+    WaitForJob(b);
+    CHECK(b.error.empty());
+    CHECK(b.label == file + " : a.weight");
+    CHECK(b.tensor->shape == qs::Shape{4, 6});
+    CHECK(b.tensor->values[23] == 23.0f);
+
+    // Dropping a .safetensors file (OpenTensorFile) opens the list rather than a job.
+    AppState c;
+    Start(c, {"--preset", "lesson"});
+    qs::gui::OpenTensorFile(c, file);
+    CHECK_FALSE(c.busy());
+    CHECK(c.safetensors.open);
+    qs::gui::OpenTensorFile(c, dir / "missing.safetensors");
+    CHECK_FALSE(c.error.empty());
+}
+
+TEST_CASE("safetensors: the window opens a named tensor and the list under xvfb") {
+    REQUIRE_MESSAGE(HaveXvfb(), "xvfb-run not found: install xvfb and xauth");
+    TempDir dir;
+    const std::string file = dir / "model.safetensors";
+    WriteSafetensors(file);
+    Run r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + file + "' --tensor b.conv --frames 3 --screenshot '" +
+                               dir.path + "/one.png'");
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 0);
+    r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + file + "' --frames 3 --screenshot '" + dir.path +
+                           "/list.png'");
+    CHECK(r.exit_code == 0);
+    r = RunBinary(dir, "env -u DISPLAY '" QS_BINARY "' gui '" + file + "' --tensor nope");
+    CHECK(r.exit_code == 2);
+}
+
+// -------------------------------------------------------------------------------------------------- dialogs
+
+TEST_CASE("dialogs: every File dialog and the tensor list draw offscreen and queue their work") {
+    TempDir dir;
+    const std::string file = dir / "model.safetensors";
+    WriteSafetensors(file);
+    AppState app;
+    Start(app, {file});
+    qs::gui::OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(1280, 720, [] {
+        qs::gui::BuildFonts(16.0f);
+        qs::gui::ApplyStyle(false, 1.0f);
+    }, &error), "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
+    using qs::gui::FileDialog;
+    for (FileDialog d : {FileDialog::SaveFigure, FileDialog::ExportTensors, FileDialog::SaveSession,
+                         FileDialog::OpenSession}) {
+        CAPTURE(static_cast<int>(d));
+        qs::gui::SetFileDialogDefaults(app.files);
+        app.files.open = d;
+        app.files.appearing = true;
+        for (int i = 0; i < 3; ++i) r.frame([&] {
+            qs::gui::DrawSafetensorsBrowser(app.safetensors, app);
+            qs::gui::DrawFileDialogs(app.files, app);
+        });
+        CHECK(app.files.open == d);
+        if (const char* keep = std::getenv("QS_FIGURE_PNG_DIR")) {
+            std::vector<std::uint8_t> px;
+            r.read_pixels(px);
+            CHECK(qs::gui::write_png_atomic(std::string(keep) + "/qs_dialog_" + std::to_string(static_cast<int>(d)) +
+                                                ".png", r.width(), r.height(), px, true, &error));
+        }
+    }
+    // The defaults are real places: the home directory and the current one.
+    CHECK(app.files.figure.path.find("quantscope-figure.png") != std::string::npos);
+    CHECK_FALSE(app.files.tensors.directory.empty());
+
+    // A queued tensor export and session save run between frames and report in the dialog.
+    app.files.queued_tensors = qs::gui::TensorExport{dir.path, "q", qs::gui::TensorFormat::Npy};
+    app.files.queued_session = dir / "q.json";
+    REQUIRE(qs::gui::RunQueuedFileWork(app.files, app, &error));
+    CHECK_FALSE(app.files.message_is_error);
+    CHECK(app.files.message.find("q_codes.npy") != std::string::npos);
+    CHECK(Exists(dir / "q.json"));
+}
