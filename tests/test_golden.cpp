@@ -62,6 +62,11 @@ TEST_CASE("the naive 'divide by max / times 255 / cast to int8' wraps 255 to -1"
     CHECK(quantize_value(max, max / 255.0f, 0, config) == -1);
     CHECK(quantize_value(191.6f, max / 255.0f, 0, config) == 67);    // the lesson's printed codes
     CHECK(quantize_value(684.6f, max / 255.0f, 0, config) == -16);   // 240 wrapped
+    // The same through the core's recipe and the whole pipeline: the lesson's printed codes.
+    config.mode = Mode::Manual;
+    config.manual_scale = naive_max_scale(lesson_tensor());
+    CHECK(config.manual_scale == doctest::Approx(728.6 / 255));
+    CHECK(quantize(lesson_tensor(), config).codes == std::vector<std::int32_t>{67, -5, -1, 32, 103, -64, 0, -16, 86});
 }
 
 TEST_CASE("the naive cast of an overflowing r / s stays inside [q_min / q_max]") {

@@ -99,17 +99,19 @@ void apply_quantize_options(const ParsedArgs& args, QuantConfig& config) {
     if (has_scale) {
         config.mode = Mode::Manual;
         config.manual_scale = parse_double("--scale", *args.get("--scale"));
-        const double z = parse_double("--zero-point", *args.get("--zero-point"));
-        if (!std::isfinite(z) || z != std::floor(z))
-            throw Error("--zero-point: '" + *args.get("--zero-point") + "' is not an integer");
-        if (std::abs(z) > 1e9) throw Error("--zero-point: '" + *args.get("--zero-point") + "' is out of range");
+        const std::int64_t z = parse_int("--zero-point", *args.get("--zero-point"));
+        if (z < -(std::int64_t{1} << 20) || z > (std::int64_t{1} << 20))  // far outside any type; check_config says why
+            throw Error("zero point " + *args.get("--zero-point") + " is outside [" + std::to_string(config.dtype.q_min()) +
+                        ", " + std::to_string(config.dtype.q_max()) + "] of " + config.dtype.name());
         config.manual_zero_point = static_cast<std::int32_t>(z);
     }
     if (auto v = args.get("--granularity")) config.granularity = parse_granularity(*v);
     if (auto v = args.get("--axis")) {
         const std::int64_t axis = parse_int("--axis", *v);
-        config.axis = static_cast<int>(std::max<std::int64_t>(-1, std::min<std::int64_t>(axis, 1000)));
         if (config.granularity != Granularity::Channel) throw Error("--axis needs --granularity channel");
+        if (axis < 0 || axis > 2)
+            throw Error("channel axis " + *v + " is out of range (a tensor has at most 3 axes: 0, 1, 2)");
+        config.axis = static_cast<int>(axis);
     }
     if (auto v = args.get("--group-size")) {
         config.group_size = parse_int("--group-size", *v);

@@ -280,12 +280,7 @@ void DrawNaiveCast(ControlsPanelState& state, AppState& app) {
     }
     if (ImGui::Button("Lesson: /max * 255, cast to int8", ImVec2(-1.0f, 0.0f))) {
         // torch.round(t / t.abs().max() * 255).to(torch.int8): s = max|r| / 255, z = 0, int8, no clamp.
-        // max|r| / 255 is exactly the symmetric scale of uint8, so the core computes it.
-        double s = 0.0;
-        std::int32_t z = 0;
-        float abs_max = 0.0f;
-        for (float r : app.tensor->values) abs_max = std::max(abs_max, std::fabs(r));
-        symmetric_params(abs_max, IntType{false, 8}, s, z);
+        const double s = naive_max_scale(*app.tensor);
         next = app.config;
         next.dtype = IntType{true, 8};
         next.mode = Mode::Manual;

@@ -32,6 +32,10 @@ void asymmetric_params(double r_min, double r_max, const IntType& dtype, double&
 // Symmetric (absmax): s = max|r| / q_max, z = 0; all zeros gives s = 1. Signed types only.
 void symmetric_params(double abs_max, const IntType& dtype, double& scale, std::int32_t& zero_point);
 
+// One lesson's naive recipe, torch.round(r / r.abs().max() * 255).to(torch.int8), as a scale with z = 0:
+// s = max|r| / 255 (1 for an all-zero tensor). With int8 and no clamp, the maximum lands on 255 = -1.
+double naive_max_scale(const Tensor& tensor);
+
 // Computes the block layout and (s, z) of every block for `config` (manual: the given pair). Assumes
 // check_tensor and check_config passed; throws qs::Error otherwise. One parallel min/max pass.
 QuantParams compute_params(const Tensor& tensor, const QuantConfig& config);
