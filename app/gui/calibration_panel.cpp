@@ -215,15 +215,22 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
     std::string clamped_name;
     if (ImGui::BeginTable("##calibrators", 9, flags, ImVec2(0.0f, table_h))) {
         ImGui::TableSetupScrollFreeze(0, 1);
-        ImGui::TableSetupColumn("Calibrator");
-        ImGui::TableSetupColumn("recompute s");
-        ImGui::TableSetupColumn("scale s");
-        ImGui::TableSetupColumn("zero point z");
-        ImGui::TableSetupColumn("MSE");
-        ImGui::TableSetupColumn("SQNR (dB)");
-        ImGui::TableSetupColumn("clipped");
-        ImGui::TableSetupColumn("levels used");
-        ImGui::TableSetupColumn("");
+        // Widths from the widest text each column can hold, not from auto-fit: a table first drawn while its
+        // tab is appearing (e.g. selected by --tab) measures nothing and would keep one-letter columns.
+        const float pad = ImGui::GetStyle().CellPadding.x * 2.0f;
+        auto column = [&](const char* header, const char* widest) {
+            ImGui::TableSetupColumn(header, ImGuiTableColumnFlags_WidthFixed,
+                                    std::max(ImGui::CalcTextSize(header).x, ImGui::CalcTextSize(widest).x) + pad);
+        };
+        column("Calibrator", "min/max (lessons)  (current)");
+        column("recompute s", "yes");
+        column("scale s", "0.000123456789");
+        column("zero point z", "-32768  clamped");
+        column("MSE", "0.000123456  best");
+        column("SQNR (dB)", "100.00");
+        column("clipped", "100.00%");
+        column("levels used", "65536 / 65536");
+        column("", "Apply");
         ImGui::TableHeadersRow();
         for (int i : DisplayOrder(rows)) {
             const CalibrationRow& row = rows[static_cast<std::size_t>(i)];

@@ -60,7 +60,7 @@ const char* const kGuiHelp =
     "                        [quantize options] [--size WxH] [--font-scale F] [--no-settings]\n"
     "                        [--cmap NAME] [--annotate auto|on|off] [--lesson-look] [--slice I]\n"
     "                        [--screenshot out.png [--frames N] [--save-figure F.png] [--save-session S.json]]\n"
-    "                        [--bench-frames N]\n"
+    "                        [--bench-frames N] [--tab NAME]\n"
     "\n"
     "Opens the window on INPUT (.npy, .csv, .safetensors [--tensor NAME] or a saved SESSION.json), a preset or\n"
     "a random tensor; the lesson's 3x3 tensor by default. A .safetensors file of several tensors without\n"
@@ -75,6 +75,8 @@ const char* const kGuiHelp =
     "  --save-figure PNG   with --screenshot: also File > Save figure as PNG (the `render` image)\n"
     "  --save-session JSON with --screenshot: also File > Save session\n"
     "  --bench-frames N    drag the manual scale for N frames, print timing medians as JSON, exit\n"
+    "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare\n"
+    "                      (a screenshot waits until its background computation is done)\n"
     "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"
     "--screenshot path).\n";
 
@@ -86,13 +88,14 @@ struct GuiOptions {
     int bench_frames = 0;
     float font_scale = 0.0f;  // --font-scale; 0: settings or 1
     bool use_settings = true;
+    int tab = -1;             // --tab: the analysis tab shown first
     GuiFileOptions files;     // figure options, scripted saves, a model file to list
 };
 
 GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     const std::vector<cli::OptionSpec> own = {
         {"--size", true}, {"--screenshot", true}, {"--frames", true}, {"--bench-frames", true},
-        {"--font-scale", true}, {"--no-settings", false}};
+        {"--font-scale", true}, {"--no-settings", false}, {"--tab", true}};
     const cli::ParsedArgs parsed =
         cli::parse_args(args, cli::join(cli::join(cli::join(cli::tensor_source_options(), cli::quantize_options()), own),
                                         GuiFileOptionSpecs()));
@@ -127,6 +130,12 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
         const double f = cli::parse_double("--font-scale", *v);
         if (!(f >= 0.5 && f <= 3.0)) throw Error("--font-scale must be 0.5 to 3");
         o.font_scale = static_cast<float>(f);
+    }
+    if (const std::string* v = parsed.get("--tab")) {
+        const char* const names[] = {"histograms", "landscape", "calibrators", "compare"};
+        for (int i = 0; i < 4; ++i)
+            if (*v == names[i]) o.tab = i;
+        if (o.tab < 0) throw Error("--tab: '" + *v + "' is not histograms, landscape, calibrators or compare");
     }
     // Screenshots and benchmarks must not depend on what a user saved.
     o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;
@@ -228,6 +237,7 @@ struct Frame {
     bool quit = false;
     double figure_ms = 0;     // wall time of the figure panel's draw this frame (colormap + upload + draw list)
     double histogram_ms = 0;  // the histogram panel's (it recounts when the result changes)
+    int select_tab = -1;      // an analysis tab to bring to the front this frame (--tab), -1: none
 };
 
 void DrawMenuBar(AppState& app, Frame& frame) {
@@ -331,6 +341,13 @@ void DrawLeftColumn(AppState& app, const Frame& frame) {
 
 enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3 };
 
+// Brings `tab` to the front once when --tab asked for it.
+ImGuiTabItemFlags TabFlags(Frame& frame, int tab) {
+    if (frame.select_tab != tab) return 0;
+    frame.select_tab = -1;
+    return ImGuiTabItemFlags_SetSelected;
+}
+
 void DrawRightColumn(AppState& app, Frame& frame) {
     ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
     const QuantView view = app.view();
@@ -366,7 +383,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
         if (app.panels.histogram) {
             ImGui::BeginChild("##analysis", ImVec2(0.0f, h), true);
             if (ImGui::BeginTabBar("##analysis-tabs")) {
-                if (ImGui::BeginTabItem("Histograms")) {
+                if (ImGui::BeginTabItem("Histograms", nullptr, TabFlags(frame, kTabHistograms))) {
                     app.analysis_tab = kTabHistograms;
                     app.histogram.follow_element = app.figure.selected;
                     const auto t0 = std::chrono::steady_clock::now();
@@ -375,7 +392,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
                     ImGui::EndTabItem();
                 }
-                if (ImGui::BeginTabItem("Error landscape")) {
+                if (ImGui::BeginTabItem("Error landscape", nullptr, TabFlags(frame, kTabLandscape))) {
                     app.analysis_tab = kTabLandscape;
                     // Drawn (and computed, in the background) only while its tab is open.
                     const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.shown_tensor);
@@ -394,7 +411,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                     }
                     ImGui::EndTabItem();
                 }
-                if (ImGui::BeginTabItem("Calibrators")) {
+                if (ImGui::BeginTabItem("Calibrators", nullptr, TabFlags(frame, kTabCalibrators))) {
                     app.analysis_tab = kTabCalibrators;
                     const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.shown_tensor);
                     if (apply.requested && !app.busy()) {
@@ -404,7 +421,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                     }
                     ImGui::EndTabItem();
                 }
-                if (ImGui::BeginTabItem("Compare")) {
+                if (ImGui::BeginTabItem("Compare", nullptr, TabFlags(frame, kTabCompare))) {
                     app.analysis_tab = kTabCompare;
                     DrawComparePanel(app.compare, view, app.shown_tensor);
                     ImGui::EndTabItem();
@@ -588,6 +605,7 @@ int run_gui(const std::vector<std::string>& args) {
         if (scripted) app->finish_recompute_now();
 
         Frame frame;
+        frame.select_tab = options.tab;
         frame.font_scale = options.font_scale > 0.0f ? options.font_scale : settings.font_scale;
         float applied_scale = 0.0f;
         Bench bench;
@@ -596,6 +614,7 @@ int run_gui(const std::vector<std::string>& args) {
         const int total_frames = !options.screenshot.empty() ? options.frames : bench.frames;
         std::string titled_label = options.input.label;
 
+        const auto run_start = std::chrono::steady_clock::now();
         for (int frame_index = 0; !glfwWindowShouldClose(window); ++frame_index) {
             const auto frame_start = std::chrono::steady_clock::now();
             frame.figure_ms = frame.histogram_ms = 0.0;
@@ -660,7 +679,11 @@ int run_gui(const std::vector<std::string>& args) {
             glClear(GL_COLOR_BUFFER_BIT);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
-            if (!options.screenshot.empty() && frame_index + 1 >= total_frames) {
+            // A screenshot waits (up to a minute) for the background work of what it shows to finish.
+            const bool settled = !(app->busy() || app->recomputing() || LandscapeBusy(app->landscape) ||
+                                   CalibrationBusy(app->calibration) || CompareBusy(app->compare)) ||
+                                 std::chrono::steady_clock::now() - run_start > std::chrono::seconds(60);
+            if (!options.screenshot.empty() && frame_index + 1 >= total_frames && settled) {
                 std::vector<std::uint8_t> pixels(static_cast<std::size_t>(fb_w) * fb_h * 4);
                 glPixelStorei(GL_PACK_ALIGNMENT, 1);
                 glReadBuffer(GL_BACK);

@@ -162,6 +162,20 @@ TEST_CASE("gui: --screenshot of a rank-3 preset and of a big random tensor") {
     CHECK(img.h == 900);
 }
 
+TEST_CASE("gui: --tab opens an analysis tab and the screenshot waits for its background work") {
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    for (const char* tab : {"landscape", "calibrators", "compare"}) {
+        CAPTURE(tab);
+        const std::string png = dir.path + "/" + tab + ".png";
+        const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --preset lesson --tab " + tab +
+                                   " --screenshot '" + png + "' --frames 3");
+        INFO("stderr: " << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(file_exists(png));
+    }
+}
+
 TEST_CASE("gui: --bench-frames prints one JSON object with the timing keys") {
     REQUIRE(have_xvfb());
     TempDir dir;
@@ -193,6 +207,7 @@ TEST_CASE("gui: bad options exit 2 with one error line and open no window") {
         "gui --shape 4x4",                      // --shape needs --random
         "gui --screenshot",                     // missing value
         "gui /no/such/file.npy",
+        "gui --tab nowhere",
     };
     for (const char* args : bad) {
         CAPTURE(args);
