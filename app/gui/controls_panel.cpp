@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include "gui/app_state.hpp"
+#include "gui/widgets.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs::gui {
@@ -17,37 +18,14 @@ namespace {
 const ImVec4 kWrongRed(0.82f, 0.12f, 0.10f, 1.0f);
 const ImVec4 kWarn(0.80f, 0.42f, 0.0f, 1.0f);
 
-// A label in a fixed first column, then the widget filling the rest of the line.
-void Label(const char* text) {
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(text);
-    ImGui::SameLine(ImGui::GetFontSize() * 6.5f);
-    ImGui::SetNextItemWidth(-1.0f);
-}
-
-void Section(const char* title) {
-    ImGui::Spacing();
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextUnformatted(title);
-    ImGui::PopStyleColor();
-    ImGui::Separator();
-}
+void Label(const char* text) { RowLabel(text, 6.5f); }
+void Section(const char* title) { SectionHeader(title); }
 
 void Note(const ImVec4& color, const std::string& text) {
     if (text.empty()) return;
     ImGui::PushStyleColor(ImGuiCol_Text, color);
     ImGui::TextWrapped("%s", text.c_str());
     ImGui::PopStyleColor();
-}
-
-void HelpTooltip(const char* text) {
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
-        ImGui::TextUnformatted(text);
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-    }
 }
 
 void DrawDtype(AppState& app) {

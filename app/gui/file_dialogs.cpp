@@ -10,6 +10,7 @@
 #include "gui/app_state.hpp"
 #include "gui/session_io.hpp"
 #include "gui/tensor_panel.hpp"
+#include "gui/widgets.hpp"
 
 namespace qs::gui {
 namespace {
@@ -27,12 +28,7 @@ void Show(FileDialogsState& s, FileDialog which) {
     s.message_is_error = false;
 }
 
-void Label(const char* text) {
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(text);
-    ImGui::SameLine(ImGui::GetFontSize() * 7.0f);
-    ImGui::SetNextItemWidth(-1.0f);
-}
+void Label(const char* text) { RowLabel(text, 7.0f); }
 
 void Hint(const char* text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));

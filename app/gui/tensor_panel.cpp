@@ -17,6 +17,7 @@
 #include <imgui_stdlib.h>
 
 #include "gui/app_state.hpp"
+#include "gui/widgets.hpp"
 #include "quantscope/csv.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/random.hpp"
@@ -27,13 +28,7 @@ namespace {
 
 const ImVec4 kWarn(0.80f, 0.42f, 0.0f, 1.0f);
 
-void Section(const char* title) {
-    ImGui::Spacing();
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextUnformatted(title);
-    ImGui::PopStyleColor();
-    ImGui::Separator();
-}
+void Section(const char* title) { SectionHeader(title); }
 
 void Label(const char* text) {
     ImGui::AlignTextToFramePadding();
