@@ -392,3 +392,22 @@ TEST_CASE("random specs beyond float32's range are refused / not silently satura
     normal.std = 1;
     CHECK_THROWS_WITH(generate_random(normal), doctest::Contains("at index [0, 0]"));
 }
+
+TEST_CASE("the portable (Eigen) pass gives the same bits as the scalar formula") {
+    use_portable_kernel(true);
+    for (const Case& base : cases()) {
+        if (checked_numel(base.spec.shape) > 4096) continue;
+        const Tensor t = generate_random(base.spec);
+        QuantConfig c = base.config;
+        for (Granularity g : {Granularity::Tensor, Granularity::Channel}) {
+            c.granularity = g;
+            c.axis = t.rank() - 1;
+            CAPTURE(shape_to_string(t.shape));
+            CAPTURE(c.dtype.name());
+            QuantParams p;
+            const QuantResult r = quantize(t, c, &p);
+            check_against_scalar(t, p, c, r);
+        }
+    }
+    use_portable_kernel(false);
+}

@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 
@@ -130,11 +131,13 @@ void run_avx2(const float* r, std::int64_t n8, const S& s, const Z& z, const Qua
 }
 #endif
 
+std::atomic<bool> g_portable_only{false};
+
 // One chunk: s_arr/z_arr are per-element parameters, or null for the constant pair (s, z).
 void quantize_chunk(const float* r, std::int64_t n, float s, float z, const float* s_arr, const float* z_arr,
                     const QuantConfig& config, bool stream, float* scratch, const ChunkOut& out, Partial& acc) {
 #ifdef QS_HAVE_AVX2_KERNEL
-    if (config.overflow == Overflow::Clamp) {
+    if (config.overflow == Overflow::Clamp && !g_portable_only.load(std::memory_order_relaxed)) {
         const std::int64_t n8 = n - n % 8;
         detail::KernelSums sums;
         sums.code_min = static_cast<float>(config.dtype.q_max());
@@ -181,6 +184,8 @@ void quantize_chunk(const float* r, std::int64_t n, float s, float z, const floa
 }
 
 }  // namespace
+
+void use_portable_kernel(bool on) { g_portable_only = on; }
 
 std::int32_t quantize_value(float r, float scale, std::int32_t zero_point, const QuantConfig& config, bool* clipped) {
     const float v = round_value(r / scale + static_cast<float>(zero_point), config.rounding);

@@ -67,4 +67,8 @@ std::int32_t quantize_value(float r, float scale, std::int32_t zero_point, const
 // threads): the baseline `quantscope bench` reports as naive_ms.
 void naive_pipeline(const Tensor& tensor, const IntType& dtype, QuantResult& out);
 
+// For tests: run the portable (Eigen) pass even where the AVX2 kernel exists, so both are checked on
+// every machine. Process-wide; off by default.
+void use_portable_kernel(bool on);
+
 }  // namespace qs
