@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include <imgui.h>
@@ -130,7 +131,10 @@ void DrawManual(ControlsPanelState& state, AppState& app) {
     // The slider spans two decades either side of the computed scale; the box below takes any value.
     const double centre = (app.has_computed && !app.computed_params.scale.empty()) ? app.computed_params.scale[0]
                                                                                     : next.manual_scale;
-    const float lo = static_cast<float>(centre / 100.0), hi = static_cast<float>(centre * 100.0);
+    // Kept inside float32's normal range: a scale near its ends would otherwise make a limit 0 or inf.
+    const double f_min = std::numeric_limits<float>::min(), f_max = std::numeric_limits<float>::max();
+    const float lo = static_cast<float>(std::clamp(centre / 100.0, f_min, f_max / 100.0));
+    const float hi = static_cast<float>(std::clamp(centre * 100.0, f_min * 100.0, f_max));
     float s = static_cast<float>(next.manual_scale);
     Label("Scale s");
     if (ImGui::SliderFloat("##scale", &s, lo, hi, "%.5g",

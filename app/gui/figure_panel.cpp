@@ -264,6 +264,8 @@ namespace {
 
 struct FigureLayout {
     float toolbar_h = 0, title_h = 0, caption_h = 0, pipeline_h = 0, gap = 0, col_w = 0;
+    int columns = 4;  // 4 in a row, or 2 x 2 where a row would leave the images narrower than their colorbars
+    int rows = 1;
 };
 
 FigureLayout ComputeLayout(const FigurePanelState& st, float width) {
@@ -276,6 +278,13 @@ FigureLayout ComputeLayout(const FigurePanelState& st, float width) {
     l.pipeline_h = st.settings.show_pipeline ? std::round(ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize()) : 0.0f;
     l.gap = std::round(ImGui::GetFontSize() * 1.0f);
     l.col_w = std::max(16.0f, std::floor((width - 3.0f * l.gap) / 4.0f));
+    // Large text (a projector's font scale) or a narrow window: the colorbar labels would take most of a
+    // quarter of the width and leave thumbnails.
+    if (l.col_w - HeatmapColorbarWidth() < 0.4f * l.col_w) {
+        l.columns = 2;
+        l.rows = 2;
+        l.col_w = std::max(16.0f, std::floor((width - l.gap) / 2.0f));
+    }
     return l;
 }
 
@@ -289,7 +298,8 @@ float FigurePanelHeight(const FigurePanelState& st, const QuantView& qv, float w
         ratio = std::clamp(ratio, 0.3f, 1.0f);
     }
     const float heat_w = l.col_w - HeatmapColorbarWidth();
-    return std::ceil(l.toolbar_h + l.title_h + heat_w * ratio + l.caption_h + l.pipeline_h);
+    return std::ceil(l.toolbar_h + static_cast<float>(l.rows) * (l.title_h + heat_w * ratio + l.caption_h) +
+                     l.pipeline_h);
 }
 
 void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
@@ -313,7 +323,9 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     if (st.settings.show_toolbar) DrawToolbar(st, qv);
 
     const float heat_top = origin.y + l.toolbar_h + l.title_h;
-    const float heat_h = std::max(16.0f, size.y - l.toolbar_h - l.title_h - l.caption_h - l.pipeline_h);
+    const float heat_h = std::max(
+        16.0f, (size.y - l.toolbar_h - l.pipeline_h) / static_cast<float>(l.rows) - l.title_h - l.caption_h);
+    const float row_step = l.title_h + heat_h + l.caption_h;
     // Lesson look: white panels only while their printed values are readable (the heatmap's Auto rule).
     const float est_img_w = HeatmapImageSize(rows, cols, ImVec2(l.col_w, heat_h), HeatmapColorbarWidth()).x;
     const float est_cell_px = est_img_w / static_cast<float>(st.view.x1 - st.view.x0);
@@ -340,6 +352,11 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     }
     const std::string titles[4] = {"Original Tensor", std::to_string(qv.config->dtype.bits) + "-bit Linear Quantized Tensor",
                                    "Dequantized Tensor", "Quantization Error Tensor"};
+    // What a column too narrow for the lessons' titles shows instead (overlapping titles read as neither).
+    const std::string short_titles[4] = {"Original", std::to_string(qv.config->dtype.bits) + "-bit quantized",
+                                         "Dequantized", "Error"};
+    bool short_titles_needed = false;  // all four alike
+    for (const std::string& title : titles) short_titles_needed |= ImGui::CalcTextSize(title.c_str()).x > l.col_w;
     // One colorbar width and one annotation size for the four panels: the images line up and the numbers read
     // alike from panel to panel.
     float cb_w = 0.0f;
@@ -366,8 +383,9 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     int hovered_panel = -1;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     for (int i = 0; i < 4; ++i) {
-        const float x = std::floor(origin.x + i * (l.col_w + l.gap));
-        ImGui::SetCursorScreenPos(ImVec2(x, heat_top));
+        const float x = std::floor(origin.x + static_cast<float>(i % l.columns) * (l.col_w + l.gap));
+        const float top = heat_top + static_cast<float>(i / l.columns) * row_step;
+        ImGui::SetCursorScreenPos(ImVec2(x, top));
         // The original's data change only with the tensor: a new s or z recolors it at most.
         const std::uint64_t data_gen = i == kOriginal ? st.tensor_gen : qv.generation;
         const HeatmapResult r = DrawHeatmap(titles[i].c_str(), st.maps[i], src[i], data_gen, ps.styles[i], st.view,
@@ -387,11 +405,15 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
                         ImGui::GetColorU32(ImGuiCol_TextDisabled), cap);
         }
         // Title centered over the image, like a matplotlib axes title; over the column if it is wider.
-        const ImVec2 ts = ImGui::CalcTextSize(titles[i].c_str());
+        const char* title = short_titles_needed ? short_titles[i].c_str() : titles[i].c_str();
+        const ImVec2 ts = ImGui::CalcTextSize(title);
         float tx = (r.image_min.x + r.image_max.x) * 0.5f - ts.x * 0.5f;
         tx = std::clamp(tx, x, std::max(x, x + l.col_w - ts.x));
-        dl->AddText(ImVec2(std::round(tx), std::round(heat_top - l.title_h * 0.5f - ts.y * 0.5f - 1.0f)),
-                    ImGui::GetColorU32(ImGuiCol_Text), titles[i].c_str());
+        const float ty = std::round(top - l.title_h * 0.5f - ts.y * 0.5f - 1.0f);
+        // Clipped to its column: even the short title must not run into the next one.
+        dl->PushClipRect(ImVec2(x, ty), ImVec2(x + l.col_w, ty + ts.y + 2.0f), true);
+        dl->AddText(ImVec2(std::round(tx), ty), ImGui::GetColorU32(ImGuiCol_Text), title);
+        dl->PopClipRect();
         if (r.hovered.valid()) {
             hovered_flat = off + r.hovered.row * cols + r.hovered.col;
             hovered_panel = i;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // ErrorCheckEndFrameRecover
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 #define GLFW_INCLUDE_NONE
@@ -667,8 +668,15 @@ int run_gui(const std::vector<std::string>& args) {
             // A screenshot or a benchmark must not depend on where the X server left the pointer.
             if (scripted) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
             ImGui::NewFrame();
-            HandleShortcuts(*app, frame);
-            DrawMainWindow(*app, frame);
+            try {
+                HandleShortcuts(*app, frame);
+                DrawMainWindow(*app, frame);
+            } catch (const std::exception& e) {
+                // A panel threw mid-frame (a core call, an allocation): close the windows, tables, IDs and
+                // styles it left open so that Render() does not assert, show the message, keep the window.
+                ImGui::ErrorCheckEndFrameRecover(nullptr);
+                app->error = e.what();
+            }
             app->end_frame(ImGui::IsAnyItemActive());
             ImGui::Render();
 

@@ -40,7 +40,11 @@ void DrawXTicks(ImDrawList* dl, const Axis& ax, float y, int target) {
         if (std::fabs(t) >= 1e5) std::snprintf(buf, sizeof buf, "%.2g", t);
         else std::snprintf(buf, sizeof buf, "%.*f", decimals, t);
         const float w = ImGui::CalcTextSize(buf).x;
-        const float lx = std::clamp(x - w * 0.5f, ax.x0 - w * 0.5f, ax.x1 - w * 0.5f);
+        // Centered on its tick, but never past the window's clip rect: a label cut at the left edge would
+        // read "0.008" for "-0.008".
+        const float lo_x = std::max(ax.x0 - w * 0.5f, dl->GetClipRectMin().x);
+        const float hi_x = std::min(ax.x1 - w * 0.5f, dl->GetClipRectMax().x - w);
+        const float lx = std::clamp(x - w * 0.5f, lo_x, std::max(lo_x, hi_x));
         dl->AddText(ImVec2(std::round(lx), y + 5.0f), col, buf);
     }
 }

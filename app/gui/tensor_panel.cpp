@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <imgui.h>
+#include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
 #include "gui/app_state.hpp"
@@ -36,6 +37,8 @@ void Label(const char* text) {
     ImGui::SameLine(ImGui::GetFontSize() * 6.5f);
     ImGui::SetNextItemWidth(-1.0f);
 }
+
+static_assert(kMaxEditCells + 1 <= IMGUI_TABLE_MAX_COLUMNS, "the row index column plus the cells");
 
 // The table edits 2-D tensors (rank 1 as one row) up to kMaxEditCells a side.
 bool Editable(const Tensor& t) {

@@ -10,7 +10,9 @@ namespace qs::gui {
 
 struct AppState;
 
-constexpr int kMaxEditCells = 64;  // rows and columns of the largest tensor the table edits
+// Rows and columns of the largest tensor the table edits: 63, because an ImGui 1.86 table holds at most 64
+// columns (IMGUI_TABLE_MAX_COLUMNS, an assert past it) and the row index takes one.
+constexpr int kMaxEditCells = 63;
 
 struct TensorPanelState {
     // Generate

@@ -582,3 +582,29 @@ TEST_CASE("dialogs: every File dialog and the tensor list draw offscreen and que
     CHECK(app.files.message.find("q_codes.npy") != std::string::npos);
     CHECK(Exists(dir / "q.json"));
 }
+
+// ------------------------------------------------------------------------------------------ left column
+
+TEST_CASE("left column: the Tensor and Quantize panels draw for the Generate default 64x64 and other edges") {
+    qs::gui::OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(900, 700, [] {
+        qs::gui::BuildFonts(16.0f);
+        qs::gui::ApplyStyle(true, 1.0f);
+    }, &error), "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
+    // 64x64 is the Generate default; an ImGui table takes at most 64 columns, the row index among them.
+    for (const char* shape : {"64x64", "3x63", "1x1", "65x3", "2x3x4"}) {
+        CAPTURE(shape);
+        AppState app;
+        Start(app, {"--random", "normal", "--shape", shape});
+        for (int i = 0; i < 3; ++i) r.frame([&] {
+            ImGui::SetNextWindowPos(ImVec2(0, 0));
+            ImGui::SetNextWindowSize(ImVec2(900, 700));
+            ImGui::Begin("left", nullptr, ImGuiWindowFlags_NoDecoration);
+            qs::gui::DrawTensorPanel(app.tensor_panel, app);
+            qs::gui::DrawControlsPanel(app.controls, app);
+            ImGui::End();
+        });
+        CHECK(app.error.empty());
+    }
+}

@@ -375,7 +375,9 @@ TEST_CASE("big tensors render quickly: 4x128x256 outliers and 2048x2048 random")
         REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q->view(), {}, {}, 1600, rgba, &info, &error) == 0, error);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         MESSAGE("rendered " << qs::shape_to_string(q->tensor.shape) << " in " << ms << " ms");
+#if !defined(__SANITIZE_ADDRESS__)  // a budget for the optimised build; ASan on a loaded machine is 5-10x slower
         CHECK(ms < 5000.0);
+#endif
         if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
             const std::string name = q == &big ? "/qs_test_random2048.png" : "/qs_test_outliers.png";
             CHECK(qs::gui::write_png_atomic(dir + name, 1600, info.height, rgba, false, &error));
@@ -527,6 +529,31 @@ TEST_CASE("zoomed into a big tensor the cells are full resolution with printed v
         CHECK(qs::gui::write_png_atomic(std::string(dir) + "/qs_test_zoomed.png", r.width(), r.height(), px, true, &error));
     }
     r.run([&] {  // the textures belong to the renderer's context
+        for (auto& m : state.maps) m.texture.reset();
+    });
+}
+
+TEST_CASE("large text (a projector's font scale): the four heatmaps go 2 x 2 instead of shrinking to thumbnails") {
+    const Quantized q = Lesson();
+    qs::gui::OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(1060, 800, [] { qs::gui::BuildFonts(36.0f); }, &error), error);
+    qs::gui::FigurePanelState state;
+    const qs::gui::QuantView view = q.view();
+    for (int i = 0; i < 3; ++i) r.frame([&] {
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+        ImGui::Begin("fig", nullptr, ImGuiWindowFlags_NoDecoration);
+        qs::gui::DrawFigurePanel(state, view, ImVec2(0, 0));
+        ImGui::End();
+    });
+    for (int i = 0; i < 4; ++i) {
+        CAPTURE(i);
+        // One row of four would leave ~20 px images beside 200 px of colorbar labels.
+        CHECK(state.image_max[i].x - state.image_min[i].x > 150.0f);
+    }
+    CHECK(state.image_min[2].y > state.image_max[0].y);  // the second row is below the first
+    r.run([&] {
         for (auto& m : state.maps) m.texture.reset();
     });
 }
