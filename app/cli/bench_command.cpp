@@ -42,11 +42,7 @@ const char* const kBenchHelp =
     "64 x 64 (scale, zero point) MSE map of 1M elements); medians, in milliseconds.\n";
 
 int run_bench(const std::vector<std::string>& args) {
-    for (const auto& a : args)
-        if (a == "--help" || a == "-h") {
-            std::fputs(kBenchHelp, stdout);
-            return 0;
-        }
+    if (print_help_if_asked(args, kBenchHelp)) return 0;
     const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true}});
     if (!parsed.positionals.empty()) throw Error("unexpected argument '" + parsed.positionals[0] + "'");
     RandomSpec spec;

@@ -17,11 +17,7 @@ const char* const kInspectHelp =
     "with --json). Only the header is read.\n";
 
 int run_inspect(const std::vector<std::string>& args) {
-    for (const auto& a : args)
-        if (a == "--help" || a == "-h") {
-            std::fputs(kInspectHelp, stdout);
-            return 0;
-        }
+    if (print_help_if_asked(args, kInspectHelp)) return 0;
     const ParsedArgs parsed = parse_args(args, {{"--json", false}});
     if (parsed.positionals.size() != 1) throw Error("inspect needs exactly one FILE.safetensors");
     const SafetensorsFile file(parsed.positionals[0]);

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -15,6 +16,15 @@ namespace qs::cli {
 const std::string* ParsedArgs::get(const std::string& name) const {
     auto it = values.find(name);
     return it == values.end() ? nullptr : &it->second;
+}
+
+bool print_help_if_asked(const std::vector<std::string>& args, const char* help) {
+    for (const auto& a : args)
+        if (a == "--help" || a == "-h") {
+            std::fputs(help, stdout);
+            return true;
+        }
+    return false;
 }
 
 ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs) {

@@ -26,6 +26,9 @@ struct ParsedArgs {
     const std::string* get(const std::string& name) const;
 };
 
+// `--help` or `-h` anywhere in `args`: prints `help` to stdout and returns true (the command then exits 0).
+bool print_help_if_asked(const std::vector<std::string>& args, const char* help);
+
 // Accepts "--name value" and "--name=value". Throws qs::Error for an option not in `specs`, a missing
 // value, or an option given twice.
 ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs);

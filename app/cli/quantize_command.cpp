@@ -112,11 +112,7 @@ const char* const kQuantizeHelp =
     "presets: lesson, lesson-manual, randn-4x4, outliers-4x128x256\n";
 
 int run_quantize(const std::vector<std::string>& args) {
-    for (const auto& a : args)
-        if (a == "--help" || a == "-h") {
-            std::fputs(kQuantizeHelp, stdout);
-            return 0;
-        }
+    if (print_help_if_asked(args, kQuantizeHelp)) return 0;
     const auto specs = join(join(tensor_source_options(), quantize_options()),
                             {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true}});
     const ParsedArgs parsed = parse_args(args, specs);

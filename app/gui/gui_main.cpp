@@ -534,11 +534,7 @@ void PrintBench(const AppState& app, const Bench& bench) {
 // -------------------------------------------------------------------------------------------- run_gui
 
 int run_gui(const std::vector<std::string>& args) {
-    if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-        std::find(args.begin(), args.end(), "-h") != args.end()) {
-        std::fputs(kGuiHelp, stdout);
-        return 0;
-    }
+    if (cli::print_help_if_asked(args, kGuiHelp)) return 0;
     GuiOptions options = ParseGuiOptions(args);  // qs::Error on a bad option: main prints it, exit 2
 
     const bool has_display = std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY");

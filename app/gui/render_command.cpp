@@ -21,11 +21,7 @@ const char* const kRenderHelp =
     "The same input gives the same bytes. Quantize options as for `quantscope quantize --help`.\n";
 
 int run_render(const std::vector<std::string>& args) {
-    for (const auto& a : args)
-        if (a == "--help" || a == "-h") {
-            std::fputs(kRenderHelp, stdout);
-            return 0;
-        }
+    if (cli::print_help_if_asked(args, kRenderHelp)) return 0;
     using namespace qs::cli;
     const auto specs = join(join(tensor_source_options(), quantize_options()),
                             {{"--out", true},
