@@ -4,6 +4,8 @@
 // These tests fail (they do not skip) when xvfb-run is missing: the setup script installs it.
 #include <doctest/doctest.h>
 
+#include "gui_test_support.hpp"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,52 +26,7 @@
 
 namespace {
 
-const char* const kXvfb = "xvfb-run -a -s \"-screen 0 1600x900x24\" ";
-
-struct Run {
-    int exit_code = -1;
-    std::string out, err;
-};
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// A fresh directory under $TMPDIR; the child's config and cache dirs point into it so that no test reads
-// or writes the user's settings.
-struct TempDir {
-    std::string path;
-    TempDir() {
-        const char* base = std::getenv("TMPDIR");
-        std::string pattern = std::string(base && *base ? base : "/tmp") + "/qs-gui-test-XXXXXX";
-        std::vector<char> buf(pattern.begin(), pattern.end());
-        buf.push_back('\0');
-        REQUIRE(::mkdtemp(buf.data()) != nullptr);
-        path = buf.data();
-    }
-    ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-};
-
-// Runs `command` through the shell with stdout and stderr captured to files in `dir`.
-Run run(const TempDir& dir, const std::string& command) {
-    const std::string out = dir.path + "/stdout", err = dir.path + "/stderr";
-    const std::string env = "XDG_CONFIG_HOME='" + dir.path + "/config' XDG_CACHE_HOME='" + dir.path + "/cache' ";
-    const std::string full = env + command + " >'" + out + "' 2>'" + err + "'";
-    const int status = std::system(full.c_str());
-    Run r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
-}
-
-bool have_xvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
-
-bool file_exists(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && st.st_size > 0;
-}
+using namespace qs::gui_test;
 
 struct Image {
     int w = 0, h = 0;

@@ -5,6 +5,8 @@
 // tested. Both fail (they do not skip) without EGL or xvfb-run. No doctest main here (test_figure.cpp has it).
 #include <doctest/doctest.h>
 
+#include "gui_test_support.hpp"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,49 +44,7 @@ namespace {
 
 using qs::gui::AppState;
 
-const char* const kXvfb = "xvfb-run -a -s \"-screen 0 1600x900x24\" ";
-
-std::string ReadBytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-bool Exists(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0;
-}
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        const char* base = std::getenv("TMPDIR");
-        std::string pattern = std::string(base && *base ? base : "/tmp") + "/qs-export-test-XXXXXX";
-        std::vector<char> buf(pattern.begin(), pattern.end());
-        buf.push_back('\0');
-        REQUIRE(::mkdtemp(buf.data()) != nullptr);
-        path = buf.data();
-    }
-    ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-    std::string operator/(const std::string& name) const { return path + "/" + name; }
-};
-
-struct Run {
-    int exit_code = -1;
-    std::string err;
-};
-
-// The binary with the config and cache dirs inside `dir` (no user settings read or written).
-Run RunBinary(const TempDir& dir, const std::string& command) {
-    const std::string err = dir / "stderr";
-    const std::string env = "XDG_CONFIG_HOME='" + dir.path + "/config' XDG_CACHE_HOME='" + dir.path + "/cache' ";
-    const int status = std::system((env + command + " >/dev/null 2>'" + err + "'").c_str());
-    Run r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = ReadBytes(err);
-    return r;
-}
-
-bool HaveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
+using namespace qs::gui_test;
 
 // The window's start for these arguments, as run_gui does it (minus the window).
 void Start(AppState& app, const std::vector<std::string>& args) {
@@ -189,7 +149,7 @@ void CheckSameScreen(const std::string& a, const std::string& b) {
 }
 
 std::string NpyDescr(const std::string& path) {
-    const std::string bytes = ReadBytes(path);
+    const std::string bytes = read_file(path);
     return qs::parse_npy_header(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), path).descr;
 }
 
@@ -205,19 +165,19 @@ TEST_CASE("export: the figure PNG of the lesson is byte-identical to quantscope 
     const std::string gui_png = dir / "gui.png", cli_png = dir / "render.png";
     REQUIRE_MESSAGE(qs::gui::ExportFigurePng(app, {gui_png, 1600, false}, &error),
                     "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
-    const Run r = RunBinary(dir, "'" QS_BINARY "' render --preset lesson --width 1600 --out '" + cli_png + "'");
+    const Run r = run(dir, "'" QS_BINARY "' render --preset lesson --width 1600 --out '" + cli_png + "'");
     INFO("stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
-    const std::string a = ReadBytes(gui_png), b = ReadBytes(cli_png);
+    const std::string a = read_file(gui_png), b = read_file(cli_png);
     CHECK(a.size() > 1000);
     CHECK(a == b);
 
     // With the user's figure settings: the same as render's options for them.
     app.figure.settings.lesson_look = true;
     REQUIRE(qs::gui::ExportFigurePng(app, {gui_png, 1200, false}, &error));
-    const Run r2 = RunBinary(dir, "'" QS_BINARY "' render --preset lesson --lesson-look --width 1200 --out '" + cli_png + "'");
+    const Run r2 = run(dir, "'" QS_BINARY "' render --preset lesson --lesson-look --width 1200 --out '" + cli_png + "'");
     REQUIRE(r2.exit_code == 0);
-    CHECK(ReadBytes(gui_png) == ReadBytes(cli_png));
+    CHECK(read_file(gui_png) == read_file(cli_png));
 }
 
 TEST_CASE("export: bad figure requests are messages and leave no file") {
@@ -230,7 +190,7 @@ TEST_CASE("export: bad figure requests are messages and leave no file") {
     CHECK_FALSE(qs::gui::ExportFigurePng(app, {dir / "f.jpg", 1600, false}, &error));
     CHECK(error.find(".png") != std::string::npos);
     CHECK_FALSE(qs::gui::ExportFigurePng(app, {dir / "f.png", 100, false}, &error));
-    CHECK_FALSE(Exists(dir / "f.png"));
+    CHECK_FALSE(path_exists(dir / "f.png"));
 
     // Through the dialog's queue: the failure is shown in the dialog.
     qs::gui::FileDialogsState& files = app.files;
@@ -242,24 +202,24 @@ TEST_CASE("export: bad figure requests are messages and leave no file") {
 }
 
 TEST_CASE("export: the window's Save figure equals render and the window draws on afterwards") {
-    REQUIRE_MESSAGE(HaveXvfb(), "xvfb-run not found: install xvfb and xauth");
+    REQUIRE_MESSAGE(have_xvfb(), "xvfb-run not found: install xvfb and xauth");
     TempDir dir;
     const std::string shot = dir / "shot.png", plain = dir / "plain.png", fig = dir / "fig.png", ref = dir / "ref.png";
-    Run r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --preset lesson --size 1280x720 --screenshot '" +
+    Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --preset lesson --size 1280x720 --screenshot '" +
                                shot + "' --save-figure '" + fig + "'");
     INFO("stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
-    r = RunBinary(dir, "'" QS_BINARY "' render --preset lesson --out '" + ref + "'");
+    r = run(dir, "'" QS_BINARY "' render --preset lesson --out '" + ref + "'");
     REQUIRE(r.exit_code == 0);
-    CHECK(ReadBytes(fig) == ReadBytes(ref));
+    CHECK(read_file(fig) == read_file(ref));
     // The export ran between frames; the frames after it must be the window's usual ones.
-    r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --preset lesson --size 1280x720 --screenshot '" + plain + "'");
+    r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --preset lesson --size 1280x720 --screenshot '" + plain + "'");
     REQUIRE(r.exit_code == 0);
     CheckSameScreen(shot, plain);
     // A scripted save needs --screenshot, and a failed one is exit code 2.
-    r = RunBinary(dir, "env -u DISPLAY '" QS_BINARY "' gui --save-figure '" + fig + "'");
+    r = run(dir, "env -u DISPLAY '" QS_BINARY "' gui --save-figure '" + fig + "'");
     CHECK(r.exit_code == 2);
-    r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --screenshot '" + shot + "' --save-figure '" + dir.path +
+    r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --screenshot '" + shot + "' --save-figure '" + dir.path +
                            "/no/dir/f.png'");
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("quantscope: error: ") != std::string::npos);
@@ -292,7 +252,7 @@ TEST_CASE("export: the four tensors as .npy with the code dtype of the bit width
         CHECK(qs::read_npy(written[2]).values == app.result.dequantized);
         CHECK(qs::read_npy(written[3]).values == app.result.error);
         // The codes' bytes, decoded by width and sign, are the result's codes.
-        const std::string bytes = ReadBytes(written[1]);
+        const std::string bytes = read_file(written[1]);
         const qs::NpyHeader h =
             qs::parse_npy_header(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), written[1]);
         CHECK(h.shape == qs::Shape{3, 3});
@@ -321,7 +281,7 @@ TEST_CASE("export: csv of a 2-D tensor and a rank-3 csv refused with nothing wri
     REQUIRE(qs::gui::ExportTensors(app, {dir.path, "lesson", qs::gui::TensorFormat::Csv}, &written, &error));
     REQUIRE(written.size() == 4);
     CHECK(qs::load_tensor(written[0]).values == qs::lesson_tensor().values);
-    const std::string codes = ReadBytes(written[1]);
+    const std::string codes = read_file(written[1]);
     CHECK(codes.find("-23") != std::string::npos);  // SPEC's asymmetric q[0][0]
     CHECK(codes.find('.') == std::string::npos);    // integers
 
@@ -331,7 +291,7 @@ TEST_CASE("export: csv of a 2-D tensor and a rank-3 csv refused with nothing wri
     CHECK(error.find("CSV") != std::string::npos);
     CHECK(written.empty());
     for (const std::string& p : qs::gui::TensorExportPaths({dir.path, "cube", qs::gui::TensorFormat::Csv}))
-        CHECK_FALSE(Exists(p));
+        CHECK_FALSE(path_exists(p));
     CHECK_FALSE(qs::gui::ExportTensors(cube, {dir / "nope", "cube", qs::gui::TensorFormat::Npy}, &written, &error));
     CHECK(error.find("not a directory") != std::string::npos);
 }
@@ -362,9 +322,9 @@ TEST_CASE("session: non-default settings of a preset survive a save and a reopen
     const std::string path = dir / "lesson.json";
     std::string error;
     REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
-    const std::string json = ReadBytes(path);
+    const std::string json = read_file(path);
     CHECK(json.find("\"kind\": \"preset\"") != std::string::npos);  // unedited: referred to, not copied
-    CHECK_FALSE(Exists(path + ".tensor.npy"));
+    CHECK_FALSE(path_exists(path + ".tensor.npy"));
 
     AppState b;
     Start(b, {path});
@@ -386,7 +346,7 @@ TEST_CASE("session: an edited rank-3 tensor is stored inline with its slice") {
     const std::string path = dir / "edited.json";
     std::string error;
     REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
-    CHECK(ReadBytes(path).find("\"kind\": \"inline\"") != std::string::npos);
+    CHECK(read_file(path).find("\"kind\": \"inline\"") != std::string::npos);
     AppState b;
     Start(b, {path});
     CheckSameState(a, b);
@@ -395,7 +355,7 @@ TEST_CASE("session: an edited rank-3 tensor is stored inline with its slice") {
     a.undo();
     a.finish_recompute_now();
     REQUIRE(qs::gui::SaveSession(a, path, &error));
-    CHECK(ReadBytes(path).find("\"kind\": \"random\"") != std::string::npos);
+    CHECK(read_file(path).find("\"kind\": \"random\"") != std::string::npos);
     AppState d;
     Start(d, {path});
     CheckSameState(a, d);
@@ -412,8 +372,8 @@ TEST_CASE("session: an edited big tensor goes to a .npy beside the session") {
     const std::string path = dir / "big.json";
     std::string error;
     REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
-    REQUIRE(Exists(path + ".tensor.npy"));
-    const std::string json = ReadBytes(path);
+    REQUIRE(path_exists(path + ".tensor.npy"));
+    const std::string json = read_file(path);
     CHECK(json.find("\"kind\": \"file\"") != std::string::npos);
     CHECK(json.find("\"path\": \"big.json.tensor.npy\"") != std::string::npos);  // relative: they move together
     AppState b;
@@ -457,16 +417,16 @@ TEST_CASE("session: File > Open session applies the view once its tensor is load
 }
 
 TEST_CASE("session: a screenshot of the reopened session equals the original's") {
-    REQUIRE_MESSAGE(HaveXvfb(), "xvfb-run not found: install xvfb and xauth");
+    REQUIRE_MESSAGE(have_xvfb(), "xvfb-run not found: install xvfb and xauth");
     TempDir dir;
     const std::string a = dir / "a.png", b = dir / "b.png", session = dir / "s.json";
-    Run r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --random normal --shape 3x16x16 --seed 7 "
+    Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --random normal --shape 3x16x16 --seed 7 "
                                "--dtype int4 --scale 0.25 --zero-point 1 --cmap viridis --annotate off --slice 2 "
                                "--size 1280x720 --screenshot '" + a + "' --save-session '" + session + "'");
     INFO("stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
-    REQUIRE(Exists(session));
-    r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + session + "' --size 1280x720 --screenshot '" + b + "'");
+    REQUIRE(path_exists(session));
+    r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + session + "' --size 1280x720 --screenshot '" + b + "'");
     REQUIRE(r.exit_code == 0);
     CheckSameScreen(a, b);
 }
@@ -490,7 +450,7 @@ TEST_CASE("safetensors: --tensor opens one tensor and a folded one says so and n
     // Its session refers to the file and the tensor by name.
     std::string error;
     REQUIRE(qs::gui::SaveSession(a, dir / "m.json", &error));
-    const std::string json = ReadBytes(dir / "m.json");
+    const std::string json = read_file(dir / "m.json");
     CHECK(json.find("\"path\": \"model.safetensors\"") != std::string::npos);
     CHECK(json.find("\"tensor\": \"b.conv\"") != std::string::npos);
 
@@ -522,18 +482,18 @@ TEST_CASE("safetensors: --tensor opens one tensor and a folded one says so and n
 }
 
 TEST_CASE("safetensors: the window opens a named tensor and the list under xvfb") {
-    REQUIRE_MESSAGE(HaveXvfb(), "xvfb-run not found: install xvfb and xauth");
+    REQUIRE_MESSAGE(have_xvfb(), "xvfb-run not found: install xvfb and xauth");
     TempDir dir;
     const std::string file = dir / "model.safetensors";
     WriteSafetensors(file);
-    Run r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + file + "' --tensor b.conv --frames 3 --screenshot '" +
+    Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + file + "' --tensor b.conv --frames 3 --screenshot '" +
                                dir.path + "/one.png'");
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 0);
-    r = RunBinary(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + file + "' --frames 3 --screenshot '" + dir.path +
+    r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + file + "' --frames 3 --screenshot '" + dir.path +
                            "/list.png'");
     CHECK(r.exit_code == 0);
-    r = RunBinary(dir, "env -u DISPLAY '" QS_BINARY "' gui '" + file + "' --tensor nope");
+    r = run(dir, "env -u DISPLAY '" QS_BINARY "' gui '" + file + "' --tensor nope");
     CHECK(r.exit_code == 2);
 }
 
@@ -580,7 +540,7 @@ TEST_CASE("dialogs: every File dialog and the tensor list draw offscreen and que
     REQUIRE(qs::gui::RunQueuedFileWork(app.files, app, &error));
     CHECK_FALSE(app.files.message_is_error);
     CHECK(app.files.message.find("q_codes.npy") != std::string::npos);
-    CHECK(Exists(dir / "q.json"));
+    CHECK(path_exists(dir / "q.json"));
 }
 
 // ------------------------------------------------------------------------------------------ left column
