@@ -159,6 +159,9 @@ void DrawToolbar(FigurePanelState& st, const QuantView& qv) {
         ImGui::SetTooltip("The lessons' plot_quantization_errors: original and error white with printed values,\n"
                           "quantized and dequantized in coolwarm.");
     ImGui::SameLine();
+    ImGui::Checkbox("2x2", &set.grid);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The four panels as a 2 x 2 grid: bigger heatmaps, e.g. on a projector.");
+    ImGui::SameLine();
     ImGui::Checkbox("Shared range", &set.shared_range);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Original and dequantized use one color scale: same color, same value.");
     ImGui::SameLine();
@@ -228,6 +231,7 @@ std::string SerializeFigurePanelSettings(const FigurePanelSettings& s) {
     out += std::string("annotate=") + kAnnotateNames[static_cast<int>(s.annotate)] + "\n";
     out += std::string("show_pipeline=") + (s.show_pipeline ? "1" : "0") + "\n";
     out += std::string("show_toolbar=") + (s.show_toolbar ? "1" : "0") + "\n";
+    out += std::string("grid=") + (s.grid ? "1" : "0") + "\n";
     return out;
 }
 
@@ -257,6 +261,7 @@ bool ApplyFigurePanelSetting(FigurePanelSettings& s, const char* key, const char
     if (std::strcmp(key, "shared_range") == 0) return parse_bool(s.shared_range);
     if (std::strcmp(key, "show_pipeline") == 0) return parse_bool(s.show_pipeline);
     if (std::strcmp(key, "show_toolbar") == 0) return parse_bool(s.show_toolbar);
+    if (std::strcmp(key, "grid") == 0) return parse_bool(s.grid);
     return false;
 }
 
@@ -280,7 +285,7 @@ FigureLayout ComputeLayout(const FigurePanelState& st, float width) {
     l.col_w = std::max(16.0f, std::floor((width - 3.0f * l.gap) / 4.0f));
     // Large text (a projector's font scale) or a narrow window: the colorbar labels would take most of a
     // quarter of the width and leave thumbnails.
-    if (l.col_w - HeatmapColorbarWidth() < 0.4f * l.col_w) {
+    if (st.settings.grid || l.col_w - HeatmapColorbarWidth() < 0.4f * l.col_w) {
         l.columns = 2;
         l.rows = 2;
         l.col_w = std::max(16.0f, std::floor((width - l.gap) / 2.0f));

@@ -28,6 +28,10 @@ struct FigurePanelSettings {
     AnnotateMode annotate = AnnotateMode::Auto;
     bool show_pipeline = true;  // the selected element's pipeline below the heatmaps
     bool show_toolbar = true;   // the row of figure options above the titles (off in exported PNGs)
+    // Four panels as a 2 x 2 grid instead of a row: twice the width each, for a projector's large text
+    // or a 3 x 3 tensor whose printed values need big cells. (A row too narrow for its colorbars switches
+    // to the grid by itself.)
+    bool grid = false;
 };
 
 // "key=value" lines (colormap=coolwarm, lesson_look=0, ...), one per field, each ending in '\n'.

@@ -15,7 +15,7 @@ namespace qs::gui {
 const char* const kRenderHelp =
     "usage: quantscope render [INPUT | --preset NAME | --random ...] [quantize options] --out FIG.png\n"
     "                         [--width PX] [--annotate auto|on|off] [--cmap coolwarm|viridis|greys]\n"
-    "                         [--slice I] [--lesson-look]\n"
+    "                         [--slice I] [--lesson-look] [--grid]\n"
     "\n"
     "Writes the four-panel figure (original, quantized, dequantized, error) as a PNG without any display.\n"
     "The same input gives the same bytes. Quantize options as for `quantscope quantize --help`.\n";
@@ -29,7 +29,8 @@ int run_render(const std::vector<std::string>& args) {
                              {"--annotate", true},
                              {"--cmap", true},
                              {"--slice", true},
-                             {"--lesson-look", false}});
+                             {"--lesson-look", false},
+                             {"--grid", false}});
     const ParsedArgs parsed = parse_args(args, specs);
     const std::string* out = parsed.get("--out");
     if (!out) throw Error("render needs --out FIG.png");
@@ -52,6 +53,7 @@ int run_render(const std::vector<std::string>& args) {
         if (*v == "white" || !ParseColormap(v->c_str(), settings.colormap))
             throw Error("--cmap: unknown colormap '" + *v + "' (coolwarm, viridis, greys)");
     settings.lesson_look = parsed.has("--lesson-look");
+    settings.grid = parsed.has("--grid");  // the four panels as 2 x 2
 
     const Input input = load_input(parsed, true);
     FigurePngOptions options;

@@ -293,7 +293,7 @@ void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& file
 // ------------------------------------------------------------------------------------------- command line
 
 std::vector<cli::OptionSpec> GuiFileOptionSpecs() {
-    return {{"--cmap", true},  {"--annotate", true},    {"--lesson-look", false},
+    return {{"--cmap", true},  {"--annotate", true},    {"--lesson-look", false},   {"--grid", false},
             {"--slice", true}, {"--save-figure", true}, {"--save-session", true}};
 }
 
@@ -338,6 +338,7 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         v.emplace_back("figure.annotate", *s);
     }
     if (args.has("--lesson-look")) v.emplace_back("figure.lesson_look", "1");
+    if (args.has("--grid")) v.emplace_back("figure.grid", "1");
     if (const std::string* s = args.get("--slice")) {
         const std::int64_t slice = cli::parse_int("--slice", *s);
         if (slice < 0 || slice >= tensor.slices())

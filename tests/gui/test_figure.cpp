@@ -240,6 +240,7 @@ TEST_CASE("settings round-trip through text") {
     s.colormap = Colormap::Viridis;
     s.lesson_look = true;
     s.annotate = qs::gui::AnnotateMode::Off;
+    s.grid = true;
     const std::string text = qs::gui::SerializeFigurePanelSettings(s);
     qs::gui::FigurePanelSettings back;
     std::size_t pos = 0;
@@ -253,8 +254,28 @@ TEST_CASE("settings round-trip through text") {
     CHECK(back.colormap == Colormap::Viridis);
     CHECK(back.lesson_look);
     CHECK(back.annotate == qs::gui::AnnotateMode::Off);
+    CHECK(back.grid);
     CHECK_FALSE(qs::gui::ApplyFigurePanelSetting(back, "colormap", "rainbow"));
     CHECK_FALSE(qs::gui::ApplyFigurePanelSetting(back, "nonsense", "1"));
+}
+
+TEST_CASE("the 2x2 grid puts the panels in two rows of two with bigger images") {
+    const Quantized q = Lesson();
+    const qs::gui::QuantView view = q.view();
+    qs::gui::FigurePanelSettings row, grid;
+    grid.grid = true;
+    std::vector<std::uint8_t> rgba;
+    qs::gui::FigureImageInfo a, b;
+    std::string error;
+    REQUIRE(qs::gui::render_figure_rgba(view, row, qs::gui::FigurePngOptions{}, 1200, rgba, &a, &error) == 0);
+    REQUIRE(qs::gui::render_figure_rgba(view, grid, qs::gui::FigurePngOptions{}, 1200, rgba, &b, &error) == 0);
+    const auto width = [](const qs::gui::FigureImageInfo& info, int i) { return info.image_rects[i][2] - info.image_rects[i][0]; };
+    CHECK(width(b, 0) > 1.5f * width(a, 0));
+    // Original | quantized on top, dequantized | error below.
+    CHECK(b.image_rects[1][0] > b.image_rects[0][2]);
+    CHECK(b.image_rects[2][1] > b.image_rects[0][3]);
+    CHECK(b.image_rects[2][0] == doctest::Approx(b.image_rects[0][0]));
+    CHECK(b.image_rects[3][1] == doctest::Approx(b.image_rects[2][1]));
 }
 
 TEST_CASE("offscreen render of the lesson preset: four panels / colors that mean something / same bytes twice") {
