@@ -182,8 +182,7 @@ Input load_input(const ParsedArgs& args, bool allow_no_source) {
 
     Input input;
     const std::string& first = args.positionals.empty() ? std::string() : args.positionals[0];
-    const bool session = first.size() > 5 && (first.substr(first.size() - 5) == ".json" ||
-                                              first.substr(first.size() - 5) == ".JSON");
+    const bool session = lower_extension(first) == ".json";
     if (session) {
         if (args.has("--tensor")) throw Error("--tensor does not apply to a session file");
         Session s = read_session(first);

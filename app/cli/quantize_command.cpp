@@ -1,7 +1,6 @@
 // `quantscope quantize INPUT [options]`: SPEC "Command line".
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -30,8 +29,7 @@ struct OutputRequest {
 // Every output is checked before any work is done, so a bad path fails before anything is written.
 void check_output_path(const std::string& option, const std::string& path) {
     namespace fs = std::filesystem;
-    std::string ext = fs::path(path).extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));  // as the writers
+    const std::string ext = lower_extension(path);
     if (ext != ".npy" && ext != ".csv")
         throw Error(option + ": '" + path + "' must end in .npy or .csv");
     const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
@@ -130,8 +128,7 @@ int run_quantize(const std::vector<std::string>& args) {
 
     const Input input = load_input(parsed, false);
     for (const auto& out : outputs)
-        if (input.tensor.rank() == 3 && (std::filesystem::path(out.path).extension() == ".csv" ||
-                                          std::filesystem::path(out.path).extension() == ".CSV"))
+        if (input.tensor.rank() == 3 && lower_extension(out.path) == ".csv")
             throw Error(std::string(out.option) + ": a rank-3 tensor cannot be written as CSV (use .npy)");
     QuantParams params;
     const QuantResult result = quantize(input.tensor, input.config, &params);

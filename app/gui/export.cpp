@@ -1,6 +1,5 @@
 #include "gui/export.hpp"
 
-#include <cctype>
 #include <exception>
 #include <filesystem>
 
@@ -12,12 +11,6 @@ namespace qs::gui {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string LowerExtension(const std::string& path) {
-    std::string ext = fs::path(path).extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return ext;
-}
 
 // SPEC's code files: numpy int8/uint8 for N <= 8, int16/uint16 up to N = 16.
 NpyDtype CodeDtype(const IntType& t) {
@@ -33,7 +26,7 @@ bool ExportFigurePng(AppState& app, const FigureExport& request, std::string* er
         return false;
     };
     if (request.path.empty()) return fail("the figure needs a file name");
-    if (LowerExtension(request.path) != ".png") return fail("the figure's file name must end in .png: " + request.path);
+    if (lower_extension(request.path) != ".png") return fail("the figure's file name must end in .png: " + request.path);
     if (request.width < 320 || request.width > 8192) return fail("the figure width must be 320 to 8192 pixels");
     app.finish_recompute_now();
     const QuantView view = app.view();

@@ -1,6 +1,5 @@
 #include "gui/safetensors_browser.hpp"
 
-#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -8,6 +7,7 @@
 
 #include "gui/app_state.hpp"
 #include "gui/session_io.hpp"
+#include "quantscope/tensor_io.hpp"
 
 namespace qs::gui {
 namespace {
@@ -44,9 +44,7 @@ void UpdateVisible(SafetensorsBrowserState& s) {
 }  // namespace
 
 bool IsSafetensorsPath(const std::string& path) {
-    std::string ext = fs::path(path).extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return ext == ".safetensors";
+    return lower_extension(path) == ".safetensors";
 }
 
 bool SafetensorsLoadable(const SafetensorsEntry& e, std::string* why) {

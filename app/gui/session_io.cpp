@@ -1,6 +1,5 @@
 #include "gui/session_io.hpp"
 
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,12 +19,6 @@ namespace qs::gui {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string LowerExtensionOf(const std::string& path) {
-    std::string ext = fs::path(path).extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return ext;
-}
 
 std::string BoolText(bool b) { return b ? "1" : "0"; }
 
@@ -229,7 +222,7 @@ Session MakeSession(const AppState& app, const std::string& session_path, std::s
 bool SaveSession(AppState& app, const std::string& session_path, std::string* error) {
     try {
         // `quantscope gui FILE` knows a session by its extension.
-        if (LowerExtensionOf(session_path) != ".json") throw Error("a session file name must end in .json: " + session_path);
+        if (lower_extension(session_path) != ".json") throw Error("a session file name must end in .json: " + session_path);
         std::string side;
         const Session s = MakeSession(app, session_path, &side);
         if (!side.empty()) save_floats(side, app.tensor->shape, app.tensor->values.data());
@@ -305,11 +298,11 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         if (args.get(name)->empty()) throw Error(std::string(name) + ": the path is empty");
     }
     if (const std::string* s = args.get("--save-figure")) {
-        if (LowerExtensionOf(*s) != ".png") throw Error("--save-figure: '" + *s + "' must end in .png");
+        if (lower_extension(*s) != ".png") throw Error("--save-figure: '" + *s + "' must end in .png");
         files.save_figure = *s;
     }
     if (const std::string* s = args.get("--save-session")) {
-        if (LowerExtensionOf(*s) != ".json") throw Error("--save-session: '" + *s + "' must end in .json");
+        if (lower_extension(*s) != ".json") throw Error("--save-session: '" + *s + "' must end in .json");
         files.save_session = *s;
     }
     // A model file of several tensors without --tensor: show its list rather than refuse (load_tensor wants

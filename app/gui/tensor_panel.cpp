@@ -1,7 +1,6 @@
 #include "gui/tensor_panel.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -280,9 +279,7 @@ void DrawSource(TensorPanelState& state, AppState& app) {
 }  // namespace
 
 void OpenTensorFile(AppState& app, const std::string& path) {
-    std::string ext = std::filesystem::path(path).extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (ext == ".json") {
+    if (lower_extension(path) == ".json") {
         OpenSession(app, path);  // a saved session: its tensor and every setting
         return;
     }

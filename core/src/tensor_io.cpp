@@ -8,12 +8,7 @@
 #include "quantscope/safetensors.hpp"
 
 namespace qs {
-namespace {
-
-enum class Format { Npy, Csv, Safetensors };
-
-// The lower-cased extension with its dot (".npy"), or "" when the last path component has none.
-std::string extension_of(const std::string& path) {
+std::string lower_extension(const std::string& path) {
     const auto slash = path.find_last_of('/');
     const auto dot = path.find_last_of('.');
     if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
@@ -22,8 +17,12 @@ std::string extension_of(const std::string& path) {
     return ext;
 }
 
+namespace {
+
+enum class Format { Npy, Csv, Safetensors };
+
 Format input_format(const std::string& path) {
-    const std::string ext = extension_of(path);
+    const std::string ext = lower_extension(path);
     if (ext == ".npy") return Format::Npy;
     if (ext == ".csv") return Format::Csv;
     if (ext == ".safetensors") return Format::Safetensors;
@@ -32,7 +31,7 @@ Format input_format(const std::string& path) {
 }
 
 Format output_format(const std::string& path) {
-    const std::string ext = extension_of(path);
+    const std::string ext = lower_extension(path);
     if (ext == ".npy") return Format::Npy;
     if (ext == ".csv") return Format::Csv;
     throw Error(path + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type '" + ext + "'") +

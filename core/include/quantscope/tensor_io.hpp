@@ -18,6 +18,10 @@ Tensor load_tensor(const std::string& path);
 // `tensor_name` with another format is an error.
 Tensor load_tensor(const std::string& path, const std::string& tensor_name, std::string* note = nullptr);
 
+// The last path component's extension with its dot, lower-cased (".npy"), or "" when it has none: what
+// every reader and writer here decides by.
+std::string lower_extension(const std::string& path);
+
 // The element types a tensor can be written as.
 enum class NpyDtype { F4, I1, U1, I2, U2 };
 
