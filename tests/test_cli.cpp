@@ -1,62 +1,23 @@
 // The command line end to end: runs the built binary on temporary files.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <random>
-#include <sstream>
+
+#include "test_helpers.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-    int exit_code;
-    std::string out, err;
-};
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_file(const fs::path& path, const std::string& bytes) {
-    std::ofstream(path, std::ios::binary) << bytes;
-}
-
-class TempDir {
-public:
-    TempDir() {
-        std::random_device rd;
-        path_ = fs::temp_directory_path() / ("quantscope-cli-" + std::to_string(rd()));
-        fs::create_directories(path_);
-    }
-    ~TempDir() { fs::remove_all(path_); }
-    fs::path operator/(const std::string& name) const { return path_ / name; }
-
-private:
-    fs::path path_;
-};
-
-std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-Run run(const std::string& args, const TempDir& dir) {
-    const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-    const std::string cmd = shell_quote(QS_BINARY) + " " + args + " >" + shell_quote(out.string()) + " 2>" +
-                            shell_quote(err.string());
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
-}
+using qs::test::Run;
+using qs::test::TempDir;
+using qs::test::run;
+using qs::test::shell_quote;
+using qs::test::read_bytes;
+using qs::test::write_bytes;
 
 // The value of "key": in a one-line JSON object (numbers, strings and arrays as text).
 std::string json_value(const std::string& json, const std::string& key) {
@@ -94,8 +55,8 @@ const char* kLessonCsv = "191.6, -13.5, 728.6\n92.14, 295.5, -184\n0, 684.6, 245
 
 TEST_CASE("quantize prints the SPEC keys and the golden values") {
     TempDir dir;
-    write_file(dir / "t.csv", kLessonCsv);
-    Run r = run("quantize " + shell_quote((dir / "t.csv").string()), dir);
+    write_bytes(dir / "t.csv", kLessonCsv);
+    Run r = run("quantize " + shell_quote(dir / "t.csv"), dir);
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.empty());
     // SPEC's keys, plus "calibration" (issue 5).
@@ -145,13 +106,13 @@ TEST_CASE("quantize prints the SPEC keys and the golden values") {
 
 TEST_CASE("quantize writes outputs with the input's shape and the right dtypes") {
     TempDir dir;
-    write_file(dir / "t.npy", npy("<f4", "(3, 3)", floats({191.6f, -13.5f, 728.6f, 92.14f, 295.5f, -184, 0, 684.6f, 245.5f})));
-    Run r = run("quantize " + shell_quote((dir / "t.npy").string()) + " --scale 3.5 --zero-point -70 --out-quantized " +
-                    shell_quote((dir / "q.npy").string()) + " --out-dequantized " + shell_quote((dir / "d.npy").string()) +
-                    " --out-error " + shell_quote((dir / "e.csv").string()),
+    write_bytes(dir / "t.npy", npy("<f4", "(3, 3)", floats({191.6f, -13.5f, 728.6f, 92.14f, 295.5f, -184, 0, 684.6f, 245.5f})));
+    Run r = run("quantize " + shell_quote(dir / "t.npy") + " --scale 3.5 --zero-point -70 --out-quantized " +
+                    shell_quote(dir / "q.npy") + " --out-dequantized " + shell_quote(dir / "d.npy") +
+                    " --out-error " + shell_quote(dir / "e.csv"),
                 dir);
     REQUIRE(r.exit_code == 0);
-    const std::string q = read_file(dir / "q.npy");
+    const std::string q = read_bytes(dir / "q.npy");
     CHECK(q.find("'descr': '|i1'") != std::string::npos);
     CHECK(q.find("'shape': (3, 3)") != std::string::npos);
     REQUIRE(q.size() >= 9);
@@ -159,22 +120,22 @@ TEST_CASE("quantize writes outputs with the input's shape and the right dtypes")
     CHECK(static_cast<signed char>(codes[0]) == -15);
     CHECK(static_cast<signed char>(codes[2]) == 127);
     CHECK(static_cast<signed char>(codes[5]) == -123);
-    const std::string d = read_file(dir / "d.npy");
+    const std::string d = read_bytes(dir / "d.npy");
     CHECK(d.find("'descr': '<f4'") != std::string::npos);
     float first;
     std::memcpy(&first, d.data() + d.size() - 36, 4);
     CHECK(first == 192.5f);
-    const std::string e = read_file(dir / "e.csv");
+    const std::string e = read_bytes(dir / "e.csv");
     CHECK(std::count(e.begin(), e.end(), '\n') == 3);
 
-    r = run("quantize --preset randn-4x4 --dtype uint12 --out-quantized " + shell_quote((dir / "q16.npy").string()), dir);
+    r = run("quantize --preset randn-4x4 --dtype uint12 --out-quantized " + shell_quote(dir / "q16.npy"), dir);
     REQUIRE(r.exit_code == 0);
-    CHECK(read_file(dir / "q16.npy").find("'descr': '<u2'") != std::string::npos);
+    CHECK(read_bytes(dir / "q16.npy").find("'descr': '<u2'") != std::string::npos);
     r = run("quantize --preset outliers-4x128x256 --dtype int16 --granularity channel --axis 2 --out-quantized " +
-                shell_quote((dir / "q3.npy").string()),
+                shell_quote(dir / "q3.npy"),
             dir);
     REQUIRE(r.exit_code == 0);
-    const std::string q3 = read_file(dir / "q3.npy");
+    const std::string q3 = read_bytes(dir / "q3.npy");
     CHECK(q3.find("'descr': '<i2'") != std::string::npos);
     CHECK(q3.find("'shape': (4, 128, 256)") != std::string::npos);
     CHECK(std::count(r.out.begin(), r.out.end(), ',') > 256 * 2);  // 256 scales and zero points
@@ -212,35 +173,35 @@ TEST_CASE("random tensors from the command line") {
 
 TEST_CASE("every bad input or option: exit 2 / one clear line / the output file unchanged") {
     TempDir dir;
-    write_file(dir / "good.csv", kLessonCsv);
-    write_file(dir / "nan.csv", "1, 2\nnan, 4\n");
-    write_file(dir / "inf.csv", "1, 2\n3, inf\n");
-    write_file(dir / "empty.csv", "");
-    write_file(dir / "ragged.csv", "1, 2, 3\n4, 5\n");
-    write_file(dir / "text.csv", "1, 2\n3, abc\n");
+    write_bytes(dir / "good.csv", kLessonCsv);
+    write_bytes(dir / "nan.csv", "1, 2\nnan, 4\n");
+    write_bytes(dir / "inf.csv", "1, 2\n3, inf\n");
+    write_bytes(dir / "empty.csv", "");
+    write_bytes(dir / "ragged.csv", "1, 2, 3\n4, 5\n");
+    write_bytes(dir / "text.csv", "1, 2\n3, abc\n");
     const std::string good = npy("<f4", "(2, 2)", floats({1, 2, 3, 4}));
-    write_file(dir / "truncated.npy", good.substr(0, good.size() - 3));
-    write_file(dir / "huge.npy", npy("<f4", "(1000000000, 1000000000)", floats({1, 2, 3, 4})));
-    write_file(dir / "wrongtype.npy", npy("<i4", "(2, 2)", floats({1, 2, 3, 4})));
-    write_file(dir / "bigendian.npy", npy(">f4", "(2, 2)", floats({1, 2, 3, 4})));
+    write_bytes(dir / "truncated.npy", good.substr(0, good.size() - 3));
+    write_bytes(dir / "huge.npy", npy("<f4", "(1000000000, 1000000000)", floats({1, 2, 3, 4})));
+    write_bytes(dir / "wrongtype.npy", npy("<i4", "(2, 2)", floats({1, 2, 3, 4})));
+    write_bytes(dir / "bigendian.npy", npy(">f4", "(2, 2)", floats({1, 2, 3, 4})));
     const std::string existing = "precious bytes, not a tensor";
     const fs::path out = dir / "out.npy";
-    const std::string good_csv = shell_quote((dir / "good.csv").string());
+    const std::string good_csv = shell_quote(dir / "good.csv");
 
     struct Bad {
         std::string args, expect;
     };
     const std::vector<Bad> bad{
-        {shell_quote((dir / "nan.csv").string()), "NaN"},
-        {shell_quote((dir / "inf.csv").string()), "Inf"},
-        {shell_quote((dir / "empty.csv").string()), "empty"},
-        {shell_quote((dir / "ragged.csv").string()), "ragged.csv"},
-        {shell_quote((dir / "text.csv").string()), "abc"},
-        {shell_quote((dir / "truncated.npy").string()), "truncated.npy"},
-        {shell_quote((dir / "huge.npy").string()), "huge.npy"},
-        {shell_quote((dir / "wrongtype.npy").string()), "<i4"},
-        {shell_quote((dir / "bigendian.npy").string()), ">f4"},
-        {shell_quote((dir / "missing.npy").string()), "missing.npy"},
+        {shell_quote(dir / "nan.csv"), "NaN"},
+        {shell_quote(dir / "inf.csv"), "Inf"},
+        {shell_quote(dir / "empty.csv"), "empty"},
+        {shell_quote(dir / "ragged.csv"), "ragged.csv"},
+        {shell_quote(dir / "text.csv"), "abc"},
+        {shell_quote(dir / "truncated.npy"), "truncated.npy"},
+        {shell_quote(dir / "huge.npy"), "huge.npy"},
+        {shell_quote(dir / "wrongtype.npy"), "<i4"},
+        {shell_quote(dir / "bigendian.npy"), ">f4"},
+        {shell_quote(dir / "missing.npy"), "missing.npy"},
         {good_csv + " --frobnicate", "unknown option '--frobnicate'"},
         {good_csv + " --dtype", "--dtype needs a value"},
         {good_csv + " --dtype int17", "int17"},
@@ -275,20 +236,20 @@ TEST_CASE("every bad input or option: exit 2 / one clear line / the output file 
         {"--random cauchy --shape 4x4", "cauchy"},
         {"--shape 4x4", "--random"},
         {"", "no input"},
-        {"--preset outliers-4x128x256 --out-dequantized " + shell_quote((dir / "d.csv").string()), "CSV"},
-        {good_csv + " --out-error " + shell_quote((dir / "no/such/dir/e.npy").string()), "does not exist"},
-        {good_csv + " --out-error " + shell_quote((dir / "e.txt").string()), ".npy or .csv"},
+        {"--preset outliers-4x128x256 --out-dequantized " + shell_quote(dir / "d.csv"), "CSV"},
+        {good_csv + " --out-error " + shell_quote(dir / "no/such/dir/e.npy"), "does not exist"},
+        {good_csv + " --out-error " + shell_quote(dir / "e.txt"), ".npy or .csv"},
     };
     for (const Bad& b : bad) {
         CAPTURE(b.args);
-        write_file(out, existing);
+        write_bytes(out, existing);
         const Run r = run("quantize " + b.args + " --out-quantized " + shell_quote(out.string()), dir);
         CHECK(r.exit_code == 2);
         CHECK(r.out.empty());
         CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
         CHECK(r.err.find(b.expect) != std::string::npos);
-        CHECK(read_file(out) == existing);
+        CHECK(read_bytes(out) == existing);
     }
     // Nothing else was left behind (no temporary files).
     std::size_t files = 0;
@@ -341,8 +302,8 @@ TEST_CASE("inspect lists a checkpoint and quantize picks one tensor with --tenso
     const std::string header =
         R"({"__metadata__": {"format": "pt"}, "w": {"dtype": "F32", "shape": [2, 2, 1, 2], "data_offsets": [0, 32]},)"
         R"( "b": {"dtype": "BF16", "shape": [2], "data_offsets": [32, 36]}})";
-    write_file(dir / "m.safetensors", safetensors(header, data));
-    const std::string file = shell_quote((dir / "m.safetensors").string());
+    write_bytes(dir / "m.safetensors", safetensors(header, data));
+    const std::string file = shell_quote(dir / "m.safetensors");
     Run r = run("inspect " + file, dir);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("w     F32    2x2x1x2") != std::string::npos);
@@ -366,8 +327,8 @@ TEST_CASE("inspect lists a checkpoint and quantize picks one tensor with --tenso
     CHECK(r.err.find("nope") != std::string::npos);
     r = run("quantize --preset lesson --tensor w", dir);
     CHECK(r.exit_code == 2);
-    write_file(dir / "bad.safetensors", safetensors(header, data.substr(0, 20)));
-    r = run("inspect " + shell_quote((dir / "bad.safetensors").string()), dir);
+    write_bytes(dir / "bad.safetensors", safetensors(header, data.substr(0, 20)));
+    r = run("inspect " + shell_quote(dir / "bad.safetensors"), dir);
     CHECK(r.exit_code == 2);
     CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
 }
@@ -375,7 +336,7 @@ TEST_CASE("inspect lists a checkpoint and quantize picks one tensor with --tenso
 TEST_CASE("a failing 2nd or 3rd output leaves every output untouched") {
     TempDir dir;
     // A name longer than NAME_MAX: the directory exists, so only the write itself fails (even as root).
-    const std::string too_long = shell_quote((dir / (std::string(300, 'a') + ".npy")).string());
+    const std::string too_long = shell_quote(dir / (std::string(300, 'a') + ".npy"));
     const fs::path q = dir / "q.npy", d = dir / "d.npy";
     const std::string existing = "precious bytes, not a tensor";
     for (const std::string& failing : {"--out-dequantized " + too_long, "--out-error " + too_long}) {
@@ -388,14 +349,14 @@ TEST_CASE("a failing 2nd or 3rd output leaves every output untouched") {
         CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
         CHECK(!fs::exists(q));
         // It exists: it must keep its bytes.
-        write_file(q, existing);
-        write_file(d, existing);
+        write_bytes(q, existing);
+        write_bytes(d, existing);
         r = run("quantize --preset lesson --out-quantized " + shell_quote(q.string()) + " --out-dequantized " +
                     shell_quote(d.string()) + " --out-error " + too_long,
                 dir);
         CHECK(r.exit_code == 2);
-        CHECK(read_file(q) == existing);
-        CHECK(read_file(d) == existing);
+        CHECK(read_bytes(q) == existing);
+        CHECK(read_bytes(d) == existing);
     }
     // No staging or temporary file is left behind.
     std::size_t files = 0;
@@ -403,17 +364,17 @@ TEST_CASE("a failing 2nd or 3rd output leaves every output untouched") {
     CHECK(files == 2 + 2);  // q.npy, d.npy + stdout/stderr
     // And a successful run still writes all three.
     const Run ok = run("quantize --preset lesson --out-quantized " + shell_quote(q.string()) + " --out-dequantized " +
-                           shell_quote(d.string()) + " --out-error " + shell_quote((dir / "e.npy").string()),
+                           shell_quote(d.string()) + " --out-error " + shell_quote(dir / "e.npy"),
                        dir);
     REQUIRE(ok.exit_code == 0);
-    CHECK(read_file(q).rfind("\x93NUMPY", 0) == 0);
-    CHECK(read_file(d).rfind("\x93NUMPY", 0) == 0);
+    CHECK(read_bytes(q).rfind("\x93NUMPY", 0) == 0);
+    CHECK(read_bytes(d).rfind("\x93NUMPY", 0) == 0);
     CHECK(fs::exists(dir / "e.npy"));
 }
 
 TEST_CASE("an error quoting a line break is still one line") {
     TempDir dir;
-    for (const std::string& args : {"quantize " + shell_quote((dir / "two\nlines.npy").string()),
+    for (const std::string& args : {"quantize " + shell_quote(dir / "two\nlines.npy"),
                                     std::string("quantize --preset lesson --dtype ") + shell_quote("int8\nint4"),
                                     std::string("quantize --preset lesson --mode ") + shell_quote("a\rb")}) {
         CAPTURE(args);
@@ -429,11 +390,11 @@ TEST_CASE("an error quoting a line break is still one line") {
 TEST_CASE("values at float32's limits: an overflowing r' is an error / not null metrics") {
     TempDir dir;
     // Asymmetric: s = 2 FLT_MAX / 255 and z = 0, so r' = s (-128 - 0) is beyond -FLT_MAX: -Inf in float32.
-    write_file(dir / "big.csv", "-3.4028234e38, 3.4028234e38, 0, 1\n");
+    write_bytes(dir / "big.csv", "-3.4028234e38, 3.4028234e38, 0, 1\n");
     const fs::path out = dir / "q.npy";
     for (const char* mode : {"", " --mode symmetric"}) {
         CAPTURE(mode);
-        const Run r = run("quantize " + shell_quote((dir / "big.csv").string()) + std::string(mode) + " --out-quantized " +
+        const Run r = run("quantize " + shell_quote(dir / "big.csv") + std::string(mode) + " --out-quantized " +
                               shell_quote(out.string()),
                           dir);
         CHECK(r.exit_code == 2);
@@ -443,8 +404,8 @@ TEST_CASE("values at float32's limits: an overflowing r' is an error / not null 
         CHECK(!fs::exists(out));
     }
     // A wide range that stays inside float32 still works, with finite metrics.
-    write_file(dir / "wide.csv", "-3e38, 3e38, 0, 1\n");
-    const Run r = run("quantize " + shell_quote((dir / "wide.csv").string()), dir);
+    write_bytes(dir / "wide.csv", "-3e38, 3e38, 0, 1\n");
+    const Run r = run("quantize " + shell_quote(dir / "wide.csv"), dir);
     REQUIRE(r.exit_code == 0);
     CHECK(json_value(r.out, "mse").find("null") == std::string::npos);
 }

@@ -1,12 +1,23 @@
-// Shared helpers of the tests: element-wise comparison that prints both tensors on failure.
+// Shared helpers of the tests: element-wise comparison that prints both tensors on failure, temporary
+// directories and files, qs::Error messages, and running the built binary.
 #pragma once
 
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "quantscope/error.hpp"
 
 namespace qs::test {
 
@@ -28,5 +39,85 @@ void check_equal(const std::vector<A>& got, const std::vector<B>& want) {
     INFO(side_by_side(got, want));
     CHECK(same);
 }
+
+// A fresh directory per use, removed with everything in it.
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        static int counter = 0;
+        std::random_device random;
+        path = std::filesystem::temp_directory_path() /
+               ("quantscope_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" +
+                std::to_string(random()));
+        std::filesystem::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    std::string operator/(const std::string& name) const { return (path / name).string(); }
+    // The names in the directory, sorted.
+    std::vector<std::string> files() const {
+        std::vector<std::string> names;
+        for (const auto& entry : std::filesystem::directory_iterator(path))
+            names.push_back(entry.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+};
+
+inline std::string read_bytes(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// The message of the qs::Error `f` throws; "<no error>" when it returns.
+template <typename F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const qs::Error& error) {
+        return error.what();
+    }
+    return "<no error>";
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+#define CHECK_ERROR_HAS(expr, part)                                              \
+    do {                                                                         \
+        const std::string message_ = qs::test::error_of([&] { (void)(expr); }); \
+        INFO("message: " << message_);                                           \
+        CHECK(qs::test::contains(message_, part));                               \
+    } while (0)
+
+inline std::string shell_quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+struct Run {
+    int exit_code;  // the shell's: 128 + N when the binary died of signal N
+    std::string out, err;
+};
+
+#ifdef QS_BINARY
+// Runs the built binary with `args` (shell syntax), stdout and stderr captured in files in `dir`. A run
+// that takes more than a minute is killed and fails (exit code 124): no test waits forever.
+inline Run run(const std::string& args, const TempDir& dir) {
+    const std::string out = dir / "stdout.txt", err = dir / "stderr.txt";
+    const std::string cmd =
+        "timeout -k 5 60 " + shell_quote(QS_BINARY) + " " + args + " >" + shell_quote(out) + " 2>" + shell_quote(err);
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_bytes(out), read_bytes(err)};
+}
+#endif
 
 }  // namespace qs::test

@@ -5,13 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,62 +20,16 @@
 #include "quantscope/npy.hpp"
 #include "quantscope/safetensors.hpp"
 #include "quantscope/tensor_io.hpp"
+#include "test_helpers.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory per test case, removed afterwards.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int counter = 0;
-        std::random_device random;
-        path = fs::temp_directory_path() /
-               ("qs_io_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" +
-                std::to_string(random()));
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-    std::vector<std::string> files() const {
-        std::vector<std::string> names;
-        for (const auto& entry : fs::directory_iterator(path)) names.push_back(entry.path().filename().string());
-        std::sort(names.begin(), names.end());
-        return names;
-    }
-};
-
-std::string read_bytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-    std::ofstream(path, std::ios::binary) << bytes;
-}
-
-// The message of the qs::Error `f` throws; "<no error>" when it returns.
-template <typename F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const qs::Error& error) {
-        return error.what();
-    }
-    return "<no error>";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-#define CHECK_ERROR_HAS(expr, part)                  \
-    do {                                             \
-        const std::string message_ = error_of([&] { (void)(expr); }); \
-        INFO("message: " << message_);               \
-        CHECK(contains(message_, part));             \
-    } while (0)
+using qs::test::TempDir;
+using qs::test::read_bytes;
+using qs::test::write_bytes;
+using qs::test::error_of;
 
 template <typename T>
 std::string le_bytes(const std::vector<T>& values) {
