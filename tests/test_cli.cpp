@@ -18,6 +18,7 @@ using qs::test::run;
 using qs::test::shell_quote;
 using qs::test::read_bytes;
 using qs::test::write_bytes;
+using qs::test::safetensors_file;
 
 // The value of "key": in a one-line JSON object (numbers, strings and arrays as text).
 std::string json_value(const std::string& json, const std::string& key) {
@@ -237,7 +238,7 @@ TEST_CASE("every bad input or option: exit 2 / one clear line / the output file 
         {"--shape 4x4", "--random"},
         {"", "no input"},
         {"--preset outliers-4x128x256 --out-dequantized " + shell_quote(dir / "d.csv"), "CSV"},
-        {good_csv + " --out-error " + shell_quote(dir / "no/such/dir/e.npy"), "does not exist"},
+        {good_csv + " --out-error " + shell_quote(dir / "no/such/dir/e.npy"), "--out-error: cannot write"},
         {good_csv + " --out-error " + shell_quote(dir / "e.txt"), ".npy or .csv"},
     };
     for (const Bad& b : bad) {
@@ -283,18 +284,6 @@ TEST_CASE("bench prints its JSON") {
     CHECK(run("bench --shape 64x64 --repeats 0", dir).exit_code == 2);
 }
 
-namespace {
-
-// A .safetensors file: 8-byte little-endian header length, the JSON header, the data.
-std::string safetensors(const std::string& header, const std::string& data) {
-    std::string out;
-    std::uint64_t n = header.size();
-    for (int i = 0; i < 8; ++i) out += static_cast<char>((n >> (8 * i)) & 0xff);
-    return out + header + data;
-}
-
-}  // namespace
-
 TEST_CASE("inspect lists a checkpoint and quantize picks one tensor with --tensor") {
     TempDir dir;
     // "w" is F32 2x2x1x2 (rank 4, folded to 4x1x2), "b" is BF16 [2]: 1.0 and -2.0.
@@ -302,7 +291,7 @@ TEST_CASE("inspect lists a checkpoint and quantize picks one tensor with --tenso
     const std::string header =
         R"({"__metadata__": {"format": "pt"}, "w": {"dtype": "F32", "shape": [2, 2, 1, 2], "data_offsets": [0, 32]},)"
         R"( "b": {"dtype": "BF16", "shape": [2], "data_offsets": [32, 36]}})";
-    write_bytes(dir / "m.safetensors", safetensors(header, data));
+    write_bytes(dir / "m.safetensors", safetensors_file(header, data));
     const std::string file = shell_quote(dir / "m.safetensors");
     Run r = run("inspect " + file, dir);
     REQUIRE(r.exit_code == 0);
@@ -327,7 +316,7 @@ TEST_CASE("inspect lists a checkpoint and quantize picks one tensor with --tenso
     CHECK(r.err.find("nope") != std::string::npos);
     r = run("quantize --preset lesson --tensor w", dir);
     CHECK(r.exit_code == 2);
-    write_bytes(dir / "bad.safetensors", safetensors(header, data.substr(0, 20)));
+    write_bytes(dir / "bad.safetensors", safetensors_file(header, data.substr(0, 20)));
     r = run("inspect " + shell_quote(dir / "bad.safetensors"), dir);
     CHECK(r.exit_code == 2);
     CHECK(r.err.rfind("quantscope: error: ", 0) == 0);

@@ -77,6 +77,14 @@ inline void write_bytes(const std::filesystem::path& path, const std::string& by
     std::ofstream(path, std::ios::binary) << bytes;
 }
 
+// A .safetensors file: 8-byte little-endian header length, the JSON header, the data.
+inline std::string safetensors_file(const std::string& header, const std::string& data) {
+    std::string out;
+    const std::uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i) out += static_cast<char>((n >> (8 * i)) & 0xff);
+    return out + header + data;
+}
+
 // The message of the qs::Error `f` throws; "<no error>" when it returns.
 template <typename F>
 std::string error_of(F&& f) {

@@ -30,6 +30,7 @@ using qs::test::TempDir;
 using qs::test::read_bytes;
 using qs::test::write_bytes;
 using qs::test::error_of;
+using qs::test::safetensors_file;
 
 template <typename T>
 std::string le_bytes(const std::vector<T>& values) {
@@ -71,12 +72,6 @@ qs::Tensor csv(const std::string& text, const std::string& name = "data.csv") {
     return qs::parse_csv(text.data(), text.size(), name);
 }
 
-std::string safetensors_file(const std::string& header, const std::string& data) {
-    std::string out;
-    const std::uint64_t n = header.size();
-    for (int i = 0; i < 8; ++i) out += static_cast<char>((n >> (8 * i)) & 0xff);
-    return out + header + data;
-}
 qs::SafetensorsFile safetensors(const std::string& bytes) {
     return qs::SafetensorsFile(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), "m.safetensors");
 }
@@ -117,7 +112,7 @@ TEST_CASE("io: npy float32 round trip for rank 1 / 2 and 3") {
     for (const qs::Shape& shape : {qs::Shape{7}, qs::Shape{3, 5}, qs::Shape{2, 3, 4}, qs::Shape{1, 1, 1}}) {
         const auto values = random_finite_floats(static_cast<std::size_t>(qs::checked_numel(shape)), 7);
         const std::string path = dir / "t.npy";
-        qs::write_npy_floats(path, shape, values.data());
+        qs::save_floats(path, shape, values.data());
         const std::string bytes = read_bytes(path);
         // numpy's layout: v1.0, data aligned to 64 bytes, header ends in '\n'.
         REQUIRE(bytes.size() >= 64);
@@ -383,7 +378,7 @@ TEST_CASE("io: reading a large npy is one pass") {
     const std::size_t n = std::size_t{1} << 24;  // 64 MiB of float32
     std::vector<float> values(n);
     for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 1000) * 0.5f;
-    qs::write_npy_floats(dir / "big.npy", {256, 256, 256}, values.data());
+    qs::save_floats(dir / "big.npy", {256, 256, 256}, values.data());
     const auto start = std::chrono::steady_clock::now();
     const qs::Tensor t = qs::read_npy(dir / "big.npy");
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -226,4 +226,12 @@ Input load_input(const ParsedArgs& args, bool allow_no_source) {
     return input;
 }
 
+std::vector<FileRole> input_files(const ParsedArgs& args, const Input& input) {
+    std::vector<FileRole> files;
+    if (!args.positionals.empty()) files.push_back({"the input", args.positionals[0]});
+    if (input.from_session && input.source.kind == TensorSource::Kind::File)
+        files.push_back({"the session's tensor", input.source.path});
+    return files;
+}
+
 }  // namespace qs::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "quantscope/atomic_file.hpp"
 #include "quantscope/config.hpp"
 #include "quantscope/session.hpp"
 #include "quantscope/tensor.hpp"
@@ -64,6 +65,10 @@ struct Input {
 // (the --random sub-options are errors without --random). Applies quantize options over the preset's
 // config. `allow_no_source`: when nothing is given, return the `lesson` preset instead of an error.
 Input load_input(const ParsedArgs& args, bool allow_no_source);
+
+// The files load_input read, for check_distinct_files: "the input" (INPUT as given) and, for a session
+// whose tensor is a file, "the session's tensor".
+std::vector<FileRole> input_files(const ParsedArgs& args, const Input& input);
 
 // Applies the quantize options in `args` to `config` (--scale/--zero-point together select manual mode).
 void apply_quantize_options(const ParsedArgs& args, QuantConfig& config);

@@ -1,18 +1,12 @@
 // `quantscope quantize INPUT [options]`: SPEC "Command line".
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <set>
-#include <utility>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
+#include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/quantize.hpp"
@@ -23,56 +17,20 @@ namespace {
 
 struct OutputRequest {
     const char* option;
-    std::string path;
+    AtomicFileWriter* file;
 };
 
-// Every output is checked before any work is done, so a bad path fails before anything is written.
-void check_output_path(const std::string& option, const std::string& path) {
-    namespace fs = std::filesystem;
+// Opened (as a temporary beside the target) before any work is done, so that a path that cannot be written
+// fails first, named by its option.
+AtomicFileWriter& open_output(OutputFiles& files, const std::string& option, const std::string& path) {
     const std::string ext = lower_extension(path);
-    if (ext != ".npy" && ext != ".csv")
-        throw Error(option + ": '" + path + "' must end in .npy or .csv");
-    const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) throw Error(option + ": directory '" + dir.string() + "' does not exist");
-    if (fs::is_directory(path, ec)) throw Error(option + ": '" + path + "' is a directory");
+    if (ext != ".npy" && ext != ".csv") throw Error(option + ": '" + path + "' must end in .npy or .csv");
+    try {
+        return files.add(path);
+    } catch (const Error& e) {
+        throw Error(option + ": " + e.what());
+    }
 }
-
-// Output files written under temporary names in their target's directory (same file system, so the final
-// rename is atomic) and renamed over their targets together by commit(); removed if commit() is not reached.
-class StagedOutputs {
-public:
-    StagedOutputs() = default;
-    StagedOutputs(const StagedOutputs&) = delete;
-    StagedOutputs& operator=(const StagedOutputs&) = delete;
-    ~StagedOutputs() {
-        for (const auto& [staging, target] : files_) ::unlink(staging.c_str());
-    }
-
-    // The staging path for `target`: a hidden name in the same directory with the same extension, longer
-    // than the target's, so a name the file system refuses fails here, before anything is renamed.
-    std::string stage(const std::string& target) {
-        namespace fs = std::filesystem;
-        const fs::path t(target);
-        const std::string name = "." + t.stem().string() + ".staged-" + std::to_string(::getpid()) + "-" +
-                                 std::to_string(files_.size()) + t.extension().string();
-        const std::string staging = (t.has_parent_path() ? t.parent_path() / name : fs::path(name)).string();
-        files_.emplace_back(staging, target);
-        return staging;
-    }
-
-    void commit() {
-        for (auto& [staging, target] : files_) {
-            if (::rename(staging.c_str(), target.c_str()) != 0)
-                throw Error("cannot write '" + target + "': " + std::strerror(errno));
-            staging.clear();  // nothing left to remove
-        }
-        files_.clear();
-    }
-
-private:
-    std::vector<std::pair<std::string, std::string>> files_;  // (staging, target)
-};
 
 NpyDtype code_dtype(const IntType& type) {
     if (type.bits <= 8) return type.is_signed ? NpyDtype::I1 : NpyDtype::U1;
@@ -115,20 +73,22 @@ int run_quantize(const std::vector<std::string>& args) {
                             {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true}});
     const ParsedArgs parsed = parse_args(args, specs);
 
+    // All or nothing: every output goes to its own temporary file and only when all of them are complete
+    // are they renamed over their targets. A failure on the 2nd or 3rd output leaves the 1st untouched too.
+    OutputFiles files;
     std::vector<OutputRequest> outputs;
-    std::set<std::string> seen_paths;
+    std::vector<FileRole> output_roles;
     for (const char* option : {"--out-quantized", "--out-dequantized", "--out-error"}) {
         if (const std::string* path = parsed.get(option)) {
-            check_output_path(option, *path);
-            if (!seen_paths.insert(std::filesystem::absolute(*path).lexically_normal().string()).second)
-                throw Error(std::string(option) + ": '" + *path + "' is already another output");
-            outputs.push_back({option, *path});
+            outputs.push_back({option, &open_output(files, option, *path)});
+            output_roles.push_back({option, *path});
         }
     }
 
     const Input input = load_input(parsed, false);
+    check_distinct_files(input_files(parsed, input), output_roles);
     for (const auto& out : outputs)
-        if (input.tensor.rank() == 3 && lower_extension(out.path) == ".csv")
+        if (input.tensor.rank() == 3 && lower_extension(out.file->target()) == ".csv")
             throw Error(std::string(out.option) + ": a rank-3 tensor cannot be written as CSV (use .npy)");
     QuantParams params;
     const QuantResult result = quantize(input.tensor, input.config, &params);
@@ -141,21 +101,16 @@ int run_quantize(const std::vector<std::string>& args) {
                         format_g(result.dequantized[i]) + ", |r - r'| = " + format_g(result.error[i]) +
                         " (the values are too close to float32's limits)");
 
-    // All or nothing: every output is first written (atomically) under a staging name next to its target;
-    // only when all of them exist are they renamed over the targets. A failure on the 2nd or 3rd output
-    // then leaves the 1st target untouched too.
-    StagedOutputs staged;
     for (const auto& out : outputs) {
         const std::string option = out.option;
-        const std::string path = staged.stage(out.path);
         if (option == "--out-quantized")
-            save_codes(path, input.tensor.shape, result.codes.data(), code_dtype(input.config.dtype));
+            save_codes(*out.file, input.tensor.shape, result.codes.data(), code_dtype(input.config.dtype));
         else if (option == "--out-dequantized")
-            save_floats(path, input.tensor.shape, result.dequantized.data());
+            save_floats(*out.file, input.tensor.shape, result.dequantized.data());
         else
-            save_floats(path, input.tensor.shape, result.error.data());
+            save_floats(*out.file, input.tensor.shape, result.error.data());
     }
-    staged.commit();
+    files.commit();
 
     const Metrics& m = result.metrics;
     JsonObject json;

@@ -5,6 +5,8 @@
 
 #include "gui/app_state.hpp"
 #include "gui/offscreen.hpp"
+#include "gui/session_io.hpp"
+#include "quantscope/atomic_file.hpp"
 #include "quantscope/tensor_io.hpp"
 
 namespace qs::gui {
@@ -68,17 +70,25 @@ bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::
         return fail("CSV holds 2-D data: this tensor is " + shape_to_string(t.shape) + "; export it as .npy");
     const std::vector<std::string> paths = TensorExportPaths(request);
     try {
-        save_floats(paths[0], t.shape, t.values.data());
-        if (written) written->push_back(paths[0]);
-        save_codes(paths[1], t.shape, view.result->codes.data(), CodeDtype(view.config->dtype));
-        if (written) written->push_back(paths[1]);
-        save_floats(paths[2], t.shape, view.result->dequantized.data());
-        if (written) written->push_back(paths[2]);
-        save_floats(paths[3], t.shape, view.result->error.data());
-        if (written) written->push_back(paths[3]);
+        // The file the tensor was read from is not an export target, whatever the names.
+        std::vector<FileRole> inputs;
+        const TensorOrigin* origin = app.origins.find(app.tensor.get());
+        if (origin != nullptr && origin->source.kind == TensorSource::Kind::File)
+            inputs.push_back({"the tensor's file", origin->source.path});
+        std::vector<FileRole> outputs;
+        for (const std::string& path : paths) outputs.push_back({"the export", path});
+        check_distinct_files(inputs, outputs);
+        // All four or none.
+        OutputFiles files;
+        save_floats(files.add(paths[0]), t.shape, t.values.data());
+        save_codes(files.add(paths[1]), t.shape, view.result->codes.data(), CodeDtype(view.config->dtype));
+        save_floats(files.add(paths[2]), t.shape, view.result->dequantized.data());
+        save_floats(files.add(paths[3]), t.shape, view.result->error.data());
+        files.commit();
     } catch (const std::exception& e) {
         return fail(e.what());
     }
+    if (written) *written = paths;
     return true;
 }
 

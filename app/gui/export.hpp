@@ -36,7 +36,8 @@ std::vector<std::string> TensorExportPaths(const TensorExport& request);
 
 // Writes the four tensors of the current state (codes as int8/uint8 for up to 8 bits, else int16/uint16 in
 // .npy; as integers in .csv). CSV holds 2-D data only: a rank-3 tensor is refused before anything is written.
-// Returns false with *error on failure; *written lists the files written so far.
+// All four files or none; the file the tensor was read from is never overwritten. Returns false with *error
+// on failure; *written lists the files written (none on failure).
 bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::string>* written, std::string* error);
 
 }  // namespace qs::gui

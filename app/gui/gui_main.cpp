@@ -141,6 +141,11 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     // Screenshots and benchmarks must not depend on what a user saved.
     o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;
     o.input = LoadGuiInput(parsed, !o.screenshot.empty(), o.files);
+    std::vector<FileRole> outputs;
+    if (!o.screenshot.empty()) outputs.push_back({"--screenshot", o.screenshot});
+    if (!o.files.save_figure.empty()) outputs.push_back({"--save-figure", o.files.save_figure});
+    if (!o.files.save_session.empty()) outputs.push_back({"--save-session", o.files.save_session});
+    check_distinct_files(cli::input_files(parsed, o.input), outputs);
     return o;
 }
 

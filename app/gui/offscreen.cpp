@@ -1,17 +1,13 @@
 #include "offscreen.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #define GL_GLEXT_PROTOTYPES 1
 #include <GL/gl.h>
 #include <GL/glext.h>
-#include <unistd.h>
 
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
@@ -19,6 +15,8 @@
 #include <stb_image_write.h>
 
 #include "metrics_panel.hpp"
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
 #include "style.hpp"
 
 namespace qs::gui {
@@ -205,20 +203,10 @@ bool write_png_atomic(const std::string& path, int width, int height, const std:
     stbi_flip_vertically_on_write(0);
     if (!ok || png.empty()) return fail("PNG: encoding failed");
 
-    const std::string tmp = path + ".tmp" + std::to_string(static_cast<long>(::getpid()));
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) return fail("cannot write " + path + ": " + std::strerror(errno));
-    const bool written = std::fwrite(png.data(), 1, png.size(), f) == png.size() && std::fflush(f) == 0 &&
-                         ::fsync(::fileno(f)) == 0;
-    const int saved_errno = errno;
-    if (std::fclose(f) != 0 || !written) {
-        std::remove(tmp.c_str());
-        return fail("cannot write " + path + ": " + std::strerror(written ? errno : saved_errno));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        std::remove(tmp.c_str());
-        return fail("cannot write " + path + ": " + std::strerror(e));
+    try {
+        write_file_atomic(path, png.data(), png.size());
+    } catch (const Error& e) {
+        return fail(e.what());
     }
     return true;
 }

@@ -56,6 +56,7 @@ int run_render(const std::vector<std::string>& args) {
     settings.grid = parsed.has("--grid");  // the four panels as 2 x 2
 
     const Input input = load_input(parsed, true);
+    check_distinct_files(input_files(parsed, input), {{"--out", *out}});
     FigurePngOptions options;
     if (auto v = parsed.get("--slice")) {
         const std::int64_t slice = parse_int("--slice", *v);

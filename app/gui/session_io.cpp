@@ -12,6 +12,7 @@
 #include "gui/colormap.hpp"
 #include "gui/figure_panel.hpp"
 #include "gui/safetensors_browser.hpp"
+#include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/tensor_io.hpp"
 
@@ -225,8 +226,11 @@ bool SaveSession(AppState& app, const std::string& session_path, std::string* er
         if (lower_extension(session_path) != ".json") throw Error("a session file name must end in .json: " + session_path);
         std::string side;
         const Session s = MakeSession(app, session_path, &side);
-        if (!side.empty()) save_floats(side, app.tensor->shape, app.tensor->values.data());
-        write_session(session_path, s);
+        // The session and its side tensor appear together or not at all.
+        OutputFiles files;
+        if (!side.empty()) save_floats(files.add(side), app.tensor->shape, app.tensor->values.data());
+        files.add(session_path).write(session_to_json(s));
+        files.commit();
         return true;
     } catch (const std::exception& e) {
         if (error) *error = e.what();

@@ -1,7 +1,7 @@
 // Sessions from the window's side: which source each tensor on screen came from, the window's own settings as
-// the session's "view" key/value pairs, saving the whole state (qs::write_session) and opening it again. The
-// command line (`quantscope gui SESSION.json`) and File > Open session... apply a session through the same
-// functions, so both reopen the same view.
+// the session's "view" key/value pairs, saving the whole state and opening it again. The command line
+// (`quantscope gui SESSION.json`) and File > Open session... apply a session through the same functions, so
+// both reopen the same view.
 #pragma once
 
 #include <functional>
@@ -59,8 +59,8 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view);
 // it has at most kMaxInlineValues values; otherwise `*side_tensor` is set to the path of the .npy beside the
 // session (`<session>.tensor.npy`) that the caller must write, and the session refers to it.
 Session MakeSession(const AppState& app, const std::string& session_path, std::string* side_tensor);
-// MakeSession, then writes the side tensor (if any) and the session, each atomically. Waits for a running
-// recompute first so that what is saved is what the controls show. False with *error on failure.
+// MakeSession, then writes the side tensor (if any) and the session, both or neither (OutputFiles). Waits for
+// a running recompute first so that what is saved is what the controls show. False with *error on failure.
 bool SaveSession(AppState& app, const std::string& session_path, std::string* error);
 // Reads the session now (a bad file is reported in app.error), then loads its tensor as a job and, once it is
 // on screen, applies its view.

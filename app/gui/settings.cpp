@@ -5,15 +5,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <sstream>
 
 #include <sys/stat.h>
 
 #include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
 
 namespace qs::gui {
 namespace {
+
+// A few hundred bytes are written; anything far bigger is not ours.
+constexpr std::size_t kMaxSettingsBytes = std::size_t{1} << 20;
 
 std::string env(const char* name) {
     const char* v = std::getenv(name);
@@ -68,7 +71,13 @@ std::string settings_path() {
 Settings load_settings(const std::string& path) {
     Settings s;
     if (path.empty()) return s;
-    std::ifstream in(path);
+    std::string text;
+    try {
+        text = read_small_file(path, kMaxSettingsBytes);
+    } catch (const Error&) {
+        return s;  // none yet, or not a settings file (a FIFO, a directory, something huge): the defaults
+    }
+    std::istringstream in(text);
     std::string line;
     while (std::getline(in, line)) {
         if (line.empty() || line[0] == '#' || line[0] == ';' || line[0] == '[') continue;

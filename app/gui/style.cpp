@@ -1,6 +1,9 @@
 #include "style.hpp"
 
-#include <cstdio>
+#include <string>
+
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
 
 namespace qs::gui {
 namespace {
@@ -19,32 +22,43 @@ const ImWchar kGlyphRanges[] = {
     0,
 };
 
-}  // namespace
+// DejaVuSans.ttf is 740 KB.
+constexpr std::size_t kMaxFontBytes = std::size_t{16} << 20;
 
-const char* FindDejaVuSans() {
-    const char* candidates[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-                                "/usr/share/fonts/TTF/DejaVuSans.ttf",
-                                "/usr/share/fonts/dejavu/DejaVuSans.ttf"};
-    for (const char* path : candidates) {
-        if (std::FILE* f = std::fopen(path, "rb")) {
-            std::fclose(f);
-            return path;
+// The font's bytes (empty when it is not installed), read once.
+const std::string& DejaVuSans() {
+    static const std::string font = [] {
+        for (const char* path : {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                                 "/usr/share/fonts/TTF/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf"}) {
+            try {
+                return read_small_file(path, kMaxFontBytes);
+            } catch (const Error&) {
+                // not there (or not a font file): try the next place
+            }
         }
-    }
-    return nullptr;
+        return std::string();
+    }();
+    return font;
 }
+
+}  // namespace
 
 FontSet BuildFonts(float pixel_size, float annotation_scale) {
     ImGuiIO& io = ImGui::GetIO();
     io.Fonts->Clear();
     FontSet set;
     set.pixel_size = pixel_size;
-    if (const char* path = FindDejaVuSans()) {
+    const std::string& font = DejaVuSans();
+    if (!font.empty()) {
         ImFontConfig cfg;
         cfg.OversampleH = 2;
         cfg.OversampleV = 1;
-        set.ui = io.Fonts->AddFontFromFileTTF(path, pixel_size, &cfg, kGlyphRanges);
-        set.annotation = io.Fonts->AddFontFromFileTTF(path, pixel_size * annotation_scale, &cfg, kGlyphRanges);
+        cfg.FontDataOwnedByAtlas = false;  // read once, kept for the process
+        void* data = const_cast<char*>(font.data());
+        const int size = static_cast<int>(font.size());
+        set.ui = io.Fonts->AddFontFromMemoryTTF(data, size, pixel_size, &cfg, kGlyphRanges);
+        set.annotation =
+            io.Fonts->AddFontFromMemoryTTF(data, size, pixel_size * annotation_scale, &cfg, kGlyphRanges);
         set.dejavu = set.ui && set.annotation;
     }
     if (!set.dejavu) {

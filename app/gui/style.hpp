@@ -13,9 +13,6 @@ struct FontSet {
     bool dejavu = false;           // false: ImGui's built-in font (ASCII only; arrows fall back to "->")
 };
 
-// Path of DejaVuSans.ttf if present, else nullptr.
-const char* FindDejaVuSans();
-
 // Clears and rebuilds io.Fonts: the UI font at `pixel_size` (with arrows, minus and primes when DejaVu is there)
 // and the annotation font at `annotation_scale` times that. Call outside a frame. A renderer that already
 // uploaded the old atlas must re-upload it (ImGui_ImplOpenGL3_DestroyFontsTexture + CreateFontsTexture).

@@ -1,14 +1,15 @@
+// Writing output files: AtomicFileWriter (one file), OutputFiles (several together), and the same-file
+// check between inputs and outputs.
 #include "quantscope/atomic_file.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -19,11 +20,7 @@ namespace {
 
 constexpr std::size_t kWriteBuffer = std::size_t{1} << 20;
 
-[[noreturn]] void fail_errno(const std::string& what, const std::string& path, int err) {
-    throw Error("cannot " + what + " '" + path + "': " + std::strerror(err));
-}
-
-// The directory part of `path` ("." for a bare name) and the last component.
+// The folder part of `path` ("." for a bare name) and the last component.
 void split_path(const std::string& path, std::string& dir, std::string& base) {
     const auto slash = path.find_last_of('/');
     if (slash == std::string::npos) {
@@ -35,31 +32,51 @@ void split_path(const std::string& path, std::string& dir, std::string& base) {
     }
 }
 
-// Opens a new file next to the target. O_EXCL with a name nobody else can be using, so two writers
-// (threads or processes) never share a temporary; mode 0666 lets the umask decide the final permissions
-// exactly as for a plain fopen, which mkstemp's 0600 would not.
-int open_unique_temp(const std::string& target, std::string& temp_path) {
-    std::string dir, base;
-    split_path(target, dir, base);
-    if (base.empty() || base == "." || base == "..") throw Error("cannot write '" + target + "': not a file name");
-    static std::atomic<unsigned> counter{0};
-    const auto now = static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        char suffix[96];
-        std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%u.%llx", static_cast<long>(::getpid()),
-                      counter.fetch_add(1), now + static_cast<unsigned long long>(attempt) * 7919u);
-        temp_path = (dir == "/" ? "/" : dir + "/") + "." + base + suffix;
-        const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) return fd;
-        if (errno != EEXIST) fail_errno("write", target, errno);
+// ".qs-" and 8 random letters or digits: 12 bytes whatever the target's name, so a target of the longest
+// legal name still gets a temporary, and nobody can know the name in advance.
+std::string random_temp_name() {
+    static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    std::uint64_t bits = 0;
+    if (::getrandom(&bits, sizeof bits, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof bits)) {
+        // No entropy yet (early boot): still unique per process and call, which O_EXCL then guarantees.
+        static std::atomic<std::uint64_t> counter{0};
+        bits = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+               (static_cast<std::uint64_t>(::getpid()) << 32) ^ (counter.fetch_add(1) * 0x9e3779b97f4a7c15u);
     }
-    throw Error("cannot write '" + target + "': no free temporary file name in '" + dir + "'");
+    std::string name = ".qs-";
+    for (int i = 0; i < 8; ++i, bits /= 62) name += kAlphabet[bits % 62];
+    return name;
 }
 
 }  // namespace
 
+namespace detail {
+int create_exclusive_file(int dir_fd, const std::string& name) {
+    return ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+}
+}  // namespace detail
+
 AtomicFileWriter::AtomicFileWriter(std::string target_path) : target_(std::move(target_path)) {
-    fd_ = open_unique_temp(target_, temp_);
+    std::string dir;
+    split_path(target_, dir, name_);
+    if (name_.empty() || name_ == "." || name_ == "..")
+        throw Error("cannot write '" + target_ + "': not a file name");
+    dir_fd_ = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd_ < 0) fail(errno);
+    // What would make the final rename fail is checked now, before any work is spent on the contents.
+    const long name_max = ::fpathconf(dir_fd_, _PC_NAME_MAX);
+    if (name_max > 0 && name_.size() > static_cast<std::size_t>(name_max)) fail(ENAMETOOLONG);
+    struct stat st {};
+    if (::fstatat(dir_fd_, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) fail(EISDIR);
+    for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+        const std::string name = random_temp_name();
+        fd_ = detail::create_exclusive_file(dir_fd_, name);
+        if (fd_ >= 0)
+            temp_name_ = name;
+        else if (errno != EEXIST)
+            fail(errno);
+    }
+    if (fd_ < 0) throw Error("cannot write '" + target_ + "': no free temporary file name in '" + dir + "'");
     buffer_.reserve(kWriteBuffer);
 }
 
@@ -68,8 +85,15 @@ AtomicFileWriter::~AtomicFileWriter() { abandon(); }
 void AtomicFileWriter::abandon() noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
-    if (!temp_.empty()) ::unlink(temp_.c_str());
-    temp_.clear();
+    if (!temp_name_.empty()) ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
+    temp_name_.clear();
+    if (dir_fd_ >= 0) ::close(dir_fd_);
+    dir_fd_ = -1;
+}
+
+void AtomicFileWriter::fail(int err) {
+    abandon();
+    throw Error("cannot write '" + target_ + "': " + std::strerror(err));
 }
 
 void AtomicFileWriter::write_fd(const char* data, std::size_t size) {
@@ -77,9 +101,7 @@ void AtomicFileWriter::write_fd(const char* data, std::size_t size) {
         const ssize_t n = ::write(fd_, data, size);
         if (n < 0) {
             if (errno == EINTR) continue;
-            const int err = errno;
-            abandon();
-            fail_errno("write", target_, err);
+            fail(errno);
         }
         data += n;
         size -= static_cast<std::size_t>(n);
@@ -104,36 +126,29 @@ void AtomicFileWriter::write(const void* data, std::size_t size) {
     buffer_.insert(buffer_.end(), bytes, bytes + size);
 }
 
-void AtomicFileWriter::commit() {
-    if (fd_ < 0) throw Error("cannot write '" + target_ + "': the file is already closed");
+void AtomicFileWriter::finish() {
+    if (temp_name_.empty()) throw Error("cannot write '" + target_ + "': the file is already closed");
+    if (fd_ < 0) return;
     flush_buffer();
+    std::vector<char>().swap(buffer_);  // a finished file waiting for its rename holds no memory
     // fsync before rename: otherwise a crash right after the rename can leave an empty target.
-    if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) {
-        const int err = errno;
-        abandon();
-        fail_errno("write", target_, err);
-    }
+    if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) fail(errno);
     const int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0 && errno != EINTR) {
-        const int err = errno;
-        abandon();
-        fail_errno("write", target_, err);
-    }
-    if (::rename(temp_.c_str(), target_.c_str()) != 0) {
-        const int err = errno;
-        abandon();
-        fail_errno("write", target_, err);
-    }
-    temp_.clear();
+    if (::close(fd) != 0 && errno != EINTR) fail(errno);
+}
+
+void AtomicFileWriter::commit() {
+    finish();
+    if (::renameat(dir_fd_, temp_name_.c_str(), dir_fd_, name_.c_str()) != 0) fail(errno);
+    temp_name_.clear();
     // Make the rename itself durable; best effort, the data is already complete either way.
-    std::string dir, base;
-    split_path(target_, dir, base);
-    const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd >= 0) {
-        ::fsync(dir_fd);
-        ::close(dir_fd);
+    const int dir = ::openat(dir_fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
     }
+    abandon();  // closes the folder; nothing is left to remove
 }
 
 void write_file_atomic(const std::string& path, const void* data, std::size_t size) {
@@ -142,106 +157,58 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t si
     writer.commit();
 }
 
+AtomicFileWriter& OutputFiles::add(const std::string& path) {
+    writers_.push_back(std::make_unique<AtomicFileWriter>(path));
+    return *writers_.back();
+}
+
+void OutputFiles::commit() {
+    // Every file complete on disk first: a full disk or an I/O error then leaves every target untouched.
+    for (const auto& writer : writers_) writer->finish();
+    for (const auto& writer : writers_) writer->commit();
+    writers_.clear();
+}
+
 // ---------------------------------------------------------------------------------------------------------
 
 namespace {
-// data() of an empty file: a valid pointer, so callers may memcpy zero bytes from it.
-const std::uint8_t kEmpty[1] = {0};
+
+struct FileIdentity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    std::string name;  // set when the file does not exist yet: it is then its folder's entry `name`
+    bool known = false;
+
+    bool operator==(const FileIdentity& other) const {
+        return known && other.known && device == other.device && inode == other.inode && name == other.name;
+    }
+};
+
+FileIdentity identify(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) return {st.st_dev, st.st_ino, "", true};
+    std::string dir, name;
+    split_path(path, dir, name);
+    if (::stat(dir.c_str(), &st) == 0) return {st.st_dev, st.st_ino, name, true};
+    return {};
+}
+
+std::string quoted(const FileRole& file) { return file.role + " '" + file.path + "'"; }
+
 }  // namespace
 
-MappedFile::MappedFile(const std::string& path) : path_(path), data_(kEmpty) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail_errno("read", path, errno);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int err = errno;
-        ::close(fd);
-        fail_errno("read", path, err);
+void check_distinct_files(const std::vector<FileRole>& inputs, const std::vector<FileRole>& outputs) {
+    std::vector<FileIdentity> input_ids, output_ids;
+    for (const FileRole& input : inputs) input_ids.push_back(identify(input.path));
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const FileIdentity id = identify(outputs[i].path);
+        for (std::size_t j = 0; j < inputs.size(); ++j)
+            if (id == input_ids[j]) throw Error(quoted(outputs[i]) + " would overwrite " + quoted(inputs[j]));
+        for (std::size_t j = 0; j < i; ++j)
+            if (id == output_ids[j])
+                throw Error(quoted(outputs[j]) + " and " + quoted(outputs[i]) + " are the same file");
+        output_ids.push_back(id);
     }
-    if (S_ISDIR(st.st_mode)) {
-        ::close(fd);
-        throw Error("cannot read '" + path + "': it is a directory");
-    }
-    // A pipe or device has no size to check lengths against (and /dev/zero never ends).
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw Error("cannot read '" + path + "': not a regular file");
-    }
-    size_ = static_cast<std::size_t>(st.st_size);
-    if (size_ == 0) {
-        ::close(fd);
-        return;
-    }
-    void* map = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map != MAP_FAILED) {
-        map_ = map;
-        data_ = static_cast<const std::uint8_t*>(map);
-        ::close(fd);
-        return;
-    }
-    // Some file systems cannot be mapped: read the file instead, never more than its size.
-    owned_.resize(size_);
-    std::size_t done = 0;
-    while (done < size_) {
-        const ssize_t n = ::read(fd, owned_.data() + done, size_ - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            fail_errno("read", path, err);
-        }
-        if (n == 0) break;  // shrank meanwhile: keep what is really there
-        done += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-    owned_.resize(done);
-    size_ = done;
-    data_ = owned_.empty() ? kEmpty : owned_.data();
-}
-
-MappedFile::~MappedFile() { release(); }
-
-void MappedFile::release() noexcept {
-    if (map_ != nullptr) ::munmap(map_, size_);
-    map_ = nullptr;
-    owned_.clear();
-    data_ = kEmpty;
-    size_ = 0;
-}
-
-MappedFile::MappedFile(MappedFile&& other) noexcept
-    : path_(std::move(other.path_)),
-      data_(other.data_),
-      size_(other.size_),
-      map_(other.map_),
-      owned_(std::move(other.owned_)) {
-    other.map_ = nullptr;
-    other.data_ = kEmpty;
-    other.size_ = 0;
-}
-
-MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
-    if (this != &other) {
-        release();
-        path_ = std::move(other.path_);
-        data_ = other.data_;
-        size_ = other.size_;
-        map_ = other.map_;
-        owned_ = std::move(other.owned_);
-        other.map_ = nullptr;
-        other.data_ = kEmpty;
-        other.size_ = 0;
-    }
-    return *this;
-}
-
-void MappedFile::will_read(std::size_t offset, std::size_t length) const {
-    if (map_ == nullptr || offset >= size_) return;
-    if (length > size_ - offset) length = size_ - offset;
-    // madvise wants a page-aligned start.
-    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    const std::size_t start = offset / page * page;
-    ::madvise(static_cast<char*>(map_) + start, length + (offset - start), MADV_WILLNEED);
 }
 
 }  // namespace qs

@@ -123,7 +123,7 @@ private:
     std::size_t first_row_line_ = 0;
 };
 
-// Rows and columns of the CSV layout, checked before any file is created.
+// Rows and columns of the CSV layout, checked before anything is written.
 void csv_layout(const std::string& path, const Shape& shape, std::int64_t& rows, std::int64_t& cols) {
     if (shape.size() == 3) {
         throw Error(path + ": cannot write a 3-D tensor (" + shape_to_string(shape) + ") as CSV; use .npy");
@@ -138,10 +138,9 @@ void csv_layout(const std::string& path, const Shape& shape, std::int64_t& rows,
 }
 
 template <typename T>
-void write_csv(const std::string& path, const Shape& shape, const T* values) {
+void write_csv(AtomicFileWriter& writer, const Shape& shape, const T* values) {
     std::int64_t rows = 0, cols = 0;
-    csv_layout(path, shape, rows, cols);
-    AtomicFileWriter writer(path);
+    csv_layout(writer.target(), shape, rows, cols);
     std::string line;
     char number[64];
     for (std::int64_t r = 0; r < rows; ++r) {
@@ -156,7 +155,6 @@ void write_csv(const std::string& path, const Shape& shape, const T* values) {
         line += '\n';
         writer.write(line);
     }
-    writer.commit();
 }
 
 }  // namespace
@@ -165,17 +163,19 @@ Tensor parse_csv(const char* data, std::size_t size, const std::string& name) {
     return CsvParser(data, size, name).parse();
 }
 
-Tensor read_csv(const std::string& path) {
-    const MappedFile file(path);
-    return parse_csv(reinterpret_cast<const char*>(file.data()), file.size(), path);
+Tensor read_csv(const std::string& path) { return read_csv(MappedFile(path)); }
+
+Tensor read_csv(const MappedFile& file) {
+    return file.read_guarded(
+        [&] { return parse_csv(reinterpret_cast<const char*>(file.data()), file.size(), file.path()); });
 }
 
-void write_csv_floats(const std::string& path, const Shape& shape, const float* values) {
-    write_csv(path, shape, values);
+void write_csv_floats(AtomicFileWriter& out, const Shape& shape, const float* values) {
+    write_csv(out, shape, values);
 }
 
-void write_csv_codes(const std::string& path, const Shape& shape, const std::int32_t* codes) {
-    write_csv(path, shape, codes);
+void write_csv_codes(AtomicFileWriter& out, const Shape& shape, const std::int32_t* codes) {
+    write_csv(out, shape, codes);
 }
 
 }  // namespace qs

@@ -317,10 +317,11 @@ Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& 
     return tensor;
 }
 
-Tensor read_npy(const std::string& path, std::string* note) {
-    const MappedFile file(path);
+Tensor read_npy(const std::string& path, std::string* note) { return read_npy(MappedFile(path), note); }
+
+Tensor read_npy(const MappedFile& file, std::string* note) {
     file.will_read(0, file.size());
-    return parse_npy(file.data(), file.size(), path, note);
+    return file.read_guarded([&] { return parse_npy(file.data(), file.size(), file.path(), note); });
 }
 
 std::string npy_header_bytes(const std::string& descr, const Shape& shape) {
@@ -378,26 +379,22 @@ std::uint32_t float_bits(float f) {
 
 }  // namespace
 
-void write_npy_floats(const std::string& path, const Shape& shape, const float* values) {
-    const std::int64_t numel = checked_output_numel(path, shape);
-    AtomicFileWriter writer(path);
+void write_npy_floats(AtomicFileWriter& writer, const Shape& shape, const float* values) {
+    const std::int64_t numel = checked_output_numel(writer.target(), shape);
     writer.write(npy_header_bytes("<f4", shape));
     if (detail::host_is_little_endian()) {
         writer.write(values, static_cast<std::size_t>(numel) * sizeof(float));
     } else {
         write_converted<std::uint32_t>(writer, values, numel, float_bits);
     }
-    writer.commit();
 }
 
-void write_npy_codes(const std::string& path, const Shape& shape, const std::int32_t* codes, NpyDtype dtype) {
-    const std::int64_t numel = checked_output_numel(path, shape);
+void write_npy_codes(AtomicFileWriter& writer, const Shape& shape, const std::int32_t* codes, NpyDtype dtype) {
+    const std::int64_t numel = checked_output_numel(writer.target(), shape);
     if (dtype == NpyDtype::F4) {
-        AtomicFileWriter writer(path);
         writer.write(npy_header_bytes("<f4", shape));
         write_converted<std::uint32_t>(writer, codes, numel,
                                        [](std::int32_t q) { return float_bits(static_cast<float>(q)); });
-        writer.commit();
         return;
     }
     const char* descr = "|i1";
@@ -410,15 +407,14 @@ void write_npy_codes(const std::string& path, const Shape& shape, const std::int
         case NpyDtype::U2: descr = "<u2", type_name = "uint16", lo = 0, hi = 65535; break;
         case NpyDtype::F4: break;
     }
-    // Checked before the file is opened: a code that does not fit must not become a wrapped number.
+    // Checked before anything is written: a code that does not fit must not become a wrapped number.
     for (std::int64_t i = 0; i < numel; ++i) {
         if (codes[i] < lo || codes[i] > hi) {
-            fail(path, "code " + std::to_string(codes[i]) + " at index " + index_to_string(shape, i) +
-                           " does not fit " + type_name + " [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                           "]");
+            fail(writer.target(), "code " + std::to_string(codes[i]) + " at index " + index_to_string(shape, i) +
+                                      " does not fit " + type_name + " [" + std::to_string(lo) + ", " +
+                                      std::to_string(hi) + "]");
         }
     }
-    AtomicFileWriter writer(path);
     writer.write(npy_header_bytes(descr, shape));
     const auto two_complement = [](std::int32_t q) { return static_cast<std::uint32_t>(q); };
     if (dtype == NpyDtype::I1 || dtype == NpyDtype::U1) {
@@ -426,7 +422,6 @@ void write_npy_codes(const std::string& path, const Shape& shape, const std::int
     } else {
         write_converted<std::uint16_t>(writer, codes, numel, two_complement);
     }
-    writer.commit();
 }
 
 }  // namespace qs

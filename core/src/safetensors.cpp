@@ -63,10 +63,15 @@ std::size_t safetensors_item_size(const std::string& dtype) {
     return 0;
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path), name_(path) {
+SafetensorsFile::SafetensorsFile(const std::string& path) : SafetensorsFile(MappedFile(path)) {}
+
+SafetensorsFile::SafetensorsFile(MappedFile file) : file_(std::move(file)), name_(file_.path()) {
     data_ = file_.data();
     size_ = file_.size();
-    parse();
+    file_.read_guarded([&] {
+        parse();
+        return 0;
+    });
 }
 
 SafetensorsFile::SafetensorsFile(const std::uint8_t* data, std::size_t size, std::string name)
@@ -198,9 +203,11 @@ Tensor SafetensorsFile::read(const std::string& tensor_name, std::string* foldin
     const std::uint8_t* src = data_ + data_start_ + entry.begin;
     file_.will_read(data_start_ + static_cast<std::size_t>(entry.begin), static_cast<std::size_t>(entry.end - entry.begin));
     tensor.values.resize(static_cast<std::size_t>(numel));
-    detail::decode_floats(type, src, tensor.values.size(), tensor.values.data());
-    detail::check_decoded(tensor, type, src, true, prefix);
-    return tensor;
+    return file_.read_guarded([&] {
+        detail::decode_floats(type, src, tensor.values.size(), tensor.values.data());
+        detail::check_decoded(tensor, type, src, true, prefix);
+        return std::move(tensor);
+    });
 }
 
 }  // namespace qs

@@ -257,9 +257,7 @@ Session parse_session(const std::string& text, const std::string& name) {
 }
 
 Session read_session(const std::string& path) {
-    const MappedFile file(path);
-    if (file.size() > (std::size_t{256} << 20)) throw Error(path + ": a session file is at most 256 MiB");
-    return parse_session(std::string(reinterpret_cast<const char*>(file.data()), file.size()), path);
+    return parse_session(read_small_file(path, std::size_t{256} << 20), path);
 }
 
 void write_session(const std::string& path, const Session& session) {

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "quantscope/atomic_file.hpp"
 #include "quantscope/csv.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/npy.hpp"
@@ -67,20 +68,32 @@ Tensor load_tensor(const std::string& path, const std::string& tensor_name, std:
                 "); choose one with --tensor NAME");
 }
 
-void save_floats(const std::string& path, const Shape& shape, const float* values) {
-    if (output_format(path) == Format::Csv) {
-        write_csv_floats(path, shape, values);
+void save_floats(AtomicFileWriter& out, const Shape& shape, const float* values) {
+    if (output_format(out.target()) == Format::Csv) {
+        write_csv_floats(out, shape, values);
     } else {
-        write_npy_floats(path, shape, values);
+        write_npy_floats(out, shape, values);
     }
 }
 
-void save_codes(const std::string& path, const Shape& shape, const std::int32_t* codes, NpyDtype dtype) {
-    if (output_format(path) == Format::Csv) {
-        write_csv_codes(path, shape, codes);
+void save_codes(AtomicFileWriter& out, const Shape& shape, const std::int32_t* codes, NpyDtype dtype) {
+    if (output_format(out.target()) == Format::Csv) {
+        write_csv_codes(out, shape, codes);
     } else {
-        write_npy_codes(path, shape, codes, dtype);
+        write_npy_codes(out, shape, codes, dtype);
     }
+}
+
+void save_floats(const std::string& path, const Shape& shape, const float* values) {
+    AtomicFileWriter out(path);
+    save_floats(out, shape, values);
+    out.commit();
+}
+
+void save_codes(const std::string& path, const Shape& shape, const std::int32_t* codes, NpyDtype dtype) {
+    AtomicFileWriter out(path);
+    save_codes(out, shape, codes, dtype);
+    out.commit();
 }
 
 }  // namespace qs

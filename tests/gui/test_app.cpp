@@ -176,6 +176,21 @@ TEST_CASE("gui: bad options exit 2 with one error line and open no window") {
     }
 }
 
+TEST_CASE("gui: a screenshot and a saved figure that are one file are refused before the window opens") {
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    REQUIRE(::symlink(dir.path.c_str(), (dir / "alias").c_str()) == 0);
+    for (const std::string& other : {dir / "a.png", dir / "alias/a.png"}) {
+        CAPTURE(other);
+        const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --preset lesson --screenshot '" +
+                                   dir / "a.png" + "' --save-figure '" + other + "'");
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
+        CHECK(r.err.find("are the same file") != std::string::npos);
+        CHECK_FALSE(path_exists(dir / "a.png"));
+    }
+}
+
 TEST_CASE("gui: with no display the figure is rendered headless to a PNG") {
     TempDir dir;
     Run r = run(dir, "env -u DISPLAY -u WAYLAND_DISPLAY '" QS_BINARY "' gui");

@@ -296,6 +296,40 @@ TEST_CASE("export: csv of a 2-D tensor and a rank-3 csv refused with nothing wri
     CHECK(error.find("not a directory") != std::string::npos);
 }
 
+TEST_CASE("export: the four tensors never overwrite the file the tensor was read from") {
+    TempDir dir;
+    const qs::Tensor lesson = qs::lesson_tensor();
+    const std::string source = dir / "x_codes.csv";
+    qs::save_floats(source, lesson.shape, lesson.values.data());
+    const std::string before = read_file(source);
+    AppState app;
+    Start(app, {source});
+    std::vector<std::string> written;
+    std::string error;
+    CHECK_FALSE(qs::gui::ExportTensors(app, {dir.path, "x", qs::gui::TensorFormat::Csv}, &written, &error));
+    CHECK(error.find("would overwrite the tensor's file") != std::string::npos);
+    CHECK(written.empty());
+    CHECK(read_file(source) == before);
+    CHECK_FALSE(path_exists(dir / "x_original.csv"));  // all four or none
+}
+
+TEST_CASE("export: a PNG is never written through a link planted at a temporary name") {
+    TempDir dir;
+    const std::string out = dir / "f.png", victim = dir / "victim";
+    { std::ofstream(victim) << "precious"; }
+    // The name the PNG writer used to write through (out + ".tmp" + pid).
+    const std::string planted = out + ".tmp" + std::to_string(static_cast<long>(::getpid()));
+    REQUIRE(::symlink(victim.c_str(), planted.c_str()) == 0);
+    const std::vector<std::uint8_t> rgba(4 * 4 * 4, 200);
+    std::string error;
+    REQUIRE_MESSAGE(qs::gui::write_png_atomic(out, 4, 4, rgba, false, &error), error);
+    CHECK(read_file(victim) == "precious");
+    struct stat st {};
+    CHECK(::lstat(planted.c_str(), &st) == 0);
+    CHECK(S_ISLNK(st.st_mode));
+    CHECK(read_file(out).rfind("\x89PNG", 0) == 0);
+}
+
 // ----------------------------------------------------------------------------------------------- sessions
 
 TEST_CASE("session: non-default settings of a preset survive a save and a reopen through the CLI path") {

@@ -11,6 +11,9 @@
 
 namespace qs {
 
+class AtomicFileWriter;
+class MappedFile;
+
 // The header of a .npy file as written, before any QuantScope restriction on rank or dtype.
 struct NpyHeader {
     int major_version = 1;
@@ -31,17 +34,19 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
 // Rank > 3 (C order) is folded to 3-D; `note` (if given) then says how, e.g. "2x3x4x5 viewed as 6x4x5".
 Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name, std::string* note = nullptr);
 
-// parse_npy on a memory-mapped file.
+// parse_npy on a memory-mapped file (a file that shrinks while it is read is an error, not a crash).
 Tensor read_npy(const std::string& path, std::string* note = nullptr);
+Tensor read_npy(const MappedFile& file, std::string* note = nullptr);
 
 // The bytes of a v1.0 header (v2.0 if it would not fit) for `descr` and `shape`, padded with spaces and
 // a newline so the data starts at a multiple of 64 bytes, as numpy writes it.
 std::string npy_header_bytes(const std::string& descr, const Shape& shape);
 
-// '<f4' array of shape `shape` (rank 1..3), written atomically.
-void write_npy_floats(const std::string& path, const Shape& shape, const float* values);
+// '<f4' array of shape `shape` (rank 1..3), written to `out` (its target names the file in messages); the
+// caller commits.
+void write_npy_floats(AtomicFileWriter& out, const Shape& shape, const float* values);
 // Integer codes as '|i1', '|u1', '<i2' or '<u2' (NpyDtype::F4 writes them as '<f4'); a code outside the
-// dtype's range is an error naming its index. Written atomically.
-void write_npy_codes(const std::string& path, const Shape& shape, const std::int32_t* codes, NpyDtype dtype);
+// dtype's range is an error naming its index. Written to `out`; the caller commits.
+void write_npy_codes(AtomicFileWriter& out, const Shape& shape, const std::int32_t* codes, NpyDtype dtype);
 
 }  // namespace qs

@@ -31,6 +31,8 @@ public:
     // known dtypes, non-negative shapes, 0 <= begin <= end <= data size, end - begin == numel * itemsize,
     // no two tensors overlapping. Throws qs::Error "<path>: ..." otherwise.
     explicit SafetensorsFile(const std::string& path);
+    // The same over a file already open (a file that shrinks while it is read is an error, not a crash).
+    explicit SafetensorsFile(MappedFile file);
     // The same over bytes owned by the caller, which must outlive this object (for tests and fuzzing).
     SafetensorsFile(const std::uint8_t* data, std::size_t size, std::string name);
 

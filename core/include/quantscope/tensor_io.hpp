@@ -9,6 +9,8 @@
 
 namespace qs {
 
+class AtomicFileWriter;
+
 // Picks the reader by extension (.npy, .csv, .safetensors; case-insensitive). Every length and shape is
 // checked against the real file size before anything is allocated; the result has passed check_tensor.
 // Throws qs::Error naming the file. A .safetensors file must hold exactly one tensor here.
@@ -30,5 +32,9 @@ enum class NpyDtype { F4, I1, U1, I2, U2 };
 // `.csv` (2-D; rank 1 is one row, rank 3 is refused; codes as integers). Other extensions are errors.
 void save_floats(const std::string& path, const Shape& shape, const float* values);
 void save_codes(const std::string& path, const Shape& shape, const std::int32_t* codes, NpyDtype dtype);
+// The same into a writer the caller commits (alone, or with others through OutputFiles); the format
+// follows the writer's target.
+void save_floats(AtomicFileWriter& out, const Shape& shape, const float* values);
+void save_codes(AtomicFileWriter& out, const Shape& shape, const std::int32_t* codes, NpyDtype dtype);
 
 }  // namespace qs
