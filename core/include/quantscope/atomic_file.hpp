@@ -138,7 +138,8 @@ public:
     // Runs `read()` (any code that reads data(): a parser, a decoder, a copy; on any thread, several at once)
     // and returns its result. If the file shrinks meanwhile, the missing bytes read as zeros instead of
     // killing the process with SIGBUS, and whatever `read` returned or threw becomes qs::Error
-    // "cannot read '<path>': the file shrank while it was being read". `read` may allocate and throw.
+    // "cannot read '<path>': the file shrank while it was being read". `read` may allocate and throw. The
+    // guard covers the calling thread only: work split over threads calls read_guarded in each chunk.
     template <class Read>
     auto read_guarded(Read&& read) const -> decltype(read()) {
         const detail::ShrinkGuard guard(range_.get());
