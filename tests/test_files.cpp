@@ -179,6 +179,30 @@ TEST_CASE("files: a fault outside any guarded read still ends the process") {
     CHECK(WTERMSIG(status) == SIGBUS);
 }
 
+TEST_CASE("files: quantize and inspect of a file that shrinks once it is mapped: exit 2 and one line") {
+    TempDir dir;
+    const std::vector<float> values(std::size_t{1} << 18, 0.5f);
+    const std::string header = "{\"w\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]}}";
+    const std::pair<const char*, const char*> runs[] = {
+        {"quantize", "t.npy"}, {"quantize", "t.csv"}, {"inspect", "m.safetensors"}};
+    for (const auto& [command, name] : runs) {
+        CAPTURE(name);
+        qs::save_floats(dir / "t.npy", {512, 512}, values.data());
+        qs::save_floats(dir / "t.csv", {512, 512}, values.data());
+        write_bytes(dir / "m.safetensors", safetensors_file(header, std::string(16, '\0')));
+        const std::string victim = fs::canonical(dir / name).string();
+        // The shim truncates the file right after the program maps it (tests/shrink_on_map.cpp); an ASan
+        // build must accept a library loaded before its runtime.
+        const Run r = run(std::string(command) + " " + shell_quote(dir / name), dir,
+                          "LD_PRELOAD=" + shell_quote(QS_SHRINK_ON_MAP) + " QS_SHRINK_ON_MAP=" + shell_quote(victim) +
+                              " ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\"");
+        CHECK(r.exit_code == 2);
+        CHECK(one_line(r.err));
+        CHECK(contains(r.err, "cannot read '" + dir / name + "': the file shrank while it was being read"));
+        CHECK(fs::file_size(dir / name) == 0);
+    }
+}
+
 // ------------------------------------------------------------------------------- inputs that never end
 
 TEST_CASE("files: an input that is not a regular file fails at once whichever reader opens it") {
