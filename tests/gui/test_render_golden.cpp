@@ -1,0 +1,62 @@
+// The figures `render` writes are pinned by checksum: a refactor of the drawing code (moving it between
+// layers, sharing the plot kit) must give byte-identical PNGs. A deliberate change of the figure updates
+// the table below; run this test once and copy the checksums it prints.
+//
+// Mesa's llvmpipe compiles its shaders for the host CPU, and different vector units may round the last bit
+// of a blended pixel differently: the renders here pin it to SSE4.1 with 128-bit vectors so the checksums
+// do not depend on the machine that runs the tests.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "gui_test_support.hpp"
+
+namespace {
+
+using namespace qs::gui_test;
+
+std::uint64_t fnv1a(const std::string& bytes) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : bytes) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+struct GoldenFigure {
+    const char* name;
+    const char* options;
+    std::uint64_t checksum;
+};
+
+const GoldenFigure kGolden[] = {
+    {"lesson", "--preset lesson", 0xcbe56e22a487e027ull},
+    {"lesson grid", "--preset lesson --grid", 0x975b9e45e0ecd1e2ull},
+    {"lesson look", "--preset lesson-manual --lesson-look", 0xdcebdbec8582334cull},
+    {"manual int4", "--preset lesson --dtype int4 --scale 2.5 --zero-point -1", 0x6c03e0ff5264a8a6ull},
+    {"randn symmetric viridis", "--preset randn-4x4 --mode symmetric --cmap viridis --annotate on", 0xf307e4557f9139b7ull},
+    {"channels greys", "--random normal --shape 24x40 --seed 7 --granularity channel --cmap greys --width 1000", 0xcc97911cebed621cull},
+    {"groups uint4 slice", "--preset outliers-4x128x256 --dtype uint4 --granularity group --group-size 32 --slice 2", 0xb3bc1272f1bfee0aull},
+};
+
+}  // namespace
+
+TEST_CASE("render writes the same figure bytes as before") {
+    TempDir dir;
+    bool all_match = true;
+    for (const GoldenFigure& g : kGolden) {
+        const std::string out = dir / "figure.png";
+        const Run r = run(dir, std::string("GALLIUM_OVERRIDE_CPU_CAPS=sse4.1 LP_NATIVE_VECTOR_WIDTH=128 ") +
+                                   QS_BINARY + " render " + g.options + " --out '" + out + "'");
+        INFO(std::string(g.name) << ": " << r.err);
+        REQUIRE(r.exit_code == 0);
+        const std::uint64_t sum = fnv1a(read_file(out));
+        if (sum != g.checksum) {
+            all_match = false;
+            std::printf("    {\"%s\", \"%s\", 0x%016llxull},\n", g.name, g.options, static_cast<unsigned long long>(sum));
+        }
+        CHECK_MESSAGE(sum == g.checksum, std::string(g.name) << ": the PNG changed");
+    }
+    if (!all_match) std::printf("(new checksums above: paste them into kGolden if the change is intended)\n");
+}
