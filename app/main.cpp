@@ -9,8 +9,8 @@
 #include "cli/commands.hpp"
 #include "quantscope/error.hpp"
 #ifdef QS_HAVE_GUI
-#include "gui/gui_main.hpp"
-#include "gui/render_command.hpp"
+#include "gui/app/gui_main.hpp"
+#include "gui/app/render_command.hpp"
 #endif
 
 namespace {

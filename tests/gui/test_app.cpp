@@ -214,9 +214,9 @@ TEST_CASE("gui: with no display the figure is rendered headless to a PNG") {
 #include <memory>
 #include <thread>
 
-#include "gui/app_state.hpp"
-#include "gui/settings.hpp"
-#include "gui/tensor_panel.hpp"
+#include "gui/app/app_state.hpp"
+#include "gui/platform/settings.hpp"
+#include "gui/panels/tensor_panel.hpp"
 #include "quantscope/presets.hpp"
 
 namespace {

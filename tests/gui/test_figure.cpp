@@ -15,12 +15,13 @@
 
 #include <stb_image.h>  // implementation in libstb
 
-#include "gui/colormap.hpp"
-#include "gui/figure_panel.hpp"
-#include "gui/heatmap.hpp"
-#include "gui/offscreen.hpp"
-#include "gui/quant_view.hpp"
-#include "gui/style.hpp"
+#include "gui/widgets/colormap.hpp"
+#include "gui/panels/figure_panel.hpp"
+#include "gui/widgets/heatmap.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
+#include "gui/app/figure_png.hpp"
+#include "gui/document/quant_view.hpp"
+#include "gui/widgets/style.hpp"
 #include "quantscope/downsample.hpp"
 #include "quantscope/histogram.hpp"
 #include "quantscope/presets.hpp"

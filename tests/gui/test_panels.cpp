@@ -11,14 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "gui/calibration_panel.hpp"
-#include "gui/compare_panel.hpp"
-#include "gui/figure_panel.hpp"
-#include "gui/histogram_panel.hpp"
-#include "gui/landscape_panel.hpp"
-#include "gui/offscreen.hpp"
-#include "gui/quant_view.hpp"
-#include "gui/style.hpp"
+#include "gui/panels/calibration_panel.hpp"
+#include "gui/panels/compare_panel.hpp"
+#include "gui/panels/figure_panel.hpp"
+#include "gui/panels/histogram_panel.hpp"
+#include "gui/panels/landscape_panel.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
+#include "gui/app/figure_png.hpp"
+#include "gui/document/quant_view.hpp"
+#include "gui/widgets/style.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/downsample.hpp"
 #include "quantscope/histogram.hpp"

@@ -1,0 +1,96 @@
+#include "gui/app/export.hpp"
+
+#include <exception>
+#include <filesystem>
+
+#include "gui/app/app_state.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
+#include "gui/app/figure_png.hpp"
+#include "gui/app/session_io.hpp"
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace qs::gui {
+namespace {
+
+namespace fs = std::filesystem;
+
+// SPEC's code files: numpy int8/uint8 for N <= 8, int16/uint16 up to N = 16.
+NpyDtype CodeDtype(const IntType& t) {
+    if (t.bits <= 8) return t.is_signed ? NpyDtype::I1 : NpyDtype::U1;
+    return t.is_signed ? NpyDtype::I2 : NpyDtype::U2;
+}
+
+}  // namespace
+
+bool ExportFigurePng(AppState& app, const FigureExport& request, std::string* error) {
+    auto fail = [&](const std::string& what) {
+        if (error) *error = what;
+        return false;
+    };
+    if (request.path.empty()) return fail("the figure needs a file name");
+    if (lower_extension(request.path) != ".png") return fail("the figure's file name must end in .png: " + request.path);
+    if (request.width < 320 || request.width > 8192) return fail("the figure width must be 320 to 8192 pixels");
+    app.finish_recompute_now();
+    const QuantView view = app.view();
+    if (!view.valid()) return fail("nothing to save: no quantized tensor");
+    // What `quantscope render` sets up: the user's figure settings without the toolbar, the slice on show.
+    FigurePanelSettings settings = app.figure.settings;
+    settings.show_toolbar = false;
+    FigurePngOptions options;
+    options.slice = app.figure.slice;
+    if (request.with_pipeline) options.selected = app.figure.selected;
+    return render_figure_png(view, settings, options, request.width, request.path, error) == 0;
+}
+
+std::vector<std::string> TensorExportPaths(const TensorExport& request) {
+    const std::string ext = request.format == TensorFormat::Npy ? ".npy" : ".csv";
+    std::vector<std::string> out;
+    for (const char* what : {"original", "codes", "dequantized", "error"})
+        out.push_back((fs::path(request.directory) / (request.base + "_" + what + ext)).string());
+    return out;
+}
+
+bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::string>* written, std::string* error) {
+    if (written) written->clear();
+    auto fail = [&](const std::string& what) {
+        if (error) *error = what;
+        return false;
+    };
+    if (request.base.empty()) return fail("the files need a base name");
+    if (request.base.find('/') != std::string::npos) return fail("the base name must not contain '/'");
+    std::error_code ec;
+    if (request.directory.empty() || !fs::is_directory(request.directory, ec))
+        return fail("not a directory: " + request.directory);
+    app.finish_recompute_now();
+    const QuantView view = app.view();
+    if (!view.valid()) return fail("nothing to export: no quantized tensor");
+    const Tensor& t = *view.tensor;
+    // Checked before the first file so that a refusal leaves nothing behind.
+    if (request.format == TensorFormat::Csv && t.rank() == 3)
+        return fail("CSV holds 2-D data: this tensor is " + shape_to_string(t.shape) + "; export it as .npy");
+    const std::vector<std::string> paths = TensorExportPaths(request);
+    try {
+        // The file the tensor was read from is not an export target, whatever the names.
+        std::vector<FileRole> inputs;
+        const TensorOrigin* origin = app.origins.find(app.tensor.get());
+        if (origin != nullptr && origin->source.kind == TensorSource::Kind::File)
+            inputs.push_back({"the tensor's file", origin->source.path});
+        std::vector<FileRole> outputs;
+        for (const std::string& path : paths) outputs.push_back({"the export", path});
+        check_distinct_files(inputs, outputs);
+        // All four or none.
+        OutputFiles files;
+        save_floats(files.add(paths[0]), t.shape, t.values.data());
+        save_codes(files.add(paths[1]), t.shape, view.result->codes.data(), CodeDtype(view.config->dtype));
+        save_floats(files.add(paths[2]), t.shape, view.result->dequantized.data());
+        save_floats(files.add(paths[3]), t.shape, view.result->error.data());
+        files.commit();
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    if (written) *written = paths;
+    return true;
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,357 @@
+#include "gui/app/session_io.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <sstream>
+#include <utility>
+
+#include "gui/app/app_state.hpp"
+#include "gui/widgets/colormap.hpp"
+#include "gui/panels/figure_panel.hpp"
+#include "gui/panels/safetensors_browser.hpp"
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace qs::gui {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string BoolText(bool b) { return b ? "1" : "0"; }
+
+bool ParseBool(const std::string& text, bool& out) {
+    if (text == "1" || text == "true") out = true;
+    else if (text == "0" || text == "false") out = false;
+    else return false;
+    return true;
+}
+
+bool ParseInt(const std::string& text, std::int64_t& out) {
+    try {
+        out = cli::parse_int("", text);
+        return true;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+// "x0 y0 x1 y1" of a zoomed view; %.17g so that the reopened view is the same to the bit.
+std::string ViewText(const HeatmapView& v) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%.17g %.17g %.17g %.17g", v.x0, v.y0, v.x1, v.y1);
+    return buf;
+}
+
+bool ParseViewText(const std::string& text, HeatmapView& out) {
+    std::istringstream in(text);
+    HeatmapView v;
+    if (!(in >> v.x0 >> v.y0 >> v.x1 >> v.y1)) return false;
+    std::string rest;
+    if (in >> rest) return false;
+    for (double d : {v.x0, v.y0, v.x1, v.y1})
+        if (!std::isfinite(d)) return false;
+    if (v.empty()) return false;
+    out = v;
+    return true;
+}
+
+// A file the session refers to: relative to the session's directory when it lies inside it (the two can move
+// together), else absolute (load_session_tensor resolves relative paths against the session's directory).
+std::string PathForSession(const std::string& file, const std::string& session_path) {
+    std::error_code ec;
+    const fs::path abs = fs::absolute(file, ec).lexically_normal();
+    if (ec) return file;
+    const fs::path dir = fs::absolute(session_path, ec).parent_path().lexically_normal();
+    if (ec) return abs.string();
+    const fs::path rel = abs.lexically_relative(dir);
+    if (!rel.empty() && *rel.begin() != "..") return rel.string();
+    return abs.string();
+}
+
+// A session's own source as an origin for the tensor it loads: file paths made absolute (they were relative to
+// the session), inline values have none (they are saved inline again, or beside a new session).
+bool OriginOfSession(const Session& s, const std::string& session_path, TensorOrigin& out) {
+    if (s.source.kind == TensorSource::Kind::Inline) return false;
+    out.source = s.source;
+    if (s.source.kind == TensorSource::Kind::File) {
+        fs::path p(s.source.path);
+        if (p.is_relative()) p = fs::path(session_path).parent_path() / p;
+        std::error_code ec;
+        const fs::path abs = fs::absolute(p, ec);
+        out.source.path = (ec ? p : abs).lexically_normal().string();
+    }
+    return true;
+}
+
+std::string JoinLines(const std::vector<std::string>& parts) {
+    std::string out;
+    for (const std::string& p : parts) {
+        if (p.empty()) continue;
+        if (!out.empty()) out += "\n";
+        out += p;
+    }
+    return out;
+}
+
+std::string FoldingNotice(const std::string& label, const std::string& note) {
+    return note.empty() ? std::string() : label + ": " + note + " (rank above 3 is folded into the first axis)";
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------ origins
+
+void TensorOrigins::record(const std::shared_ptr<const Tensor>& tensor, TensorOrigin origin) {
+    if (!tensor) return;
+    // Entries of tensors that are gone could match a new tensor at the same address: drop them first.
+    for (std::size_t i = 0; i < entries_.size();) {
+        if (entries_[i].tensor.expired() || entries_[i].address == tensor.get())
+            entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+        else
+            ++i;
+    }
+    entries_.push_back(Entry{tensor, tensor.get(), std::move(origin)});
+}
+
+const TensorOrigin* TensorOrigins::find(const Tensor* tensor) const {
+    if (!tensor) return nullptr;
+    for (const Entry& e : entries_) {
+        const std::shared_ptr<const Tensor> alive = e.tensor.lock();
+        if (alive && alive.get() == tensor) return &e.origin;
+    }
+    return nullptr;
+}
+
+std::function<void(AppState&)> RecordOrigin(TensorOrigin origin) {
+    return [origin = std::move(origin)](AppState& app) { app.origins.record(app.tensor, origin); };
+}
+
+// --------------------------------------------------------------------------------------------------- view
+
+ViewSettings SessionView(const AppState& app) {
+    ViewSettings v;
+    v.emplace_back("label", app.label);
+    if (app.base_mode != Mode::Manual) v.emplace_back("base_mode", to_string(app.base_mode));
+    std::istringstream lines(SerializeFigurePanelSettings(app.figure.settings));
+    for (std::string line; std::getline(lines, line);) {
+        const auto eq = line.find('=');
+        if (eq != std::string::npos) v.emplace_back("figure." + line.substr(0, eq), line.substr(eq + 1));
+    }
+    v.emplace_back("figure.slice", std::to_string(app.figure.slice));
+    v.emplace_back("figure.selected", std::to_string(app.figure.selected));
+    if (!app.figure.view.empty()) v.emplace_back("figure.view", ViewText(app.figure.view));
+    v.emplace_back("panels.controls", BoolText(app.panels.controls));
+    v.emplace_back("panels.figure", BoolText(app.panels.figure));
+    v.emplace_back("panels.metrics", BoolText(app.panels.metrics));
+    v.emplace_back("panels.histogram", BoolText(app.panels.histogram));
+    v.emplace_back("histogram.log_counts", BoolText(app.histogram.log_counts));
+    return v;
+}
+
+std::string ApplySessionView(AppState& app, const ViewSettings& view) {
+    std::vector<std::string> skipped;
+    const std::int64_t slices = app.tensor ? app.tensor->slices() : 1;
+    const std::int64_t numel = app.tensor ? app.tensor->numel() : 0;
+    for (const auto& [key, value] : view) {
+        bool ok = true;
+        std::int64_t n = 0;
+        if (key == "label") {
+            ok = !value.empty();
+            if (ok) app.label = value;
+        } else if (key == "base_mode") {
+            ok = value == "asymmetric" || value == "symmetric";
+            if (ok) app.base_mode = parse_mode(value);
+        } else if (key == "figure.slice") {
+            ok = ParseInt(value, n) && n >= 0 && n < slices;
+            if (ok) app.figure.slice = static_cast<int>(n);
+        } else if (key == "figure.selected") {
+            ok = ParseInt(value, n) && n >= -1 && n < numel;
+            if (ok) app.figure.selected = n;
+        } else if (key == "figure.view") {
+            ok = ParseViewText(value, app.figure.view);
+        } else if (key.rfind("figure.", 0) == 0) {
+            ok = ApplyFigurePanelSetting(app.figure.settings, key.c_str() + 7, value.c_str());
+        } else if (key == "panels.controls") {
+            ok = ParseBool(value, app.panels.controls);
+        } else if (key == "panels.figure") {
+            ok = ParseBool(value, app.panels.figure);
+        } else if (key == "panels.metrics") {
+            ok = ParseBool(value, app.panels.metrics);
+        } else if (key == "panels.histogram") {
+            ok = ParseBool(value, app.panels.histogram);
+        } else if (key == "histogram.log_counts") {
+            ok = ParseBool(value, app.histogram.log_counts);
+        } else {
+            ok = false;
+        }
+        if (!ok) skipped.push_back(key + "=" + value);
+    }
+    if (skipped.empty()) return {};
+    std::string out = "skipped view settings this version does not understand:";
+    for (const std::string& s : skipped) out += " " + s;
+    return out;
+}
+
+// ------------------------------------------------------------------------------------------------ sessions
+
+Session MakeSession(const AppState& app, const std::string& session_path, std::string* side_tensor) {
+    if (side_tensor) side_tensor->clear();
+    if (!app.tensor) throw Error("nothing to save: no tensor is open");
+    Session s;
+    s.config = app.config;
+    s.view = SessionView(app);
+    if (const TensorOrigin* origin = app.origins.find(app.tensor.get())) {
+        s.source = origin->source;
+        if (s.source.kind == TensorSource::Kind::File) s.source.path = PathForSession(s.source.path, session_path);
+    } else if (app.tensor->numel() <= kMaxInlineValues) {
+        s.source.kind = TensorSource::Kind::Inline;
+        s.tensor = *app.tensor;
+    } else {
+        // Edited and too big to inline: the values go to a .npy beside the session.
+        const std::string side = session_path + ".tensor.npy";
+        if (side_tensor) *side_tensor = side;
+        s.source.kind = TensorSource::Kind::File;
+        s.source.path = fs::path(side).filename().string();
+    }
+    return s;
+}
+
+bool SaveSession(AppState& app, const std::string& session_path, std::string* error) {
+    try {
+        // `quantscope gui FILE` knows a session by its extension.
+        if (lower_extension(session_path) != ".json") throw Error("a session file name must end in .json: " + session_path);
+        std::string side;
+        const Session s = MakeSession(app, session_path, &side);
+        // The session and its side tensor appear together or not at all.
+        OutputFiles files;
+        if (!side.empty()) save_floats(files.add(side), app.tensor->shape, app.tensor->values.data());
+        files.add(session_path).write(session_to_json(s));
+        files.commit();
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = e.what();
+        return false;
+    }
+}
+
+void OpenSession(AppState& app, const std::string& session_path) {
+    Session s;
+    try {
+        s = read_session(session_path);
+    } catch (const std::exception& e) {
+        app.error = e.what();
+        return;
+    }
+    TensorOrigin origin;
+    const bool has_origin = OriginOfSession(s, session_path, origin);
+    const QuantConfig config = s.config;
+    ViewSettings view = std::move(s.view);
+    auto session = std::make_shared<const Session>(std::move(s));
+    app.start_tensor_job("Opening " + session_path, [session, session_path, origin, has_origin, config,
+                                                      view = std::move(view)](JobProgress& p) {
+        p.stage = "reading";
+        p.progress = 0.05f;
+        std::string note;
+        Tensor t = load_session_tensor(*session, session_path, &note);
+        TensorJobResult r = FinishTensorJob(std::move(t), config, session_path, p);
+        r.then = [origin, has_origin, note, view](AppState& a) {
+            if (has_origin) {
+                TensorOrigin o = origin;
+                o.note = note;
+                a.origins.record(a.tensor, std::move(o));
+            }
+            const std::string problems = ApplySessionView(a, view);
+            a.notice = JoinLines({a.notice, FoldingNotice(a.label, note), problems});
+        };
+        return r;
+    });
+}
+
+void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files) {
+    if (!app.apply_tensor(std::make_shared<Tensor>(std::move(input.tensor)), input.label, &input.config)) return;
+    if (input.source.kind != TensorSource::Kind::Inline) app.origins.record(app.tensor, {input.source, input.note});
+    std::string problems;
+    if (input.from_session) problems = ApplySessionView(app, input.view);
+    const std::string override_problems = ApplySessionView(app, files.view);
+    app.notice = JoinLines({app.notice, FoldingNotice(app.label, input.note), problems, override_problems});
+    if (!files.browse.empty()) {
+        std::string problem;
+        if (!OpenSafetensorsBrowser(app.safetensors, files.browse, &problem)) app.error = problem;
+    }
+    if (!files.save_figure.empty()) app.files.queued_figure = FigureExport{files.save_figure};
+    if (!files.save_session.empty()) app.files.queued_session = files.save_session;
+    app.history = UndoHistory{};
+}
+
+// ------------------------------------------------------------------------------------------- command line
+
+std::vector<cli::OptionSpec> GuiFileOptionSpecs() {
+    return {{"--cmap", true},  {"--annotate", true},    {"--lesson-look", false},   {"--grid", false},
+            {"--slice", true}, {"--save-figure", true}, {"--save-session", true}};
+}
+
+cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& files) {
+    files = GuiFileOptions{};
+    for (const char* name : {"--save-figure", "--save-session"}) {
+        if (!args.has(name)) continue;
+        if (!screenshot) throw Error(std::string(name) + " needs --screenshot (in the window, use the File menu)");
+        if (args.get(name)->empty()) throw Error(std::string(name) + ": the path is empty");
+    }
+    if (const std::string* s = args.get("--save-figure")) {
+        if (lower_extension(*s) != ".png") throw Error("--save-figure: '" + *s + "' must end in .png");
+        files.save_figure = *s;
+    }
+    if (const std::string* s = args.get("--save-session")) {
+        if (lower_extension(*s) != ".json") throw Error("--save-session: '" + *s + "' must end in .json");
+        files.save_session = *s;
+    }
+    // A model file of several tensors without --tensor: show its list rather than refuse (load_tensor wants
+    // exactly one tensor). A file that does not open falls through to load_input's own error.
+    if (args.positionals.size() == 1 && !args.has("--tensor") && IsSafetensorsPath(args.positionals[0])) {
+        try {
+            const SafetensorsFile file(args.positionals[0]);
+            if (file.list().size() != 1) {
+                files.browse = args.positionals[0];
+                args.positionals.clear();
+            }
+        } catch (const std::exception&) {
+        }
+    }
+    cli::Input input = cli::load_input(args, true);
+    const Tensor& tensor = input.tensor;
+    ViewSettings& v = files.view;
+    if (const std::string* s = args.get("--cmap")) {
+        Colormap m;
+        if (*s == "white" || !ParseColormap(s->c_str(), m))
+            throw Error("--cmap: unknown colormap '" + *s + "' (coolwarm, viridis, greys)");
+        v.emplace_back("figure.colormap", *s);
+    }
+    if (const std::string* s = args.get("--annotate")) {
+        if (*s != "auto" && *s != "on" && *s != "off") throw Error("--annotate: '" + *s + "' is not auto, on or off");
+        v.emplace_back("figure.annotate", *s);
+    }
+    if (args.has("--lesson-look")) v.emplace_back("figure.lesson_look", "1");
+    if (args.has("--grid")) v.emplace_back("figure.grid", "1");
+    if (const std::string* s = args.get("--slice")) {
+        const std::int64_t slice = cli::parse_int("--slice", *s);
+        if (slice < 0 || slice >= tensor.slices())
+            throw Error("--slice " + *s + " is out of range (the tensor has " + std::to_string(tensor.slices()) +
+                        (tensor.slices() == 1 ? " slice)" : " slices)"));
+        v.emplace_back("figure.slice", std::to_string(slice));
+    }
+    return input;
+}
+
+std::string ExpandUserPath(const std::string& path) {
+    if (path == "~" || path.rfind("~/", 0) == 0) {
+        const char* home = std::getenv("HOME");
+        if (home && *home) return std::string(home) + path.substr(1);
+    }
+    return path;
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,339 @@
+#include "gui/panels/calibration_panel.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "gui/widgets/text.hpp"
+
+namespace qs::gui {
+namespace {
+
+constexpr ImU32 kBestRowLight = IM_COL32(120, 200, 120, 90);
+constexpr ImU32 kBestRowDark = IM_COL32(60, 160, 80, 90);
+
+bool LightTheme() {
+    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+    return bg.x + bg.y + bg.z > 1.5f;
+}
+
+// The config fields compare_calibrators depends on (manual mode compares the asymmetric calibrators).
+QuantConfig Inputs(const QuantConfig& c) {
+    QuantConfig k;
+    k.dtype = c.dtype;
+    k.mode = c.mode == Mode::Manual ? Mode::Asymmetric : c.mode;
+    k.granularity = c.granularity;
+    k.axis = c.granularity == Granularity::Channel ? c.axis : 0;
+    k.group_size = c.granularity == Granularity::Group ? c.group_size : 0;
+    k.rounding = c.rounding;
+    return k;
+}
+
+bool SameInputs(const QuantConfig& a, const QuantConfig& b) {
+    return a.dtype == b.dtype && a.mode == b.mode && a.granularity == b.granularity && a.axis == b.axis &&
+           a.group_size == b.group_size && a.rounding == b.rounding;
+}
+
+void Start(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
+    st.inputs = Inputs(*qv.config);
+    st.tensor_key = TensorKeyOf(qv);
+    st.started = true;
+    st.pending = false;
+    ++st.requests;
+    QuantConfig base = *qv.config;
+    if (base.mode == Mode::Manual) {
+        base.mode = Mode::Asymmetric;
+        base.granularity = Granularity::Tensor;
+    }
+    std::shared_ptr<const Tensor> t = tensor;
+    st.task.start([t, base](BackgroundTask<CalibrationPanelState::Table>::Context& ctx) {
+        const auto t0 = std::chrono::steady_clock::now();
+        CalibrationPanelState::Table table;
+        table.rows = compare_calibrators(*t, base);
+        table.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (!ctx.cancelled()) ctx.publish(std::move(table));
+    });
+}
+
+// Rows in display order: each calibrator followed by its "recompute s" twin (asymmetric), else as given.
+std::vector<int> DisplayOrder(const std::vector<CalibrationRow>& rows) {
+    std::vector<int> order;
+    const int n = static_cast<int>(rows.size());
+    if (n % 2 == 0 && n >= 2 && !rows[0].config.recompute_scale && rows[n / 2].config.recompute_scale) {
+        for (int i = 0; i < n / 2; ++i) {
+            order.push_back(i);
+            order.push_back(i + n / 2);
+        }
+    } else {
+        for (int i = 0; i < n; ++i) order.push_back(i);
+    }
+    return order;
+}
+
+const CalibrationRow* Twin(const std::vector<CalibrationRow>& rows, int i) {
+    const int n = static_cast<int>(rows.size());
+    if (n % 2 != 0 || n < 2 || rows[0].config.recompute_scale || !rows[n / 2].config.recompute_scale) return nullptr;
+    return &rows[static_cast<std::size_t>(i < n / 2 ? i + n / 2 : i - n / 2)];
+}
+
+bool IsCurrent(const CalibrationRow& row, const QuantConfig& c) {
+    if (c.mode == Mode::Manual) return false;
+    const QuantConfig& r = row.config;
+    if (r.calibration != c.calibration) return false;
+    if (r.calibration == Calibration::Percentile && std::fabs(r.percentile - c.percentile) > 1e-9) return false;
+    if (r.mode == Mode::Asymmetric && r.recompute_scale != c.recompute_scale) return false;
+    return true;
+}
+
+std::string Percent(std::int64_t part, std::int64_t whole) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f%%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+    return buf;
+}
+
+std::string BlocksLabel(const QuantConfig& c, std::size_t blocks) {
+    return std::string(c.granularity == Granularity::Group ? "per-group: " : "per-channel: ") + std::to_string(blocks);
+}
+
+template <typename T>
+void PerBlockTooltip(const std::vector<T>& v, const char* what) {
+    if (!ImGui::IsItemHovered()) return;
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    ImGui::BeginTooltip();
+    ImGui::Text("%zu values of %s, from %s to %s", v.size(), what, FormatNumber(static_cast<double>(*lo)).c_str(),
+                FormatNumber(static_cast<double>(*hi)).c_str());
+    std::string first;
+    for (std::size_t i = 0; i < std::min<std::size_t>(v.size(), 6); ++i)
+        first += (i ? ", " : "") + FormatNumber(static_cast<double>(v[i]));
+    ImGui::TextDisabled("first: %s%s", first.c_str(), v.size() > 6 ? ", ..." : "");
+    ImGui::EndTooltip();
+}
+
+}  // namespace
+
+std::string CalibratorName(const QuantConfig& c) {
+    switch (c.calibration) {
+        case Calibration::MinMax: return c.mode == Mode::Symmetric ? "max|r| (lessons)" : "min/max (lessons)";
+        case Calibration::Percentile: {
+            char buf[48];
+            std::snprintf(buf, sizeof buf, "percentile %g", c.percentile);
+            return buf;
+        }
+        case Calibration::Mse: return "MSE search";
+    }
+    return "";
+}
+
+bool ZeroPointClamped(const CalibrationRow& row, const CalibrationRow* twin) {
+    if (!twin || row.config.mode != Mode::Asymmetric || row.config.recompute_scale) return false;
+    const IntType& dt = row.config.dtype;
+    for (std::size_t b = 0; b < row.params.zero_point.size() && b < twin->params.scale.size(); ++b) {
+        const std::int32_t z = row.params.zero_point[b];
+        if ((z == dt.q_min() || z == dt.q_max()) && row.params.scale[b] != twin->params.scale[b]) return true;
+    }
+    return false;
+}
+
+bool CalibrationBusy(const CalibrationPanelState& st) { return st.task.running() || st.pending; }
+
+void FinishCalibration(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
+    for (int guard = 0; guard < 3; ++guard) {
+        st.task.wait();
+        if (std::optional<CalibrationPanelState::Table> t = st.task.take()) {
+            st.shown = std::move(*t);
+            st.has_shown = true;
+        }
+        if (!st.pending) break;
+        Start(st, qv, tensor);
+    }
+}
+
+CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView& qv,
+                                      const std::shared_ptr<const Tensor>& tensor) {
+    CalibrationApply apply;
+    ImGui::PushID(&st);
+    if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
+        ImGui::TextDisabled("No result yet.");
+        ImGui::PopID();
+        return apply;
+    }
+    // compare_calibrators cannot stop half-way: while it runs, a change only marks the table as pending, so at
+    // most one runs at a time; the stale table is dropped when the new one starts.
+    const bool changed = !st.started || st.tensor_key != TensorKeyOf(qv) || !SameInputs(st.inputs, Inputs(*qv.config));
+    if (changed) {
+        if (st.task.running()) st.pending = true;
+        else Start(st, qv, tensor);
+    }
+    if (std::optional<CalibrationPanelState::Table> t = st.task.take()) {
+        st.shown = std::move(*t);
+        st.has_shown = true;
+    }
+    if (st.pending && !st.task.running()) Start(st, qv, tensor);
+    const bool stale = st.task.running() || st.pending;
+
+    const Sym sym = Symbols();
+    const float font = ImGui::GetFontSize();
+    const IntType& dt = qv.config->dtype;
+    ImGui::Text("Calibrators for %s %s, %s granularity", dt.name().c_str(),
+                to_string(qv.config->mode == Mode::Manual ? Mode::Asymmetric : qv.config->mode),
+                to_string(qv.config->granularity));
+    ImGui::SameLine();
+    if (stale) {
+        ImGui::TextDisabled("  computing%s", st.has_shown ? " (the table below is for the previous settings)" : "...");
+    } else if (!st.task.error().empty()) {
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "  %s", st.task.error().c_str());
+    } else if (st.has_shown) {
+        if (st.shown.ms < 1.0) ImGui::TextDisabled("  < 1 ms");
+        else ImGui::TextDisabled("  %.0f ms", st.shown.ms);
+    }
+    if (!st.has_shown) {
+        ImGui::PopID();
+        return apply;
+    }
+    const std::vector<CalibrationRow>& rows = st.shown.rows;
+    st.best_row = -1;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (st.best_row < 0 || rows[i].metrics.mse < rows[static_cast<std::size_t>(st.best_row)].metrics.mse)
+            st.best_row = static_cast<int>(i);
+
+    // Natural height when the rows fit above the note; else a scrolling table with a frozen header.
+    const float cell_pad = ImGui::GetStyle().CellPadding.y * 2.0f;
+    const float row_h = ImGui::GetFrameHeight() + cell_pad;
+    const float natural_h = row_h * static_cast<float>(rows.size()) + ImGui::GetTextLineHeight() + cell_pad + 2.0f;
+    const float room = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2.4f;
+    ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_RowBg |
+                            ImGuiTableFlags_SizingFixedFit;
+    if (room < natural_h) flags |= ImGuiTableFlags_ScrollY;
+    const float table_h = room < natural_h ? std::max(room, row_h * 3.0f) : 0.0f;
+    bool any_clamped = false;
+    st.apply_row.clear();
+    st.apply_center.clear();
+    double clamped_clip = 0, twin_clip = 0;
+    std::string clamped_name;
+    if (ImGui::BeginTable("##calibrators", 9, flags, ImVec2(0.0f, table_h))) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        // Widths from the widest text each column can hold, not from auto-fit: a table first drawn while its
+        // tab is appearing (e.g. selected by --tab) measures nothing and would keep one-letter columns.
+        const float pad = ImGui::GetStyle().CellPadding.x * 2.0f;
+        auto column = [&](const char* header, const char* widest) {
+            ImGui::TableSetupColumn(header, ImGuiTableColumnFlags_WidthFixed,
+                                    std::max(ImGui::CalcTextSize(header).x, ImGui::CalcTextSize(widest).x) + pad);
+        };
+        column("Calibrator", "min/max (lessons)  (current)");
+        column("recompute s", "yes");
+        column("scale s", "0.000123456789");
+        column("zero point z", "-32768  clamped");
+        column("MSE", "0.000123456  best");
+        column("SQNR (dB)", "100.00");
+        column("clipped", "100.00%");
+        column("levels used", "65536 / 65536");
+        column("", "Apply");
+        ImGui::TableHeadersRow();
+        for (int i : DisplayOrder(rows)) {
+            const CalibrationRow& row = rows[static_cast<std::size_t>(i)];
+            const CalibrationRow* twin = Twin(rows, i);
+            const bool clamped = ZeroPointClamped(row, twin);
+            const Metrics& m = row.metrics;
+            ImGui::PushID(i);
+            ImGui::TableNextRow();
+            if (i == st.best_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, LightTheme() ? kBestRowLight : kBestRowDark);
+            ImGui::TableNextColumn();
+            ImGui::AlignTextToFramePadding();
+            ImGui::TextUnformatted(CalibratorName(row.config).c_str());
+            if (IsCurrent(row, *qv.config)) {
+                ImGui::SameLine();
+                ImGui::TextDisabled("(current)");
+            }
+            ImGui::TableNextColumn();
+            ImGui::AlignTextToFramePadding();
+            if (row.config.mode == Mode::Asymmetric) ImGui::TextUnformatted(row.config.recompute_scale ? "yes" : "no");
+            else ImGui::TextDisabled("%s", sym.dash);
+            ImGui::TableNextColumn();
+            ImGui::AlignTextToFramePadding();
+            if (row.params.scale.size() == 1) {
+                ImGui::TextUnformatted(FormatNumber(row.params.scale[0]).c_str());
+            } else {
+                ImGui::TextUnformatted(BlocksLabel(row.config, row.params.scale.size()).c_str());
+                PerBlockTooltip(row.params.scale, "s");
+            }
+            ImGui::TableNextColumn();
+            ImGui::AlignTextToFramePadding();
+            const ImVec4 warn = ImGui::ColorConvertU32ToFloat4(WarningColor());
+            if (row.params.zero_point.size() == 1) {
+                if (clamped) ImGui::TextColored(warn, "%s  clamped", FormatNumber(row.params.zero_point[0]).c_str());
+                else ImGui::TextUnformatted(FormatNumber(row.params.zero_point[0]).c_str());
+            } else {
+                if (clamped) ImGui::TextColored(warn, "%s, some clamped", BlocksLabel(row.config, row.params.zero_point.size()).c_str());
+                else ImGui::TextUnformatted(BlocksLabel(row.config, row.params.zero_point.size()).c_str());
+                PerBlockTooltip(row.params.zero_point, "z");
+            }
+            if (clamped && ImGui::IsItemHovered())
+                ImGui::SetTooltip("z = q_min %s r_min / s fell outside [%d, %d] and was clamped;\n"
+                                  "the lessons keep s, so the range shifts and its far end is clipped.",
+                                  sym.minus, dt.q_min(), dt.q_max());
+            ImGui::TableNextColumn();
+            ImGui::AlignTextToFramePadding();
+            if (i == st.best_row) ImGui::Text("%s  best", FormatNumber(m.mse).c_str());
+            else ImGui::TextUnformatted(FormatNumber(m.mse).c_str());
+            ImGui::TableNextColumn();
+            ImGui::AlignTextToFramePadding();
+            if (m.sqnr_db) ImGui::Text("%.2f", *m.sqnr_db);
+            else ImGui::TextDisabled("%s", sym.dash);
+            ImGui::TableNextColumn();
+            ImGui::AlignTextToFramePadding();
+            const std::string clip = Percent(m.clipped, m.count);
+            // Clipping that its twin avoids is the lessons' flaw at work.
+            if (clamped && twin && m.clipped > twin->metrics.clipped) {
+                ImGui::TextColored(warn, "%s", clip.c_str());
+                if (!any_clamped) {  // the note quotes the first such pair (min/max, the lessons' own, when it is one)
+                    clamped_name = CalibratorName(row.config);
+                    clamped_clip = m.count ? 100.0 * m.clipped / static_cast<double>(m.count) : 0.0;
+                    twin_clip = twin->metrics.count ? 100.0 * twin->metrics.clipped / static_cast<double>(twin->metrics.count) : 0.0;
+                }
+                any_clamped = true;
+            } else if (m.clipped > 0) {
+                ImGui::TextUnformatted(clip.c_str());
+            } else {
+                ImGui::TextDisabled("0");
+            }
+            ImGui::TableNextColumn();
+            ImGui::AlignTextToFramePadding();
+            ImGui::Text("%lld / %lld", static_cast<long long>(m.levels_used), static_cast<long long>(m.levels_total));
+            ImGui::TableNextColumn();
+            ImGui::BeginDisabled(stale);
+            if (ImGui::SmallButton("Apply")) {
+                apply.requested = true;
+                apply.config = row.config;
+            }
+            ImGui::EndDisabled();
+            st.apply_row.push_back(i);
+            st.apply_center.push_back(ImVec2((ImGui::GetItemRectMin().x + ImGui::GetItemRectMax().x) * 0.5f,
+                                             (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y) * 0.5f));
+            if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+                ImGui::SetTooltip("Use %s%s for the figure", CalibratorName(row.config).c_str(),
+                                  row.config.recompute_scale ? " with recompute s" : "");
+            ImGui::PopID();
+        }
+        ImGui::EndTable();
+    }
+    if (any_clamped) {
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()),
+                           "Clamped z: the lessons' formula moved z to the end of [%d, %d] but kept s, so the range "
+                           "shifts and its far end is cut off (%s: %.2f%% of the values clipped). \"recompute s\" "
+                           "rescales for the clamped z and keeps all of [r_min, r_max] (%.2f%% clipped).",
+                           dt.q_min(), dt.q_max(), clamped_name.c_str(), clamped_clip, twin_clip);
+        ImGui::PopTextWrapPos();
+    } else {
+        ImGui::TextDisabled("Green row: the smallest MSE. Percentiles clip the tails on purpose; the MSE search trades "
+                            "clipping for finer steps.");
+    }
+    (void)font;
+    ImGui::PopID();
+    return apply;
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,394 @@
+#include "gui/panels/compare_panel.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "gui/widgets/colormap.hpp"
+#include "gui/widgets/text.hpp"
+#include "quantscope/histogram.hpp"
+
+namespace qs::gui {
+namespace {
+
+bool LightTheme() {
+    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+    return bg.x + bg.y + bg.z > 1.5f;
+}
+ImVec4 BetterColor() { return LightTheme() ? ImVec4(0.10f, 0.52f, 0.20f, 1.0f) : ImVec4(0.40f, 0.85f, 0.45f, 1.0f); }
+ImVec4 WorseColor() { return LightTheme() ? ImVec4(0.78f, 0.12f, 0.12f, 1.0f) : ImVec4(1.0f, 0.45f, 0.45f, 1.0f); }
+
+bool SameConfig(const QuantConfig& a, const QuantConfig& b) {
+    return a.dtype == b.dtype && a.mode == b.mode && a.granularity == b.granularity && a.axis == b.axis &&
+           a.group_size == b.group_size && a.rounding == b.rounding && a.overflow == b.overflow &&
+           a.manual_scale == b.manual_scale && a.manual_zero_point == b.manual_zero_point &&
+           a.calibration == b.calibration && a.percentile == b.percentile && a.recompute_scale == b.recompute_scale;
+}
+
+ComparePanelState::Computed Compute(const Tensor& t, const QuantConfig& c, const TensorKey& key) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ComparePanelState::Computed out;
+    out.config = c;
+    out.tensor = key;
+    try {
+        check_config(c, t.shape);
+        out.params = compute_params(t, c);
+        quantize_into(t, out.params, c, out.result);
+    } catch (const std::exception& e) {
+        out.error = e.what();
+        out.params = QuantParams{};
+        out.result = QuantResult{};
+    }
+    out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+void Show(ComparePanelState& st, ComparePanelState::Computed c) {
+    st.shown = std::move(c);
+    st.has_shown = true;
+    ++st.b_generation;
+}
+
+void InitB(ComparePanelState& st, const QuantConfig& a) {
+    st.b = a;
+    if (st.b.mode == Mode::Manual) {
+        st.b.mode = Mode::Asymmetric;
+        st.b.granularity = Granularity::Tensor;
+    }
+    st.b.dtype.bits = a.dtype.bits == 4 ? 8 : 4;
+    st.b_initialized = true;
+}
+
+// The compact selector of B: returns true when it changed.
+bool DrawSelector(ComparePanelState& st, const Tensor& t) {
+    bool changed = false;
+    const float font = ImGui::GetFontSize();
+    QuantConfig& b = st.b;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("B:");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 5.0f);
+    if (ImGui::BeginCombo("##dtype", b.dtype.name().c_str())) {
+        for (int sign = 1; sign >= 0; --sign) {
+            for (int bits = 2; bits <= 16; ++bits) {
+                IntType d;
+                d.is_signed = sign == 1;
+                d.bits = bits;
+                if (ImGui::Selectable(d.name().c_str(), d == b.dtype)) {
+                    b.dtype = d;
+                    changed = true;
+                }
+            }
+        }
+        ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 7.0f);
+    int mode = b.mode == Mode::Symmetric ? 1 : 0;
+    const char* modes[] = {"asymmetric", "symmetric"};
+    if (ImGui::Combo("##mode", &mode, modes, 2)) {
+        b.mode = mode == 1 ? Mode::Symmetric : Mode::Asymmetric;
+        changed = true;
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 5.5f);
+    int gran = static_cast<int>(b.granularity);
+    const char* grans[] = {"tensor", "channel", "group"};
+    if (ImGui::Combo("##granularity", &gran, grans, 3)) {
+        b.granularity = static_cast<Granularity>(gran);
+        if (b.granularity == Granularity::Group && b.group_size < 1) b.group_size = std::min<std::int64_t>(32, t.cols());
+        changed = true;
+    }
+    if (b.granularity == Granularity::Channel && t.rank() > 1) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(font * 4.0f);
+        if (ImGui::SliderInt("##axis", &b.axis, 0, t.rank() - 1, "axis %d", ImGuiSliderFlags_AlwaysClamp)) changed = true;
+    } else if (b.granularity == Granularity::Group) {
+        // Divisors of the last dimension: any other size is an error.
+        std::vector<std::int64_t> sizes;
+        for (std::int64_t g = 1; g <= t.cols(); ++g)
+            if (t.cols() % g == 0) sizes.push_back(g);
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(font * 5.5f);
+        const std::string label = "size " + std::to_string(b.group_size);
+        if (ImGui::BeginCombo("##group", label.c_str())) {
+            for (std::int64_t g : sizes) {
+                if (ImGui::Selectable(std::to_string(g).c_str(), g == b.group_size)) {
+                    b.group_size = g;
+                    changed = true;
+                }
+            }
+            ImGui::EndCombo();
+        }
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 8.0f);
+    const std::string cal = calibration_label(b);
+    if (ImGui::BeginCombo("##calibration", cal.c_str())) {
+        struct Option {
+            Calibration c;
+            double p;
+            const char* label;
+        };
+        const Option options[] = {{Calibration::MinMax, 0, "minmax"},
+                                  {Calibration::Percentile, 99.9, "percentile:99.9"},
+                                  {Calibration::Percentile, 99.99, "percentile:99.99"},
+                                  {Calibration::Mse, 0, "mse"}};
+        for (const Option& o : options) {
+            const bool sel = b.calibration == o.c && (o.c != Calibration::Percentile || b.percentile == o.p);
+            if (ImGui::Selectable(o.label, sel)) {
+                b.calibration = o.c;
+                if (o.c == Calibration::Percentile) b.percentile = o.p;
+                changed = true;
+            }
+        }
+        ImGui::EndCombo();
+    }
+    if (b.mode == Mode::Asymmetric) {
+        ImGui::SameLine();
+        if (ImGui::Checkbox("recompute s", &b.recompute_scale)) changed = true;
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("When z is clamped, recompute s so that [r_min, r_max] stays representable.");
+    }
+    return changed;
+}
+
+enum class Better { Lower, Higher, None };
+
+struct MetricRow {
+    const char* name;
+    Better better;
+    bool has_a, has_b;
+    double a, b;
+    bool integer;
+};
+
+std::string Fmt(double v, bool integer) {
+    if (integer) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(std::llround(v)));
+        return buf;
+    }
+    return FormatNumber(v);
+}
+
+void DrawMetricsTable(const Metrics& a, const Metrics& b) {
+    const std::vector<MetricRow> rows = {
+        {"MSE", Better::Lower, true, true, a.mse, b.mse, false},
+        {"RMSE", Better::Lower, true, true, a.rmse, b.rmse, false},
+        {"MAE", Better::Lower, true, true, a.mae, b.mae, false},
+        {"max |e|", Better::Lower, true, true, a.max_abs_error, b.max_abs_error, false},
+        {"SQNR (dB)", Better::Higher, a.sqnr_db.has_value(), b.sqnr_db.has_value(), a.sqnr_db.value_or(0),
+         b.sqnr_db.value_or(0), false},
+        {"clipped", Better::Lower, true, true, static_cast<double>(a.clipped), static_cast<double>(b.clipped), true},
+        {"levels used", Better::None, true, true, static_cast<double>(a.levels_used), static_cast<double>(b.levels_used), true},
+    };
+    const Sym sym = Symbols();
+    const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_RowBg |
+                                  ImGuiTableFlags_SizingFixedFit;
+    if (!ImGui::BeginTable("##diff", 4, flags)) return;
+    ImGui::TableSetupColumn("metric");
+    ImGui::TableSetupColumn("A");
+    ImGui::TableSetupColumn("B");
+    const std::string diff = std::string("B ") + sym.minus + " A";
+    ImGui::TableSetupColumn(diff.c_str());
+    ImGui::TableHeadersRow();
+    for (const MetricRow& r : rows) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(r.name);
+        ImGui::TableNextColumn();
+        if (r.has_a) ImGui::TextUnformatted(Fmt(r.a, r.integer).c_str());
+        else ImGui::TextDisabled("%s", sym.dash);
+        ImGui::TableNextColumn();
+        if (r.has_b) ImGui::TextUnformatted(Fmt(r.b, r.integer).c_str());
+        else ImGui::TextDisabled("%s", sym.dash);
+        ImGui::TableNextColumn();
+        if (!r.has_a || !r.has_b) {
+            ImGui::TextDisabled("%s", sym.dash);
+            continue;
+        }
+        const double d = r.b - r.a;
+        std::string text = (d > 0 ? "+" : d < 0 ? sym.minus : "") + Fmt(std::fabs(d), r.integer);
+        if (r.better == Better::Lower && r.a > 0.0 && d != 0.0 && !r.integer) {
+            // Relative change: a percentage when modest, a factor when B is several times A.
+            const double ratio = r.b / r.a;
+            char rel[32];
+            if (ratio >= 2.0 || ratio <= 0.5) std::snprintf(rel, sizeof rel, " (%s%.3g)", sym.times, ratio);
+            else std::snprintf(rel, sizeof rel, " (%+.0f%%)", 100.0 * d / r.a);
+            text += rel;
+        }
+        const bool better = (r.better == Better::Lower && d < 0) || (r.better == Better::Higher && d > 0);
+        const bool worse = (r.better == Better::Lower && d > 0) || (r.better == Better::Higher && d < 0);
+        if (d == 0.0 || r.better == Better::None) ImGui::TextDisabled("%s", text.c_str());
+        else ImGui::TextColored(better ? BetterColor() : WorseColor(), "%s%s", text.c_str(), better ? "  better" : worse ? "  worse" : "");
+    }
+    ImGui::EndTable();
+}
+
+void Tooltip(const QuantView& qv, const ComparePanelState& st, std::int64_t flat) {
+    const Sym sym = Symbols();
+    ImGui::BeginTooltip();
+    ImGui::Text("Element %s: r = %s", index_to_string(qv.tensor->shape, flat).c_str(),
+                FormatNumber(qv.tensor->values[static_cast<std::size_t>(flat)]).c_str());
+    ImGui::Text("A: q = %d, r%s = %s, |e| = %s", qv.result->codes[static_cast<std::size_t>(flat)], sym.prime,
+                FormatNumber(qv.result->dequantized[static_cast<std::size_t>(flat)]).c_str(),
+                FormatNumber(qv.result->error[static_cast<std::size_t>(flat)]).c_str());
+    ImGui::Text("B: q = %d, r%s = %s, |e| = %s", st.shown.result.codes[static_cast<std::size_t>(flat)], sym.prime,
+                FormatNumber(st.shown.result.dequantized[static_cast<std::size_t>(flat)]).c_str(),
+                FormatNumber(st.shown.result.error[static_cast<std::size_t>(flat)]).c_str());
+    ImGui::EndTooltip();
+}
+
+}  // namespace
+
+std::string ConfigSummary(const QuantConfig& c) {
+    std::string s = c.dtype.name() + " " + to_string(c.mode);
+    if (c.mode == Mode::Manual) return s;
+    if (c.granularity == Granularity::Channel) s += ", channel axis " + std::to_string(c.axis);
+    else if (c.granularity == Granularity::Group) s += ", group " + std::to_string(c.group_size);
+    else s += ", per tensor";
+    s += ", " + calibration_label(c);
+    if (c.mode == Mode::Asymmetric && c.recompute_scale) s += ", recompute s";
+    return s;
+}
+
+bool CompareBusy(const ComparePanelState& st) { return st.task.running(); }
+
+void FinishCompare(ComparePanelState& st) {
+    st.task.wait();
+    if (std::optional<ComparePanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
+}
+
+void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
+    ImGui::PushID(&st);
+    if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
+        ImGui::TextDisabled("No result yet.");
+        ImGui::PopID();
+        return;
+    }
+    const Tensor& t = *qv.tensor;
+    if (!st.b_initialized) InitB(st, *qv.config);
+    st.b.rounding = qv.config->rounding;
+    st.b.overflow = qv.config->overflow;
+    DrawSelector(st, t);
+
+    // (Re)compute B when its config or the tensor changed.
+    const TensorKey key = TensorKeyOf(qv);
+    if (!st.started || key != st.requested_tensor || !SameConfig(st.b, st.requested)) {
+        st.requested = st.b;
+        st.requested_tensor = key;
+        st.started = true;
+        if (t.numel() <= kCompareSyncElements) {
+            st.task.cancel();
+            Show(st, Compute(t, st.b, key));
+        } else {
+            std::shared_ptr<const Tensor> owner = tensor;
+            const QuantConfig c = st.b;
+            st.task.start([owner, c, key](BackgroundTask<ComparePanelState::Computed>::Context& ctx) {
+                ComparePanelState::Computed out = Compute(*owner, c, key);
+                if (!ctx.cancelled()) ctx.publish(std::move(out));
+            });
+        }
+    }
+    if (std::optional<ComparePanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
+
+    const bool b_ready = st.has_shown && st.shown.error.empty() && st.shown.tensor == key &&
+                         st.shown.result.error.size() == t.values.size();
+    if (st.task.running()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("  computing B...");
+    }
+    if (st.has_shown && !st.shown.error.empty()) {
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "B: %s", st.shown.error.c_str());
+        ImGui::PopID();
+        return;
+    }
+    if (!b_ready) {
+        ImGui::TextDisabled("Quantizing B...");
+        ImGui::PopID();
+        return;
+    }
+
+    const float font = ImGui::GetFontSize();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float table_w = std::max(font * 27.0f, std::floor(avail.x * 0.33f));
+    const float maps_w = std::max(font * 16.0f, avail.x - table_w - font);
+    const float gap = std::round(font * 1.0f);
+    const float title_h = ImGui::GetTextLineHeightWithSpacing() * 2.0f;
+    float slider_h = 0.0f;
+    if (t.rank() == 3) {
+        st.slice = std::clamp<int>(st.slice, 0, static_cast<int>(t.slices()) - 1);
+        ImGui::SetNextItemWidth(font * 10.0f);
+        ImGui::SliderInt("##slice", &st.slice, 0, static_cast<int>(t.slices()) - 1, "slice %d", ImGuiSliderFlags_AlwaysClamp);
+        slider_h = ImGui::GetFrameHeightWithSpacing();
+    }
+    const float heat_h = std::max(font * 4.0f, avail.y - title_h - slider_h - font * 0.5f);
+
+    // One color scale for both: 0 .. the larger max error.
+    st.shared_max = std::max(qv.result->metrics.max_abs_error, st.shown.result.metrics.max_abs_error);
+    HeatmapStyle style;
+    style.colormap = Colormap::Coolwarm;
+    style.norm = ColorNorm::Centered(0.0, st.shared_max, 0.0);
+    style.bar_lo = 0.0;
+    style.bar_hi = st.shared_max;
+    style.reduction = Reduction::Max;  // an outlier's error survives zooming out
+    style.annotate = AnnotateMode::Auto;  // a small tensor's errors are printed, as in the figure
+    const float cb_w = HeatmapColorbarWidth(style, heat_h);
+    const float col_w = std::floor((maps_w - gap - cb_w) * 0.5f);
+
+    const std::int64_t rows = t.rows(), cols = t.cols(), off = static_cast<std::int64_t>(st.slice) * rows * cols;
+    std::array<HeatmapSource, 2> src;
+    src[0].f32 = qv.result->error.data() + off;
+    src[1].f32 = st.shown.result.error.data() + off;
+    for (HeatmapSource& s : src) {
+        s.rows = rows;
+        s.cols = cols;
+    }
+    const std::string titles[2] = {"A: " + ConfigSummary(*qv.config), "B: " + ConfigSummary(st.shown.config)};
+    const std::uint64_t gens[2] = {qv.generation, st.b_generation};
+    const float heat_top = origin.y + slider_h + title_h;
+    std::int64_t hovered = -1;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    for (int i = 0; i < 2; ++i) {
+        HeatmapStyle s = style;
+        s.colorbar = i == 1 ? ColorbarMode::Show : ColorbarMode::None;
+        const float x = std::floor(origin.x + i * (col_w + gap));
+        ImGui::SetCursorScreenPos(ImVec2(x, heat_top));
+        const HeatmapResult r = DrawHeatmap(i == 0 ? "##errA" : "##errB", st.maps[static_cast<std::size_t>(i)], src[i], gens[i], s,
+                                            st.view, HeatmapCell{}, ImVec2(col_w + (i == 1 ? cb_w : 0.0f), heat_h));
+        st.image_min[static_cast<std::size_t>(i)] = r.image_min;
+        st.image_max[static_cast<std::size_t>(i)] = r.image_max;
+        if (r.hovered.valid()) hovered = off + r.hovered.row * cols + r.hovered.col;
+        // Title over the image, two lines: which setting, then what is shown.
+        const float cx = (r.image_min.x + r.image_max.x) * 0.5f;
+        const ImVec2 ts = ImGui::CalcTextSize(titles[i].c_str());
+        const float ty = heat_top - title_h;
+        dl->PushClipRect(ImVec2(x, ty), ImVec2(x + col_w + (i == 1 ? cb_w : 0.0f), heat_top), true);
+        dl->AddText(ImVec2(std::round(std::max(x, cx - ts.x * 0.5f)), std::round(ty)), ImGui::GetColorU32(ImGuiCol_Text),
+                    titles[i].c_str());
+        const std::string sub = std::string("error |r ") + Symbols().minus + " r" + Symbols().prime + "|, max " +
+                                FormatNumber(i == 0 ? qv.result->metrics.max_abs_error : st.shown.result.metrics.max_abs_error);
+        const ImVec2 ss = ImGui::CalcTextSize(sub.c_str());
+        dl->AddText(ImVec2(std::round(std::max(x, cx - ss.x * 0.5f)), std::round(ty + ImGui::GetTextLineHeightWithSpacing())),
+                    ImGui::GetColorU32(ImGuiCol_TextDisabled), sub.c_str());
+        dl->PopClipRect();
+    }
+    if (hovered >= 0) Tooltip(qv, st, hovered);
+
+    ImGui::SetCursorScreenPos(ImVec2(origin.x + maps_w + font, origin.y));
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("Metrics: B against A");
+    ImGui::TextDisabled("one color scale: 0 .. %s", FormatNumber(st.shared_max).c_str());
+    DrawMetricsTable(qv.result->metrics, st.shown.result.metrics);
+    ImGui::EndGroup();
+
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(ImVec2(avail.x, std::max(heat_top + heat_h - origin.y, 1.0f)));
+    ImGui::PopID();
+}
+
+}  // namespace qs::gui

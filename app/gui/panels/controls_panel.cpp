@@ -1,0 +1,370 @@
+#include "gui/panels/controls_panel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include <imgui.h>
+
+#include "gui/app/app_state.hpp"
+#include "gui/widgets/widgets.hpp"
+#include "quantscope/quantize.hpp"
+
+namespace qs::gui {
+namespace {
+
+// Readable on the light theme and on the dark one.
+const ImVec4 kWrongRed(0.82f, 0.12f, 0.10f, 1.0f);
+const ImVec4 kWarn(0.80f, 0.42f, 0.0f, 1.0f);
+
+void Label(const char* text) { RowLabel(text, 6.5f); }
+void Section(const char* title) { SectionHeader(title); }
+
+void Note(const ImVec4& color, const std::string& text) {
+    if (text.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_Text, color);
+    ImGui::TextWrapped("%s", text.c_str());
+    ImGui::PopStyleColor();
+}
+
+void DrawDtype(AppState& app) {
+    QuantConfig next = app.config;
+    int sign = next.dtype.is_signed ? 0 : 1;
+    Label("Type");
+    bool changed = ImGui::Combo("##signedness", &sign, "int (signed)\0uint (unsigned)\0");
+    Label("Bits");
+    int bits = next.dtype.bits;
+    changed |= ImGui::SliderInt("##bits", &bits, 2, 16, "%d bits", ImGuiSliderFlags_AlwaysClamp);
+    const bool dragging = ImGui::IsItemActive();
+    if (changed) {
+        next.dtype.is_signed = sign == 0;
+        next.dtype.bits = std::clamp(bits, 2, 16);
+        // Symmetric (absmax) has no meaning for an unsigned type; fall back rather than refuse.
+        if (!next.dtype.is_signed && next.mode == Mode::Symmetric) next.mode = Mode::Asymmetric;
+        next.manual_zero_point = std::clamp(next.manual_zero_point, next.dtype.q_min(), next.dtype.q_max());
+        app.apply_config(next, dragging);
+    }
+    const IntType& t = app.config.dtype;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::Text("%s:  q in [%d, %d],  %lld levels", t.name().c_str(), t.q_min(), t.q_max(),
+                static_cast<long long>(t.levels()));
+    ImGui::PopStyleColor();
+}
+
+void DrawMode(ControlsPanelState& state, AppState& app) {
+    QuantConfig next = app.config;
+    int mode = static_cast<int>(next.mode);
+    bool changed = ImGui::RadioButton("Asymmetric", &mode, static_cast<int>(Mode::Asymmetric));
+    HelpTooltip("s = (r_max - r_min) / (q_max - q_min),  z = round(q_min - r_min / s)");
+    ImGui::BeginDisabled(!next.dtype.is_signed);
+    changed |= ImGui::RadioButton("Symmetric", &mode, static_cast<int>(Mode::Symmetric));
+    ImGui::EndDisabled();
+    HelpTooltip(next.dtype.is_signed
+                    ? "s = max|r| / q_max,  z = 0"
+                    : "Symmetric (absmax) maps 0 to code 0 and needs negative codes: it needs a signed type.");
+    changed |= ImGui::RadioButton("Manual", &mode, static_cast<int>(Mode::Manual));
+    HelpTooltip("Choose s and z yourself, as in the lesson (s = 3.5, z = -70).");
+    if (changed && mode != static_cast<int>(next.mode)) {
+        next.mode = static_cast<Mode>(mode);
+        if (next.mode == Mode::Manual) {
+            // Manual s and z are per tensor (and no calibrator chooses them). Start from the parameters on
+            // screen so nothing jumps.
+            next.granularity = Granularity::Tensor;
+            next.calibration = Calibration::MinMax;
+            if (app.params.scale.size() == 1) {
+                next.manual_scale = app.params.scale[0];
+                next.manual_zero_point = app.params.zero_point[0];
+            }
+            state.scale_entry = next.manual_scale;
+        }
+        app.apply_config(next, false, &state.manual_message);
+    }
+}
+
+// How asymmetric / symmetric choose each block's range before the lessons' formulas: min/max, a percentile
+// clip or the MSE search (the core's calibrators; the Calibrators tab compares them all).
+void DrawCalibration(AppState& app) {
+    QuantConfig next = app.config;
+    Label("Range");
+    int cal = static_cast<int>(next.calibration);
+    bool changed = ImGui::Combo("##calibration", &cal, "min/max (lessons)\0percentile\0MSE search\0");
+    HelpTooltip("min/max: the lessons' r_min and r_max (max|r| when symmetric).\n"
+                "percentile: clip the tails at the P-th percentile.\n"
+                "MSE search: the clipping range with the smallest error.");
+    if (changed) next.calibration = static_cast<Calibration>(cal);
+    if (next.calibration == Calibration::Percentile) {
+        Label("P");
+        double p = next.percentile;
+        if (ImGui::InputDouble("##percentile", &p, 0.0, 0.0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue)) {
+            next.percentile = p;
+            changed = true;
+        }
+        HelpTooltip("Percentile in (50, 100]: 99.9 clips the 0.1% most extreme values on each side.");
+        ImGui::SetCursorPosX(ImGui::GetFontSize() * 6.5f);
+        for (double preset : {99.0, 99.9, 99.99}) {
+            char label[16];
+            std::snprintf(label, sizeof label, "%g", preset);
+            if (ImGui::SmallButton(label)) {
+                next.percentile = preset;
+                changed = true;
+            }
+            ImGui::SameLine();
+        }
+        ImGui::NewLine();
+    }
+    if (next.mode == Mode::Asymmetric) {
+        changed |= ImGui::Checkbox("Recompute s after clamping z", &next.recompute_scale);
+        HelpTooltip("The lessons clamp a zero point outside [q_min, q_max] but keep s, so an all-positive "
+                    "tensor loses the top of its range. Checked: s is recomputed for the clamped z and the whole "
+                    "range [r_min, r_max] stays representable.");
+    }
+    if (changed) {
+        std::string problem;
+        if (!app.apply_config(next, false, &problem)) app.error = problem;
+    }
+}
+
+void DrawManual(ControlsPanelState& state, AppState& app) {
+    QuantConfig next = app.config;
+    // The slider spans two decades either side of the computed scale; the box below takes any value.
+    const double centre = (app.has_computed && !app.computed_params.scale.empty()) ? app.computed_params.scale[0]
+                                                                                    : next.manual_scale;
+    // Kept inside float32's normal range: a scale near its ends would otherwise make a limit 0 or inf.
+    const double f_min = std::numeric_limits<float>::min(), f_max = std::numeric_limits<float>::max();
+    const float lo = static_cast<float>(std::clamp(centre / 100.0, f_min, f_max / 100.0));
+    const float hi = static_cast<float>(std::clamp(centre * 100.0, f_min * 100.0, f_max));
+    float s = static_cast<float>(next.manual_scale);
+    Label("Scale s");
+    if (ImGui::SliderFloat("##scale", &s, lo, hi, "%.5g",
+                           ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoRoundToFormat)) {
+        next.manual_scale = s;
+        state.scale_entry = s;
+        state.manual_message.clear();
+        app.apply_config(next, ImGui::IsItemActive(), &state.manual_message);
+    }
+    Label("exact s");
+    if (!state.scale_entry_active) state.scale_entry = app.config.manual_scale;
+    const bool typed = ImGui::InputDouble("##scale-exact", &state.scale_entry, 0.0, 0.0, "%.9g",
+                           ImGuiInputTextFlags_EnterReturnsTrue);
+    state.scale_entry_active = ImGui::IsItemActive();
+    if (typed) {
+        next.manual_scale = state.scale_entry;
+        state.manual_message.clear();
+        if (!(state.scale_entry > 0.0) || !std::isfinite(state.scale_entry)) {
+            state.manual_message = "The scale must be a positive number.";
+        } else {
+            app.apply_config(next, false, &state.manual_message);
+        }
+    }
+    HelpTooltip("Type an exact scale and press Enter.");
+    Label("Zero pt z");
+    int z = next.manual_zero_point;
+    if (ImGui::SliderInt("##zero-point", &z, next.dtype.q_min(), next.dtype.q_max(), "%d",
+                         ImGuiSliderFlags_AlwaysClamp)) {
+        next = app.config;
+        next.manual_zero_point = z;
+        app.apply_config(next, ImGui::IsItemActive(), &state.manual_message);
+    }
+    if (app.has_computed && app.computed_params.scale.size() == 1) {
+        char text[128];
+        std::snprintf(text, sizeof text, "Use computed  (s = %.6g, z = %d)", app.computed_params.scale[0],
+                      app.computed_params.zero_point[0]);
+        if (ImGui::Button(text, ImVec2(-1.0f, 0.0f))) {
+            next = app.config;
+            next.manual_scale = app.computed_params.scale[0];
+            next.manual_zero_point = app.computed_params.zero_point[0];
+            state.scale_entry = next.manual_scale;
+            app.apply_config(next, false, &state.manual_message);
+        }
+        HelpTooltip("Set s and z to what the computed mode chooses for this tensor.");
+    }
+    Note(kWarn, state.manual_message);
+}
+
+void DrawComputedParams(const AppState& app) {
+    const QuantParams& p = app.params;
+    if (p.scale.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (p.scale.size() == 1) {
+        ImGui::Text("s = %.10g", p.scale[0]);
+        ImGui::Text("z = %d", p.zero_point[0]);
+    } else {
+        const auto [smin, smax] = std::minmax_element(p.scale.begin(), p.scale.end());
+        const auto [zmin, zmax] = std::minmax_element(p.zero_point.begin(), p.zero_point.end());
+        ImGui::Text("%zu blocks", p.scale.size());
+        ImGui::Text("s in [%.5g, %.5g]", *smin, *smax);
+        ImGui::Text("z in [%d, %d]", *zmin, *zmax);
+    }
+    ImGui::PopStyleColor();
+}
+
+void DrawGranularity(ControlsPanelState& state, AppState& app) {
+    const bool manual = app.config.mode == Mode::Manual;
+    ImGui::BeginDisabled(manual);
+    bool changed = false;
+    Label("Per");
+    changed |= ImGui::Combo("##granularity", &state.granularity, "tensor\0channel\0group\0");
+    if (state.granularity == 1) {
+        Label("Axis");
+        changed |= ImGui::InputInt("##axis", &state.axis);
+    } else if (state.granularity == 2) {
+        Label("Group size");
+        changed |= ImGui::InputInt("##group-size", &state.group_size, 1, 8);
+    }
+    ImGui::EndDisabled();
+    if (manual) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("Manual s and z apply to the whole tensor.");
+        ImGui::PopStyleColor();
+    }
+    if (changed && !manual) {
+        QuantConfig next = app.config;
+        next.granularity = static_cast<Granularity>(state.granularity);
+        next.axis = state.axis;
+        next.group_size = state.group_size;
+        if (next.granularity != Granularity::Channel) next.axis = 0;
+        if (next.granularity != Granularity::Group) next.group_size = 0;
+        state.granularity_message.clear();
+        app.apply_config(next, false, &state.granularity_message);
+    }
+    Note(kWarn, state.granularity_message);
+}
+
+void DrawRounding(AppState& app) {
+    QuantConfig next = app.config;
+    int r = static_cast<int>(next.rounding);
+    bool changed = ImGui::RadioButton("half-even", &r, static_cast<int>(Rounding::HalfEven));
+    HelpTooltip("Ties go to the even neighbour: 2.5 -> 2, 3.5 -> 4 (torch.round, numpy.round).");
+    ImGui::SameLine();
+    changed |= ImGui::RadioButton("half-away", &r, static_cast<int>(Rounding::HalfAway));
+    HelpTooltip("Ties go away from zero: 2.5 -> 3 (std::round).");
+    if (changed) {
+        next.rounding = static_cast<Rounding>(r);
+        app.apply_config(next, false);
+    }
+}
+
+// The teaching pitfall: no clamp, the rounded value is cast and wraps around.
+void DrawNaiveCast(ControlsPanelState& state, AppState& app) {
+    QuantConfig next = app.config;
+    bool wrap = next.overflow == Overflow::Wrap;
+    ImGui::PushStyleColor(ImGuiCol_Text, kWrongRed);
+    ImGui::PushStyleColor(ImGuiCol_CheckMark, kWrongRed);
+    const bool changed = ImGui::Checkbox("Naive cast, no clamp  (WRONG)", &wrap);
+    ImGui::PopStyleColor(2);
+    HelpTooltip("Skips the clamp to [q_min, q_max]: a value past the range wraps around like a C cast "
+                "(two's complement). Shown to teach the pitfall; never do this.");
+    if (changed) {
+        next.overflow = wrap ? Overflow::Wrap : Overflow::Clamp;
+        app.apply_config(next, false);
+    }
+    if (ImGui::Button("Lesson: /max * 255, cast to int8", ImVec2(-1.0f, 0.0f))) {
+        // torch.round(t / t.abs().max() * 255).to(torch.int8): s = max|r| / 255, z = 0, int8, no clamp.
+        const double s = naive_max_scale(*app.tensor);
+        next = app.config;
+        next.dtype = IntType{true, 8};
+        next.mode = Mode::Manual;
+        next.granularity = Granularity::Tensor;
+        next.manual_scale = s;
+        next.manual_zero_point = 0;
+        next.overflow = Overflow::Wrap;
+        state.scale_entry = s;
+        app.apply_config(next, false, &state.manual_message);
+    }
+    HelpTooltip("One lesson's naive recipe: the maximum maps to 255, which int8 stores as -1.");
+    if (app.config.overflow != Overflow::Wrap) return;
+
+    ImGui::PushStyleColor(ImGuiCol_Text, kWrongRed);
+    ImGui::TextWrapped("Without the clamp, 728.6 at s = 3.5, z = -70 rounds to 138 and the int8 cast "
+                       "wraps it to -118.");
+    ImGui::PopStyleColor();
+
+    // Trace the worst element of the current result through the formula (the core does the tracing).
+    const QuantView v = app.view();
+    if (v.valid() && v.config->overflow == Overflow::Wrap) {
+        if (state.traced_generation != v.generation) {
+            const auto& err = v.result->error;
+            state.traced_index = std::max_element(err.begin(), err.end()) - err.begin();
+            state.traced_generation = v.generation;
+        }
+        const ElementTrace t = trace_element(*v.tensor, *v.params, *v.config, state.traced_index);
+        ImGui::PushStyleColor(ImGuiCol_Text, t.clipped ? kWrongRed : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("Worst here %s: r = %.6g -> r/s + z = %.6g -> round %.0f -> stored %d -> r' = %.6g",
+                           index_to_string(v.tensor->shape, t.flat_index).c_str(), t.r, t.scaled, t.rounded,
+                           t.code, t.dequantized);
+        ImGui::Text("%lld element(s) wrapped", static_cast<long long>(v.result->metrics.clipped));
+        ImGui::PopStyleColor();
+    }
+
+}
+
+// The formula with this quantization's numbers in it (per tensor; blocks are summarised).
+void DrawFormula(const AppState& app) {
+    const QuantConfig& c = app.shown_config;
+    const bool wrap = c.overflow == Overflow::Wrap;
+    char s_text[32] = "s", z_text[32] = "z";
+    if (app.params.scale.size() == 1) {
+        std::snprintf(s_text, sizeof s_text, "%.6g", app.params.scale[0]);
+        std::snprintf(z_text, sizeof z_text, app.params.zero_point[0] < 0 ? "(%d)" : "%d", app.params.zero_point[0]);
+    }
+    ImGui::PushStyleColor(ImGuiCol_Text, wrap ? kWrongRed : ImGui::GetStyleColorVec4(ImGuiCol_Text));
+    if (wrap) {
+        ImGui::TextWrapped("q = wrap(round(r / %s + %s)) to %s", s_text, z_text, c.dtype.name().c_str());
+    } else {
+        ImGui::TextWrapped("q = clamp(round(r / %s + %s), %d, %d)", s_text, z_text, c.dtype.q_min(), c.dtype.q_max());
+    }
+    ImGui::PopStyleColor();
+    ImGui::TextWrapped("r' = %s * (q - %s)", s_text, z_text);
+    ImGui::TextWrapped("error = |r - r'|");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("round: %s", c.rounding == Rounding::HalfEven ? "half to even" : "half away from zero");
+    ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+void SyncControlsPanel(ControlsPanelState& state, const AppState& app) {
+    state.granularity = static_cast<int>(app.config.granularity);
+    state.axis = app.config.axis;
+    if (app.config.group_size > 0) state.group_size = static_cast<int>(app.config.group_size);
+    state.scale_entry = app.config.manual_scale;
+    state.granularity_message.clear();
+    state.manual_message.clear();
+}
+
+void DrawControlsPanel(ControlsPanelState& state, AppState& app) {
+    if (!app.tensor) return;
+    ImGui::PushID("controls");
+    ImGui::BeginDisabled(app.busy());
+
+    Section("Integer type");
+    DrawDtype(app);
+
+    Section("Scale and zero point");
+    DrawMode(state, app);
+    if (app.config.mode == Mode::Manual) {
+        DrawManual(state, app);
+    } else {
+        DrawCalibration(app);
+        DrawComputedParams(app);
+    }
+
+    Section("Granularity");
+    DrawGranularity(state, app);
+
+    Section("Rounding");
+    DrawRounding(app);
+
+    Section("Pitfall");
+    DrawNaiveCast(state, app);
+
+    Section("Formula");
+    DrawFormula(app);
+
+    ImGui::EndDisabled();
+    ImGui::PopID();
+}
+
+}  // namespace qs::gui

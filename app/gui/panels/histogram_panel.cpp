@@ -1,0 +1,287 @@
+#include "gui/panels/histogram_panel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <imgui.h>
+
+#include "gui/widgets/text.hpp"
+#include "gui/widgets/heatmap.hpp"  // NiceTicks
+
+namespace qs::gui {
+namespace {
+
+constexpr ImU32 kBarInside = IM_COL32(70, 110, 170, 255);
+constexpr ImU32 kBarClipped = IM_COL32(205, 55, 35, 255);
+constexpr ImU32 kRangeLine = IM_COL32(215, 110, 0, 255);
+constexpr ImU32 kOutsideShade = IM_COL32(220, 60, 40, 38);
+
+struct Axis {
+    double lo, hi;
+    float x0, x1;
+    float at(double v) const { return x0 + static_cast<float>((v - lo) / (hi - lo)) * (x1 - x0); }
+};
+
+float BarHeight(double count, double max_count, bool log_scale, float h) {
+    if (!(count > 0.0) || !(max_count > 0.0)) return 0.0f;
+    const double f = log_scale ? std::log1p(count) / std::log1p(max_count) : count / max_count;
+    return std::max(1.0f, static_cast<float>(std::min(f, 1.0)) * h);  // a single element still shows
+}
+
+void DrawXTicks(ImDrawList* dl, const Axis& ax, float y, int target) {
+    int decimals = 0;
+    const ImU32 col = ImGui::GetColorU32(ImGuiCol_Text);
+    for (double t : NiceTicks(ax.lo, ax.hi, target, &decimals)) {
+        const float x = std::round(ax.at(t)) + 0.5f;
+        dl->AddLine(ImVec2(x, y), ImVec2(x, y + 4.0f), col);
+        char buf[32];
+        if (std::fabs(t) >= 1e5) std::snprintf(buf, sizeof buf, "%.2g", t);
+        else std::snprintf(buf, sizeof buf, "%.*f", decimals, t);
+        const float w = ImGui::CalcTextSize(buf).x;
+        // Centered on its tick, but never past the window's clip rect: a label cut at the left edge would
+        // read "0.008" for "-0.008".
+        const float lo_x = std::max(ax.x0 - w * 0.5f, dl->GetClipRectMin().x);
+        const float hi_x = std::min(ax.x1 - w * 0.5f, dl->GetClipRectMax().x - w);
+        const float lx = std::clamp(x - w * 0.5f, lo_x, std::max(lo_x, hi_x));
+        dl->AddText(ImVec2(std::round(lx), y + 5.0f), col, buf);
+    }
+}
+
+constexpr int kFineBins = 8192;
+constexpr std::int64_t kCodeChunk = 4096;
+constexpr std::int64_t kCodeSample = std::int64_t{1} << 21;  // elements counted per frame while codes change
+
+// What depends on the tensor alone: its range and (big tensors) a fine histogram over it.
+void UpdateTensorCache(HistogramPanelState& st, const QuantView& qv) {
+    const TensorKey key = TensorKeyOf(qv);
+    if (st.tensor_valid && key == st.tensor_key) return;
+    const float* v = qv.tensor->values.data();
+    const std::int64_t n = qv.tensor->numel();
+    float a = 0, b = 0;
+    value_range(v, n, a, b);
+    st.data_min = a;
+    st.data_max = b;
+    if (n > kHistogramExactElements) st.fine = histogram(v, n, kFineBins, a, b);
+    else st.fine = Histogram{};
+    st.tensor_key = key;
+    st.tensor_valid = true;
+    st.bars_valid = false;
+}
+
+// The bars of the values for display bins over [lo, hi]: counted exactly for a small tensor, resampled from the
+// fine histogram for a big one (whose values then need no pass at all when s or z change).
+void UpdateBars(HistogramPanelState& st, const QuantView& qv, int bins, double lo, double hi) {
+    if (st.bars_valid && st.bins == bins && st.lo == lo && st.hi == hi) return;
+    if (qv.tensor->numel() > kHistogramExactElements) {
+        st.bars = rebin(st.fine, bins, lo, hi);
+    } else {
+        const Histogram h = histogram(qv.tensor->values.data(), qv.tensor->numel(), bins, lo, hi);
+        st.bars.assign(h.counts.begin(), h.counts.end());
+    }
+    st.bars_max = st.bars.empty() ? 0.0 : *std::max_element(st.bars.begin(), st.bars.end());
+    st.bins = bins;
+    st.lo = lo;
+    st.hi = hi;
+    st.bars_valid = true;
+}
+
+void UpdateCodes(HistogramPanelState& st, const QuantView& qv) {
+    const bool fresh = st.codes_valid && st.codes_generation == qv.generation;
+    if (fresh && st.code_stride == 1) return;
+    // A sample only while the result changes frame after frame; a single change, or the first frame after
+    // the last one (fresh but sampled), is counted exactly.
+    const std::int64_t n = qv.tensor->numel();
+    std::int64_t stride = 1;
+    if (!fresh && st.changing && n > kCodeSample) stride = (n + kCodeSample - 1) / kCodeSample;
+    const IntType& dt = qv.config->dtype;
+    std::int64_t sampled = n;
+    const std::vector<std::int64_t> c =
+        code_counts_sampled(qv.result->codes.data(), n, dt.q_min(), dt.q_max(), kCodeChunk, stride, &sampled);
+    const double up = sampled > 0 ? static_cast<double>(n) / static_cast<double>(sampled) : 1.0;
+    st.codes.resize(c.size());
+    for (std::size_t i = 0; i < c.size(); ++i) st.codes[i] = static_cast<double>(c[i]) * up;
+    st.code_stride = stride;
+    st.codes_generation = qv.generation;
+    st.codes_valid = true;
+}
+
+}  // namespace
+
+void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
+    ImGui::PushID(&st);
+    if (!qv.valid()) {
+        ImGui::TextDisabled("No result yet.");
+        ImGui::PopID();
+        return;
+    }
+    const IntType& dt = qv.config->dtype;
+    const QuantParams& p = *qv.params;
+    const Sym sym = Symbols();
+    std::int64_t block = 0;
+    if (p.block_count > 1 && st.follow_element >= 0 && st.follow_element < qv.tensor->numel())
+        block = p.block_of(st.follow_element);
+    // Levels are computed with s as float32, as the quantizer uses it.
+    const double s = static_cast<float>(p.scale[static_cast<std::size_t>(block)]);
+    const double z = p.zero_point[static_cast<std::size_t>(block)];
+    const double rep_lo = s * (dt.q_min() - z), rep_hi = s * (dt.q_max() - z);
+
+    ImGui::Checkbox("log counts", &st.log_counts);
+    ImGui::SameLine();
+    if (p.block_count > 1) {
+        ImGui::TextDisabled("levels of block %lld of %lld (s = %s, z = %s); other blocks have their own grid",
+                            static_cast<long long>(block), static_cast<long long>(p.block_count),
+                            FormatNumber(s).c_str(), FormatNumber(z).c_str());
+    } else {
+        ImGui::TextDisabled("s = %s, z = %s", FormatNumber(s).c_str(), FormatNumber(z).c_str());
+    }
+
+    const float font = ImGui::GetFontSize();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float width = std::max(120.0f, avail.x);
+    const float total_h = std::max(12.0f * font, avail.y);
+    const float text_h = ImGui::GetTextLineHeightWithSpacing();
+    const float plot1_h = std::floor((total_h - 8.6f * text_h) * 0.6f);
+    const float plot2_h = std::floor((total_h - 8.6f * text_h) * 0.4f);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImU32 border = ImGui::GetColorU32(ImGuiCol_Border);
+
+    // ---- values against the grid
+    // The x range holds both the data and the representable range: a too-small s shows data spilling past the
+    // orange lines, a too-large s shows the data squeezed into a few levels.
+    // A new generation on this draw and on the previous one: a slider is being dragged.
+    const bool changed_now = qv.generation != st.last_generation;
+    st.changing = changed_now && st.changed_last;
+    st.changed_last = changed_now;
+    st.last_generation = qv.generation;
+    UpdateTensorCache(st, qv);
+    const double dmin = st.data_min, dmax = st.data_max;
+    double lo = std::min(dmin, rep_lo), hi = std::max(dmax, rep_hi);
+    if (!(hi > lo)) {
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    const double pad = (hi - lo) * 0.03;
+    lo -= pad;
+    hi += pad;
+    const float plot_x0 = ImGui::GetCursorScreenPos().x + font * 0.5f;
+    const float plot_x1 = ImGui::GetCursorScreenPos().x + width - font * 0.5f;
+    const int bins = std::clamp(static_cast<int>((plot_x1 - plot_x0) / 4.0f), 16, 400);
+    UpdateBars(st, qv, bins, lo, hi);
+    UpdateCodes(st, qv);
+
+    ImGui::TextUnformatted("Original values and the quantization levels s (q - z)");
+    // A row for the labels of the range lines, above the bars so that they never sit on them.
+    const float label_y = ImGui::GetCursorScreenPos().y;
+    ImGui::Dummy(ImVec2(width, text_h));
+    ImVec2 top = ImGui::GetCursorScreenPos();
+    const Axis ax{lo, hi, plot_x0, plot_x1};
+    const float y0 = top.y, y1 = top.y + plot1_h;
+    dl->AddRectFilled(ImVec2(plot_x0, y0), ImVec2(ax.at(rep_lo), y1), kOutsideShade);
+    dl->AddRectFilled(ImVec2(ax.at(rep_hi), y0), ImVec2(plot_x1, y1), kOutsideShade);
+
+    // Levels first, bars over them: thin grid where it is not a solid wall of lines.
+    const double px_per_level = s * (plot_x1 - plot_x0) / (hi - lo);
+    const double q_first = std::max<double>(dt.q_min(), std::ceil(lo / s + z));
+    const double q_last = std::min<double>(dt.q_max(), std::floor(hi / s + z));
+    std::int64_t stride = 1;
+    if (px_per_level < 4.0) stride = static_cast<std::int64_t>(std::ceil(4.0 / px_per_level));
+    const double visible_levels = std::max(0.0, q_last - q_first + 1.0);
+    if (visible_levels / stride > 300.0) stride = static_cast<std::int64_t>(std::ceil(visible_levels / 300.0));
+    const ImU32 level_col = ImGui::GetColorU32(ImGuiCol_Text, 0.22f);
+    for (double q = q_first; q <= q_last; q += 1.0) {
+        if (static_cast<std::int64_t>(q - dt.q_min()) % stride != 0) continue;
+        const float x = std::round(ax.at(s * (q - z))) + 0.5f;
+        dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), level_col);
+    }
+    const double bw = (hi - lo) / static_cast<double>(st.bars.size());
+    for (std::size_t b = 0; b < st.bars.size(); ++b) {
+        const double b_lo = lo + bw * static_cast<double>(b), b_hi = b_lo + bw;
+        const float bh = BarHeight(st.bars[b], st.bars_max, st.log_counts, plot1_h - 2.0f);
+        if (bh <= 0.0f) continue;
+        // A bin any part of which lies beyond the range holds values that get clamped.
+        const bool clipped = b_lo < rep_lo || b_hi > rep_hi;
+        dl->AddRectFilled(ImVec2(ax.at(b_lo), y1 - bh), ImVec2(std::max(ax.at(b_hi) - 1.0f, ax.at(b_lo) + 1.0f), y1),
+                          clipped ? kBarClipped : kBarInside);
+    }
+    for (double edge : {rep_lo, rep_hi}) {
+        const float x = std::round(ax.at(edge));
+        dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), kRangeLine, 2.5f);
+    }
+    {
+        const std::string l_lo = "s(q_min " + std::string(sym.minus) + " z) = " + FormatNumber(rep_lo);
+        const std::string l_hi = "s(q_max " + std::string(sym.minus) + " z) = " + FormatNumber(rep_hi);
+        const float wl = ImGui::CalcTextSize(l_lo.c_str()).x, wh = ImGui::CalcTextSize(l_hi.c_str()).x;
+        // Each label starts (ends) at its line, kept inside the plot's width.
+        const float xl = std::clamp(ax.at(rep_lo) - wl * 0.5f, plot_x0, plot_x1 - wl);
+        const float xh = std::clamp(ax.at(rep_hi) - wh * 0.5f, plot_x0, plot_x1 - wh);
+        if (xh < xl + wl + font) {  // labels would collide: one line, both ends
+            const std::string both = l_lo + "   " + l_hi;
+            dl->AddText(ImVec2(plot_x0 + 2.0f, label_y), kRangeLine, both.c_str());
+        } else {
+            dl->AddText(ImVec2(xl, label_y), kRangeLine, l_lo.c_str());
+            dl->AddText(ImVec2(xh, label_y), kRangeLine, l_hi.c_str());
+        }
+    }
+    dl->AddRect(ImVec2(plot_x0, y0), ImVec2(plot_x1, y1 + 1.0f), border);
+    DrawXTicks(dl, ax, y1 + 1.0f, std::max(2, static_cast<int>((plot_x1 - plot_x0) / (font * 6.0f))));
+    ImGui::Dummy(ImVec2(width, plot1_h + text_h + 4.0f));
+
+    const Metrics& m = qv.result->metrics;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "clipped: %lld of %lld (%.2f%%)", static_cast<long long>(m.clipped),
+                  static_cast<long long>(m.count), m.count ? 100.0 * m.clipped / static_cast<double>(m.count) : 0.0);
+    ImGui::TextColored(m.clipped ? ImVec4(0.80f, 0.22f, 0.14f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                       "%s", buf);
+    if (stride > 1) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("   grid: every %lld%s level", static_cast<long long>(stride),
+                            stride == 2 ? "nd" : stride == 3 ? "rd" : "th");
+    }
+
+    // ---- codes
+    // The count of levels is the quantizer's own (exact even while the bars are estimated from a sample).
+    std::snprintf(buf, sizeof buf, "Codes: %lld of %lld levels used", static_cast<long long>(m.levels_used),
+                  static_cast<long long>(dt.levels()));
+    ImGui::TextUnformatted(buf);
+    if (st.code_stride > 1) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("  bars: 1 element in %lld while s, z change", static_cast<long long>(st.code_stride));
+    }
+    const float z_label_y = ImGui::GetCursorScreenPos().y;
+    ImGui::Dummy(ImVec2(width, text_h));
+    top = ImGui::GetCursorScreenPos();
+    const float c0 = top.y, c1 = top.y + plot2_h;
+    const Axis cax{dt.q_min() - 0.5, dt.q_max() + 0.5, plot_x0, plot_x1};
+    // One bar per code when they are at least 2 px wide; otherwise codes share a pixel column (summed).
+    const std::int64_t levels = dt.levels();
+    const std::int64_t columns = std::min<std::int64_t>(levels, static_cast<std::int64_t>((plot_x1 - plot_x0) / 2.0f));
+    std::vector<double> col_counts(static_cast<std::size_t>(std::max<std::int64_t>(columns, 1)), 0.0);
+    for (std::int64_t i = 0; i < levels; ++i)
+        col_counts[static_cast<std::size_t>(i * columns / levels)] += st.codes[static_cast<std::size_t>(i)];
+    const double col_max = *std::max_element(col_counts.begin(), col_counts.end());
+    for (std::int64_t k = 0; k < columns; ++k) {
+        const float bh = BarHeight(col_counts[static_cast<std::size_t>(k)], col_max, st.log_counts, plot2_h - 2.0f);
+        if (bh <= 0.0f) continue;
+        const float xa = plot_x0 + (plot_x1 - plot_x0) * k / columns;
+        const float xb = plot_x0 + (plot_x1 - plot_x0) * (k + 1) / columns;
+        // The end codes hold what the clamp pushed there.
+        const bool edge = (k == 0 || k == columns - 1) && m.clipped > 0;
+        dl->AddRectFilled(ImVec2(xa, c1 - bh), ImVec2(std::max(xa + 1.0f, xb - (xb - xa > 3.0f ? 1.0f : 0.0f)), c1),
+                          edge ? kBarClipped : kBarInside);
+    }
+    {
+        const float xz = std::round(cax.at(z)) + 0.5f;
+        dl->AddLine(ImVec2(xz, c0), ImVec2(xz, c1), kRangeLine, 1.5f);
+        const std::string lz = "z = " + FormatNumber(z);
+        const float wz = ImGui::CalcTextSize(lz.c_str()).x;
+        dl->AddText(ImVec2(std::clamp(xz - wz * 0.5f, plot_x0, plot_x1 - wz), z_label_y), kRangeLine, lz.c_str());
+    }
+    dl->AddRect(ImVec2(plot_x0, c0), ImVec2(plot_x1, c1 + 1.0f), border);
+    DrawXTicks(dl, cax, c1 + 1.0f, std::max(2, static_cast<int>((plot_x1 - plot_x0) / (font * 6.0f))));
+    ImGui::Dummy(ImVec2(width, plot2_h + text_h + 4.0f));
+    ImGui::PopID();
+}
+
+}  // namespace qs::gui

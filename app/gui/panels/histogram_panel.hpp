@@ -1,0 +1,53 @@
+// Where the values fall against the quantization grid. Top: histogram of the original values with the levels
+// s (q - z) as thin lines and the representable range [s (q_min - z), s (q_max - z)] as two strong lines with
+// the outside shaded, so clipped mass shows as red bars beyond them. Bottom: histogram of the codes, i.e. how
+// many of the type's levels the tensor actually uses. Counting is in qs::histogram (core), redone only when
+// the view's generation (or the plot width) changes; drawing is ImDrawList only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gui/document/quant_view.hpp"
+#include "quantscope/histogram.hpp"
+
+namespace qs::gui {
+
+// Tensors up to this many elements are counted exactly on every change; bigger ones use the caches below.
+constexpr std::int64_t kHistogramExactElements = std::int64_t{1} << 20;
+
+struct HistogramPanelState {
+    bool log_counts = false;            // log scale for the bar heights (a few clipped outliers beside a big peak)
+    // Per-channel / group parameters: the levels drawn are those of the block of this element (flat index;
+    // the app may copy the figure's selection here), or of block 0 when it is -1.
+    std::int64_t follow_element = -1;
+
+    // [Internal state]
+    // Of the tensor alone (kept while only s and z change): its range and, for big tensors, a fine histogram
+    // over that range that the display bins are resampled from.
+    TensorKey tensor_key;
+    bool tensor_valid = false;
+    double data_min = 0, data_max = 0;
+    Histogram fine;
+    // The bars on show, per display bin (fractional when resampled from `fine`), and what they are for.
+    std::vector<double> bars;
+    double bars_max = 0;
+    int bins = 0;
+    double lo = 0, hi = 0;
+    bool bars_valid = false;
+    // Counts per code, q_min..q_max. While the result changes every frame (a slider held down) a big tensor's
+    // codes are counted on a sample (code_stride > 1: one 4096-element chunk in code_stride) and scaled up;
+    // the first frame without a change counts them all.
+    std::vector<double> codes;
+    std::uint64_t codes_generation = 0;
+    bool codes_valid = false;
+    std::int64_t code_stride = 1;
+    std::uint64_t last_generation = 0;  // the generation of the previous draw
+    bool changed_last = false;          // the previous draw saw a new generation
+    bool changing = false;              // this draw and the previous one both saw a new generation
+};
+
+// Contents only: fills the available region of the current window (height: at least a few text lines).
+void DrawHistogramPanel(HistogramPanelState& state, const QuantView& view);
+
+}  // namespace qs::gui

@@ -1,0 +1,791 @@
+#include "gui/panels/landscape_panel.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "gui/widgets/colormap.hpp"
+#include "gui/widgets/text.hpp"
+#include "gui/widgets/heatmap.hpp"  // NiceTicks
+#include "quantscope/calibrate.hpp"
+#include "quantscope/params.hpp"
+
+namespace qs::gui {
+namespace {
+
+constexpr ImU32 kMinMaxColor = IM_COL32(235, 120, 0, 255);   // the app's range/lesson orange
+constexpr ImU32 kBestColor = IM_COL32(255, 255, 255, 255);
+constexpr ImU32 kCurrentColor = IM_COL32(230, 30, 60, 255);
+constexpr ImU32 kOutline = IM_COL32(0, 0, 0, 255);
+constexpr ImU32 kCurveColor = IM_COL32(40, 90, 170, 255);
+
+// What the worker needs, copied on the UI thread.
+struct Request {
+    std::shared_ptr<const Tensor> tensor;
+    QuantConfig config;      // dtype, rounding; mode decides curve or map
+    bool curve = false;
+    bool has_current = false;
+    double current_scale = 1.0;
+    std::int32_t current_zero_point = 0;
+};
+
+double Seconds(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// n scales spaced evenly in log over about [lo, hi], one of them exactly `anchor` (lo <= anchor <= hi): the
+// lessons' choice is then a cell of the grid, so "best on grid" is never worse than it.
+std::vector<double> LogSpacedThrough(double lo, double hi, double anchor, int n) {
+    const double step = (std::log(hi) - std::log(lo)) / std::max(1, n - 1);
+    const int below = std::clamp(static_cast<int>(std::lround((std::log(anchor) - std::log(lo)) / step)), 0, n - 1);
+    std::vector<double> v(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i == below ? anchor : anchor * std::exp((i - below) * step);
+    return v;
+}
+
+// n integers (fewer when [q_lo, q_hi] has fewer) evenly spaced over about [lo, hi], one of them exactly
+// `anchor`: the step covers [lo, hi] in n points, and the window then grows within [q_lo, q_hi] to n points.
+std::vector<std::int32_t> IntSpreadThrough(std::int64_t lo, std::int64_t hi, std::int64_t anchor, std::int64_t q_lo,
+                                           std::int64_t q_hi, int n) {
+    const std::int64_t step = std::max<std::int64_t>(1, (hi - lo + n - 2) / std::max(1, n - 1));
+    std::int64_t below = (anchor - lo) / step, above = (hi - anchor) / step;
+    for (bool grew = true; below + above + 1 < n && grew;) {
+        grew = false;
+        if (anchor + (above + 1) * step <= q_hi && below + above + 1 < n) {
+            ++above;
+            grew = true;
+        }
+        if (anchor - (below + 1) * step >= q_lo && below + above + 1 < n) {
+            ++below;
+            grew = true;
+        }
+    }
+    std::vector<std::int32_t> v;
+    for (std::int64_t k = -below; k <= above; ++k) v.push_back(static_cast<std::int32_t>(anchor + k * step));
+    return v;
+}
+
+// The grid of a request: scales over [s/4, 4s] around both the min/max and the current scale, zero points over
+// a window of a quarter of the levels each side of both (the whole type when it has at most 64 levels); the
+// min/max (s, z) is a grid point.
+void MapGrid(const Request& rq, double s_mm, std::int32_t z_mm, int n, std::vector<double>& scales,
+             std::vector<std::int32_t>& zps) {
+    const double s_lo = std::min(s_mm, rq.has_current ? rq.current_scale : s_mm);
+    const double s_hi = std::max(s_mm, rq.has_current ? rq.current_scale : s_mm);
+    scales = LogSpacedThrough(s_lo / 4.0, s_hi * 4.0, s_mm, n);
+    const IntType& dt = rq.config.dtype;
+    std::int64_t z_lo = dt.q_min(), z_hi = dt.q_max();
+    if (dt.levels() > 64) {
+        const std::int64_t half = dt.levels() / 4;
+        const std::int64_t a = std::min<std::int64_t>(z_mm, rq.has_current ? rq.current_zero_point : z_mm);
+        const std::int64_t b = std::max<std::int64_t>(z_mm, rq.has_current ? rq.current_zero_point : z_mm);
+        z_lo = std::max<std::int64_t>(z_lo, a - half);
+        z_hi = std::min<std::int64_t>(z_hi, b + half);
+    }
+    zps = IntSpreadThrough(z_lo, z_hi, z_mm, dt.q_min(), dt.q_max(), n);
+}
+
+void FindBest(LandscapeResult& r) {
+    std::size_t best = 0;
+    r.mse_lo = std::numeric_limits<double>::infinity();
+    r.mse_hi = 0.0;
+    for (std::size_t i = 0; i < r.mse.size(); ++i) {
+        if (r.mse[i] < r.mse[best]) best = i;
+        r.mse_lo = std::min(r.mse_lo, r.mse[i]);
+        r.mse_hi = std::max(r.mse_hi, r.mse[i]);
+    }
+    r.best_mse = r.mse.empty() ? 0.0 : r.mse[best];
+    if (r.curve) {
+        r.best_scale = r.scales.empty() ? 1.0 : r.scales[best];
+        r.best_zero_point = 0;
+    } else if (!r.scales.empty()) {
+        r.best_scale = r.scales[best % r.scales.size()];
+        r.best_zero_point = r.zero_points[best / r.scales.size()];
+    }
+}
+
+// Map pass: an ns x nz grid, mse_landscape over batches of scales so that progress shows and a cancel is
+// seen within a batch.
+bool MapPass(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
+             const Tensor& data, std::int64_t stride, float progress_from, float progress_to) {
+    const auto t0 = std::chrono::steady_clock::now();
+    MapGrid(rq, r.minmax_scale, r.minmax_zero_point, n, r.scales, r.zero_points);
+    const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
+    r.mse.assign(ns * nz, 0.0);
+    const std::size_t batch = 8;
+    std::vector<double> part;
+    for (std::size_t s0 = 0; s0 < ns; s0 += batch) {
+        const std::size_t s1 = std::min(ns, s0 + batch);
+        const std::vector<double> scales(r.scales.begin() + static_cast<std::ptrdiff_t>(s0),
+                                         r.scales.begin() + static_cast<std::ptrdiff_t>(s1));
+        if (!mse_landscape(data, rq.config, scales, r.zero_points, 1, part, &ctx.cancel_flag()))
+            return false;
+        for (std::size_t zi = 0; zi < nz; ++zi)
+            for (std::size_t si = s0; si < s1; ++si) r.mse[zi * ns + si] = part[zi * (s1 - s0) + (si - s0)];
+        ctx.set_progress(progress_from + (progress_to - progress_from) * static_cast<float>(s1) / static_cast<float>(ns));
+    }
+    r.stride = stride;
+    r.exact = stride == 1;
+    FindBest(r);
+    r.ms = Seconds(t0);
+    return true;
+}
+
+// Curve pass: n clipping ranges alpha in [alpha_max / 50, alpha_max], each evaluated with values_mse on
+// `values` (the tensor, or a strided sample of it).
+bool CurvePass(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
+               const float* values, std::int64_t count, std::int64_t stride, float progress_from, float progress_to) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double q_max = rq.config.dtype.q_max();
+    double alpha_max = r.minmax_scale * q_max;
+    if (rq.has_current) alpha_max = std::max(alpha_max, rq.current_scale * q_max);
+    r.alphas.resize(static_cast<std::size_t>(n));
+    r.scales.resize(static_cast<std::size_t>(n));
+    r.mse.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        if (ctx.cancelled()) return false;
+        const double alpha = alpha_max * (0.02 + 0.98 * i / std::max(1, n - 1));
+        double s = 1.0;
+        std::int32_t z = 0;
+        params_from_range(ValueRange{-alpha, alpha}, rq.config, s, z);
+        r.alphas[static_cast<std::size_t>(i)] = alpha;
+        r.scales[static_cast<std::size_t>(i)] = s;
+        r.mse[static_cast<std::size_t>(i)] = values_mse(values, count, s, z, rq.config);
+        ctx.set_progress(progress_from + (progress_to - progress_from) * static_cast<float>(i + 1) / static_cast<float>(n));
+    }
+    r.stride = stride;
+    r.exact = stride == 1;
+    FindBest(r);
+    r.ms = Seconds(t0);
+    return true;
+}
+
+void RunRequest(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx) {
+    const Tensor& t = *rq.tensor;
+    const std::int64_t n = t.numel();
+    // The lessons' choice: per-tensor min/max, the scale kept when z is clamped.
+    QuantConfig mm = rq.config;
+    mm.mode = rq.curve ? Mode::Symmetric : Mode::Asymmetric;
+    mm.granularity = Granularity::Tensor;
+    mm.axis = 0;
+    mm.group_size = 0;
+    mm.calibration = Calibration::MinMax;
+    mm.recompute_scale = false;
+    mm.overflow = Overflow::Clamp;
+    const QuantParams p = compute_params(t, mm);
+    LandscapeResult base;
+    base.curve = rq.curve;
+    base.minmax_scale = p.scale[0];
+    base.minmax_zero_point = p.zero_point[0];
+    base.minmax_mse = values_mse(t.values.data(), n, base.minmax_scale, base.minmax_zero_point, mm);
+    if (ctx.cancelled()) return;
+
+    // Samples are gathered once (every stride-th element) and then evaluated whole: mse_landscape would gather
+    // its own strided copy on every call, a pass over the big tensor per batch of scales.
+    auto gather = [&t, n](std::int64_t stride) {
+        Tensor sample;
+        for (std::int64_t i = 0; i < n; i += stride) sample.values.push_back(t.values[static_cast<std::size_t>(i)]);
+        sample.shape = {sample.numel()};
+        return sample;
+    };
+    const std::int64_t stride = std::max<std::int64_t>(1, (n + kLandscapeCoarseSample - 1) / kLandscapeCoarseSample);
+    if (!rq.curve) {
+        LandscapeResult coarse = base;
+        if (!MapPass(rq, ctx, coarse, kLandscapeCoarse, stride > 1 ? gather(stride) : t, stride, 0.0f, 0.05f)) return;
+        ctx.publish(coarse);
+        // A big tensor's exact map takes seconds: first the full grid on a 1M-element sample.
+        const std::int64_t mid_stride = (n + kLandscapeMidSample - 1) / kLandscapeMidSample;
+        float from = 0.05f;
+        if (mid_stride > 1) {
+            LandscapeResult mid = base;
+            from = 0.05f + 0.9f / static_cast<float>(mid_stride + 1);
+            if (!MapPass(rq, ctx, mid, kLandscapeFine, gather(mid_stride), mid_stride, 0.05f, from)) return;
+            ctx.publish(mid);
+        }
+        LandscapeResult fine = base;
+        if (!MapPass(rq, ctx, fine, kLandscapeFine, t, 1, from, 1.0f)) return;
+        ctx.publish(std::move(fine));
+        return;
+    }
+    std::vector<float> sample;
+    for (std::int64_t i = 0; i < n; i += stride) sample.push_back(t.values[static_cast<std::size_t>(i)]);
+    LandscapeResult coarse = base;
+    if (!CurvePass(rq, ctx, coarse, kCurveCoarse, sample.data(), static_cast<std::int64_t>(sample.size()), stride, 0.0f,
+                   0.1f))
+        return;
+    ctx.publish(coarse);
+    LandscapeResult fine = base;
+    if (!CurvePass(rq, ctx, fine, kCurveFine, t.values.data(), n, 1, 0.1f, 1.0f)) return;
+    ctx.publish(std::move(fine));
+}
+
+bool CurrentPoint(const QuantView& qv, double& s, std::int32_t& z) {
+    if (qv.params->block_count != 1) return false;
+    s = qv.params->scale[0];
+    z = qv.params->zero_point[0];
+    return true;
+}
+
+// A new request when the tensor or the inputs of the MSE change, or when the current point left the grid.
+bool NeedsRequest(const LandscapePanelState& st, const QuantView& qv, bool curve) {
+    if (!st.started || st.tensor_key != TensorKeyOf(qv) || !(st.dtype == qv.config->dtype) ||
+        st.rounding != qv.config->rounding || st.curve != curve)
+        return true;
+    if (!st.has_shown || st.shown.curve != curve) return false;
+    double s = 0;
+    std::int32_t z = 0;
+    if (!CurrentPoint(qv, s, z)) return false;
+    const LandscapeResult& r = st.shown;
+    if (r.scales.empty()) return false;
+    if (curve) {
+        const double alpha = s * qv.config->dtype.q_max();
+        return alpha > r.alphas.back() * (1.0 + 1e-9);
+    }
+    return s < r.scales.front() * (1.0 - 1e-9) || s > r.scales.back() * (1.0 + 1e-9) || z < r.zero_points.front() ||
+           z > r.zero_points.back();
+}
+
+void StartRequest(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor, bool curve) {
+    Request rq;
+    rq.tensor = tensor;
+    rq.config = *qv.config;
+    rq.curve = curve;
+    rq.has_current = CurrentPoint(qv, rq.current_scale, rq.current_zero_point);
+    st.task.start([rq](BackgroundTask<LandscapeResult>::Context& ctx) { RunRequest(rq, ctx); });
+    st.tensor_key = TensorKeyOf(qv);
+    st.dtype = qv.config->dtype;
+    st.rounding = qv.config->rounding;
+    st.curve = curve;
+    st.started = true;
+    st.has_shown = false;
+    ++st.requests;
+}
+
+std::string Compact(double v) {
+    char buf[32];
+    if (v != 0.0 && (std::fabs(v) < 1e-3 || std::fabs(v) >= 1e5)) std::snprintf(buf, sizeof buf, "%.0e", v);
+    else std::snprintf(buf, sizeof buf, "%.3g", v);
+    std::string s = buf;
+    // "1e-05" -> "1e-5"
+    const std::size_t e = s.find('e');
+    if (e != std::string::npos) {
+        std::size_t d = e + 1;
+        if (d < s.size() && (s[d] == '-' || s[d] == '+')) ++d;
+        while (d + 1 < s.size() && s[d] == '0') s.erase(d, 1);
+        if (s[e + 1] == '+') s.erase(e + 1, 1);
+    }
+    if (!s.empty() && s[0] == '-') s = std::string(Symbols().minus) + s.substr(1);
+    return s;
+}
+
+// 1-2-5 ticks of a log axis over [lo, hi] (both > 0), at most about `target` of them (powers of ten only
+// when 1-2-5 gives too many); the two ends when no such value falls inside.
+std::vector<double> LogTicks(double lo, double hi, int target) {
+    std::vector<double> ticks;
+    const int e0 = static_cast<int>(std::floor(std::log10(lo))), e1 = static_cast<int>(std::ceil(std::log10(hi)));
+    for (int pass = 0; pass < 3; ++pass) {
+        ticks.clear();
+        const int every = pass == 2 ? std::max(1, (e1 - e0 + target - 1) / std::max(1, target)) : 1;
+        for (int e = e0; e <= e1; ++e) {
+            if (pass == 2 && (e - e0) % every != 0) continue;
+            for (double m : {1.0, 2.0, 5.0}) {
+                if (pass > 0 && m != 1.0) continue;
+                const double v = m * std::pow(10.0, e);
+                if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
+            }
+        }
+        if (static_cast<int>(ticks.size()) <= std::max(2, target)) break;
+    }
+    if (ticks.size() < 2) ticks = {lo, hi};
+    return ticks;
+}
+
+enum class MarkerShape { Circle, Diamond, Triangle };
+
+void DrawMarker(ImDrawList* dl, ImVec2 c, MarkerShape shape, ImU32 fill, float r) {
+    switch (shape) {
+        case MarkerShape::Circle:
+            // A ring: whatever it sits on (the min/max diamond, when the sliders are there) stays visible.
+            dl->AddCircle(c, r * 1.45f, kOutline, 24, 4.5f);
+            dl->AddCircle(c, r * 1.45f, fill, 24, 2.5f);
+            break;
+        case MarkerShape::Diamond: {
+            const float o = r + 2.0f;
+            dl->AddQuadFilled(ImVec2(c.x, c.y - o), ImVec2(c.x + o, c.y), ImVec2(c.x, c.y + o), ImVec2(c.x - o, c.y), kOutline);
+            dl->AddQuadFilled(ImVec2(c.x, c.y - r), ImVec2(c.x + r, c.y), ImVec2(c.x, c.y + r), ImVec2(c.x - r, c.y), fill);
+            break;
+        }
+        case MarkerShape::Triangle: {
+            const float o = r + 2.2f;
+            dl->AddTriangleFilled(ImVec2(c.x, c.y - o * 1.1f), ImVec2(c.x + o, c.y + o * 0.8f), ImVec2(c.x - o, c.y + o * 0.8f),
+                                  kOutline);
+            dl->AddTriangleFilled(ImVec2(c.x, c.y - r * 1.1f), ImVec2(c.x + r, c.y + r * 0.8f), ImVec2(c.x - r, c.y + r * 0.8f),
+                                  fill);
+            break;
+        }
+    }
+}
+
+// One legend line: marker, then text.
+void LegendLine(MarkerShape shape, ImU32 fill, const std::string& text) {
+    const float font = ImGui::GetFontSize();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    DrawMarker(ImGui::GetWindowDrawList(), ImVec2(p.x + font * 0.5f, p.y + ImGui::GetTextLineHeight() * 0.5f), shape, fill,
+               font * 0.32f);
+    ImGui::SetCursorScreenPos(ImVec2(p.x + font * 1.3f, p.y));
+    ImGui::TextUnformatted(text.c_str());
+}
+
+// What the panel is doing (or what the shown result is), and whether it is an error.
+std::string StatusText(const LandscapePanelState& st, const QuantView& qv, bool* is_error) {
+    *is_error = false;
+    const Sym sym = Symbols();
+    const std::string times = std::string(" ") + sym.times + " ";
+    char buf[160];
+    if (st.task.running()) {
+        const bool refining = st.has_shown;
+        const int k = st.curve ? (refining ? kCurveFine : kCurveCoarse) : (refining ? kLandscapeFine : kLandscapeCoarse);
+        const std::string grid = st.curve ? std::to_string(k) + " points" : std::to_string(k) + times + std::to_string(k);
+        // The pass after the coarse one reads every element, except the middle pass of a big tensor's map.
+        const bool exact_next = refining && (st.curve || qv.tensor->numel() <= kLandscapeMidSample ||
+                                             st.shown.scales.size() == static_cast<std::size_t>(kLandscapeFine));
+        std::snprintf(buf, sizeof buf, "%s %s, %s  %3.0f%%", refining ? "refining:" : "computing", grid.c_str(),
+                      exact_next ? "every element" : "on a sample", 100.0 * st.task.progress());
+        return buf;
+    }
+    if (!st.task.error().empty()) {
+        *is_error = true;
+        return st.task.error();
+    }
+    if (!st.has_shown) return "";
+    const LandscapeResult& r = st.shown;
+    const std::string grid = r.curve ? std::to_string(r.alphas.size()) + " points"
+                                     : std::to_string(r.scales.size()) + times + std::to_string(r.zero_points.size());
+    std::snprintf(buf, sizeof buf, "%s, exact over %lld elements, %.0f ms", grid.c_str(),
+                  static_cast<long long>(qv.tensor->numel()), r.ms);
+    return buf;
+}
+
+void DrawStatus(const LandscapePanelState& st, const QuantView& qv) {
+    bool error = false;
+    const std::string text = StatusText(st, qv, &error);
+    if (error) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", text.c_str());
+    else ImGui::TextDisabled("%s", text.c_str());
+}
+
+// The legend column right of a plot: entries with a marker, and dimmed lines under them.
+struct LegendLineSpec {
+    bool has_marker = false;
+    MarkerShape shape = MarkerShape::Circle;
+    ImU32 color = 0;
+    std::string text;
+    bool dim = false;
+    bool warn = false;
+};
+
+float LegendWidth(const std::vector<LegendLineSpec>& lines) {
+    float w = 0.0f;
+    for (const LegendLineSpec& l : lines) w = std::max(w, ImGui::CalcTextSize(l.text.c_str()).x);
+    return w + ImGui::GetFontSize() * 1.3f;
+}
+
+void DrawLegend(const std::vector<LegendLineSpec>& lines, ImVec2 at) {
+    ImGui::SetCursorScreenPos(at);
+    ImGui::BeginGroup();
+    const float indent = ImGui::GetFontSize() * 1.3f;
+    for (const LegendLineSpec& l : lines) {
+        if (l.has_marker) {
+            LegendLine(l.shape, l.color, l.text);
+            continue;
+        }
+        ImGui::SetCursorScreenPos(ImVec2(at.x + (l.dim ? indent : 0.0f), ImGui::GetCursorScreenPos().y));
+        if (l.warn) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", l.text.c_str());
+        else if (l.dim) ImGui::TextDisabled("%s", l.text.c_str());
+        else ImGui::TextUnformatted(l.text.c_str());
+    }
+    ImGui::EndGroup();
+}
+
+LegendLineSpec Marker(MarkerShape shape, ImU32 color, std::string text) {
+    LegendLineSpec l;
+    l.has_marker = true;
+    l.shape = shape;
+    l.color = color;
+    l.text = std::move(text);
+    return l;
+}
+LegendLineSpec Plain(std::string text, bool dim, bool warn = false) {
+    LegendLineSpec l;
+    l.text = std::move(text);
+    l.dim = dim;
+    l.warn = warn;
+    return l;
+}
+
+// Colorbar of log10(MSE) at [bar_min, bar_max], ticks at powers of ten (and 2, 5 when few).
+void DrawLogColorbar(ImDrawList* dl, const ColorLut& lut, double lo, double hi, ImVec2 bar_min, ImVec2 bar_max) {
+    const float h = bar_max.y - bar_min.y;
+    constexpr int kSeg = 48;
+    for (int i = 0; i < kSeg; ++i) {
+        const ImU32 cb = static_cast<ImU32>(lut[static_cast<std::size_t>(i * 255 / kSeg)]);
+        const ImU32 ct = static_cast<ImU32>(lut[static_cast<std::size_t>((i + 1) * 255 / kSeg)]);
+        const float yb = bar_max.y - h * i / kSeg, yt = bar_max.y - h * (i + 1) / kSeg;
+        dl->AddRectFilledMultiColor(ImVec2(bar_min.x, std::floor(yt)), ImVec2(bar_max.x, std::ceil(yb)), ct, ct, cb, cb);
+    }
+    dl->AddRect(bar_min, bar_max, ImGui::GetColorU32(ImGuiCol_Border));
+    const float font = ImGui::GetFontSize();
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const double a = std::log10(lo), b = std::log10(hi);
+    const int target = std::max(2, static_cast<int>(h / (font * 3.0f)));
+    float last_y = 1e9f;
+    for (double v : LogTicks(lo, hi, target)) {
+        const float y = b > a ? bar_max.y - static_cast<float>((std::log10(v) - a) / (b - a)) * h : (bar_min.y + bar_max.y) * 0.5f;
+        if (last_y - y < font * 1.1f) continue;
+        last_y = y;
+        dl->AddLine(ImVec2(bar_max.x, std::round(y) + 0.5f), ImVec2(bar_max.x + font * 0.3f, std::round(y) + 0.5f), text);
+        dl->AddText(ImVec2(bar_max.x + font * 0.45f, std::round(y - font * 0.5f)), text, Compact(v).c_str());
+    }
+}
+
+// Unit position of log10(mse) in the color range.
+double ColorUnit(double mse, double lo, double hi) {
+    if (!(hi > lo) || !(mse > 0.0)) return 0.0;
+    return std::clamp((std::log10(mse) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)), 0.0, 1.0);
+}
+
+LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 region) {
+    LandscapeClick click;
+    const LandscapeResult& r = st.shown;
+    const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
+    if (ns < 2 || nz < 1) return click;
+    const float font = ImGui::GetFontSize();
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const Sym sym = Symbols();
+    // The MSE can be 0 (a tensor exactly on the grid): the color range starts at the smallest positive value.
+    double lo = std::numeric_limits<double>::infinity();
+    for (double m : r.mse)
+        if (m > 0.0) lo = std::min(lo, m);
+    double hi = std::max(r.mse_hi, lo);
+    if (!std::isfinite(lo)) lo = hi = 1.0;
+    if (!(hi > lo)) hi = lo * 10.0;
+
+    const ColorLut& lut = GetColormapLut(Colormap::Viridis);
+    // Texture: row 0 = the largest zero point (drawn at the top).
+    const std::uint64_t key = (static_cast<std::uint64_t>(ns) << 32) ^ (st.requests << 1) ^ (r.exact ? 1u : 0u);
+    if (!st.texture.is_current(key)) {
+        std::vector<std::uint32_t> rgba(ns * nz);
+        for (std::size_t zi = 0; zi < nz; ++zi)
+            for (std::size_t si = 0; si < ns; ++si)
+                rgba[(nz - 1 - zi) * ns + si] =
+                    lut[static_cast<std::size_t>(ColorUnit(r.mse[zi * ns + si], lo, hi) * 255.0 + 0.5)];
+        st.texture.upload_rgba(static_cast<int>(ns), static_cast<int>(nz), rgba.data(), key);
+    }
+
+    double cs = 0;
+    std::int32_t cz = 0;
+    const bool has_current = CurrentPoint(qv, cs, cz);
+    std::vector<LegendLineSpec> legend;
+    legend.push_back(Plain("MSE over (s, z), one pair per tensor", false));
+    legend.push_back(Plain("color: log10 MSE, dark = small error", true));
+    if (has_current) {
+        legend.push_back(Marker(MarkerShape::Circle, kCurrentColor, "current: s = " + FormatNumber(cs) + ", z = " + FormatNumber(cz)));
+        legend.push_back(Plain("MSE " + FormatNumber(qv.result->metrics.mse), true));
+    } else {
+        legend.push_back(Plain(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own (s, z)", false, true));
+        legend.push_back(Plain("the map is for a single pair per tensor", true));
+    }
+    legend.push_back(Marker(MarkerShape::Diamond, kMinMaxColor,
+                            "lessons' min/max: s = " + FormatNumber(r.minmax_scale) + ", z = " + FormatNumber(r.minmax_zero_point)));
+    legend.push_back(Plain("MSE " + FormatNumber(r.minmax_mse), true));
+    const bool best_is_minmax = r.best_scale == r.minmax_scale && r.best_zero_point == r.minmax_zero_point;
+    legend.push_back(Marker(MarkerShape::Triangle, kBestColor,
+                            "best on grid: s = " + FormatNumber(r.best_scale) + ", z = " + FormatNumber(r.best_zero_point) +
+                                (best_is_minmax ? "  (= min/max)" : "")));
+    legend.push_back(Plain("MSE " + FormatNumber(r.best_mse) + (r.exact ? "" : " (on a sample)"), true));
+    bool status_error = false;
+    legend.push_back(Plain(StatusText(st, qv, &status_error), true, status_error));
+    legend.push_back(Plain("click a cell to try its s and z", true));
+
+    // Layout: [z labels | map | colorbar + labels | legend]; the axis titles above the z labels and under the map.
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float ylab_w = ImGui::CalcTextSize("-32768").x + font * 0.8f;
+    const float cbar_w = font * 0.9f + font * 0.45f + ImGui::CalcTextSize("1e-10").x + font;
+    const float legend_w = std::max(LegendWidth(legend), ImGui::CalcTextSize("refining: 64 x 64, every element  100%").x);
+    const float map_h = std::max(font * 5.0f, region.y - 3.2f * line);
+    const float map_w = std::max(font * 6.0f, std::min(region.x - ylab_w - cbar_w - legend_w - font, map_h * 1.8f));
+    const ImVec2 m0(std::floor(origin.x + ylab_w), std::floor(origin.y + line));
+    const ImVec2 m1(m0.x + std::floor(map_w), m0.y + std::floor(map_h));
+    st.plot_min = m0;
+    st.plot_max = m1;
+
+    // Axes in cell units: x = log scale, y = zero point (up).
+    const double ls0 = std::log(r.scales.front()), ls1 = std::log(r.scales.back());
+    const double ds = (ls1 - ls0) / static_cast<double>(ns - 1);
+    const double xa = ls0 - ds * 0.5, xb = ls1 + ds * 0.5;
+    const double z0 = r.zero_points.front(), z1 = r.zero_points.back();
+    const double dz = nz > 1 ? (z1 - z0) / static_cast<double>(nz - 1) : 1.0;
+    const double ya = z0 - dz * 0.5, yb = z1 + dz * 0.5;
+    auto x_of = [&](double s) { return m0.x + static_cast<float>((std::log(s) - xa) / (xb - xa)) * (m1.x - m0.x); };
+    auto y_of = [&](double z) { return m1.y - static_cast<float>((z - ya) / (yb - ya)) * (m1.y - m0.y); };
+    auto inside = [&](ImVec2 p) { return p.x >= m0.x - 1 && p.x <= m1.x + 1 && p.y >= m0.y - 1 && p.y <= m1.y + 1; };
+
+    ImGui::SetCursorScreenPos(m0);
+    ImGui::InvisibleButton("##map", ImVec2(m1.x - m0.x, m1.y - m0.y));
+    const bool hovered = ImGui::IsItemHovered();
+    const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+    dl->AddImage(st.texture.id(), m0, m1);
+    dl->AddRect(ImVec2(m0.x - 1, m0.y - 1), ImVec2(m1.x + 1, m1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
+
+    // Axis ticks.
+    for (double s : LogTicks(r.scales.front(), r.scales.back(), std::max(2, static_cast<int>((m1.x - m0.x) / (font * 4.5f))))) {
+        const float x = std::round(x_of(s)) + 0.5f;
+        dl->AddLine(ImVec2(x, m1.y + 1), ImVec2(x, m1.y + font * 0.35f), text);
+        const std::string l = Compact(s);
+        const float w = ImGui::CalcTextSize(l.c_str()).x;
+        dl->AddText(ImVec2(std::round(std::clamp(x - w * 0.5f, m0.x - ylab_w * 0.5f, m1.x + font - w)), m1.y + font * 0.4f),
+                    text, l.c_str());
+    }
+    {
+        int decimals = 0;
+        const int target = std::max(2, static_cast<int>((m1.y - m0.y) / (font * 2.0f)));
+        for (double z : NiceTicks(z0, z1, target, &decimals)) {
+            if (z != std::floor(z)) continue;
+            const float y = std::round(y_of(z)) + 0.5f;
+            dl->AddLine(ImVec2(m0.x - font * 0.35f, y), ImVec2(m0.x - 1, y), text);
+            const std::string l = FormatNumber(z);
+            const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+            dl->AddText(ImVec2(m0.x - font * 0.45f - ts.x, std::round(y - ts.y * 0.5f)), text, l.c_str());
+        }
+    }
+    const std::string xtitle = "scale s (log axis)";
+    dl->AddText(ImVec2(std::round((m0.x + m1.x - ImGui::CalcTextSize(xtitle.c_str()).x) * 0.5f), m1.y + font * 0.4f + line),
+                text, xtitle.c_str());
+    dl->AddText(ImVec2(origin.x, origin.y), text, "zero point z");
+
+    DrawLogColorbar(dl, lut, lo, hi, ImVec2(m1.x + font * 0.6f, m0.y), ImVec2(m1.x + font * 1.5f, m1.y));
+
+    // Markers: the lessons' min/max, the best grid point, the current (s, z) on top.
+    const float mr = std::max(4.0f, font * 0.38f);
+    dl->PushClipRect(ImVec2(m0.x - mr * 2, m0.y - mr * 2), ImVec2(m1.x + mr * 2, m1.y + mr * 2), true);
+    const ImVec2 p_mm(x_of(r.minmax_scale), y_of(r.minmax_zero_point));
+    const ImVec2 p_best(x_of(r.best_scale), y_of(r.best_zero_point));
+    // The best under the min/max: when they coincide the diamond sits inside the triangle's outline.
+    if (inside(p_best)) DrawMarker(dl, p_best, MarkerShape::Triangle, kBestColor, mr * 1.3f);
+    if (inside(p_mm)) DrawMarker(dl, p_mm, MarkerShape::Diamond, kMinMaxColor, mr);
+    if (has_current) {
+        const ImVec2 p(x_of(cs), y_of(cz));
+        if (inside(p)) DrawMarker(dl, p, MarkerShape::Circle, kCurrentColor, mr);
+    }
+
+    // Hover: the cell under the mouse; click: ask for it.
+    if (hovered) {
+        const ImVec2 mp = ImGui::GetIO().MousePos;
+        const int si = std::clamp(static_cast<int>((mp.x - m0.x) / (m1.x - m0.x) * ns), 0, static_cast<int>(ns) - 1);
+        const int zr = std::clamp(static_cast<int>((mp.y - m0.y) / (m1.y - m0.y) * nz), 0, static_cast<int>(nz) - 1);
+        const std::size_t zi = nz - 1 - static_cast<std::size_t>(zr);
+        const float cw = (m1.x - m0.x) / ns, ch = (m1.y - m0.y) / nz;
+        const ImVec2 a(m0.x + cw * si, m0.y + ch * zr);
+        dl->AddRect(a, ImVec2(a.x + cw, a.y + ch), IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
+        const double s = r.scales[static_cast<std::size_t>(si)];
+        const std::int32_t z = r.zero_points[zi];
+        ImGui::BeginTooltip();
+        ImGui::Text("s = %s, z = %s", FormatNumber(s).c_str(), FormatNumber(z).c_str());
+        ImGui::Text("MSE = %s%s", FormatNumber(r.mse[zi * ns + static_cast<std::size_t>(si)]).c_str(),
+                    r.exact ? "" : " (on a sample)");
+        ImGui::TextDisabled("click: use this s and z (manual mode)");
+        ImGui::EndTooltip();
+        if (clicked) {
+            click.requested = true;
+            click.scale = s;
+            click.zero_point = z;
+        }
+    }
+    dl->PopClipRect();
+
+    DrawLegend(legend, ImVec2(m1.x + cbar_w + font, m0.y));
+    (void)sym;
+
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(ImVec2(region.x, m1.y + 2.2f * line - origin.y));
+    return click;
+}
+
+LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 region) {
+    LandscapeClick click;
+    const LandscapeResult& r = st.shown;
+    const std::size_t n = r.alphas.size();
+    if (n < 2) return click;
+    const float font = ImGui::GetFontSize();
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const Sym sym = Symbols();
+    const double q_max = qv.config->dtype.q_max();
+
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (double m : r.mse) {
+        if (m > 0.0) lo = std::min(lo, m);
+        hi = std::max(hi, m);
+    }
+    if (!std::isfinite(lo)) lo = hi = 1.0;
+    if (!(hi > lo)) hi = lo * 10.0;
+    const double la = std::log10(lo) - 0.05 * (std::log10(hi) - std::log10(lo));
+    const double lb = std::log10(hi) + 0.05 * (std::log10(hi) - std::log10(lo));
+
+    double cs = 0;
+    std::int32_t cz = 0;
+    const bool has_current = CurrentPoint(qv, cs, cz);
+    const double alpha_mm = r.minmax_scale * q_max;
+    std::vector<LegendLineSpec> legend;
+    legend.push_back(Plain("MSE against the clipping range (symmetric)", false));
+    legend.push_back(Plain(std::string("a smaller ") + sym.alpha + ": finer steps, more clipping", true));
+    if (has_current) {
+        legend.push_back(Marker(MarkerShape::Circle, kCurrentColor, std::string("current: ") + sym.alpha + " = " + FormatNumber(cs * q_max)));
+        legend.push_back(Plain("MSE " + FormatNumber(qv.result->metrics.mse), true));
+    } else {
+        legend.push_back(Plain(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own s", false, true));
+        legend.push_back(Plain("the curve is for a single s per tensor", true));
+    }
+    legend.push_back(Marker(MarkerShape::Diamond, kMinMaxColor, std::string("lessons' max|r|: ") + sym.alpha + " = " + FormatNumber(alpha_mm)));
+    legend.push_back(Plain("MSE " + FormatNumber(r.minmax_mse), true));
+    legend.push_back(Marker(MarkerShape::Triangle, kBestColor, std::string("best: ") + sym.alpha + " = " + FormatNumber(r.best_scale * q_max)));
+    legend.push_back(Plain("MSE " + FormatNumber(r.best_mse) + ", s = " + FormatNumber(r.best_scale), true));
+    bool status_error = false;
+    legend.push_back(Plain(StatusText(st, qv, &status_error), true, status_error));
+    legend.push_back(Plain(std::string("click the curve to try that ") + sym.alpha, true));
+
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float ylab_w = ImGui::CalcTextSize("1e-10").x + font * 0.8f;
+    const float legend_w = std::max(LegendWidth(legend), ImGui::CalcTextSize("refining: 128 points, every element  100%").x);
+    const float plot_h = std::max(font * 5.0f, region.y - 3.2f * line);
+    const float plot_w = std::max(font * 8.0f, region.x - ylab_w - legend_w - font * 2.0f);
+    const ImVec2 p0(std::floor(origin.x + ylab_w), std::floor(origin.y + line));
+    const ImVec2 p1(p0.x + std::floor(plot_w), p0.y + std::floor(plot_h));
+    st.plot_min = p0;
+    st.plot_max = p1;
+    const double a0 = 0.0, a1 = r.alphas.back() * 1.02;
+    auto x_of = [&](double a) { return p0.x + static_cast<float>((a - a0) / (a1 - a0)) * (p1.x - p0.x); };
+    auto y_of = [&](double m) {
+        const double lm = m > 0.0 ? std::log10(m) : la;
+        return p1.y - static_cast<float>((lm - la) / (lb - la)) * (p1.y - p0.y);
+    };
+
+    ImGui::SetCursorScreenPos(p0);
+    ImGui::InvisibleButton("##curve", ImVec2(p1.x - p0.x, p1.y - p0.y));
+    const bool hovered = ImGui::IsItemHovered();
+    const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+    dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg, 0.35f));
+    dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
+
+    int decimals = 0;
+    for (double a : NiceTicks(a0, a1, std::max(2, static_cast<int>((p1.x - p0.x) / (font * 5.0f))), &decimals)) {
+        const float x = std::round(x_of(a)) + 0.5f;
+        dl->AddLine(ImVec2(x, p1.y + 1), ImVec2(x, p1.y + font * 0.35f), text);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.*f", decimals, a);
+        const float w = ImGui::CalcTextSize(buf).x;
+        dl->AddText(ImVec2(std::round(std::clamp(x - w * 0.5f, p0.x - ylab_w * 0.5f, p1.x + font - w)), p1.y + font * 0.4f),
+                    text, buf);
+    }
+    for (double m : LogTicks(std::pow(10.0, la), std::pow(10.0, lb), std::max(2, static_cast<int>((p1.y - p0.y) / (font * 3.0f))))) {
+        const float y = std::round(y_of(m)) + 0.5f;
+        dl->AddLine(ImVec2(p0.x - font * 0.35f, y), ImVec2(p0.x - 1, y), text);
+        dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), ImGui::GetColorU32(ImGuiCol_Border, 0.35f));
+        const std::string l = Compact(m);
+        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+        dl->AddText(ImVec2(p0.x - font * 0.45f - ts.x, std::round(y - ts.y * 0.5f)), text, l.c_str());
+    }
+    const std::string xtitle = std::string("clipping range ") + sym.alpha + " = s " + sym.times + " q_max  (z = 0)";
+    dl->AddText(ImVec2(std::round((p0.x + p1.x - ImGui::CalcTextSize(xtitle.c_str()).x) * 0.5f), p1.y + font * 0.4f + line),
+                text, xtitle.c_str());
+    dl->AddText(ImVec2(origin.x, origin.y), text, "MSE (log axis)");
+
+    dl->PushClipRect(p0, p1, true);
+    std::vector<ImVec2> pts(n);
+    for (std::size_t i = 0; i < n; ++i) pts[i] = ImVec2(x_of(r.alphas[i]), y_of(r.mse[i]));
+    dl->AddPolyline(pts.data(), static_cast<int>(n), kCurveColor, 0, 2.5f);
+    const float mr = std::max(4.0f, font * 0.38f);
+    dl->AddLine(ImVec2(std::round(x_of(alpha_mm)), p0.y), ImVec2(std::round(x_of(alpha_mm)), p1.y), kMinMaxColor, 1.5f);
+    DrawMarker(dl, ImVec2(x_of(alpha_mm), y_of(r.minmax_mse)), MarkerShape::Diamond, kMinMaxColor, mr);
+    DrawMarker(dl, ImVec2(x_of(r.best_scale * q_max), y_of(r.best_mse)), MarkerShape::Triangle, kBestColor, mr);
+    if (has_current) {
+        const float x = std::round(x_of(cs * q_max));
+        dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), kCurrentColor, 1.5f);
+        DrawMarker(dl, ImVec2(x, y_of(qv.result->metrics.mse)), MarkerShape::Circle, kCurrentColor, mr);
+    }
+    if (hovered) {
+        const float mx = ImGui::GetIO().MousePos.x;
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < n; ++i)
+            if (std::fabs(pts[i].x - mx) < std::fabs(pts[best].x - mx)) best = i;
+        dl->AddLine(ImVec2(pts[best].x, p0.y), ImVec2(pts[best].x, p1.y), ImGui::GetColorU32(ImGuiCol_Text, 0.5f));
+        dl->AddCircle(pts[best], mr, ImGui::GetColorU32(ImGuiCol_Text), 16, 1.5f);
+        ImGui::BeginTooltip();
+        ImGui::Text("%s = %s (s = %s, z = 0)", sym.alpha, FormatNumber(r.alphas[best]).c_str(), FormatNumber(r.scales[best]).c_str());
+        ImGui::Text("MSE = %s%s", FormatNumber(r.mse[best]).c_str(), r.exact ? "" : " (on a sample)");
+        ImGui::TextDisabled("click: use this s with z = 0 (manual mode)");
+        ImGui::EndTooltip();
+        if (clicked) {
+            click.requested = true;
+            click.scale = r.scales[best];
+            click.zero_point = 0;
+        }
+    }
+    dl->PopClipRect();
+
+    DrawLegend(legend, ImVec2(p1.x + font * 1.5f, p0.y));
+
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(ImVec2(region.x, p1.y + 2.2f * line - origin.y));
+    return click;
+}
+
+}  // namespace
+
+bool LandscapeBusy(const LandscapePanelState& st) { return st.task.running(); }
+
+void SuspendLandscape(LandscapePanelState& st) {
+    if (!st.task.running()) return;
+    st.task.cancel();
+    st.started = false;  // NeedsRequest: start again when drawn
+}
+
+void FinishLandscape(LandscapePanelState& st) {
+    st.task.wait();
+    if (std::optional<LandscapeResult> r = st.task.take()) {
+        st.shown = std::move(*r);
+        st.has_shown = true;
+    }
+}
+
+LandscapeClick DrawLandscapePanel(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
+    LandscapeClick click;
+    ImGui::PushID(&st);
+    if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
+        ImGui::TextDisabled("No result yet.");
+        ImGui::PopID();
+        return click;
+    }
+    const bool curve = qv.config->mode == Mode::Symmetric;
+    if (NeedsRequest(st, qv, curve)) StartRequest(st, qv, tensor, curve);
+    if (std::optional<LandscapeResult> r = st.task.take()) {
+        st.shown = std::move(*r);
+        st.has_shown = true;
+    }
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 region(std::max(avail.x, ImGui::GetFontSize() * 30.0f), std::max(avail.y, ImGui::GetFontSize() * 12.0f));
+    if (!st.has_shown || st.shown.curve != curve) {
+        ImGui::TextUnformatted(curve ? "MSE against the clipping range" : "MSE over (s, z)");
+        DrawStatus(st, qv);
+    } else {
+        click = curve ? DrawCurve(st, qv, region) : DrawMap(st, qv, region);
+    }
+    ImGui::PopID();
+    return click;
+}
+
+}  // namespace qs::gui

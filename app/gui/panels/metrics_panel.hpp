@@ -1,0 +1,20 @@
+// The numbers of the current quantization: error metrics, clipping, levels used, s and z. In manual mode a
+// second column gives the same metrics for the computed (formula) s and z, the better value highlighted, so
+// a student sees whether their hand-picked pair beats the lessons' formula.
+#pragma once
+
+#include <string>
+
+#include "gui/document/quant_view.hpp"
+
+namespace qs::gui {
+
+// A table (contents only; draw inside any window).
+void DrawMetricsPanel(const QuantView& view);
+
+// One line: "int8 asymmetric, s = 3.57882, z = -77 | MSE 1.573 | RMSE ... | SQNR ... dB | clipped 0 | levels 9/256".
+std::string MetricsSummary(const QuantView& view);
+// Draws MetricsSummary wrapped to the available width (the PNG export's caption).
+void DrawMetricsLine(const QuantView& view);
+
+}  // namespace qs::gui

@@ -1,0 +1,30 @@
+#include "gui/panels/pipeline_text.hpp"
+
+#include "gui/widgets/text.hpp"
+
+namespace qs::gui {
+
+std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace& t) {
+    const Sym sym = Symbols();
+    const IntType& dt = view.config->dtype;
+    const std::string p = sym.prime;
+    const std::string zs = t.zero_point < 0 ? "(" + FormatNumber(t.zero_point) + ")" : FormatNumber(t.zero_point);
+    std::vector<std::string> lines;
+    lines.push_back("r = " + FormatNumber(t.r));
+    lines.push_back("r / s + z = " + FormatNumber(t.r) + " / " + FormatNumber(t.scale) + " + " + zs + " = " +
+                    FormatNumber(t.scaled));
+    lines.push_back(std::string(view.config->rounding == Rounding::HalfEven ? "round" : "round half-away") + "(" +
+                    FormatNumber(t.scaled) + ") = " + FormatNumber(t.rounded));
+    std::string q = "q = ";
+    q += view.config->overflow == Overflow::Wrap ? "wrap(" + FormatNumber(t.rounded) + ") = "
+                                                 : "clamp(" + FormatNumber(t.rounded) + ", " + FormatNumber(dt.q_min()) +
+                                                       ", " + FormatNumber(dt.q_max()) + ") = ";
+    q += FormatNumber(t.code);
+    if (t.clipped) q += view.config->overflow == Overflow::Wrap ? "  (overflow: wrapped!)" : "  (clipped)";
+    lines.push_back(q);
+    lines.push_back("r" + p + " = s (q " + sym.minus + " z) = " + FormatNumber(t.dequantized));
+    lines.push_back("|r " + std::string(sym.minus) + " r" + p + "| = " + FormatNumber(t.error));
+    return lines;
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,181 @@
+#include "gui/panels/safetensors_browser.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <utility>
+
+#include "gui/app/app_state.hpp"
+#include "gui/app/session_io.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace qs::gui {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ShapeText(const Shape& shape) {
+    if (shape.empty()) return "scalar";
+    std::string out;
+    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "x" : "") + std::to_string(shape[i]);
+    return out;
+}
+
+std::string SizeText(std::uint64_t bytes) {
+    char buf[32];
+    if (bytes < (1u << 10)) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+    else if (bytes < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
+    else if (bytes < (1u << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+    else std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+    return buf;
+}
+
+void UpdateVisible(SafetensorsBrowserState& s) {
+    if (s.visible_valid) return;
+    s.visible.clear();
+    if (s.file) {
+        const std::vector<SafetensorsEntry>& list = s.file->list();
+        for (int i = 0; i < static_cast<int>(list.size()); ++i)
+            if (s.filter.PassFilter(list[static_cast<std::size_t>(i)].name.c_str())) s.visible.push_back(i);
+    }
+    s.visible_valid = true;
+}
+
+}  // namespace
+
+bool IsSafetensorsPath(const std::string& path) {
+    return lower_extension(path) == ".safetensors";
+}
+
+bool SafetensorsLoadable(const SafetensorsEntry& e, std::string* why) {
+    auto no = [&](const std::string& reason) {
+        if (why) *why = reason;
+        return false;
+    };
+    if (e.dtype != "F32" && e.dtype != "F16" && e.dtype != "BF16" && e.dtype != "F64")
+        return no(e.dtype + " is not a floating-point type (F32, F16, BF16, F64)");
+    if (e.shape.empty()) return no("a scalar has nothing to show");
+    std::int64_t n = 1;
+    for (std::int64_t d : e.shape) {
+        if (d == 0) return no("the tensor is empty");
+        if (d > kMaxElements || n > kMaxElements / d) return no("more than 2^28 values");
+        n *= d;
+    }
+    return true;
+}
+
+bool OpenSafetensorsBrowser(SafetensorsBrowserState& s, const std::string& path, std::string* error) {
+    try {
+        auto file = std::make_shared<const SafetensorsFile>(path);  // header only; throws naming the file
+        s.file = std::move(file);
+    } catch (const std::exception& e) {
+        if (error) *error = e.what();
+        return false;
+    }
+    s.path = path;
+    s.loaded.clear();
+    s.visible_valid = false;
+    s.open = true;
+    s.appearing = true;
+    return true;
+}
+
+void LoadSafetensorsTensor(AppState& app, std::shared_ptr<const SafetensorsFile> file, const std::string& path,
+                           const std::string& name) {
+    std::error_code ec;
+    const fs::path abs = fs::absolute(path, ec);
+    TensorOrigin origin;
+    origin.source.kind = TensorSource::Kind::File;
+    origin.source.path = (ec ? fs::path(path) : abs).lexically_normal().string();
+    origin.source.tensor_name = name;
+    const std::string label = path + " : " + name;
+    app.start_tensor_job("Reading " + name, [file = std::move(file), name, label, origin,
+                                             config = app.config](JobProgress& p) {
+        p.stage = "reading";
+        p.progress = 0.05f;
+        std::string note;
+        Tensor t = file->read(name, &note);  // only this tensor's bytes are touched
+        TensorJobResult r = FinishTensorJob(std::move(t), config, label, p);
+        TensorOrigin o = origin;
+        o.note = note;
+        if (!note.empty()) {
+            r.notice += std::string(r.notice.empty() ? "" : "\n") + name + ": " + note +
+                        " (rank above 3 is folded into the first axis)";
+        }
+        r.then = RecordOrigin(std::move(o));
+        return r;
+    });
+}
+
+void DrawSafetensorsBrowser(SafetensorsBrowserState& s, AppState& app) {
+    if (!s.open || !s.file) return;
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    const float fs_px = ImGui::GetFontSize();
+    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+                            ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(fs_px * 44.0f, fs_px * 26.0f), ImGuiCond_Appearing);
+    if (s.appearing) ImGui::SetNextWindowFocus();
+    s.appearing = false;
+    const std::string title = "Tensors in " + fs::path(s.path).filename().string() + "###safetensors-browser";
+    if (!ImGui::Begin(title.c_str(), &s.open, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
+        ImGui::End();
+        return;
+    }
+    ImGui::PushID("safetensors");
+    const std::vector<SafetensorsEntry>& list = s.file->list();
+    ImGui::TextDisabled("%s", s.path.c_str());
+    if (s.filter.Draw("Filter##names", -fs_px * 9.0f)) s.visible_valid = false;
+    UpdateVisible(s);
+    ImGui::SameLine();
+    ImGui::TextDisabled("%d of %d", static_cast<int>(s.visible.size()), static_cast<int>(list.size()));
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Part of a name; several separated by commas; a leading '-' excludes.");
+
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersV |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
+    const float table_h = -ImGui::GetFrameHeightWithSpacing() * 1.2f;
+    if (ImGui::BeginTable("##tensors", 4, flags, ImVec2(0.0f, table_h))) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn("dtype", ImGuiTableColumnFlags_WidthFixed, fs_px * 3.5f);
+        ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthFixed, fs_px * 8.0f);
+        ImGui::TableSetupColumn("size", ImGuiTableColumnFlags_WidthFixed, fs_px * 5.0f);
+        ImGui::TableHeadersRow();
+        // A model has thousands of tensors: only the rows in view are laid out.
+        ImGuiListClipper clipper;
+        clipper.Begin(static_cast<int>(s.visible.size()));
+        while (clipper.Step()) {
+            for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
+                const SafetensorsEntry& e = list[static_cast<std::size_t>(s.visible[static_cast<std::size_t>(row)])];
+                std::string why;
+                const bool loadable = SafetensorsLoadable(e, &why);
+                ImGui::TableNextRow();
+                ImGui::TableSetColumnIndex(0);
+                ImGui::PushID(s.visible[static_cast<std::size_t>(row)]);
+                ImGui::BeginDisabled(!loadable || app.busy());
+                const bool picked = ImGui::Selectable(e.name.c_str(), e.name == s.loaded,
+                                                      ImGuiSelectableFlags_SpanAllColumns);
+                ImGui::EndDisabled();
+                if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+                    ImGui::SetTooltip("%s", loadable ? "Click to load this tensor" : why.c_str());
+                if (picked && loadable && !app.busy()) {
+                    s.loaded = e.name;
+                    LoadSafetensorsTensor(app, s.file, s.path, e.name);
+                }
+                ImGui::PopID();
+                ImGui::TableSetColumnIndex(1);
+                ImGui::TextUnformatted(e.dtype.c_str());
+                ImGui::TableSetColumnIndex(2);
+                ImGui::TextUnformatted(ShapeText(e.shape).c_str());
+                ImGui::TableSetColumnIndex(3);
+                ImGui::TextUnformatted(SizeText(e.end - e.begin).c_str());
+            }
+        }
+        ImGui::EndTable();
+    }
+    ImGui::TextDisabled("Only the tensor you pick is read. Rank above 3 is folded into the first axis.");
+    ImGui::PopID();
+    ImGui::End();
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,511 @@
+#include "gui/widgets/heatmap.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include <imgui_internal.h>  // SetItemUsingMouseWheel: keeps the wheel from scrolling the parent window
+
+namespace qs::gui {
+namespace {
+
+// FNV-1a over the fields that decide the texture's content.
+struct KeyHasher {
+    std::uint64_t h = 1469598103934665603ull;
+    template <typename T>
+    void add(const T& v) {
+        unsigned char bytes[sizeof(T)];
+        std::memcpy(bytes, &v, sizeof(T));
+        for (unsigned char b : bytes) {
+            h ^= b;
+            h *= 1099511628211ull;
+        }
+    }
+};
+
+ImU32 ToImU32(std::uint32_t rgba) { return static_cast<ImU32>(rgba); }  // same byte order (R low, A high)
+
+// Formats a cell value the way the lessons' figure does ("%.2f", or more decimals when asked; codes as
+// integers). A tiny negative that rounds to zero prints without its sign.
+void FormatCell(char* buf, std::size_t n, double v, CellFormat format, int decimals) {
+    if (format == CellFormat::Integer) {
+        std::snprintf(buf, n, "%lld", static_cast<long long>(std::llround(v)));
+        return;
+    }
+    std::snprintf(buf, n, "%.*f", decimals, v);
+    if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
+}
+
+void FormatTick(char* buf, std::size_t n, double v, int decimals) {
+    if (std::fabs(v) >= 1e5) {
+        std::snprintf(buf, n, "%.2g", v);
+    } else {
+        std::snprintf(buf, n, "%.*f", decimals, v);
+        // "-0" / "-0.0" from rounding noise around zero
+        if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
+    }
+}
+
+// The texture: the window of cells the view needs, reduced by whole fy x fx blocks to at most one texel per
+// screen pixel. Blocks are aligned to multiples of the block size in slice coordinates, so panning does not
+// shift the block grid (which would make a reduced image shimmer).
+void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t generation, const HeatmapStyle& style,
+                   const HeatmapView& view, float img_w, float img_h) {
+    const double cells_x_per_px = (view.x1 - view.x0) / std::max(1.0f, img_w);
+    const double cells_y_per_px = (view.y1 - view.y0) / std::max(1.0f, img_h);
+    // ceil, not round: every texel must cover at least one whole pixel, or nearest sampling would skip
+    // texels (and with them the outlier a max-reduction kept).
+    const std::int64_t fx = cells_x_per_px > 1.0 ? static_cast<std::int64_t>(std::ceil(cells_x_per_px - 1e-9)) : 1;
+    const std::int64_t fy = cells_y_per_px > 1.0 ? static_cast<std::int64_t>(std::ceil(cells_y_per_px - 1e-9)) : 1;
+    CellWindow w;
+    w.col0 = (static_cast<std::int64_t>(std::floor(view.x0)) / fx) * fx;
+    w.row0 = (static_cast<std::int64_t>(std::floor(view.y0)) / fy) * fy;
+    const std::int64_t c1 = std::min<std::int64_t>(src.cols, static_cast<std::int64_t>(std::ceil(view.x1)));
+    const std::int64_t r1 = std::min<std::int64_t>(src.rows, static_cast<std::int64_t>(std::ceil(view.y1)));
+    w.cols = std::max<std::int64_t>(1, c1 - w.col0);
+    w.rows = std::max<std::int64_t>(1, r1 - w.row0);
+
+    // Two keys: what the reduced copy depends on (the data and the window), and what its colors depend on.
+    // A new color scale over the same data (the original panel while s changes) only recolors the small copy.
+    KeyHasher reduce_key;
+    reduce_key.add(generation);
+    reduce_key.add(src.f32);
+    reduce_key.add(src.i32);
+    reduce_key.add(src.rows);
+    reduce_key.add(src.cols);
+    reduce_key.add(w);
+    reduce_key.add(fx);
+    reduce_key.add(fy);
+    reduce_key.add(style.reduction);
+    // A derived view: the other heatmap's reduced copy of the same window, mapped (mean reduction only).
+    const HeatmapState* base = src.derive_from;
+    const bool derived = base && base->has_reduced && style.reduction == Reduction::Mean && base->window.row0 == w.row0 &&
+                         base->window.col0 == w.col0 && base->window.rows == w.rows && base->window.cols == w.cols &&
+                         base->fx == fx && base->fy == fy;
+    if (derived) {
+        reduce_key.add(base->reduced_key);
+        reduce_key.add(src.derive_scale);
+        reduce_key.add(src.derive_offset);
+    }
+    KeyHasher key = reduce_key;
+    key.add(style.colormap);
+    key.add(style.norm.lo);
+    key.add(style.norm.hi);
+    key.add(style.norm.center);
+    key.add(style.norm.centered);
+    // Layout fields are always recorded: the annotations and UVs read them even when the texture is current.
+    st.window = w;
+    st.fx = fx;
+    st.fy = fy;
+    st.tex_cols = reduced_extent(w.cols, fx);
+    st.tex_rows = reduced_extent(w.rows, fy);
+    if (st.texture.is_current(key.h)) return;
+
+    const std::size_t n = static_cast<std::size_t>(st.tex_rows * st.tex_cols);
+    if (!(st.has_reduced && st.reduced_key == reduce_key.h && st.reduced.size() == n)) {
+        st.reduced.resize(n);
+        if (derived && base->reduced.size() == n) {
+            for (std::size_t i = 0; i < n; ++i)
+                st.reduced[i] = static_cast<float>(src.derive_scale * base->reduced[i] + src.derive_offset);
+        } else if (src.f32) {
+            downsample(src.f32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
+        } else {
+            downsample(src.i32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
+        }
+        st.reduced_key = reduce_key.h;
+        st.has_reduced = true;
+        ++st.reductions;
+    }
+    st.rgba.resize(n);
+    MapValues(GetColormapLut(style.colormap), style.norm, st.reduced.data(), static_cast<std::int64_t>(n), st.rgba.data());
+    st.texture.upload_rgba(static_cast<int>(st.tex_cols), static_cast<int>(st.tex_rows), st.rgba.data(), key.h);
+    ++st.uploads;
+}
+
+int ColorbarTickTarget(float bar_height) {
+    return std::clamp(static_cast<int>(bar_height / (2.2f * ImGui::GetFontSize())), 2, 7);
+}
+
+struct Tick {
+    double value;
+    float pos;  // 0 = bottom of the bar, 1 = top
+    char label[32];
+};
+
+// Ticks of a colorbar. The bar is linear in the colormap's parameter t, from to_unit(bar_lo) to
+// to_unit(bar_hi); with a centered norm the two sides have different value scales, so each side gets its own
+// round ticks in proportion to the length it takes.
+std::vector<Tick> ColorbarTicks(const HeatmapStyle& style, float bar_height) {
+    std::vector<Tick> ticks;
+    const double lo = style.bar_lo, hi = style.bar_hi;
+    const double t_lo = style.norm.to_unit(lo), t_hi = style.norm.to_unit(hi);
+    auto pos_of = [&](double v) {
+        return t_hi > t_lo ? static_cast<float>((style.norm.to_unit(v) - t_lo) / (t_hi - t_lo)) : 0.5f;
+    };
+    auto add_range = [&](double a, double b, float share) {
+        const int target = std::max(2, static_cast<int>(std::round(ColorbarTickTarget(bar_height) * share)));
+        int decimals = 0;
+        for (double v : NiceTicks(a, b, target, &decimals)) {
+            bool dup = false;
+            for (const Tick& t : ticks) dup = dup || std::fabs(t.value - v) <= 1e-12 * std::max(1.0, std::fabs(v));
+            if (dup) continue;
+            Tick t;
+            t.value = v;
+            t.pos = pos_of(v);
+            FormatTick(t.label, sizeof t.label, v, decimals);
+            ticks.push_back(t);
+        }
+    };
+    const double c = style.norm.center;
+    if (style.norm.centered && lo < c && c < hi) {
+        // The neutral color's value (0, or the zero point z of codes) is always labelled.
+        int decimals = 0;
+        NiceTicks(lo, hi, ColorbarTickTarget(bar_height), &decimals);
+        Tick center;
+        center.value = c;
+        center.pos = pos_of(c);
+        FormatTick(center.label, sizeof center.label, c, c == std::floor(c) ? 0 : decimals);
+        ticks.push_back(center);
+        const float below = pos_of(c);
+        add_range(lo, c, below);
+        add_range(c, hi, 1.0f - below);
+    } else {
+        add_range(lo, hi, 1.0f);
+    }
+    // Labels closer than a line of text collide: drop the later one (the center, added first on its side, stays).
+    const float min_gap = ImGui::GetFontSize() * 1.3f / std::max(1.0f, bar_height);
+    std::vector<Tick> kept;
+    std::sort(ticks.begin(), ticks.end(), [](const Tick& a, const Tick& b) { return a.pos < b.pos; });
+    for (const Tick& t : ticks) {
+        if (!kept.empty() && t.pos - kept.back().pos < min_gap) {
+            // Keep the zero of a centered bar rather than its neighbour.
+            if (style.norm.centered && t.value == c) kept.back() = t;
+            continue;
+        }
+        kept.push_back(t);
+    }
+    return kept;
+}
+
+void DrawColorbar(ImDrawList* dl, const HeatmapStyle& style, ImVec2 bar_min, ImVec2 bar_max) {
+    const ColorLut& lut = GetColormapLut(style.colormap);
+    const float h = bar_max.y - bar_min.y;
+    const double t_lo = style.norm.to_unit(style.bar_lo), t_hi = style.norm.to_unit(style.bar_hi);
+    constexpr int kSegments = 64;
+    auto color_at = [&](double t) {
+        const double u = std::clamp(t, 0.0, 1.0);
+        return ToImU32(lut[static_cast<std::size_t>(u * 255.0 + 0.5)]);
+    };
+    for (int i = 0; i < kSegments; ++i) {
+        // Bottom = low values, like matplotlib's vertical colorbar.
+        const double ta = t_lo + (t_hi - t_lo) * i / kSegments;
+        const double tb = t_lo + (t_hi - t_lo) * (i + 1) / kSegments;
+        const float y_bot = bar_max.y - h * i / kSegments;
+        const float y_top = bar_max.y - h * (i + 1) / kSegments;
+        const ImU32 c_bot = color_at(ta), c_top = color_at(tb);
+        dl->AddRectFilledMultiColor(ImVec2(bar_min.x, std::floor(y_top)), ImVec2(bar_max.x, std::ceil(y_bot)), c_top,
+                                    c_top, c_bot, c_bot);
+    }
+    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+    dl->AddRect(bar_min, bar_max, ImGui::GetColorU32(ImGuiCol_Border));
+    const float font = ImGui::GetFontSize();
+    const float tick_len = std::round(font * 0.3f);
+    for (const Tick& t : ColorbarTicks(style, h)) {
+        const float y = bar_max.y - t.pos * h;
+        const float yr = std::round(y) + 0.5f;
+        dl->AddLine(ImVec2(bar_max.x, yr), ImVec2(bar_max.x + tick_len, yr), text_col, 1.0f);
+        dl->AddText(ImVec2(bar_max.x + tick_len + font * 0.2f, std::round(y - font * 0.5f)), text_col, t.label);
+    }
+}
+
+struct VisibleCells {
+    std::int64_t r0, r1, c0, c1;
+};
+VisibleCells Visible(const HeatmapSource& src, const HeatmapView& view) {
+    return {std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(view.y0))),
+            std::min<std::int64_t>(src.rows, static_cast<std::int64_t>(std::ceil(view.y1))),
+            std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(view.x0))),
+            std::min<std::int64_t>(src.cols, static_cast<std::int64_t>(std::ceil(view.x1)))};
+}
+
+// Auto prints only what a class can read from the back of the room; On goes down to small print.
+float MinAnnotationSize(AnnotateMode mode) {
+    return mode == AnnotateMode::Auto ? std::max(11.0f, 0.7f * ImGui::GetFontSize()) : 7.0f;
+}
+
+void DrawAnnotations(ImDrawList* dl, const HeatmapState& st, const HeatmapSource& src, const HeatmapStyle& style,
+                     const HeatmapView& view, ImVec2 img_min, float cw, float ch) {
+    if (st.fx != 1 || st.fy != 1) return;
+    float size = HeatmapAnnotationSize(src, style, view, ImVec2(cw, ch));
+    if (size <= 0.0f) return;
+    if (style.annotation_size > 0.0f) size = std::min(size, style.annotation_size);
+    size = std::floor(size);
+    if (size < MinAnnotationSize(style.annotate)) return;
+    ImFont* font = style.annotation_font ? style.annotation_font : ImGui::GetFont();
+    const VisibleCells v = Visible(src, view);
+    char buf[48];
+    for (std::int64_t r = v.r0; r < v.r1; ++r) {
+        for (std::int64_t c = v.c0; c < v.c1; ++c) {
+            FormatCell(buf, sizeof buf, src.at(r, c), style.format, style.decimals);
+            const ImVec2 ts = font->CalcTextSizeA(size, FLT_MAX, 0.0f, buf);
+            const float cx = img_min.x + static_cast<float>((c + 0.5 - view.x0) * cw);
+            const float cy = img_min.y + static_cast<float>((r + 0.5 - view.y0) * ch);
+            const std::size_t ti = static_cast<std::size_t>((r - st.window.row0) * st.tex_cols + (c - st.window.col0));
+            const std::uint32_t bg = ti < st.rgba.size() ? st.rgba[ti] : PackRgba(255, 255, 255);
+            dl->AddText(font, size, ImVec2(std::round(cx - ts.x * 0.5f), std::round(cy - ts.y * 0.5f)),
+                        ToImU32(TextColorFor(bg)), buf);
+        }
+    }
+}
+
+// Rectangle of a cell on screen, grown to a minimum size so that a selected cell of a zoomed-out 4096 x 4096
+// tensor is still a visible mark.
+void CellRect(const HeatmapView& view, ImVec2 img_min, float cw, float ch, HeatmapCell cell, float min_px,
+              ImVec2& a, ImVec2& b) {
+    a = ImVec2(img_min.x + static_cast<float>((cell.col - view.x0) * cw),
+               img_min.y + static_cast<float>((cell.row - view.y0) * ch));
+    b = ImVec2(a.x + cw, a.y + ch);
+    const ImVec2 c((a.x + b.x) * 0.5f, (a.y + b.y) * 0.5f);
+    const float hw = std::max(cw, min_px) * 0.5f, hh = std::max(ch, min_px) * 0.5f;
+    a = ImVec2(std::round(c.x - hw), std::round(c.y - hh));
+    b = ImVec2(std::round(c.x + hw), std::round(c.y + hh));
+}
+
+}  // namespace
+
+void ClampView(HeatmapView& v, std::int64_t rows, std::int64_t cols) {
+    const double R = static_cast<double>(std::max<std::int64_t>(rows, 1));
+    const double C = static_cast<double>(std::max<std::int64_t>(cols, 1));
+    if (v.empty() || !std::isfinite(v.x0 + v.x1 + v.y0 + v.y1)) {
+        v = HeatmapView{0.0, 0.0, C, R};
+        return;
+    }
+    auto clamp_axis = [](double& lo, double& hi, double n) {
+        double ext = std::clamp(hi - lo, std::min(1.0, n), n);
+        double center = (lo + hi) * 0.5;
+        lo = std::clamp(center - ext * 0.5, 0.0, n - ext);
+        hi = lo + ext;
+    };
+    clamp_axis(v.x0, v.x1, C);
+    clamp_axis(v.y0, v.y1, R);
+}
+
+bool IsFullView(const HeatmapView& v, std::int64_t rows, std::int64_t cols) {
+    return v.empty() || (v.x0 <= 0.0 && v.y0 <= 0.0 && v.x1 >= static_cast<double>(cols) &&
+                         v.y1 >= static_cast<double>(rows));
+}
+
+std::vector<double> NiceTicks(double lo, double hi, int target, int* decimals) {
+    std::vector<double> ticks;
+    if (decimals) *decimals = 0;
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return ticks;
+    if (!(hi > lo)) {
+        ticks.push_back(lo);
+        if (decimals) *decimals = (lo == std::floor(lo)) ? 0 : 2;
+        return ticks;
+    }
+    const double raw = (hi - lo) / std::max(1, target);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double norm = raw / mag;
+    const double step = (norm < 1.5 ? 1.0 : norm < 3.0 ? 2.0 : norm < 7.0 ? 5.0 : 10.0) * mag;
+    if (decimals) *decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
+    const double first = std::ceil(lo / step - 1e-9) * step;
+    for (int i = 0; i < 64; ++i) {
+        const double t = first + i * step;
+        if (t > hi + step * 1e-9) break;
+        ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+    }
+    return ticks;
+}
+
+float HeatmapAnnotationSize(const HeatmapSource& src, const HeatmapStyle& style, const HeatmapView& view,
+                            ImVec2 cell_px) {
+    if (style.annotate == AnnotateMode::Off || !src.valid() || view.empty()) return 0.0f;
+    // One cell per texel at most: a block-reduced view shows means, not the values one would print.
+    if (cell_px.x < 1.0f || cell_px.y < 1.0f) return 0.0f;
+    const float min_cell_w = style.annotate == AnnotateMode::Auto ? 28.0f : 14.0f;
+    const float min_size = MinAnnotationSize(style.annotate);
+    if (cell_px.x < min_cell_w || cell_px.y < min_size) return 0.0f;
+    ImFont* font = style.annotation_font ? style.annotation_font : ImGui::GetFont();
+    const float base = font->FontSize;
+    // One size for the whole panel, set by its widest label, so the numbers read as a table.
+    const VisibleCells v = Visible(src, view);
+    float widest = 0.0f;
+    char buf[48];
+    for (std::int64_t r = v.r0; r < v.r1; ++r) {
+        for (std::int64_t c = v.c0; c < v.c1; ++c) {
+            FormatCell(buf, sizeof buf, src.at(r, c), style.format, style.decimals);
+            widest = std::max(widest, font->CalcTextSizeA(base, FLT_MAX, 0.0f, buf).x);
+        }
+    }
+    if (widest <= 0.0f) return 0.0f;
+    // Never beyond the baked size (it would blur); a big cell of a 3 x 3 tensor gets big numbers.
+    const float size = std::min({base, cell_px.y * 0.42f, base * (cell_px.x * 0.86f) / widest});
+    return size >= min_size ? size : 0.0f;
+}
+
+ImVec2 HeatmapImageSize(std::int64_t rows, std::int64_t cols, ImVec2 size, float colorbar_width) {
+    const float avail_w = std::max(4.0f, size.x - colorbar_width);
+    const float avail_h = std::max(4.0f, size.y);
+    const double cell_w = avail_w / static_cast<double>(std::max<std::int64_t>(cols, 1));
+    const double cell_h = avail_h / static_cast<double>(std::max<std::int64_t>(rows, 1));
+    const double sq = std::min(cell_w, cell_h);
+    return ImVec2(std::max(1.0f, std::floor(static_cast<float>(std::min(cell_w, 1.5 * sq) * cols))),
+                  std::max(1.0f, std::floor(static_cast<float>(std::min(cell_h, 1.5 * sq) * rows))));
+}
+
+float HeatmapColorbarWidth(const HeatmapStyle& style, float bar_height) {
+    if (style.colorbar == ColorbarMode::None) return 0.0f;
+    const float font = ImGui::GetFontSize();
+    float widest = 0.0f;
+    for (const Tick& t : ColorbarTicks(style, bar_height)) widest = std::max(widest, ImGui::CalcTextSize(t.label).x);
+    return std::round(font * 0.5f) + std::round(font * 0.9f) + std::round(font * 0.5f) + widest + std::round(font * 0.3f);
+}
+
+float HeatmapColorbarWidth() {
+    const float font = ImGui::GetFontSize();
+    // gap + bar + tick + label; the label width is that of a long tick so every panel reserves the same.
+    return std::round(font * 0.5f) + std::round(font * 0.9f) + std::round(font * 0.5f) +
+           ImGui::CalcTextSize("-000.00").x + std::round(font * 0.3f);
+}
+
+HeatmapResult DrawHeatmap(const char* id, HeatmapState& st, const HeatmapSource& src, std::uint64_t generation,
+                          const HeatmapStyle& style, HeatmapView& view, HeatmapCell selected, ImVec2 size) {
+    HeatmapResult res;
+    ImGui::PushID(id);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    size.x = std::max(size.x, 8.0f);
+    size.y = std::max(size.y, 8.0f);
+
+    if (!src.valid()) {
+        ImGui::Dummy(size);
+        dl->AddText(ImVec2(origin.x + 4, origin.y + 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no data");
+        ImGui::PopID();
+        return res;
+    }
+    ClampView(view, src.rows, src.cols);
+
+    // Image rectangle: fixed by the whole slice's shape (zoom changes what it shows, not where it is).
+    const float cb_w = style.colorbar == ColorbarMode::None ? 0.0f
+                       : style.colorbar_width > 0.0f ? style.colorbar_width
+                                                     : HeatmapColorbarWidth(style, size.y);
+    const ImVec2 img_size = HeatmapImageSize(src.rows, src.cols, size, cb_w);
+    const float img_w = img_size.x, img_h = img_size.y;
+    const float group_w = img_w + cb_w;
+    const ImVec2 img_min(std::floor(origin.x + (size.x - group_w) * 0.5f), std::floor(origin.y));
+    const ImVec2 img_max(img_min.x + img_w, img_min.y + img_h);
+    res.image_min = img_min;
+    res.image_max = img_max;
+
+    // Interaction surface over the image only.
+    ImGui::SetCursorScreenPos(img_min);
+    ImGui::InvisibleButton("##image", ImVec2(img_w, img_h), ImGuiButtonFlags_MouseButtonLeft);
+    const bool hovered = ImGui::IsItemHovered();
+    ImGuiIO& io = ImGui::GetIO();
+    const double view_w = view.x1 - view.x0, view_h = view.y1 - view.y0;
+    auto cell_at = [&](ImVec2 p, double& cx, double& cy) {
+        cx = view.x0 + (p.x - img_min.x) / img_w * view_w;
+        cy = view.y0 + (p.y - img_min.y) / img_h * view_h;
+    };
+
+    if (hovered) {
+        ImGui::SetItemUsingMouseWheel();
+        if (io.MouseWheel != 0.0f) {
+            // Zoom around the cursor: the cell under it stays under it.
+            double cx, cy;
+            cell_at(io.MousePos, cx, cy);
+            const double f = std::pow(0.8, static_cast<double>(io.MouseWheel));
+            const double fx = (cx - view.x0) / view_w, fy = (cy - view.y0) / view_h;
+            const double nw = std::clamp(view_w * f, std::min(1.0, double(src.cols)), double(src.cols));
+            const double nh = std::clamp(view_h * f, std::min(1.0, double(src.rows)), double(src.rows));
+            view.x0 = cx - fx * nw;
+            view.x1 = view.x0 + nw;
+            view.y0 = cy - fy * nh;
+            view.y1 = view.y0 + nh;
+            ClampView(view, src.rows, src.cols);
+            res.view_changed = true;
+        }
+        if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+            view.reset();
+            ClampView(view, src.rows, src.cols);
+            res.view_changed = true;
+        }
+    }
+    if (ImGui::IsItemActivated()) {
+        st.dragging = false;
+        st.drag_start_view = view;
+    }
+    if (ImGui::IsItemActive()) {
+        const ImVec2 d = ImGui::GetMouseDragDelta(ImGuiMouseButton_Left);
+        if (!st.dragging && (d.x * d.x + d.y * d.y) > io.MouseDragThreshold * io.MouseDragThreshold) st.dragging = true;
+        if (st.dragging) {
+            const HeatmapView& s0 = st.drag_start_view;
+            const double dx = -d.x / img_w * (s0.x1 - s0.x0), dy = -d.y / img_h * (s0.y1 - s0.y0);
+            view = HeatmapView{s0.x0 + dx, s0.y0 + dy, s0.x1 + dx, s0.y1 + dy};
+            ClampView(view, src.rows, src.cols);
+            res.view_changed = true;
+        }
+    }
+    if (ImGui::IsItemDeactivated()) {
+        if (!st.dragging && hovered) {
+            double cx, cy;
+            cell_at(io.MousePos, cx, cy);
+            res.clicked = HeatmapCell{std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cy)), 0, src.rows - 1),
+                                      std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cx)), 0, src.cols - 1)};
+        }
+        st.dragging = false;
+    }
+    if (hovered) {
+        double cx, cy;
+        cell_at(io.MousePos, cx, cy);
+        res.hovered = HeatmapCell{std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cy)), 0, src.rows - 1),
+                                  std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cx)), 0, src.cols - 1)};
+    }
+
+    UpdateTexture(st, src, generation, style, view, img_w, img_h);
+    const double span_u = static_cast<double>(st.tex_cols * st.fx);
+    const double span_v = static_cast<double>(st.tex_rows * st.fy);
+    const ImVec2 uv0(static_cast<float>((view.x0 - st.window.col0) / span_u),
+                     static_cast<float>((view.y0 - st.window.row0) / span_v));
+    const ImVec2 uv1(static_cast<float>((view.x1 - st.window.col0) / span_u),
+                     static_cast<float>((view.y1 - st.window.row0) / span_v));
+    dl->AddImage(st.texture.id(), img_min, img_max, uv0, uv1);
+
+    const float cw = static_cast<float>(img_w / (view.x1 - view.x0));
+    const float ch = static_cast<float>(img_h / (view.y1 - view.y0));
+    dl->PushClipRect(img_min, img_max, true);
+    DrawAnnotations(dl, st, src, style, view, img_min, cw, ch);
+    if (res.hovered.valid() && cw >= 6.0f && ch >= 6.0f) {
+        ImVec2 a, b;
+        CellRect(view, img_min, cw, ch, res.hovered, 0.0f, a, b);
+        dl->AddRect(a, b, IM_COL32(255, 255, 255, 200), 0.0f, 0, 1.5f);
+    }
+    if (selected.valid() && selected.row < src.rows && selected.col < src.cols) {
+        ImVec2 a, b;
+        CellRect(view, img_min, cw, ch, selected, 10.0f, a, b);
+        // Dark outer and bright inner outline: visible on red, blue, white and viridis cells alike.
+        dl->AddRect(a, b, IM_COL32(0, 0, 0, 255), 0.0f, 0, 4.0f);
+        dl->AddRect(ImVec2(a.x + 1.5f, a.y + 1.5f), ImVec2(b.x - 1.5f, b.y - 1.5f), IM_COL32(255, 214, 0, 255), 0.0f, 0, 2.0f);
+    }
+    dl->PopClipRect();
+    dl->AddRect(ImVec2(img_min.x - 1, img_min.y - 1), ImVec2(img_max.x + 1, img_max.y + 1),
+                ImGui::GetColorU32(ImGuiCol_Border));
+
+    if (style.colorbar == ColorbarMode::Show) {
+        const float font = ImGui::GetFontSize();
+        const ImVec2 bar_min(img_max.x + std::round(font * 0.5f), img_min.y);
+        const ImVec2 bar_max(bar_min.x + std::round(font * 0.9f), img_max.y);
+        DrawColorbar(dl, style, bar_min, bar_max);
+    }
+
+    // Leave the cursor below the whole rectangle, like any other widget of that size.
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(size);
+    ImGui::PopID();
+    return res;
+}
+
+}  // namespace qs::gui

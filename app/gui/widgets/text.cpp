@@ -1,0 +1,62 @@
+#include "gui/widgets/text.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include <imgui.h>
+
+namespace qs::gui {
+
+Sym Symbols() {
+    const ImFont* f = ImGui::GetFont();
+    const bool rich = f && f->FindGlyphNoFallback(0x2192) && f->FindGlyphNoFallback(0x2212) &&
+                      f->FindGlyphNoFallback(0x2032) && f->FindGlyphNoFallback(0x2014);
+    const char* alpha = f && f->FindGlyphNoFallback(0x03B1) ? "\xCE\xB1" : "alpha";
+    if (rich) return Sym{"\xE2\x86\x92", "\xE2\x88\x92", "\xE2\x80\xB2", "\xC3\x97", "\xE2\x80\x94", alpha};
+    return Sym{"->", "-", "'", "x", "-", alpha};
+}
+
+std::string FormatNumber(double v) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    std::string s = buf;
+    if (!s.empty() && s[0] == '-') s = std::string(Symbols().minus) + s.substr(1);
+    return s;
+}
+
+unsigned int WarningColor() {
+    // Darker on a light background, lighter on a dark one: readable either way.
+    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+    const bool light = bg.x + bg.y + bg.z > 1.5f;
+    return light ? IM_COL32(200, 70, 0, 255) : IM_COL32(255, 140, 60, 255);
+}
+
+void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator) {
+    const ImVec2 start = ImGui::GetCursorScreenPos();
+    const float space = ImGui::CalcTextSize(" ").x;
+    const float sep_w = separator ? ImGui::CalcTextSize(separator).x + 2.0f * space : 2.0f * space;
+    const float line_h = ImGui::GetTextLineHeightWithSpacing();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    float x = start.x, y = start.y;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const ImVec2 ts = ImGui::CalcTextSize(parts[i].c_str());
+        const bool joined = i >= 2 && separator;  // part 0 is the heading, 1 the first step
+        const float lead = i == 0 ? 0.0f : (joined ? sep_w : 2.0f * space);
+        if (x > start.x && x + lead + ts.x > start.x + width) {
+            x = start.x;
+            y += line_h;
+        } else if (x > start.x) {
+            if (joined) dl->AddText(ImVec2(std::round(x + space), std::round(y)), dim, separator);
+            x += lead;
+        }
+        const ImU32 col = static_cast<int>(i) == highlight ? WarningColor() : text;
+        dl->AddText(ImVec2(std::round(x), std::round(y)), col, parts[i].c_str());
+        x += ts.x;
+    }
+    ImGui::SetCursorScreenPos(start);
+    ImGui::Dummy(ImVec2(width, y + line_h - start.y));
+}
+
+}  // namespace qs::gui
