@@ -411,3 +411,35 @@ TEST_CASE("the portable (Eigen) pass gives the same bits as the scalar formula")
     }
     use_portable_kernel(false);
 }
+
+TEST_CASE("two configs are equal only when every field is") {
+    // One change per field of QuantConfig. A field added to the struct must get a line here and a term in
+    // operator== (the size check below fails until then): the window treats an equal config as "nothing
+    // changed", so a forgotten field makes its control a silent no-op.
+    using Change = void (*)(qs::QuantConfig&);
+    const Change changes[] = {
+        [](qs::QuantConfig& c) { c.dtype = qs::IntType{true, 4}; },
+        [](qs::QuantConfig& c) { c.mode = qs::Mode::Symmetric; },
+        [](qs::QuantConfig& c) { c.granularity = qs::Granularity::Channel; },
+        [](qs::QuantConfig& c) { c.axis = 1; },
+        [](qs::QuantConfig& c) { c.group_size = 32; },
+        [](qs::QuantConfig& c) { c.rounding = qs::Rounding::HalfAway; },
+        [](qs::QuantConfig& c) { c.overflow = qs::Overflow::Wrap; },
+        [](qs::QuantConfig& c) { c.manual_scale = 2.5; },
+        [](qs::QuantConfig& c) { c.manual_zero_point = -3; },
+        [](qs::QuantConfig& c) { c.calibration = qs::Calibration::Mse; },
+        [](qs::QuantConfig& c) { c.percentile = 99.9; },
+        [](qs::QuantConfig& c) { c.recompute_scale = true; },
+    };
+    const qs::QuantConfig base;
+    CHECK(base == qs::QuantConfig{});
+    for (std::size_t i = 0; i < std::size(changes); ++i) {
+        qs::QuantConfig changed = base;
+        changes[i](changed);
+        INFO("field change " << i);
+        CHECK(changed != base);
+        CHECK_FALSE(changed == base);
+    }
+    // Today's fields, padded as GCC lays them out on x86-64: update it together with the list above.
+    CHECK(sizeof(qs::QuantConfig) == 72);
+}

@@ -215,6 +215,7 @@ TEST_CASE("gui: with no display the figure is rendered headless to a PNG") {
 #include <thread>
 
 #include "gui/app/app_state.hpp"
+#include "gui/app/apply_intents.hpp"
 #include "gui/platform/settings.hpp"
 #include "gui/panels/tensor_panel.hpp"
 #include "quantscope/presets.hpp"
@@ -225,15 +226,15 @@ using qs::gui::AppState;
 
 void load_lesson(AppState& app) {
     const qs::Preset p = qs::make_preset("lesson");
-    REQUIRE(app.apply_tensor(std::make_shared<qs::Tensor>(p.tensor), p.name, &p.config));
-    app.update();
+    REQUIRE(app.doc.apply_tensor(std::make_shared<qs::Tensor>(p.tensor), p.name, &p.config));
+    app.doc.update();
 }
 
 // Runs update() until `done` or ~20 s.
 template <class Done>
 bool pump(AppState& app, Done done) {
     for (int i = 0; i < 4000 && !done(); ++i) {
-        app.update();
+        app.doc.update();
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return done();
@@ -244,129 +245,129 @@ bool pump(AppState& app, Done done) {
 TEST_CASE("app state: the lesson is recomputed only when something changes") {
     AppState app;
     load_lesson(app);
-    const qs::gui::QuantView v = app.view();
+    const qs::gui::QuantView v = app.doc.view();
     REQUIRE(v.valid());
     CHECK(v.params->scale.at(0) == doctest::Approx(3.578823433670343));
     CHECK(v.params->zero_point.at(0) == -77);
-    const std::uint64_t g = app.generation;
+    const std::uint64_t g = app.doc.generation;
     CHECK(v.tensor_generation == 1);
-    for (int i = 0; i < 5; ++i) app.update();
-    CHECK(app.generation == g);  // no change, no recompute
+    for (int i = 0; i < 5; ++i) app.doc.update();
+    CHECK(app.doc.generation == g);  // no change, no recompute
 
-    qs::QuantConfig bits4 = app.config;
+    qs::QuantConfig bits4 = app.doc.config;
     bits4.dtype = qs::IntType{true, 4};
-    REQUIRE(app.apply_config(bits4, false));
-    app.update();
-    CHECK(app.generation == g + 1);
-    CHECK(app.view().tensor_generation == 1);  // same tensor: caches of its values stay
-    app.undo();
-    app.update();
-    CHECK(app.config.dtype.bits == 8);
-    const std::uint64_t g2 = app.generation;
+    REQUIRE(app.doc.apply_config(bits4, false));
+    app.doc.update();
+    CHECK(app.doc.generation == g + 1);
+    CHECK(app.doc.view().tensor_generation == 1);  // same tensor: caches of its values stay
+    app.doc.undo();
+    app.doc.update();
+    CHECK(app.doc.config.dtype.bits == 8);
+    const std::uint64_t g2 = app.doc.generation;
 
-    qs::QuantConfig c = app.config;
-    CHECK(app.apply_config(c, false));  // the same config: no step, no recompute
-    app.update();
-    CHECK(app.generation == g2);
-    CHECK_FALSE(app.history.can_undo());
+    qs::QuantConfig c = app.doc.config;
+    CHECK(app.doc.apply_config(c, false));  // the same config: no step, no recompute
+    app.doc.update();
+    CHECK(app.doc.generation == g2);
+    CHECK_FALSE(app.doc.history.can_undo());
 }
 
 TEST_CASE("app state: manual s = 3.5 and z = -70 give the lesson's codes and the computed comparison") {
     AppState app;
     load_lesson(app);
-    qs::QuantConfig c = app.config;
+    qs::QuantConfig c = app.doc.config;
     c.mode = qs::Mode::Manual;
     c.manual_scale = 3.5;
     c.manual_zero_point = -70;
-    REQUIRE(app.apply_config(c, false));
-    app.update();
+    REQUIRE(app.doc.apply_config(c, false));
+    app.doc.update();
     const std::vector<std::int32_t> want = {-15, -74, 127, -44, 14, -123, -70, 126, 0};
-    CHECK(app.result.codes == want);
-    CHECK(app.result.metrics.mse == doctest::Approx(170.8753).epsilon(1e-6));
-    const qs::gui::QuantView v = app.view();
+    CHECK(app.doc.result.codes == want);
+    CHECK(app.doc.result.metrics.mse == doctest::Approx(170.8753).epsilon(1e-6));
+    const qs::gui::QuantView v = app.doc.view();
     REQUIRE(v.computed_metrics != nullptr);
     CHECK(v.computed_metrics->mse == doctest::Approx(1.5730).epsilon(1e-4));
-    CHECK(app.computed_params.zero_point.at(0) == -77);
+    CHECK(app.doc.computed_params.zero_point.at(0) == -77);
 
     // The naive cast: 728.6 rounds to 138, which wraps to -118.
     c.overflow = qs::Overflow::Wrap;
-    REQUIRE(app.apply_config(c, false));
-    app.update();
-    CHECK(app.result.codes[2] == -118);
+    REQUIRE(app.doc.apply_config(c, false));
+    app.doc.update();
+    CHECK(app.doc.result.codes[2] == -118);
 }
 
 TEST_CASE("app state: an invalid combination is reported and not applied") {
     AppState app;
     load_lesson(app);
-    qs::QuantConfig c = app.config;
+    qs::QuantConfig c = app.doc.config;
     c.granularity = qs::Granularity::Group;
     c.group_size = 2;  // does not divide 3
     std::string message;
-    CHECK_FALSE(app.apply_config(c, false, &message));
+    CHECK_FALSE(app.doc.apply_config(c, false, &message));
     CHECK_FALSE(message.empty());
-    CHECK(app.config.granularity == qs::Granularity::Tensor);
-    CHECK_FALSE(app.history.can_undo());
+    CHECK(app.doc.config.granularity == qs::Granularity::Tensor);
+    CHECK_FALSE(app.doc.history.can_undo());
 
     c.group_size = 3;
-    CHECK(app.apply_config(c, false, &message));
-    app.update();
-    CHECK(app.params.scale.size() == 3);
+    CHECK(app.doc.apply_config(c, false, &message));
+    app.doc.update();
+    CHECK(app.doc.params.scale.size() == 3);
 }
 
 TEST_CASE("app state: a slider drag is one undo step and tensor edits undo and redo") {
     AppState app;
     load_lesson(app);
-    const qs::QuantConfig start = app.config;
+    const qs::QuantConfig start = app.doc.config;
     qs::QuantConfig c = start;
     c.mode = qs::Mode::Manual;
     c.manual_scale = 3.0;
-    REQUIRE(app.apply_config(c, true));
+    REQUIRE(app.doc.apply_config(c, true));
     c.manual_scale = 4.0;
-    REQUIRE(app.apply_config(c, true));
+    REQUIRE(app.doc.apply_config(c, true));
     c.manual_scale = 5.0;
-    REQUIRE(app.apply_config(c, true));
-    app.end_frame(false);  // released
-    app.undo();
-    CHECK(app.config.mode == start.mode);
-    CHECK_FALSE(app.history.can_undo());
-    app.redo();
-    CHECK(app.config.manual_scale == 5.0);
+    REQUIRE(app.doc.apply_config(c, true));
+    app.doc.end_frame(false);  // released
+    app.doc.undo();
+    CHECK(app.doc.config.mode == start.mode);
+    CHECK_FALSE(app.doc.history.can_undo());
+    app.doc.redo();
+    CHECK(app.doc.config.manual_scale == 5.0);
 
-    auto edited = std::make_shared<qs::Tensor>(*app.tensor);
+    auto edited = std::make_shared<qs::Tensor>(*app.doc.tensor);
     edited->values[0] = 1000.0f;
-    REQUIRE(app.apply_tensor(edited, "lesson (edited)"));
-    app.update();
-    CHECK(app.shown_tensor->values[0] == 1000.0f);
-    app.undo();
-    app.update();
-    CHECK(app.shown_tensor->values[0] == doctest::Approx(191.6f));
-    CHECK(app.config.manual_scale == 5.0);  // the step before the edit
-    app.redo();
-    app.update();
-    CHECK(app.shown_tensor->values[0] == 1000.0f);
+    REQUIRE(app.doc.apply_tensor(edited, "lesson (edited)"));
+    app.doc.update();
+    CHECK(app.doc.shown_tensor->values[0] == 1000.0f);
+    app.doc.undo();
+    app.doc.update();
+    CHECK(app.doc.shown_tensor->values[0] == doctest::Approx(191.6f));
+    CHECK(app.doc.config.manual_scale == 5.0);  // the step before the edit
+    app.doc.redo();
+    app.doc.update();
+    CHECK(app.doc.shown_tensor->values[0] == 1000.0f);
 
     // A NaN is refused with a message naming the index; nothing changes.
-    auto bad = std::make_shared<qs::Tensor>(*app.tensor);
+    auto bad = std::make_shared<qs::Tensor>(*app.doc.tensor);
     bad->values[4] = std::numeric_limits<float>::quiet_NaN();
-    CHECK_FALSE(app.apply_tensor(bad, "bad"));
-    CHECK(app.error.find("[1, 1]") != std::string::npos);
-    CHECK(app.tensor->values[4] == 295.5f);
+    CHECK_FALSE(app.doc.apply_tensor(bad, "bad"));
+    CHECK(app.doc.error.find("[1, 1]") != std::string::npos);
+    CHECK(app.doc.tensor->values[4] == 295.5f);
 }
 
 TEST_CASE("app state: presets and files load as background jobs") {
     AppState app;
     load_lesson(app);
     qs::gui::LoadPreset(app, "lesson-manual");
-    CHECK(app.busy());
-    REQUIRE(pump(app, [&] { return !app.busy() && !app.recomputing(); }));
-    CHECK(app.label == "lesson-manual");
-    CHECK(app.config.mode == qs::Mode::Manual);
-    CHECK(app.view().valid());
+    CHECK(app.doc.busy());
+    REQUIRE(pump(app, [&] { return !app.doc.busy() && !app.doc.recomputing(); }));
+    CHECK(app.doc.label == "lesson-manual");
+    CHECK(app.doc.config.mode == qs::Mode::Manual);
+    CHECK(app.doc.view().valid());
 
     qs::gui::OpenTensorFile(app, "/no/such/file.npy");
-    REQUIRE(pump(app, [&] { return !app.busy(); }));
-    CHECK_FALSE(app.error.empty());
-    CHECK(app.label == "lesson-manual");  // unchanged
+    REQUIRE(pump(app, [&] { return !app.doc.busy(); }));
+    CHECK_FALSE(app.doc.error.empty());
+    CHECK(app.doc.label == "lesson-manual");  // unchanged
 }
 
 TEST_CASE("app state: a big tensor recomputes on a worker while the last result stays on screen") {
@@ -375,31 +376,31 @@ TEST_CASE("app state: a big tensor recomputes on a worker while the last result 
     big->shape = {2048, 1536};  // above kSyncElements
     big->values.resize(2048 * 1536);
     for (std::size_t i = 0; i < big->values.size(); ++i) big->values[i] = static_cast<float>(i % 1000) - 500.0f;
-    REQUIRE(app.apply_tensor(big, "big"));
-    app.update();
-    CHECK(app.recomputing());
-    REQUIRE(pump(app, [&] { return app.view().valid(); }));
-    const std::uint64_t g = app.generation;
-    qs::QuantConfig c = app.config;
+    REQUIRE(app.doc.apply_tensor(big, "big"));
+    app.doc.update();
+    CHECK(app.doc.recomputing());
+    REQUIRE(pump(app, [&] { return app.doc.view().valid(); }));
+    const std::uint64_t g = app.doc.generation;
+    qs::QuantConfig c = app.doc.config;
     c.dtype = qs::IntType{true, 4};
-    REQUIRE(app.apply_config(c, false));
-    app.update();
-    CHECK(app.view().valid());  // the previous result is still shown
-    REQUIRE(pump(app, [&] { return app.generation > g && !app.recomputing(); }));
-    CHECK(app.shown_config.dtype.bits == 4);
-    CHECK(*std::max_element(app.result.codes.begin(), app.result.codes.end()) <= 7);
+    REQUIRE(app.doc.apply_config(c, false));
+    app.doc.update();
+    CHECK(app.doc.view().valid());  // the previous result is still shown
+    REQUIRE(pump(app, [&] { return app.doc.generation > g && !app.doc.recomputing(); }));
+    CHECK(app.doc.shown_config.dtype.bits == 4);
+    CHECK(*std::max_element(app.doc.result.codes.begin(), app.doc.result.codes.end()) <= 7);
 
     // A job that lands while a worker recompute runs wins: the worker's stale result is dropped.
     c.dtype = qs::IntType{true, 8};
-    REQUIRE(app.apply_config(c, false));
-    app.update();
-    CHECK(app.recomputing());
+    REQUIRE(app.doc.apply_config(c, false));
+    app.doc.update();
+    CHECK(app.doc.recomputing());
     qs::gui::LoadPreset(app, "lesson");
-    REQUIRE(pump(app, [&] { return !app.busy() && !app.recomputing(); }));
-    for (int i = 0; i < 3; ++i) app.update();
-    CHECK(app.label == "lesson");
-    CHECK(app.shown_tensor == app.tensor);
-    CHECK(app.result.codes.size() == 9);
+    REQUIRE(pump(app, [&] { return !app.doc.busy() && !app.doc.recomputing(); }));
+    for (int i = 0; i < 3; ++i) app.doc.update();
+    CHECK(app.doc.label == "lesson");
+    CHECK(app.doc.shown_tensor == app.doc.tensor);
+    CHECK(app.doc.result.codes.size() == 9);
 }
 
 TEST_CASE("settings: written atomically under XDG_CONFIG_HOME and read back") {
@@ -430,4 +431,52 @@ TEST_CASE("settings: written atomically under XDG_CONFIG_HOME and read back") {
     CHECK(damaged.font_scale == 1.0f);
     if (had) ::setenv("XDG_CONFIG_HOME", saved.c_str(), 1);
     else ::unsetenv("XDG_CONFIG_HOME");
+}
+
+TEST_CASE("app state: every control's change is applied and undone as one step") {
+    // Each change goes the way the controls send it: a queued intent, applied after the panels drew.
+    AppState app;
+    load_lesson(app);
+    using Change = void (*)(qs::QuantConfig&);
+    const Change changes[] = {
+        [](qs::QuantConfig& c) { c.dtype = qs::IntType{true, 4}; },
+        [](qs::QuantConfig& c) { c.mode = qs::Mode::Symmetric; },
+        [](qs::QuantConfig& c) { c.granularity = qs::Granularity::Channel; },
+        [](qs::QuantConfig& c) { c.axis = 1; },
+        [](qs::QuantConfig& c) { c.rounding = qs::Rounding::HalfAway; },
+        [](qs::QuantConfig& c) { c.overflow = qs::Overflow::Wrap; },
+        [](qs::QuantConfig& c) { c.calibration = qs::Calibration::Mse; },
+        [](qs::QuantConfig& c) { c.calibration = qs::Calibration::Percentile; },
+        [](qs::QuantConfig& c) { c.percentile = 99.5; },
+        [](qs::QuantConfig& c) { c.recompute_scale = true; },
+        [](qs::QuantConfig& c) { c.mode = qs::Mode::Asymmetric; c.granularity = qs::Granularity::Group; c.axis = 0; c.group_size = 3; },
+        [](qs::QuantConfig& c) { c = qs::QuantConfig{}; c.mode = qs::Mode::Manual; c.manual_scale = 2.0; },
+        [](qs::QuantConfig& c) { c.manual_zero_point = -5; },
+    };
+    for (std::size_t i = 0; i < std::size(changes); ++i) {
+        INFO("change " << i);
+        const qs::QuantConfig before = app.doc.config;
+        qs::QuantConfig next = before;
+        changes[i](next);
+        REQUIRE(next != before);
+        const std::uint64_t revision = app.doc.revision;
+        REQUIRE(app.intents.apply_config(app.doc, next, false));
+        qs::gui::ApplyIntents(app);
+        app.doc.update();
+        CHECK(app.doc.config == next);
+        CHECK(app.doc.shown_config == next);  // recomputed, not only stored
+        CHECK(app.doc.revision > revision);   // the panels' drafts re-sync
+        app.doc.undo();
+        CHECK(app.doc.config == before);      // exactly one step back
+        app.doc.redo();
+        CHECK(app.doc.config == next);
+    }
+    // The same config again is no step at all.
+    const std::uint64_t revision = app.doc.revision;
+    REQUIRE(app.intents.apply_config(app.doc, app.doc.config, false));
+    qs::gui::ApplyIntents(app);
+    CHECK(app.doc.revision == revision);
+    app.doc.undo();
+    CHECK(app.doc.config.manual_scale == 2.0);  // undid the zero point, not a phantom step
+    CHECK(app.doc.config.manual_zero_point == 0);
 }

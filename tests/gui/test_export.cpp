@@ -28,6 +28,7 @@
 
 #include "cli/options.hpp"
 #include "gui/app/app_state.hpp"
+#include "gui/app/apply_intents.hpp"
 #include "gui/app/export.hpp"
 #include "gui/app/file_dialogs.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
@@ -53,30 +54,30 @@ void Start(AppState& app, const std::vector<std::string>& args) {
     specs = qs::cli::join(specs, qs::gui::GuiFileOptionSpecs());
     qs::gui::GuiFileOptions files;
     qs::cli::Input input = qs::gui::LoadGuiInput(qs::cli::parse_args(args, specs), false, files);
-    app.force_sync = true;
+    app.doc.force_sync = true;
     qs::gui::StartWithInput(app, input, files);
-    app.finish_recompute_now();
+    app.doc.finish_recompute_now();
 }
 
 // Runs update() until the tensor job has been taken, then the recompute.
 void WaitForJob(AppState& app) {
-    for (int i = 0; i < 20000 && app.busy(); ++i) {
-        app.update();
+    for (int i = 0; i < 20000 && app.doc.busy(); ++i) {
+        app.doc.update();
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    REQUIRE_FALSE(app.busy());
-    app.update();
-    app.finish_recompute_now();
+    REQUIRE_FALSE(app.doc.busy());
+    app.doc.update();
+    app.doc.finish_recompute_now();
 }
 
 void CheckSameState(const AppState& a, const AppState& b) {
-    REQUIRE(a.tensor);
-    REQUIRE(b.tensor);
-    CHECK(a.tensor->shape == b.tensor->shape);
-    CHECK(a.tensor->values == b.tensor->values);
-    CHECK(a.label == b.label);
-    CHECK(a.base_mode == b.base_mode);
-    const qs::QuantConfig &x = a.config, &y = b.config;
+    REQUIRE(a.doc.tensor);
+    REQUIRE(b.doc.tensor);
+    CHECK(a.doc.tensor->shape == b.doc.tensor->shape);
+    CHECK(a.doc.tensor->values == b.doc.tensor->values);
+    CHECK(a.doc.label == b.doc.label);
+    CHECK(a.doc.base_mode == b.doc.base_mode);
+    const qs::QuantConfig &x = a.doc.config, &y = b.doc.config;
     CHECK(x.dtype == y.dtype);
     CHECK(x.mode == y.mode);
     CHECK(x.granularity == y.granularity);
@@ -100,8 +101,8 @@ void CheckSameState(const AppState& a, const AppState& b) {
     CHECK(a.histogram.log_counts == b.histogram.log_counts);
     CHECK(a.panels.metrics == b.panels.metrics);
     // And the numbers on screen.
-    CHECK(a.result.codes == b.result.codes);
-    CHECK(a.result.dequantized == b.result.dequantized);
+    CHECK(a.doc.result.codes == b.doc.result.codes);
+    CHECK(a.doc.result.dequantized == b.doc.result.dequantized);
 }
 
 // A little .safetensors file: "a.weight" F32 4x6 (values 0..23) and "b.conv" F32 2x3x4x5 (values 0.5 * i).
@@ -250,8 +251,8 @@ TEST_CASE("export: the four tensors as .npy with the code dtype of the bit width
         CHECK(NpyDescr(written[3]) == "<f4");
         const qs::Tensor original = qs::read_npy(written[0]);
         CHECK(original.values == qs::lesson_tensor().values);
-        CHECK(qs::read_npy(written[2]).values == app.result.dequantized);
-        CHECK(qs::read_npy(written[3]).values == app.result.error);
+        CHECK(qs::read_npy(written[2]).values == app.doc.result.dequantized);
+        CHECK(qs::read_npy(written[3]).values == app.doc.result.error);
         // The codes' bytes, decoded by width and sign, are the result's codes.
         const std::string bytes = read_file(written[1]);
         const qs::NpyHeader h =
@@ -268,7 +269,7 @@ TEST_CASE("export: the four tensors as .npy with the code dtype of the bit width
                 std::memcpy(&u, bytes.data() + h.data_offset + 2 * i, 2);
                 v = h.descr[1] == 'i' ? static_cast<std::int16_t>(u) : u;
             }
-            CHECK(v == app.result.codes[i]);
+            CHECK(v == app.doc.result.codes[i]);
         }
     }
 }
@@ -337,15 +338,15 @@ TEST_CASE("session: non-default settings of a preset survive a save and a reopen
     TempDir dir;
     AppState a;
     Start(a, {"--preset", "lesson"});
-    qs::QuantConfig c = a.config;
+    qs::QuantConfig c = a.doc.config;
     c.dtype = qs::IntType::parse("int4");
     c.mode = qs::Mode::Manual;
     c.manual_scale = 61.0;
     c.manual_zero_point = -3;
     c.rounding = qs::Rounding::HalfAway;
-    REQUIRE(a.apply_config(c, false));
-    a.base_mode = qs::Mode::Symmetric;
-    a.finish_recompute_now();
+    REQUIRE(a.doc.apply_config(c, false));
+    a.doc.base_mode = qs::Mode::Symmetric;
+    a.doc.finish_recompute_now();
     a.figure.settings.colormap = qs::gui::Colormap::Viridis;
     a.figure.settings.lesson_look = true;
     a.figure.settings.annotate = qs::gui::AnnotateMode::On;
@@ -363,7 +364,7 @@ TEST_CASE("session: non-default settings of a preset survive a save and a reopen
 
     AppState b;
     Start(b, {path});
-    CHECK(b.notice.empty());
+    CHECK(b.doc.notice.empty());
     CheckSameState(a, b);
 }
 
@@ -371,10 +372,10 @@ TEST_CASE("session: an edited rank-3 tensor is stored inline with its slice") {
     TempDir dir;
     AppState a;
     Start(a, {"--random", "normal", "--shape", "3x8x8", "--seed", "7", "--dtype", "uint6"});
-    auto edited = std::make_shared<qs::Tensor>(*a.tensor);
+    auto edited = std::make_shared<qs::Tensor>(*a.doc.tensor);
     edited->values[5] = 9.5f;
-    REQUIRE(a.apply_tensor(edited, "edited"));
-    a.finish_recompute_now();
+    REQUIRE(a.doc.apply_tensor(edited, "edited"));
+    a.doc.finish_recompute_now();
     a.figure.slice = 2;
     a.figure.settings.colormap = qs::gui::Colormap::Greys;
 
@@ -387,8 +388,8 @@ TEST_CASE("session: an edited rank-3 tensor is stored inline with its slice") {
     CheckSameState(a, b);
 
     // Undo back to the generated tensor: it is referred to by its random spec again.
-    a.undo();
-    a.finish_recompute_now();
+    a.doc.undo();
+    a.doc.finish_recompute_now();
     REQUIRE(qs::gui::SaveSession(a, path, &error));
     CHECK(read_file(path).find("\"kind\": \"random\"") != std::string::npos);
     AppState d;
@@ -400,10 +401,10 @@ TEST_CASE("session: an edited big tensor goes to a .npy beside the session") {
     TempDir dir;
     AppState a;
     Start(a, {"--random", "uniform", "--shape", "1030x1024", "--seed", "1"});
-    auto edited = std::make_shared<qs::Tensor>(*a.tensor);
+    auto edited = std::make_shared<qs::Tensor>(*a.doc.tensor);
     edited->values[0] = 42.0f;
-    REQUIRE(a.apply_tensor(edited, "big edited"));
-    a.finish_recompute_now();
+    REQUIRE(a.doc.apply_tensor(edited, "big edited"));
+    a.doc.finish_recompute_now();
     const std::string path = dir / "big.json";
     std::string error;
     REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
@@ -429,7 +430,7 @@ TEST_CASE("session: File > Open session applies the view once its tensor is load
     AppState b;
     Start(b, {"--preset", "lesson"});
     qs::gui::OpenSession(b, path);
-    REQUIRE(b.error.empty());
+    REQUIRE(b.doc.error.empty());
     WaitForJob(b);
     CheckSameState(a, b);
 
@@ -442,7 +443,7 @@ TEST_CASE("session: File > Open session applies the view once its tensor is load
 
     // Problems are messages, never a crash: a session that is not one, an unknown view key.
     qs::gui::OpenSession(b, dir / "missing.json");
-    CHECK_FALSE(b.error.empty());
+    CHECK_FALSE(b.doc.error.empty());
     const std::string note = qs::gui::ApplySessionView(b, {{"figure.slice", "99"}, {"future.key", "1"}});
     CHECK(note.find("figure.slice=99") != std::string::npos);
     CHECK(note.find("future.key") != std::string::npos);
@@ -475,10 +476,10 @@ TEST_CASE("safetensors: --tensor opens one tensor and a folded one says so and n
 
     AppState a;
     Start(a, {file, "--tensor", "b.conv"});
-    REQUIRE(a.tensor);
-    CHECK(a.tensor->shape == qs::Shape{6, 4, 5});
-    CHECK(a.notice.find("2x3x4x5 viewed as 6x4x5") != std::string::npos);
-    const qs::gui::TensorOrigin* origin = a.origins.find(a.tensor.get());
+    REQUIRE(a.doc.tensor);
+    CHECK(a.doc.tensor->shape == qs::Shape{6, 4, 5});
+    CHECK(a.doc.notice.find("2x3x4x5 viewed as 6x4x5") != std::string::npos);
+    const qs::gui::TensorOrigin* origin = a.doc.origins.find(a.doc.tensor.get());
     REQUIRE(origin);
     CHECK(origin->note == "2x3x4x5 viewed as 6x4x5");
     CHECK(origin->source.tensor_name == "b.conv");
@@ -492,28 +493,29 @@ TEST_CASE("safetensors: --tensor opens one tensor and a folded one says so and n
     // Several tensors, no --tensor: the lesson, with the file's list open; picking one reads it in a job.
     AppState b;
     Start(b, {file});
-    CHECK(b.label == "lesson");
+    CHECK(b.doc.label == "lesson");
     REQUIRE(b.safetensors.open);
     REQUIRE(b.safetensors.file);
     REQUIRE(b.safetensors.file->list().size() == 3);
     std::string why;
     CHECK_FALSE(qs::gui::SafetensorsLoadable(b.safetensors.file->list()[2], &why));
     CHECK(why.find("I64") != std::string::npos);
-    qs::gui::LoadSafetensorsTensor(b, b.safetensors.file, file, "a.weight");
+    b.intents.push(qs::gui::SafetensorsTensorJob(b.safetensors.file, file, "a.weight", b.doc.config));
+    qs::gui::ApplyIntents(b);
     WaitForJob(b);
-    CHECK(b.error.empty());
-    CHECK(b.label == file + " : a.weight");
-    CHECK(b.tensor->shape == qs::Shape{4, 6});
-    CHECK(b.tensor->values[23] == 23.0f);
+    CHECK(b.doc.error.empty());
+    CHECK(b.doc.label == file + " : a.weight");
+    CHECK(b.doc.tensor->shape == qs::Shape{4, 6});
+    CHECK(b.doc.tensor->values[23] == 23.0f);
 
     // Dropping a .safetensors file (OpenTensorFile) opens the list rather than a job.
     AppState c;
     Start(c, {"--preset", "lesson"});
     qs::gui::OpenTensorFile(c, file);
-    CHECK_FALSE(c.busy());
+    CHECK_FALSE(c.doc.busy());
     CHECK(c.safetensors.open);
     qs::gui::OpenTensorFile(c, dir / "missing.safetensors");
-    CHECK_FALSE(c.error.empty());
+    CHECK_FALSE(c.doc.error.empty());
 }
 
 TEST_CASE("safetensors: the window opens a named tensor and the list under xvfb") {
@@ -554,7 +556,7 @@ TEST_CASE("dialogs: every File dialog and the tensor list draw offscreen and que
         app.files.open = d;
         app.files.appearing = true;
         for (int i = 0; i < 3; ++i) r.frame([&] {
-            qs::gui::DrawSafetensorsBrowser(app.safetensors, app);
+            qs::gui::DrawSafetensorsBrowser(app.safetensors, app.doc, app.intents);
             qs::gui::DrawFileDialogs(app.files, app);
         });
         CHECK(app.files.open == d);
@@ -596,10 +598,10 @@ TEST_CASE("left column: the Tensor and Quantize panels draw for the Generate def
             ImGui::SetNextWindowPos(ImVec2(0, 0));
             ImGui::SetNextWindowSize(ImVec2(900, 700));
             ImGui::Begin("left", nullptr, ImGuiWindowFlags_NoDecoration);
-            qs::gui::DrawTensorPanel(app.tensor_panel, app);
-            qs::gui::DrawControlsPanel(app.controls, app);
+            qs::gui::DrawTensorPanel(app.tensor_panel, app.doc, app.intents, false);
+            qs::gui::DrawControlsPanel(app.controls, app.doc, app.intents);
             ImGui::End();
         });
-        CHECK(app.error.empty());
+        CHECK(app.doc.error.empty());
     }
 }

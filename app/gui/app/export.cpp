@@ -31,8 +31,8 @@ bool ExportFigurePng(AppState& app, const FigureExport& request, std::string* er
     if (request.path.empty()) return fail("the figure needs a file name");
     if (lower_extension(request.path) != ".png") return fail("the figure's file name must end in .png: " + request.path);
     if (request.width < 320 || request.width > 8192) return fail("the figure width must be 320 to 8192 pixels");
-    app.finish_recompute_now();
-    const QuantView view = app.view();
+    app.doc.finish_recompute_now();
+    const QuantView view = app.doc.view();
     if (!view.valid()) return fail("nothing to save: no quantized tensor");
     // What `quantscope render` sets up: the user's figure settings without the toolbar, the slice on show.
     FigurePanelSettings settings = app.figure.settings;
@@ -62,8 +62,8 @@ bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::
     std::error_code ec;
     if (request.directory.empty() || !fs::is_directory(request.directory, ec))
         return fail("not a directory: " + request.directory);
-    app.finish_recompute_now();
-    const QuantView view = app.view();
+    app.doc.finish_recompute_now();
+    const QuantView view = app.doc.view();
     if (!view.valid()) return fail("nothing to export: no quantized tensor");
     const Tensor& t = *view.tensor;
     // Checked before the first file so that a refusal leaves nothing behind.
@@ -73,7 +73,7 @@ bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::
     try {
         // The file the tensor was read from is not an export target, whatever the names.
         std::vector<FileRole> inputs;
-        const TensorOrigin* origin = app.origins.find(app.tensor.get());
+        const TensorOrigin* origin = app.doc.origins.find(app.doc.tensor.get());
         if (origin != nullptr && origin->source.kind == TensorSource::Kind::File)
             inputs.push_back({"the tensor's file", origin->source.path});
         std::vector<FileRole> outputs;

@@ -8,6 +8,7 @@
 #include <imgui_stdlib.h>
 
 #include "gui/app/app_state.hpp"
+#include "gui/app/apply_intents.hpp"
 #include "gui/app/session_io.hpp"
 #include "gui/panels/tensor_panel.hpp"
 #include "gui/widgets/widgets.hpp"
@@ -78,7 +79,7 @@ void DrawSaveFigure(FileDialogsState& s, AppState& app) {
     ImGui::EndDisabled();
     Hint("The four heatmaps with the figure settings on screen, the slice on show and one line of metrics: "
          "the image `quantscope render` writes for the same input and options.");
-    if ((Buttons(s, "Save", app.view().valid()) || enter) && !s.figure.path.empty()) {
+    if ((Buttons(s, "Save", app.doc.view().valid()) || enter) && !s.figure.path.empty()) {
         FigureExport request = s.figure;
         request.path = ExpandUserPath(request.path);
         request.with_pipeline = pipeline;
@@ -99,23 +100,23 @@ void DrawExportTensors(FileDialogsState& s, AppState& app) {
     TensorExport request = s.tensors;
     request.directory = ExpandUserPath(request.directory);
     for (const std::string& p : TensorExportPaths(request)) Hint(p.c_str());
-    const IntType dtype = app.config.dtype;
+    const IntType dtype = app.doc.config.dtype;
     if (s.tensors.format == TensorFormat::Npy) {
         const char* codes = dtype.bits <= 8 ? (dtype.is_signed ? "int8" : "uint8") : (dtype.is_signed ? "int16" : "uint16");
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("Values as float32; the %s codes as numpy %s.", dtype.name().c_str(), codes);
         ImGui::PopStyleColor();
     }
-    const bool rank3 = app.tensor && app.tensor->rank() == 3;
+    const bool rank3 = app.doc.tensor && app.doc.tensor->rank() == 3;
     const bool csv_refused = rank3 && s.tensors.format == TensorFormat::Csv;
     if (csv_refused) {
         ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
         ImGui::TextWrapped("CSV holds 2-D data: this tensor is %s. Export it as .npy.",
-                           shape_to_string(app.tensor->shape).c_str());
+                           shape_to_string(app.doc.tensor->shape).c_str());
         ImGui::PopStyleColor();
     }
     // A refused CSV still goes through ExportTensors, which says why in the message.
-    if (Buttons(s, "Export", app.view().valid()) || enter) {
+    if (Buttons(s, "Export", app.doc.view().valid()) || enter) {
         s.queued_tensors = request;
         Queued(s);
     }
@@ -124,17 +125,17 @@ void DrawExportTensors(FileDialogsState& s, AppState& app) {
 void DrawSaveSession(FileDialogsState& s, AppState& app) {
     Label("File");
     const bool enter = PathField(s, "##session-path", s.session_path, "session.json");
-    if (app.tensor) {
-        const TensorOrigin* origin = app.origins.find(app.tensor.get());
+    if (app.doc.tensor) {
+        const TensorOrigin* origin = app.doc.origins.find(app.doc.tensor.get());
         const char* how = origin ? "The tensor is saved as where it came from (preset, random spec or file)."
-                          : app.tensor->numel() <= kMaxInlineValues
+                          : app.doc.tensor->numel() <= kMaxInlineValues
                               ? "The tensor is edited: its values are saved in the session."
                               : "The tensor is edited and large: its values go to <session>.tensor.npy beside it.";
         Hint(how);
     }
     Hint("Every quantization setting and the figure settings are saved; `quantscope gui SESSION.json` or "
          "File > Open session reopens the same view.");
-    if ((Buttons(s, "Save", app.tensor != nullptr) || enter) && !s.session_path.empty()) {
+    if ((Buttons(s, "Save", app.doc.tensor != nullptr) || enter) && !s.session_path.empty()) {
         s.queued_session = ExpandUserPath(s.session_path);
         Queued(s);
     }
@@ -144,7 +145,7 @@ void DrawOpenSession(FileDialogsState& s, AppState& app) {
     Label("File");
     const bool enter = PathField(s, "##open-path", s.open_path, "session.json");
     Hint("A session (.json); a .npy, .csv or .safetensors file opens as a tensor.");
-    if ((Buttons(s, "Open", !app.busy()) || enter) && !s.open_path.empty() && !app.busy()) {
+    if ((Buttons(s, "Open", !app.doc.busy()) || enter) && !s.open_path.empty() && !app.doc.busy()) {
         const std::string path = ExpandUserPath(s.open_path);
         std::error_code ec;
         if (!fs::is_regular_file(path, ec)) {
@@ -189,9 +190,9 @@ void SetFileDialogDefaults(FileDialogsState& s) {
 }
 
 void DrawFileMenuItems(FileDialogsState& s, AppState& app) {
-    const bool shown = app.view().valid();
-    if (ImGui::MenuItem("Open session...", nullptr, false, !app.busy())) Show(s, FileDialog::OpenSession);
-    if (ImGui::MenuItem("Save session...", nullptr, false, app.tensor != nullptr)) Show(s, FileDialog::SaveSession);
+    const bool shown = app.doc.view().valid();
+    if (ImGui::MenuItem("Open session...", nullptr, false, !app.doc.busy())) Show(s, FileDialog::OpenSession);
+    if (ImGui::MenuItem("Save session...", nullptr, false, app.doc.tensor != nullptr)) Show(s, FileDialog::SaveSession);
     ImGui::Separator();
     if (ImGui::MenuItem("Save figure as PNG...", nullptr, false, shown)) Show(s, FileDialog::SaveFigure);
     if (ImGui::MenuItem("Export tensors...", nullptr, false, shown)) Show(s, FileDialog::ExportTensors);

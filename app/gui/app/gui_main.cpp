@@ -27,11 +27,11 @@
 
 #include "cli/options.hpp"
 #include "gui/app/app_state.hpp"
+#include "gui/app/apply_intents.hpp"
 #include "gui/panels/controls_panel.hpp"
 #include "gui/app/file_dialogs.hpp"
 #include "gui/panels/figure_panel.hpp"
 #include "gui/panels/histogram_panel.hpp"
-#include "gui/document/jobs.hpp"
 #include "gui/panels/calibration_panel.hpp"
 #include "gui/panels/compare_panel.hpp"
 #include "gui/panels/landscape_panel.hpp"
@@ -250,7 +250,7 @@ struct Frame {
 void DrawMenuBar(AppState& app, Frame& frame) {
     if (!ImGui::BeginMenuBar()) return;
     if (ImGui::BeginMenu("File")) {
-        ImGui::BeginDisabled(app.busy());
+        ImGui::BeginDisabled(app.doc.busy());
         if (ImGui::BeginMenu("Preset")) {
             for (const std::string& name : preset_names())
                 if (ImGui::MenuItem(name.c_str())) LoadPreset(app, name);
@@ -263,8 +263,8 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Edit")) {
-        if (ImGui::MenuItem("Undo", "Ctrl+Z", false, app.history.can_undo() && !app.busy())) app.undo();
-        if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, app.history.can_redo() && !app.busy())) app.redo();
+        if (ImGui::MenuItem("Undo", "Ctrl+Z", false, app.doc.history.can_undo() && !app.doc.busy())) app.doc.undo();
+        if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, app.doc.history.can_redo() && !app.doc.busy())) app.doc.redo();
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("View")) {
@@ -281,21 +281,21 @@ void DrawMenuBar(AppState& app, Frame& frame) {
     // Right-aligned: a running job's progress, else what is loaded and how long the last recompute took.
     const ImGuiStyle& style = ImGui::GetStyle();
     const float right = ImGui::GetWindowWidth() - style.WindowPadding.x * 2.0f;
-    if (app.jobs.running()) {
+    if (app.doc.jobs.running()) {
         char overlay[96];
-        std::snprintf(overlay, sizeof overlay, "%s  %.0f%%  %.1f s", app.jobs.stage(), 100.0 * app.jobs.progress(),
-                      app.jobs.elapsed_seconds());
+        std::snprintf(overlay, sizeof overlay, "%s  %.0f%%  %.1f s", app.doc.jobs.stage(), 100.0 * app.doc.jobs.progress(),
+                      app.doc.jobs.elapsed_seconds());
         const float bar_w = ImGui::GetFontSize() * 14.0f;
-        const float label_w = ImGui::CalcTextSize(app.jobs.label().c_str()).x;
+        const float label_w = ImGui::CalcTextSize(app.doc.jobs.label().c_str()).x;
         ImGui::SameLine(std::max(ImGui::GetCursorPosX(), right - bar_w - label_w - style.ItemSpacing.x));
-        ImGui::TextUnformatted(app.jobs.label().c_str());
+        ImGui::TextUnformatted(app.doc.jobs.label().c_str());
         ImGui::SameLine();
-        ImGui::ProgressBar(app.jobs.progress(), ImVec2(bar_w, ImGui::GetTextLineHeight()), overlay);
+        ImGui::ProgressBar(app.doc.jobs.progress(), ImVec2(bar_w, ImGui::GetTextLineHeight()), overlay);
     } else {
         char status[256];
-        std::snprintf(status, sizeof status, "%s   %s   recompute %.2f ms%s", app.label.c_str(),
-                      app.tensor ? shape_to_string(app.tensor->shape).c_str() : "", app.last_recompute_ms,
-                      app.recomputing() ? " (updating...)" : "");
+        std::snprintf(status, sizeof status, "%s   %s   recompute %.2f ms%s", app.doc.label.c_str(),
+                      app.doc.tensor ? shape_to_string(app.doc.tensor->shape).c_str() : "", app.doc.last_recompute_ms,
+                      app.doc.recomputing() ? " (updating...)" : "");
         const float w = ImGui::CalcTextSize(status).x;
         ImGui::SameLine(std::max(ImGui::GetCursorPosX(), right - w));
         ImGui::TextDisabled("%s", status);
@@ -304,16 +304,16 @@ void DrawMenuBar(AppState& app, Frame& frame) {
 }
 
 void DrawErrorBanner(AppState& app) {
-    if (app.error.empty()) return;
+    if (app.doc.error.empty()) return;
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.45f, 0.10f, 0.10f, 1.0f));
     const float h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
     ImGui::BeginChild("##error", ImVec2(-1.0f, h), false, ImGuiWindowFlags_NoScrollbar);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Error:");
     ImGui::SameLine();
-    ImGui::TextUnformatted(app.error.c_str());
+    ImGui::TextUnformatted(app.doc.error.c_str());
     ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowWidth() - ImGui::GetFontSize() * 5.0f));
-    if (ImGui::Button("Dismiss")) app.error.clear();
+    if (ImGui::Button("Dismiss")) app.doc.error.clear();
     ImGui::EndChild();
     ImGui::PopStyleColor();
 }
@@ -322,22 +322,22 @@ void DrawLeftColumn(AppState& app, const Frame& frame) {
     // Wide enough for the labels at any text size, but never more than a third of the window.
     const float width = std::min(kLeftColumnPx * frame.ui_scale, std::floor(ImGui::GetContentRegionAvail().x * 0.33f));
     ImGui::BeginChild("##left", ImVec2(width, 0.0f), true);
-    if (!app.notice.empty()) {
+    if (!app.doc.notice.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.80f, 0.42f, 0.0f, 1.0f));
-        ImGui::TextWrapped("%s", app.notice.c_str());
+        ImGui::TextWrapped("%s", app.doc.notice.c_str());
         ImGui::PopStyleColor();
-        if (ImGui::SmallButton("OK##notice")) app.notice.clear();
+        if (ImGui::SmallButton("OK##notice")) app.doc.notice.clear();
     }
     if (ImGui::BeginTabBar("##left-tabs")) {
         if (ImGui::BeginTabItem("Quantize")) {
             ImGui::BeginChild("##controls-scroll");
-            DrawControlsPanel(app.controls, app);
+            DrawControlsPanel(app.controls, app.doc, app.intents);
             ImGui::EndChild();
             ImGui::EndTabItem();
         }
         if (ImGui::BeginTabItem("Tensor")) {
             ImGui::BeginChild("##tensor-scroll");
-            DrawTensorPanel(app.tensor_panel, app);
+            DrawTensorPanel(app.tensor_panel, app.doc, app.intents, app.safetensors.file && !app.safetensors.open);
             ImGui::EndChild();
             ImGui::EndTabItem();
         }
@@ -357,7 +357,7 @@ ImGuiTabItemFlags TabFlags(Frame& frame, int tab) {
 
 void DrawRightColumn(AppState& app, Frame& frame) {
     ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
-    const QuantView view = app.view();
+    const QuantView view = app.doc.view();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const bool bottom = app.panels.metrics || app.panels.histogram;
     const float spacing = ImGui::GetStyle().ItemSpacing.y;
@@ -402,9 +402,9 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 if (ImGui::BeginTabItem("Error landscape", nullptr, TabFlags(frame, kTabLandscape))) {
                     app.analysis_tab = kTabLandscape;
                     // Drawn (and computed, in the background) only while its tab is open.
-                    const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.shown_tensor);
-                    if (click.requested && !app.busy()) {
-                        QuantConfig next = app.config;
+                    const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.doc.shown_tensor);
+                    if (click.requested && !app.doc.busy()) {
+                        QuantConfig next = app.doc.config;
                         next.mode = Mode::Manual;
                         next.granularity = Granularity::Tensor;
                         next.axis = 0;
@@ -412,25 +412,21 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                         next.calibration = Calibration::MinMax;  // manual s and z: no calibrator
                         next.manual_scale = click.scale;
                         next.manual_zero_point = click.zero_point;
-                        std::string problem;
-                        if (!app.apply_config(next, false, &problem)) app.error = problem;
-                        else SyncControlsPanel(app.controls, app);
+                        app.intents.push(ApplyConfigIntent{next, false});
                     }
                     ImGui::EndTabItem();
                 }
                 if (ImGui::BeginTabItem("Calibrators", nullptr, TabFlags(frame, kTabCalibrators))) {
                     app.analysis_tab = kTabCalibrators;
-                    const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.shown_tensor);
-                    if (apply.requested && !app.busy()) {
-                        std::string problem;
-                        if (!app.apply_config(apply.config, false, &problem)) app.error = problem;
-                        else SyncControlsPanel(app.controls, app);
+                    const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.doc.shown_tensor);
+                    if (apply.requested && !app.doc.busy()) {
+                        app.intents.push(ApplyConfigIntent{apply.config, false});
                     }
                     ImGui::EndTabItem();
                 }
                 if (ImGui::BeginTabItem("Compare", nullptr, TabFlags(frame, kTabCompare))) {
                     app.analysis_tab = kTabCompare;
-                    DrawComparePanel(app.compare, view, app.shown_tensor);
+                    DrawComparePanel(app.compare, view, app.doc.shown_tensor);
                     ImGui::EndTabItem();
                 }
                 ImGui::EndTabBar();
@@ -461,7 +457,7 @@ void DrawMainWindow(AppState& app, Frame& frame) {
     DrawRightColumn(app, frame);
     ImGui::End();
     // Their own windows, above the main one.
-    DrawSafetensorsBrowser(app.safetensors, app);
+    DrawSafetensorsBrowser(app.safetensors, app.doc, app.intents);
     DrawFileDialogs(app.files, app);
 }
 
@@ -475,8 +471,8 @@ void HandleShortcuts(AppState& app, Frame& frame) {
     if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) frame.quit = true;
     if (io.WantTextInput) return;  // a text field has its own undo
     const bool z = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z));
-    if (z && !io.KeyShift) app.undo();
-    if ((z && io.KeyShift) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y))) app.redo();
+    if (z && !io.KeyShift) app.doc.undo();
+    if ((z && io.KeyShift) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y))) app.doc.redo();
 }
 
 // ------------------------------------------------------------------------------------------- bench
@@ -497,35 +493,35 @@ struct Bench {
 
 // Manual mode at the computed per-tensor (s, z), as a teacher would start dragging.
 void StartBench(AppState& app, Bench& bench) {
-    QuantConfig c = app.config;
+    QuantConfig c = app.doc.config;
     c.granularity = Granularity::Tensor;
     c.axis = 0;
     c.group_size = 0;
-    if (c.mode == Mode::Manual) c.mode = app.base_mode;
-    app.apply_config(c, false);
-    app.finish_recompute_now();
-    bench.s0 = app.params.scale.at(0);
-    bench.z0 = app.params.zero_point.at(0);
+    if (c.mode == Mode::Manual) c.mode = app.doc.base_mode;
+    app.doc.apply_config(c, false);
+    app.doc.finish_recompute_now();
+    bench.s0 = app.doc.params.scale.at(0);
+    bench.z0 = app.doc.params.zero_point.at(0);
     c.mode = Mode::Manual;
     c.manual_scale = bench.s0;
     c.manual_zero_point = bench.z0;
-    app.apply_config(c, false);
-    app.finish_recompute_now();
+    app.doc.apply_config(c, false);
+    app.doc.finish_recompute_now();
 }
 
 // Frame i of n moves the scale geometrically from s0/4 to 4 s0, as a drag of the slider would.
 void BenchStep(AppState& app, const Bench& bench, int i) {
-    QuantConfig c = app.config;
+    QuantConfig c = app.doc.config;
     const double t = bench.frames > 1 ? static_cast<double>(i) / (bench.frames - 1) : 0.5;
     c.manual_scale = bench.s0 * std::pow(4.0, 2.0 * t - 1.0);
-    app.apply_config(c, true);
+    app.doc.apply_config(c, true);
 }
 
 void PrintBench(const AppState& app, const Bench& bench) {
     std::printf("{\"frames\":%d,\"frame_ms_median\":%.3f,\"recompute_ms_median\":%.3f,\"upload_ms_median\":%.3f,"
                 "\"elements\":%lld}\n",
                 bench.frames, Median(bench.frame_ms), Median(bench.recompute_ms), Median(bench.upload_ms),
-                static_cast<long long>(app.tensor ? app.tensor->numel() : 0));
+                static_cast<long long>(app.doc.tensor ? app.doc.tensor->numel() : 0));
     std::fflush(stdout);
     // What the keys measure, and the rest of the frame, for a person reading the numbers.
     std::fprintf(stderr,
@@ -603,9 +599,9 @@ int run_gui(const std::vector<std::string>& args) {
         app->panels = settings.panels;
         for (const auto& [key, value] : settings.figure)
             ApplyFigurePanelSetting(app->figure.settings, key.c_str(), value.c_str());
-        app->force_sync = scripted;
+        app->doc.force_sync = scripted;
         StartWithInput(*app, options.input, options.files);  // also a session's view; not an undoable step
-        if (scripted) app->finish_recompute_now();
+        if (scripted) app->doc.finish_recompute_now();
 
         Frame frame;
         frame.select_tab = options.tab;
@@ -622,7 +618,7 @@ int run_gui(const std::vector<std::string>& args) {
             const auto frame_start = std::chrono::steady_clock::now();
             frame.figure_ms = frame.histogram_ms = 0.0;
             // Poll while something moves; otherwise wait for input so the CPU rests.
-            const bool animate = scripted || events.wake_frames > 0 || app->busy() || app->recomputing() ||
+            const bool animate = scripted || events.wake_frames > 0 || app->doc.busy() || app->doc.recomputing() ||
                                  LandscapeBusy(app->landscape) || CalibrationBusy(app->calibration) ||
                                  CompareBusy(app->compare) || ImGui::IsAnyItemActive();
             if (animate) glfwPollEvents();
@@ -648,20 +644,20 @@ int run_gui(const std::vector<std::string>& args) {
             }
 
             if (!events.dropped.empty()) {
-                if (app->busy()) app->error = "still loading; drop the file again when it is done";
+                if (app->doc.busy()) app->doc.error = "still loading; drop the file again when it is done";
                 else OpenTensorFile(*app, events.dropped.front());
                 events.dropped.clear();
             }
             if (bench.frames > 0) BenchStep(*app, bench, frame_index);
-            const std::uint64_t generation_before = app->generation;
+            const std::uint64_t generation_before = app->doc.generation;
             try {
-                app->update();
+                app->doc.update();
             } catch (const std::exception& e) {
-                app->error = e.what();  // e.g. out of memory for a huge tensor: say so, keep the window
+                app->doc.error = e.what();  // e.g. out of memory for a huge tensor: say so, keep the window
             }
-            const bool recomputed = app->generation != generation_before;
-            if (app->label != titled_label) {
-                titled_label = app->label;
+            const bool recomputed = app->doc.generation != generation_before;
+            if (app->doc.label != titled_label) {
+                titled_label = app->doc.label;
                 glfwSetWindowTitle(window, ("QuantScope - " + titled_label).c_str());
             }
 
@@ -677,9 +673,10 @@ int run_gui(const std::vector<std::string>& args) {
                 // A panel threw mid-frame (a core call, an allocation): close the windows, tables, IDs and
                 // styles it left open so that Render() does not assert, show the message, keep the window.
                 ImGui::ErrorCheckEndFrameRecover(nullptr);
-                app->error = e.what();
+                app->doc.error = e.what();
             }
-            app->end_frame(ImGui::IsAnyItemActive());
+            ApplyIntents(*app);  // what the panels asked for, in order, now that they have drawn
+            app->doc.end_frame(ImGui::IsAnyItemActive());
             ImGui::Render();
 
             int fb_w = 0, fb_h = 0;
@@ -690,7 +687,7 @@ int run_gui(const std::vector<std::string>& args) {
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
             // A screenshot waits (up to a minute) for the background work of what it shows to finish.
-            const bool settled = !(app->busy() || app->recomputing() || LandscapeBusy(app->landscape) ||
+            const bool settled = !(app->doc.busy() || app->doc.recomputing() || LandscapeBusy(app->landscape) ||
                                    CalibrationBusy(app->calibration) || CompareBusy(app->compare)) ||
                                  std::chrono::steady_clock::now() - run_start > std::chrono::seconds(60);
             if (!options.screenshot.empty() && frame_index + 1 >= total_frames && settled) {
@@ -727,7 +724,7 @@ int run_gui(const std::vector<std::string>& args) {
                 bench.frame_ms.push_back(
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count());
                 if (recomputed) {
-                    bench.recompute_ms.push_back(app->last_recompute_ms);
+                    bench.recompute_ms.push_back(app->doc.last_recompute_ms);
                     bench.upload_ms.push_back(frame.figure_ms);
                     bench.histogram_ms.push_back(frame.histogram_ms);
                 }

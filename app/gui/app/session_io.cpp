@@ -103,39 +103,12 @@ std::string FoldingNotice(const std::string& label, const std::string& note) {
 
 }  // namespace
 
-// ------------------------------------------------------------------------------------------------ origins
-
-void TensorOrigins::record(const std::shared_ptr<const Tensor>& tensor, TensorOrigin origin) {
-    if (!tensor) return;
-    // Entries of tensors that are gone could match a new tensor at the same address: drop them first.
-    for (std::size_t i = 0; i < entries_.size();) {
-        if (entries_[i].tensor.expired() || entries_[i].address == tensor.get())
-            entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
-        else
-            ++i;
-    }
-    entries_.push_back(Entry{tensor, tensor.get(), std::move(origin)});
-}
-
-const TensorOrigin* TensorOrigins::find(const Tensor* tensor) const {
-    if (!tensor) return nullptr;
-    for (const Entry& e : entries_) {
-        const std::shared_ptr<const Tensor> alive = e.tensor.lock();
-        if (alive && alive.get() == tensor) return &e.origin;
-    }
-    return nullptr;
-}
-
-std::function<void(AppState&)> RecordOrigin(TensorOrigin origin) {
-    return [origin = std::move(origin)](AppState& app) { app.origins.record(app.tensor, origin); };
-}
-
 // --------------------------------------------------------------------------------------------------- view
 
 ViewSettings SessionView(const AppState& app) {
     ViewSettings v;
-    v.emplace_back("label", app.label);
-    if (app.base_mode != Mode::Manual) v.emplace_back("base_mode", to_string(app.base_mode));
+    v.emplace_back("label", app.doc.label);
+    if (app.doc.base_mode != Mode::Manual) v.emplace_back("base_mode", to_string(app.doc.base_mode));
     std::istringstream lines(SerializeFigurePanelSettings(app.figure.settings));
     for (std::string line; std::getline(lines, line);) {
         const auto eq = line.find('=');
@@ -154,17 +127,17 @@ ViewSettings SessionView(const AppState& app) {
 
 std::string ApplySessionView(AppState& app, const ViewSettings& view) {
     std::vector<std::string> skipped;
-    const std::int64_t slices = app.tensor ? app.tensor->slices() : 1;
-    const std::int64_t numel = app.tensor ? app.tensor->numel() : 0;
+    const std::int64_t slices = app.doc.tensor ? app.doc.tensor->slices() : 1;
+    const std::int64_t numel = app.doc.tensor ? app.doc.tensor->numel() : 0;
     for (const auto& [key, value] : view) {
         bool ok = true;
         std::int64_t n = 0;
         if (key == "label") {
             ok = !value.empty();
-            if (ok) app.label = value;
+            if (ok) app.doc.label = value;
         } else if (key == "base_mode") {
             ok = value == "asymmetric" || value == "symmetric";
-            if (ok) app.base_mode = parse_mode(value);
+            if (ok) app.doc.base_mode = parse_mode(value);
         } else if (key == "figure.slice") {
             ok = ParseInt(value, n) && n >= 0 && n < slices;
             if (ok) app.figure.slice = static_cast<int>(n);
@@ -200,16 +173,16 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view) {
 
 Session MakeSession(const AppState& app, const std::string& session_path, std::string* side_tensor) {
     if (side_tensor) side_tensor->clear();
-    if (!app.tensor) throw Error("nothing to save: no tensor is open");
+    if (!app.doc.tensor) throw Error("nothing to save: no tensor is open");
     Session s;
-    s.config = app.config;
+    s.config = app.doc.config;
     s.view = SessionView(app);
-    if (const TensorOrigin* origin = app.origins.find(app.tensor.get())) {
+    if (const TensorOrigin* origin = app.doc.origins.find(app.doc.tensor.get())) {
         s.source = origin->source;
         if (s.source.kind == TensorSource::Kind::File) s.source.path = PathForSession(s.source.path, session_path);
-    } else if (app.tensor->numel() <= kMaxInlineValues) {
+    } else if (app.doc.tensor->numel() <= kMaxInlineValues) {
         s.source.kind = TensorSource::Kind::Inline;
-        s.tensor = *app.tensor;
+        s.tensor = *app.doc.tensor;
     } else {
         // Edited and too big to inline: the values go to a .npy beside the session.
         const std::string side = session_path + ".tensor.npy";
@@ -228,7 +201,7 @@ bool SaveSession(AppState& app, const std::string& session_path, std::string* er
         const Session s = MakeSession(app, session_path, &side);
         // The session and its side tensor appear together or not at all.
         OutputFiles files;
-        if (!side.empty()) save_floats(files.add(side), app.tensor->shape, app.tensor->values.data());
+        if (!side.empty()) save_floats(files.add(side), app.doc.tensor->shape, app.doc.tensor->values.data());
         files.add(session_path).write(session_to_json(s));
         files.commit();
         return true;
@@ -243,7 +216,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
     try {
         s = read_session(session_path);
     } catch (const std::exception& e) {
-        app.error = e.what();
+        app.doc.error = e.what();
         return;
     }
     TensorOrigin origin;
@@ -251,40 +224,41 @@ void OpenSession(AppState& app, const std::string& session_path) {
     const QuantConfig config = s.config;
     ViewSettings view = std::move(s.view);
     auto session = std::make_shared<const Session>(std::move(s));
-    app.start_tensor_job("Opening " + session_path, [session, session_path, origin, has_origin, config,
-                                                      view = std::move(view)](JobProgress& p) {
-        p.stage = "reading";
-        p.progress = 0.05f;
+    app.doc.start_tensor_job("Opening " + session_path, [session, session_path, origin, has_origin, config,
+                                                      view = std::move(view), &app](TaskProgress& p) {
+        p.set_stage("reading");
+        p.set_progress(0.05f);
         std::string note;
         Tensor t = load_session_tensor(*session, session_path, &note);
         TensorJobResult r = FinishTensorJob(std::move(t), config, session_path, p);
-        r.then = [origin, has_origin, note, view](AppState& a) {
+        r.then = [origin, has_origin, note, view, &app](Document&) {
+            AppState& a = app;
             if (has_origin) {
                 TensorOrigin o = origin;
                 o.note = note;
-                a.origins.record(a.tensor, std::move(o));
+                a.doc.origins.record(a.doc.tensor, std::move(o));
             }
             const std::string problems = ApplySessionView(a, view);
-            a.notice = JoinLines({a.notice, FoldingNotice(a.label, note), problems});
+            a.doc.notice = JoinLines({a.doc.notice, FoldingNotice(a.doc.label, note), problems});
         };
         return r;
     });
 }
 
 void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files) {
-    if (!app.apply_tensor(std::make_shared<Tensor>(std::move(input.tensor)), input.label, &input.config)) return;
-    if (input.source.kind != TensorSource::Kind::Inline) app.origins.record(app.tensor, {input.source, input.note});
+    if (!app.doc.apply_tensor(std::make_shared<Tensor>(std::move(input.tensor)), input.label, &input.config)) return;
+    if (input.source.kind != TensorSource::Kind::Inline) app.doc.origins.record(app.doc.tensor, {input.source, input.note});
     std::string problems;
     if (input.from_session) problems = ApplySessionView(app, input.view);
     const std::string override_problems = ApplySessionView(app, files.view);
-    app.notice = JoinLines({app.notice, FoldingNotice(app.label, input.note), problems, override_problems});
+    app.doc.notice = JoinLines({app.doc.notice, FoldingNotice(app.doc.label, input.note), problems, override_problems});
     if (!files.browse.empty()) {
         std::string problem;
-        if (!OpenSafetensorsBrowser(app.safetensors, files.browse, &problem)) app.error = problem;
+        if (!OpenSafetensorsBrowser(app.safetensors, files.browse, &problem)) app.doc.error = problem;
     }
     if (!files.save_figure.empty()) app.files.queued_figure = FigureExport{files.save_figure};
     if (!files.save_session.empty()) app.files.queued_session = files.save_session;
-    app.history = UndoHistory{};
+    app.doc.history = UndoHistory{};
 }
 
 // ------------------------------------------------------------------------------------------- command line

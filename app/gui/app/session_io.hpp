@@ -20,33 +20,6 @@ struct AppState;
 
 using ViewSettings = std::vector<std::pair<std::string, std::string>>;
 
-// Where a tensor came from, unedited: a session can then refer to the preset, random spec or file instead of
-// copying the values. `note` is how a file's tensor was viewed ("2x3x4x5 viewed as 6x4x5"), or empty.
-struct TensorOrigin {
-    TensorSource source;
-    std::string note;
-};
-
-// Origins keyed by tensor identity. Tensors are immutable and shared, and every edit makes a new one, so an
-// edited tensor has no origin while an undo back to the loaded one finds it again.
-class TensorOrigins {
-public:
-    void record(const std::shared_ptr<const Tensor>& tensor, TensorOrigin origin);
-    // nullptr when `tensor` was not recorded (edited, pasted, inline from a session).
-    const TensorOrigin* find(const Tensor* tensor) const;
-
-private:
-    struct Entry {
-        std::weak_ptr<const Tensor> tensor;
-        const Tensor* address = nullptr;
-        TensorOrigin origin;
-    };
-    std::vector<Entry> entries_;
-};
-
-// A job's `then`: records the job's tensor (now app.tensor) as coming from `origin`.
-std::function<void(AppState&)> RecordOrigin(TensorOrigin origin);
-
 // The window's settings a session keeps: label, base_mode, figure.* (FigurePanelSettings' key=value lines,
 // plus figure.slice, figure.selected and figure.view = "x0 y0 x1 y1" when zoomed), panels.*, histogram.*.
 ViewSettings SessionView(const AppState& app);
@@ -62,7 +35,7 @@ Session MakeSession(const AppState& app, const std::string& session_path, std::s
 // MakeSession, then writes the side tensor (if any) and the session, both or neither (OutputFiles). Waits for
 // a running recompute first so that what is saved is what the controls show. False with *error on failure.
 bool SaveSession(AppState& app, const std::string& session_path, std::string* error);
-// Reads the session now (a bad file is reported in app.error), then loads its tensor as a job and, once it is
+// Reads the session now (a bad file is reported in app.doc.error), then loads its tensor as a job and, once it is
 // on screen, applies its view.
 void OpenSession(AppState& app, const std::string& session_path);
 
@@ -83,7 +56,7 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
 
 // The window's start: shows `input` (its tensor is moved out; the rest stays), records where it came from,
 // applies a session's view and then the command line's, opens the model file's list, queues the scripted
-// saves, and clears the undo history (opening is not a step). Problems with the view go to app.notice.
+// saves, and clears the undo history (opening is not a step). Problems with the view go to app.doc.notice.
 void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files);
 
 // "~/x" → "$HOME/x"; anything else unchanged.

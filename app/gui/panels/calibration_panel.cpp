@@ -49,7 +49,7 @@ void Start(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr
         base.granularity = Granularity::Tensor;
     }
     std::shared_ptr<const Tensor> t = tensor;
-    st.task.start([t, base](BackgroundTask<CalibrationPanelState::Table>::Context& ctx) {
+    st.task.start([t, base](Task<CalibrationPanelState::Table>::Context& ctx) {
         const auto t0 = std::chrono::steady_clock::now();
         CalibrationPanelState::Table table;
         table.rows = compare_calibrators(*t, base);

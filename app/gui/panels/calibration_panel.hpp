@@ -13,7 +13,7 @@
 
 #include <imgui.h>
 
-#include "gui/document/background_task.hpp"
+#include "gui/document/task.hpp"
 #include "gui/document/quant_view.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/config.hpp"
@@ -32,7 +32,7 @@ struct CalibrationPanelState {
         std::vector<CalibrationRow> rows;
         double ms = 0;
     };
-    BackgroundTask<Table> task;
+    Task<Table> task;
     Table shown;
     bool has_shown = false;
     // What the shown (or running) table is for: the tensor and the config fields compare_calibrators reads.

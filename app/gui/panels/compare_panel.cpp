@@ -287,7 +287,7 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
         } else {
             std::shared_ptr<const Tensor> owner = tensor;
             const QuantConfig c = st.b;
-            st.task.start([owner, c, key](BackgroundTask<ComparePanelState::Computed>::Context& ctx) {
+            st.task.start([owner, c, key](Task<ComparePanelState::Computed>::Context& ctx) {
                 ComparePanelState::Computed out = Compute(*owner, c, key);
                 if (!ctx.cancelled()) ctx.publish(std::move(out));
             });

@@ -13,7 +13,7 @@
 
 #include <imgui.h>
 
-#include "gui/document/background_task.hpp"
+#include "gui/document/task.hpp"
 #include "gui/widgets/heatmap.hpp"
 #include "gui/document/quant_view.hpp"
 #include "quantscope/config.hpp"
@@ -41,7 +41,7 @@ struct ComparePanelState {
         std::string error;  // check_config's (or the core's) message; nothing else is set then
         double ms = 0;
     };
-    BackgroundTask<Computed> task;
+    Task<Computed> task;
     Computed shown;                   // B on screen
     bool has_shown = false;
     std::uint64_t b_generation = 0;   // bumped whenever `shown` changes: the B heatmap's texture key

@@ -8,7 +8,7 @@
 
 #include <imgui.h>
 
-#include "gui/app/app_state.hpp"
+#include "gui/panels/intents.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "quantscope/quantize.hpp"
 
@@ -29,8 +29,8 @@ void Note(const ImVec4& color, const std::string& text) {
     ImGui::PopStyleColor();
 }
 
-void DrawDtype(AppState& app) {
-    QuantConfig next = app.config;
+void DrawDtype(const Document& doc, Intents& out) {
+    QuantConfig next = doc.config;
     int sign = next.dtype.is_signed ? 0 : 1;
     Label("Type");
     bool changed = ImGui::Combo("##signedness", &sign, "int (signed)\0uint (unsigned)\0");
@@ -44,17 +44,17 @@ void DrawDtype(AppState& app) {
         // Symmetric (absmax) has no meaning for an unsigned type; fall back rather than refuse.
         if (!next.dtype.is_signed && next.mode == Mode::Symmetric) next.mode = Mode::Asymmetric;
         next.manual_zero_point = std::clamp(next.manual_zero_point, next.dtype.q_min(), next.dtype.q_max());
-        app.apply_config(next, dragging);
+        out.apply_config(doc, next, dragging);
     }
-    const IntType& t = app.config.dtype;
+    const IntType& t = doc.config.dtype;
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::Text("%s:  q in [%d, %d],  %lld levels", t.name().c_str(), t.q_min(), t.q_max(),
                 static_cast<long long>(t.levels()));
     ImGui::PopStyleColor();
 }
 
-void DrawMode(ControlsPanelState& state, AppState& app) {
-    QuantConfig next = app.config;
+void DrawMode(ControlsPanelState& state, const Document& doc, Intents& out) {
+    QuantConfig next = doc.config;
     int mode = static_cast<int>(next.mode);
     bool changed = ImGui::RadioButton("Asymmetric", &mode, static_cast<int>(Mode::Asymmetric));
     HelpTooltip("s = (r_max - r_min) / (q_max - q_min),  z = round(q_min - r_min / s)");
@@ -73,20 +73,20 @@ void DrawMode(ControlsPanelState& state, AppState& app) {
             // screen so nothing jumps.
             next.granularity = Granularity::Tensor;
             next.calibration = Calibration::MinMax;
-            if (app.params.scale.size() == 1) {
-                next.manual_scale = app.params.scale[0];
-                next.manual_zero_point = app.params.zero_point[0];
+            if (doc.params.scale.size() == 1) {
+                next.manual_scale = doc.params.scale[0];
+                next.manual_zero_point = doc.params.zero_point[0];
             }
             state.scale_entry = next.manual_scale;
         }
-        app.apply_config(next, false, &state.manual_message);
+        out.apply_config(doc, next, false, &state.manual_message);
     }
 }
 
 // How asymmetric / symmetric choose each block's range before the lessons' formulas: min/max, a percentile
 // clip or the MSE search (the core's calibrators; the Calibrators tab compares them all).
-void DrawCalibration(AppState& app) {
-    QuantConfig next = app.config;
+void DrawCalibration(const Document& doc, Intents& out) {
+    QuantConfig next = doc.config;
     Label("Range");
     int cal = static_cast<int>(next.calibration);
     bool changed = ImGui::Combo("##calibration", &cal, "min/max (lessons)\0percentile\0MSE search\0");
@@ -122,14 +122,14 @@ void DrawCalibration(AppState& app) {
     }
     if (changed) {
         std::string problem;
-        if (!app.apply_config(next, false, &problem)) app.error = problem;
+        if (!out.apply_config(doc, next, false, &problem)) out.push(ErrorIntent{problem});
     }
 }
 
-void DrawManual(ControlsPanelState& state, AppState& app) {
-    QuantConfig next = app.config;
+void DrawManual(ControlsPanelState& state, const Document& doc, Intents& out) {
+    QuantConfig next = doc.config;
     // The slider spans two decades either side of the computed scale; the box below takes any value.
-    const double centre = (app.has_computed && !app.computed_params.scale.empty()) ? app.computed_params.scale[0]
+    const double centre = (doc.has_computed && !doc.computed_params.scale.empty()) ? doc.computed_params.scale[0]
                                                                                     : next.manual_scale;
     // Kept inside float32's normal range: a scale near its ends would otherwise make a limit 0 or inf.
     const double f_min = std::numeric_limits<float>::min(), f_max = std::numeric_limits<float>::max();
@@ -142,10 +142,10 @@ void DrawManual(ControlsPanelState& state, AppState& app) {
         next.manual_scale = s;
         state.scale_entry = s;
         state.manual_message.clear();
-        app.apply_config(next, ImGui::IsItemActive(), &state.manual_message);
+        out.apply_config(doc, next, ImGui::IsItemActive(), &state.manual_message);
     }
     Label("exact s");
-    if (!state.scale_entry_active) state.scale_entry = app.config.manual_scale;
+    if (!state.scale_entry_active) state.scale_entry = doc.config.manual_scale;
     const bool typed = ImGui::InputDouble("##scale-exact", &state.scale_entry, 0.0, 0.0, "%.9g",
                            ImGuiInputTextFlags_EnterReturnsTrue);
     state.scale_entry_active = ImGui::IsItemActive();
@@ -155,7 +155,7 @@ void DrawManual(ControlsPanelState& state, AppState& app) {
         if (!(state.scale_entry > 0.0) || !std::isfinite(state.scale_entry)) {
             state.manual_message = "The scale must be a positive number.";
         } else {
-            app.apply_config(next, false, &state.manual_message);
+            out.apply_config(doc, next, false, &state.manual_message);
         }
     }
     HelpTooltip("Type an exact scale and press Enter.");
@@ -163,28 +163,28 @@ void DrawManual(ControlsPanelState& state, AppState& app) {
     int z = next.manual_zero_point;
     if (ImGui::SliderInt("##zero-point", &z, next.dtype.q_min(), next.dtype.q_max(), "%d",
                          ImGuiSliderFlags_AlwaysClamp)) {
-        next = app.config;
+        next = doc.config;
         next.manual_zero_point = z;
-        app.apply_config(next, ImGui::IsItemActive(), &state.manual_message);
+        out.apply_config(doc, next, ImGui::IsItemActive(), &state.manual_message);
     }
-    if (app.has_computed && app.computed_params.scale.size() == 1) {
+    if (doc.has_computed && doc.computed_params.scale.size() == 1) {
         char text[128];
-        std::snprintf(text, sizeof text, "Use computed  (s = %.6g, z = %d)", app.computed_params.scale[0],
-                      app.computed_params.zero_point[0]);
+        std::snprintf(text, sizeof text, "Use computed  (s = %.6g, z = %d)", doc.computed_params.scale[0],
+                      doc.computed_params.zero_point[0]);
         if (ImGui::Button(text, ImVec2(-1.0f, 0.0f))) {
-            next = app.config;
-            next.manual_scale = app.computed_params.scale[0];
-            next.manual_zero_point = app.computed_params.zero_point[0];
+            next = doc.config;
+            next.manual_scale = doc.computed_params.scale[0];
+            next.manual_zero_point = doc.computed_params.zero_point[0];
             state.scale_entry = next.manual_scale;
-            app.apply_config(next, false, &state.manual_message);
+            out.apply_config(doc, next, false, &state.manual_message);
         }
         HelpTooltip("Set s and z to what the computed mode chooses for this tensor.");
     }
     Note(kWarn, state.manual_message);
 }
 
-void DrawComputedParams(const AppState& app) {
-    const QuantParams& p = app.params;
+void DrawComputedParams(const Document& doc) {
+    const QuantParams& p = doc.params;
     if (p.scale.empty()) return;
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     if (p.scale.size() == 1) {
@@ -200,8 +200,8 @@ void DrawComputedParams(const AppState& app) {
     ImGui::PopStyleColor();
 }
 
-void DrawGranularity(ControlsPanelState& state, AppState& app) {
-    const bool manual = app.config.mode == Mode::Manual;
+void DrawGranularity(ControlsPanelState& state, const Document& doc, Intents& out) {
+    const bool manual = doc.config.mode == Mode::Manual;
     ImGui::BeginDisabled(manual);
     bool changed = false;
     Label("Per");
@@ -220,20 +220,20 @@ void DrawGranularity(ControlsPanelState& state, AppState& app) {
         ImGui::PopStyleColor();
     }
     if (changed && !manual) {
-        QuantConfig next = app.config;
+        QuantConfig next = doc.config;
         next.granularity = static_cast<Granularity>(state.granularity);
         next.axis = state.axis;
         next.group_size = state.group_size;
         if (next.granularity != Granularity::Channel) next.axis = 0;
         if (next.granularity != Granularity::Group) next.group_size = 0;
         state.granularity_message.clear();
-        app.apply_config(next, false, &state.granularity_message);
+        out.apply_config(doc, next, false, &state.granularity_message);
     }
     Note(kWarn, state.granularity_message);
 }
 
-void DrawRounding(AppState& app) {
-    QuantConfig next = app.config;
+void DrawRounding(const Document& doc, Intents& out) {
+    QuantConfig next = doc.config;
     int r = static_cast<int>(next.rounding);
     bool changed = ImGui::RadioButton("half-even", &r, static_cast<int>(Rounding::HalfEven));
     HelpTooltip("Ties go to the even neighbour: 2.5 -> 2, 3.5 -> 4 (torch.round, numpy.round).");
@@ -242,13 +242,13 @@ void DrawRounding(AppState& app) {
     HelpTooltip("Ties go away from zero: 2.5 -> 3 (std::round).");
     if (changed) {
         next.rounding = static_cast<Rounding>(r);
-        app.apply_config(next, false);
+        out.apply_config(doc, next, false);
     }
 }
 
 // The teaching pitfall: no clamp, the rounded value is cast and wraps around.
-void DrawNaiveCast(ControlsPanelState& state, AppState& app) {
-    QuantConfig next = app.config;
+void DrawNaiveCast(ControlsPanelState& state, const Document& doc, Intents& out) {
+    QuantConfig next = doc.config;
     bool wrap = next.overflow == Overflow::Wrap;
     ImGui::PushStyleColor(ImGuiCol_Text, kWrongRed);
     ImGui::PushStyleColor(ImGuiCol_CheckMark, kWrongRed);
@@ -258,12 +258,12 @@ void DrawNaiveCast(ControlsPanelState& state, AppState& app) {
                 "(two's complement). Shown to teach the pitfall; never do this.");
     if (changed) {
         next.overflow = wrap ? Overflow::Wrap : Overflow::Clamp;
-        app.apply_config(next, false);
+        out.apply_config(doc, next, false);
     }
     if (ImGui::Button("Lesson: /max * 255, cast to int8", ImVec2(-1.0f, 0.0f))) {
         // torch.round(t / t.abs().max() * 255).to(torch.int8): s = max|r| / 255, z = 0, int8, no clamp.
-        const double s = naive_max_scale(*app.tensor);
-        next = app.config;
+        const double s = naive_max_scale(*doc.tensor);
+        next = doc.config;
         next.dtype = IntType{true, 8};
         next.mode = Mode::Manual;
         next.granularity = Granularity::Tensor;
@@ -271,10 +271,10 @@ void DrawNaiveCast(ControlsPanelState& state, AppState& app) {
         next.manual_zero_point = 0;
         next.overflow = Overflow::Wrap;
         state.scale_entry = s;
-        app.apply_config(next, false, &state.manual_message);
+        out.apply_config(doc, next, false, &state.manual_message);
     }
     HelpTooltip("One lesson's naive recipe: the maximum maps to 255, which int8 stores as -1.");
-    if (app.config.overflow != Overflow::Wrap) return;
+    if (doc.config.overflow != Overflow::Wrap) return;
 
     ImGui::PushStyleColor(ImGuiCol_Text, kWrongRed);
     ImGui::TextWrapped("Without the clamp, 728.6 at s = 3.5, z = -70 rounds to 138 and the int8 cast "
@@ -282,7 +282,7 @@ void DrawNaiveCast(ControlsPanelState& state, AppState& app) {
     ImGui::PopStyleColor();
 
     // Trace the worst element of the current result through the formula (the core does the tracing).
-    const QuantView v = app.view();
+    const QuantView v = doc.view();
     if (v.valid() && v.config->overflow == Overflow::Wrap) {
         if (state.traced_generation != v.generation) {
             const auto& err = v.result->error;
@@ -301,13 +301,13 @@ void DrawNaiveCast(ControlsPanelState& state, AppState& app) {
 }
 
 // The formula with this quantization's numbers in it (per tensor; blocks are summarised).
-void DrawFormula(const AppState& app) {
-    const QuantConfig& c = app.shown_config;
+void DrawFormula(const Document& doc) {
+    const QuantConfig& c = doc.shown_config;
     const bool wrap = c.overflow == Overflow::Wrap;
     char s_text[32] = "s", z_text[32] = "z";
-    if (app.params.scale.size() == 1) {
-        std::snprintf(s_text, sizeof s_text, "%.6g", app.params.scale[0]);
-        std::snprintf(z_text, sizeof z_text, app.params.zero_point[0] < 0 ? "(%d)" : "%d", app.params.zero_point[0]);
+    if (doc.params.scale.size() == 1) {
+        std::snprintf(s_text, sizeof s_text, "%.6g", doc.params.scale[0]);
+        std::snprintf(z_text, sizeof z_text, doc.params.zero_point[0] < 0 ? "(%d)" : "%d", doc.params.zero_point[0]);
     }
     ImGui::PushStyleColor(ImGuiCol_Text, wrap ? kWrongRed : ImGui::GetStyleColorVec4(ImGuiCol_Text));
     if (wrap) {
@@ -323,45 +323,50 @@ void DrawFormula(const AppState& app) {
     ImGui::PopStyleColor();
 }
 
-}  // namespace
-
-void SyncControlsPanel(ControlsPanelState& state, const AppState& app) {
-    state.granularity = static_cast<int>(app.config.granularity);
-    state.axis = app.config.axis;
-    if (app.config.group_size > 0) state.group_size = static_cast<int>(app.config.group_size);
-    state.scale_entry = app.config.manual_scale;
+// Keeps the drafts in step with the applied config after an undo, a redo or a new tensor.
+void SyncControlsPanel(ControlsPanelState& state, const Document& doc) {
+    state.granularity = static_cast<int>(doc.config.granularity);
+    state.axis = doc.config.axis;
+    if (doc.config.group_size > 0) state.group_size = static_cast<int>(doc.config.group_size);
+    state.scale_entry = doc.config.manual_scale;
     state.granularity_message.clear();
     state.manual_message.clear();
 }
 
-void DrawControlsPanel(ControlsPanelState& state, AppState& app) {
-    if (!app.tensor) return;
+}  // namespace
+
+void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& out) {
+    if (!doc.tensor) return;
+    if (state.synced_revision != doc.revision) {
+        SyncControlsPanel(state, doc);
+        state.synced_revision = doc.revision;
+    }
     ImGui::PushID("controls");
-    ImGui::BeginDisabled(app.busy());
+    ImGui::BeginDisabled(doc.busy());
 
     Section("Integer type");
-    DrawDtype(app);
+    DrawDtype(doc, out);
 
     Section("Scale and zero point");
-    DrawMode(state, app);
-    if (app.config.mode == Mode::Manual) {
-        DrawManual(state, app);
+    DrawMode(state, doc, out);
+    if (doc.config.mode == Mode::Manual) {
+        DrawManual(state, doc, out);
     } else {
-        DrawCalibration(app);
-        DrawComputedParams(app);
+        DrawCalibration(doc, out);
+        DrawComputedParams(doc);
     }
 
     Section("Granularity");
-    DrawGranularity(state, app);
+    DrawGranularity(state, doc, out);
 
     Section("Rounding");
-    DrawRounding(app);
+    DrawRounding(doc, out);
 
     Section("Pitfall");
-    DrawNaiveCast(state, app);
+    DrawNaiveCast(state, doc, out);
 
     Section("Formula");
-    DrawFormula(app);
+    DrawFormula(doc);
 
     ImGui::EndDisabled();
     ImGui::PopID();

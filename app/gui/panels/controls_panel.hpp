@@ -1,6 +1,6 @@
 // The quantization controls: integer type, mode (asymmetric / symmetric / manual scale and zero point),
 // granularity, rounding, and the teaching switch "naive cast, no clamp". Every change goes through
-// AppState::apply_config, which validates it, records it for undo and schedules one recompute; nothing
+// Document::apply_config, which validates it, records it for undo and schedules one recompute; nothing
 // here computes a quantization.
 #pragma once
 
@@ -9,7 +9,8 @@
 
 namespace qs::gui {
 
-struct AppState;
+class Document;
+class Intents;
 
 struct ControlsPanelState {
     // Granularity is edited as a draft: a combination the tensor's shape does not allow (an axis out of
@@ -25,12 +26,10 @@ struct ControlsPanelState {
     // The element the "naive cast" note traces (largest error), found once per result generation.
     std::uint64_t traced_generation = ~std::uint64_t{0};
     std::int64_t traced_index = -1;
+    std::uint64_t synced_revision = 0;  // the document revision the drafts were taken from
 };
 
-// Keeps the drafts in step with the applied config after an undo, a redo or a new tensor.
-void SyncControlsPanel(ControlsPanelState& state, const AppState& app);
-
 // Contents only (no Begin/End): draws inside the current window or child.
-void DrawControlsPanel(ControlsPanelState& state, AppState& app);
+void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& out);
 
 }  // namespace qs::gui

@@ -108,7 +108,7 @@ void FindBest(LandscapeResult& r) {
 
 // Map pass: an ns x nz grid, mse_landscape over batches of scales so that progress shows and a cancel is
 // seen within a batch.
-bool MapPass(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
+bool MapPass(const Request& rq, Task<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
              const Tensor& data, std::int64_t stride, float progress_from, float progress_to) {
     const auto t0 = std::chrono::steady_clock::now();
     MapGrid(rq, r.minmax_scale, r.minmax_zero_point, n, r.scales, r.zero_points);
@@ -135,7 +135,7 @@ bool MapPass(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx, L
 
 // Curve pass: n clipping ranges alpha in [alpha_max / 50, alpha_max], each evaluated with values_mse on
 // `values` (the tensor, or a strided sample of it).
-bool CurvePass(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
+bool CurvePass(const Request& rq, Task<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
                const float* values, std::int64_t count, std::int64_t stride, float progress_from, float progress_to) {
     const auto t0 = std::chrono::steady_clock::now();
     const double q_max = rq.config.dtype.q_max();
@@ -162,7 +162,7 @@ bool CurvePass(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx,
     return true;
 }
 
-void RunRequest(const Request& rq, BackgroundTask<LandscapeResult>::Context& ctx) {
+void RunRequest(const Request& rq, Task<LandscapeResult>::Context& ctx) {
     const Tensor& t = *rq.tensor;
     const std::int64_t n = t.numel();
     // The lessons' choice: per-tensor min/max, the scale kept when z is clamped.
@@ -253,7 +253,7 @@ void StartRequest(LandscapePanelState& st, const QuantView& qv, const std::share
     rq.config = *qv.config;
     rq.curve = curve;
     rq.has_current = CurrentPoint(qv, rq.current_scale, rq.current_zero_point);
-    st.task.start([rq](BackgroundTask<LandscapeResult>::Context& ctx) { RunRequest(rq, ctx); });
+    st.task.start([rq](Task<LandscapeResult>::Context& ctx) { RunRequest(rq, ctx); });
     st.tensor_key = TensorKeyOf(qv);
     st.dtype = qv.config->dtype;
     st.rounding = qv.config->rounding;

@@ -16,7 +16,7 @@
 
 #include <imgui.h>
 
-#include "gui/document/background_task.hpp"
+#include "gui/document/task.hpp"
 #include "gui/platform/gl_texture.hpp"
 #include "gui/document/quant_view.hpp"
 #include "quantscope/config.hpp"
@@ -65,7 +65,7 @@ struct LandscapeClick {
 
 struct LandscapePanelState {
     // [Internal state]
-    BackgroundTask<LandscapeResult> task;
+    Task<LandscapeResult> task;
     LandscapeResult shown;        // the finest result so far of the current request
     bool has_shown = false;
     // What the running (or last) request was started for.

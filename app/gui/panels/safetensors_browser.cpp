@@ -5,8 +5,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "gui/app/app_state.hpp"
-#include "gui/app/session_io.hpp"
+#include "gui/panels/intents.hpp"
 #include "quantscope/tensor_io.hpp"
 
 namespace qs::gui {
@@ -80,8 +79,8 @@ bool OpenSafetensorsBrowser(SafetensorsBrowserState& s, const std::string& path,
     return true;
 }
 
-void LoadSafetensorsTensor(AppState& app, std::shared_ptr<const SafetensorsFile> file, const std::string& path,
-                           const std::string& name) {
+TensorJobIntent SafetensorsTensorJob(std::shared_ptr<const SafetensorsFile> file, const std::string& path,
+                                     const std::string& name, const QuantConfig& config) {
     std::error_code ec;
     const fs::path abs = fs::absolute(path, ec);
     TensorOrigin origin;
@@ -89,10 +88,9 @@ void LoadSafetensorsTensor(AppState& app, std::shared_ptr<const SafetensorsFile>
     origin.source.path = (ec ? fs::path(path) : abs).lexically_normal().string();
     origin.source.tensor_name = name;
     const std::string label = path + " : " + name;
-    app.start_tensor_job("Reading " + name, [file = std::move(file), name, label, origin,
-                                             config = app.config](JobProgress& p) {
-        p.stage = "reading";
-        p.progress = 0.05f;
+    return TensorJobIntent{"Reading " + name, [file = std::move(file), name, label, origin, config](TaskProgress& p) {
+        p.set_stage("reading");
+        p.set_progress(0.05f);
         std::string note;
         Tensor t = file->read(name, &note);  // only this tensor's bytes are touched
         TensorJobResult r = FinishTensorJob(std::move(t), config, label, p);
@@ -104,10 +102,10 @@ void LoadSafetensorsTensor(AppState& app, std::shared_ptr<const SafetensorsFile>
         }
         r.then = RecordOrigin(std::move(o));
         return r;
-    });
+    }};
 }
 
-void DrawSafetensorsBrowser(SafetensorsBrowserState& s, AppState& app) {
+void DrawSafetensorsBrowser(SafetensorsBrowserState& s, const Document& doc, Intents& out) {
     if (!s.open || !s.file) return;
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     const float fs_px = ImGui::GetFontSize();
@@ -152,15 +150,15 @@ void DrawSafetensorsBrowser(SafetensorsBrowserState& s, AppState& app) {
                 ImGui::TableNextRow();
                 ImGui::TableSetColumnIndex(0);
                 ImGui::PushID(s.visible[static_cast<std::size_t>(row)]);
-                ImGui::BeginDisabled(!loadable || app.busy());
+                ImGui::BeginDisabled(!loadable || doc.busy());
                 const bool picked = ImGui::Selectable(e.name.c_str(), e.name == s.loaded,
                                                       ImGuiSelectableFlags_SpanAllColumns);
                 ImGui::EndDisabled();
                 if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
                     ImGui::SetTooltip("%s", loadable ? "Click to load this tensor" : why.c_str());
-                if (picked && loadable && !app.busy()) {
+                if (picked && loadable && !doc.busy()) {
                     s.loaded = e.name;
-                    LoadSafetensorsTensor(app, s.file, s.path, e.name);
+                    out.push(SafetensorsTensorJob(s.file, s.path, e.name, doc.config));
                 }
                 ImGui::PopID();
                 ImGui::TableSetColumnIndex(1);

@@ -10,11 +10,11 @@
 
 #include <imgui.h>
 
+#include "gui/panels/intents.hpp"
 #include "quantscope/safetensors.hpp"
 
 namespace qs::gui {
 
-struct AppState;
 
 struct SafetensorsBrowserState {
     bool open = false;       // the window is shown
@@ -40,11 +40,11 @@ bool SafetensorsLoadable(const SafetensorsEntry& e, std::string* why);
 // Opens `path`'s header and shows the list. Returns false with *error (the state is then unchanged).
 bool OpenSafetensorsBrowser(SafetensorsBrowserState& state, const std::string& path, std::string* error);
 
-// Loads tensor `name` of `file` (opened from `path`) as a job; the label is "<path> : <name>".
-void LoadSafetensorsTensor(AppState& app, std::shared_ptr<const SafetensorsFile> file, const std::string& path,
-                           const std::string& name);
+// The job that loads tensor `name` of `file` (opened from `path`) with `config`; its label is "<path> : <name>".
+TensorJobIntent SafetensorsTensorJob(std::shared_ptr<const SafetensorsFile> file, const std::string& path,
+                                     const std::string& name, const QuantConfig& config);
 
 // The list as its own window (outside any other Begin/End); nothing when closed.
-void DrawSafetensorsBrowser(SafetensorsBrowserState& state, AppState& app);
+void DrawSafetensorsBrowser(SafetensorsBrowserState& state, const Document& doc, Intents& out);
 
 }  // namespace qs::gui

@@ -16,7 +16,7 @@
 #include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
-#include "gui/app/app_state.hpp"
+#include "gui/panels/intents.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "quantscope/csv.hpp"
 #include "quantscope/presets.hpp"
@@ -65,23 +65,23 @@ std::string EditedLabel(const std::string& label) {
     return label + suffix;
 }
 
-void CommitCell(TensorPanelState& state, AppState& app) {
+void CommitCell(TensorPanelState& state, const Document& doc, Intents& out) {
     float v = 0.0f;
     if (!ParseCell(state.edit_buffer, v)) {
         state.message = std::string("'") + state.edit_buffer + "' is not a finite number";
         return;
     }
-    const Tensor& t = *app.tensor;
+    const Tensor& t = *doc.tensor;
     const std::int64_t flat = state.edit_row * t.cols() + state.edit_col;
     if (t.values[static_cast<std::size_t>(flat)] == v) return;
     auto next = std::make_shared<Tensor>(t);
     next->values[static_cast<std::size_t>(flat)] = v;
     state.message.clear();
-    app.apply_tensor(std::move(next), EditedLabel(app.label));
+    out.push(ApplyTensorIntent{std::move(next), EditedLabel(doc.label)});
 }
 
-void Resize(TensorPanelState& state, AppState& app) {
-    const Tensor& t = *app.tensor;
+void Resize(TensorPanelState& state, const Document& doc, Intents& out) {
+    const Tensor& t = *doc.tensor;
     const std::int64_t rows = state.resize_rows, cols = state.resize_cols;
     if (rows < 1 || cols < 1 || rows > kMaxEditCells || cols > kMaxEditCells) {
         state.message = "rows and columns must be 1 to " + std::to_string(kMaxEditCells);
@@ -94,11 +94,11 @@ void Resize(TensorPanelState& state, AppState& app) {
         for (std::int64_t c = 0; c < std::min(cols, t.cols()); ++c)
             next->values[static_cast<std::size_t>(r * cols + c)] = t.values[static_cast<std::size_t>(r * t.cols() + c)];
     state.message.clear();
-    app.apply_tensor(std::move(next), EditedLabel(app.label));
+    out.push(ApplyTensorIntent{std::move(next), EditedLabel(doc.label)});
 }
 
 // The clipboard through the core's CSV reader: commas, spaces or tabs (a spreadsheet's copy), one row a line.
-void Paste(TensorPanelState& state, AppState& app) {
+void Paste(TensorPanelState& state, const Document& doc, Intents& out) {
     const char* clip = ImGui::GetClipboardText();
     if (!clip || !*clip) {
         state.message = "the clipboard is empty";
@@ -111,15 +111,15 @@ void Paste(TensorPanelState& state, AppState& app) {
             return;
         }
         state.message.clear();
-        app.apply_tensor(std::make_shared<Tensor>(std::move(t)), "pasted");
+        out.push(ApplyTensorIntent{std::make_shared<Tensor>(std::move(t)), "pasted"});
     } catch (const std::exception& e) {
         state.message = e.what();
     }
 }
 
-void DrawTable(TensorPanelState& state, AppState& app) {
-    // Hold the tensor: committing a cell replaces app.tensor in the middle of this loop.
-    const std::shared_ptr<const Tensor> held = app.tensor;
+void DrawTable(TensorPanelState& state, const Document& doc, Intents& out) {
+    // Hold the tensor: committing a cell replaces doc.tensor in the middle of this loop.
+    const std::shared_ptr<const Tensor> held = doc.tensor;
     const Tensor& t = *held;
     const std::int64_t rows = t.rows(), cols = t.cols();
     const ImGuiStyle& style = ImGui::GetStyle();
@@ -166,7 +166,7 @@ void DrawTable(TensorPanelState& state, AppState& app) {
                     ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll |
                         ImGuiInputTextFlags_CharsScientific);
                 if (enter) {
-                    CommitCell(state, app);
+                    CommitCell(state, doc, out);
                     state.edit_row = state.edit_col = -1;
                 } else if (!state.edit_focus && !ImGui::IsItemActive()) {
                     state.edit_row = state.edit_col = -1;  // Escape or a click elsewhere: no change
@@ -178,7 +178,7 @@ void DrawTable(TensorPanelState& state, AppState& app) {
                 std::snprintf(text, sizeof text, "%.6g", v);
                 ImGui::AlignTextToFramePadding();
                 ImGui::Selectable(text, false, ImGuiSelectableFlags_AllowDoubleClick, ImVec2(0.0f, row_h * 0.75f));
-                if (ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && !app.busy()) {
+                if (ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && !doc.busy()) {
                     state.edit_row = r;
                     state.edit_col = c;
                     std::snprintf(state.edit_buffer, sizeof state.edit_buffer, "%.9g", v);
@@ -195,7 +195,7 @@ void DrawTable(TensorPanelState& state, AppState& app) {
     if (!editing_seen) state.edit_row = state.edit_col = -1;
 }
 
-void DrawGenerate(TensorPanelState& state, AppState& app) {
+void DrawGenerate(TensorPanelState& state, const Document& doc, Intents& out) {
     Label("Values");
     ImGui::Combo("##distribution", &state.distribution, "normal\0uniform\0");
     if (state.distribution == 0) {
@@ -236,20 +236,20 @@ void DrawGenerate(TensorPanelState& state, AppState& app) {
         }
         const std::string label = std::string("random ") + (state.distribution == 0 ? "normal " : "uniform ") +
                                   shape_to_string(spec.shape) + " seed " + std::to_string(spec.seed);
-        app.start_tensor_job("Generating " + label, [spec, config = app.config, label](JobProgress& p) {
-            p.stage = "generating";
-            p.progress = 0.05f;
+        out.push(TensorJobIntent{"Generating " + label, [spec, config = doc.config, label](TaskProgress& p) {
+            p.set_stage("generating");
+            p.set_progress(0.05f);
             TensorJobResult r = FinishTensorJob(generate_random(spec), config, label, p);
             TensorOrigin origin;
             origin.source.kind = TensorSource::Kind::Random;
             origin.source.random = spec;
             r.then = RecordOrigin(std::move(origin));
             return r;
-        });
+        }});
     }
 }
 
-void DrawSource(TensorPanelState& state, AppState& app) {
+void DrawSource(TensorPanelState& state, Intents& out) {
     const std::vector<std::string> names = preset_names();
     if (state.preset < 0 || state.preset >= static_cast<int>(names.size())) state.preset = 0;
     Label("Preset");
@@ -262,7 +262,7 @@ void DrawSource(TensorPanelState& state, AppState& app) {
         ImGui::EndCombo();
     }
     ImGui::SameLine();
-    if (ImGui::Button("Load") && !names.empty()) LoadPreset(app, names[static_cast<std::size_t>(state.preset)]);
+    if (ImGui::Button("Load") && !names.empty()) out.push(LoadPresetIntent{names[static_cast<std::size_t>(state.preset)]});
 
     Label("File");
     const float open_w = ImGui::CalcTextSize("Open").x + ImGui::GetStyle().FramePadding.x * 2.0f;
@@ -270,87 +270,49 @@ void DrawSource(TensorPanelState& state, AppState& app) {
     const bool enter = ImGui::InputTextWithHint("##path", ".npy, .csv or .safetensors path", &state.open_path,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
     ImGui::SameLine();
-    if ((ImGui::Button("Open") || enter) && !state.open_path.empty()) OpenTensorFile(app, state.open_path);
+    if ((ImGui::Button("Open") || enter) && !state.open_path.empty()) out.push(OpenFileIntent{state.open_path});
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("Or drop a .npy / .csv / .safetensors file on the window.");
     ImGui::PopStyleColor();
 }
 
-}  // namespace
 
-void OpenTensorFile(AppState& app, const std::string& path) {
-    if (lower_extension(path) == ".json") {
-        OpenSession(app, path);  // a saved session: its tensor and every setting
-        return;
-    }
-    // A model file holds many tensors: list them and let the user pick one (only that one is read).
-    if (IsSafetensorsPath(path)) {
-        std::string problem;
-        if (!OpenSafetensorsBrowser(app.safetensors, path, &problem)) app.error = problem;
-        return;
-    }
-    std::error_code ec;
-    TensorOrigin origin;
-    origin.source.kind = TensorSource::Kind::File;
-    origin.source.path = std::filesystem::absolute(path, ec).lexically_normal().string();
-    if (ec) origin.source.path = path;
-    app.start_tensor_job("Opening " + path, [path, origin, config = app.config](JobProgress& p) {
-        p.stage = "reading";
-        p.progress = 0.05f;
-        TensorOrigin o = origin;
-        Tensor t = load_tensor(path, "", &o.note);
-        TensorJobResult r = FinishTensorJob(std::move(t), config, path, p);
-        if (!o.note.empty())
-            r.notice += std::string(r.notice.empty() ? "" : "\n") + path + ": " + o.note +
-                        " (rank above 3 is folded into the first axis)";
-        r.then = RecordOrigin(std::move(o));
-        return r;
-    });
-}
-
-void LoadPreset(AppState& app, const std::string& name) {
-    app.start_tensor_job("Loading preset " + name, [name](JobProgress& p) {
-        p.stage = "building";
-        Preset preset = make_preset(name);
-        TensorJobResult r = FinishTensorJob(std::move(preset.tensor), preset.config, preset.name, p);
-        TensorOrigin origin;
-        origin.source.kind = TensorSource::Kind::Preset;
-        origin.source.preset = preset.name;
-        r.then = RecordOrigin(std::move(origin));
-        return r;
-    });
-}
-
-void SyncTensorPanel(TensorPanelState& state, const AppState& app) {
-    if (!app.tensor) return;
-    state.resize_rows = static_cast<int>(std::min<std::int64_t>(app.tensor->rows(), kMaxEditCells));
-    state.resize_cols = static_cast<int>(std::min<std::int64_t>(app.tensor->cols(), kMaxEditCells));
+// Keeps the resize fields in step with the tensor after an undo, a redo or a new tensor.
+void SyncTensorPanel(TensorPanelState& state, const Document& doc) {
+    if (!doc.tensor) return;
+    state.resize_rows = static_cast<int>(std::min<std::int64_t>(doc.tensor->rows(), kMaxEditCells));
+    state.resize_cols = static_cast<int>(std::min<std::int64_t>(doc.tensor->cols(), kMaxEditCells));
     state.edit_row = state.edit_col = -1;
 }
 
-void DrawTensorPanel(TensorPanelState& state, AppState& app) {
-    if (!app.tensor) return;
-    const std::shared_ptr<const Tensor> held = app.tensor;  // edits below replace app.tensor
+}  // namespace
+
+void DrawTensorPanel(TensorPanelState& state, const Document& doc, Intents& out, bool model_list_hidden) {
+    if (!doc.tensor) return;
+    if (state.synced_revision != doc.revision) {
+        SyncTensorPanel(state, doc);
+        state.synced_revision = doc.revision;
+    }
+    const std::shared_ptr<const Tensor> held = doc.tensor;
     const Tensor& t = *held;
     ImGui::PushID("tensor");
-    ImGui::BeginDisabled(app.busy());
+    ImGui::BeginDisabled(doc.busy());
 
     Section("Tensor");
-    ImGui::TextWrapped("%s", app.label.c_str());
+    ImGui::TextWrapped("%s", doc.label.c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::Text("shape %s,  %lld values", shape_to_string(t.shape).c_str(), static_cast<long long>(t.numel()));
     ImGui::PopStyleColor();
     // A file's tensor of rank above 3 is shown folded: say so for as long as it is on screen.
-    if (const TensorOrigin* origin = app.origins.find(held.get()); origin && !origin->note.empty()) {
+    if (const TensorOrigin* origin = doc.origins.find(held.get()); origin && !origin->note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, kWarn);
         ImGui::TextWrapped("In the file: %s (leading axes folded into the first)", origin->note.c_str());
         ImGui::PopStyleColor();
     }
-    if (app.safetensors.file && !app.safetensors.open && ImGui::SmallButton("Show the model file's tensors"))
-        app.safetensors.open = true;
+    if (model_list_hidden && ImGui::SmallButton("Show the model file's tensors")) out.push(ShowModelListIntent{});
 
     if (Editable(t)) {
-        DrawTable(state, app);
+        DrawTable(state, doc, out);
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("Double-click a cell, type, Enter.");
         ImGui::PopStyleColor();
@@ -366,15 +328,15 @@ void DrawTensorPanel(TensorPanelState& state, AppState& app) {
         ImGui::SetNextItemWidth(w);
         ImGui::InputInt("##cols", &state.resize_cols, 0, 0);
         ImGui::SameLine();
-        if (ImGui::Button("Resize")) Resize(state, app);
-        if (ImGui::Button("Paste from clipboard", ImVec2(-1.0f, 0.0f))) Paste(state, app);
+        if (ImGui::Button("Resize")) Resize(state, doc, out);
+        if (ImGui::Button("Paste from clipboard", ImVec2(-1.0f, 0.0f))) Paste(state, doc, out);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Numbers separated by commas, spaces or tabs; one row a line.");
     } else {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("Too large to edit cell by cell (the table edits up to %dx%d): generate or open one.",
                            kMaxEditCells, kMaxEditCells);
         ImGui::PopStyleColor();
-        if (ImGui::Button("Paste from clipboard", ImVec2(-1.0f, 0.0f))) Paste(state, app);
+        if (ImGui::Button("Paste from clipboard", ImVec2(-1.0f, 0.0f))) Paste(state, doc, out);
     }
     if (!state.message.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, kWarn);
@@ -383,10 +345,10 @@ void DrawTensorPanel(TensorPanelState& state, AppState& app) {
     }
 
     Section("Open");
-    DrawSource(state, app);
+    DrawSource(state, out);
 
     Section("Generate");
-    DrawGenerate(state, app);
+    DrawGenerate(state, doc, out);
 
     ImGui::EndDisabled();
     ImGui::PopID();

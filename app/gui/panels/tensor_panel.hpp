@@ -8,7 +8,8 @@
 
 namespace qs::gui {
 
-struct AppState;
+class Document;
+class Intents;
 
 // Rows and columns of the largest tensor the table edits: 63, because an ImGui 1.86 table holds at most 64
 // columns (IMGUI_TABLE_MAX_COLUMNS, an assert past it) and the row index takes one.
@@ -31,18 +32,11 @@ struct TensorPanelState {
     bool edit_focus = false;  // give the edit box keyboard focus on its first frame
     int resize_rows = 3, resize_cols = 3;
     std::string message;  // last problem with a paste, a resize or a cell value
+    std::uint64_t synced_revision = 0;  // the document revision the resize fields were taken from
 };
 
-// Keeps the resize fields in step with the tensor after an undo, a redo or a new tensor.
-void SyncTensorPanel(TensorPanelState& state, const AppState& app);
-
-// Opens a .npy or .csv file as a background job (the Open button and files dropped on the window); a
-// .safetensors file shows its list of tensors, a .json file opens as a session.
-void OpenTensorFile(AppState& app, const std::string& path);
-// Loads one of qs::preset_names() with its settings, as a background job.
-void LoadPreset(AppState& app, const std::string& name);
-
 // Contents only (no Begin/End).
-void DrawTensorPanel(TensorPanelState& state, AppState& app);
+// `model_list_hidden`: a model file's list of tensors is open but not shown (a button brings it back).
+void DrawTensorPanel(TensorPanelState& state, const Document& doc, Intents& out, bool model_list_hidden);
 
 }  // namespace qs::gui

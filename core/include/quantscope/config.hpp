@@ -35,6 +35,17 @@ struct QuantConfig {
     // (or all-negative) block loses part of its range. true: recompute s for the clamped z so the whole
     // range [r_min, r_max] stays representable (what PyTorch's observers do by including 0 in the range).
     bool recompute_scale = false;
+
+    // Every field: two configs are equal exactly when quantizing with them gives the same result. The one
+    // comparison of configs in the program (the window's undo, its panels and the tests use it).
+    friend bool operator==(const QuantConfig& a, const QuantConfig& b) {
+        return a.dtype == b.dtype && a.mode == b.mode && a.granularity == b.granularity && a.axis == b.axis &&
+               a.group_size == b.group_size && a.rounding == b.rounding && a.overflow == b.overflow &&
+               a.manual_scale == b.manual_scale && a.manual_zero_point == b.manual_zero_point &&
+               a.calibration == b.calibration && a.percentile == b.percentile &&
+               a.recompute_scale == b.recompute_scale;
+    }
+    friend bool operator!=(const QuantConfig& a, const QuantConfig& b) { return !(a == b); }
 };
 
 const char* to_string(Mode mode);                // "asymmetric", "symmetric", "manual"

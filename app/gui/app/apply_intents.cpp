@@ -1,0 +1,83 @@
+#include "gui/app/apply_intents.hpp"
+
+#include <filesystem>
+#include <type_traits>
+#include <utility>
+
+#include "gui/app/session_io.hpp"
+#include "quantscope/presets.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace qs::gui {
+
+void ApplyIntents(AppState& app) {
+    Document& doc = app.doc;
+    for (Intent& intent : app.intents.take()) {
+        std::visit(
+            [&](auto& i) {
+                using T = std::decay_t<decltype(i)>;
+                if constexpr (std::is_same_v<T, ApplyConfigIntent>) {
+                    std::string problem;
+                    if (!doc.apply_config(i.config, i.continuous, &problem)) doc.error = problem;
+                } else if constexpr (std::is_same_v<T, ApplyTensorIntent>) {
+                    doc.apply_tensor(std::move(i.tensor), std::move(i.label));
+                } else if constexpr (std::is_same_v<T, TensorJobIntent>) {
+                    doc.start_tensor_job(std::move(i.label), std::move(i.work));
+                } else if constexpr (std::is_same_v<T, OpenFileIntent>) {
+                    OpenTensorFile(app, i.path);
+                } else if constexpr (std::is_same_v<T, LoadPresetIntent>) {
+                    LoadPreset(app, i.name);
+                } else if constexpr (std::is_same_v<T, ShowModelListIntent>) {
+                    app.safetensors.open = app.safetensors.file != nullptr;
+                } else if constexpr (std::is_same_v<T, ErrorIntent>) {
+                    doc.error = i.message;
+                }
+            },
+            intent);
+    }
+}
+
+void OpenTensorFile(AppState& app, const std::string& path) {
+    if (lower_extension(path) == ".json") {
+        OpenSession(app, path);  // a saved session: its tensor and every setting
+        return;
+    }
+    // A model file holds many tensors: list them and let the user pick one (only that one is read).
+    if (IsSafetensorsPath(path)) {
+        std::string problem;
+        if (!OpenSafetensorsBrowser(app.safetensors, path, &problem)) app.doc.error = problem;
+        return;
+    }
+    std::error_code ec;
+    TensorOrigin origin;
+    origin.source.kind = TensorSource::Kind::File;
+    origin.source.path = std::filesystem::absolute(path, ec).lexically_normal().string();
+    if (ec) origin.source.path = path;
+    app.doc.start_tensor_job("Opening " + path, [path, origin, config = app.doc.config](TaskProgress& p) {
+        p.set_stage("reading");
+        p.set_progress(0.05f);
+        TensorOrigin o = origin;
+        Tensor t = load_tensor(path, "", &o.note);
+        TensorJobResult r = FinishTensorJob(std::move(t), config, path, p);
+        if (!o.note.empty())
+            r.notice += std::string(r.notice.empty() ? "" : "\n") + path + ": " + o.note +
+                        " (rank above 3 is folded into the first axis)";
+        r.then = RecordOrigin(std::move(o));
+        return r;
+    });
+}
+
+void LoadPreset(AppState& app, const std::string& name) {
+    app.doc.start_tensor_job("Loading preset " + name, [name](TaskProgress& p) {
+        p.set_stage("building");
+        Preset preset = make_preset(name);
+        TensorJobResult r = FinishTensorJob(std::move(preset.tensor), preset.config, preset.name, p);
+        TensorOrigin origin;
+        origin.source.kind = TensorSource::Kind::Preset;
+        origin.source.preset = preset.name;
+        r.then = RecordOrigin(std::move(origin));
+        return r;
+    });
+}
+
+}  // namespace qs::gui

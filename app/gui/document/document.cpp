@@ -1,0 +1,209 @@
+#include "gui/document/document.hpp"
+
+#include <exception>
+#include <utility>
+
+namespace qs::gui {
+namespace {
+
+// The settings the computed (s, z) depend on; manual scale and zero point are not among them, so
+// dragging those sliders never recomputes the comparison.
+bool same_computed_inputs(const QuantConfig& a, const QuantConfig& b) {
+    return a.dtype == b.dtype && a.rounding == b.rounding && a.overflow == b.overflow;
+}
+
+}  // namespace
+
+std::function<void(Document&)> RecordOrigin(TensorOrigin origin) {
+    return [origin = std::move(origin)](Document& doc) { doc.origins.record(doc.tensor, origin); };
+}
+
+QuantView Document::view() const {
+    QuantView v;
+    if (!shown_tensor) return v;
+    v.tensor = shown_tensor.get();
+    v.config = &shown_config;
+    v.params = &params;
+    v.result = &result;
+    v.computed_metrics = (shown_config.mode == Mode::Manual && has_computed) ? &computed_metrics : nullptr;
+    v.generation = generation;
+    v.tensor_generation = tensor_generation;
+    return v;
+}
+
+Snapshot Document::snapshot() const { return Snapshot{tensor, config, base_mode, label}; }
+
+void Document::mark_dirty(bool computed_too) {
+    dirty_ = true;
+    ++revision;
+    if (computed_too) ++computed_inputs_;
+}
+
+bool Document::apply_config(const QuantConfig& next, bool continuous, std::string* message) {
+    if (!tensor) return false;
+    try {
+        check_config(next, tensor->shape);
+    } catch (const std::exception& e) {
+        if (message) *message = e.what();
+        return false;
+    }
+    if (message) message->clear();
+    if (next == config) return true;
+    if (!gesture_open_) history.push(snapshot());
+    gesture_open_ = continuous;
+    const bool computed_too =
+        !same_computed_inputs(next, config) || (next.mode != Mode::Manual && next.mode != base_mode);
+    if (next.mode != Mode::Manual) base_mode = next.mode;
+    config = next;
+    mark_dirty(computed_too);
+    return true;
+}
+
+bool Document::apply_tensor(std::shared_ptr<const Tensor> next, std::string next_label, const QuantConfig* next_config) {
+    try {
+        check_tensor(*next);
+        std::string note;
+        const QuantConfig fitted = FitConfig(next_config ? *next_config : config, next->shape, &note);
+        if (tensor) history.push(snapshot());
+        gesture_open_ = false;
+        tensor = std::move(next);
+        label = std::move(next_label);
+        config = fitted;
+        if (config.mode != Mode::Manual) base_mode = config.mode;
+        notice = note;
+        mark_dirty(true);
+        return true;
+    } catch (const std::exception& e) {
+        error = e.what();
+        return false;
+    }
+}
+
+void Document::restore(const Snapshot& s) {
+    tensor = s.tensor;
+    config = s.config;
+    base_mode = s.base_mode;
+    label = s.label;
+    gesture_open_ = false;
+    mark_dirty(true);
+}
+
+void Document::undo() {
+    if (busy()) return;
+    if (auto s = history.undo(snapshot())) restore(*s);
+}
+
+void Document::redo() {
+    if (busy()) return;
+    if (auto s = history.redo(snapshot())) restore(*s);
+}
+
+void Document::start_tensor_job(std::string job_label, TensorWork work) {
+    if (busy()) {
+        error = "another job is still running";
+        return;
+    }
+    jobs.start([work = std::move(work)](Task<TensorJobResult>::Context& context) { context.publish(work(context)); },
+               std::move(job_label));
+}
+
+void Document::take_recompute(RecomputeJob& job) {
+    if (!job.error.empty()) {
+        // The config was validated when applied, so this is unexpected; keep the last good result.
+        error = job.error;
+        return;
+    }
+    std::swap(params, job.params);
+    std::swap(result, job.result);
+    if (job.tensor != shown_tensor) ++tensor_generation;
+    shown_tensor = job.tensor;
+    shown_config = job.config;
+    if (job.want_computed) {
+        computed_params = job.computed_params;
+        computed_metrics = job.computed_metrics;
+        computed_done_ = job.computed_stamp;
+        has_computed = true;
+    }
+    last_recompute_ms = job.ms;
+    ++generation;
+}
+
+void Document::start_recompute() {
+    std::shared_ptr<RecomputeJob> job = spare_ ? std::move(spare_) : std::make_shared<RecomputeJob>();
+    job->tensor = tensor;
+    job->config = config;
+    job->base_mode = base_mode;
+    job->want_computed = config.mode == Mode::Manual && computed_done_ != computed_inputs_;
+    job->computed_stamp = computed_inputs_;
+    dirty_ = false;
+    if (force_sync || tensor->numel() <= kSyncElements) {
+        run_recompute(*job);
+        take_recompute(*job);
+        spare_ = std::move(job);
+        return;
+    }
+    recompute_.start([job](Task<std::shared_ptr<RecomputeJob>>::Context& context) {
+        run_recompute(*job);
+        context.publish(job);
+    });
+}
+
+void Document::finish_recompute_now() {
+    recompute_.wait();
+    if (auto done = recompute_.take()) {
+        // A result for a tensor that has since been replaced (a job finished meanwhile) is stale.
+        if ((*done)->tensor == tensor) take_recompute(**done);
+        spare_ = std::move(*done);
+    }
+    if (dirty_ && tensor) {
+        const bool was = force_sync;
+        force_sync = true;
+        start_recompute();
+        force_sync = was;
+    }
+}
+
+void Document::take_tensor_job(TensorJobResult& done) {
+    if (tensor) history.push(snapshot());
+    gesture_open_ = false;
+    tensor = done.tensor;
+    label = done.label;
+    config = done.config;
+    if (config.mode != Mode::Manual) base_mode = config.mode;
+    // The job quantized its tensor already: show that result without another pass.
+    RecomputeJob handed;
+    handed.tensor = tensor;
+    handed.config = config;
+    handed.params = std::move(done.params);
+    handed.result = std::move(done.result);
+    take_recompute(handed);
+    has_computed = false;
+    ++computed_inputs_;
+    ++revision;
+    dirty_ = config.mode == Mode::Manual;  // the computed comparison still has to run
+    error.clear();
+    notice = done.notice;
+    if (done.then) done.then(*this);
+}
+
+void Document::update() {
+    if (auto done = jobs.take()) take_tensor_job(*done);
+    if (!jobs.error().empty()) {
+        error = jobs.error();
+        jobs.clear_error();
+    }
+    if (auto done = recompute_.take()) {
+        if ((*done)->tensor == tensor) take_recompute(**done);
+        spare_ = std::move(*done);
+    }
+    // Entering manual mode, or a change made while the worker ran, may still need the comparison.
+    if (recompute_.running() || !tensor) return;
+    if (config.mode == Mode::Manual && computed_done_ != computed_inputs_) dirty_ = true;
+    if (dirty_) start_recompute();
+}
+
+void Document::end_frame(bool any_item_active) {
+    if (!any_item_active) gesture_open_ = false;
+}
+
+}  // namespace qs::gui

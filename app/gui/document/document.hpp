@@ -1,0 +1,112 @@
+// The document: the tensor, the settings being edited, the quantization on show, the undo history, where
+// tensors came from, and the background work that produces them. No panel, no ImGui: panels read view()
+// and the app changes the document only through its apply_* functions, which validate, record an undo step
+// and schedule a recompute. Quantization is recomputed only when something changed, never per frame; above
+// kSyncElements it runs on a worker while the last result stays on screen. Every applied change bumps
+// `revision`, which is what the panels' drafts (a typed scale, a granularity being edited) re-sync on.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gui/document/quant_view.hpp"
+#include "gui/document/recompute.hpp"
+#include "gui/document/task.hpp"
+#include "gui/document/tensor_origins.hpp"
+#include "gui/document/undo_history.hpp"
+#include "quantscope/config.hpp"
+#include "quantscope/params.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/tensor.hpp"
+
+namespace qs::gui {
+
+// Recomputes of up to this many elements run on the UI thread (a few ms); bigger ones on a worker.
+constexpr std::int64_t kSyncElements = std::int64_t{1} << 21;
+
+class Document {
+public:
+    Document() = default;
+    Document(const Document&) = delete;
+    Document& operator=(const Document&) = delete;
+
+    // --- The data and the settings being edited.
+    std::shared_ptr<const Tensor> tensor;
+    std::string label;  // "lesson", "data.npy", "random normal 1024x1024 seed 0"
+    QuantConfig config;
+    // The mode whose (s, z) manual mode offers as "computed": the last non-manual mode.
+    Mode base_mode = Mode::Asymmetric;
+    // Bumped by every applied change of tensor, label or config (an edit, undo, redo, a finished job).
+    std::uint64_t revision = 1;
+
+    // --- What is on screen: the quantization of `shown_tensor` with `shown_config`. These lag `tensor`
+    // and `config` while a worker recompute runs.
+    std::shared_ptr<const Tensor> shown_tensor;
+    QuantConfig shown_config;
+    QuantParams params;
+    QuantResult result;
+    QuantParams computed_params;   // the base mode's (s, z), valid when has_computed
+    Metrics computed_metrics;      // quantizing with computed_params, shown beside manual ones
+    bool has_computed = false;
+    std::uint64_t generation = 0;         // bumped whenever the shown tensor, params or result change
+    std::uint64_t tensor_generation = 0;  // bumped whenever the shown tensor changes (not its quantization)
+    double last_recompute_ms = 0;
+
+    // --- Messages, history, provenance, background work.
+    std::string error;   // last error, shown in the window until dismissed
+    std::string notice;  // what a load changed by itself (e.g. granularity reset to tensor), until dismissed
+    UndoHistory history;
+    TensorOrigins origins;  // where unedited tensors came from (sessions refer to it)
+    Task<TensorJobResult> jobs{TaskPriority::Normal};
+    bool force_sync = false;  // --bench-frames and scripts: recompute on the UI thread
+
+    // The borrowed view every panel draws.
+    QuantView view() const;
+    bool busy() const { return jobs.busy(); }  // controls are disabled while true (until update() takes the job)
+    bool recomputing() const { return recompute_.busy(); }
+
+    // Validates `next` against the tensor's shape; on success records an undo step (one per drag:
+    // `continuous` merges the changes of a slider held down) and schedules a recompute. Returns false
+    // with the reason in `message` otherwise, changing nothing.
+    bool apply_config(const QuantConfig& next, bool continuous, std::string* message = nullptr);
+    // Replaces the tensor (checked with check_tensor; errors go to `error`). A config that no longer fits
+    // the new shape falls back to per-tensor granularity. `next_config` also replaces the settings.
+    bool apply_tensor(std::shared_ptr<const Tensor> next, std::string next_label,
+                      const QuantConfig* next_config = nullptr);
+    void undo();
+    void redo();
+
+    // Starts a background job producing a new tensor; its result is taken in update().
+    void start_tensor_job(std::string job_label, TensorWork work);
+
+    // Once per frame before drawing: takes a finished job or recompute, starts the pending recompute.
+    void update();
+    // Once per frame after drawing: a slider drag ends when no item is active.
+    void end_frame(bool any_item_active);
+    // Waits for the worker recompute (if any) and applies the pending one on this thread.
+    void finish_recompute_now();
+
+private:
+    Snapshot snapshot() const;
+    void restore(const Snapshot& s);
+    void mark_dirty(bool computed_too);
+    void start_recompute();
+    void take_recompute(RecomputeJob& job);
+    void take_tensor_job(TensorJobResult& done);
+
+    bool dirty_ = false;
+    // Changes to what the computed (s, z) depend on (tensor, dtype, rounding, overflow), and the change
+    // the shown computed values answer: manual mode recomputes them only when these differ.
+    std::uint64_t computed_inputs_ = 1;
+    std::uint64_t computed_done_ = 0;
+    bool gesture_open_ = false;
+    Task<std::shared_ptr<RecomputeJob>> recompute_{TaskPriority::Normal};
+    std::shared_ptr<RecomputeJob> spare_;  // the buffers of the previous result, reused
+};
+
+// A job's `then` that records the job's tensor (now the document's) as coming from `origin`.
+std::function<void(Document&)> RecordOrigin(TensorOrigin origin);
+
+}  // namespace qs::gui

@@ -1,0 +1,61 @@
+// The document's computations, each a plain function that a worker thread or the UI thread can run: one
+// recompute of (s, z) and the quantization, and the end of every tensor job (check, fit the config, quantize).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gui/document/task.hpp"
+#include "quantscope/config.hpp"
+#include "quantscope/params.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/tensor.hpp"
+
+namespace qs::gui {
+
+class Document;
+
+// One recompute of params, result and (in manual mode) the computed-parameter metrics.
+struct RecomputeJob {
+    std::shared_ptr<const Tensor> tensor;
+    QuantConfig config;
+    Mode base_mode = Mode::Asymmetric;
+    bool want_computed = false;        // recompute the computed (s, z) and their metrics too
+    std::uint64_t computed_stamp = 0;  // which change of the computed inputs this answers
+    QuantParams params;
+    QuantResult result;
+    QuantParams computed_params;
+    Metrics computed_metrics;
+    double ms = 0;  // compute_params + quantize_into, wall time
+    std::string error;
+};
+
+// Runs `job` (compute_params + quantize_into, and the computed parameters when asked) on this thread.
+void run_recompute(RecomputeJob& job);
+
+// What a tensor job hands back: a checked tensor quantized with `config`.
+struct TensorJobResult {
+    std::shared_ptr<const Tensor> tensor;
+    QuantConfig config;
+    QuantParams params;
+    QuantResult result;
+    std::string label;
+    std::string notice;  // what fitting the config to the new shape changed, if anything
+    // Runs on the UI thread once the tensor is on screen (where it came from, a session's view settings).
+    std::function<void(Document&)> then;
+};
+
+// The work of a tensor job, run on a worker thread; throws qs::Error on a bad tensor.
+using TensorWork = std::function<TensorJobResult(TaskProgress&)>;
+
+// The worker side of a tensor job: checks the tensor, fits `config` to its shape (per-tensor granularity
+// when the old one does not apply), computes params and quantizes, reporting progress. Throws qs::Error.
+TensorJobResult FinishTensorJob(Tensor tensor, QuantConfig config, std::string label, TaskProgress& progress);
+
+// A config that fits `shape`: `config` itself if check_config accepts it, else the same with per-tensor
+// granularity (`note` says why). Throws qs::Error if even that does not fit.
+QuantConfig FitConfig(QuantConfig config, const Shape& shape, std::string* note);
+
+}  // namespace qs::gui
