@@ -418,7 +418,7 @@ TEST_CASE("files: quantize writes an output name of 255 bytes and never names a 
 
 TEST_CASE("files: the program opens files only through MappedFile and AtomicFileWriter") {
     const fs::path root = fs::path(QS_TESTS_DIR).parent_path();
-    const std::vector<std::string> allowed = {"core/src/atomic_file.cpp", "core/src/mapped_file.cpp"};
+    const std::vector<std::string> allowed = {"core/io/src/atomic_file.cpp", "core/io/src/mapped_file.cpp"};
     // Any of these opens a file some other way: without the regular-file check, the exclusive
     // temporary, the rename or the shrink guard.
     const std::vector<std::string> openers = {"fopen(", "fstream", "::open(", "openat(", "creat(", "FromFileTTF"};
