@@ -28,6 +28,7 @@
 #include "cli/options.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/apply_intents.hpp"
+#include "gui/document/stopwatch.hpp"
 #include "gui/panels/controls_panel.hpp"
 #include "gui/app/file_dialogs.hpp"
 #include "gui/panels/figure_panel.hpp"
@@ -367,13 +368,13 @@ void DrawRightColumn(AppState& app, Frame& frame) {
     if (bottom && view.valid()) figure_h = std::min(std::floor(avail.y * 0.70f), FigurePanelHeight(app.figure, view, avail.x));
     if (!app.panels.figure) figure_h = 0.0f;
     if (app.panels.figure) {
-        const auto t0 = std::chrono::steady_clock::now();
+        const Stopwatch clock;
         if (view.valid()) {
             DrawFigurePanel(app.figure, view, ImVec2(avail.x, figure_h));
         } else {
             ImGui::Dummy(ImVec2(avail.x, figure_h));
         }
-        frame.figure_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        frame.figure_ms = clock.ms();
     }
     if (bottom && view.valid()) {
         const float h = std::max(ImGui::GetContentRegionAvail().y, 0.0f);
@@ -393,10 +394,9 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 if (ImGui::BeginTabItem("Histograms", nullptr, TabFlags(frame, kTabHistograms))) {
                     app.analysis_tab = kTabHistograms;
                     app.histogram.follow_element = app.figure.selected;
-                    const auto t0 = std::chrono::steady_clock::now();
+                    const Stopwatch clock;
                     DrawHistogramPanel(app.histogram, view);
-                    frame.histogram_ms =
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+                    frame.histogram_ms = clock.ms();
                     ImGui::EndTabItem();
                 }
                 if (ImGui::BeginTabItem("Error landscape", nullptr, TabFlags(frame, kTabLandscape))) {
@@ -613,9 +613,9 @@ int run_gui(const std::vector<std::string>& args) {
         const int total_frames = !options.screenshot.empty() ? options.frames : bench.frames;
         std::string titled_label = options.input.label;
 
-        const auto run_start = std::chrono::steady_clock::now();
+        const Stopwatch run_clock;
         for (int frame_index = 0; !glfwWindowShouldClose(window); ++frame_index) {
-            const auto frame_start = std::chrono::steady_clock::now();
+            const Stopwatch frame_clock;
             frame.figure_ms = frame.histogram_ms = 0.0;
             // Poll while something moves; otherwise wait for input so the CPU rests.
             const bool animate = scripted || events.wake_frames > 0 || app->doc.busy() || app->doc.recomputing() ||
@@ -689,7 +689,7 @@ int run_gui(const std::vector<std::string>& args) {
             // A screenshot waits (up to a minute) for the background work of what it shows to finish.
             const bool settled = !(app->doc.busy() || app->doc.recomputing() || LandscapeBusy(app->landscape) ||
                                    CalibrationBusy(app->calibration) || CompareBusy(app->compare)) ||
-                                 std::chrono::steady_clock::now() - run_start > std::chrono::seconds(60);
+                                 run_clock.seconds() > 60.0;
             if (!options.screenshot.empty() && frame_index + 1 >= total_frames && settled) {
                 std::vector<std::uint8_t> pixels(static_cast<std::size_t>(fb_w) * fb_h * 4);
                 glPixelStorei(GL_PACK_ALIGNMENT, 1);
@@ -721,8 +721,7 @@ int run_gui(const std::vector<std::string>& args) {
             }
 
             if (bench.frames > 0) {
-                bench.frame_ms.push_back(
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count());
+                bench.frame_ms.push_back(frame_clock.ms());
                 if (recomputed) {
                     bench.recompute_ms.push_back(app->doc.last_recompute_ms);
                     bench.upload_ms.push_back(frame.figure_ms);

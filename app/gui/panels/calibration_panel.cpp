@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include "gui/document/stopwatch.hpp"
 #include "gui/widgets/text.hpp"
 
 namespace qs::gui {
@@ -50,10 +51,10 @@ void Start(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr
     }
     std::shared_ptr<const Tensor> t = tensor;
     st.task.start([t, base](Task<CalibrationPanelState::Table>::Context& ctx) {
-        const auto t0 = std::chrono::steady_clock::now();
+        const Stopwatch clock;
         CalibrationPanelState::Table table;
         table.rows = compare_calibrators(*t, base);
-        table.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        table.ms = clock.ms();
         if (!ctx.cancelled()) ctx.publish(std::move(table));
     });
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "gui/document/stopwatch.hpp"
 #include "gui/widgets/colormap.hpp"
 #include "gui/widgets/text.hpp"
 #include "quantscope/histogram.hpp"
@@ -28,7 +29,7 @@ bool SameConfig(const QuantConfig& a, const QuantConfig& b) {
 }
 
 ComparePanelState::Computed Compute(const Tensor& t, const QuantConfig& c, const TensorKey& key) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch clock;
     ComparePanelState::Computed out;
     out.config = c;
     out.tensor = key;
@@ -41,7 +42,7 @@ ComparePanelState::Computed Compute(const Tensor& t, const QuantConfig& c, const
         out.params = QuantParams{};
         out.result = QuantResult{};
     }
-    out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    out.ms = clock.ms();
     return out;
 }
 

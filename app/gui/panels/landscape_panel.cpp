@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "gui/document/stopwatch.hpp"
 #include "gui/widgets/colormap.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/heatmap.hpp"  // NiceTicks
@@ -31,9 +32,6 @@ struct Request {
     std::int32_t current_zero_point = 0;
 };
 
-double Seconds(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // n scales spaced evenly in log over about [lo, hi], one of them exactly `anchor` (lo <= anchor <= hi): the
 // lessons' choice is then a cell of the grid, so "best on grid" is never worse than it.
@@ -110,7 +108,7 @@ void FindBest(LandscapeResult& r) {
 // seen within a batch.
 bool MapPass(const Request& rq, Task<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
              const Tensor& data, std::int64_t stride, float progress_from, float progress_to) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch clock;
     MapGrid(rq, r.minmax_scale, r.minmax_zero_point, n, r.scales, r.zero_points);
     const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
     r.mse.assign(ns * nz, 0.0);
@@ -129,7 +127,7 @@ bool MapPass(const Request& rq, Task<LandscapeResult>::Context& ctx, LandscapeRe
     r.stride = stride;
     r.exact = stride == 1;
     FindBest(r);
-    r.ms = Seconds(t0);
+    r.ms = clock.ms();
     return true;
 }
 
@@ -137,7 +135,7 @@ bool MapPass(const Request& rq, Task<LandscapeResult>::Context& ctx, LandscapeRe
 // `values` (the tensor, or a strided sample of it).
 bool CurvePass(const Request& rq, Task<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
                const float* values, std::int64_t count, std::int64_t stride, float progress_from, float progress_to) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch clock;
     const double q_max = rq.config.dtype.q_max();
     double alpha_max = r.minmax_scale * q_max;
     if (rq.has_current) alpha_max = std::max(alpha_max, rq.current_scale * q_max);
@@ -158,7 +156,7 @@ bool CurvePass(const Request& rq, Task<LandscapeResult>::Context& ctx, Landscape
     r.stride = stride;
     r.exact = stride == 1;
     FindBest(r);
-    r.ms = Seconds(t0);
+    r.ms = clock.ms();
     return true;
 }
 
