@@ -423,6 +423,10 @@ TEST_CASE("io: csv separators / line ends / BOM / blank and comment lines") {
              "  1,2,3\n\n4,5,6\n\n\n  \n",
              "# a comment\n1,2,3\n# another\n4,5,6\n",
              "+1,2.0,3e0\n4.,0.5e1,+6\n",
+             "1,2,3\r4,5,6\r",
+             "1,2,3\r4,5,6",
+             "1,2,3\r\r4,5,6\r\n",
+             "# CR only\r1 2 3\r4 5 6\r",
          }) {
         INFO(text);
         const qs::Tensor t = csv(text);
@@ -431,6 +435,10 @@ TEST_CASE("io: csv separators / line ends / BOM / blank and comment lines") {
     }
     CHECK(csv("42").shape == qs::Shape{1, 1});
     CHECK(csv("1\n2\n3\n").shape == qs::Shape{3, 1});
+    CHECK(csv("1,2\r3,4\r").shape == qs::Shape{2, 2});
+    // Lines are counted the same whichever line end the file uses (a CRLF is one line end, not two).
+    for (const std::string end : {"\n", "\r\n", "\r"})
+        CHECK(error_of([&] { csv("1,2" + end + end + "3" + end); }) == "data.csv:3: 1 value, expected 2 (as on line 1)");
     CHECK(csv("1e-50").values[0] == 0.0f);  // below float32's range rounds to 0, as numpy's astype does
 }
 

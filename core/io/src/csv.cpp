@@ -35,10 +35,9 @@ public:
         std::size_t line_number = 0;
         while (pos < size_) {
             ++line_number;
-            const void* newline = std::memchr(data_ + pos, '\n', size_ - pos);
-            const std::size_t end = newline != nullptr ? static_cast<std::size_t>(static_cast<const char*>(newline) - data_) : size_;
+            const std::size_t end = line_end(pos);
             parse_line(data_ + pos, end - pos, line_number);
-            pos = end + 1;
+            pos = end + (end + 1 < size_ && data_[end] == '\r' && data_[end + 1] == '\n' ? 2 : 1);
         }
         if (rows_ == 0) throw Error(name_ + ": no numbers in the file (it is empty or blank)");
         Tensor tensor;
@@ -53,6 +52,13 @@ public:
     }
 
 private:
+    // Where the line starting at `pos` ends: at '\n', '\r' (CRLF counts once; old Mac and some spreadsheet
+    // exports end lines with a lone CR) or the end of the data.
+    std::size_t line_end(std::size_t pos) const {
+        while (pos < size_ && data_[pos] != '\n' && data_[pos] != '\r') ++pos;
+        return pos;
+    }
+
     [[noreturn]] void fail_at(std::size_t line, std::size_t column, const std::string& what) const {
         throw Error(name_ + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + what);
     }

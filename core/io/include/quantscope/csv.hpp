@@ -13,7 +13,7 @@ namespace qs {
 class AtomicFileWriter;
 class MappedFile;
 
-// Accepted: a UTF-8 BOM, CRLF or LF line ends, blank lines and lines starting with '#' (skipped, as
+// Accepted: a UTF-8 BOM, LF, CRLF or CR line ends, blank lines and lines starting with '#' (skipped, as
 // numpy.loadtxt does), leading '+' signs. Errors name line and column: an empty field (",," or a leading or
 // trailing comma), a non-number, NaN/Inf, a value outside the float32 range, rows of different lengths,
 // no numbers at all, more than kMaxElements values. The result passed check_tensor.
