@@ -119,6 +119,34 @@ TEST_CASE("gui: --screenshot of a rank-3 preset and of a big random tensor") {
     CHECK(img.h == 900);
 }
 
+TEST_CASE("gui: manual mode on a tensor of +-3e36 or of denormals opens (every slider limit is admissible)") {
+    // ImGui asserts (SIGABRT) on a float slider limit beyond FLT_MAX/2: the scale slider's two decades
+    // around a computed scale of ~1e36 went there.
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    {
+        std::ofstream(dir / "wide.csv") << "3e36,-3e36\n1,-2.5e36\n";
+        std::ofstream(dir / "tiny.csv") << "1e-40,-2e-41\n0,3e-45\n";
+    }
+    const std::string manual = " --dtype int2 --scale 1 --zero-point 0 --screenshot '";
+    for (const char* tab : {"histograms", "compare"}) {
+        CAPTURE(tab);
+        const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + dir / "wide.csv" + "'" + manual +
+                                   dir / "wide.png' --tab " + tab + " --save-session '" + dir / "wide.json" + "'");
+        INFO("stderr: " << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(file_exists(dir / "wide.png"));
+    }
+    Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + dir / "wide.json" + "' --screenshot '" +
+                         dir / "session.png'");
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(file_exists(dir / "session.png"));
+    r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + dir / "tiny.csv" + "'" + manual + dir / "tiny.png'");
+    CHECK(r.exit_code == 0);
+    CHECK(file_exists(dir / "tiny.png"));
+}
+
 TEST_CASE("gui: --tab opens an analysis tab and the screenshot waits for its background work") {
     REQUIRE(have_xvfb());
     TempDir dir;

@@ -9,6 +9,7 @@
 #include "gui/document/stopwatch.hpp"
 #include "gui/widgets/colormap.hpp"
 #include "gui/widgets/text.hpp"
+#include "gui/widgets/widgets.hpp"
 #include "quantscope/histogram.hpp"
 
 namespace qs::gui {
@@ -105,7 +106,8 @@ bool DrawSelector(ComparePanelState& st, const Tensor& t) {
     if (b.granularity == Granularity::Channel && t.rank() > 1) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(font * 4.0f);
-        if (ImGui::SliderInt("##axis", &b.axis, 0, t.rank() - 1, "axis %d", ImGuiSliderFlags_AlwaysClamp)) changed = true;
+        const SliderIntLimits axes = SafeSliderIntLimits(0, t.rank() - 1);
+        if (ImGui::SliderInt("##axis", &b.axis, axes.lo, axes.hi, "axis %d", ImGuiSliderFlags_AlwaysClamp)) changed = true;
     } else if (b.granularity == Granularity::Group) {
         // Divisors of the last dimension: any other size is an error.
         std::vector<std::int64_t> sizes;
@@ -322,9 +324,10 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
     const float title_h = ImGui::GetTextLineHeightWithSpacing() * 2.0f;
     float slider_h = 0.0f;
     if (t.rank() == 3) {
-        st.slice = std::clamp<int>(st.slice, 0, static_cast<int>(t.slices()) - 1);
+        const SliderIntLimits slices = SafeSliderIntLimits(0, t.slices() - 1);
+        st.slice = std::clamp(st.slice, slices.lo, slices.hi);
         ImGui::SetNextItemWidth(font * 10.0f);
-        ImGui::SliderInt("##slice", &st.slice, 0, static_cast<int>(t.slices()) - 1, "slice %d", ImGuiSliderFlags_AlwaysClamp);
+        ImGui::SliderInt("##slice", &st.slice, slices.lo, slices.hi, "slice %d", ImGuiSliderFlags_AlwaysClamp);
         slider_h = ImGui::GetFrameHeightWithSpacing();
     }
     const float heat_h = std::max(font * 4.0f, avail.y - title_h - slider_h - font * 0.5f);

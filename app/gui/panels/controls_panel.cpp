@@ -36,7 +36,8 @@ void DrawDtype(const Document& doc, Intents& out) {
     bool changed = ImGui::Combo("##signedness", &sign, "int (signed)\0uint (unsigned)\0");
     Label("Bits");
     int bits = next.dtype.bits;
-    changed |= ImGui::SliderInt("##bits", &bits, 2, 16, "%d bits", ImGuiSliderFlags_AlwaysClamp);
+    const SliderIntLimits bit_range = SafeSliderIntLimits(2, 16);
+    changed |= ImGui::SliderInt("##bits", &bits, bit_range.lo, bit_range.hi, "%d bits", ImGuiSliderFlags_AlwaysClamp);
     const bool dragging = ImGui::IsItemActive();
     if (changed) {
         next.dtype.is_signed = sign == 0;
@@ -131,13 +132,10 @@ void DrawManual(ControlsPanelState& state, const Document& doc, Intents& out) {
     // The slider spans two decades either side of the computed scale; the box below takes any value.
     const double centre = (doc.has_computed && !doc.computed_params.scale.empty()) ? doc.computed_params.scale[0]
                                                                                     : next.manual_scale;
-    // Kept inside float32's normal range: a scale near its ends would otherwise make a limit 0 or inf.
-    const double f_min = std::numeric_limits<float>::min(), f_max = std::numeric_limits<float>::max();
-    const float lo = static_cast<float>(std::clamp(centre / 100.0, f_min, f_max / 100.0));
-    const float hi = static_cast<float>(std::clamp(centre * 100.0, f_min * 100.0, f_max));
+    const SliderLimits range = SafeSliderLimits(centre / 100.0, centre * 100.0, true);
     float s = static_cast<float>(next.manual_scale);
     Label("Scale s");
-    if (ImGui::SliderFloat("##scale", &s, lo, hi, "%.5g",
+    if (ImGui::SliderFloat("##scale", &s, range.lo, range.hi, "%.5g",
                            ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoRoundToFormat)) {
         next.manual_scale = s;
         state.scale_entry = s;
@@ -161,7 +159,8 @@ void DrawManual(ControlsPanelState& state, const Document& doc, Intents& out) {
     HelpTooltip("Type an exact scale and press Enter.");
     Label("Zero pt z");
     int z = next.manual_zero_point;
-    if (ImGui::SliderInt("##zero-point", &z, next.dtype.q_min(), next.dtype.q_max(), "%d",
+    const SliderIntLimits z_range = SafeSliderIntLimits(next.dtype.q_min(), next.dtype.q_max());
+    if (ImGui::SliderInt("##zero-point", &z, z_range.lo, z_range.hi, "%d",
                          ImGuiSliderFlags_AlwaysClamp)) {
         next = doc.config;
         next.manual_zero_point = z;

@@ -11,6 +11,7 @@
 #include "quantscope/quantize.hpp"
 #include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/text.hpp"
+#include "gui/widgets/widgets.hpp"
 
 namespace qs::gui {
 namespace {
@@ -172,9 +173,10 @@ void DrawToolbar(FigurePanelState& st, const QuantView& qv) {
     if (qv.tensor->rank() == 3) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(font * 8.0f);
-        const int last = static_cast<int>(qv.tensor->slices()) - 1;
-        ImGui::SliderInt("Slice", &st.slice, 0, last, "%d", ImGuiSliderFlags_AlwaysClamp);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Index along axis 0 (of %d)", last + 1);
+        const SliderIntLimits slices = SafeSliderIntLimits(0, qv.tensor->slices() - 1);
+        ImGui::SliderInt("Slice", &st.slice, slices.lo, slices.hi, "%d", ImGuiSliderFlags_AlwaysClamp);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Index along axis 0 (of %lld)", static_cast<long long>(qv.tensor->slices()));
     }
     ImGui::SameLine();
     const bool full = IsFullView(st.view, qv.tensor->rows(), qv.tensor->cols());

@@ -1,5 +1,10 @@
 #include "gui/widgets/widgets.hpp"
 
+#include <algorithm>
+#include <cfloat>
+#include <climits>
+#include <cmath>
+
 namespace qs::gui {
 
 void SectionHeader(const char* title) {
@@ -25,6 +30,50 @@ void HelpTooltip(const char* text) {
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
     }
+}
+
+namespace {
+
+constexpr double kFloatLimit = FLT_MAX / 2.0;
+
+// A limit ImGui accepts: NaN becomes `fallback`, anything else is clamped to [floor, kFloatLimit].
+double Admissible(double v, double fallback, double floor) {
+    if (std::isnan(v)) v = fallback;
+    return std::clamp(v, floor, kFloatLimit);
+}
+
+}  // namespace
+
+SliderLimits SafeSliderLimits(double lo, double hi, bool logarithmic) {
+    const double floor = logarithmic ? double(FLT_MIN) : -kFloatLimit;
+    const double fallback = logarithmic ? 1.0 : 0.0;
+    double a = Admissible(lo, std::isnan(hi) ? fallback : hi, floor);
+    double b = Admissible(hi, a, floor);
+    if (a > b) std::swap(a, b);
+    // Too narrow for a float slider (equal, denormal or a denormal apart): widen around the centre, by a
+    // factor of ten each way on a log scale, else by half the centre's magnitude (at least 1).
+    const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+    if (!(fb - fa >= FLT_MIN)) {
+        const double centre = a / 2.0 + b / 2.0;
+        if (logarithmic) {
+            const double c = std::clamp(centre, 10.0 * FLT_MIN, kFloatLimit / 10.0);
+            a = c / 10.0;
+            b = c * 10.0;
+        } else {
+            const double c = std::clamp(centre, -kFloatLimit / 2.0, kFloatLimit / 2.0);
+            const double half = std::max(std::fabs(c) / 2.0, 1.0);
+            a = c - half;
+            b = c + half;
+        }
+    }
+    return SliderLimits{static_cast<float>(a), static_cast<float>(b)};
+}
+
+SliderIntLimits SafeSliderIntLimits(std::int64_t lo, std::int64_t hi) {
+    const std::int64_t min = INT_MIN / 2, max = INT_MAX / 2;
+    const std::int64_t a = std::clamp(lo, min, max);
+    const std::int64_t b = std::clamp(hi, a, max);
+    return SliderIntLimits{static_cast<int>(a), static_cast<int>(b)};
 }
 
 }  // namespace qs::gui

@@ -1,6 +1,8 @@
 // Small layout helpers shared by the side panels and dialogs, so they look alike.
 #pragma once
 
+#include <cstdint>
+
 #include <imgui.h>
 
 namespace qs::gui {
@@ -11,5 +13,21 @@ void SectionHeader(const char* title);
 void RowLabel(const char* text, float column_em);
 // A wrapped tooltip for the last item, also when it is disabled (to say why it is).
 void HelpTooltip(const char* text);
+
+// Limits for ImGui::SliderFloat / DragFloat, whatever the data: finite, lo < hi, both within
+// [-FLT_MAX/2, FLT_MAX/2] (ImGui 1.86 asserts that, and aborts beyond it). NaN and +-Inf are replaced, a
+// reversed pair is swapped, an empty or denormal span is widened around its centre. `logarithmic` also keeps
+// both limits at or above FLT_MIN (a log slider needs positive, normal ends).
+struct SliderLimits {
+    float lo = 0.0f, hi = 1.0f;
+};
+SliderLimits SafeSliderLimits(double lo, double hi, bool logarithmic = false);
+
+// Limits for ImGui::SliderInt / DragInt: within [INT_MIN/2, INT_MAX/2] (ImGui's contract) and lo <= hi (a
+// slider over one value is valid and lets nothing outside it be picked).
+struct SliderIntLimits {
+    int lo = 0, hi = 0;
+};
+SliderIntLimits SafeSliderIntLimits(std::int64_t lo, std::int64_t hi);
 
 }  // namespace qs::gui
