@@ -77,21 +77,8 @@ void CheckSameState(const AppState& a, const AppState& b) {
     CHECK(a.doc.tensor->values == b.doc.tensor->values);
     CHECK(a.doc.label == b.doc.label);
     CHECK(a.doc.base_mode == b.doc.base_mode);
-    const qs::QuantConfig &x = a.doc.config, &y = b.doc.config;
-    CHECK(x.dtype == y.dtype);
-    CHECK(x.mode == y.mode);
-    CHECK(x.granularity == y.granularity);
-    CHECK(x.axis == y.axis);
-    CHECK(x.group_size == y.group_size);
-    CHECK(x.rounding == y.rounding);
-    CHECK(x.overflow == y.overflow);
-    CHECK(x.manual_scale == y.manual_scale);
-    CHECK(x.manual_zero_point == y.manual_zero_point);
-    CHECK(x.calibration == y.calibration);
-    CHECK(x.percentile == y.percentile);
-    CHECK(x.recompute_scale == y.recompute_scale);
-    CHECK(qs::gui::SerializeFigurePanelSettings(a.figure.settings) ==
-          qs::gui::SerializeFigurePanelSettings(b.figure.settings));
+    CHECK(a.doc.config == b.doc.config);  // every field (QuantConfig's operator== is tested to cover them)
+    CHECK(qs::gui::FigurePanelSettingPairs(a.figure.settings) == qs::gui::FigurePanelSettingPairs(b.figure.settings));
     CHECK(a.figure.slice == b.figure.slice);
     CHECK(a.figure.selected == b.figure.selected);
     CHECK(a.figure.view.x0 == b.figure.view.x0);
@@ -180,6 +167,37 @@ TEST_CASE("export: the figure PNG of the lesson is byte-identical to quantscope 
     const Run r2 = run(dir, "'" QS_BINARY "' render --preset lesson --lesson-look --width 1200 --out '" + cli_png + "'");
     REQUIRE(r2.exit_code == 0);
     CHECK(read_file(gui_png) == read_file(cli_png));
+}
+
+TEST_CASE("render and the window read the figure options alike") {
+    TempDir dir;
+    // One parser: what one accepts the other accepts (an upper-case .PNG too), what one refuses the other
+    // refuses with the same line.
+    const Run upper = run(dir, "'" QS_BINARY "' render --preset lesson --out '" + (dir / "F.PNG") + "'");
+    INFO("stderr: " << upper.err);
+    CHECK(upper.exit_code == 0);
+    CHECK(path_exists(dir / "F.PNG"));
+    for (const std::string bad : {"--cmap white", "--cmap rainbow", "--annotate maybe", "--slice 1", "--slice -1"}) {
+        const Run a = run(dir, "'" QS_BINARY "' render --preset lesson " + bad + " --out '" + (dir / "x.png") + "'");
+        const Run b = run(dir, "'" QS_BINARY "' gui --preset lesson " + bad + " --screenshot '" + (dir / "y.png") + "'");
+        CAPTURE(bad);
+        CHECK(a.exit_code == 2);
+        CHECK(b.exit_code == 2);
+        CHECK(a.err == b.err);
+        CHECK_FALSE(path_exists(dir / "x.png"));
+    }
+    // A session's figure settings apply to `render` as to the window's headless figure.
+    AppState app;
+    Start(app, {"--preset", "lesson"});
+    app.figure.settings.lesson_look = true;
+    std::string error;
+    const std::string session = dir / "s.json";
+    REQUIRE_MESSAGE(qs::gui::SaveSession(app, session, &error), error);
+    const Run from_session = run(dir, "'" QS_BINARY "' render '" + session + "' --out '" + (dir / "s.png") + "'");
+    const Run with_option = run(dir, "'" QS_BINARY "' render --preset lesson --lesson-look --out '" + (dir / "o.png") + "'");
+    REQUIRE(from_session.exit_code == 0);
+    REQUIRE(with_option.exit_code == 0);
+    CHECK(read_file(dir / "s.png") == read_file(dir / "o.png"));
 }
 
 TEST_CASE("export: bad figure requests are messages and leave no file") {

@@ -236,22 +236,15 @@ TEST_CASE("nice ticks and view clamping") {
     CHECK(v.x1 <= 200);
 }
 
-TEST_CASE("settings round-trip through text") {
+TEST_CASE("settings round-trip through their key/value pairs") {
     qs::gui::FigurePanelSettings s;
     s.colormap = Colormap::Viridis;
     s.lesson_look = true;
     s.annotate = qs::gui::AnnotateMode::Off;
     s.grid = true;
-    const std::string text = qs::gui::SerializeFigurePanelSettings(s);
     qs::gui::FigurePanelSettings back;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        const std::size_t eol = text.find('\n', pos);
-        const std::string line = text.substr(pos, eol - pos);
-        const std::size_t eq = line.find('=');
-        CHECK(qs::gui::ApplyFigurePanelSetting(back, line.substr(0, eq).c_str(), line.substr(eq + 1).c_str()));
-        pos = eol + 1;
-    }
+    for (const auto& [key, value] : qs::gui::FigurePanelSettingPairs(s))
+        CHECK(qs::gui::ApplyFigurePanelSetting(back, key.c_str(), value.c_str()));
     CHECK(back.colormap == Colormap::Viridis);
     CHECK(back.lesson_look);
     CHECK(back.annotate == qs::gui::AnnotateMode::Off);
@@ -268,8 +261,8 @@ TEST_CASE("the 2x2 grid puts the panels in two rows of two with bigger images") 
     std::vector<std::uint8_t> rgba;
     qs::gui::FigureImageInfo a, b;
     std::string error;
-    REQUIRE(qs::gui::render_figure_rgba(view, row, qs::gui::FigurePngOptions{}, 1200, rgba, &a, &error) == 0);
-    REQUIRE(qs::gui::render_figure_rgba(view, grid, qs::gui::FigurePngOptions{}, 1200, rgba, &b, &error) == 0);
+    REQUIRE(qs::gui::render_figure_rgba(view, row, qs::gui::FigurePngOptions{}, 1200, rgba, &a, &error));
+    REQUIRE(qs::gui::render_figure_rgba(view, grid, qs::gui::FigurePngOptions{}, 1200, rgba, &b, &error));
     const auto width = [](const qs::gui::FigureImageInfo& info, int i) { return info.image_rects[i][2] - info.image_rects[i][0]; };
     CHECK(width(b, 0) > 1.5f * width(a, 0));
     // Original | quantized on top, dequantized | error below.
@@ -289,9 +282,9 @@ TEST_CASE("offscreen render of the lesson preset: four panels / colors that mean
     qs::gui::FigureImageInfo info;
     std::string error;
     const int width = 1600;
-    const int rc = qs::gui::render_figure_rgba(view, settings, qs::gui::FigurePngOptions{}, width, rgba, &info, &error);
+    const bool ok = qs::gui::render_figure_rgba(view, settings, qs::gui::FigurePngOptions{}, width, rgba, &info, &error);
     INFO("render error: " << error);
-    REQUIRE_MESSAGE(rc == 0, "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
+    REQUIRE_MESSAGE(ok, "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
     REQUIRE(info.height > 200);
     REQUIRE(rgba.size() == static_cast<std::size_t>(width) * info.height * 4);
 
@@ -343,8 +336,8 @@ TEST_CASE("offscreen render of the lesson preset: four panels / colors that mean
 
     // PNG, decoded again, twice: byte-identical files.
     const std::string a = TempPath("lesson_a.png"), b = TempPath("lesson_b.png");
-    REQUIRE(qs::gui::render_figure_png(view, settings, width, a, &error) == 0);
-    REQUIRE(qs::gui::render_figure_png(view, settings, width, b, &error) == 0);
+    REQUIRE(qs::gui::render_figure_png(view, settings, width, a, &error));
+    REQUIRE(qs::gui::render_figure_png(view, settings, width, b, &error));
     const auto bytes_a = ReadFile(a), bytes_b = ReadFile(b);
     REQUIRE(!bytes_a.empty());
     CHECK(bytes_a == bytes_b);
@@ -369,7 +362,7 @@ TEST_CASE("lesson look: white original and error panels with printed values") {
     std::vector<std::uint8_t> rgba;
     qs::gui::FigureImageInfo info;
     std::string error;
-    REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q.view(), settings, {}, 1600, rgba, &info, &error) == 0, error);
+    REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q.view(), settings, {}, 1600, rgba, &info, &error), error);
     for (int panel : {0, 3}) {
         const Rgb c = CellPixel(rgba, 1600, info, panel, 3, 3, 1, 1, 0.08f, 0.08f);
         CHECK((c.r == 255 && c.g == 255 && c.b == 255));
@@ -394,7 +387,7 @@ TEST_CASE("big tensors render quickly: 4x128x256 outliers and 2048x2048 random")
         std::vector<std::uint8_t> rgba;
         qs::gui::FigureImageInfo info;
         const auto t0 = std::chrono::steady_clock::now();
-        REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q->view(), {}, {}, 1600, rgba, &info, &error) == 0, error);
+        REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q->view(), {}, {}, 1600, rgba, &info, &error), error);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         MESSAGE("rendered " << qs::shape_to_string(q->tensor.shape) << " in " << ms << " ms");
 #if !defined(__SANITIZE_ADDRESS__)  // a budget for the optimised build; ASan on a loaded machine is 5-10x slower
@@ -497,7 +490,7 @@ TEST_CASE("PNG with a selected / clipped element's pipeline") {
     std::vector<std::uint8_t> rgba;
     qs::gui::FigureImageInfo info;
     std::string error;
-    REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q.view(), {}, options, 1600, rgba, &info, &error) == 0, error);
+    REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q.view(), {}, options, 1600, rgba, &info, &error), error);
     // The selection outline (gold) is in the original panel's [0, 2] cell.
     bool gold = false;
     const float* rect = info.image_rects[0];

@@ -12,15 +12,15 @@
 
 namespace qs::gui {
 
-int render_figure_rgba(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
-                       int width, std::vector<std::uint8_t>& rgba, FigureImageInfo* info, std::string* error) {
+bool render_figure_rgba(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
+                        int width, std::vector<std::uint8_t>& rgba, FigureImageInfo* info, std::string* error) {
     if (!view.valid()) {
         if (error) *error = "nothing to render: no quantized tensor";
-        return 1;
+        return false;
     }
     if (width < 320 || width > 16384) {
         if (error) *error = "figure width " + std::to_string(width) + " out of range (320..16384)";
-        return 1;
+        return false;
     }
     const float font_px = options.font_px > 0.0f ? options.font_px : std::max(14.0f, std::round(width / 75.0f));
     FigurePanelState state;
@@ -37,7 +37,7 @@ int render_figure_rgba(const QuantView& view, const FigurePanelSettings& setting
         ApplyStyle(options.light, font_px / 13.0f);
     };
     // Start square; the first frame measures the height the figure needs.
-    if (!r.init(width, width, setup, error)) return 1;
+    if (!r.init(width, width, setup, error)) return false;
     state.annotation_font = fonts.annotation;
 
     float needed_h = 0.0f;
@@ -64,7 +64,7 @@ int render_figure_rgba(const QuantView& view, const FigurePanelSettings& setting
     const int height = static_cast<int>(std::ceil(needed_h));
     if (!r.resize(width, std::max(16, height))) {
         if (error) *error = "OpenGL: cannot create a framebuffer of " + std::to_string(width) + "x" + std::to_string(height);
-        return 1;
+        return false;
     }
     for (int i = 0; i < 3; ++i) r.frame(draw);
     std::vector<std::uint8_t> bottom_up;
@@ -88,19 +88,19 @@ int render_figure_rgba(const QuantView& view, const FigurePanelSettings& setting
             info->image_rects[i][3] = state.image_max[i].y;
         }
     }
-    return 0;
+    return true;
 }
 
-int render_figure_png(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
-                      int width, const std::string& out_path, std::string* error) {
+bool render_figure_png(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
+                       int width, const std::string& out_path, std::string* error) {
     std::vector<std::uint8_t> rgba;
     FigureImageInfo info;
-    if (const int rc = render_figure_rgba(view, settings, options, width, rgba, &info, error)) return rc;
-    return write_png_atomic(out_path, width, info.height, rgba, false, error) ? 0 : 1;
+    return render_figure_rgba(view, settings, options, width, rgba, &info, error) &&
+           write_png_atomic(out_path, width, info.height, rgba, false, error);
 }
 
-int render_figure_png(const QuantView& view, const FigurePanelSettings& settings, int width,
-                      const std::string& out_path, std::string* error) {
+bool render_figure_png(const QuantView& view, const FigurePanelSettings& settings, int width,
+                       const std::string& out_path, std::string* error) {
     return render_figure_png(view, settings, FigurePngOptions{}, width, out_path, error);
 }
 

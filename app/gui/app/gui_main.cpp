@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -164,27 +163,11 @@ int RenderHeadless(const GuiOptions& o) {
         if (!make_dirs(dir, &problem)) throw Error("no display, and " + problem);
         path = dir + "/figure.png";
     }
-    QuantParams params;
-    const QuantResult result = quantize(o.input.tensor, o.input.config, &params);
-    QuantView view;
-    view.tensor = &o.input.tensor;
-    view.config = &o.input.config;
-    view.params = &params;
-    view.result = &result;
-    view.generation = 1;
-    view.tensor_generation = 1;
-    std::string error;
-    // Defaults (a PNG must not depend on a user's settings), then a session's and the command line's choices.
-    FigurePanelSettings figure_settings;
-    FigurePngOptions png;
-    ViewSettings chosen = o.input.from_session ? o.input.view : ViewSettings{};
-    chosen.insert(chosen.end(), o.files.view.begin(), o.files.view.end());
-    for (const auto& [key, value] : chosen) {
-        if (key == "figure.slice") png.slice = std::clamp(std::atoi(value.c_str()), 0, static_cast<int>(o.input.tensor.slices()) - 1);
-        else if (key.rfind("figure.", 0) == 0) ApplyFigurePanelSetting(figure_settings, key.c_str() + 7, value.c_str());
+    try {
+        RenderFigureFile(o.input, o.files.view, o.width > 0 ? o.width : 1600, path);
+    } catch (const Error& e) {
+        throw Error(std::string("no display, and rendering without one failed: ") + e.what());
     }
-    if (render_figure_png(view, figure_settings, png, o.width > 0 ? o.width : 1600, path, &error) != 0)
-        throw Error("no display, and rendering without one failed: " + error);
     std::printf("quantscope: no display; rendered the figure to %s\n", path.c_str());
     return 0;
 }
@@ -738,11 +721,7 @@ int run_gui(const std::vector<std::string>& args) {
         if (options.use_settings) {
             settings.panels = app->panels;
             settings.figure.clear();
-            std::istringstream lines(SerializeFigurePanelSettings(app->figure.settings));
-            for (std::string line; std::getline(lines, line);) {
-                const auto eq = line.find('=');
-                if (eq != std::string::npos) settings.figure[line.substr(0, eq)] = line.substr(eq + 1);
-            }
+            for (const auto& [key, value] : FigurePanelSettingPairs(app->figure.settings)) settings.figure[key] = value;
             settings.font_scale = std::clamp(frame.font_scale, 0.5f, 3.0f);
             settings.maximized = glfwGetWindowAttrib(window, GLFW_MAXIMIZED) != 0;
             if (!settings.maximized) {

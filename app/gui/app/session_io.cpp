@@ -109,11 +109,7 @@ ViewSettings SessionView(const AppState& app) {
     ViewSettings v;
     v.emplace_back("label", app.doc.label);
     if (app.doc.base_mode != Mode::Manual) v.emplace_back("base_mode", to_string(app.doc.base_mode));
-    std::istringstream lines(SerializeFigurePanelSettings(app.figure.settings));
-    for (std::string line; std::getline(lines, line);) {
-        const auto eq = line.find('=');
-        if (eq != std::string::npos) v.emplace_back("figure." + line.substr(0, eq), line.substr(eq + 1));
-    }
+    for (const auto& [key, value] : FigurePanelSettingPairs(app.figure.settings)) v.emplace_back("figure." + key, value);
     v.emplace_back("figure.slice", std::to_string(app.figure.slice));
     v.emplace_back("figure.selected", std::to_string(app.figure.selected));
     if (!app.figure.view.empty()) v.emplace_back("figure.view", ViewText(app.figure.view));
@@ -264,8 +260,7 @@ void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& file
 // ------------------------------------------------------------------------------------------- command line
 
 std::vector<cli::OptionSpec> GuiFileOptionSpecs() {
-    return {{"--cmap", true},  {"--annotate", true},    {"--lesson-look", false},   {"--grid", false},
-            {"--slice", true}, {"--save-figure", true}, {"--save-session", true}};
+    return cli::join(FigureOptionSpecs(), {{"--save-figure", true}, {"--save-session", true}});
 }
 
 cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& files) {
@@ -276,7 +271,7 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         if (args.get(name)->empty()) throw Error(std::string(name) + ": the path is empty");
     }
     if (const std::string* s = args.get("--save-figure")) {
-        if (lower_extension(*s) != ".png") throw Error("--save-figure: '" + *s + "' must end in .png");
+        CheckPngPath("--save-figure", *s);
         files.save_figure = *s;
     }
     if (const std::string* s = args.get("--save-session")) {
@@ -296,27 +291,7 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         }
     }
     cli::Input input = cli::load_input(args, true);
-    const Tensor& tensor = input.tensor;
-    ViewSettings& v = files.view;
-    if (const std::string* s = args.get("--cmap")) {
-        Colormap m;
-        if (*s == "white" || !ParseColormap(s->c_str(), m))
-            throw Error("--cmap: unknown colormap '" + *s + "' (coolwarm, viridis, greys)");
-        v.emplace_back("figure.colormap", *s);
-    }
-    if (const std::string* s = args.get("--annotate")) {
-        if (*s != "auto" && *s != "on" && *s != "off") throw Error("--annotate: '" + *s + "' is not auto, on or off");
-        v.emplace_back("figure.annotate", *s);
-    }
-    if (args.has("--lesson-look")) v.emplace_back("figure.lesson_look", "1");
-    if (args.has("--grid")) v.emplace_back("figure.grid", "1");
-    if (const std::string* s = args.get("--slice")) {
-        const std::int64_t slice = cli::parse_int("--slice", *s);
-        if (slice < 0 || slice >= tensor.slices())
-            throw Error("--slice " + *s + " is out of range (the tensor has " + std::to_string(tensor.slices()) +
-                        (tensor.slices() == 1 ? " slice)" : " slices)"));
-        v.emplace_back("figure.slice", std::to_string(slice));
-    }
+    files.view = FigureOptionsAsView(args, input.tensor);
     return input;
 }
 

@@ -11,14 +11,13 @@
 #include <vector>
 
 #include "cli/options.hpp"
+#include "gui/app/figure_options.hpp"
 #include "quantscope/session.hpp"
 #include "quantscope/tensor.hpp"
 
 namespace qs::gui {
 
 struct AppState;
-
-using ViewSettings = std::vector<std::pair<std::string, std::string>>;
 
 // The window's settings a session keeps: label, base_mode, figure.* (FigurePanelSettings' key=value lines,
 // plus figure.slice, figure.selected and figure.view = "x0 y0 x1 y1" when zoomed), panels.*, histogram.*.
@@ -47,7 +46,7 @@ struct GuiFileOptions {
     std::string browse;         // a .safetensors INPUT of several tensors given without --tensor: list them
 };
 
-// The options GuiFileOptions reads: --cmap --annotate --lesson-look --slice --save-figure --save-session.
+// The options GuiFileOptions reads: the figure's (FigureOptionSpecs), --save-figure and --save-session.
 std::vector<cli::OptionSpec> GuiFileOptionSpecs();
 // cli::load_input(args, true) plus the options above, checked (qs::Error on a bad value, a slice the tensor does
 // not have, or a scripted save without --screenshot). A model file with several tensors and no --tensor opens

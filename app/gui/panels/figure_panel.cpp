@@ -226,16 +226,15 @@ void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState
 
 }  // namespace
 
-std::string SerializeFigurePanelSettings(const FigurePanelSettings& s) {
-    std::string out;
-    out += std::string("colormap=") + ColormapName(s.colormap) + "\n";
-    out += std::string("lesson_look=") + (s.lesson_look ? "1" : "0") + "\n";
-    out += std::string("shared_range=") + (s.shared_range ? "1" : "0") + "\n";
-    out += std::string("annotate=") + kAnnotateNames[static_cast<int>(s.annotate)] + "\n";
-    out += std::string("show_pipeline=") + (s.show_pipeline ? "1" : "0") + "\n";
-    out += std::string("show_toolbar=") + (s.show_toolbar ? "1" : "0") + "\n";
-    out += std::string("grid=") + (s.grid ? "1" : "0") + "\n";
-    return out;
+std::vector<std::pair<std::string, std::string>> FigurePanelSettingPairs(const FigurePanelSettings& s) {
+    auto flag = [](bool b) { return std::string(b ? "1" : "0"); };
+    return {{"colormap", ColormapName(s.colormap)},
+            {"lesson_look", flag(s.lesson_look)},
+            {"shared_range", flag(s.shared_range)},
+            {"annotate", kAnnotateNames[static_cast<int>(s.annotate)]},
+            {"show_pipeline", flag(s.show_pipeline)},
+            {"show_toolbar", flag(s.show_toolbar)},
+            {"grid", flag(s.grid)}};
 }
 
 bool ApplyFigurePanelSetting(FigurePanelSettings& s, const char* key, const char* value) {

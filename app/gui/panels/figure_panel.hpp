@@ -8,6 +8,8 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <imgui.h>
 
@@ -34,9 +36,10 @@ struct FigurePanelSettings {
     bool grid = false;
 };
 
-// "key=value" lines (colormap=coolwarm, lesson_look=0, ...), one per field, each ending in '\n'.
-std::string SerializeFigurePanelSettings(const FigurePanelSettings& settings);
-// Applies one "key", "value" pair as written above; returns false for an unknown key or a bad value (the
+// One (key, value) pair per field: ("colormap", "coolwarm"), ("lesson_look", "0"), ... as settings.ini and a
+// session's view keep them.
+std::vector<std::pair<std::string, std::string>> FigurePanelSettingPairs(const FigurePanelSettings& settings);
+// Applies one pair as written above; returns false for an unknown key or a bad value (the
 // settings are then unchanged), so that an old or hand-edited settings file cannot break the panel.
 bool ApplyFigurePanelSetting(FigurePanelSettings& settings, const char* key, const char* value);
 

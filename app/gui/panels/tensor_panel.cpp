@@ -98,7 +98,7 @@ void Resize(TensorPanelState& state, const Document& doc, Intents& out) {
 }
 
 // The clipboard through the core's CSV reader: commas, spaces or tabs (a spreadsheet's copy), one row a line.
-void Paste(TensorPanelState& state, const Document& doc, Intents& out) {
+void Paste(TensorPanelState& state, Intents& out) {
     const char* clip = ImGui::GetClipboardText();
     if (!clip || !*clip) {
         state.message = "the clipboard is empty";
@@ -329,14 +329,14 @@ void DrawTensorPanel(TensorPanelState& state, const Document& doc, Intents& out,
         ImGui::InputInt("##cols", &state.resize_cols, 0, 0);
         ImGui::SameLine();
         if (ImGui::Button("Resize")) Resize(state, doc, out);
-        if (ImGui::Button("Paste from clipboard", ImVec2(-1.0f, 0.0f))) Paste(state, doc, out);
+        if (ImGui::Button("Paste from clipboard", ImVec2(-1.0f, 0.0f))) Paste(state, out);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Numbers separated by commas, spaces or tabs; one row a line.");
     } else {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("Too large to edit cell by cell (the table edits up to %dx%d): generate or open one.",
                            kMaxEditCells, kMaxEditCells);
         ImGui::PopStyleColor();
-        if (ImGui::Button("Paste from clipboard", ImVec2(-1.0f, 0.0f))) Paste(state, doc, out);
+        if (ImGui::Button("Paste from clipboard", ImVec2(-1.0f, 0.0f))) Paste(state, out);
     }
     if (!state.message.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, kWarn);

@@ -1,0 +1,77 @@
+#include "gui/app/figure_options.hpp"
+
+#include <cstdlib>
+
+#include "gui/app/figure_png.hpp"
+#include "gui/panels/figure_panel.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace qs::gui {
+
+std::vector<cli::OptionSpec> FigureOptionSpecs() {
+    return {{"--cmap", true}, {"--annotate", true}, {"--lesson-look", false}, {"--grid", false}, {"--slice", true}};
+}
+
+ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tensor) {
+    ViewSettings view;
+    FigurePanelSettings scratch;  // the panel's parser is the one judge of a value
+    if (const std::string* s = args.get("--cmap")) {
+        if (!ApplyFigurePanelSetting(scratch, "colormap", s->c_str()))
+            throw Error("--cmap: unknown colormap '" + *s + "' (coolwarm, viridis, greys)");
+        view.emplace_back("figure.colormap", *s);
+    }
+    if (const std::string* s = args.get("--annotate")) {
+        if (!ApplyFigurePanelSetting(scratch, "annotate", s->c_str()))
+            throw Error("--annotate: '" + *s + "' is not auto, on or off");
+        view.emplace_back("figure.annotate", *s);
+    }
+    if (args.has("--lesson-look")) view.emplace_back("figure.lesson_look", "1");
+    if (args.has("--grid")) view.emplace_back("figure.grid", "1");  // the four panels as 2 x 2
+    if (const std::string* s = args.get("--slice")) {
+        const std::int64_t slice = cli::parse_int("--slice", *s);
+        if (slice < 0 || slice >= tensor.slices())
+            throw Error("--slice " + *s + " is out of range (the tensor has " + std::to_string(tensor.slices()) +
+                        (tensor.slices() == 1 ? " slice)" : " slices)"));
+        view.emplace_back("figure.slice", std::to_string(slice));
+    }
+    return view;
+}
+
+void CheckPngPath(const std::string& option, const std::string& path) {
+    if (path.empty()) throw Error(option + ": the path is empty");
+    if (lower_extension(path) != ".png") throw Error(option + ": '" + path + "' must end in .png");
+}
+
+void RenderFigureFile(const cli::Input& input, const ViewSettings& options, int width, const std::string& path) {
+    ViewSettings view = input.from_session ? input.view : ViewSettings{};
+    view.insert(view.end(), options.begin(), options.end());
+    FigurePanelSettings settings;  // defaults: a PNG must not depend on a user's settings file
+    settings.show_toolbar = false;
+    FigurePngOptions png;
+    for (const auto& [key, value] : view) {
+        if (key == "figure.slice") {
+            // A session's value is skipped when it is not a slice of this tensor, as the window does.
+            char* end = nullptr;
+            const long long slice = std::strtoll(value.c_str(), &end, 10);
+            if (end != value.c_str() && *end == '\0' && slice >= 0 && slice < input.tensor.slices())
+                png.slice = static_cast<int>(slice);
+        } else if (key.rfind("figure.", 0) == 0) {
+            ApplyFigurePanelSetting(settings, key.c_str() + 7, value.c_str());  // unknown keys: a newer session's
+        }
+    }
+    QuantParams params;
+    const QuantResult result = quantize(input.tensor, input.config, &params);
+    QuantView quantized;
+    quantized.tensor = &input.tensor;
+    quantized.config = &input.config;
+    quantized.params = &params;
+    quantized.result = &result;
+    quantized.generation = 1;
+    quantized.tensor_generation = 1;
+    std::string error;
+    if (!render_figure_png(quantized, settings, png, width, path, &error)) throw Error(error);
+}
+
+}  // namespace qs::gui
