@@ -1,4 +1,5 @@
-// The widgets' contracts over hostile numbers: slider limits ImGui accepts whatever the data.
+// The widgets' contracts over hostile numbers: slider limits ImGui accepts and a colour for every value,
+// whatever the data (NaN, +-Inf, empty, denormal or overflowing ranges).
 #include <doctest/doctest.h>
 
 #include <cfloat>
@@ -8,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "gui/widgets/colormap.hpp"
 #include "gui/widgets/widgets.hpp"
 
 namespace {
@@ -73,4 +75,69 @@ TEST_CASE("int slider limits: within INT_MIN/2..INT_MAX/2 and ordered") {
     const qs::gui::SliderIntLimits empty = qs::gui::SafeSliderIntLimits(0, -1);
     CHECK(empty.lo == 0);
     CHECK(empty.hi == 0);
+}
+
+TEST_CASE("colour index: every number is an entry of the table") {
+    using qs::gui::LutIndex;
+    for (double p : {-kInf, -1e300, -1.0, -0.5, -0.49, 0.0, 127.5, 254.49, 254.5, 255.0, 1e300, kInf, kNaN}) {
+        CAPTURE(p);
+        CHECK(LutIndex(p) < 256);
+        CHECK(LutIndex(static_cast<float>(p)) == LutIndex(p));
+    }
+    CHECK(LutIndex(kNaN) == 128);
+    CHECK(LutIndex(-kInf) == 0);
+    CHECK(LutIndex(kInf) == 255);
+    CHECK(LutIndex(127.5) == 128);
+    CHECK(LutIndex(254.4) == 254);
+}
+
+TEST_CASE("colour mapping: NaN and infinite values and ranges map to a colour of the table") {
+    const qs::gui::ColorLut& lut = qs::gui::GetColormapLut(qs::gui::Colormap::Viridis);
+    const std::vector<double> ends = {-kInf, -DBL_MAX, -3e38, -1.0, -1e-40, 0.0, 1e-45, 1e-40, 1.0, 3e38, DBL_MAX,
+                                      kInf, kNaN};
+    std::vector<float> values;
+    for (double v : ends) values.push_back(static_cast<float>(v));
+    std::vector<std::uint32_t> out(values.size());
+    for (double lo : ends)
+        for (double hi : ends)
+            for (int centered = 0; centered < 2; ++centered) {
+                const qs::gui::ColorNorm norm =
+                    centered ? qs::gui::ColorNorm::Centered(lo, hi, 0.0) : qs::gui::ColorNorm::Linear(lo, hi);
+                // The heatmap's pass and the single value agree, and both stay inside the table.
+                qs::gui::MapValues(lut, norm, values.data(), static_cast<std::int64_t>(values.size()), out.data());
+                for (std::size_t i = 0; i < values.size(); ++i) {
+                    CAPTURE(lo);
+                    CAPTURE(hi);
+                    CAPTURE(centered);
+                    CAPTURE(values[i]);
+                    const double u = norm.to_unit(values[i]);
+                    CHECK(u >= 0.0);
+                    CHECK(u <= 1.0);
+                    CHECK(out[i] == qs::gui::MapValue(lut, norm, values[i]));
+                }
+            }
+}
+
+TEST_CASE("colour mapping: a denormal range spans the whole table and NaN is its middle") {
+    const qs::gui::ColorLut& lut = qs::gui::GetColormapLut(qs::gui::Colormap::Viridis);
+    const float tiny = 1e-40f;  // a float denormal: 255 / tiny overflows float
+    const qs::gui::ColorNorm norm = qs::gui::ColorNorm::Linear(0.0, tiny);
+    const float values[] = {0.0f, tiny / 2.0f, tiny, -tiny, 2.0f * tiny, std::numeric_limits<float>::quiet_NaN()};
+    std::uint32_t out[6] = {};
+    qs::gui::MapValues(lut, norm, values, 6, out);
+    CHECK(out[0] == lut[0]);
+    CHECK(out[1] == lut[128]);
+    CHECK(out[2] == lut[255]);
+    CHECK(out[3] == lut[0]);
+    CHECK(out[4] == lut[255]);
+    CHECK(out[5] == lut[128]);
+    // An infinite error range: finite errors are the low end, the infinite one the high end.
+    const qs::gui::ColorNorm open = qs::gui::ColorNorm::Linear(0.0, kInf);
+    const float errors[] = {0.0f, 1.0f, std::numeric_limits<float>::infinity()};
+    qs::gui::MapValues(lut, open, errors, 3, out);
+    CHECK(out[0] == lut[0]);
+    CHECK(out[1] == lut[0]);
+    CHECK(out[2] == lut[255]);
+    // The widest finite range keeps its middle.
+    CHECK(qs::gui::ColorNorm::Linear(-DBL_MAX, DBL_MAX).to_unit(0.0) == doctest::Approx(0.5));
 }

@@ -427,8 +427,8 @@ void DrawLogColorbar(ImDrawList* dl, const ColorLut& lut, double lo, double hi, 
     const float h = bar_max.y - bar_min.y;
     constexpr int kSeg = 48;
     for (int i = 0; i < kSeg; ++i) {
-        const ImU32 cb = static_cast<ImU32>(lut[static_cast<std::size_t>(i * 255 / kSeg)]);
-        const ImU32 ct = static_cast<ImU32>(lut[static_cast<std::size_t>((i + 1) * 255 / kSeg)]);
+        const ImU32 cb = static_cast<ImU32>(lut[LutIndex(i * 255.0 / kSeg)]);
+        const ImU32 ct = static_cast<ImU32>(lut[LutIndex((i + 1) * 255.0 / kSeg)]);
         const float yb = bar_max.y - h * i / kSeg, yt = bar_max.y - h * (i + 1) / kSeg;
         dl->AddRectFilledMultiColor(ImVec2(bar_min.x, std::floor(yt)), ImVec2(bar_max.x, std::ceil(yb)), ct, ct, cb, cb);
     }
@@ -479,7 +479,7 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
         for (std::size_t zi = 0; zi < nz; ++zi)
             for (std::size_t si = 0; si < ns; ++si)
                 rgba[(nz - 1 - zi) * ns + si] =
-                    lut[static_cast<std::size_t>(ColorUnit(r.mse[zi * ns + si], lo, hi) * 255.0 + 0.5)];
+                    lut[LutIndex(ColorUnit(r.mse[zi * ns + si], lo, hi) * 255.0)];
         st.texture.upload_rgba(static_cast<int>(ns), static_cast<int>(nz), rgba.data(), key);
     }
 

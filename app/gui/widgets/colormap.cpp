@@ -167,21 +167,18 @@ const ColorLut& GetColormapLut(Colormap map) {
 
 void MapValues(const ColorLut& lut, const ColorNorm& norm, const float* values, std::int64_t n, std::uint32_t* out) {
     if (!(norm.hi > norm.lo)) {
-        for (std::int64_t i = 0; i < n; ++i) out[i] = lut[128];
+        for (std::int64_t i = 0; i < n; ++i) out[i] = lut[LutIndex(127.5)];
         return;
     }
-    if (norm.centered) {
+    // The common linear case in float, branch-free enough to vectorise; only where the range is a finite float
+    // span: a denormal range makes the float slope infinite, an infinite end makes every position NaN.
+    const float lo = static_cast<float>(norm.lo);
+    const float k = static_cast<float>(255.0 / (norm.hi - norm.lo));
+    if (norm.centered || !std::isfinite(lo) || !std::isfinite(k) || !(k > 0.0f)) {
         for (std::int64_t i = 0; i < n; ++i) out[i] = MapValue(lut, norm, values[i]);
         return;
     }
-    // The common linear case in float, branch-free enough to vectorise.
-    const float lo = static_cast<float>(norm.lo);
-    const float k = static_cast<float>(255.0 / (norm.hi - norm.lo));
-    for (std::int64_t i = 0; i < n; ++i) {
-        float t = (values[i] - lo) * k + 0.5f;
-        t = t < 0.f ? 0.f : (t > 255.f ? 255.f : t);
-        out[i] = lut[static_cast<std::size_t>(t)];
-    }
+    for (std::int64_t i = 0; i < n; ++i) out[i] = lut[LutIndex((values[i] - lo) * k)];
 }
 
 double RelativeLuminance(std::uint32_t rgba) {

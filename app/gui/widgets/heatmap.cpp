@@ -195,8 +195,7 @@ void DrawColorbar(ImDrawList* dl, const HeatmapStyle& style, ImVec2 bar_min, ImV
     const double t_lo = style.norm.to_unit(style.bar_lo), t_hi = style.norm.to_unit(style.bar_hi);
     constexpr int kSegments = 64;
     auto color_at = [&](double t) {
-        const double u = std::clamp(t, 0.0, 1.0);
-        return ToImU32(lut[static_cast<std::size_t>(u * 255.0 + 0.5)]);
+        return ToImU32(lut[LutIndex(t * 255.0)]);
     };
     for (int i = 0; i < kSegments; ++i) {
         // Bottom = low values, like matplotlib's vertical colorbar.
