@@ -19,6 +19,7 @@ namespace qs {
 namespace {
 
 constexpr std::size_t kWriteBuffer = std::size_t{1} << 20;
+constexpr std::uint64_t kStartWriteback = std::uint64_t{8} << 20;
 
 // The folder part of `path` ("." for a bare name) and the last component.
 void split_path(const std::string& path, std::string& dir, std::string& base) {
@@ -105,6 +106,14 @@ void AtomicFileWriter::write_fd(const char* data, std::size_t size) {
         }
         data += n;
         size -= static_cast<std::size_t>(n);
+        written_ += static_cast<std::uint64_t>(n);
+    }
+    // A large file starts going to disk while the rest is still being computed, so that finish()'s fsync
+    // has little left to wait for. Only a hint: it does not wait, and an error here shows again at fsync.
+    if (written_ - flushed_ >= kStartWriteback) {
+        ::sync_file_range(fd_, static_cast<off64_t>(flushed_), static_cast<off64_t>(written_ - flushed_),
+                          SYNC_FILE_RANGE_WRITE);
+        flushed_ = written_;
     }
 }
 

@@ -144,23 +144,25 @@ void csv_layout(const std::string& path, const Shape& shape, std::int64_t& rows,
 }
 
 template <typename T>
-void write_csv(AtomicFileWriter& writer, const Shape& shape, const T* values) {
-    std::int64_t rows = 0, cols = 0;
-    csv_layout(writer.target(), shape, rows, cols);
-    std::string line;
+void append_csv(AtomicFileWriter& writer, std::int64_t cols, std::int64_t& column, const T* values, std::int64_t count) {
+    std::string text;
     char number[64];
-    for (std::int64_t r = 0; r < rows; ++r) {
-        line.clear();
-        for (std::int64_t c = 0; c < cols; ++c) {
-            if (c > 0) line += ',';
-            // to_chars is locale-independent (a GUI may have set a decimal comma) and, for float without a
-            // precision, gives the shortest text that parses back to the same float32.
-            const auto result = std::to_chars(number, number + sizeof number, values[r * cols + c]);
-            line.append(number, result.ptr);
+    for (std::int64_t i = 0; i < count; ++i) {
+        if (column > 0) text += ',';
+        // to_chars is locale-independent (a GUI may have set a decimal comma) and, for float without a
+        // precision, gives the shortest text that parses back to the same float32.
+        const auto result = std::to_chars(number, number + sizeof number, values[i]);
+        text.append(number, result.ptr);
+        if (++column == cols) {
+            text += '\n';
+            column = 0;
         }
-        line += '\n';
-        writer.write(line);
+        if (text.size() >= (std::size_t{1} << 16)) {
+            writer.write(text);
+            text.clear();
+        }
     }
+    writer.write(text);
 }
 
 }  // namespace
@@ -176,12 +178,15 @@ Tensor read_csv(const MappedFile& file) {
         [&] { return parse_csv(reinterpret_cast<const char*>(file.data()), file.size(), file.path()); });
 }
 
-void write_csv_floats(AtomicFileWriter& out, const Shape& shape, const float* values) {
-    write_csv(out, shape, values);
+CsvTableWriter::CsvTableWriter(AtomicFileWriter& out, const Shape& shape) : out_(out) {
+    std::int64_t rows = 0;
+    csv_layout(out.target(), shape, rows, cols_);
 }
 
-void write_csv_codes(AtomicFileWriter& out, const Shape& shape, const std::int32_t* codes) {
-    write_csv(out, shape, codes);
+void CsvTableWriter::append(const float* values, std::int64_t count) { append_csv(out_, cols_, column_, values, count); }
+
+void CsvTableWriter::append(const std::int32_t* codes, std::int64_t count) {
+    append_csv(out_, cols_, column_, codes, count);
 }
 
 }  // namespace qs

@@ -144,7 +144,37 @@ MappedRange* ShrinkGuard::range_at(const void* address) noexcept {
 namespace {
 // data() of an empty file: a valid pointer, so callers may memcpy zero bytes from it.
 const std::uint8_t kEmpty[1] = {0};
+
+void run_shrink_guarded(detail::MappedRange* range, const std::string& path, const std::function<void()>& work) {
+    const detail::ShrinkGuard guard(range);
+    try {
+        work();
+    } catch (...) {
+        guard.check(path);
+        throw;
+    }
+    guard.check(path);
+}
+
+// Holds its own copy of what it needs (the heap-allocated range and the path), so it survives moves of
+// the MappedFile that owns it.
+class FileReadGuard final : public ReadGuard {
+public:
+    FileReadGuard(detail::MappedRange* range, std::string path) : range_(range), path_(std::move(path)) {}
+    void run(const std::function<void()>& work) const override { run_shrink_guarded(range_, path_, work); }
+
+private:
+    detail::MappedRange* range_;
+    std::string path_;
+};
 }  // namespace
+
+void MappedFile::run_guarded(const std::function<void()>& work) const {
+    if (guard_ != nullptr)
+        guard_->run(work);
+    else
+        work();
+}
 
 MappedFile::MappedFile(const std::string& path) : path_(path), data_(kEmpty) {
     struct stat st {};
@@ -160,6 +190,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path), data_(kEmpty) {
         range_->begin = static_cast<const std::uint8_t*>(map);
         range_->size = size_;
         data_ = range_->begin;
+        guard_ = std::make_unique<FileReadGuard>(range_.get(), path_);
         ::close(fd);
         return;
     }
@@ -187,6 +218,7 @@ MappedFile::~MappedFile() { release(); }
 
 void MappedFile::release() noexcept {
     if (range_ != nullptr) ::munmap(const_cast<std::uint8_t*>(range_->begin), range_->size);
+    guard_.reset();
     range_.reset();
     owned_.clear();
     data_ = kEmpty;
@@ -198,7 +230,8 @@ MappedFile::MappedFile(MappedFile&& other) noexcept
       data_(other.data_),
       size_(other.size_),
       range_(std::move(other.range_)),
-      owned_(std::move(other.owned_)) {
+      owned_(std::move(other.owned_)),
+      guard_(std::move(other.guard_)) {
     other.data_ = kEmpty;
     other.size_ = 0;
 }
@@ -211,6 +244,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         size_ = other.size_;
         range_ = std::move(other.range_);
         owned_ = std::move(other.owned_);
+        guard_ = std::move(other.guard_);
         other.data_ = kEmpty;
         other.size_ = 0;
     }
@@ -224,6 +258,15 @@ void MappedFile::will_read(std::size_t offset, std::size_t length) const {
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     const std::size_t start = offset / page * page;
     ::madvise(const_cast<std::uint8_t*>(range_->begin) + start, length + (offset - start), MADV_WILLNEED);
+}
+
+void MappedFile::done_reading(std::size_t offset, std::size_t length) const {
+    if (range_ == nullptr || offset >= size_) return;
+    if (length > size_ - offset) length = size_ - offset;
+    // Only whole pages inside the range: a page shared with bytes still to be read stays.
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t start = (offset + page - 1) / page * page, stop = (offset + length) / page * page;
+    if (stop > start) ::madvise(const_cast<std::uint8_t*>(range_->begin) + start, stop - start, MADV_DONTNEED);
 }
 
 std::string read_small_file(const std::string& path, std::size_t max_bytes) {

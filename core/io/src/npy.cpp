@@ -8,14 +8,12 @@
 #include <string_view>
 #include <vector>
 
-#include "float_decode.hpp"
 #include "quantscope/atomic_file.hpp"
+#include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
 
 namespace qs {
 namespace {
-
-using detail::SourceFloat;
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicSize = 6;
@@ -185,10 +183,10 @@ private:
     std::size_t pos_ = 0;
 };
 
-SourceFloat dtype_of(const std::string& descr, const std::string& name) {
-    if (descr == "<f4") return SourceFloat::F32;
-    if (descr == "<f8") return SourceFloat::F64;
-    if (descr == "<f2") return SourceFloat::F16;
+ElementType dtype_of(const std::string& descr, const std::string& name) {
+    if (descr == "<f4") return ElementType::F32;
+    if (descr == "<f8") return ElementType::F64;
+    if (descr == "<f2") return ElementType::F16;
     std::string what;
     if (descr.size() >= 2 && descr[0] == '>') {
         what = "big-endian";
@@ -260,11 +258,11 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
     std::size_t header_length = 0;
     std::size_t prefix = 0;
     if (header.major_version == 1 && minor == 0) {
-        header_length = detail::load_le16(data + 8);
+        header_length = load_le16(data + 8);
         prefix = 10;
     } else if ((header.major_version == 2 || header.major_version == 3) && minor == 0) {
         if (size < 12) fail(name, "truncated .npy file (" + std::to_string(size) + " bytes)");
-        header_length = detail::load_le32(data + 8);
+        header_length = load_le32(data + 8);
         prefix = 12;
     } else {
         fail(name, "unsupported .npy format version " + std::to_string(header.major_version) + "." +
@@ -280,40 +278,52 @@ NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std
     return header;
 }
 
-Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name, std::string* note) {
+NpyData inspect_npy(const std::uint8_t* data, std::size_t size, const std::string& name, std::string* note) {
     const NpyHeader header = parse_npy_header(data, size, name);
-    const SourceFloat type = dtype_of(header.descr, name);
-    const Shape shape = tensor_shape(header.shape, header.fortran_order, name, note);
+    NpyData out;
+    out.type = dtype_of(header.descr, name);
+    out.shape = tensor_shape(header.shape, header.fortran_order, name, note);
     std::int64_t numel = 0;
     try {
-        numel = checked_numel(shape);
+        numel = checked_numel(out.shape);
     } catch (const Error& error) {
         fail(name, error.what());
     }
     // The exact data length is known now: compare it with the file before allocating anything.
-    const std::size_t needed = static_cast<std::size_t>(numel) * detail::item_size(type);
+    const std::size_t needed = static_cast<std::size_t>(numel) * element_size(out.type);
     const std::size_t present = size - header.data_offset;
     if (present != needed) {
-        const std::string what = "shape " + shape_to_tuple(shape) + " of '" + header.descr + "' needs " +
+        const std::string what = "shape " + shape_to_tuple(out.shape) + " of '" + header.descr + "' needs " +
                                  std::to_string(needed) + " bytes of data, the file has " +
                                  std::to_string(present);
         if (present < needed) fail(name, "truncated: " + what);
         fail(name, what + " (" + std::to_string(present - needed) + " unexpected trailing bytes)");
     }
-    const std::uint8_t* src = data + header.data_offset;
+    out.fortran_order = header.fortran_order && out.shape.size() > 1;
+    out.data_offset = header.data_offset;
+    return out;
+}
+
+Tensor parse_npy(const std::uint8_t* data, std::size_t size, const std::string& name, std::string* note) {
+    const NpyData layout = inspect_npy(data, size, name, note);
+    TensorView view;
+    view.shape = layout.shape;
+    view.type = layout.type;
+    view.data = data + layout.data_offset;
+    view.name = name;
+    if (!layout.fortran_order) return materialize(view);
+    // Checked once in row-major order, so that a message's index is the one numpy shows.
+    std::vector<float> column_major(static_cast<std::size_t>(view.numel()));
+    decode_elements(view.type, view.data, column_major.size(), column_major.data());
     Tensor tensor;
-    tensor.shape = shape;
-    const bool fortran = header.fortran_order && shape.size() > 1;
-    if (fortran) {
-        std::vector<float> column_major(static_cast<std::size_t>(numel));
-        detail::decode_floats(type, src, column_major.size(), column_major.data());
-        tensor.values.resize(column_major.size());
-        fortran_to_row_major(column_major.data(), shape, tensor.values.data());
-    } else {
-        tensor.values.resize(static_cast<std::size_t>(numel));
-        detail::decode_floats(type, src, tensor.values.size(), tensor.values.data());
+    tensor.shape = layout.shape;
+    tensor.values.resize(column_major.size());
+    fortran_to_row_major(column_major.data(), layout.shape, tensor.values.data());
+    try {
+        check_tensor(tensor);
+    } catch (const Error& error) {
+        fail(name, error.what());
     }
-    detail::check_decoded(tensor, type, src, !fortran, name);
     return tensor;
 }
 
@@ -360,6 +370,12 @@ void write_converted(AtomicFileWriter& writer, const In* in, std::int64_t count,
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(kChunk) * sizeof(Out));
     for (std::int64_t start = 0; start < count; start += kChunk) {
         const std::int64_t n = std::min(kChunk, count - start);
+        if (host_is_little_endian()) {  // the plain narrowing loop, which vectorises
+            Out narrow[kChunk];
+            for (std::int64_t i = 0; i < n; ++i) narrow[i] = static_cast<Out>(convert(in[start + i]));
+            writer.write(narrow, static_cast<std::size_t>(n) * sizeof(Out));
+            continue;
+        }
         for (std::int64_t i = 0; i < n; ++i) {
             const auto bits = convert(in[start + i]);
             for (std::size_t b = 0; b < sizeof(Out); ++b) {
@@ -379,49 +395,67 @@ std::uint32_t float_bits(float f) {
 
 }  // namespace
 
-void write_npy_floats(AtomicFileWriter& writer, const Shape& shape, const float* values) {
-    const std::int64_t numel = checked_output_numel(writer.target(), shape);
-    writer.write(npy_header_bytes("<f4", shape));
-    if (detail::host_is_little_endian()) {
-        writer.write(values, static_cast<std::size_t>(numel) * sizeof(float));
-    } else {
-        write_converted<std::uint32_t>(writer, values, numel, float_bits);
+namespace {
+
+const char* npy_descr(NpyDtype dtype) {
+    switch (dtype) {
+        case NpyDtype::F4: return "<f4";
+        case NpyDtype::I1: return "|i1";
+        case NpyDtype::U1: return "|u1";
+        case NpyDtype::I2: return "<i2";
+        case NpyDtype::U2: return "<u2";
     }
+    return "<f4";
 }
 
-void write_npy_codes(AtomicFileWriter& writer, const Shape& shape, const std::int32_t* codes, NpyDtype dtype) {
-    const std::int64_t numel = checked_output_numel(writer.target(), shape);
-    if (dtype == NpyDtype::F4) {
-        writer.write(npy_header_bytes("<f4", shape));
-        write_converted<std::uint32_t>(writer, codes, numel,
+}  // namespace
+
+NpyArrayWriter::NpyArrayWriter(AtomicFileWriter& out, const Shape& shape, NpyDtype dtype)
+    : out_(out), shape_(shape), dtype_(dtype) {
+    checked_output_numel(out.target(), shape);
+    out_.write(npy_header_bytes(npy_descr(dtype), shape));
+}
+
+void NpyArrayWriter::append(const float* values, std::int64_t count) {
+    if (host_is_little_endian()) {
+        out_.write(values, static_cast<std::size_t>(count) * sizeof(float));
+    } else {
+        write_converted<std::uint32_t>(out_, values, count, float_bits);
+    }
+    written_ += count;
+}
+
+void NpyArrayWriter::append(const std::int32_t* codes, std::int64_t count) {
+    if (dtype_ == NpyDtype::F4) {
+        write_converted<std::uint32_t>(out_, codes, count,
                                        [](std::int32_t q) { return float_bits(static_cast<float>(q)); });
+        written_ += count;
         return;
     }
-    const char* descr = "|i1";
     const char* type_name = "int8";
     std::int32_t lo = -128, hi = 127;
-    switch (dtype) {
+    switch (dtype_) {
         case NpyDtype::I1: break;
-        case NpyDtype::U1: descr = "|u1", type_name = "uint8", lo = 0, hi = 255; break;
-        case NpyDtype::I2: descr = "<i2", type_name = "int16", lo = -32768, hi = 32767; break;
-        case NpyDtype::U2: descr = "<u2", type_name = "uint16", lo = 0, hi = 65535; break;
+        case NpyDtype::U1: type_name = "uint8", lo = 0, hi = 255; break;
+        case NpyDtype::I2: type_name = "int16", lo = -32768, hi = 32767; break;
+        case NpyDtype::U2: type_name = "uint16", lo = 0, hi = 65535; break;
         case NpyDtype::F4: break;
     }
-    // Checked before anything is written: a code that does not fit must not become a wrapped number.
-    for (std::int64_t i = 0; i < numel; ++i) {
+    // A code that does not fit must not become a wrapped number (the file is then never committed).
+    for (std::int64_t i = 0; i < count; ++i) {
         if (codes[i] < lo || codes[i] > hi) {
-            fail(writer.target(), "code " + std::to_string(codes[i]) + " at index " + index_to_string(shape, i) +
-                                      " does not fit " + type_name + " [" + std::to_string(lo) + ", " +
-                                      std::to_string(hi) + "]");
+            fail(out_.target(), "code " + std::to_string(codes[i]) + " at index " +
+                                    index_to_string(shape_, written_ + i) + " does not fit " + type_name + " [" +
+                                    std::to_string(lo) + ", " + std::to_string(hi) + "]");
         }
     }
-    writer.write(npy_header_bytes(descr, shape));
     const auto two_complement = [](std::int32_t q) { return static_cast<std::uint32_t>(q); };
-    if (dtype == NpyDtype::I1 || dtype == NpyDtype::U1) {
-        write_converted<std::uint8_t>(writer, codes, numel, two_complement);
+    if (dtype_ == NpyDtype::I1 || dtype_ == NpyDtype::U1) {
+        write_converted<std::uint8_t>(out_, codes, count, two_complement);
     } else {
-        write_converted<std::uint16_t>(writer, codes, numel, two_complement);
+        write_converted<std::uint16_t>(out_, codes, count, two_complement);
     }
+    written_ += count;
 }
 
 }  // namespace qs

@@ -4,14 +4,12 @@
 #include <limits>
 #include <string_view>
 
-#include "float_decode.hpp"
+#include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/json_reader.hpp"
 
 namespace qs {
 namespace {
-
-using detail::SourceFloat;
 
 constexpr const char* kReadable = "QuantScope reads F32, F16, BF16 and F64";
 
@@ -40,11 +38,11 @@ std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
     return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::uint64_t>::max() : product;
 }
 
-bool readable_type(const std::string& dtype, SourceFloat& type) {
-    if (dtype == "F32") type = SourceFloat::F32;
-    else if (dtype == "F16") type = SourceFloat::F16;
-    else if (dtype == "BF16") type = SourceFloat::BF16;
-    else if (dtype == "F64") type = SourceFloat::F64;
+bool readable_type(const std::string& dtype, ElementType& type) {
+    if (dtype == "F32") type = ElementType::F32;
+    else if (dtype == "F16") type = ElementType::F16;
+    else if (dtype == "BF16") type = ElementType::BF16;
+    else if (dtype == "F64") type = ElementType::F64;
     else return false;
     return true;
 }
@@ -84,7 +82,7 @@ void SafetensorsFile::parse() {
     if (size_ < 8) {
         fail("too short to be a .safetensors file (" + std::to_string(size_) + " bytes)");
     }
-    const std::uint64_t header_length = detail::load_le64(data_);
+    const std::uint64_t header_length = load_le64(data_);
     if (header_length > size_ - 8) {
         fail("the header length " + std::to_string(header_length) + " runs past the end of the file (" +
              std::to_string(size_) + " bytes)");
@@ -168,7 +166,7 @@ void SafetensorsFile::parse() {
     }
 }
 
-Tensor SafetensorsFile::read(const std::string& tensor_name, std::string* folding) const {
+TensorView SafetensorsFile::view(const std::string& tensor_name, std::string* folding) const {
     if (folding != nullptr) folding->clear();
     const auto found = std::find_if(entries_.begin(), entries_.end(),
                                     [&](const SafetensorsEntry& e) { return e.name == tensor_name; });
@@ -180,34 +178,35 @@ Tensor SafetensorsFile::read(const std::string& tensor_name, std::string* foldin
                     (entries_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names + ")"));
     }
     const SafetensorsEntry& entry = *found;
-    const std::string prefix = name_ + ": tensor " + quoted(entry.name);
-    SourceFloat type;
-    if (!readable_type(entry.dtype, type)) {
-        throw Error(prefix + " has dtype " + entry.dtype + "; " + kReadable);
+    TensorView view;
+    view.name = name_ + ": tensor " + quoted(entry.name);
+    if (!readable_type(entry.dtype, view.type)) {
+        throw Error(view.name + " has dtype " + entry.dtype + "; " + kReadable);
     }
     if (entry.shape.empty()) {
-        throw Error(prefix + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
+        throw Error(view.name + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
     }
     for (const auto dim : entry.shape) {
-        if (dim == 0) throw Error(prefix + " is empty (shape " + shape_to_list(entry.shape) + ")");
+        if (dim == 0) throw Error(view.name + " is empty (shape " + shape_to_list(entry.shape) + ")");
     }
-    Tensor tensor;
-    tensor.shape = fold_to_rank3(entry.shape, folding);
-    std::int64_t numel = 0;
+    view.shape = fold_to_rank3(entry.shape, folding);
     try {
-        numel = checked_numel(tensor.shape);
+        checked_numel(view.shape);
     } catch (const Error& error) {
-        throw Error(prefix + ": " + error.what());
+        throw Error(view.name + ": " + error.what());
     }
     // parse() already tied the byte range to the shape; numel is bounded now, so this cannot overflow.
-    const std::uint8_t* src = data_ + data_start_ + entry.begin;
+    view.data = data_ + data_start_ + entry.begin;
+    view.guard = file_.guard();
+    return view;
+}
+
+Tensor SafetensorsFile::read(const std::string& tensor_name, std::string* folding) const {
+    const TensorView v = view(tensor_name, folding);
+    const SafetensorsEntry& entry = *std::find_if(entries_.begin(), entries_.end(),
+                                                  [&](const SafetensorsEntry& e) { return e.name == tensor_name; });
     file_.will_read(data_start_ + static_cast<std::size_t>(entry.begin), static_cast<std::size_t>(entry.end - entry.begin));
-    tensor.values.resize(static_cast<std::size_t>(numel));
-    return file_.read_guarded([&] {
-        detail::decode_floats(type, src, tensor.values.size(), tensor.values.data());
-        detail::check_decoded(tensor, type, src, true, prefix);
-        return std::move(tensor);
-    });
+    return materialize(v);
 }
 
 }  // namespace qs

@@ -39,25 +39,11 @@ Format output_format(const std::string& path) {
                 "; QuantScope writes .npy and .csv");
 }
 
-}  // namespace
-
-Tensor load_tensor(const std::string& path) { return load_tensor(path, std::string()); }
-
-Tensor load_tensor(const std::string& path, const std::string& tensor_name, std::string* note) {
-    if (note != nullptr) note->clear();
-    const Format format = input_format(path);
-    if (format != Format::Safetensors && !tensor_name.empty()) {
-        throw Error(path + ": --tensor " + tensor_name + " applies only to .safetensors files");
-    }
-    switch (format) {
-        case Format::Npy: return read_npy(path, note);
-        case Format::Csv: return read_csv(path);
-        case Format::Safetensors: break;
-    }
-    const SafetensorsFile file(path);
-    if (!tensor_name.empty()) return file.read(tensor_name, note);
+// The tensor `tensor_name` names, or the file's only one.
+std::string pick_tensor(const SafetensorsFile& file, const std::string& path, const std::string& tensor_name) {
+    if (!tensor_name.empty()) return tensor_name;
     const auto& entries = file.list();
-    if (entries.size() == 1) return file.read(entries.front().name, note);
+    if (entries.size() == 1) return entries.front().name;
     if (entries.empty()) throw Error(path + ": the file holds no tensors");
     std::string names;
     for (std::size_t i = 0; i < entries.size() && i < 8; ++i) {
@@ -68,20 +54,101 @@ Tensor load_tensor(const std::string& path, const std::string& tensor_name, std:
                 "); choose one with --tensor NAME");
 }
 
-void save_floats(AtomicFileWriter& out, const Shape& shape, const float* values) {
-    if (output_format(out.target()) == Format::Csv) {
-        write_csv_floats(out, shape, values);
-    } else {
-        write_npy_floats(out, shape, values);
+Format checked_input_format(const std::string& path, const std::string& tensor_name) {
+    const Format format = input_format(path);
+    if (format != Format::Safetensors && !tensor_name.empty()) {
+        throw Error(path + ": --tensor " + tensor_name + " applies only to .safetensors files");
+    }
+    return format;
+}
+
+}  // namespace
+
+Tensor load_tensor(const std::string& path) { return load_tensor(path, std::string()); }
+
+Tensor load_tensor(const std::string& path, const std::string& tensor_name, std::string* note) {
+    if (note != nullptr) note->clear();
+    switch (checked_input_format(path, tensor_name)) {
+        case Format::Npy: return read_npy(path, note);
+        case Format::Csv: return read_csv(path);
+        case Format::Safetensors: break;
+    }
+    const SafetensorsFile file(path);
+    return file.read(pick_tensor(file, path, tensor_name), note);
+}
+
+TensorFile::TensorFile(const std::string& path, const std::string& tensor_name) {
+    switch (checked_input_format(path, tensor_name)) {
+        case Format::Npy: {
+            file_ = std::make_unique<MappedFile>(path);
+            const NpyData layout =
+                file_->read_guarded([&] { return inspect_npy(file_->data(), file_->size(), path, &note_); });
+            if (layout.fortran_order) {
+                decoded_ = read_npy(*file_, &note_);
+                view_ = view_of(decoded_);
+                file_.reset();
+                break;
+            }
+            view_.shape = layout.shape;
+            view_.type = layout.type;
+            view_.data = file_->data() + layout.data_offset;
+            view_.guard = file_->guard();
+            view_.name = path;
+            file_->will_read(layout.data_offset, file_->size() - layout.data_offset);
+            break;
+        }
+        case Format::Csv:
+            decoded_ = read_csv(path);
+            view_ = view_of(decoded_);
+            break;
+        case Format::Safetensors: {
+            safetensors_ = std::make_unique<SafetensorsFile>(path);
+            view_ = safetensors_->view(pick_tensor(*safetensors_, path, tensor_name), &note_);
+            break;
+        }
     }
 }
 
+TensorFile::~TensorFile() = default;
+
+TensorWriter::TensorWriter(AtomicFileWriter& out, const Shape& shape, NpyDtype dtype) : out_(out) {
+    if (output_format(out.target()) == Format::Csv)
+        csv_ = std::make_unique<CsvTableWriter>(out, shape);
+    else
+        npy_ = std::make_unique<NpyArrayWriter>(out, shape, dtype);
+    numel_ = checked_numel(shape);
+}
+
+TensorWriter::~TensorWriter() = default;
+
+template <class T>
+void TensorWriter::append_values(const T* values, std::int64_t count) {
+    if (count > numel_ - written_)
+        throw Error("cannot write '" + out_.target() + "': more values than the shape holds");
+    if (csv_)
+        csv_->append(values, count);
+    else
+        npy_->append(values, count);
+    written_ += count;
+}
+
+void TensorWriter::append(const float* values, std::int64_t count) { append_values(values, count); }
+void TensorWriter::append(const std::int32_t* codes, std::int64_t count) { append_values(codes, count); }
+
+void TensorWriter::finish() const {
+    if (written_ != numel_)
+        throw Error("cannot write '" + out_.target() + "': " + std::to_string(written_) + " of " +
+                    std::to_string(numel_) + " values were written");
+}
+
+void save_floats(AtomicFileWriter& out, const Shape& shape, const float* values) {
+    TensorWriter writer(out, shape, NpyDtype::F4);
+    writer.append(values, checked_numel(shape));
+}
+
 void save_codes(AtomicFileWriter& out, const Shape& shape, const std::int32_t* codes, NpyDtype dtype) {
-    if (output_format(out.target()) == Format::Csv) {
-        write_csv_codes(out, shape, codes);
-    } else {
-        write_npy_codes(out, shape, codes, dtype);
-    }
+    TensorWriter writer(out, shape, dtype);
+    writer.append(codes, checked_numel(shape));
 }
 
 void save_floats(const std::string& path, const Shape& shape, const float* values) {

@@ -7,6 +7,7 @@
 
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
+#include "parallel.hpp"
 
 namespace qs {
 namespace {
@@ -17,7 +18,11 @@ double floor_scale(double s) {
     return std::max(s, static_cast<double>(std::numeric_limits<float>::min()));
 }
 
-constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+// Elements read at a time: cache-resident, decoded from the stored type when it is not float32.
+constexpr std::int64_t kChunk = 4096;
+// Block layouts with fewer blocks than this reduce chunks in parallel into per-thread block ranges; more
+// blocks are reduced one block per task.
+constexpr std::int64_t kFewBlocks = 64;
 
 struct MinMax {
     float lo = std::numeric_limits<float>::infinity();
@@ -28,53 +33,122 @@ struct MinMax {
     }
 };
 
-MinMax minmax_of(const float* data, std::int64_t n) {
-    Eigen::Map<const Eigen::ArrayXf> a(data, n);
-    return {a.minCoeff(), a.maxCoeff()};
+// Min and max of n floats, and whether they are all finite (x * 0 is 0 for a finite x, NaN otherwise).
+// Eight independent lanes: the compiler turns them into vector min, max and add.
+MinMax range_of(const float* data, std::int64_t n, bool& finite) {
+    float lo[8], hi[8], zero[8];
+    for (int k = 0; k < 8; ++k) lo[k] = hi[k] = data[0], zero[k] = 0;
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; ++k) {
+            const float v = data[i + k];
+            lo[k] = v < lo[k] ? v : lo[k];
+            hi[k] = v > hi[k] ? v : hi[k];
+            zero[k] += v * 0.0f;
+        }
+    for (; i < n; ++i) {
+        lo[0] = std::min(lo[0], data[i]);
+        hi[0] = std::max(hi[0], data[i]);
+        zero[0] += data[i] * 0.0f;
+    }
+    MinMax r{lo[0], hi[0]};
+    float z = zero[0];
+    for (int k = 1; k < 8; ++k) {
+        r.add({lo[k], hi[k]});
+        z += zero[k];
+    }
+    finite = finite && z == 0 && std::isfinite(r.lo) && std::isfinite(r.hi);
+    return r;
 }
 
-// Min and max of every block. Blocks made of long contiguous runs (tensor, groups, channels of a
-// leading axis) are reduced run by run with vectorised, parallel reductions; short runs (e.g. channels
-// of the last axis) are reduced element-wise over one period of the layout, which also vectorises.
-std::vector<MinMax> block_ranges(const Tensor& tensor, const QuantParams& p) {
-    const std::int64_t n = tensor.numel();
-    const float* data = tensor.values.data();
+// Min and max of every block, in one parallel pass over the view that also checks that every value is
+// finite (else qs::Error naming the first bad index).
+std::vector<MinMax> block_ranges(const TensorView& view, const QuantParams& p) {
+    const std::int64_t n = view.numel();
     std::vector<MinMax> blocks(static_cast<std::size_t>(p.block_count));
-    if (p.block_stride >= 64) {
-        const std::int64_t runs = n / p.block_stride;
-        const std::int64_t chunks_per_run = (p.block_stride + kChunk - 1) / kChunk;
-        const std::int64_t items = runs * chunks_per_run;
-        std::vector<MinMax> item_ranges(static_cast<std::size_t>(items));
-#pragma omp parallel for schedule(static) if (n >= kChunk)
-        for (std::int64_t i = 0; i < items; ++i) {
-            const std::int64_t run = i / chunks_per_run, c = i % chunks_per_run;
-            const std::int64_t begin = run * p.block_stride + c * kChunk;
-            const std::int64_t len = std::min(kChunk, p.block_stride - c * kChunk);
-            item_ranges[static_cast<std::size_t>(i)] = minmax_of(data + begin, len);
+    bool all_finite = true;
+    const auto merge_finite = [&](bool finite) {
+        if (!finite) {
+#pragma omp atomic write
+            all_finite = false;
         }
-        for (std::int64_t i = 0; i < items; ++i)
-            blocks[static_cast<std::size_t>((i / chunks_per_run) % p.block_count)].add(
-                item_ranges[static_cast<std::size_t>(i)]);
-        return blocks;
+    };
+    if (p.block_stride >= 64 && p.block_count < kFewBlocks) {
+        // Few blocks of long runs (per tensor, a leading axis): chunks in parallel, per-thread block ranges.
+        const std::int64_t chunks_per_run = (p.block_stride + kChunk - 1) / kChunk;
+        const std::int64_t items = n / p.block_stride * chunks_per_run;
+        detail::parallel_guarded(view, detail::pass_threads(n), [&] {
+            std::vector<MinMax> local(blocks.size());
+            bool finite = true;
+            float scratch[kChunk];
+#pragma omp for schedule(static) nowait
+            for (std::int64_t i = 0; i < items; ++i) {
+                const std::int64_t run = i / chunks_per_run, c = i % chunks_per_run;
+                const std::int64_t len = std::min(kChunk, p.block_stride - c * kChunk);
+                const float* values = floats_at(view, run * p.block_stride + c * kChunk, len, scratch);
+                local[static_cast<std::size_t>(run % p.block_count)].add(range_of(values, len, finite));
+            }
+            merge_finite(finite);
+#pragma omp critical(qs_block_ranges)
+            for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b].add(local[b]);
+        });
+    } else if (p.block_stride >= 64) {
+        // Many blocks of long runs (groups, channels of a middle axis): one block per task.
+        const std::int64_t runs_per_block = n / (p.block_stride * p.block_count);
+        detail::parallel_guarded(view, detail::pass_threads(n), [&] {
+            bool finite = true;
+            float scratch[kChunk];
+#pragma omp for schedule(static) nowait
+            for (std::int64_t b = 0; b < p.block_count; ++b)
+                for (std::int64_t r = 0; r < runs_per_block; ++r)
+                    for (std::int64_t c = 0; c < p.block_stride; c += kChunk) {
+                        const std::int64_t len = std::min(kChunk, p.block_stride - c);
+                        const std::int64_t begin = (r * p.block_count + b) * p.block_stride + c;
+                        blocks[static_cast<std::size_t>(b)].add(range_of(floats_at(view, begin, len, scratch), len, finite));
+                    }
+            merge_finite(finite);
+        });
+    } else {
+        // Short runs (channels of the last axis, small groups): the layout repeats every `period` elements;
+        // each task owns a segment of whole blocks of the period and reduces it element-wise over every
+        // repetition, which vectorises.
+        const std::int64_t period = p.block_stride * p.block_count;
+        const std::int64_t repeats = n / period;
+        const std::int64_t blocks_per_segment = std::max<std::int64_t>(1, kChunk / p.block_stride);
+        const std::int64_t segment = blocks_per_segment * p.block_stride;
+        const std::int64_t segments = (period + segment - 1) / segment;
+        detail::parallel_guarded(view, detail::pass_threads(n), [&] {
+            bool finite = true;
+            float scratch[kChunk], lo[kChunk], hi[kChunk], zero[kChunk];
+#pragma omp for schedule(static) nowait
+            for (std::int64_t sgm = 0; sgm < segments; ++sgm) {
+                const std::int64_t first = sgm * segment, len = std::min(segment, period - first);
+                const float* values = floats_at(view, first, len, scratch);
+                for (std::int64_t k = 0; k < len; ++k) lo[k] = hi[k] = values[k], zero[k] = values[k] * 0.0f;
+                for (std::int64_t r = 1; r < repeats; ++r) {
+                    values = floats_at(view, r * period + first, len, scratch);
+                    for (std::int64_t k = 0; k < len; ++k) {
+                        const float v = values[k];
+                        lo[k] = v < lo[k] ? v : lo[k];
+                        hi[k] = v > hi[k] ? v : hi[k];
+                        zero[k] += v * 0.0f;
+                    }
+                }
+                range_of(zero, len, finite);  // a NaN may not survive min and max: its trace is in zero[]
+                for (std::int64_t b = first / p.block_stride; b * p.block_stride < first + len; ++b) {
+                    const std::int64_t at = b * p.block_stride - first;
+                    MinMax& m = blocks[static_cast<std::size_t>(b)];
+                    m = range_of(lo + at, p.block_stride, finite);
+                    m.add(range_of(hi + at, p.block_stride, finite));
+                }
+            }
+            merge_finite(finite);
+        });
     }
-    const std::int64_t period = p.block_stride * p.block_count;
-    if (period == n) {
-        // Every block is one short contiguous run (small groups): reduce each in place, in parallel.
-#pragma omp parallel for schedule(static) if (n >= kChunk)
-        for (std::int64_t b = 0; b < p.block_count; ++b)
-            blocks[static_cast<std::size_t>(b)] = minmax_of(data + b * p.block_stride, p.block_stride);
-        return blocks;
-    }
-    Eigen::ArrayXf lo = Eigen::Map<const Eigen::ArrayXf>(data, period);
-    Eigen::ArrayXf hi = lo;
-    for (std::int64_t start = period; start < n; start += period) {
-        Eigen::Map<const Eigen::ArrayXf> a(data + start, period);
-        lo = lo.min(a);
-        hi = hi.max(a);
-    }
-    for (std::int64_t b = 0; b < p.block_count; ++b) {
-        blocks[static_cast<std::size_t>(b)] = {lo.segment(b * p.block_stride, p.block_stride).minCoeff(),
-                                               hi.segment(b * p.block_stride, p.block_stride).maxCoeff()};
+    if (!all_finite) {
+        // The fast pass only knows that something is not finite: find the first one for the message.
+        const std::int64_t bad = first_nonfinite(view);
+        if (bad >= 0) throw_nonfinite(view, bad);
     }
     return blocks;
 }
@@ -145,23 +219,32 @@ void set_block_layout(const Shape& shape, const QuantConfig& config, QuantParams
     }
 }
 
-QuantParams compute_params(const Tensor& tensor, const QuantConfig& config) {
-    check_config(config, tensor.shape);
+namespace {
+
+// `tensor`: the same values as `view` already in memory (the calibrators need them all at once), or null.
+QuantParams compute_params(const TensorView& view, const Tensor* tensor, const QuantConfig& config,
+                           TensorRange* whole) {
+    check_config(config, view.shape);
     QuantParams params;
-    set_block_layout(tensor.shape, config, params);
+    set_block_layout(view.shape, config, params);
     const auto count = static_cast<std::size_t>(params.block_count);
     params.scale.assign(count, 1.0);
     params.zero_point.assign(count, 0);
+    const std::vector<MinMax> ranges = block_ranges(view, params);
+    if (whole != nullptr) {
+        MinMax all;
+        for (const MinMax& r : ranges) all.add(r);
+        *whole = {all.lo, all.hi};
+    }
     if (config.mode == Mode::Manual) {
         params.scale[0] = config.manual_scale;
         params.zero_point[0] = config.manual_zero_point;
         return params;
     }
     if (config.calibration != Calibration::MinMax) {
-        calibrated_params(tensor, config, params);
+        calibrated_params(tensor != nullptr ? *tensor : materialize(view), config, params);
         return params;
     }
-    const std::vector<MinMax> ranges = block_ranges(tensor, params);
     for (std::size_t b = 0; b < count; ++b) {
         const double lo = ranges[b].lo, hi = ranges[b].hi;
         if (config.mode == Mode::Asymmetric)
@@ -170,6 +253,16 @@ QuantParams compute_params(const Tensor& tensor, const QuantConfig& config) {
             symmetric_params(std::max(std::abs(lo), std::abs(hi)), config.dtype, params.scale[b], params.zero_point[b]);
     }
     return params;
+}
+
+}  // namespace
+
+QuantParams compute_params(const Tensor& tensor, const QuantConfig& config) {
+    return compute_params(view_of(tensor), &tensor, config, nullptr);
+}
+
+QuantParams compute_params(const TensorView& view, const QuantConfig& config, TensorRange* whole) {
+    return compute_params(view, nullptr, config, whole);
 }
 
 }  // namespace qs

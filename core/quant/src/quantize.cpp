@@ -7,8 +7,11 @@
 #include <atomic>
 #include <climits>
 #include <cmath>
+#include <memory>
 
+#include "parallel.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
 #include "quantize_kernel_avx2.hpp"
 
 namespace qs {
@@ -22,14 +25,57 @@ constexpr std::int64_t kChunk = 4096;
 constexpr std::int64_t kMinRun = 64;
 // Above this many levels the "fully seen interval" bookkeeping costs more than it saves.
 constexpr std::int64_t kMaxTrackedLevels = 4096;
+// Consecutive items make a tile of about this many elements: the unit of parallel work.
+constexpr std::int64_t kTile = std::int64_t{1} << 16;
+// Results handed to a ResultSink come in batches of about this many elements (bounded buffers).
+constexpr std::int64_t kBatch = std::int64_t{1} << 20;
 
 using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
 using MapF = Eigen::Map<ArrayF>;
 using ConstMapF = Eigen::Map<const ArrayF>;
 
-// Per-thread accumulators of the metrics, merged at the end of the pass.
+// The sums of one chunk (work item).
+struct Sums {
+    double sum_sq_err = 0, sum_abs_err = 0, sum_sq_r = 0, sum_r = 0;
+    void add(const Sums& o) {
+        sum_sq_err += o.sum_sq_err;
+        sum_abs_err += o.sum_abs_err;
+        sum_sq_r += o.sum_sq_r;
+        sum_r += o.sum_r;
+    }
+};
+
+// The items' sums added in the order the whole-buffer pass has always used, so that the metrics keep their
+// bits (goldens, saved sessions, the lessons' numbers): the items split into `parts` contiguous ranges as
+// OpenMP's schedule(static) splits a loop over that many threads, each range summed item by item, then
+// the ranges in order. `parts` is fixed by the machine (omp_get_num_procs, the default thread count), not
+// by the threads that actually run, so the bits do not depend on OMP_NUM_THREADS, on how the work is
+// scheduled, or on whether the results are streamed.
+class OrderedSums {
+public:
+    OrderedSums(std::int64_t items, std::int64_t parts)
+        : per_part_(items / parts), longer_parts_(items % parts), ranges_(static_cast<std::size_t>(parts)) {}
+    // Items must come in increasing order.
+    void add(std::int64_t item, const Sums& sums) { ranges_[static_cast<std::size_t>(part_of(item))].add(sums); }
+    Sums total() const {
+        Sums all;
+        for (const Sums& range : ranges_) all.add(range);
+        return all;
+    }
+
+private:
+    // libgomp's static split: the first (items % parts) ranges hold one item more.
+    std::int64_t part_of(std::int64_t item) const {
+        const std::int64_t in_longer = longer_parts_ * (per_part_ + 1);
+        if (item < in_longer) return item / (per_part_ + 1);
+        return longer_parts_ + (item - in_longer) / per_part_;
+    }
+    std::int64_t per_part_, longer_parts_;
+    std::vector<Sums> ranges_;
+};
+
+// Per-thread accumulators whose merge does not depend on order: max, count, the set of codes seen.
 struct Partial {
-    double sum_sq_err = 0, sum_abs_err = 0, sum_sq_r = 0;
     float max_err = 0;
     std::int64_t clipped = 0;
     // Distinct codes: seen[q - q_min] = 1. [full_lo, full_hi] is an interval known to be entirely seen, so a
@@ -64,12 +110,15 @@ float wrap_value(float v, std::int32_t q_min, std::int64_t levels) {
     return static_cast<float>(m + q_min);
 }
 
-// Where the chunk's codes go besides the output: a cache-resident copy for the distinct-level count.
+// Where one chunk's results go: the wanted outputs (null: not wanted) and cache-resident scratch, which
+// holds the codes for the distinct-level count and stands in for unwanted outputs where a path needs one.
 struct ChunkOut {
     std::int32_t* codes;
     float* deq;
     float* err;
     std::int32_t* codes_scratch;
+    float* deq_scratch;
+    float* err_scratch;
 };
 
 // Records the chunk's codes as seen, unless every code it can contain is already known to be seen.
@@ -85,7 +134,7 @@ void mark_levels(const std::int32_t* codes, std::int64_t n, float code_min, floa
 // The portable fused pass (Eigen expressions over the chunk): every build, the wrap-around teaching mode,
 // and the reference the AVX2 kernel is tested against. S and Z are float scalars or per-element arrays.
 template <class S, class Z>
-void quantize_chunk_eigen(const float* r_ptr, std::int64_t n, const S& s, const Z& z, const QuantConfig& config,
+Sums quantize_chunk_eigen(const float* r_ptr, std::int64_t n, const S& s, const Z& z, const QuantConfig& config,
                           float* scratch, const ChunkOut& out, Partial& acc) {
     const float q_min = static_cast<float>(config.dtype.q_min());
     const float q_max = static_cast<float>(config.dtype.q_max());
@@ -105,16 +154,19 @@ void quantize_chunk_eigen(const float* r_ptr, std::int64_t n, const S& s, const 
                 scratch[k] = wrap_value(scratch[k], config.dtype.q_min(), config.dtype.levels());
     }
     Eigen::Map<Eigen::Array<std::int32_t, Eigen::Dynamic, 1>>(out.codes_scratch, n) = v.template cast<std::int32_t>();
-    std::copy(out.codes_scratch, out.codes_scratch + n, out.codes);
-    MapF d(out.deq, n);
+    if (out.codes) std::copy(out.codes_scratch, out.codes_scratch + n, out.codes);
+    MapF d(out.deq ? out.deq : out.deq_scratch, n);
     d = s * (v - z);
-    MapF e(out.err, n);
+    MapF e(out.err ? out.err : out.err_scratch, n);
     e = (r - d).abs();
-    acc.sum_sq_err += e.template cast<double>().square().sum();
-    acc.sum_abs_err += e.template cast<double>().sum();
-    acc.sum_sq_r += r.template cast<double>().square().sum();
+    Sums sums;
+    sums.sum_sq_err = e.template cast<double>().square().sum();
+    sums.sum_abs_err = e.template cast<double>().sum();
+    sums.sum_sq_r = r.template cast<double>().square().sum();
+    sums.sum_r = r.template cast<double>().sum();
     acc.max_err = std::max(acc.max_err, e.maxCoeff());
     mark_levels(out.codes_scratch, n, v.minCoeff(), v.maxCoeff(), config.dtype.q_min(), acc);
+    return sums;
 }
 
 #ifdef QS_HAVE_AVX2_KERNEL
@@ -134,7 +186,7 @@ void run_avx2(const float* r, std::int64_t n8, const S& s, const Z& z, const Qua
 std::atomic<bool> g_portable_only{false};
 
 // One chunk: s_arr/z_arr are per-element parameters, or null for the constant pair (s, z).
-void quantize_chunk(const float* r, std::int64_t n, float s, float z, const float* s_arr, const float* z_arr,
+Sums quantize_chunk(const float* r, std::int64_t n, float s, float z, const float* s_arr, const float* z_arr,
                     const QuantConfig& config, bool stream, float* scratch, const ChunkOut& out, Partial& acc) {
 #ifdef QS_HAVE_AVX2_KERNEL
     if (config.overflow == Overflow::Clamp && !g_portable_only.load(std::memory_order_relaxed)) {
@@ -156,31 +208,209 @@ void quantize_chunk(const float* r, std::int64_t n, float s, float z, const floa
             bool clipped = false;
             const std::int32_t q = quantize_value(r[k], sk, static_cast<std::int32_t>(zk), config, &clipped);
             const float d = sk * (static_cast<float>(q) - zk), e = std::abs(r[k] - d);
-            out.codes_scratch[k] = out.codes[k] = q;
-            out.deq[k] = d;
-            out.err[k] = e;
+            out.codes_scratch[k] = q;
+            if (out.codes) out.codes[k] = q;
+            if (out.deq) out.deq[k] = d;
+            if (out.err) out.err[k] = e;
             sums.clipped += clipped;
             sums.sum_sq_err += static_cast<double>(e) * e;
             sums.sum_abs_err += e;
             sums.sum_sq_r += static_cast<double>(r[k]) * r[k];
+            sums.sum_r += r[k];
             sums.max_err = std::max(sums.max_err, e);
             sums.code_min = std::min(sums.code_min, static_cast<float>(q));
             sums.code_max = std::max(sums.code_max, static_cast<float>(q));
         }
-        acc.sum_sq_err += sums.sum_sq_err;
-        acc.sum_abs_err += sums.sum_abs_err;
-        acc.sum_sq_r += sums.sum_sq_r;
         acc.max_err = std::max(acc.max_err, sums.max_err);
         acc.clipped += sums.clipped;
         mark_levels(out.codes_scratch, n, sums.code_min, sums.code_max, config.dtype.q_min(), acc);
-        return;
+        return {sums.sum_sq_err, sums.sum_abs_err, sums.sum_sq_r, sums.sum_r};
     }
 #endif
     (void)stream;
-    if (s_arr)
-        quantize_chunk_eigen(r, n, ConstMapF(s_arr, n), ConstMapF(z_arr, n), config, scratch, out, acc);
-    else
-        quantize_chunk_eigen(r, n, s, z, config, scratch, out, acc);
+    if (s_arr) return quantize_chunk_eigen(r, n, ConstMapF(s_arr, n), ConstMapF(z_arr, n), config, scratch, out, acc);
+    return quantize_chunk_eigen(r, n, s, z, config, scratch, out, acc);
+}
+
+// The work items of a pass and how they group into tiles. Items are in flat order:
+//   per_run: chunks inside one run of block_stride elements (one s, z each);
+//   otherwise: plain chunks of the flat array, with s and z expanded per element.
+struct Plan {
+    std::int64_t n = 0, stride = 1, count = 1;
+    bool per_run = false;
+    std::int64_t chunks_per_run = 0, items = 0, items_per_tile = 1, tiles = 0;
+    std::int64_t item_max = kChunk;  // elements in the longest item
+
+    Plan(std::int64_t elements, const QuantParams& params)
+        : n(elements), stride(params.block_stride), count(params.block_count), per_run(stride >= kMinRun) {
+        chunks_per_run = per_run ? (stride + kChunk - 1) / kChunk : 0;
+        items = per_run ? (n / stride) * chunks_per_run : (n + kChunk - 1) / kChunk;
+        item_max = per_run ? std::min(stride, kChunk) : kChunk;
+        items_per_tile = std::max<std::int64_t>(1, kTile / item_max);
+        tiles = (items + items_per_tile - 1) / items_per_tile;
+    }
+    // Item i covers [begin, begin + len); `block` is its (s, z) index when per_run.
+    void item(std::int64_t i, std::int64_t& begin, std::int64_t& len, std::int64_t& block) const {
+        if (per_run) {
+            const std::int64_t run = i / chunks_per_run, c = i % chunks_per_run;
+            begin = run * stride + c * kChunk;
+            len = std::min(kChunk, stride - c * kChunk);
+            block = run % count;
+        } else {
+            begin = i * kChunk;
+            len = std::min(kChunk, n - begin);
+            block = -1;
+        }
+    }
+    // The elements of tiles [t0, t1): [first, end).
+    void tile_span(std::int64_t t0, std::int64_t t1, std::int64_t& first, std::int64_t& end) const {
+        std::int64_t len, block, last_begin;
+        item(t0 * items_per_tile, first, len, block);
+        item(std::min(items, t1 * items_per_tile) - 1, last_begin, len, block);
+        end = last_begin + len;
+    }
+};
+
+// One thread's scratch, allocated once per pass (not on the stack: worker threads' stacks may be small).
+struct Workspace {
+    std::vector<float> scratch, s_buf, z_buf, decoded, deq, err;
+    std::vector<std::int32_t> codes;
+    Workspace()
+        : scratch(kChunk), s_buf(kChunk), z_buf(kChunk), decoded(kChunk), deq(kChunk), err(kChunk), codes(kChunk) {}
+};
+
+// Hands each wanted output of a batch to the sink, the outputs on different threads at once: their writes
+// (to different files) then overlap instead of queueing behind each other.
+void deliver(const ResultSink& sink, std::int64_t first, std::int64_t count, const QuantOutputs& batch, int threads) {
+    std::vector<QuantOutputs> parts;
+    if (batch.codes) parts.push_back({batch.codes, nullptr, nullptr});
+    if (batch.dequantized) parts.push_back({nullptr, batch.dequantized, nullptr});
+    if (batch.error) parts.push_back({nullptr, nullptr, batch.error});
+    const auto count_parts = static_cast<std::int64_t>(parts.size());
+    detail::parallel_run(nullptr, static_cast<int>(std::min<std::int64_t>(threads, count_parts)), [&] {
+#pragma omp for schedule(dynamic, 1) nowait
+        for (std::int64_t k = 0; k < count_parts; ++k) sink(first, count, parts[static_cast<std::size_t>(k)]);
+    });
+}
+
+// Every element of the view through the fused kernel. `whole`: results written straight into arrays of n
+// (one batch); otherwise results of the `wanted` kinds go to `sink` in bounded batches, in flat order.
+Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantConfig& config, const QuantOutputs* whole,
+                 const OutputSelection& wanted, const ResultSink* sink) {
+    const std::int64_t n = view.numel();
+    if (n == 0) throw Error("cannot quantize an empty tensor");
+    if (static_cast<std::int64_t>(params.scale.size()) != params.block_count ||
+        static_cast<std::int64_t>(params.zero_point.size()) != params.block_count || params.block_stride < 1 ||
+        params.block_count < 1 || n % (params.block_stride * params.block_count) != 0)
+        throw Error("quantization parameters do not match the tensor's shape");
+
+    std::vector<float> scale_f(params.scale.size()), zero_f(params.zero_point.size());
+    for (std::size_t b = 0; b < scale_f.size(); ++b) {
+        scale_f[b] = static_cast<float>(params.scale[b]);
+        zero_f[b] = static_cast<float>(params.zero_point[b]);
+    }
+    const Plan plan(n, params);
+    const std::int64_t levels = config.dtype.levels();
+
+    // Batch buffers of the wanted kinds (uninitialised: every element is written before it is read).
+    const std::int64_t tiles_per_batch = std::max<std::int64_t>(1, kBatch / (plan.items_per_tile * plan.item_max));
+    const std::int64_t batch_room = std::min(n, tiles_per_batch * plan.items_per_tile * plan.item_max);
+    std::unique_ptr<std::int32_t[]> codes_buf(!whole && wanted.codes ? new std::int32_t[batch_room] : nullptr);
+    std::unique_ptr<float[]> deq_buf(!whole && wanted.dequantized ? new float[batch_room] : nullptr);
+    std::unique_ptr<float[]> err_buf(!whole && wanted.error ? new float[batch_room] : nullptr);
+
+    // Outputs larger than the caches bypass them (streaming stores need 16-byte aligned rows); small ones,
+    // and the batches a sink reads next, stay cached.
+    const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+    const bool stream = whole != nullptr && n * static_cast<std::int64_t>(sizeof(float)) >= (std::int64_t{8} << 20) &&
+                        aligned(whole->codes) && aligned(whole->dequantized) && aligned(whole->error) &&
+                        // every chunk starts 16-byte aligned: one run, or runs of a multiple of 4 floats
+                        (!plan.per_run || params.block_stride == n || params.block_stride % 4 == 0);
+
+    const int threads = detail::pass_threads(n);
+    std::vector<Partial> partials(static_cast<std::size_t>(threads));
+    for (Partial& p : partials) p.seen.assign(static_cast<std::size_t>(levels), 0);
+    std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
+    const std::int64_t items_per_batch = tiles_per_batch * plan.items_per_tile;
+    std::vector<Sums> item_sums(static_cast<std::size_t>(items_per_batch));
+    OrderedSums ordered(plan.items, n >= detail::kParallelMin ? omp_get_num_procs() : 1);
+
+    for (std::int64_t t0 = 0; t0 < plan.tiles; t0 += tiles_per_batch) {
+        const std::int64_t t1 = std::min(plan.tiles, t0 + tiles_per_batch);
+        std::int64_t first = 0, end = 0;
+        plan.tile_span(t0, t1, first, end);
+        // Element i's results go to base[i - offset].
+        const std::int64_t offset = whole ? 0 : first;
+        const std::int64_t i_first = t0 * plan.items_per_tile, i_last = std::min(plan.items, t1 * plan.items_per_tile);
+        std::int32_t* const codes_base = whole ? whole->codes : codes_buf.get();
+        float* const deq_base = whole ? whole->dequantized : deq_buf.get();
+        float* const err_base = whole ? whole->error : err_buf.get();
+        detail::parallel_guarded(view, threads, [&] {
+            const auto me = static_cast<std::size_t>(omp_get_thread_num());
+            Partial& acc = partials[me];
+            Workspace& ws = workspaces[me];
+#pragma omp for schedule(dynamic, 1) nowait
+            for (std::int64_t t = t0; t < t1; ++t) {
+                const std::int64_t i_end = std::min(plan.items, (t + 1) * plan.items_per_tile);
+                for (std::int64_t i = t * plan.items_per_tile; i < i_end; ++i) {
+                    std::int64_t begin, len, block;
+                    plan.item(i, begin, len, block);
+                    const float* r = floats_at(view, begin, len, ws.decoded.data());
+                    const std::int64_t at = begin - offset;
+                    const ChunkOut out{codes_base ? codes_base + at : nullptr, deq_base ? deq_base + at : nullptr,
+                                       err_base ? err_base + at : nullptr, ws.codes.data(), ws.deq.data(),
+                                       ws.err.data()};
+                    if (block >= 0) {
+                        const auto b = static_cast<std::size_t>(block);
+                        item_sums[static_cast<std::size_t>(i - i_first)] = quantize_chunk(
+                            r, len, scale_f[b], zero_f[b], nullptr, nullptr, config, stream, ws.scratch.data(), out, acc);
+                        continue;
+                    }
+                    std::int64_t blk = params.block_of(begin);
+                    std::int64_t left_in_run = params.block_stride - begin % params.block_stride;
+                    for (std::int64_t k = 0; k < len; ++k) {
+                        ws.s_buf[k] = scale_f[static_cast<std::size_t>(blk)];
+                        ws.z_buf[k] = zero_f[static_cast<std::size_t>(blk)];
+                        if (--left_in_run == 0) {
+                            left_in_run = params.block_stride;
+                            if (++blk == params.block_count) blk = 0;
+                        }
+                    }
+                    item_sums[static_cast<std::size_t>(i - i_first)] = quantize_chunk(
+                        r, len, 0, 0, ws.s_buf.data(), ws.z_buf.data(), config, stream, ws.scratch.data(), out, acc);
+                }
+            }
+#ifdef QS_HAVE_AVX2_KERNEL
+            if (stream) _mm_sfence();  // streaming stores become visible before the results are read
+#endif
+        });
+        for (std::int64_t i = i_first; i < i_last; ++i) ordered.add(i, item_sums[static_cast<std::size_t>(i - i_first)]);
+        if (sink) deliver(*sink, first, end - first, {codes_buf.get(), deq_buf.get(), err_buf.get()}, threads);
+    }
+
+    Partial merged;
+    merged.seen.assign(static_cast<std::size_t>(levels), 0);
+    for (const Partial& p : partials) {
+        merged.max_err = std::max(merged.max_err, p.max_err);
+        merged.clipped += p.clipped;
+        for (std::size_t k = 0; k < p.seen.size(); ++k) merged.seen[k] |= p.seen[k];
+    }
+    const Sums total = ordered.total();
+    Metrics m;
+    m.count = n;
+    m.mse = total.sum_sq_err / static_cast<double>(n);
+    m.rmse = std::sqrt(m.mse);
+    m.mae = total.sum_abs_err / static_cast<double>(n);
+    m.max_abs_error = merged.max_err;
+    m.l2_error = std::sqrt(total.sum_sq_err);
+    if (total.sum_sq_r > 0 && total.sum_sq_err > 0) m.sqnr_db = 10.0 * std::log10(total.sum_sq_r / total.sum_sq_err);
+    m.clipped = merged.clipped;
+    m.levels_used = std::count(merged.seen.begin(), merged.seen.end(), std::uint8_t{1});
+    m.levels_total = levels;
+    m.sum = total.sum_r;
+    m.signal_energy = total.sum_sq_r;
+    m.error_energy = total.sum_sq_err;
+    return m;
 }
 
 }  // namespace
@@ -198,114 +428,42 @@ std::int32_t quantize_value(float r, float scale, std::int32_t zero_point, const
     return static_cast<std::int32_t>(v < q_min ? q_min : q_max);
 }
 
+Metrics quantize_view(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                      const QuantOutputs& out) {
+    return run_pass(view, params, config, &out, {}, nullptr);
+}
+
+Metrics quantize_view(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                      const OutputSelection& wanted, const ResultSink& sink) {
+    return run_pass(view, params, config, nullptr, wanted, &sink);
+}
+
+Quantization quantize_checked(const TensorView& view, const QuantConfig& config, const OutputSelection& wanted,
+                              const ResultSink& sink) {
+    Quantization q;
+    q.params = compute_params(view, config, &q.range);
+    q.metrics = sink ? quantize_view(view, q.params, config, wanted, sink) : quantize_view(view, q.params, config);
+    if (!std::isfinite(q.metrics.max_abs_error)) {
+        const std::int64_t i = first_nonfinite_error(view, q.params, config);
+        const ElementTrace t = trace_element(view, q.params, config, std::max<std::int64_t>(i, 0));
+        throw Error("float32 overflow at index " + index_to_string(view.shape, t.flat_index) + ": r = " + format_g(t.r) +
+                    " gives r' = s (q - z) = " + format_g(t.dequantized) + ", |r - r'| = " + format_g(t.error) +
+                    " (the values are too close to float32's limits)");
+    }
+    return q;
+}
+
 void quantize_into(const Tensor& tensor, const QuantParams& params, const QuantConfig& config, QuantResult& out) {
-    const std::int64_t n = tensor.numel();
-    if (n == 0) throw Error("cannot quantize an empty tensor");
-    if (static_cast<std::int64_t>(params.scale.size()) != params.block_count ||
-        static_cast<std::int64_t>(params.zero_point.size()) != params.block_count || params.block_stride < 1 ||
-        params.block_count < 1 || n % (params.block_stride * params.block_count) != 0)
-        throw Error("quantization parameters do not match the tensor's shape");
-    const auto un = static_cast<std::size_t>(n);
+    const auto un = static_cast<std::size_t>(tensor.numel());
     if (out.codes.size() != un) out.codes.resize(un);
     if (out.dequantized.size() != un) out.dequantized.resize(un);
     if (out.error.size() != un) out.error.resize(un);
-
-    std::vector<float> scale_f(params.scale.size()), zero_f(params.zero_point.size());
-    for (std::size_t b = 0; b < scale_f.size(); ++b) {
-        scale_f[b] = static_cast<float>(params.scale[b]);
-        zero_f[b] = static_cast<float>(params.zero_point[b]);
-    }
-
-    const bool per_run = params.block_stride >= kMinRun;
-    // per_run: items are chunks inside one run of block_stride elements (one s, z each);
-    // otherwise items are plain chunks of the flat array, with s and z expanded per element.
-    const std::int64_t chunks_per_run = per_run ? (params.block_stride + kChunk - 1) / kChunk : 0;
-    const std::int64_t items = per_run ? (n / params.block_stride) * chunks_per_run : (n + kChunk - 1) / kChunk;
-    const float* r = tensor.values.data();
-    const std::int64_t levels = config.dtype.levels();
-
-    // Outputs larger than the caches bypass them (streaming stores need 16-byte aligned rows, which
-    // std::vector's allocator gives); small ones stay cached for whoever reads them next.
-    const bool stream = n * static_cast<std::int64_t>(sizeof(float)) >= (std::int64_t{8} << 20) &&
-                        reinterpret_cast<std::uintptr_t>(out.codes.data()) % 16 == 0 &&
-                        reinterpret_cast<std::uintptr_t>(out.dequantized.data()) % 16 == 0 &&
-                        reinterpret_cast<std::uintptr_t>(out.error.data()) % 16 == 0 &&
-                        // every chunk starts 16-byte aligned: one run, or runs of a multiple of 4 floats
-                        (!per_run || params.block_stride == n || params.block_stride % 4 == 0);
-    const int threads = n >= 2 * kChunk ? omp_get_max_threads() : 1;
-    std::vector<Partial> partials(static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(threads)
-    {
-        Partial& acc = partials[static_cast<std::size_t>(omp_get_thread_num())];
-        acc.seen.assign(static_cast<std::size_t>(levels), 0);
-        alignas(64) float scratch[kChunk];
-        alignas(64) float s_buf[kChunk];
-        alignas(64) float z_buf[kChunk];
-        alignas(64) std::int32_t codes_scratch[kChunk];
-#pragma omp for schedule(static) nowait
-        for (std::int64_t i = 0; i < items; ++i) {
-            if (per_run) {
-                const std::int64_t run = i / chunks_per_run, c = i % chunks_per_run;
-                const std::int64_t begin = run * params.block_stride + c * kChunk;
-                const std::int64_t len = std::min(kChunk, params.block_stride - c * kChunk);
-                const auto b = static_cast<std::size_t>(run % params.block_count);
-                quantize_chunk(r + begin, len, scale_f[b], zero_f[b], nullptr, nullptr, config, stream, scratch,
-                               {out.codes.data() + begin, out.dequantized.data() + begin, out.error.data() + begin,
-                                codes_scratch},
-                               acc);
-            } else {
-                const std::int64_t begin = i * kChunk;
-                const std::int64_t len = std::min(kChunk, n - begin);
-                std::int64_t block = params.block_of(begin);
-                std::int64_t left_in_run = params.block_stride - begin % params.block_stride;
-                for (std::int64_t k = 0; k < len; ++k) {
-                    s_buf[k] = scale_f[static_cast<std::size_t>(block)];
-                    z_buf[k] = zero_f[static_cast<std::size_t>(block)];
-                    if (--left_in_run == 0) {
-                        left_in_run = params.block_stride;
-                        if (++block == params.block_count) block = 0;
-                    }
-                }
-                quantize_chunk(r + begin, len, 0, 0, s_buf, z_buf, config, stream, scratch,
-                               {out.codes.data() + begin, out.dequantized.data() + begin, out.error.data() + begin,
-                                codes_scratch},
-                               acc);
-            }
-        }
-#ifdef QS_HAVE_AVX2_KERNEL
-        if (stream) _mm_sfence();  // streaming stores become visible before the results are read
-#endif
-    }
-
-    Partial total;
-    total.seen.assign(static_cast<std::size_t>(levels), 0);
-    for (const Partial& p : partials) {
-        total.sum_sq_err += p.sum_sq_err;
-        total.sum_abs_err += p.sum_abs_err;
-        total.sum_sq_r += p.sum_sq_r;
-        total.max_err = std::max(total.max_err, p.max_err);
-        total.clipped += p.clipped;
-        for (std::size_t k = 0; k < p.seen.size(); ++k) total.seen[k] |= p.seen[k];
-    }
-    Metrics& m = out.metrics;
-    m.count = n;
-    m.mse = total.sum_sq_err / static_cast<double>(n);
-    m.rmse = std::sqrt(m.mse);
-    m.mae = total.sum_abs_err / static_cast<double>(n);
-    m.max_abs_error = total.max_err;
-    m.l2_error = std::sqrt(total.sum_sq_err);
-    if (total.sum_sq_r > 0 && total.sum_sq_err > 0)
-        m.sqnr_db = 10.0 * std::log10(total.sum_sq_r / total.sum_sq_err);
-    else
-        m.sqnr_db.reset();
-    m.clipped = total.clipped;
-    m.levels_used = std::count(total.seen.begin(), total.seen.end(), std::uint8_t{1});
-    m.levels_total = levels;
+    out.metrics = quantize_view(view_of(tensor), params, config,
+                                QuantOutputs{out.codes.data(), out.dequantized.data(), out.error.data()});
 }
 
 QuantResult quantize(const Tensor& tensor, const QuantConfig& config, QuantParams* params_out) {
     check_tensor(tensor);
-    check_config(config, tensor.shape);
     QuantParams params = compute_params(tensor, config);
     QuantResult result;
     quantize_into(tensor, params, config, result);
@@ -313,13 +471,13 @@ QuantResult quantize(const Tensor& tensor, const QuantConfig& config, QuantParam
     return result;
 }
 
-ElementTrace trace_element(const Tensor& tensor, const QuantParams& params, const QuantConfig& config,
-                           std::int64_t flat_index) {
-    if (flat_index < 0 || flat_index >= tensor.numel()) throw Error("element index out of range");
+namespace {
+
+ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index) {
     ElementTrace t;
     t.flat_index = flat_index;
     t.block = params.block_of(flat_index);
-    t.r = tensor.values[static_cast<std::size_t>(flat_index)];
+    t.r = r;
     t.scale = static_cast<float>(params.scale[static_cast<std::size_t>(t.block)]);
     t.zero_point = params.zero_point[static_cast<std::size_t>(t.block)];
     t.scaled = t.r / t.scale + static_cast<float>(t.zero_point);
@@ -328,6 +486,36 @@ ElementTrace trace_element(const Tensor& tensor, const QuantParams& params, cons
     t.dequantized = t.scale * (static_cast<float>(t.code) - static_cast<float>(t.zero_point));
     t.error = std::abs(t.r - t.dequantized);
     return t;
+}
+
+}  // namespace
+
+ElementTrace trace_element(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                           std::int64_t flat_index) {
+    if (flat_index < 0 || flat_index >= view.numel()) throw Error("element index out of range");
+    float r = 0;
+    view.guarded([&] { r = *floats_at(view, flat_index, 1, &r); });
+    return trace_value(r, params, config, flat_index);
+}
+
+ElementTrace trace_element(const Tensor& tensor, const QuantParams& params, const QuantConfig& config,
+                           std::int64_t flat_index) {
+    return trace_element(view_of(tensor), params, config, flat_index);
+}
+
+std::int64_t first_nonfinite_error(const TensorView& view, const QuantParams& params, const QuantConfig& config) {
+    const std::int64_t n = view.numel();
+    std::int64_t found = -1;
+    view.guarded([&] {
+        std::vector<float> scratch(kChunk);
+        for (std::int64_t begin = 0; begin < n && found < 0; begin += kChunk) {
+            const std::int64_t len = std::min(kChunk, n - begin);
+            const float* r = floats_at(view, begin, len, scratch.data());
+            for (std::int64_t k = 0; k < len && found < 0; ++k)
+                if (!std::isfinite(trace_value(r[k], params, config, begin + k).error)) found = begin + k;
+        }
+    });
+    return found;
 }
 
 // Deliberately scalar: the baseline that shows what vectorisation and threads buy.

@@ -1,6 +1,6 @@
 // The fused quantize pass for one chunk with AVX2 intrinsics: 8 floats at a time, one read of the input,
-// each output written once (streaming stores for tensors larger than the caches), every metric
-// accumulated on the way (sums in double). Private to quantize.cpp.
+// each wanted output written once (streaming stores for tensors larger than the caches; a null output is
+// not written at all), every metric accumulated on the way (sums in double). Private to quantize.cpp.
 #pragma once
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -12,7 +12,7 @@
 namespace qs::detail {
 
 struct KernelSums {
-    double sum_sq_err = 0, sum_abs_err = 0, sum_sq_r = 0;
+    double sum_sq_err = 0, sum_abs_err = 0, sum_sq_r = 0, sum_r = 0;
     float max_err = 0;
     float code_min = 0, code_max = 0;  // of this chunk
     std::int64_t clipped = 0;
@@ -65,7 +65,8 @@ inline float hmin(__m256 v) {
 }
 
 // Processes the first n8 = n - n % 8 elements; the caller finishes the tail with the scalar formula.
-// Codes go to `codes_scratch` (cache-resident, for the distinct-level count) and to `codes_out`.
+// Codes go to `codes_scratch` (cache-resident, for the distinct-level count) and to `codes_out`; any of
+// codes_out, deq_out and err_out may be null (not wanted).
 template <bool kStream, bool kHalfEven, class S, class Z>
 void quantize_chunk_avx2(const float* r_in, std::int64_t n8, const S& s_src, const Z& z_src, float q_min, float q_max,
                          std::int32_t* codes_scratch, std::int32_t* codes_out, float* deq_out, float* err_out,
@@ -75,6 +76,7 @@ void quantize_chunk_avx2(const float* r_in, std::int64_t n8, const S& s_src, con
     __m256d sse0 = _mm256_setzero_pd(), sse1 = _mm256_setzero_pd();
     __m256d sae0 = _mm256_setzero_pd(), sae1 = _mm256_setzero_pd();
     __m256d sr0 = _mm256_setzero_pd(), sr1 = _mm256_setzero_pd();
+    __m256d sl0 = _mm256_setzero_pd(), sl1 = _mm256_setzero_pd();
     __m256 emax = _mm256_setzero_ps();
     __m256 cmin = _mm256_set1_ps(q_max), cmax = _mm256_set1_ps(q_min);
     std::int64_t clipped = 0;
@@ -98,11 +100,11 @@ void quantize_chunk_avx2(const float* r_in, std::int64_t n8, const S& s_src, con
         cmax = _mm256_max_ps(cmax, v);
         const __m256i q = _mm256_cvtps_epi32(v);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes_scratch + k), q);
-        store_i<kStream>(codes_out + k, q);
+        if (codes_out) store_i<kStream>(codes_out + k, q);
         const __m256 d = _mm256_mul_ps(s, _mm256_sub_ps(v, z));
-        store_f<kStream>(deq_out + k, d);
+        if (deq_out) store_f<kStream>(deq_out + k, d);
         const __m256 e = _mm256_andnot_ps(sign_mask, _mm256_sub_ps(r, d));
-        store_f<kStream>(err_out + k, e);
+        if (err_out) store_f<kStream>(err_out + k, e);
         emax = _mm256_max_ps(emax, e);
         const __m256d e0 = _mm256_cvtps_pd(_mm256_castps256_ps128(e)), e1 = _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1));
         sse0 = _mm256_fmadd_pd(e0, e0, sse0);
@@ -112,10 +114,13 @@ void quantize_chunk_avx2(const float* r_in, std::int64_t n8, const S& s_src, con
         const __m256d r0 = _mm256_cvtps_pd(_mm256_castps256_ps128(r)), r1 = _mm256_cvtps_pd(_mm256_extractf128_ps(r, 1));
         sr0 = _mm256_fmadd_pd(r0, r0, sr0);
         sr1 = _mm256_fmadd_pd(r1, r1, sr1);
+        sl0 = _mm256_add_pd(sl0, r0);
+        sl1 = _mm256_add_pd(sl1, r1);
     }
     sums.sum_sq_err = hsum(_mm256_add_pd(sse0, sse1));
     sums.sum_abs_err = hsum(_mm256_add_pd(sae0, sae1));
     sums.sum_sq_r = hsum(_mm256_add_pd(sr0, sr1));
+    sums.sum_r = hsum(_mm256_add_pd(sl0, sl1));
     sums.max_err = hmax(emax);
     sums.code_min = hmin(cmin);
     sums.code_max = hmax(cmax);

@@ -91,10 +91,13 @@ void check_tensor(const Tensor& tensor) {
                     shape_to_json(tensor.shape) + " needs " + std::to_string(n));
     for (std::int64_t i = 0; i < n; ++i) {
         const float v = tensor.values[static_cast<std::size_t>(i)];
-        if (!std::isfinite(v))
-            throw Error(std::string(std::isnan(v) ? "NaN" : (v > 0 ? "+Inf" : "-Inf")) + " at index " +
-                        index_to_string(tensor.shape, i) + ": values must be finite");
+        if (!std::isfinite(v)) throw Error(nonfinite_message(v, tensor.shape, i));
     }
+}
+
+std::string nonfinite_message(float value, const Shape& shape, std::int64_t flat) {
+    return std::string(std::isnan(value) ? "NaN" : (value > 0 ? "+Inf" : "-Inf")) + " at index " +
+           index_to_string(shape, flat) + ": values must be finite";
 }
 
 }  // namespace qs

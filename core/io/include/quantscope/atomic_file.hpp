@@ -6,9 +6,14 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#include "quantscope/tensor_view.hpp"
 
 namespace qs {
 
@@ -48,6 +53,8 @@ private:
     int dir_fd_ = -1;        // the target's folder: both names are resolved in it, even if it is moved
     int fd_ = -1;            // the temporary, open until finish()
     std::vector<char> buffer_;
+    std::uint64_t written_ = 0;  // bytes written to the temporary so far
+    std::uint64_t flushed_ = 0;  // of which the disk has been asked to start writing
 };
 
 // One-shot form of AtomicFileWriter.
@@ -142,16 +149,17 @@ public:
     // guard covers the calling thread only: work split over threads calls read_guarded in each chunk.
     template <class Read>
     auto read_guarded(Read&& read) const -> decltype(read()) {
-        const detail::ShrinkGuard guard(range_.get());
-        try {
-            auto result = read();
-            guard.check(path_);
-            return result;
-        } catch (...) {
-            guard.check(path_);
-            throw;
-        }
+        std::optional<std::decay_t<decltype(read())>> result;
+        run_guarded([&] { result.emplace(read()); });
+        return std::move(*result);
     }
+    void run_guarded(const std::function<void()>& work) const;
+    // The same protection for a TensorView of these bytes (its passes call it on each thread). Stays valid,
+    // at the same address, as long as the mapping, even across a move of this object; null when empty.
+    const ReadGuard* guard() const { return guard_.get(); }
+    // The bytes [offset, offset + length) were read and will not be needed soon: give their pages back
+    // (they stay in the page cache; the process's resident memory stops counting them).
+    void done_reading(std::size_t offset, std::size_t length) const;
 
 private:
     void release() noexcept;
@@ -161,6 +169,7 @@ private:
     std::size_t size_ = 0;
     std::unique_ptr<detail::MappedRange> range_;  // non-null when mmap'ed
     std::vector<std::uint8_t> owned_;             // the fallback copy when mmap is not possible
+    std::unique_ptr<ReadGuard> guard_;
 };
 
 // The whole of a small regular file (a session, settings, a font), copied; more than `max_bytes` is an

@@ -23,11 +23,21 @@ Tensor parse_csv(const char* data, std::size_t size, const std::string& name);
 Tensor read_csv(const std::string& path);
 Tensor read_csv(const MappedFile& file);
 
-// Rank 1 as one row, rank 2 as rows; rank 3 is refused (before any file is touched). Floats are written as
-// the shortest text that reads back as the same float32 (at most 9 significant digits, like "%.9g");
-// codes as integers. Comma separated, '\n' line ends, written to `out` (its target names the file in
-// messages); the caller commits.
-void write_csv_floats(AtomicFileWriter& out, const Shape& shape, const float* values);
-void write_csv_codes(AtomicFileWriter& out, const Shape& shape, const std::int32_t* codes);
+// A table written piece by piece as its values are computed: append() in flat order, rows ending by
+// themselves. Rank 1 is one row, rank 2 rows; rank 3 is refused on construction (before anything is
+// written). Floats are written as the shortest text that reads back as the same float32 (at most 9
+// significant digits, like "%.9g"); codes as integers. Comma separated, '\n' line ends, written to `out`
+// (its target names the file in messages); the caller commits.
+class CsvTableWriter {
+public:
+    CsvTableWriter(AtomicFileWriter& out, const Shape& shape);
+    void append(const float* values, std::int64_t count);
+    void append(const std::int32_t* codes, std::int64_t count);
+
+private:
+    AtomicFileWriter& out_;
+    std::int64_t cols_ = 0;
+    std::int64_t column_ = 0;  // of the next value
+};
 
 }  // namespace qs

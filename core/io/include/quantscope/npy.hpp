@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "quantscope/element_type.hpp"
 #include "quantscope/tensor.hpp"
 #include "quantscope/tensor_io.hpp"
 
@@ -28,6 +29,16 @@ struct NpyHeader {
 // "<name>: ..." on anything else. Touches no array data.
 NpyHeader parse_npy_header(const std::uint8_t* data, std::size_t size, const std::string& name);
 
+// What parse_npy checks before it reads a value (header, dtype, rank, element count, exact data length):
+// where the elements are and how to read them. Throws qs::Error "<name>: ...".
+struct NpyData {
+    Shape shape;                      // rank 1..3 (rank > 3 in C order folded; `note` says how)
+    ElementType type = ElementType::F32;
+    bool fortran_order = false;       // column-major data (rank > 1 only)
+    std::size_t data_offset = 0;
+};
+NpyData inspect_npy(const std::uint8_t* data, std::size_t size, const std::string& name, std::string* note = nullptr);
+
 // The whole reader on an in-memory file: header, dtype and rank checks, element count (kMaxElements) and
 // exact data length — all before allocating — then one conversion pass and check_tensor.
 // `name` prefixes every error message.
@@ -42,11 +53,21 @@ Tensor read_npy(const MappedFile& file, std::string* note = nullptr);
 // a newline so the data starts at a multiple of 64 bytes, as numpy writes it.
 std::string npy_header_bytes(const std::string& descr, const Shape& shape);
 
-// '<f4' array of shape `shape` (rank 1..3), written to `out` (its target names the file in messages); the
-// caller commits.
-void write_npy_floats(AtomicFileWriter& out, const Shape& shape, const float* values);
-// Integer codes as '|i1', '|u1', '<i2' or '<u2' (NpyDtype::F4 writes them as '<f4'); a code outside the
-// dtype's range is an error naming its index. Written to `out`; the caller commits.
-void write_npy_codes(AtomicFileWriter& out, const Shape& shape, const std::int32_t* codes, NpyDtype dtype);
+// A .npy array written piece by piece as its values are computed: the header on construction (the shape
+// checked: rank 1..3, not empty), then append() in flat order: floats as '<f4'; codes as '|i1', '|u1',
+// '<i2' or '<u2' (the smallest type that holds them; NpyDtype::F4 writes them as '<f4'), a code that does
+// not fit being an error naming its index. The caller commits `out` (its target names the file in messages).
+class NpyArrayWriter {
+public:
+    NpyArrayWriter(AtomicFileWriter& out, const Shape& shape, NpyDtype dtype);
+    void append(const float* values, std::int64_t count);       // dtype F4
+    void append(const std::int32_t* codes, std::int64_t count);  // any dtype (F4: codes as floats)
+
+private:
+    AtomicFileWriter& out_;
+    Shape shape_;
+    NpyDtype dtype_;
+    std::int64_t written_ = 0;
+};
 
 }  // namespace qs

@@ -11,6 +11,7 @@
 
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/tensor.hpp"
+#include "quantscope/tensor_view.hpp"
 
 namespace qs {
 
@@ -50,6 +51,14 @@ public:
     // tensors are refused. Rank > 3 is folded to 3-D by multiplying the leading dimensions; then `folding`
     // (if given) receives e.g. "2x3x4x5 viewed as 6x4x5", else it is cleared. The result passed check_tensor.
     Tensor read(const std::string& tensor_name, std::string* folding = nullptr) const;
+    // The same tensor (same checks and folding) as a view of its bytes in the file, in their stored type:
+    // nothing is read or copied yet. Valid while this object lives; its guard covers a file that shrinks.
+    TensorView view(const std::string& tensor_name, std::string* folding = nullptr) const;
+    // Byte offset of the data region in the file (8 + header length): entry.begin + data_offset() is where a
+    // tensor's bytes start.
+    std::size_t data_offset() const { return data_start_; }
+    // The mapping this file reads from (empty for caller-owned memory).
+    const MappedFile& file() const { return file_; }
 
 private:
     void parse();

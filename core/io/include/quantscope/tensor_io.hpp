@@ -2,14 +2,19 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "quantscope/tensor.hpp"
+#include "quantscope/tensor_view.hpp"
 
 namespace qs {
 
 class AtomicFileWriter;
+class CsvTableWriter;
+class MappedFile;
+class NpyArrayWriter;
 
 // Picks the reader by extension (.npy, .csv, .safetensors; case-insensitive). Every length and shape is
 // checked against the real file size before anything is allocated; the result has passed check_tensor.
@@ -19,6 +24,33 @@ Tensor load_tensor(const std::string& path);
 // 3-D and `note` (if given) receives e.g. "2x3x4x5 viewed as 6x4x5", else is cleared. A non-empty
 // `tensor_name` with another format is an error.
 Tensor load_tensor(const std::string& path, const std::string& tensor_name, std::string* note = nullptr);
+
+class SafetensorsFile;
+
+// A tensor file opened for passes over its values without a float32 copy: view() reads the elements in
+// their stored type straight from the file's mapping (.npy in C order: <f2, <f4, <f8; .safetensors: F16,
+// BF16, F32, F64). A .csv or a Fortran-order .npy has no such layout: it is decoded into memory on open.
+// Opening checks what load_tensor checks, with the same messages, except the values: the first pass over
+// the view reports a NaN or Inf (compute_params does). Not movable: the view points into it.
+class TensorFile {
+public:
+    // `tensor_name` picks a .safetensors tensor (empty: the only one); with another format it is an error.
+    TensorFile(const std::string& path, const std::string& tensor_name);
+    ~TensorFile();
+    TensorFile(const TensorFile&) = delete;
+    TensorFile& operator=(const TensorFile&) = delete;
+
+    const TensorView& view() const { return view_; }
+    // How the tensor was viewed, e.g. "2x3x4x5 viewed as 6x4x5"; usually empty.
+    const std::string& note() const { return note_; }
+
+private:
+    std::unique_ptr<MappedFile> file_;
+    std::unique_ptr<SafetensorsFile> safetensors_;
+    Tensor decoded_;
+    TensorView view_;
+    std::string note_;
+};
 
 // The last path component's extension with its dot, lower-cased (".npy"), or "" when it has none: what
 // every reader and writer here decides by.
@@ -36,5 +68,25 @@ void save_codes(const std::string& path, const Shape& shape, const std::int32_t*
 // follows the writer's target.
 void save_floats(AtomicFileWriter& out, const Shape& shape, const float* values);
 void save_codes(AtomicFileWriter& out, const Shape& shape, const std::int32_t* codes, NpyDtype dtype);
+
+// The same piece by piece, as the values are computed: construction checks the layout (and writes a .npy
+// header), append() takes the values in flat order, finish() checks that every element came.
+class TensorWriter {
+public:
+    TensorWriter(AtomicFileWriter& out, const Shape& shape, NpyDtype dtype);  // F4 for floats
+    ~TensorWriter();
+    void append(const float* values, std::int64_t count);
+    void append(const std::int32_t* codes, std::int64_t count);
+    void finish() const;
+
+private:
+    template <class T>
+    void append_values(const T* values, std::int64_t count);
+
+    AtomicFileWriter& out_;
+    std::int64_t numel_ = 0, written_ = 0;
+    std::unique_ptr<NpyArrayWriter> npy_;
+    std::unique_ptr<CsvTableWriter> csv_;
+};
 
 }  // namespace qs

@@ -6,6 +6,7 @@
 
 #include "quantscope/config.hpp"
 #include "quantscope/tensor.hpp"
+#include "quantscope/tensor_view.hpp"
 
 namespace qs {
 
@@ -36,9 +37,17 @@ void symmetric_params(double abs_max, const IntType& dtype, double& scale, std::
 // s = max|r| / 255 (1 for an all-zero tensor). With int8 and no clamp, the maximum lands on 255 = -1.
 double naive_max_scale(const Tensor& tensor);
 
-// Computes the block layout and (s, z) of every block for `config` (manual: the given pair). Assumes
-// check_tensor and check_config passed; throws qs::Error otherwise. One parallel min/max pass.
+// Computes the block layout and (s, z) of every block for `config` (manual: the given pair). Checks the
+// config against the shape and that every value is finite (qs::Error naming the first bad index), in the
+// same parallel min/max pass that gives the blocks' ranges.
 QuantParams compute_params(const Tensor& tensor, const QuantConfig& config);
+
+struct TensorRange {
+    float min = 0, max = 0;
+};
+// The same reading the view in its stored type, chunk by chunk (the percentile and mse calibrators decode
+// a float32 copy first); `whole` (if given) receives the smallest and largest value.
+QuantParams compute_params(const TensorView& view, const QuantConfig& config, TensorRange* whole = nullptr);
 
 // The block layout alone (no statistics), e.g. for manual parameters.
 void set_block_layout(const Shape& shape, const QuantConfig& config, QuantParams& params);

@@ -40,6 +40,8 @@ std::int64_t checked_numel(const Shape& shape);
 // Throws qs::Error unless the tensor is usable: rank 1..3, no empty dimension, values.size() matching the
 // shape, and every value finite. The message names the first bad index, e.g. "NaN at index [1, 2]".
 void check_tensor(const Tensor& tensor);
+// "NaN at index [1, 2]: values must be finite" (or "+Inf", "-Inf") for the value at flat index `flat`.
+std::string nonfinite_message(float value, const Shape& shape, std::int64_t flat);
 
 // Rank > 3 viewed as 3-D: the leading dimensions multiplied into the first (2x3x4x5 → 6x4x5); rank <= 3
 // unchanged. `note` receives "2x3x4x5 viewed as 6x4x5" when folding happened, else is cleared.
