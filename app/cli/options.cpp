@@ -169,7 +169,11 @@ RandomSpec random_spec(const ParsedArgs& args) {
 
 }  // namespace
 
-Input load_input(const ParsedArgs& args, bool allow_no_source) {
+TensorView Input::values() const { return file ? file->view() : view_of(tensor); }
+
+const Shape& Input::shape() const { return file ? file->view().shape : tensor.shape; }
+
+Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view) {
     const int sources = static_cast<int>(!args.positionals.empty()) + static_cast<int>(args.has("--preset")) +
                         static_cast<int>(args.has("--random"));
     if (args.positionals.size() > 1) throw Error("unexpected argument '" + args.positionals[1] + "'");
@@ -196,7 +200,12 @@ Input load_input(const ParsedArgs& args, bool allow_no_source) {
         input.view = std::move(s.view);
     } else if (!args.positionals.empty()) {
         const std::string* name = args.get("--tensor");
-        input.tensor = load_tensor(args.positionals[0], name ? *name : "", &input.note);
+        if (file_as_view) {
+            input.file = std::make_shared<TensorFile>(args.positionals[0], name ? *name : "");
+            input.note = input.file->note();
+        } else {
+            input.tensor = load_tensor(args.positionals[0], name ? *name : "", &input.note);
+        }
         input.label = args.positionals[0] + (name ? " : " + *name : "");
         input.source.kind = TensorSource::Kind::File;
         input.source.path = absolute_path(args.positionals[0]);
@@ -218,11 +227,11 @@ Input load_input(const ParsedArgs& args, bool allow_no_source) {
     } else {
         throw Error("no input: give a .npy or .csv file, --preset NAME or --random normal|uniform --shape RxC");
     }
-    check_tensor(input.tensor);
+    if (!input.file) check_tensor(input.tensor);
     // A preset's manual pair does not survive a request for a computed mode.
     if (args.has("--mode")) input.config.mode = Mode::Asymmetric;
     apply_quantize_options(args, input.config);
-    check_config(input.config, input.tensor.shape);
+    check_config(input.config, input.shape());
     return input;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "quantscope/config.hpp"
 #include "quantscope/session.hpp"
 #include "quantscope/tensor.hpp"
+#include "quantscope/tensor_io.hpp"
 
 namespace qs::cli {
 
@@ -48,7 +50,10 @@ std::int64_t parse_int(const std::string& option, const std::string& text);
 
 // The tensor a command works on and the settings that come with it.
 struct Input {
-    Tensor tensor;        // passed check_tensor
+    Tensor tensor;        // passed check_tensor; empty when `file` holds the values
+    // load_input(..., file_as_view = true) of a file: its values, read in their stored type when first used
+    // (their finiteness is checked then, by compute_params).
+    std::shared_ptr<TensorFile> file;
     QuantConfig config;   // preset defaults (if any) overridden by the quantize options; passed check_config
     std::string label;    // "lesson", "data.npy", "model.safetensors : layer.0.weight", "random normal 4x4 seed 0"
     std::string note;     // how the tensor was viewed, e.g. "2x3x4x5 viewed as 6x4x5"; usually empty
@@ -58,13 +63,19 @@ struct Input {
     // A SESSION.json input: the GUI's saved view settings.
     bool from_session = false;
     std::vector<std::pair<std::string, std::string>> view;
+
+    // The values, wherever they are (a view of `tensor` or of `file`), and their shape.
+    TensorView values() const;
+    const Shape& shape() const;
 };
 
 // Exactly one source: one positional INPUT file (with --tensor NAME for .safetensors; a .json file is a
 // saved session: its tensor and settings), --preset NAME, or --random normal|uniform --shape ...
 // (the --random sub-options are errors without --random). Applies quantize options over the preset's
 // config. `allow_no_source`: when nothing is given, return the `lesson` preset instead of an error.
-Input load_input(const ParsedArgs& args, bool allow_no_source);
+// `file_as_view`: an INPUT file is opened as a TensorFile (read once it is used, in its stored type) instead
+// of being loaded into `tensor`.
+Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view = false);
 
 // The files load_input read, for check_distinct_files: "the input" (INPUT as given) and, for a session
 // whose tensor is a file, "the session's tensor".

@@ -1,6 +1,6 @@
 // `quantscope quantize INPUT [options]`: SPEC "Command line".
-#include <cmath>
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -85,36 +85,41 @@ int run_quantize(const std::vector<std::string>& args) {
         }
     }
 
-    const Input input = load_input(parsed, false);
+    // A file input is read once it is used, in its stored type, straight from its mapping: no float32 copy.
+    const Input input = load_input(parsed, false, true);
     check_distinct_files(input_files(parsed, input), output_roles);
     for (const auto& out : outputs)
-        if (input.tensor.rank() == 3 && lower_extension(out.file->target()) == ".csv")
+        if (input.shape().size() == 3 && lower_extension(out.file->target()) == ".csv")
             throw Error(std::string(out.option) + ": a rank-3 tensor cannot be written as CSV (use .npy)");
-    QuantParams params;
-    const QuantResult result = quantize(input.tensor, input.config, &params);
-    // r' and e are float32: for values near float32's limits s (q - z) can round past FLT_MAX (e.g. the
-    // asymmetric s of [-FLT_MAX, FLT_MAX] times q - z = -128). SPEC's metrics are numbers, never null: refuse.
-    for (std::size_t i = 0; !std::isfinite(result.metrics.max_abs_error) && i < result.error.size(); ++i)
-        if (!std::isfinite(result.error[i]))
-            throw Error("float32 overflow at index " + index_to_string(input.tensor.shape, static_cast<std::int64_t>(i)) +
-                        ": r = " + format_g(input.tensor.values[i]) + " gives r' = s (q - z) = " +
-                        format_g(result.dequantized[i]) + ", |r - r'| = " + format_g(result.error[i]) +
-                        " (the values are too close to float32's limits)");
 
+    // The outputs are written as the pass computes them, a batch at a time: no full-size result in memory.
+    std::unique_ptr<TensorWriter> codes, dequantized, error;
     for (const auto& out : outputs) {
         const std::string option = out.option;
         if (option == "--out-quantized")
-            save_codes(*out.file, input.tensor.shape, result.codes.data(), code_dtype(input.config.dtype));
+            codes = std::make_unique<TensorWriter>(*out.file, input.shape(), code_dtype(input.config.dtype));
         else if (option == "--out-dequantized")
-            save_floats(*out.file, input.tensor.shape, result.dequantized.data());
+            dequantized = std::make_unique<TensorWriter>(*out.file, input.shape(), NpyDtype::F4);
         else
-            save_floats(*out.file, input.tensor.shape, result.error.data());
+            error = std::make_unique<TensorWriter>(*out.file, input.shape(), NpyDtype::F4);
     }
+    const OutputSelection wanted{codes != nullptr, dequantized != nullptr, error != nullptr};
+    ResultSink sink;
+    if (!outputs.empty())
+        sink = [&](std::int64_t, std::int64_t count, const QuantOutputs& batch) {
+            if (batch.codes) codes->append(batch.codes, count);
+            if (batch.dequantized) dequantized->append(batch.dequantized, count);
+            if (batch.error) error->append(batch.error, count);
+        };
+    const Quantization result = quantize_checked(input.values(), input.config, wanted, sink);
+    for (const auto* writer : {codes.get(), dequantized.get(), error.get()})
+        if (writer) writer->finish();
     files.commit();
 
+    const QuantParams& params = result.params;
     const Metrics& m = result.metrics;
     JsonObject json;
-    json.raw("shape", shape_to_json(input.tensor.shape))
+    json.raw("shape", shape_to_json(input.shape()))
         .string("dtype", input.config.dtype.name())
         .integer("q_min", input.config.dtype.q_min())
         .integer("q_max", input.config.dtype.q_max())
