@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "gui/widgets/colormap.hpp"
 #include "gui/panels/figure_panel.hpp"
 #include "gui/widgets/heatmap.hpp"
+#include "gui/widgets/plot.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/app/figure_png.hpp"
 #include "gui/document/quant_view.hpp"
@@ -217,6 +219,28 @@ TEST_CASE("histogram binning and code counts") {
     CHECK(cc[128] == 1);
     CHECK(cc[255] == 1);
     CHECK(cc[133] == 1);
+}
+
+TEST_CASE("plot kit: log ticks and labels and axes") {
+    using qs::gui::LogTicks;
+    // 1-2-5 when few, powers of ten when many, every k-th power when still too many, the ends when none fits.
+    CHECK(LogTicks(0.1, 10.0, 10) == std::vector<double>{0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0});
+    CHECK(LogTicks(1e-6, 1e2, 4).size() <= 4);
+    CHECK(LogTicks(1e-6, 1e2, 20).size() == 9);
+    CHECK(LogTicks(3.0, 4.0, 5) == std::vector<double>{3.0, 4.0});
+    CHECK(LogTicks(0.0, 1.0, 5).empty());  // a log axis has no zero: no ticks rather than log(0)
+    CHECK(LogTicks(1.0, std::numeric_limits<double>::infinity(), 5).empty());
+    CHECK(qs::gui::LogTickLabel(1e-5) == "1e-5");
+    CHECK(qs::gui::LogTickLabel(3e6) == "3e6");
+    CHECK(qs::gui::LogTickLabel(0.002) == "0.002");
+    CHECK(qs::gui::TickLabel(-0.0001, 2) == "0.00");  // no "-0.00" from rounding noise
+    CHECK(qs::gui::TickLabel(2.5e6, 0) == "2.5e+06");
+    CHECK(qs::gui::TickLabel(-1.5, 1) == "-1.5");
+    const qs::gui::PlotAxis lin{0.0, 10.0, 100.0f, 200.0f};
+    CHECK(lin.at(5.0) == doctest::Approx(150.0f));
+    const qs::gui::PlotAxis log_axis{1.0, 100.0, 300.0f, 100.0f, true};  // vertical: bottom to top
+    CHECK(log_axis.at(10.0) == doctest::Approx(200.0f));
+    CHECK(log_axis.at(-1.0) == doctest::Approx(200.0f));  // off a log axis: the middle, never NaN
 }
 
 TEST_CASE("nice ticks and view clamping") {

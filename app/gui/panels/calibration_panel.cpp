@@ -8,18 +8,12 @@
 #include <imgui.h>
 
 #include "gui/document/stopwatch.hpp"
+#include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
 
 namespace qs::gui {
 namespace {
 
-constexpr ImU32 kBestRowLight = IM_COL32(120, 200, 120, 90);
-constexpr ImU32 kBestRowDark = IM_COL32(60, 160, 80, 90);
-
-bool LightTheme() {
-    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
-    return bg.x + bg.y + bg.z > 1.5f;
-}
 
 // The config fields compare_calibrators depends on (manual mode compares the asymmetric calibrators).
 QuantConfig Inputs(const QuantConfig& c) {
@@ -240,7 +234,7 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
             const Metrics& m = row.metrics;
             ImGui::PushID(i);
             ImGui::TableNextRow();
-            if (i == st.best_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, LightTheme() ? kBestRowLight : kBestRowDark);
+            if (i == st.best_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, BetterRowColor());
             ImGui::TableNextColumn();
             ImGui::AlignTextToFramePadding();
             ImGui::TextUnformatted(CalibratorName(row.config).c_str());

@@ -8,6 +8,7 @@
 
 #include "gui/document/stopwatch.hpp"
 #include "gui/widgets/colormap.hpp"
+#include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "quantscope/histogram.hpp"
@@ -15,19 +16,6 @@
 namespace qs::gui {
 namespace {
 
-bool LightTheme() {
-    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
-    return bg.x + bg.y + bg.z > 1.5f;
-}
-ImVec4 BetterColor() { return LightTheme() ? ImVec4(0.10f, 0.52f, 0.20f, 1.0f) : ImVec4(0.40f, 0.85f, 0.45f, 1.0f); }
-ImVec4 WorseColor() { return LightTheme() ? ImVec4(0.78f, 0.12f, 0.12f, 1.0f) : ImVec4(1.0f, 0.45f, 0.45f, 1.0f); }
-
-bool SameConfig(const QuantConfig& a, const QuantConfig& b) {
-    return a.dtype == b.dtype && a.mode == b.mode && a.granularity == b.granularity && a.axis == b.axis &&
-           a.group_size == b.group_size && a.rounding == b.rounding && a.overflow == b.overflow &&
-           a.manual_scale == b.manual_scale && a.manual_zero_point == b.manual_zero_point &&
-           a.calibration == b.calibration && a.percentile == b.percentile && a.recompute_scale == b.recompute_scale;
-}
 
 ComparePanelState::Computed Compute(const Tensor& t, const QuantConfig& c, const TensorKey& key) {
     const Stopwatch clock;
@@ -226,7 +214,7 @@ void DrawMetricsTable(const Metrics& a, const Metrics& b) {
         const bool better = (r.better == Better::Lower && d < 0) || (r.better == Better::Higher && d > 0);
         const bool worse = (r.better == Better::Lower && d > 0) || (r.better == Better::Higher && d < 0);
         if (d == 0.0 || r.better == Better::None) ImGui::TextDisabled("%s", text.c_str());
-        else ImGui::TextColored(better ? BetterColor() : WorseColor(), "%s%s", text.c_str(), better ? "  better" : worse ? "  worse" : "");
+        else ImGui::TextColored(better ? BetterTextColor() : WorseTextColor(), "%s%s", text.c_str(), better ? "  better" : worse ? "  worse" : "");
     }
     ImGui::EndTable();
 }
@@ -280,7 +268,7 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
 
     // (Re)compute B when its config or the tensor changed.
     const TensorKey key = TensorKeyOf(qv);
-    if (!st.started || key != st.requested_tensor || !SameConfig(st.b, st.requested)) {
+    if (!st.started || key != st.requested_tensor || st.b != st.requested) {
         st.requested = st.b;
         st.requested_tensor = key;
         st.started = true;

@@ -8,45 +8,16 @@
 #include <imgui.h>
 
 #include "gui/widgets/text.hpp"
-#include "gui/widgets/heatmap.hpp"  // NiceTicks
+#include "gui/widgets/palette.hpp"
+#include "gui/widgets/plot.hpp"
 
 namespace qs::gui {
 namespace {
-
-constexpr ImU32 kBarInside = IM_COL32(70, 110, 170, 255);
-constexpr ImU32 kBarClipped = IM_COL32(205, 55, 35, 255);
-constexpr ImU32 kRangeLine = IM_COL32(215, 110, 0, 255);
-constexpr ImU32 kOutsideShade = IM_COL32(220, 60, 40, 38);
-
-struct Axis {
-    double lo, hi;
-    float x0, x1;
-    float at(double v) const { return x0 + static_cast<float>((v - lo) / (hi - lo)) * (x1 - x0); }
-};
 
 float BarHeight(double count, double max_count, bool log_scale, float h) {
     if (!(count > 0.0) || !(max_count > 0.0)) return 0.0f;
     const double f = log_scale ? std::log1p(count) / std::log1p(max_count) : count / max_count;
     return std::max(1.0f, static_cast<float>(std::min(f, 1.0)) * h);  // a single element still shows
-}
-
-void DrawXTicks(ImDrawList* dl, const Axis& ax, float y, int target) {
-    int decimals = 0;
-    const ImU32 col = ImGui::GetColorU32(ImGuiCol_Text);
-    for (double t : NiceTicks(ax.lo, ax.hi, target, &decimals)) {
-        const float x = std::round(ax.at(t)) + 0.5f;
-        dl->AddLine(ImVec2(x, y), ImVec2(x, y + 4.0f), col);
-        char buf[32];
-        if (std::fabs(t) >= 1e5) std::snprintf(buf, sizeof buf, "%.2g", t);
-        else std::snprintf(buf, sizeof buf, "%.*f", decimals, t);
-        const float w = ImGui::CalcTextSize(buf).x;
-        // Centered on its tick, but never past the window's clip rect: a label cut at the left edge would
-        // read "0.008" for "-0.008".
-        const float lo_x = std::max(ax.x0 - w * 0.5f, dl->GetClipRectMin().x);
-        const float hi_x = std::min(ax.x1 - w * 0.5f, dl->GetClipRectMax().x - w);
-        const float lx = std::clamp(x - w * 0.5f, lo_x, std::max(lo_x, hi_x));
-        dl->AddText(ImVec2(std::round(lx), y + 5.0f), col, buf);
-    }
 }
 
 constexpr int kFineBins = 8192;
@@ -176,10 +147,10 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     const float label_y = ImGui::GetCursorScreenPos().y;
     ImGui::Dummy(ImVec2(width, text_h));
     ImVec2 top = ImGui::GetCursorScreenPos();
-    const Axis ax{lo, hi, plot_x0, plot_x1};
+    const PlotAxis ax{lo, hi, plot_x0, plot_x1};
     const float y0 = top.y, y1 = top.y + plot1_h;
-    dl->AddRectFilled(ImVec2(plot_x0, y0), ImVec2(ax.at(rep_lo), y1), kOutsideShade);
-    dl->AddRectFilled(ImVec2(ax.at(rep_hi), y0), ImVec2(plot_x1, y1), kOutsideShade);
+    dl->AddRectFilled(ImVec2(plot_x0, y0), ImVec2(ax.at(rep_lo), y1), palette::kOutsideShade);
+    dl->AddRectFilled(ImVec2(ax.at(rep_hi), y0), ImVec2(plot_x1, y1), palette::kOutsideShade);
 
     // Levels first, bars over them: thin grid where it is not a solid wall of lines.
     const double px_per_level = s * (plot_x1 - plot_x0) / (hi - lo);
@@ -203,11 +174,11 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
         // A bin any part of which lies beyond the range holds values that get clamped.
         const bool clipped = b_lo < rep_lo || b_hi > rep_hi;
         dl->AddRectFilled(ImVec2(ax.at(b_lo), y1 - bh), ImVec2(std::max(ax.at(b_hi) - 1.0f, ax.at(b_lo) + 1.0f), y1),
-                          clipped ? kBarClipped : kBarInside);
+                          clipped ? palette::kClipped : palette::kInside);
     }
     for (double edge : {rep_lo, rep_hi}) {
         const float x = std::round(ax.at(edge));
-        dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), kRangeLine, 2.5f);
+        dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), palette::kRange, 2.5f);
     }
     {
         const std::string l_lo = "s(q_min " + std::string(sym.minus) + " z) = " + FormatNumber(rep_lo);
@@ -218,21 +189,22 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
         const float xh = std::clamp(ax.at(rep_hi) - wh * 0.5f, plot_x0, plot_x1 - wh);
         if (xh < xl + wl + font) {  // labels would collide: one line, both ends
             const std::string both = l_lo + "   " + l_hi;
-            dl->AddText(ImVec2(plot_x0 + 2.0f, label_y), kRangeLine, both.c_str());
+            dl->AddText(ImVec2(plot_x0 + 2.0f, label_y), palette::kRange, both.c_str());
         } else {
-            dl->AddText(ImVec2(xl, label_y), kRangeLine, l_lo.c_str());
-            dl->AddText(ImVec2(xh, label_y), kRangeLine, l_hi.c_str());
+            dl->AddText(ImVec2(xl, label_y), palette::kRange, l_lo.c_str());
+            dl->AddText(ImVec2(xh, label_y), palette::kRange, l_hi.c_str());
         }
     }
     dl->AddRect(ImVec2(plot_x0, y0), ImVec2(plot_x1, y1 + 1.0f), border);
-    DrawXTicks(dl, ax, y1 + 1.0f, std::max(2, static_cast<int>((plot_x1 - plot_x0) / (font * 6.0f))));
+    DrawTicksBelow(dl, ax, y1 + 1.0f, std::max(2, static_cast<int>((plot_x1 - plot_x0) / (font * 6.0f))), plot_x0 - font,
+                   plot_x1 + font);
     ImGui::Dummy(ImVec2(width, plot1_h + text_h + 4.0f));
 
     const Metrics& m = qv.result->metrics;
     char buf[256];
     std::snprintf(buf, sizeof buf, "clipped: %lld of %lld (%.2f%%)", static_cast<long long>(m.clipped),
                   static_cast<long long>(m.count), m.count ? 100.0 * m.clipped / static_cast<double>(m.count) : 0.0);
-    ImGui::TextColored(m.clipped ? ImVec4(0.80f, 0.22f, 0.14f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+    ImGui::TextColored(m.clipped ? ImGui::ColorConvertU32ToFloat4(palette::kClipped) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                        "%s", buf);
     if (stride > 1) {
         ImGui::SameLine();
@@ -253,7 +225,7 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     ImGui::Dummy(ImVec2(width, text_h));
     top = ImGui::GetCursorScreenPos();
     const float c0 = top.y, c1 = top.y + plot2_h;
-    const Axis cax{dt.q_min() - 0.5, dt.q_max() + 0.5, plot_x0, plot_x1};
+    const PlotAxis cax{dt.q_min() - 0.5, dt.q_max() + 0.5, plot_x0, plot_x1};
     // One bar per code when they are at least 2 px wide; otherwise codes share a pixel column (summed).
     const std::int64_t levels = dt.levels();
     const std::int64_t columns = std::min<std::int64_t>(levels, static_cast<std::int64_t>((plot_x1 - plot_x0) / 2.0f));
@@ -269,17 +241,18 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
         // The end codes hold what the clamp pushed there.
         const bool edge = (k == 0 || k == columns - 1) && m.clipped > 0;
         dl->AddRectFilled(ImVec2(xa, c1 - bh), ImVec2(std::max(xa + 1.0f, xb - (xb - xa > 3.0f ? 1.0f : 0.0f)), c1),
-                          edge ? kBarClipped : kBarInside);
+                          edge ? palette::kClipped : palette::kInside);
     }
     {
         const float xz = std::round(cax.at(z)) + 0.5f;
-        dl->AddLine(ImVec2(xz, c0), ImVec2(xz, c1), kRangeLine, 1.5f);
+        dl->AddLine(ImVec2(xz, c0), ImVec2(xz, c1), palette::kRange, 1.5f);
         const std::string lz = "z = " + FormatNumber(z);
         const float wz = ImGui::CalcTextSize(lz.c_str()).x;
-        dl->AddText(ImVec2(std::clamp(xz - wz * 0.5f, plot_x0, plot_x1 - wz), z_label_y), kRangeLine, lz.c_str());
+        dl->AddText(ImVec2(std::clamp(xz - wz * 0.5f, plot_x0, plot_x1 - wz), z_label_y), palette::kRange, lz.c_str());
     }
     dl->AddRect(ImVec2(plot_x0, c0), ImVec2(plot_x1, c1 + 1.0f), border);
-    DrawXTicks(dl, cax, c1 + 1.0f, std::max(2, static_cast<int>((plot_x1 - plot_x0) / (font * 6.0f))));
+    DrawTicksBelow(dl, cax, c1 + 1.0f, std::max(2, static_cast<int>((plot_x1 - plot_x0) / (font * 6.0f))), plot_x0 - font,
+                   plot_x1 + font);
     ImGui::Dummy(ImVec2(width, plot2_h + text_h + 4.0f));
     ImGui::PopID();
 }

@@ -9,18 +9,13 @@
 #include "gui/document/stopwatch.hpp"
 #include "gui/widgets/colormap.hpp"
 #include "gui/widgets/text.hpp"
-#include "gui/widgets/heatmap.hpp"  // NiceTicks
+#include "gui/widgets/palette.hpp"
+#include "gui/widgets/plot.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/params.hpp"
 
 namespace qs::gui {
 namespace {
-
-constexpr ImU32 kMinMaxColor = IM_COL32(235, 120, 0, 255);   // the app's range/lesson orange
-constexpr ImU32 kBestColor = IM_COL32(255, 255, 255, 255);
-constexpr ImU32 kCurrentColor = IM_COL32(230, 30, 60, 255);
-constexpr ImU32 kOutline = IM_COL32(0, 0, 0, 255);
-constexpr ImU32 kCurveColor = IM_COL32(40, 90, 170, 255);
 
 // What the worker needs, copied on the UI thread.
 struct Request {
@@ -261,81 +256,6 @@ void StartRequest(LandscapePanelState& st, const QuantView& qv, const std::share
     ++st.requests;
 }
 
-std::string Compact(double v) {
-    char buf[32];
-    if (v != 0.0 && (std::fabs(v) < 1e-3 || std::fabs(v) >= 1e5)) std::snprintf(buf, sizeof buf, "%.0e", v);
-    else std::snprintf(buf, sizeof buf, "%.3g", v);
-    std::string s = buf;
-    // "1e-05" -> "1e-5"
-    const std::size_t e = s.find('e');
-    if (e != std::string::npos) {
-        std::size_t d = e + 1;
-        if (d < s.size() && (s[d] == '-' || s[d] == '+')) ++d;
-        while (d + 1 < s.size() && s[d] == '0') s.erase(d, 1);
-        if (s[e + 1] == '+') s.erase(e + 1, 1);
-    }
-    if (!s.empty() && s[0] == '-') s = std::string(Symbols().minus) + s.substr(1);
-    return s;
-}
-
-// 1-2-5 ticks of a log axis over [lo, hi] (both > 0), at most about `target` of them (powers of ten only
-// when 1-2-5 gives too many); the two ends when no such value falls inside.
-std::vector<double> LogTicks(double lo, double hi, int target) {
-    std::vector<double> ticks;
-    const int e0 = static_cast<int>(std::floor(std::log10(lo))), e1 = static_cast<int>(std::ceil(std::log10(hi)));
-    for (int pass = 0; pass < 3; ++pass) {
-        ticks.clear();
-        const int every = pass == 2 ? std::max(1, (e1 - e0 + target - 1) / std::max(1, target)) : 1;
-        for (int e = e0; e <= e1; ++e) {
-            if (pass == 2 && (e - e0) % every != 0) continue;
-            for (double m : {1.0, 2.0, 5.0}) {
-                if (pass > 0 && m != 1.0) continue;
-                const double v = m * std::pow(10.0, e);
-                if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
-            }
-        }
-        if (static_cast<int>(ticks.size()) <= std::max(2, target)) break;
-    }
-    if (ticks.size() < 2) ticks = {lo, hi};
-    return ticks;
-}
-
-enum class MarkerShape { Circle, Diamond, Triangle };
-
-void DrawMarker(ImDrawList* dl, ImVec2 c, MarkerShape shape, ImU32 fill, float r) {
-    switch (shape) {
-        case MarkerShape::Circle:
-            // A ring: whatever it sits on (the min/max diamond, when the sliders are there) stays visible.
-            dl->AddCircle(c, r * 1.45f, kOutline, 24, 4.5f);
-            dl->AddCircle(c, r * 1.45f, fill, 24, 2.5f);
-            break;
-        case MarkerShape::Diamond: {
-            const float o = r + 2.0f;
-            dl->AddQuadFilled(ImVec2(c.x, c.y - o), ImVec2(c.x + o, c.y), ImVec2(c.x, c.y + o), ImVec2(c.x - o, c.y), kOutline);
-            dl->AddQuadFilled(ImVec2(c.x, c.y - r), ImVec2(c.x + r, c.y), ImVec2(c.x, c.y + r), ImVec2(c.x - r, c.y), fill);
-            break;
-        }
-        case MarkerShape::Triangle: {
-            const float o = r + 2.2f;
-            dl->AddTriangleFilled(ImVec2(c.x, c.y - o * 1.1f), ImVec2(c.x + o, c.y + o * 0.8f), ImVec2(c.x - o, c.y + o * 0.8f),
-                                  kOutline);
-            dl->AddTriangleFilled(ImVec2(c.x, c.y - r * 1.1f), ImVec2(c.x + r, c.y + r * 0.8f), ImVec2(c.x - r, c.y + r * 0.8f),
-                                  fill);
-            break;
-        }
-    }
-}
-
-// One legend line: marker, then text.
-void LegendLine(MarkerShape shape, ImU32 fill, const std::string& text) {
-    const float font = ImGui::GetFontSize();
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    DrawMarker(ImGui::GetWindowDrawList(), ImVec2(p.x + font * 0.5f, p.y + ImGui::GetTextLineHeight() * 0.5f), shape, fill,
-               font * 0.32f);
-    ImGui::SetCursorScreenPos(ImVec2(p.x + font * 1.3f, p.y));
-    ImGui::TextUnformatted(text.c_str());
-}
-
 // What the panel is doing (or what the shown result is), and whether it is an error.
 std::string StatusText(const LandscapePanelState& st, const QuantView& qv, bool* is_error) {
     *is_error = false;
@@ -371,80 +291,6 @@ void DrawStatus(const LandscapePanelState& st, const QuantView& qv) {
     const std::string text = StatusText(st, qv, &error);
     if (error) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", text.c_str());
     else ImGui::TextDisabled("%s", text.c_str());
-}
-
-// The legend column right of a plot: entries with a marker, and dimmed lines under them.
-struct LegendLineSpec {
-    bool has_marker = false;
-    MarkerShape shape = MarkerShape::Circle;
-    ImU32 color = 0;
-    std::string text;
-    bool dim = false;
-    bool warn = false;
-};
-
-float LegendWidth(const std::vector<LegendLineSpec>& lines) {
-    float w = 0.0f;
-    for (const LegendLineSpec& l : lines) w = std::max(w, ImGui::CalcTextSize(l.text.c_str()).x);
-    return w + ImGui::GetFontSize() * 1.3f;
-}
-
-void DrawLegend(const std::vector<LegendLineSpec>& lines, ImVec2 at) {
-    ImGui::SetCursorScreenPos(at);
-    ImGui::BeginGroup();
-    const float indent = ImGui::GetFontSize() * 1.3f;
-    for (const LegendLineSpec& l : lines) {
-        if (l.has_marker) {
-            LegendLine(l.shape, l.color, l.text);
-            continue;
-        }
-        ImGui::SetCursorScreenPos(ImVec2(at.x + (l.dim ? indent : 0.0f), ImGui::GetCursorScreenPos().y));
-        if (l.warn) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", l.text.c_str());
-        else if (l.dim) ImGui::TextDisabled("%s", l.text.c_str());
-        else ImGui::TextUnformatted(l.text.c_str());
-    }
-    ImGui::EndGroup();
-}
-
-LegendLineSpec Marker(MarkerShape shape, ImU32 color, std::string text) {
-    LegendLineSpec l;
-    l.has_marker = true;
-    l.shape = shape;
-    l.color = color;
-    l.text = std::move(text);
-    return l;
-}
-LegendLineSpec Plain(std::string text, bool dim, bool warn = false) {
-    LegendLineSpec l;
-    l.text = std::move(text);
-    l.dim = dim;
-    l.warn = warn;
-    return l;
-}
-
-// Colorbar of log10(MSE) at [bar_min, bar_max], ticks at powers of ten (and 2, 5 when few).
-void DrawLogColorbar(ImDrawList* dl, const ColorLut& lut, double lo, double hi, ImVec2 bar_min, ImVec2 bar_max) {
-    const float h = bar_max.y - bar_min.y;
-    constexpr int kSeg = 48;
-    for (int i = 0; i < kSeg; ++i) {
-        const ImU32 cb = static_cast<ImU32>(lut[LutIndex(i * 255.0 / kSeg)]);
-        const ImU32 ct = static_cast<ImU32>(lut[LutIndex((i + 1) * 255.0 / kSeg)]);
-        const float yb = bar_max.y - h * i / kSeg, yt = bar_max.y - h * (i + 1) / kSeg;
-        dl->AddRectFilledMultiColor(ImVec2(bar_min.x, std::floor(yt)), ImVec2(bar_max.x, std::ceil(yb)), ct, ct, cb, cb);
-    }
-    dl->AddRect(bar_min, bar_max, ImGui::GetColorU32(ImGuiCol_Border));
-    const float font = ImGui::GetFontSize();
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-    const double a = std::log10(lo), b = std::log10(hi);
-    const int target = std::max(2, static_cast<int>(h / (font * 3.0f)));
-    float last_y = 1e9f;
-    for (double v : LogTicks(lo, hi, target)) {
-        const float y = b > a ? bar_max.y - static_cast<float>((std::log10(v) - a) / (b - a)) * h : (bar_min.y + bar_max.y) * 0.5f;
-        if (last_y - y < font * 1.1f) continue;
-        last_y = y;
-        dl->AddLine(ImVec2(bar_max.x, std::round(y) + 0.5f), ImVec2(bar_max.x + font * 0.3f, std::round(y) + 0.5f), text);
-        dl->AddText(ImVec2(bar_max.x + font * 0.45f, std::round(y - font * 0.5f)), text, Compact(v).c_str());
-    }
 }
 
 // Unit position of log10(mse) in the color range.
@@ -486,32 +332,32 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
     double cs = 0;
     std::int32_t cz = 0;
     const bool has_current = CurrentPoint(qv, cs, cz);
-    std::vector<LegendLineSpec> legend;
-    legend.push_back(Plain("MSE over (s, z), one pair per tensor", false));
-    legend.push_back(Plain("color: log10 MSE, dark = small error", true));
+    std::vector<LegendEntry> legend;
+    legend.push_back(TextEntry("MSE over (s, z), one pair per tensor", false));
+    legend.push_back(TextEntry("color: log10 MSE, dark = small error", true));
     if (has_current) {
-        legend.push_back(Marker(MarkerShape::Circle, kCurrentColor, "current: s = " + FormatNumber(cs) + ", z = " + FormatNumber(cz)));
-        legend.push_back(Plain("MSE " + FormatNumber(qv.result->metrics.mse), true));
+        legend.push_back(MarkerEntry(MarkerShape::Circle, palette::kCurrent, "current: s = " + FormatNumber(cs) + ", z = " + FormatNumber(cz)));
+        legend.push_back(TextEntry("MSE " + FormatNumber(qv.result->metrics.mse), true));
     } else {
-        legend.push_back(Plain(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own (s, z)", false, true));
-        legend.push_back(Plain("the map is for a single pair per tensor", true));
+        legend.push_back(TextEntry(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own (s, z)", false, true));
+        legend.push_back(TextEntry("the map is for a single pair per tensor", true));
     }
-    legend.push_back(Marker(MarkerShape::Diamond, kMinMaxColor,
+    legend.push_back(MarkerEntry(MarkerShape::Diamond, palette::kRange,
                             "lessons' min/max: s = " + FormatNumber(r.minmax_scale) + ", z = " + FormatNumber(r.minmax_zero_point)));
-    legend.push_back(Plain("MSE " + FormatNumber(r.minmax_mse), true));
+    legend.push_back(TextEntry("MSE " + FormatNumber(r.minmax_mse), true));
     const bool best_is_minmax = r.best_scale == r.minmax_scale && r.best_zero_point == r.minmax_zero_point;
-    legend.push_back(Marker(MarkerShape::Triangle, kBestColor,
+    legend.push_back(MarkerEntry(MarkerShape::Triangle, palette::kBest,
                             "best on grid: s = " + FormatNumber(r.best_scale) + ", z = " + FormatNumber(r.best_zero_point) +
                                 (best_is_minmax ? "  (= min/max)" : "")));
-    legend.push_back(Plain("MSE " + FormatNumber(r.best_mse) + (r.exact ? "" : " (on a sample)"), true));
+    legend.push_back(TextEntry("MSE " + FormatNumber(r.best_mse) + (r.exact ? "" : " (on a sample)"), true));
     bool status_error = false;
-    legend.push_back(Plain(StatusText(st, qv, &status_error), true, status_error));
-    legend.push_back(Plain("click a cell to try its s and z", true));
+    legend.push_back(TextEntry(StatusText(st, qv, &status_error), true, status_error));
+    legend.push_back(TextEntry("click a cell to try its s and z", true));
 
     // Layout: [z labels | map | colorbar + labels | legend]; the axis titles above the z labels and under the map.
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float ylab_w = ImGui::CalcTextSize("-32768").x + font * 0.8f;
-    const float cbar_w = font * 0.9f + font * 0.45f + ImGui::CalcTextSize("1e-10").x + font;
+    const float cbar_w = ColorbarWidth(ImGui::CalcTextSize("1e-10").x);
     const float legend_w = std::max(LegendWidth(legend), ImGui::CalcTextSize("refining: 64 x 64, every element  100%").x);
     const float map_h = std::max(font * 5.0f, region.y - 3.2f * line);
     const float map_w = std::max(font * 6.0f, std::min(region.x - ylab_w - cbar_w - legend_w - font, map_h * 1.8f));
@@ -527,8 +373,11 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
     const double z0 = r.zero_points.front(), z1 = r.zero_points.back();
     const double dz = nz > 1 ? (z1 - z0) / static_cast<double>(nz - 1) : 1.0;
     const double ya = z0 - dz * 0.5, yb = z1 + dz * 0.5;
-    auto x_of = [&](double s) { return m0.x + static_cast<float>((std::log(s) - xa) / (xb - xa)) * (m1.x - m0.x); };
-    auto y_of = [&](double z) { return m1.y - static_cast<float>((z - ya) / (yb - ya)) * (m1.y - m0.y); };
+    // The cells' outer edges are the axes' ends.
+    const PlotAxis s_axis{std::exp(xa), std::exp(xb), m0.x, m1.x, true};
+    const PlotAxis z_axis{ya, yb, m1.y, m0.y};
+    auto x_of = [&](double s) { return s_axis.at(s); };
+    auto y_of = [&](double z) { return z_axis.at(z); };
     auto inside = [&](ImVec2 p) { return p.x >= m0.x - 1 && p.x <= m1.x + 1 && p.y >= m0.y - 1 && p.y <= m1.y + 1; };
 
     ImGui::SetCursorScreenPos(m0);
@@ -538,33 +387,17 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
     dl->AddImage(st.texture.id(), m0, m1);
     dl->AddRect(ImVec2(m0.x - 1, m0.y - 1), ImVec2(m1.x + 1, m1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
 
-    // Axis ticks.
-    for (double s : LogTicks(r.scales.front(), r.scales.back(), std::max(2, static_cast<int>((m1.x - m0.x) / (font * 4.5f))))) {
-        const float x = std::round(x_of(s)) + 0.5f;
-        dl->AddLine(ImVec2(x, m1.y + 1), ImVec2(x, m1.y + font * 0.35f), text);
-        const std::string l = Compact(s);
-        const float w = ImGui::CalcTextSize(l.c_str()).x;
-        dl->AddText(ImVec2(std::round(std::clamp(x - w * 0.5f, m0.x - ylab_w * 0.5f, m1.x + font - w)), m1.y + font * 0.4f),
-                    text, l.c_str());
-    }
-    {
-        int decimals = 0;
-        const int target = std::max(2, static_cast<int>((m1.y - m0.y) / (font * 2.0f)));
-        for (double z : NiceTicks(z0, z1, target, &decimals)) {
-            if (z != std::floor(z)) continue;
-            const float y = std::round(y_of(z)) + 0.5f;
-            dl->AddLine(ImVec2(m0.x - font * 0.35f, y), ImVec2(m0.x - 1, y), text);
-            const std::string l = FormatNumber(z);
-            const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-            dl->AddText(ImVec2(m0.x - font * 0.45f - ts.x, std::round(y - ts.y * 0.5f)), text, l.c_str());
-        }
-    }
+    DrawTicksBelow(dl, s_axis, m1.y + 1.0f, std::max(2, static_cast<int>((m1.x - m0.x) / (font * 4.5f))),
+                   m0.x - ylab_w * 0.5f, m1.x + font);
+    DrawTicksLeft(dl, z_axis, m0.x - 1.0f, std::max(2, static_cast<int>((m1.y - m0.y) / (font * 2.0f))), true);
     const std::string xtitle = "scale s (log axis)";
     dl->AddText(ImVec2(std::round((m0.x + m1.x - ImGui::CalcTextSize(xtitle.c_str()).x) * 0.5f), m1.y + font * 0.4f + line),
                 text, xtitle.c_str());
     dl->AddText(ImVec2(origin.x, origin.y), text, "zero point z");
 
-    DrawLogColorbar(dl, lut, lo, hi, ImVec2(m1.x + font * 0.6f, m0.y), ImVec2(m1.x + font * 1.5f, m1.y));
+    const ImVec2 bar_min(m1.x + std::round(font * 0.5f), m0.y), bar_max(bar_min.x + std::round(font * 0.9f), m1.y);
+    DrawColorbarGradient(dl, lut, 0.0, 1.0, bar_min, bar_max);
+    DrawColorbarTicks(dl, LogColorbarTicks(lo, hi, bar_max.y - bar_min.y), bar_min, bar_max);
 
     // Markers: the lessons' min/max, the best grid point, the current (s, z) on top.
     const float mr = std::max(4.0f, font * 0.38f);
@@ -572,11 +405,11 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
     const ImVec2 p_mm(x_of(r.minmax_scale), y_of(r.minmax_zero_point));
     const ImVec2 p_best(x_of(r.best_scale), y_of(r.best_zero_point));
     // The best under the min/max: when they coincide the diamond sits inside the triangle's outline.
-    if (inside(p_best)) DrawMarker(dl, p_best, MarkerShape::Triangle, kBestColor, mr * 1.3f);
-    if (inside(p_mm)) DrawMarker(dl, p_mm, MarkerShape::Diamond, kMinMaxColor, mr);
+    if (inside(p_best)) DrawMarker(dl, p_best, MarkerShape::Triangle, palette::kBest, mr * 1.3f);
+    if (inside(p_mm)) DrawMarker(dl, p_mm, MarkerShape::Diamond, palette::kRange, mr);
     if (has_current) {
         const ImVec2 p(x_of(cs), y_of(cz));
-        if (inside(p)) DrawMarker(dl, p, MarkerShape::Circle, kCurrentColor, mr);
+        if (inside(p)) DrawMarker(dl, p, MarkerShape::Circle, palette::kCurrent, mr);
     }
 
     // Hover: the cell under the mouse; click: ask for it.
@@ -587,7 +420,7 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
         const std::size_t zi = nz - 1 - static_cast<std::size_t>(zr);
         const float cw = (m1.x - m0.x) / ns, ch = (m1.y - m0.y) / nz;
         const ImVec2 a(m0.x + cw * si, m0.y + ch * zr);
-        dl->AddRect(a, ImVec2(a.x + cw, a.y + ch), IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
+        dl->AddRect(a, ImVec2(a.x + cw, a.y + ch), palette::kHoverCell, 0.0f, 0, 1.5f);
         const double s = r.scales[static_cast<std::size_t>(si)];
         const std::int32_t z = r.zero_points[zi];
         ImGui::BeginTooltip();
@@ -638,23 +471,23 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
     std::int32_t cz = 0;
     const bool has_current = CurrentPoint(qv, cs, cz);
     const double alpha_mm = r.minmax_scale * q_max;
-    std::vector<LegendLineSpec> legend;
-    legend.push_back(Plain("MSE against the clipping range (symmetric)", false));
-    legend.push_back(Plain(std::string("a smaller ") + sym.alpha + ": finer steps, more clipping", true));
+    std::vector<LegendEntry> legend;
+    legend.push_back(TextEntry("MSE against the clipping range (symmetric)", false));
+    legend.push_back(TextEntry(std::string("a smaller ") + sym.alpha + ": finer steps, more clipping", true));
     if (has_current) {
-        legend.push_back(Marker(MarkerShape::Circle, kCurrentColor, std::string("current: ") + sym.alpha + " = " + FormatNumber(cs * q_max)));
-        legend.push_back(Plain("MSE " + FormatNumber(qv.result->metrics.mse), true));
+        legend.push_back(MarkerEntry(MarkerShape::Circle, palette::kCurrent, std::string("current: ") + sym.alpha + " = " + FormatNumber(cs * q_max)));
+        legend.push_back(TextEntry("MSE " + FormatNumber(qv.result->metrics.mse), true));
     } else {
-        legend.push_back(Plain(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own s", false, true));
-        legend.push_back(Plain("the curve is for a single s per tensor", true));
+        legend.push_back(TextEntry(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own s", false, true));
+        legend.push_back(TextEntry("the curve is for a single s per tensor", true));
     }
-    legend.push_back(Marker(MarkerShape::Diamond, kMinMaxColor, std::string("lessons' max|r|: ") + sym.alpha + " = " + FormatNumber(alpha_mm)));
-    legend.push_back(Plain("MSE " + FormatNumber(r.minmax_mse), true));
-    legend.push_back(Marker(MarkerShape::Triangle, kBestColor, std::string("best: ") + sym.alpha + " = " + FormatNumber(r.best_scale * q_max)));
-    legend.push_back(Plain("MSE " + FormatNumber(r.best_mse) + ", s = " + FormatNumber(r.best_scale), true));
+    legend.push_back(MarkerEntry(MarkerShape::Diamond, palette::kRange, std::string("lessons' max|r|: ") + sym.alpha + " = " + FormatNumber(alpha_mm)));
+    legend.push_back(TextEntry("MSE " + FormatNumber(r.minmax_mse), true));
+    legend.push_back(MarkerEntry(MarkerShape::Triangle, palette::kBest, std::string("best: ") + sym.alpha + " = " + FormatNumber(r.best_scale * q_max)));
+    legend.push_back(TextEntry("MSE " + FormatNumber(r.best_mse) + ", s = " + FormatNumber(r.best_scale), true));
     bool status_error = false;
-    legend.push_back(Plain(StatusText(st, qv, &status_error), true, status_error));
-    legend.push_back(Plain(std::string("click the curve to try that ") + sym.alpha, true));
+    legend.push_back(TextEntry(StatusText(st, qv, &status_error), true, status_error));
+    legend.push_back(TextEntry(std::string("click the curve to try that ") + sym.alpha, true));
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float ylab_w = ImGui::CalcTextSize("1e-10").x + font * 0.8f;
@@ -666,11 +499,10 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
     st.plot_min = p0;
     st.plot_max = p1;
     const double a0 = 0.0, a1 = r.alphas.back() * 1.02;
-    auto x_of = [&](double a) { return p0.x + static_cast<float>((a - a0) / (a1 - a0)) * (p1.x - p0.x); };
-    auto y_of = [&](double m) {
-        const double lm = m > 0.0 ? std::log10(m) : la;
-        return p1.y - static_cast<float>((lm - la) / (lb - la)) * (p1.y - p0.y);
-    };
+    const PlotAxis alpha_axis{a0, a1, p0.x, p1.x};
+    const PlotAxis mse_axis{std::pow(10.0, la), std::pow(10.0, lb), p1.y, p0.y, true};
+    auto x_of = [&](double a) { return alpha_axis.at(a); };
+    auto y_of = [&](double m) { return mse_axis.at(m > 0.0 ? m : mse_axis.lo); };  // an MSE of 0 sits on the floor
 
     ImGui::SetCursorScreenPos(p0);
     ImGui::InvisibleButton("##curve", ImVec2(p1.x - p0.x, p1.y - p0.y));
@@ -679,24 +511,9 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
     dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg, 0.35f));
     dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
 
-    int decimals = 0;
-    for (double a : NiceTicks(a0, a1, std::max(2, static_cast<int>((p1.x - p0.x) / (font * 5.0f))), &decimals)) {
-        const float x = std::round(x_of(a)) + 0.5f;
-        dl->AddLine(ImVec2(x, p1.y + 1), ImVec2(x, p1.y + font * 0.35f), text);
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.*f", decimals, a);
-        const float w = ImGui::CalcTextSize(buf).x;
-        dl->AddText(ImVec2(std::round(std::clamp(x - w * 0.5f, p0.x - ylab_w * 0.5f, p1.x + font - w)), p1.y + font * 0.4f),
-                    text, buf);
-    }
-    for (double m : LogTicks(std::pow(10.0, la), std::pow(10.0, lb), std::max(2, static_cast<int>((p1.y - p0.y) / (font * 3.0f))))) {
-        const float y = std::round(y_of(m)) + 0.5f;
-        dl->AddLine(ImVec2(p0.x - font * 0.35f, y), ImVec2(p0.x - 1, y), text);
-        dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), ImGui::GetColorU32(ImGuiCol_Border, 0.35f));
-        const std::string l = Compact(m);
-        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-        dl->AddText(ImVec2(p0.x - font * 0.45f - ts.x, std::round(y - ts.y * 0.5f)), text, l.c_str());
-    }
+    DrawTicksBelow(dl, alpha_axis, p1.y + 1.0f, std::max(2, static_cast<int>((p1.x - p0.x) / (font * 5.0f))),
+                   p0.x - ylab_w * 0.5f, p1.x + font);
+    DrawTicksLeft(dl, mse_axis, p0.x - 1.0f, std::max(2, static_cast<int>((p1.y - p0.y) / (font * 3.0f))), false, p1.x);
     const std::string xtitle = std::string("clipping range ") + sym.alpha + " = s " + sym.times + " q_max  (z = 0)";
     dl->AddText(ImVec2(std::round((p0.x + p1.x - ImGui::CalcTextSize(xtitle.c_str()).x) * 0.5f), p1.y + font * 0.4f + line),
                 text, xtitle.c_str());
@@ -705,15 +522,15 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
     dl->PushClipRect(p0, p1, true);
     std::vector<ImVec2> pts(n);
     for (std::size_t i = 0; i < n; ++i) pts[i] = ImVec2(x_of(r.alphas[i]), y_of(r.mse[i]));
-    dl->AddPolyline(pts.data(), static_cast<int>(n), kCurveColor, 0, 2.5f);
+    dl->AddPolyline(pts.data(), static_cast<int>(n), palette::kCurve, 0, 2.5f);
     const float mr = std::max(4.0f, font * 0.38f);
-    dl->AddLine(ImVec2(std::round(x_of(alpha_mm)), p0.y), ImVec2(std::round(x_of(alpha_mm)), p1.y), kMinMaxColor, 1.5f);
-    DrawMarker(dl, ImVec2(x_of(alpha_mm), y_of(r.minmax_mse)), MarkerShape::Diamond, kMinMaxColor, mr);
-    DrawMarker(dl, ImVec2(x_of(r.best_scale * q_max), y_of(r.best_mse)), MarkerShape::Triangle, kBestColor, mr);
+    dl->AddLine(ImVec2(std::round(x_of(alpha_mm)), p0.y), ImVec2(std::round(x_of(alpha_mm)), p1.y), palette::kRange, 1.5f);
+    DrawMarker(dl, ImVec2(x_of(alpha_mm), y_of(r.minmax_mse)), MarkerShape::Diamond, palette::kRange, mr);
+    DrawMarker(dl, ImVec2(x_of(r.best_scale * q_max), y_of(r.best_mse)), MarkerShape::Triangle, palette::kBest, mr);
     if (has_current) {
         const float x = std::round(x_of(cs * q_max));
-        dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), kCurrentColor, 1.5f);
-        DrawMarker(dl, ImVec2(x, y_of(qv.result->metrics.mse)), MarkerShape::Circle, kCurrentColor, mr);
+        dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), palette::kCurrent, 1.5f);
+        DrawMarker(dl, ImVec2(x, y_of(qv.result->metrics.mse)), MarkerShape::Circle, palette::kCurrent, mr);
     }
     if (hovered) {
         const float mx = ImGui::GetIO().MousePos.x;

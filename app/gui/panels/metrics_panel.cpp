@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
 
 namespace qs::gui {
@@ -99,7 +100,7 @@ void DrawMetricsPanel(const QuantView& view) {
     if (manual) ImGui::TableSetupColumn("computed s, z", ImGuiTableColumnFlags_WidthStretch, 1.4f);
     ImGui::TableHeadersRow();
 
-    const ImU32 better_bg = IM_COL32(60, 180, 90, 90);
+    const ImU32 better_bg = BetterRowColor();
     for (int i = 0; i < static_cast<int>(sizeof kRows / sizeof kRows[0]); ++i) {
         ImGui::PushID(i);
         ImGui::TableNextRow();

@@ -8,6 +8,9 @@
 
 #include <imgui_internal.h>  // SetItemUsingMouseWheel: keeps the wheel from scrolling the parent window
 
+#include "gui/widgets/palette.hpp"
+#include "gui/widgets/plot.hpp"
+
 namespace qs::gui {
 namespace {
 
@@ -36,16 +39,6 @@ void FormatCell(char* buf, std::size_t n, double v, CellFormat format, int decim
     }
     std::snprintf(buf, n, "%.*f", decimals, v);
     if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
-}
-
-void FormatTick(char* buf, std::size_t n, double v, int decimals) {
-    if (std::fabs(v) >= 1e5) {
-        std::snprintf(buf, n, "%.2g", v);
-    } else {
-        std::snprintf(buf, n, "%.*f", decimals, v);
-        // "-0" / "-0.0" from rounding noise around zero
-        if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
-    }
 }
 
 // The texture: the window of cells the view needs, reduced by whole fy x fx blocks to at most one texel per
@@ -128,17 +121,11 @@ int ColorbarTickTarget(float bar_height) {
     return std::clamp(static_cast<int>(bar_height / (2.2f * ImGui::GetFontSize())), 2, 7);
 }
 
-struct Tick {
-    double value;
-    float pos;  // 0 = bottom of the bar, 1 = top
-    char label[32];
-};
-
 // Ticks of a colorbar. The bar is linear in the colormap's parameter t, from to_unit(bar_lo) to
 // to_unit(bar_hi); with a centered norm the two sides have different value scales, so each side gets its own
 // round ticks in proportion to the length it takes.
-std::vector<Tick> ColorbarTicks(const HeatmapStyle& style, float bar_height) {
-    std::vector<Tick> ticks;
+std::vector<BarTick> ColorbarTicks(const HeatmapStyle& style, float bar_height) {
+    std::vector<BarTick> ticks;
     const double lo = style.bar_lo, hi = style.bar_hi;
     const double t_lo = style.norm.to_unit(lo), t_hi = style.norm.to_unit(hi);
     auto pos_of = [&](double v) {
@@ -149,13 +136,8 @@ std::vector<Tick> ColorbarTicks(const HeatmapStyle& style, float bar_height) {
         int decimals = 0;
         for (double v : NiceTicks(a, b, target, &decimals)) {
             bool dup = false;
-            for (const Tick& t : ticks) dup = dup || std::fabs(t.value - v) <= 1e-12 * std::max(1.0, std::fabs(v));
-            if (dup) continue;
-            Tick t;
-            t.value = v;
-            t.pos = pos_of(v);
-            FormatTick(t.label, sizeof t.label, v, decimals);
-            ticks.push_back(t);
+            for (const BarTick& t : ticks) dup = dup || std::fabs(t.value - v) <= 1e-12 * std::max(1.0, std::fabs(v));
+            if (!dup) ticks.push_back({v, pos_of(v), TickLabel(v, decimals)});
         }
     };
     const double c = style.norm.center;
@@ -163,11 +145,7 @@ std::vector<Tick> ColorbarTicks(const HeatmapStyle& style, float bar_height) {
         // The neutral color's value (0, or the zero point z of codes) is always labelled.
         int decimals = 0;
         NiceTicks(lo, hi, ColorbarTickTarget(bar_height), &decimals);
-        Tick center;
-        center.value = c;
-        center.pos = pos_of(c);
-        FormatTick(center.label, sizeof center.label, c, c == std::floor(c) ? 0 : decimals);
-        ticks.push_back(center);
+        ticks.push_back({c, pos_of(c), TickLabel(c, c == std::floor(c) ? 0 : decimals)});
         const float below = pos_of(c);
         add_range(lo, c, below);
         add_range(c, hi, 1.0f - below);
@@ -176,9 +154,9 @@ std::vector<Tick> ColorbarTicks(const HeatmapStyle& style, float bar_height) {
     }
     // Labels closer than a line of text collide: drop the later one (the center, added first on its side, stays).
     const float min_gap = ImGui::GetFontSize() * 1.3f / std::max(1.0f, bar_height);
-    std::vector<Tick> kept;
-    std::sort(ticks.begin(), ticks.end(), [](const Tick& a, const Tick& b) { return a.pos < b.pos; });
-    for (const Tick& t : ticks) {
+    std::vector<BarTick> kept;
+    std::sort(ticks.begin(), ticks.end(), [](const BarTick& a, const BarTick& b) { return a.pos < b.pos; });
+    for (const BarTick& t : ticks) {
         if (!kept.empty() && t.pos - kept.back().pos < min_gap) {
             // Keep the zero of a centered bar rather than its neighbour.
             if (style.norm.centered && t.value == c) kept.back() = t;
@@ -190,33 +168,9 @@ std::vector<Tick> ColorbarTicks(const HeatmapStyle& style, float bar_height) {
 }
 
 void DrawColorbar(ImDrawList* dl, const HeatmapStyle& style, ImVec2 bar_min, ImVec2 bar_max) {
-    const ColorLut& lut = GetColormapLut(style.colormap);
-    const float h = bar_max.y - bar_min.y;
-    const double t_lo = style.norm.to_unit(style.bar_lo), t_hi = style.norm.to_unit(style.bar_hi);
-    constexpr int kSegments = 64;
-    auto color_at = [&](double t) {
-        return ToImU32(lut[LutIndex(t * 255.0)]);
-    };
-    for (int i = 0; i < kSegments; ++i) {
-        // Bottom = low values, like matplotlib's vertical colorbar.
-        const double ta = t_lo + (t_hi - t_lo) * i / kSegments;
-        const double tb = t_lo + (t_hi - t_lo) * (i + 1) / kSegments;
-        const float y_bot = bar_max.y - h * i / kSegments;
-        const float y_top = bar_max.y - h * (i + 1) / kSegments;
-        const ImU32 c_bot = color_at(ta), c_top = color_at(tb);
-        dl->AddRectFilledMultiColor(ImVec2(bar_min.x, std::floor(y_top)), ImVec2(bar_max.x, std::ceil(y_bot)), c_top,
-                                    c_top, c_bot, c_bot);
-    }
-    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
-    dl->AddRect(bar_min, bar_max, ImGui::GetColorU32(ImGuiCol_Border));
-    const float font = ImGui::GetFontSize();
-    const float tick_len = std::round(font * 0.3f);
-    for (const Tick& t : ColorbarTicks(style, h)) {
-        const float y = bar_max.y - t.pos * h;
-        const float yr = std::round(y) + 0.5f;
-        dl->AddLine(ImVec2(bar_max.x, yr), ImVec2(bar_max.x + tick_len, yr), text_col, 1.0f);
-        dl->AddText(ImVec2(bar_max.x + tick_len + font * 0.2f, std::round(y - font * 0.5f)), text_col, t.label);
-    }
+    DrawColorbarGradient(dl, GetColormapLut(style.colormap), style.norm.to_unit(style.bar_lo),
+                         style.norm.to_unit(style.bar_hi), bar_min, bar_max);
+    DrawColorbarTicks(dl, ColorbarTicks(style, bar_max.y - bar_min.y), bar_min, bar_max);
 }
 
 struct VisibleCells {
@@ -296,29 +250,6 @@ bool IsFullView(const HeatmapView& v, std::int64_t rows, std::int64_t cols) {
                          v.y1 >= static_cast<double>(rows));
 }
 
-std::vector<double> NiceTicks(double lo, double hi, int target, int* decimals) {
-    std::vector<double> ticks;
-    if (decimals) *decimals = 0;
-    if (!std::isfinite(lo) || !std::isfinite(hi)) return ticks;
-    if (!(hi > lo)) {
-        ticks.push_back(lo);
-        if (decimals) *decimals = (lo == std::floor(lo)) ? 0 : 2;
-        return ticks;
-    }
-    const double raw = (hi - lo) / std::max(1, target);
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    const double norm = raw / mag;
-    const double step = (norm < 1.5 ? 1.0 : norm < 3.0 ? 2.0 : norm < 7.0 ? 5.0 : 10.0) * mag;
-    if (decimals) *decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
-    const double first = std::ceil(lo / step - 1e-9) * step;
-    for (int i = 0; i < 64; ++i) {
-        const double t = first + i * step;
-        if (t > hi + step * 1e-9) break;
-        ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
-    }
-    return ticks;
-}
-
 float HeatmapAnnotationSize(const HeatmapSource& src, const HeatmapStyle& style, const HeatmapView& view,
                             ImVec2 cell_px) {
     if (style.annotate == AnnotateMode::Off || !src.valid() || view.empty()) return 0.0f;
@@ -357,17 +288,14 @@ ImVec2 HeatmapImageSize(std::int64_t rows, std::int64_t cols, ImVec2 size, float
 
 float HeatmapColorbarWidth(const HeatmapStyle& style, float bar_height) {
     if (style.colorbar == ColorbarMode::None) return 0.0f;
-    const float font = ImGui::GetFontSize();
     float widest = 0.0f;
-    for (const Tick& t : ColorbarTicks(style, bar_height)) widest = std::max(widest, ImGui::CalcTextSize(t.label).x);
-    return std::round(font * 0.5f) + std::round(font * 0.9f) + std::round(font * 0.5f) + widest + std::round(font * 0.3f);
+    for (const BarTick& t : ColorbarTicks(style, bar_height)) widest = std::max(widest, ImGui::CalcTextSize(t.label.c_str()).x);
+    return ColorbarWidth(widest);
 }
 
 float HeatmapColorbarWidth() {
-    const float font = ImGui::GetFontSize();
-    // gap + bar + tick + label; the label width is that of a long tick so every panel reserves the same.
-    return std::round(font * 0.5f) + std::round(font * 0.9f) + std::round(font * 0.5f) +
-           ImGui::CalcTextSize("-000.00").x + std::round(font * 0.3f);
+    // The label width is that of a long tick so every panel reserves the same.
+    return ColorbarWidth(ImGui::CalcTextSize("-000.00").x);
 }
 
 HeatmapResult DrawHeatmap(const char* id, HeatmapState& st, const HeatmapSource& src, std::uint64_t generation,
@@ -480,14 +408,14 @@ HeatmapResult DrawHeatmap(const char* id, HeatmapState& st, const HeatmapSource&
     if (res.hovered.valid() && cw >= 6.0f && ch >= 6.0f) {
         ImVec2 a, b;
         CellRect(view, img_min, cw, ch, res.hovered, 0.0f, a, b);
-        dl->AddRect(a, b, IM_COL32(255, 255, 255, 200), 0.0f, 0, 1.5f);
+        dl->AddRect(a, b, palette::kHoverCell, 0.0f, 0, 1.5f);
     }
     if (selected.valid() && selected.row < src.rows && selected.col < src.cols) {
         ImVec2 a, b;
         CellRect(view, img_min, cw, ch, selected, 10.0f, a, b);
         // Dark outer and bright inner outline: visible on red, blue, white and viridis cells alike.
-        dl->AddRect(a, b, IM_COL32(0, 0, 0, 255), 0.0f, 0, 4.0f);
-        dl->AddRect(ImVec2(a.x + 1.5f, a.y + 1.5f), ImVec2(b.x - 1.5f, b.y - 1.5f), IM_COL32(255, 214, 0, 255), 0.0f, 0, 2.0f);
+        dl->AddRect(a, b, palette::kOutline, 0.0f, 0, 4.0f);
+        dl->AddRect(ImVec2(a.x + 1.5f, a.y + 1.5f), ImVec2(b.x - 1.5f, b.y - 1.5f), palette::kSelected, 0.0f, 0, 2.0f);
     }
     dl->PopClipRect();
     dl->AddRect(ImVec2(img_min.x - 1, img_min.y - 1), ImVec2(img_max.x + 1, img_max.y + 1),

@@ -127,7 +127,5 @@ float HeatmapAnnotationSize(const HeatmapSource& source, const HeatmapStyle& sty
 HeatmapResult DrawHeatmap(const char* id, HeatmapState& state, const HeatmapSource& source, std::uint64_t generation,
                           const HeatmapStyle& style, HeatmapView& view, HeatmapCell selected, ImVec2 size);
 
-// Nice round tick values covering [lo, hi] (about `target` of them), and the number of decimals they need.
-std::vector<double> NiceTicks(double lo, double hi, int target, int* decimals);
 
 }  // namespace qs::gui

@@ -24,13 +24,6 @@ std::string FormatNumber(double v) {
     return s;
 }
 
-unsigned int WarningColor() {
-    // Darker on a light background, lighter on a dark one: readable either way.
-    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
-    const bool light = bg.x + bg.y + bg.z > 1.5f;
-    return light ? IM_COL32(200, 70, 0, 255) : IM_COL32(255, 140, 60, 255);
-}
-
 void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator) {
     const ImVec2 start = ImGui::GetCursorScreenPos();
     const float space = ImGui::CalcTextSize(" ").x;

@@ -2,6 +2,8 @@
 // font lacks them (ImGui's built-in font has no arrows or minus sign).
 #pragma once
 
+#include "gui/widgets/palette.hpp"  // WarningColor, for the text drawn with it
+
 #include <string>
 #include <vector>
 
@@ -26,8 +28,5 @@ std::string FormatNumber(double v);
 // joined by `separator` (dimmed; e.g. an arrow: the steps of a pipeline). Part `highlight` (none when < 0) is
 // drawn in the warning color (a clipped value).
 void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator);
-
-// The color of a warning (clipping, overflow) in the current theme.
-unsigned int WarningColor();
 
 }  // namespace qs::gui

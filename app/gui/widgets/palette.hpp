@@ -1,0 +1,42 @@
+// The window's one palette: every color that carries a meaning (the quantization range, clipping, better and
+// worse, the current and the best point) is named here once, so the same meaning has the same color in every
+// panel and in the headless figures. Colors that depend on the theme are functions (call inside a frame).
+#pragma once
+
+#include <imgui.h>
+
+namespace qs::gui {
+
+// True when the current ImGui style has a light window background (the PNG export, --lesson-look).
+bool IsLightTheme();
+
+namespace palette {
+
+// The representable range [s (q_min - z), s (q_max - z)] and the lessons' min/max (s, z): one orange.
+constexpr ImU32 kRange = IM_COL32(215, 110, 0, 255);
+// Values inside the range, and the ones that clip.
+constexpr ImU32 kInside = IM_COL32(70, 110, 170, 255);
+constexpr ImU32 kClipped = IM_COL32(205, 55, 35, 255);
+constexpr ImU32 kOutsideShade = IM_COL32(220, 60, 40, 38);  // the background outside the range
+// Points of a plot: where the user is, and the best one found; an outline that keeps them visible.
+constexpr ImU32 kCurrent = IM_COL32(230, 30, 60, 255);
+constexpr ImU32 kBest = IM_COL32(255, 255, 255, 255);
+constexpr ImU32 kOutline = IM_COL32(0, 0, 0, 255);
+constexpr ImU32 kCurve = IM_COL32(40, 90, 170, 255);
+constexpr ImU32 kHoverCell = IM_COL32(255, 255, 255, 255);  // the cell under the mouse
+constexpr ImU32 kSelected = IM_COL32(255, 214, 0, 255);      // the followed element, inside a kOutline frame
+// A translucent green behind what is best (a table row, a metric that beats the other column).
+constexpr ImU32 kBetterRowLight = IM_COL32(120, 200, 120, 90);
+constexpr ImU32 kBetterRowDark = IM_COL32(60, 160, 80, 90);
+
+}  // namespace palette
+
+// Text of a better / worse number, readable on the current theme.
+ImVec4 BetterTextColor();
+ImVec4 WorseTextColor();
+// The row background behind the best entry, for the current theme.
+ImU32 BetterRowColor();
+// A warning (clipping, overflow): darker on a light background, lighter on a dark one.
+ImU32 WarningColor();
+
+}  // namespace qs::gui

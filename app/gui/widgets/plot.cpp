@@ -1,0 +1,275 @@
+#include "gui/widgets/plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "gui/widgets/palette.hpp"
+
+namespace qs::gui {
+
+// ------------------------------------------------------------------------------------------------ ticks
+
+std::vector<double> NiceTicks(double lo, double hi, int target, int* decimals) {
+    std::vector<double> ticks;
+    if (decimals) *decimals = 0;
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return ticks;
+    if (!(hi > lo)) {
+        ticks.push_back(lo);
+        if (decimals) *decimals = (lo == std::floor(lo)) ? 0 : 2;
+        return ticks;
+    }
+    const double raw = (hi - lo) / std::max(1, target);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double norm = raw / mag;
+    const double step = (norm < 1.5 ? 1.0 : norm < 3.0 ? 2.0 : norm < 7.0 ? 5.0 : 10.0) * mag;
+    if (decimals) *decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
+    const double first = std::ceil(lo / step - 1e-9) * step;
+    for (int i = 0; i < 64; ++i) {
+        const double t = first + i * step;
+        if (t > hi + step * 1e-9) break;
+        ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+    }
+    return ticks;
+}
+
+std::vector<double> LogTicks(double lo, double hi, int target) {
+    std::vector<double> ticks;
+    if (!(lo > 0.0) || !(hi >= lo) || !std::isfinite(hi)) return ticks;
+    const int e0 = static_cast<int>(std::floor(std::log10(lo))), e1 = static_cast<int>(std::ceil(std::log10(hi)));
+    for (int pass = 0; pass < 3; ++pass) {  // 1-2-5, then powers of ten, then every k-th power
+        ticks.clear();
+        const int every = pass == 2 ? std::max(1, (e1 - e0 + target) / std::max(1, target)) : 1;  // at most target
+        for (int e = e0; e <= e1; ++e) {
+            if (pass == 2 && (e - e0) % every != 0) continue;
+            for (double m : {1.0, 2.0, 5.0}) {
+                if (pass > 0 && m != 1.0) continue;
+                const double v = m * std::pow(10.0, e);
+                if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
+            }
+        }
+        if (static_cast<int>(ticks.size()) <= std::max(2, target)) break;
+    }
+    if (ticks.size() < 2) ticks = {lo, hi};
+    return ticks;
+}
+
+std::string TickLabel(double v, int decimals) {
+    char buf[40];
+    if (std::fabs(v) >= 1e5) {
+        std::snprintf(buf, sizeof buf, "%.2g", v);
+    } else {
+        std::snprintf(buf, sizeof buf, "%.*f", std::clamp(decimals, 0, 12), v);
+        if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
+    }
+    return buf;
+}
+
+std::string LogTickLabel(double v) {
+    char buf[32];
+    if (v != 0.0 && (std::fabs(v) < 1e-3 || std::fabs(v) >= 1e5)) std::snprintf(buf, sizeof buf, "%.0e", v);
+    else std::snprintf(buf, sizeof buf, "%.3g", v);
+    std::string s = buf;
+    // "1e-05" -> "1e-5", "3e+06" -> "3e6"
+    const std::size_t e = s.find('e');
+    if (e != std::string::npos) {
+        std::size_t d = e + 1;
+        if (d < s.size() && (s[d] == '-' || s[d] == '+')) ++d;
+        while (d + 1 < s.size() && s[d] == '0') s.erase(d, 1);
+        if (s[e + 1] == '+') s.erase(e + 1, 1);
+    }
+    return s;
+}
+
+// ------------------------------------------------------------------------------------------------- axes
+
+float PlotAxis::at(double v) const {
+    double u = 0.5;
+    if (log) {
+        if (lo > 0.0 && hi > lo && v > 0.0) u = (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo));
+    } else if (hi > lo) {
+        u = (v - lo) / (hi - lo);
+    }
+    return p0 + static_cast<float>(u) * (p1 - p0);
+}
+
+namespace {
+
+struct AxisTick {
+    double value;
+    std::string label;
+};
+
+std::vector<AxisTick> AxisTicks(const PlotAxis& axis, int target, bool integers_only) {
+    std::vector<AxisTick> out;
+    if (axis.log) {
+        for (double v : LogTicks(axis.lo, axis.hi, target)) out.push_back({v, LogTickLabel(v)});
+        return out;
+    }
+    int decimals = 0;
+    for (double v : NiceTicks(axis.lo, axis.hi, target, &decimals)) {
+        if (integers_only && v != std::floor(v)) continue;
+        out.push_back({v, TickLabel(v, integers_only ? 0 : decimals)});
+    }
+    return out;
+}
+
+float TickLength() { return std::round(ImGui::GetFontSize() * 0.3f); }
+
+}  // namespace
+
+void DrawTicksBelow(ImDrawList* dl, const PlotAxis& axis, float y, int target, float label_min_x, float label_max_x) {
+    const ImU32 col = ImGui::GetColorU32(ImGuiCol_Text);
+    const float tick = TickLength();
+    const float min_x = std::max(label_min_x, dl->GetClipRectMin().x);
+    const float max_x = std::min(label_max_x, dl->GetClipRectMax().x);
+    for (const AxisTick& t : AxisTicks(axis, target, false)) {
+        const float x = std::round(axis.at(t.value)) + 0.5f;
+        dl->AddLine(ImVec2(x, y), ImVec2(x, y + tick), col);
+        const float w = ImGui::CalcTextSize(t.label.c_str()).x;
+        const float lx = std::clamp(x - w * 0.5f, min_x, std::max(min_x, max_x - w));
+        dl->AddText(ImVec2(std::round(lx), y + tick + 1.0f), col, t.label.c_str());
+    }
+}
+
+void DrawTicksLeft(ImDrawList* dl, const PlotAxis& axis, float x, int target, bool integers_only, float grid_to_x) {
+    const ImU32 col = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border, 0.35f);
+    const float tick = TickLength();
+    for (const AxisTick& t : AxisTicks(axis, target, integers_only)) {
+        const float y = std::round(axis.at(t.value)) + 0.5f;
+        dl->AddLine(ImVec2(x - tick, y), ImVec2(x, y), col);
+        if (grid_to_x > x) dl->AddLine(ImVec2(x + 1.0f, y), ImVec2(grid_to_x, y), grid);
+        const ImVec2 size = ImGui::CalcTextSize(t.label.c_str());
+        dl->AddText(ImVec2(x - tick - ImGui::GetFontSize() * 0.15f - size.x, std::round(y - size.y * 0.5f)), col,
+                    t.label.c_str());
+    }
+}
+
+// ------------------------------------------------------------------------------------------- colorbars
+
+void DrawColorbarGradient(ImDrawList* dl, const ColorLut& lut, double t_lo, double t_hi, ImVec2 bar_min, ImVec2 bar_max) {
+    const float h = bar_max.y - bar_min.y;
+    constexpr int kSegments = 64;
+    auto color_at = [&](double t) { return static_cast<ImU32>(lut[LutIndex(t * 255.0)]); };
+    for (int i = 0; i < kSegments; ++i) {
+        // Bottom = low values, like matplotlib's vertical colorbar.
+        const double ta = t_lo + (t_hi - t_lo) * i / kSegments;
+        const double tb = t_lo + (t_hi - t_lo) * (i + 1) / kSegments;
+        const float y_bot = bar_max.y - h * i / kSegments;
+        const float y_top = bar_max.y - h * (i + 1) / kSegments;
+        const ImU32 c_bot = color_at(ta), c_top = color_at(tb);
+        dl->AddRectFilledMultiColor(ImVec2(bar_min.x, std::floor(y_top)), ImVec2(bar_max.x, std::ceil(y_bot)), c_top,
+                                    c_top, c_bot, c_bot);
+    }
+    dl->AddRect(bar_min, bar_max, ImGui::GetColorU32(ImGuiCol_Border));
+}
+
+void DrawColorbarTicks(ImDrawList* dl, const std::vector<BarTick>& ticks, ImVec2 bar_min, ImVec2 bar_max) {
+    const ImU32 col = ImGui::GetColorU32(ImGuiCol_Text);
+    const float font = ImGui::GetFontSize();
+    const float tick = TickLength();
+    const float h = bar_max.y - bar_min.y;
+    for (const BarTick& t : ticks) {
+        const float y = bar_max.y - t.pos * h;
+        const float yr = std::round(y) + 0.5f;
+        dl->AddLine(ImVec2(bar_max.x, yr), ImVec2(bar_max.x + tick, yr), col, 1.0f);
+        dl->AddText(ImVec2(bar_max.x + tick + font * 0.2f, std::round(y - font * 0.5f)), col, t.label.c_str());
+    }
+}
+
+std::vector<BarTick> LogColorbarTicks(double lo, double hi, float bar_height) {
+    std::vector<BarTick> out;
+    const float font = ImGui::GetFontSize();
+    const double a = std::log10(lo), b = std::log10(hi);
+    const int target = std::max(2, static_cast<int>(bar_height / (font * 3.0f)));
+    float last_px = -1e9f;
+    for (double v : LogTicks(lo, hi, target)) {
+        const float pos = b > a ? static_cast<float>((std::log10(v) - a) / (b - a)) : 0.5f;
+        if ((pos * bar_height) - last_px < font * 1.1f) continue;  // labels closer than a line collide
+        last_px = pos * bar_height;
+        out.push_back({v, pos, LogTickLabel(v)});
+    }
+    return out;
+}
+
+float ColorbarWidth(float widest_label) {
+    const float font = ImGui::GetFontSize();
+    return std::round(font * 0.5f) + std::round(font * 0.9f) + std::round(font * 0.5f) + widest_label +
+           std::round(font * 0.3f);
+}
+
+// ------------------------------------------------------------------------------------ markers, legends
+
+void DrawMarker(ImDrawList* dl, ImVec2 c, MarkerShape shape, ImU32 fill, float r) {
+    const ImU32 outline = palette::kOutline;
+    switch (shape) {
+        case MarkerShape::Circle:
+            // A ring: whatever it sits on (another marker) stays visible.
+            dl->AddCircle(c, r * 1.45f, outline, 24, 4.5f);
+            dl->AddCircle(c, r * 1.45f, fill, 24, 2.5f);
+            break;
+        case MarkerShape::Diamond: {
+            const float o = r + 2.0f;
+            dl->AddQuadFilled(ImVec2(c.x, c.y - o), ImVec2(c.x + o, c.y), ImVec2(c.x, c.y + o), ImVec2(c.x - o, c.y), outline);
+            dl->AddQuadFilled(ImVec2(c.x, c.y - r), ImVec2(c.x + r, c.y), ImVec2(c.x, c.y + r), ImVec2(c.x - r, c.y), fill);
+            break;
+        }
+        case MarkerShape::Triangle: {
+            const float o = r + 2.2f;
+            dl->AddTriangleFilled(ImVec2(c.x, c.y - o * 1.1f), ImVec2(c.x + o, c.y + o * 0.8f), ImVec2(c.x - o, c.y + o * 0.8f),
+                                  outline);
+            dl->AddTriangleFilled(ImVec2(c.x, c.y - r * 1.1f), ImVec2(c.x + r, c.y + r * 0.8f), ImVec2(c.x - r, c.y + r * 0.8f),
+                                  fill);
+            break;
+        }
+    }
+}
+
+LegendEntry MarkerEntry(MarkerShape shape, ImU32 color, std::string text) {
+    LegendEntry e;
+    e.has_marker = true;
+    e.shape = shape;
+    e.color = color;
+    e.text = std::move(text);
+    return e;
+}
+
+LegendEntry TextEntry(std::string text, bool dim, bool warn) {
+    LegendEntry e;
+    e.text = std::move(text);
+    e.dim = dim;
+    e.warn = warn;
+    return e;
+}
+
+float LegendWidth(const std::vector<LegendEntry>& entries) {
+    float w = 0.0f;
+    for (const LegendEntry& e : entries) w = std::max(w, ImGui::CalcTextSize(e.text.c_str()).x);
+    return w + ImGui::GetFontSize() * 1.3f;
+}
+
+void DrawLegend(const std::vector<LegendEntry>& entries, ImVec2 at) {
+    ImGui::SetCursorScreenPos(at);
+    ImGui::BeginGroup();
+    const float font = ImGui::GetFontSize();
+    const float indent = font * 1.3f;
+    for (const LegendEntry& e : entries) {
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        if (e.has_marker) {
+            DrawMarker(ImGui::GetWindowDrawList(), ImVec2(p.x + font * 0.5f, p.y + ImGui::GetTextLineHeight() * 0.5f),
+                       e.shape, e.color, font * 0.32f);
+            ImGui::SetCursorScreenPos(ImVec2(p.x + indent, p.y));
+            ImGui::TextUnformatted(e.text.c_str());
+            continue;
+        }
+        ImGui::SetCursorScreenPos(ImVec2(at.x + (e.dim ? indent : 0.0f), p.y));
+        if (e.warn) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", e.text.c_str());
+        else if (e.dim) ImGui::TextDisabled("%s", e.text.c_str());
+        else ImGui::TextUnformatted(e.text.c_str());
+    }
+    ImGui::EndGroup();
+}
+
+}  // namespace qs::gui
