@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 #ifdef QS_HAVE_GUI
 #include "gui/app/gui_main.hpp"
 #include "gui/app/render_command.hpp"
@@ -15,22 +16,10 @@
 
 namespace {
 
-// SPEC: exactly one line on stderr. Messages quote user input (file names, option values), which may hold
-// line breaks or other control characters: those are escaped.
-std::string one_line(const char* message) {
-    std::string out;
-    for (const char* p = message; *p != '\0'; ++p) {
-        const auto c = static_cast<unsigned char>(*p);
-        if (c == '\n')
-            out += "\\n";
-        else if (c == '\r')
-            out += "\\r";
-        else if (c < 0x20 || c == 0x7f)
-            out += '?';
-        else
-            out += static_cast<char>(c);
-    }
-    return out;
+// SPEC: exactly one line on stderr, whatever the exception says. A qs::Error is already printable and short;
+// other exceptions (the standard library's) are made so here.
+void print_error(const char* message) {
+    std::fprintf(stderr, "quantscope: error: %s\n", qs::printable(message, qs::kMaxMessageChars).c_str());
 }
 
 int dispatch(const std::vector<std::string>& args) {
@@ -62,7 +51,7 @@ int dispatch(const std::vector<std::string>& args) {
         throw qs::Error("this build has no GUI (configured with QS_BUILD_GUI=OFF)");
 #endif
     }
-    throw qs::Error("unknown command '" + command + "' (see quantscope --help)");
+    throw qs::Error("unknown command " + qs::quoted_text(command) + " (see quantscope --help)");
 }
 
 }  // namespace
@@ -85,14 +74,14 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         return dispatch(args);
-    } catch (const qs::Error& e) {
-        std::fprintf(stderr, "quantscope: error: %s\n", one_line(e.what()).c_str());
-        return 2;
     } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "quantscope: error: out of memory\n");
+        print_error("out of memory");
         return 2;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "quantscope: error: %s\n", one_line(e.what()).c_str());
+        print_error(e.what());
+        return 2;
+    } catch (...) {
+        print_error("an unexpected error (not a std::exception)");
         return 2;
     }
 }

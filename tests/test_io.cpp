@@ -460,7 +460,8 @@ TEST_CASE("io: bad csv files name line and column") {
     CHECK_ERROR_HAS(csv("1;2\n"), "'1;2' is not a number");
     CHECK_ERROR_HAS(csv("0x10\n"), "'0x10' is not a number");
     CHECK_ERROR_HAS(csv("1,2\n3,4\0\n", "data.csv"), "<no error>");  // the std::string stops at the NUL
-    CHECK_ERROR_HAS(csv(std::string("1,2\n3,4\0\n", 9)), "data.csv:2:3: '4?' is not a number");
+    // A NUL in the file shows as \x00 and does not cut the message short.
+    CHECK(error_of([] { csv(std::string("1,2\n3,4\0x\n", 10)); }) == "data.csv:2:3: '4\\x00x' is not a number");
     CHECK_ERROR_HAS(csv("++1\n"), "'++1' is not a number");
     CHECK_ERROR_HAS(csv("+-1\n"), "'+-1' is not a number");
     CHECK_ERROR_HAS(csv("a,b,c\n1,2,3\n"), "data.csv:1:1: 'a' is not a number");
@@ -595,7 +596,7 @@ TEST_CASE("io: malformed safetensors files") {
                         R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
                             "a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
                         data)),
-                    "duplicate key \"a\"");
+                    "duplicate key 'a'");
     // Zero-length tensors overlap nothing; the format pads headers with spaces.
     CHECK(safetensors(safetensors_file(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
                                             "z": {"dtype": "F32", "shape": [0], "data_offsets": [8, 8]}}    )",
@@ -626,7 +627,7 @@ TEST_CASE("io: load_tensor picks the reader by extension") {
 
     write_bytes(dir / "x.NPY", npy_file(f4_dict("(2,)"), le_bytes(std::vector<float>{1, 2})));
     CHECK(qs::load_tensor(dir / "x.NPY").values == std::vector<float>{1, 2});
-    CHECK_ERROR_HAS(qs::load_tensor(dir / "x.NPY", "w"), "--tensor w applies only to .safetensors files");
+    CHECK_ERROR_HAS(qs::load_tensor(dir / "x.NPY", "w"), "--tensor 'w' applies only to .safetensors files");
     write_bytes(dir / "data.txt", "1,2\n");
     CHECK(error_of([&] { qs::load_tensor(dir / "data.txt"); }) ==
           dir / "data.txt" + ": unknown file type '.txt'; QuantScope reads .npy, .csv and .safetensors");
@@ -692,7 +693,7 @@ TEST_CASE("io: json reader") {
              {"\"\xE2\x82\"", "invalid UTF-8"},
              {"tru", "expected a value"},
              {"NaN", "expected a value"},
-             {"{\"k\": 1, \"k\": 2}", "line 1, column 10: duplicate key \"k\""},
+             {"{\"k\": 1, \"k\": 2}", "line 1, column 10: duplicate key 'k'"},
              {"{\n  \"a\": [1,\n  2,,]}", "line 3, column 5"},
          }) {
         INFO(text);

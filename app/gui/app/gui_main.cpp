@@ -44,6 +44,7 @@
 #include "gui/widgets/style.hpp"
 #include "gui/panels/tensor_panel.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/quantize.hpp"
 
@@ -168,7 +169,7 @@ int RenderHeadless(const GuiOptions& o) {
     } catch (const Error& e) {
         throw Error(std::string("no display, and rendering without one failed: ") + e.what());
     }
-    std::printf("quantscope: no display; rendered the figure to %s\n", path.c_str());
+    std::printf("quantscope: no display; rendered the figure to %s\n", printable(path, kMaxMessageChars).c_str());
     return 0;
 }
 
@@ -681,7 +682,7 @@ int run_gui(const std::vector<std::string>& args) {
                 for (std::size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque, whatever GL left
                 std::string problem;
                 if (!write_png_atomic(options.screenshot, fb_w, fb_h, pixels, true, &problem)) {
-                    std::fprintf(stderr, "quantscope: error: %s\n", problem.c_str());
+                    std::fprintf(stderr, "quantscope: error: %s\n", printable(problem, kMaxMessageChars).c_str());
                     exit_code = 2;
                 }
                 break;
@@ -697,7 +698,7 @@ int run_gui(const std::vector<std::string>& args) {
                 glfwMakeContextCurrent(window);
                 Wake(window);  // show the outcome in the dialog
                 if (!saved && scripted) {
-                    std::fprintf(stderr, "quantscope: error: %s\n", problem.c_str());
+                    std::fprintf(stderr, "quantscope: error: %s\n", printable(problem, kMaxMessageChars).c_str());
                     exit_code = 2;
                     break;
                 }
@@ -730,7 +731,7 @@ int run_gui(const std::vector<std::string>& args) {
             }
             std::string problem;
             if (!save_settings(settings_file, settings, &problem))
-                std::fprintf(stderr, "quantscope: warning: settings not saved: %s\n", problem.c_str());
+                std::fprintf(stderr, "quantscope: warning: settings not saved: %s\n", printable(problem, kMaxMessageChars).c_str());
         }
     }  // AppState (textures, worker threads) goes here, while the context is still current
 

@@ -7,6 +7,7 @@
 #include "cli/options.hpp"
 #include "gui/app/figure_options.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs::gui {
 
@@ -37,7 +38,7 @@ int run_render(const std::vector<std::string>& args) {
     const ViewSettings view = FigureOptionsAsView(parsed, input.tensor);
     check_distinct_files(input_files(parsed, input), {{"--out", *out}});
     RenderFigureFile(input, view, width, *out);
-    std::printf("quantscope: wrote %s\n", out->c_str());
+    std::printf("quantscope: wrote %s\n", printable(*out, kMaxMessageChars).c_str());
     return 0;
 }
 

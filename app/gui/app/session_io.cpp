@@ -15,6 +15,7 @@
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/tensor_io.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs::gui {
 namespace {
@@ -160,8 +161,11 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view) {
         if (!ok) skipped.push_back(key + "=" + value);
     }
     if (skipped.empty()) return {};
+    // The pairs come from the file: a few, escaped and shortened, keep the notice one readable line.
+    constexpr std::size_t kShown = 5;
     std::string out = "skipped view settings this version does not understand:";
-    for (const std::string& s : skipped) out += " " + s;
+    for (std::size_t i = 0; i < skipped.size() && i < kShown; ++i) out += " " + printable(skipped[i]);
+    if (skipped.size() > kShown) out += " … (" + std::to_string(skipped.size()) + " in all)";
     return out;
 }
 

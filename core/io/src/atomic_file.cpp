@@ -202,7 +202,7 @@ FileIdentity identify(const std::string& path) {
     return {};
 }
 
-std::string quoted(const FileRole& file) { return file.role + " '" + file.path + "'"; }
+std::string quoted(const FileRole& file) { return file.role + " " + quoted_text(file.path); }
 
 }  // namespace
 

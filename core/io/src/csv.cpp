@@ -7,23 +7,13 @@
 
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 bool is_separator(char c) { return c == ',' || is_space(c); }
-
-// A field from the file, printable and short enough for a one-line message.
-std::string shown(const char* begin, const char* end) {
-    std::string out;
-    for (const char* p = begin; p < end && out.size() < 40; ++p) {
-        const auto c = static_cast<unsigned char>(*p);
-        out += c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
-    }
-    if (end - begin > 40) out += "...";
-    return out;
-}
 
 class CsvParser {
 public:
@@ -101,22 +91,23 @@ private:
         if (static_cast<std::int64_t>(values_.size()) >= kMaxElements) {
             fail_at(line, column, "more than " + std::to_string(kMaxElements) + " values");
         }
+        const auto field = [&] { return quoted_text(std::string_view(begin, static_cast<std::size_t>(end - begin))); };
         const char* first = begin;
         // from_chars takes '-' but not '+'; numbers written as "+1.5" are common enough to accept.
         if (first < end && *first == '+' && first + 1 < end && first[1] != '-' && first[1] != '+') ++first;
         double value = 0;
         const auto result = std::from_chars(first, end, value);
         if (result.ec == std::errc::result_out_of_range && result.ptr == end) {
-            fail_at(line, column, "'" + shown(begin, end) + "' is out of range");
+            fail_at(line, column, field() + " is out of range");
         }
         if (result.ec != std::errc() || result.ptr != end) {
-            fail_at(line, column, "'" + shown(begin, end) + "' is not a number");
+            fail_at(line, column, field() + " is not a number");
         }
         if (!std::isfinite(value)) {
-            fail_at(line, column, "'" + shown(begin, end) + "' is not a finite number (NaN and Inf are not allowed)");
+            fail_at(line, column, field() + " is not a finite number (NaN and Inf are not allowed)");
         }
         const float f = static_cast<float>(value);
-        if (!std::isfinite(f)) fail_at(line, column, "'" + shown(begin, end) + "' is outside the float32 range");
+        if (!std::isfinite(f)) fail_at(line, column, field() + " is outside the float32 range");
         return f;
     }
 

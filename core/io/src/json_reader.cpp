@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 
@@ -192,7 +193,7 @@ private:
         });
         for (std::size_t i = 1; i < order.size(); ++i) {
             if (out.members[order[i]].first == out.members[order[i - 1]].first) {
-                fail_at("duplicate key \"" + out.members[order[i]].first + "\"", key_offsets[order[i]]);
+                fail_at("duplicate key " + quoted_text(out.members[order[i]].first), key_offsets[order[i]]);
             }
         }
     }
@@ -234,35 +235,6 @@ private:
         }
     }
 
-    // Length of the valid UTF-8 sequence at pos_ (lead byte >= 0x80), or 0 (RFC 3629: no overlongs,
-    // no surrogates, nothing above U+10FFFF).
-    std::size_t utf8_sequence() const {
-        const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text_[pos_ + i]); };
-        const std::size_t left = text_.size() - pos_;
-        const unsigned char lead = byte(0);
-        std::size_t length;
-        unsigned char lo = 0x80, hi = 0xbf;
-        if (lead >= 0xc2 && lead <= 0xdf) {
-            length = 2;
-        } else if (lead >= 0xe0 && lead <= 0xef) {
-            length = 3;
-            if (lead == 0xe0) lo = 0xa0;
-            if (lead == 0xed) hi = 0x9f;
-        } else if (lead >= 0xf0 && lead <= 0xf4) {
-            length = 4;
-            if (lead == 0xf0) lo = 0x90;
-            if (lead == 0xf4) hi = 0x8f;
-        } else {
-            return 0;
-        }
-        if (left < length) return 0;
-        if (byte(1) < lo || byte(1) > hi) return 0;
-        for (std::size_t i = 2; i < length; ++i) {
-            if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
-        }
-        return length;
-    }
-
     void string(std::string& out) {
         const std::size_t start = pos_;
         ++pos_;  // opening quote
@@ -289,6 +261,10 @@ private:
                     case 't': out += '\t'; break;
                     case 'u': {
                         unsigned code = hex4();
+                        if (limits_.byte_escapes && code >= 0xdc80 && code <= 0xdcff) {
+                            out += static_cast<char>(code - 0xdc00);  // a byte that is not UTF-8 (PEP 383)
+                            break;
+                        }
                         if (code >= 0xdc00 && code <= 0xdfff) fail("lone low surrogate in \\u escape");
                         if (code >= 0xd800 && code <= 0xdbff) {
                             if (text_.substr(pos_, 2) != "\\u") fail("lone high surrogate in \\u escape");
@@ -309,7 +285,7 @@ private:
                 ++pos_;
                 continue;
             }
-            const std::size_t length = utf8_sequence();
+            const std::size_t length = utf8_sequence_length(text_, pos_);
             if (length == 0) fail("invalid UTF-8 in a string");
             out.append(text_.data() + pos_, length);
             pos_ += length;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "quantscope/format.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 
@@ -42,17 +43,27 @@ std::string JsonObject::str() const {
 
 std::string JsonObject::quote(const std::string& text) {
     std::string out = "\"";
-    for (unsigned char c : text) {
-        if (c == '"' || c == '\\') {
+    char buf[8];
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const std::size_t length = utf8_sequence_length(text, i);
+        if (length == 0) {
+            // Not UTF-8 (a Latin-1 file name): written as PEP 383's \udcXX, which parse_json with
+            // JsonLimits::byte_escapes (and Python's os.fsencode) turns back into the same byte.
+            std::snprintf(buf, sizeof buf, "\\udc%02x", c);
+            out += buf;
+        } else if (c == '"' || c == '\\') {
             out += '\\';
             out += static_cast<char>(c);
-        } else if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        } else if (c < 0x20 || c == 0x7f || (c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0)) {
+            // Controls, DEL and the C1 controls (U+0080..U+009F) escaped too: JSON printed to a terminal (inspect
+            // --json) must not act on it.
+            std::snprintf(buf, sizeof buf, "\\u%04x", c == 0xc2 ? static_cast<unsigned char>(text[i + 1]) : c);
             out += buf;
         } else {
-            out += static_cast<char>(c);
+            out.append(text, i, length);
         }
+        i += length == 0 ? 1 : length;
     }
     return out + "\"";
 }

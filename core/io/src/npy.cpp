@@ -11,6 +11,7 @@
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 namespace {
@@ -21,23 +22,6 @@ constexpr const char* kSupported = "QuantScope reads <f2, <f4, <f8";
 
 [[noreturn]] void fail(const std::string& name, const std::string& message) {
     throw Error(name + ": " + message);
-}
-
-// Header text can hold any byte; quote it printable and short.
-std::string printable(std::string_view text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size() && i < 40; ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\x%02x", c);
-            out += hex;
-        }
-    }
-    if (text.size() > 40) out += "...";
-    return out;
 }
 
 // Python's repr of a shape tuple, the way the user sees it in numpy: "(3,)", "(3, 4)", "()".
@@ -67,7 +51,7 @@ public:
             const std::size_t key_at = pos_;
             const std::string key = string_literal("a quoted key");
             skip_space();
-            expect(':', "expected ':' after key '" + printable(key) + "'");
+            expect(':', "expected ':' after key " + quoted_text(key));
             skip_space();
             if (key == "descr") {
                 if (seen_descr) fail_at("duplicate key 'descr'", key_at);
@@ -85,7 +69,7 @@ public:
                 seen_shape = true;
                 out.shape = tuple();
             } else {
-                fail_at("unknown key '" + printable(key) + "'", key_at);
+                fail_at("unknown key " + quoted_text(key), key_at);
             }
             skip_space();
             if (eat(',')) continue;
@@ -210,7 +194,7 @@ ElementType dtype_of(const std::string& descr, const std::string& name) {
             default: what = "unknown"; break;
         }
     }
-    fail(name, "unsupported dtype '" + printable(descr) + "' (" + what + "); " + kSupported);
+    fail(name, "unsupported dtype " + quoted_text(descr) + " (" + what + "); " + kSupported);
 }
 
 // Rank and emptiness as QuantScope needs them. The one place a later change would fold rank > 3.

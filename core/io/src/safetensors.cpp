@@ -7,6 +7,7 @@
 #include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/json_reader.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 namespace {
@@ -20,17 +21,6 @@ std::string shape_to_list(const Shape& shape) {
         out += std::to_string(shape[i]);
     }
     return out + "]";
-}
-
-// Names come from the file: keep them printable and short in messages.
-std::string quoted(const std::string& text) {
-    std::string out = "'";
-    for (std::size_t i = 0; i < text.size() && i < 80; ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        out += c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
-    }
-    if (text.size() > 80) out += "...";
-    return out + "'";
 }
 
 std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
@@ -105,7 +95,7 @@ void SafetensorsFile::parse() {
             }
             continue;
         }
-        const std::string where = "tensor " + quoted(key);
+        const std::string where = "tensor " + quoted_text(key);
         if (!value.is_object()) fail(where + ": expected an object with dtype, shape and data_offsets");
         const JsonValue* dtype = value.find("dtype");
         const JsonValue* shape = value.find("shape");
@@ -119,7 +109,7 @@ void SafetensorsFile::parse() {
         entry.name = key;
         entry.dtype = dtype->text;
         const std::size_t item_size = safetensors_item_size(entry.dtype);
-        if (item_size == 0) fail(where + ": unknown dtype " + quoted(entry.dtype));
+        if (item_size == 0) fail(where + ": unknown dtype " + quoted_text(entry.dtype));
         std::uint64_t numel = 1;
         for (const JsonValue& dim : shape->items) {
             std::int64_t n = 0;
@@ -159,11 +149,21 @@ void SafetensorsFile::parse() {
         const auto& previous = entries_[order[i - 1]];
         const auto& current = entries_[order[i]];
         if (current.begin < previous.end) {
-            fail("tensors " + quoted(previous.name) + " and " + quoted(current.name) + " overlap (bytes " +
+            fail("tensors " + quoted_text(previous.name) + " and " + quoted_text(current.name) + " overlap (bytes " +
                  std::to_string(current.begin) + " to " + std::to_string(std::min(previous.end, current.end)) +
                  ")");
         }
     }
+}
+
+std::string SafetensorsFile::names_for_message() const {
+    // A few short names keep the message one readable line, however many tensors and however long their names.
+    constexpr std::size_t kShown = 6, kNameChars = 40;
+    std::string names;
+    for (std::size_t i = 0; i < entries_.size() && i < kShown; ++i)
+        names += (i > 0 ? ", " : "") + printable(entries_[i].name, kNameChars);
+    if (entries_.size() > kShown) names += ", … (" + std::to_string(entries_.size()) + " in all)";
+    return names;
 }
 
 TensorView SafetensorsFile::view(const std::string& tensor_name, std::string* folding) const {
@@ -171,15 +171,12 @@ TensorView SafetensorsFile::view(const std::string& tensor_name, std::string* fo
     const auto found = std::find_if(entries_.begin(), entries_.end(),
                                     [&](const SafetensorsEntry& e) { return e.name == tensor_name; });
     if (found == entries_.end()) {
-        std::string names;
-        for (std::size_t i = 0; i < entries_.size() && i < 10; ++i) names += (i > 0 ? ", " : "") + entries_[i].name;
-        if (entries_.size() > 10) names += ", ... (" + std::to_string(entries_.size()) + " in all)";
-        throw Error(name_ + ": no tensor named " + quoted(tensor_name) +
-                    (entries_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names + ")"));
+        throw Error(name_ + ": no tensor named " + quoted_text(tensor_name) +
+                    (entries_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names_for_message() + ")"));
     }
     const SafetensorsEntry& entry = *found;
     TensorView view;
-    view.name = name_ + ": tensor " + quoted(entry.name);
+    view.name = name_ + ": tensor " + quoted_text(entry.name);
     if (!readable_type(entry.dtype, view.type)) {
         throw Error(view.name + " has dtype " + entry.dtype + "; " + kReadable);
     }

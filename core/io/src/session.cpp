@@ -1,5 +1,6 @@
 #include "quantscope/session.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,26 @@ namespace qs {
 namespace {
 
 constexpr int kVersion = 1;
+
+// What a session holds besides its inline values and view pairs: the objects, the settings, a shape's
+// dimensions, a random spec. Fixed by session_to_json; generous, so that a hand-edited file still fits.
+constexpr std::size_t kMaxOtherValues = 256;
+
+// The reader's limits follow from what the writer may write (kMaxInlineValues, kMaxSessionViewEntries,
+// kMaxSessionBytes): a session the program wrote always reads back.
+JsonLimits session_json_limits() {
+    JsonLimits limits;
+    limits.max_values = static_cast<std::size_t>(kMaxInlineValues) + kMaxSessionViewEntries + kMaxOtherValues;
+    limits.max_bytes = kMaxSessionBytes;
+    limits.byte_escapes = true;
+    return limits;
+}
+
+// Numbers a session stores must read back as numbers (the JSON writer turns NaN and Inf into null).
+double finite(const char* key, double value) {
+    if (!std::isfinite(value)) throw Error(std::string("cannot save a session whose ") + key + " is not finite");
+    return value;
+}
 
 std::string float_list(const std::vector<float>& values) {
     std::string out = "[";
@@ -63,10 +84,17 @@ public:
         const JsonValue* v = optional(key, JsonValue::Type::Number);
         return v ? v->number : fallback;
     }
-    std::int64_t integer(const std::string& key, std::int64_t fallback) {
+    // An integer in [min, max]: a fraction, or a number outside the range (10^15 for an axis), is an error
+    // that shows the number as written, never a clamped or wrapped value.
+    std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max) {
         const JsonValue* v = optional(key, JsonValue::Type::Number);
-        std::int64_t out = fallback;
-        if (v && !v->to_int64(out)) fail(where_ + "." + key + " must be an integer");
+        if (!v) return fallback;
+        std::int64_t out = 0;
+        const bool integral = v->text.find_first_of(".eE") == std::string::npos;
+        if (!integral) fail(where_ + "." + key + " must be an integer, not " + printable(v->text));
+        if (!v->to_int64(out) || out < min || out > max)
+            fail(where_ + "." + key + " " + printable(v->text) + " is out of range [" + std::to_string(min) + ", " +
+                 std::to_string(max) + "]");
         return out;
     }
     bool boolean(const std::string& key, bool fallback) {
@@ -78,7 +106,7 @@ public:
         for (const auto& [key, value] : object_->members) {
             bool known = false;
             for (const auto& k : seen_) known = known || k == key;
-            if (!known) fail(where_ + " has an unknown key \"" + key + "\"");
+            if (!known) fail(where_ + " has an unknown key " + quoted_text(key));
         }
     }
     [[noreturn]] void fail(const std::string& what) const { throw Error(name_ + ": " + what); }
@@ -95,7 +123,7 @@ Shape read_shape(const JsonValue& value, const std::string& where, const std::st
     Shape shape;
     for (const JsonValue& d : value.items) {
         std::int64_t dim = 0;
-        if (!d.to_int64(dim)) throw Error(name + ": " + where + " must hold integers");
+        if (!d.to_int64(dim)) throw Error(name + ": " + where + " must hold integers, not " + printable(d.text));
         shape.push_back(dim);
     }
     try {
@@ -106,7 +134,8 @@ Shape read_shape(const JsonValue& value, const std::string& where, const std::st
     return shape;
 }
 
-// A preset name / enum parser's qs::Error, prefixed with the file and where.
+// A preset name / enum parser's qs::Error, prefixed with the file and where. Only for messages without the
+// file's name: an ObjectReader's own errors already start with it.
 template <class F>
 auto with_context(const std::string& name, const std::string& where, F&& parse) {
     try {
@@ -137,10 +166,10 @@ std::string session_to_json(const Session& session) {
             tensor.string("distribution", src.random.distribution == Distribution::Normal ? "normal" : "uniform")
                 .raw("shape", shape_to_json(src.random.shape))
                 .raw("seed", std::to_string(src.random.seed))
-                .number("mean", src.random.mean)
-                .number("std", src.random.std)
-                .number("low", src.random.low)
-                .number("high", src.random.high)
+                .number("mean", finite("random mean", src.random.mean))
+                .number("std", finite("random std", src.random.std))
+                .number("low", finite("random low", src.random.low))
+                .number("high", finite("random high", src.random.high))
                 .integer("outliers", src.random.outliers);
             break;
     }
@@ -153,22 +182,35 @@ std::string session_to_json(const Session& session) {
         .integer("group_size", c.group_size)
         .string("rounding", to_string(c.rounding))
         .string("overflow", c.overflow == Overflow::Clamp ? "clamp" : "wrap")
-        .number("scale", c.manual_scale)
+        .number("scale", finite("scale", c.manual_scale))
         .integer("zero_point", c.manual_zero_point)
         .string("calibration", to_string(c.calibration))
-        .number("percentile", c.percentile)
+        .number("percentile", finite("percentile", c.percentile))
         .boolean("recompute_scale", c.recompute_scale);
+    if (session.view.size() > kMaxSessionViewEntries)
+        throw Error("a session holds at most " + std::to_string(kMaxSessionViewEntries) + " view settings");
+    // The reader refuses duplicate keys: refuse to write them.
+    std::vector<const std::string*> keys;
+    for (const auto& entry : session.view) keys.push_back(&entry.first);
+    std::sort(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+    for (std::size_t i = 1; i < keys.size(); ++i)
+        if (*keys[i] == *keys[i - 1]) throw Error("a session cannot hold the view setting " + quoted_text(*keys[i]) + " twice");
     JsonObject view;
     for (const auto& [key, value] : session.view) view.string(key, value);
     JsonObject root;
     root.integer("quantscope_session", kVersion).raw("tensor", tensor.str()).raw("quantization", q.str()).raw("view", view.str());
-    return root.str() + "\n";
+    std::string text = root.str() + "\n";
+    if (text.size() > kMaxSessionBytes)
+        throw Error("the session would be " + std::to_string(text.size() >> 20) + " MB, more than the " +
+                    std::to_string(kMaxSessionBytes >> 20) + " MB a session file may have");
+    return text;
 }
 
 Session parse_session(const std::string& text, const std::string& name) {
-    const JsonValue doc = parse_json(text, name);
+    const JsonValue doc = parse_json(text, name, session_json_limits());
     ObjectReader root(doc, "the session", name);
-    if (root.integer("quantscope_session", -1) != kVersion)
+    const JsonValue* version = root.optional("quantscope_session", JsonValue::Type::Number);
+    if (!version || version->text != std::to_string(kVersion))
         root.fail("not a QuantScope session of version 1 (\"quantscope_session\": 1)");
     Session s;
 
@@ -198,55 +240,55 @@ Session parse_session(const std::string& text, const std::string& name) {
     } else if (kind == "random") {
         s.source.kind = TensorSource::Kind::Random;
         RandomSpec& r = s.source.random;
-        r.distribution = with_context(name, "tensor.distribution", [&] { return parse_distribution(t.string("distribution")); });
+        const std::string distribution = t.string("distribution");
+        r.distribution = with_context(name, "tensor.distribution", [&] { return parse_distribution(distribution); });
         r.shape = read_shape(t.required("shape", JsonValue::Type::Array), "tensor.shape", name);
         std::uint64_t seed = 0;
         const JsonValue* seed_value = t.optional("seed", JsonValue::Type::Number);
-        if (seed_value && !seed_value->to_uint64(seed)) t.fail("tensor.seed must be an integer >= 0");
+        if (seed_value && !seed_value->to_uint64(seed))
+            t.fail("tensor.seed " + printable(seed_value->text) + " is not an integer in [0, 2^64)");
         r.seed = seed;
         r.mean = t.number("mean", r.mean);
         r.std = t.number("std", r.std);
         r.low = t.number("low", r.low);
         r.high = t.number("high", r.high);
-        r.outliers = t.integer("outliers", 0);
+        r.outliers = t.integer("outliers", 0, 0, kMaxElements);
     } else {
-        t.fail("tensor.kind '" + kind + "' is not inline, file, preset or random");
+        t.fail("tensor.kind " + quoted_text(kind) + " is not inline, file, preset or random");
     }
     t.finish();
 
     ObjectReader q(root.required("quantization", JsonValue::Type::Object), "quantization", name);
     QuantConfig& c = s.config;
-    with_context(name, "quantization", [&] {
-        if (const JsonValue* v = q.optional("dtype", JsonValue::Type::String)) c.dtype = IntType::parse(v->text);
-        if (const JsonValue* v = q.optional("mode", JsonValue::Type::String)) {
-            if (v->text == "manual") c.mode = Mode::Manual;
-            else c.mode = parse_mode(v->text);
-        }
-        if (const JsonValue* v = q.optional("granularity", JsonValue::Type::String)) c.granularity = parse_granularity(v->text);
-        c.axis = static_cast<int>(std::max<std::int64_t>(-1, std::min<std::int64_t>(q.integer("axis", 0), 1000)));
-        c.group_size = q.integer("group_size", 0);
-        if (const JsonValue* v = q.optional("rounding", JsonValue::Type::String)) c.rounding = parse_rounding(v->text);
-        if (const JsonValue* v = q.optional("overflow", JsonValue::Type::String)) {
-            if (v->text == "clamp") c.overflow = Overflow::Clamp;
-            else if (v->text == "wrap") c.overflow = Overflow::Wrap;
-            else throw Error("overflow '" + v->text + "' is not clamp or wrap");
-        }
-        c.manual_scale = q.number("scale", 1.0);
-        const std::int64_t z = q.integer("zero_point", 0);
-        if (z < -(1 << 20) || z > (1 << 20)) throw Error("zero_point " + std::to_string(z) + " is out of range");
-        c.manual_zero_point = static_cast<std::int32_t>(z);
-        if (const JsonValue* v = q.optional("calibration", JsonValue::Type::String)) {
-            if (v->text == "percentile") c.calibration = Calibration::Percentile;
-            else parse_calibration(v->text, c);
-        }
-        c.percentile = q.number("percentile", c.percentile);
-        c.recompute_scale = q.boolean("recompute_scale", false);
-        return 0;
+    // The enum parsers' own messages, e.g. "unknown dtype 'int99'", after the file and the key.
+    const auto parsed = [&](const char* key, auto&& parse) {
+        const JsonValue* v = q.optional(key, JsonValue::Type::String);
+        if (v) with_context(name, std::string("quantization.") + key, [&] { parse(v->text); return 0; });
+    };
+    parsed("dtype", [&](const std::string& text) { c.dtype = IntType::parse(text); });
+    parsed("mode", [&](const std::string& text) { c.mode = text == "manual" ? Mode::Manual : parse_mode(text); });
+    parsed("granularity", [&](const std::string& text) { c.granularity = parse_granularity(text); });
+    c.axis = static_cast<int>(q.integer("axis", 0, 0, 2));  // a tensor has at most 3 axes
+    c.group_size = q.integer("group_size", 0, 0, kMaxElements);
+    parsed("rounding", [&](const std::string& text) { c.rounding = parse_rounding(text); });
+    parsed("overflow", [&](const std::string& text) {
+        if (text == "clamp") c.overflow = Overflow::Clamp;
+        else if (text == "wrap") c.overflow = Overflow::Wrap;
+        else throw Error("overflow " + quoted_text(text) + " is not clamp or wrap");
     });
+    c.manual_scale = q.number("scale", 1.0);
+    // Far outside any type's codes; check_config then says which range applies.
+    c.manual_zero_point = static_cast<std::int32_t>(q.integer("zero_point", 0, -(1 << 20), 1 << 20));
+    parsed("calibration", [&](const std::string& text) {
+        if (text == "percentile") c.calibration = Calibration::Percentile;
+        else parse_calibration(text, c);
+    });
+    c.percentile = q.number("percentile", c.percentile);
+    c.recompute_scale = q.boolean("recompute_scale", false);
     q.finish();
     if (const JsonValue* v = root.optional("view", JsonValue::Type::Object)) {
         for (const auto& [key, value] : v->members) {
-            if (!value.is_string()) root.fail("view." + key + " must be a string");
+            if (!value.is_string()) root.fail("view." + printable(key) + " must be a string");
             s.view.emplace_back(key, value.text);
         }
     }
@@ -257,7 +299,7 @@ Session parse_session(const std::string& text, const std::string& name) {
 }
 
 Session read_session(const std::string& path) {
-    return parse_session(read_small_file(path, std::size_t{256} << 20), path);
+    return parse_session(read_small_file(path, kMaxSessionBytes), path);
 }
 
 void write_session(const std::string& path, const Session& session) {
@@ -276,15 +318,16 @@ Tensor load_session_tensor(const Session& session, const std::string& session_pa
             tensor = load_tensor(p.string(), session.source.tensor_name, note);
             break;
         }
-        case TensorSource::Kind::Preset: tensor = make_preset(session.source.preset).tensor; break;
-        case TensorSource::Kind::Random: tensor = generate_random(session.source.random); break;
+        // A preset's or random spec's message names neither the session nor the key: say both.
+        case TensorSource::Kind::Preset:
+            tensor = with_context(session_path, "tensor", [&] { return make_preset(session.source.preset).tensor; });
+            break;
+        case TensorSource::Kind::Random:
+            tensor = with_context(session_path, "tensor", [&] { return generate_random(session.source.random); });
+            break;
     }
     check_tensor(tensor);
-    try {
-        check_config(session.config, tensor.shape);
-    } catch (const Error& e) {
-        throw Error(session_path + ": " + e.what());
-    }
+    with_context(session_path, "quantization", [&] { check_config(session.config, tensor.shape); return 0; });
     return tensor;
 }
 

@@ -7,6 +7,7 @@
 #include "quantscope/error.hpp"
 #include "quantscope/npy.hpp"
 #include "quantscope/safetensors.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 std::string lower_extension(const std::string& path) {
@@ -27,7 +28,7 @@ Format input_format(const std::string& path) {
     if (ext == ".npy") return Format::Npy;
     if (ext == ".csv") return Format::Csv;
     if (ext == ".safetensors") return Format::Safetensors;
-    throw Error(path + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type '" + ext + "'") +
+    throw Error(path + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type " + quoted_text(ext)) +
                 "; QuantScope reads .npy, .csv and .safetensors");
 }
 
@@ -35,7 +36,7 @@ Format output_format(const std::string& path) {
     const std::string ext = lower_extension(path);
     if (ext == ".npy") return Format::Npy;
     if (ext == ".csv") return Format::Csv;
-    throw Error(path + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type '" + ext + "'") +
+    throw Error(path + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type " + quoted_text(ext)) +
                 "; QuantScope writes .npy and .csv");
 }
 
@@ -45,19 +46,14 @@ std::string pick_tensor(const SafetensorsFile& file, const std::string& path, co
     const auto& entries = file.list();
     if (entries.size() == 1) return entries.front().name;
     if (entries.empty()) throw Error(path + ": the file holds no tensors");
-    std::string names;
-    for (std::size_t i = 0; i < entries.size() && i < 8; ++i) {
-        names += (i > 0 ? ", " : "") + entries[i].name;
-    }
-    if (entries.size() > 8) names += ", ...";
-    throw Error(path + ": the file holds " + std::to_string(entries.size()) + " tensors (" + names +
+    throw Error(path + ": the file holds " + std::to_string(entries.size()) + " tensors (" + file.names_for_message() +
                 "); choose one with --tensor NAME");
 }
 
 Format checked_input_format(const std::string& path, const std::string& tensor_name) {
     const Format format = input_format(path);
     if (format != Format::Safetensors && !tensor_name.empty()) {
-        throw Error(path + ": --tensor " + tensor_name + " applies only to .safetensors files");
+        throw Error(path + ": --tensor " + quoted_text(tensor_name) + " applies only to .safetensors files");
     }
     return format;
 }

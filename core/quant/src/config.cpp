@@ -62,31 +62,31 @@ void parse_calibration(const std::string& text, QuantConfig& config) {
         char* end = nullptr;
         const double p = number.empty() ? NAN : std::strtod(number.c_str(), &end);
         if (number.empty() || end != number.c_str() + number.size() || !(p > 50 && p <= 100))
-            throw Error("calibration '" + text + "': the percentile must be a number in (50, 100]");
+            throw Error("calibration " + quoted_text(text) + ": the percentile must be a number in (50, 100]");
         config.calibration = Calibration::Percentile;
         config.percentile = p;
     } else {
-        throw Error("unknown calibration '" + text + "': expected minmax, percentile:P or mse");
+        throw Error("unknown calibration " + quoted_text(text) + ": expected minmax, percentile:P or mse");
     }
 }
 
 Mode parse_mode(const std::string& text) {
     if (text == "asymmetric") return Mode::Asymmetric;
     if (text == "symmetric") return Mode::Symmetric;
-    throw Error("unknown mode '" + text + "': expected asymmetric or symmetric (manual: give --scale and --zero-point)");
+    throw Error("unknown mode " + quoted_text(text) + ": expected asymmetric or symmetric (manual: give --scale and --zero-point)");
 }
 
 Granularity parse_granularity(const std::string& text) {
     if (text == "tensor") return Granularity::Tensor;
     if (text == "channel") return Granularity::Channel;
     if (text == "group") return Granularity::Group;
-    throw Error("unknown granularity '" + text + "': expected tensor, channel or group");
+    throw Error("unknown granularity " + quoted_text(text) + ": expected tensor, channel or group");
 }
 
 Rounding parse_rounding(const std::string& text) {
     if (text == "half-even") return Rounding::HalfEven;
     if (text == "half-away") return Rounding::HalfAway;
-    throw Error("unknown rounding '" + text + "': expected half-even or half-away");
+    throw Error("unknown rounding " + quoted_text(text) + ": expected half-even or half-away");
 }
 
 void check_config(const QuantConfig& config, const Shape& shape) {

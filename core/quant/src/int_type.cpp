@@ -17,7 +17,7 @@ IntType IntType::parse(const std::string& text) {
     for (char c : digits) ok = ok && c >= '0' && c <= '9';
     if (ok) type.bits = std::stoi(digits);
     if (!ok || type.bits < 2 || type.bits > 16)
-        throw Error("unknown dtype '" + text + "': expected int2..int16 or uint2..uint16");
+        throw Error("unknown dtype " + quoted_text(text) + ": expected int2..int16 or uint2..uint16");
     return type;
 }
 

@@ -42,7 +42,7 @@ Preset make_preset(const std::string& name) {
     } else {
         std::string known;
         for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
-        throw Error("unknown preset '" + name + "': expected one of " + known);
+        throw Error("unknown preset " + quoted_text(name) + ": expected one of " + known);
     }
     return p;
 }

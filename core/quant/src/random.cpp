@@ -48,7 +48,7 @@ private:
 Distribution parse_distribution(const std::string& text) {
     if (text == "normal") return Distribution::Normal;
     if (text == "uniform") return Distribution::Uniform;
-    throw Error("unknown distribution '" + text + "': expected normal or uniform");
+    throw Error("unknown distribution " + quoted_text(text) + ": expected normal or uniform");
 }
 
 Tensor generate_random(const RandomSpec& spec) {

@@ -49,7 +49,7 @@ Shape parse_shape(const std::string& text) {
         std::string part = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
         bool digits = !part.empty() && part.size() <= 12;
         for (char c : part) digits = digits && c >= '0' && c <= '9';
-        if (!digits) throw Error("bad shape '" + text + "': expected dimensions like 4x4 or 4x128x256");
+        if (!digits) throw Error("bad shape " + quoted_text(text) + ": expected dimensions like 4x4 or 4x128x256");
         shape.push_back(std::strtoll(part.c_str(), nullptr, 10));
         if (end == std::string::npos) break;
         pos = end + 1;
@@ -57,7 +57,7 @@ Shape parse_shape(const std::string& text) {
     try {
         checked_numel(shape);
     } catch (const Error& e) {
-        throw Error("bad shape '" + text + "': " + e.what());
+        throw Error("bad shape " + quoted_text(text) + ": " + e.what());
     }
     return shape;
 }

@@ -1,6 +1,7 @@
 // A small strict JSON (RFC 8259) reader for the files QuantScope reads: safetensors headers, session
 // files. Bounded: nesting depth, value count and input size are limited, so hostile input cannot exhaust
-// the stack or memory. Duplicate keys, lone surrogates, invalid UTF-8 and trailing garbage are errors.
+// the stack or memory. Duplicate keys, lone surrogates (but see JsonLimits::byte_escapes), invalid UTF-8
+// and trailing garbage are errors.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +45,10 @@ struct JsonLimits {
     std::size_t max_depth = 64;            // nested arrays/objects
     std::size_t max_values = 1000000;      // values of any kind in the document
     std::size_t max_bytes = 100u << 20;    // input size
+    // Accept \udc80..\udcff as the raw bytes 0x80..0xff (Python's "surrogateescape", PEP 383): how
+    // JsonObject::quote writes bytes that are not UTF-8, e.g. a Latin-1 file name. Off: lone surrogates are
+    // errors, as for any strict reader (safetensors headers).
+    bool byte_escapes = false;
 };
 
 // Parses one JSON document (surrounding whitespace allowed). Throws qs::Error

@@ -19,6 +19,8 @@ public:
     JsonObject& raw(const std::string& key, const std::string& json);  // an already-formatted value
     std::string str() const;  // {"a": 1, ...}
 
+    // A JSON string literal of any bytes: valid UTF-8 as it is, each byte that is not as \udc80..\udcff
+    // (see JsonLimits::byte_escapes), so the output is always valid UTF-8 and loses nothing.
     static std::string quote(const std::string& text);
     static std::string array(const std::vector<double>& values);
     static std::string array(const std::vector<std::int32_t>& values);

@@ -45,6 +45,8 @@ public:
     // "__metadata__" string entries, in header order (non-string values are skipped).
     const std::vector<std::pair<std::string, std::string>>& metadata() const { return metadata_; }
     const std::string& name() const { return name_; }
+    // The first few tensor names, escaped and shortened, for a message: "a, b, … (12 in all)".
+    std::string names_for_message() const;
 
     // Reads tensor `tensor_name` as float32. F32, F16 and BF16 convert exactly; F64 is rounded to the nearest
     // float32 (a value outside the float32 range is an error). Other dtypes, scalars (rank 0) and empty

@@ -3,6 +3,8 @@
 // as opaque key/value strings it writes and reads itself.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,10 +32,17 @@ struct Session {
     std::vector<std::pair<std::string, std::string>> view;  // the GUI's settings, in its own words
 };
 
-// Sessions above this many inline values are refused (the GUI stores bigger edited tensors as a .npy
-// beside the session and refers to it as a File).
+// What a session may hold, for the writer and the reader alike (the reader's JSON limits are derived from
+// these, so whatever session_to_json writes, parse_session reads): at most this many inline values (the GUI
+// stores bigger edited tensors as a .npy beside the session and refers to it as a File), this many view
+// pairs, and this many bytes of JSON.
 constexpr std::int64_t kMaxInlineValues = std::int64_t{1} << 20;
+constexpr std::size_t kMaxSessionViewEntries = 4096;
+constexpr std::size_t kMaxSessionBytes = std::size_t{100} << 20;
 
+// Any bytes in names, paths and view strings (a Latin-1 file name too) read back as the same bytes (see
+// JsonObject::quote). Throws qs::Error, writing nothing, when the session exceeds a limit above or holds a
+// number that is not finite.
 std::string session_to_json(const Session& session);
 // Strict: unknown keys, wrong types, a version other than 1, bad enum names, shapes that do not match
 // their values and invalid configurations are errors "<name>: ..." (qs::Error).

@@ -6,11 +6,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "quantscope/text.hpp"
+
 namespace qs {
 
 class Error : public std::runtime_error {
 public:
-    explicit Error(const std::string& message) : std::runtime_error(message) {}
+    // The message is kept as printable(message, kMaxMessageChars): whatever text it quotes, it is one
+    // printable line of bounded length, and an embedded NUL shows as \x00 instead of ending it. Quote
+    // untrusted parts with quoted_text()/printable() too, so that their cap keeps the rest of the message.
+    explicit Error(const std::string& message) : std::runtime_error(printable(message, kMaxMessageChars)) {}
 };
 
 }  // namespace qs

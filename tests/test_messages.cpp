@@ -1,0 +1,273 @@
+// Error lines (issue 8, item 13): untrusted text reaches a message escaped and capped by one function
+// (qs::printable), every qs::Error is one printable line of bounded length, integers read from files are
+// range-checked and shown as written, and a prefix is never repeated. Unit tests, then the built binary.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+
+#include "quantscope/error.hpp"
+#include "quantscope/json_reader.hpp"
+#include "quantscope/safetensors.hpp"
+#include "quantscope/session.hpp"
+#include "quantscope/text.hpp"
+#include "test_helpers.hpp"
+
+using namespace std::string_literals;
+
+namespace {
+
+using qs::test::error_of;
+using qs::test::Run;
+using qs::test::run;
+using qs::test::shell_quote;
+using qs::test::TempDir;
+using qs::test::write_bytes;
+
+using qs::character_count;
+
+// Nothing a terminal would act on: no C0 control, no DEL, only valid UTF-8.
+bool is_printable_line(const std::string& text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c == 0x7f) return false;
+        const std::size_t n = qs::utf8_sequence_length(text, i);
+        if (n == 0) return false;
+        if (n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) return false;  // C1
+        i += n;
+    }
+    return true;
+}
+
+std::string random_bytes(std::mt19937& rng, std::size_t n) {
+    std::string out;
+    for (std::size_t i = 0; i < n; ++i) {
+        // Mostly the interesting bytes: controls, high bytes, quotes and backslashes, UTF-8 lead bytes.
+        static const char kSome[] = "\x00\x1b\n\r\t\x7f\x80\x9b\xc2\xe2\x80\xae\xf0\x9f\x98\x80\xff\\'\"a";
+        out += rng() % 3 ? kSome[rng() % (sizeof kSome - 1)] : static_cast<char>(rng() % 256);
+    }
+    return out;
+}
+
+std::string session_with(const std::string& tensor, const std::string& quantization) {
+    return R"({"quantscope_session": 1, "tensor": )" + tensor + R"(, "quantization": )" + quantization + "}";
+}
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("printable escapes what acts on a terminal and keeps text") {
+    using qs::printable;
+    CHECK(printable("plain text, caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "plain text, caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    CHECK(printable(std::string("a\0b", 3)) == "a\\x00b");
+    CHECK(printable("\x1b[2J\r\n\t\x7f") == "\\x1b[2J\\r\\n\\t\\x7f");
+    CHECK(printable("caf\xe9") == "caf\\xe9");                 // Latin-1: not UTF-8
+    CHECK(printable("\xc0\xaf \xed\xa0\x80") == "\\xc0\\xaf \\xed\\xa0\\x80");  // overlong, surrogate
+    CHECK(printable("\xc2\x9b" "31m") == "\\u009b31m");        // C1 CSI
+    CHECK(printable("abc\xe2\x80\xae" "def") == "abc\\u202edef");  // right-to-left override
+    CHECK(printable("back\\slash") == "back\\slash");
+    CHECK(qs::quoted_text("x\ny") == "'x\\ny'");
+}
+
+TEST_CASE("printable caps long text at its start and end around one ellipsis") {
+    const std::string path = "/home/user/" + std::string(200, 'd') + "/model.safetensors";
+    const std::string shown = qs::printable(path);
+    CHECK(character_count(shown) <= qs::kQuotedChars);
+    CHECK(shown.rfind("/home/user/", 0) == 0);
+    CHECK(shown.size() > 18);
+    CHECK(shown.substr(shown.size() - 18) == "/model.safetensors");
+    CHECK(count_of(shown, "\xe2\x80\xa6") == 1);
+    CHECK(qs::printable(std::string(80, 'x')) == std::string(80, 'x'));  // exactly the cap: nothing cut
+    CHECK(character_count(qs::printable(std::string(81, 'x'))) == 80);
+    // 40 MB of escapes costs what 80 characters cost, and the cut never splits an escape or a character.
+    const std::string huge = std::string(40u << 20, '\x1b') + "\xf0\x9f\x98\x80";
+    const std::string cut = qs::printable(huge);
+    CHECK(character_count(cut) <= 80);
+    CHECK(cut.rfind("\\x1b\\x1b", 0) == 0);
+    CHECK(cut.substr(cut.size() - 4) == "\xf0\x9f\x98\x80");
+}
+
+TEST_CASE("printable of any bytes is one printable line within the cap and printable again unchanged") {
+    std::mt19937 rng(8);
+    for (int trial = 0; trial < 2000; ++trial) {
+        const std::string bytes = random_bytes(rng, rng() % 200);
+        const std::size_t cap = 5 + rng() % 120;
+        const std::string shown = qs::printable(bytes, cap);
+        CAPTURE(bytes);
+        CHECK(is_printable_line(shown));
+        CHECK(character_count(shown) <= cap);
+        CHECK(qs::printable(shown, cap) == shown);
+        if (character_count(shown) < cap && shown.find("\xe2\x80\xa6") == std::string::npos)
+            CHECK(qs::printable(bytes, 100000) == shown);  // nothing was cut
+    }
+}
+
+TEST_CASE("a qs::Error is one printable line however it was built") {
+    const std::string message = qs::Error("f.json: bad \0 byte\nand a second line \x1b[31m"s).what();
+    CHECK(message == "f.json: bad \\x00 byte\\nand a second line \\x1b[31m");
+    const std::string long_message = qs::Error("x.npy: " + std::string(1u << 20, 'z') + " is wrong").what();
+    CHECK(character_count(long_message) <= qs::kMaxMessageChars);
+    CHECK(long_message.rfind("x.npy: zzz", 0) == 0);
+    CHECK(long_message.substr(long_message.size() - 9) == " is wrong");
+}
+
+TEST_CASE("messages quote names from files escaped and short") {
+    // A tensor name with a terminal escape, a line break and 100 KB more.
+    const std::string name = "evil\x1b]0;pwned\x07\r\n" + std::string(100000, 'n');
+    std::string header = "{\"" ;
+    for (char c : name) header += c == '\x1b' ? "\\u001b" : c == '\x07' ? "\\u0007" : c == '\r' ? "\\r" : c == '\n' ? "\\n" : std::string(1, c);
+    header += R"(": {"dtype": "I32", "shape": [1], "data_offsets": [0, 4]}, "b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})";
+    const std::string bytes = qs::test::safetensors_file(header, std::string(4, '\0'));
+    const std::string overlap = error_of([&] {
+        qs::SafetensorsFile(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), "m.safetensors");
+    });
+    CHECK(overlap.find("'evil\\x1b]0;pwned\\x07\\r\\nnnn") != std::string::npos);
+    CHECK(is_printable_line(overlap));
+    CHECK(character_count(overlap) < 250);
+}
+
+TEST_CASE("session integers are range-checked and shown as written") {
+    const std::string preset = R"({"kind": "preset", "name": "lesson"})";
+    CHECK(error_of([&] { qs::parse_session(session_with(preset, R"({"granularity": "channel", "axis": 1000000000000000})"), "s.json"); }) ==
+          "s.json: quantization.axis 1000000000000000 is out of range [0, 2]");
+    CHECK(error_of([&] { qs::parse_session(session_with(preset, R"({"axis": 99999999999999999999999})"), "s.json"); }) ==
+          "s.json: quantization.axis 99999999999999999999999 is out of range [0, 2]");
+    CHECK(error_of([&] { qs::parse_session(session_with(preset, R"({"axis": -1})"), "s.json"); }) ==
+          "s.json: quantization.axis -1 is out of range [0, 2]");
+    CHECK(error_of([&] { qs::parse_session(session_with(preset, R"({"axis": 1e15})"), "s.json"); }) ==
+          "s.json: quantization.axis must be an integer, not 1e15");
+    CHECK_ERROR_HAS(qs::parse_session(session_with(preset, R"({"zero_point": 4294967296})"), "s.json"),
+                    "s.json: quantization.zero_point 4294967296 is out of range");
+    CHECK_ERROR_HAS(qs::parse_session(session_with(preset, R"({"group_size": -4})"), "s.json"),
+                    "s.json: quantization.group_size -4 is out of range");
+    CHECK_ERROR_HAS(qs::parse_session(session_with(R"({"kind": "random", "distribution": "normal", "shape": [2, 2], "outliers": 1e300})", "{}"), "s.json"),
+                    "s.json: tensor.outliers must be an integer, not 1e300");
+    CHECK_ERROR_HAS(qs::parse_session(session_with(R"({"kind": "random", "distribution": "normal", "shape": [2, 2], "seed": -1})", "{}"), "s.json"),
+                    "s.json: tensor.seed -1 is not an integer in [0, 2^64)");
+    CHECK_ERROR_HAS(qs::parse_session(R"({"quantscope_session": 1000000000000001, "tensor": {}, "quantization": {}})", "s.json"),
+                    "not a QuantScope session of version 1");
+}
+
+TEST_CASE("a session's message names the file once") {
+    const std::string preset = R"({"kind": "preset", "name": "lesson"})";
+    for (const std::string& text : {
+             session_with(preset, R"({"axis": 1.5})"),
+             session_with(preset, R"({"dtype": "int99"})"),
+             session_with(preset, R"({"dtype": 8})"),
+             session_with(preset, R"({"overflow": "saturate"})"),
+             session_with(preset, R"({"calibration": "best"})"),
+             session_with(R"({"kind": "random", "shape": [2]})", "{}"),
+             session_with(R"({"kind": "random", "distribution": "zipf", "shape": [2]})", "{}"),
+         }) {
+        CAPTURE(text);
+        const std::string message = error_of([&] { qs::parse_session(text, "s.json"); });
+        CHECK(message.rfind("s.json: ", 0) == 0);
+        CHECK(count_of(message, "s.json") == 1);
+        CHECK(count_of(message, "quantization") <= 1);
+    }
+    CHECK(error_of([&] { qs::parse_session(session_with(preset, R"({"dtype": "int99"})"), "s.json"); }) ==
+          "s.json: quantization.dtype: unknown dtype 'int99': expected int2..int16 or uint2..uint16");
+    // Errors found once the tensor is there name the session too, once.
+    for (const std::string& text : {session_with(preset, R"({"granularity": "channel", "axis": 2})"),
+                                    session_with(R"({"kind": "preset", "name": "nope"})", "{}"),
+                                    session_with(R"({"kind": "random", "distribution": "normal", "shape": [2], "std": -1})", "{}")}) {
+        CAPTURE(text);
+        const std::string message = error_of([&] { qs::load_session_tensor(qs::parse_session(text, "s.json"), "s.json"); });
+        CHECK(message.rfind("s.json: ", 0) == 0);
+        CHECK(count_of(message, "s.json") == 1);
+    }
+}
+
+// ------------------------------------------------------------------------------------------ the built binary
+
+namespace {
+
+// SPEC: exit 2 and exactly one line "quantscope: error: ..." that a terminal shows as it is.
+void check_one_error_line(const Run& r, std::size_t max_chars = qs::kMaxMessageChars + 20) {
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK((!r.err.empty() && r.err.back() == '\n'));
+    CHECK(is_printable_line(r.err.substr(0, r.err.size() - 1)));
+    CHECK(character_count(r.err) <= max_chars);
+}
+
+}  // namespace
+
+TEST_CASE("cli: a 99 MB string in a session gives a short line") {
+    TempDir dir;
+    const std::string huge(99u << 20, 'A');
+    write_bytes(dir / "kind.json", session_with(R"({"kind": ")" + huge + "\"}", "{}"));
+    Run r = run("quantize " + shell_quote(dir / "kind.json"), dir);
+    check_one_error_line(r, 250);
+    CHECK(r.err.find("tensor.kind 'AAAA") != std::string::npos);
+    CHECK(r.err.find("AAAA' is not inline, file, preset or random") != std::string::npos);
+
+    // A path the file system refuses: the message holding it whole is capped by qs::Error itself.
+    write_bytes(dir / "path.json", session_with(R"({"kind": "file", "path": ")" + huge.substr(0, 1u << 20) + ".npy\"}", "{}"));
+    check_one_error_line(run("quantize " + shell_quote(dir / "path.json"), dir));
+}
+
+TEST_CASE("cli: a NUL or a terminal escape from a file shows escaped and does not cut the line") {
+    TempDir dir;
+    write_bytes(dir / "nul.json", session_with(R"({"kind": "preset", "name": "les\u0000son\u001b[2J\r\n"})", "{}"));
+    Run r = run("quantize " + shell_quote(dir / "nul.json"), dir);
+    check_one_error_line(r);
+    CHECK(r.err.find("unknown preset 'les\\x00son\\x1b[2J\\r\\n': expected one of") != std::string::npos);
+
+    write_bytes(dir / "nul.csv", std::string("1,2\n3,\0\x1b[31m\n", 13));
+    r = run("quantize " + shell_quote(dir / "nul.csv"), dir);
+    check_one_error_line(r);
+    CHECK(r.err.find("'\\x00\\x1b[31m' is not a number") != std::string::npos);
+}
+
+TEST_CASE("cli: inspect prints tensor names escaped") {
+    TempDir dir;
+    const std::string header =
+        R"({"ok": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},)"
+        R"( "evil\u001b[2J\rname\nnext": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})";
+    write_bytes(dir / "m.safetensors", qs::test::safetensors_file(header, std::string(8, '\0')));
+    const Run r = run("inspect " + shell_quote(dir / "m.safetensors"), dir);
+    INFO("stdout: " << r.out);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find('\x1b') == std::string::npos);
+    CHECK(r.out.find('\r') == std::string::npos);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 3);  // the heading and one line a tensor
+    CHECK(r.out.find("evil\\x1b[2J\\rname\\nnext  F32    1\n") != std::string::npos);
+    CHECK(r.out.find("ok" + std::string(23, ' ') + "F32    1\n") != std::string::npos);  // aligned on the escaped name
+}
+
+TEST_CASE("cli: a session axis of 10^15 is refused as written") {
+    TempDir dir;
+    write_bytes(dir / "axis.json", session_with(R"({"kind": "preset", "name": "lesson"})",
+                                                R"({"granularity": "channel", "axis": 1000000000000000})"));
+    const Run r = run("quantize " + shell_quote(dir / "axis.json"), dir);
+    check_one_error_line(r);
+    CHECK(r.err.find("quantization.axis 1000000000000000 is out of range [0, 2]") != std::string::npos);
+    CHECK(r.err.find("1000 ") == std::string::npos);
+}
+
+TEST_CASE("cli: inspect --json escapes what acts on a terminal and stays JSON that reads back") {
+    TempDir dir;
+    // ESC, DEL, a C1 CSI (U+009B) and a Latin-1 byte, which a JSON header cannot hold but a path can.
+    const std::string header = R"({"a\u001b[2J\u007f\u009bz": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})";
+    const std::string file = "caf\xe9.safetensors";
+    write_bytes(dir / file, qs::test::safetensors_file(header, std::string(4, '\0')));
+    const Run r = run("inspect --json " + shell_quote(dir / file), dir);
+    INFO("stdout: " << r.out);
+    REQUIRE(r.exit_code == 0);
+    CHECK(is_printable_line(r.out.substr(0, r.out.size() - 1)));
+    CHECK(r.out.find(R"("a\u001b[2J\u007f\u009bz")") != std::string::npos);
+    qs::JsonLimits limits;
+    limits.byte_escapes = true;
+    const qs::JsonValue doc = qs::parse_json(r.out, "stdout", limits);
+    CHECK(doc.find("file")->text == dir / file);
+    CHECK(doc.find("tensors")->items.at(0).find("name")->text == "a\x1b[2J\x7f\xc2\x9bz");
+}
