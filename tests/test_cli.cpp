@@ -105,6 +105,66 @@ TEST_CASE("quantize prints the SPEC keys and the golden values") {
     CHECK(json_value(r.out, "zero_point") == "[-77]");
 }
 
+TEST_CASE("quantize --overflow wrap and --recipe naive-max255 give the lessons' naive numbers") {
+    TempDir dir;
+    Run r = run("quantize --preset lesson --scale 3.5 --zero-point -70 --overflow wrap --out-quantized " +
+                    shell_quote(dir / "q.npy"),
+                dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK(json_value(r.out, "overflow") == "\"wrap\"");
+    CHECK(json_value(r.out, "clipped") == "1");
+    // The lesson's pre-clamp 138, stored by the cast as -118 (the codes file holds the wrapped code).
+    CHECK(r.out.find("728.6 at s = 3.5, z = -70 rounds to 138 and the int8 cast wraps it to -118") != std::string::npos);
+    CHECK(r.out.find("WRONG") != std::string::npos);
+    const std::string q = read_bytes(dir / "q.npy");
+    REQUIRE(q.size() >= 9);
+    CHECK(static_cast<signed char>(q[q.size() - 9 + 2]) == -118);
+
+    // The notebook's "Naive approach with max": codes 67 -5 -1 / 32 103 -64 / 0 -16 86, norm 1033.6320.
+    r = run("quantize " + shell_quote(dir / "t.csv") + " --recipe naive-max255 --out-quantized " +
+                shell_quote(dir / "naive.npy"),
+            dir);
+    CHECK(r.exit_code == 2);  // no t.csv yet: the recipe does not invent a tensor
+    write_bytes(dir / "t.csv", kLessonCsv);
+    r = run("quantize " + shell_quote(dir / "t.csv") + " --recipe naive-max255 --out-quantized " +
+                shell_quote(dir / "naive.npy"),
+            dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "recipe") == "\"naive-max255\"");
+    CHECK(json_value(r.out, "overflow") == "\"wrap\"");
+    CHECK(json_value(r.out, "dtype") == "\"int8\"");
+    CHECK(json_value(r.out, "mode") == "\"manual\"");
+    CHECK(json_value(r.out, "zero_point") == "[0]");
+    CHECK(std::stod(json_value(r.out, "scale").substr(1)) == doctest::Approx(728.6 / 255).epsilon(1e-7));
+    CHECK(std::stod(json_value(r.out, "l2_error")) == doctest::Approx(1033.6320).epsilon(1e-6));
+    CHECK(json_value(r.out, "clipped") == "2");
+    CHECK(r.out.find("728.6 at s = 2.85725, z = 0 rounds to 255 and the int8 cast wraps it to -1") != std::string::npos);
+    const std::string naive = read_bytes(dir / "naive.npy");
+    REQUIRE(naive.size() >= 9);
+    const signed char lesson_codes[9] = {67, -5, -1, 32, 103, -64, 0, -16, 86};
+    for (int i = 0; i < 9; ++i) {
+        CAPTURE(i);
+        CHECK(static_cast<signed char>(naive[naive.size() - 9 + i]) == lesson_codes[i]);
+    }
+
+    // The clamp stays SPEC's default and prints no overflow key; the recipe's own choices cannot be mixed.
+    r = run("quantize --preset lesson --recipe naive-max255 --overflow clamp", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "overflow") == "<missing>");
+    CHECK(json_value(r.out, "recipe") == "\"naive-max255\"");
+    for (const char* bad : {"--recipe naive-max255 --dtype int4", "--recipe naive-max255 --scale 1 --zero-point 0",
+                            "--recipe naive-max255 --mode symmetric", "--recipe max255", "--overflow saturate",
+                            "--overflow", "--recipe"}) {
+        CAPTURE(bad);
+        r = run(std::string("quantize --preset lesson ") + bad, dir);
+        CHECK(r.exit_code == 2);
+        CHECK(r.err.rfind("quantscope: error: ", 0) == 0);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(r.out.empty());
+    }
+}
+
 TEST_CASE("quantize writes outputs with the input's shape and the right dtypes") {
     TempDir dir;
     write_bytes(dir / "t.npy", npy("<f4", "(3, 3)", floats({191.6f, -13.5f, 728.6f, 92.14f, 295.5f, -184, 0, 684.6f, 245.5f})));

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "quantscope/error.hpp"
+#include "quantscope/pitfalls.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/random.hpp"
 #include "quantscope/tensor_io.hpp"
@@ -70,7 +71,7 @@ std::vector<OptionSpec> tensor_source_options() {
 std::vector<OptionSpec> quantize_options() {
     return {{"--dtype", true},       {"--mode", true},      {"--scale", true},          {"--zero-point", true},
             {"--granularity", true}, {"--axis", true},      {"--group-size", true},     {"--rounding", true},
-            {"--calibrate", true},   {"--recompute-scale", false}};
+            {"--calibrate", true},   {"--recompute-scale", false}, {"--overflow", true},   {"--recipe", true}};
 }
 
 std::vector<OptionSpec> join(std::vector<OptionSpec> a, const std::vector<OptionSpec>& b) {
@@ -132,6 +133,20 @@ void apply_quantize_options(const ParsedArgs& args, QuantConfig& config) {
     if (auto v = args.get("--rounding")) config.rounding = parse_rounding(*v);
     if (auto v = args.get("--calibrate")) parse_calibration(*v, config);
     if (args.has("--recompute-scale")) config.recompute_scale = true;
+    if (auto v = args.get("--overflow")) config.overflow = parse_overflow(*v);
+}
+
+void apply_recipe(const ParsedArgs& args, const TensorView& values, QuantConfig& config) {
+    const std::string* name = args.get("--recipe");
+    if (!name) return;
+    const Recipe recipe = parse_recipe(*name);
+    for (const char* fixed : {"--dtype", "--mode", "--scale", "--zero-point", "--granularity", "--axis", "--group-size",
+                              "--calibrate", "--recompute-scale"})
+        if (args.has(fixed))
+            throw Error(std::string("--recipe ") + to_string(recipe) + " chooses the type, scale and zero point itself: drop " +
+                        fixed);
+    config = recipe_config(recipe, values, config);
+    if (auto v = args.get("--overflow")) config.overflow = parse_overflow(*v);
 }
 
 namespace {
@@ -231,6 +246,7 @@ Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view
     // A preset's manual pair does not survive a request for a computed mode.
     if (args.has("--mode")) input.config.mode = Mode::Asymmetric;
     apply_quantize_options(args, input.config);
+    apply_recipe(args, input.values(), input.config);
     check_config(input.config, input.shape());
     return input;
 }

@@ -39,7 +39,7 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
 // --preset --random --shape --seed --mean --std --low --high --outliers --tensor
 std::vector<OptionSpec> tensor_source_options();
 // --dtype --mode --scale --zero-point --granularity --axis --group-size --rounding --calibrate
-// --recompute-scale
+// --recompute-scale --overflow --recipe
 std::vector<OptionSpec> quantize_options();
 // Concatenates option lists.
 std::vector<OptionSpec> join(std::vector<OptionSpec> a, const std::vector<OptionSpec>& b);
@@ -82,6 +82,11 @@ Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view
 std::vector<FileRole> input_files(const ParsedArgs& args, const Input& input);
 
 // Applies the quantize options in `args` to `config` (--scale/--zero-point together select manual mode).
+// --recipe needs the tensor: apply_recipe does it.
 void apply_quantize_options(const ParsedArgs& args, QuantConfig& config);
+
+// --recipe NAME (after apply_quantize_options): the recipe's whole quantization for these values; only
+// --rounding and --overflow may adjust it, any option it fixes (--dtype, --scale, ...) is an error.
+void apply_recipe(const ParsedArgs& args, const TensorView& values, QuantConfig& config);
 
 }  // namespace qs::cli

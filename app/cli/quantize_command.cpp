@@ -9,6 +9,7 @@
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
+#include "quantscope/pitfalls.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor_io.hpp"
 
@@ -62,6 +63,10 @@ const char* const kQuantizeHelp =
     "                           percentile:P (clip the tails, P in (50, 100]) or mse (least error)\n"
     "  --recompute-scale        when the zero point is clamped, recompute the scale so the whole\n"
     "                           range stays representable (the lessons keep it)\n"
+    "  --overflow O             clamp (default, SPEC) or wrap: the naive cast without the clamp, a\n"
+    "                           value past the range wraps around (WRONG: shown to teach the pitfall)\n"
+    "  --recipe naive-max255    one lesson's torch.round(r / r.abs().max() * 255).to(torch.int8):\n"
+    "                           int8, s = max|r| / 255, z = 0, wrap (255 becomes -1)\n"
     "  --out-quantized Q.npy    write the codes (int8/uint8 for <= 8 bits, else int16/uint16)\n"
     "  --out-dequantized D.npy  write r' = s (q - z) as float32\n"
     "  --out-error E.npy        write |r - r'| as float32\n"
@@ -136,6 +141,11 @@ int run_quantize(const std::vector<std::string>& args) {
         .number("sqnr_db", m.sqnr_db)
         .integer("clipped", m.clipped)
         .integer("levels_used", m.levels_used);
+    if (const std::string* recipe = parsed.get("--recipe")) json.string("recipe", *recipe);
+    if (input.config.overflow == Overflow::Wrap)
+        json.string("overflow", to_string(input.config.overflow))
+            .string("warning", "the naive cast without the clamp is WRONG (the lessons clamp). " +
+                                   overflow_sentence(farthest_overflow(input.values(), params, input.config), input.config));
     std::printf("%s\n", json.str().c_str());
     return 0;
 }

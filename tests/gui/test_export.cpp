@@ -600,26 +600,75 @@ TEST_CASE("dialogs: every File dialog and the tensor list draw offscreen and que
 
 // ------------------------------------------------------------------------------------------ left column
 
-TEST_CASE("left column: the Tensor and Quantize panels draw for the Generate default 64x64 and other edges") {
-    qs::gui::OffscreenRenderer r;
+namespace {
+
+// An offscreen renderer with the app's look, for the left column's panels.
+void InitLeftColumn(qs::gui::OffscreenRenderer& r, int w, int h) {
     std::string error;
-    REQUIRE_MESSAGE(r.init(900, 700, [] {
+    REQUIRE_MESSAGE(r.init(w, h, [] {
         qs::gui::BuildFonts(16.0f);
         qs::gui::ApplyStyle(true, 1.0f);
     }, &error), "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
+}
+
+// Three frames of the Quantize panel (and the Tensor panel above it when asked), as the left column draws them.
+void DrawLeftColumn(qs::gui::OffscreenRenderer& r, AppState& app, bool with_tensor_panel) {
+    for (int i = 0; i < 3; ++i) r.frame([&] {
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+        ImGui::Begin("left", nullptr, ImGuiWindowFlags_NoDecoration);
+        if (with_tensor_panel) qs::gui::DrawTensorPanel(app.tensor_panel, app.doc, app.intents, false);
+        qs::gui::DrawControlsPanel(app.controls, app.doc, app.intents);
+        ImGui::End();
+    });
+}
+
+}  // namespace
+
+TEST_CASE("left column: the Tensor and Quantize panels draw for the Generate default 64x64 and other edges") {
+    qs::gui::OffscreenRenderer r;
+    InitLeftColumn(r, 900, 700);
     // 64x64 is the Generate default; an ImGui table takes at most 64 columns, the row index among them.
     for (const char* shape : {"64x64", "3x63", "1x1", "65x3", "2x3x4"}) {
         CAPTURE(shape);
         AppState app;
         Start(app, {"--random", "normal", "--shape", shape});
-        for (int i = 0; i < 3; ++i) r.frame([&] {
-            ImGui::SetNextWindowPos(ImVec2(0, 0));
-            ImGui::SetNextWindowSize(ImVec2(900, 700));
-            ImGui::Begin("left", nullptr, ImGuiWindowFlags_NoDecoration);
-            qs::gui::DrawTensorPanel(app.tensor_panel, app.doc, app.intents, false);
-            qs::gui::DrawControlsPanel(app.controls, app.doc, app.intents);
-            ImGui::End();
-        });
+        DrawLeftColumn(r, app, true);
         CHECK(app.doc.error.empty());
+    }
+}
+
+TEST_CASE("quantize panel: the wrap sentence is computed from the tensor and the recipe") {
+    qs::gui::OffscreenRenderer r;
+    InitLeftColumn(r, 900, 900);
+    struct Case {
+        std::vector<std::string> args;
+        const char* sentence;
+    };
+    const Case cases[] = {
+        {{"--preset", "lesson", "--scale", "3.5", "--zero-point", "-70", "--overflow", "wrap"},
+         "Without the clamp, 728.6 at s = 3.5, z = -70 rounds to 138 and the int8 cast wraps it to -118."},
+        {{"--preset", "lesson", "--recipe", "naive-max255"},
+         "Without the clamp, 728.6 at s = 2.85725, z = 0 rounds to 255 and the int8 cast wraps it to -1."},
+        {{"--random", "uniform", "--shape", "4x4", "--low", "-1", "--high", "1", "--scale", "0.001", "--zero-point",
+          "0", "--overflow", "wrap"},
+         nullptr},  // whatever the values: not the lesson's numbers
+        {{"--preset", "lesson", "--overflow", "wrap"},
+         "Every value rounds into int8's [-128, 127] here: nothing wraps on this tensor."},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.args.front());
+        AppState app;
+        Start(app, c.args);
+        DrawLeftColumn(r, app, false);
+        CHECK(app.doc.error.empty());
+        const std::string& shown = app.controls.overflow_sentence;
+        if (c.sentence) {
+            CHECK(shown == c.sentence);
+        } else {
+            CHECK(shown.find("Without the clamp, ") == 0);
+            CHECK(shown.find("728.6") == std::string::npos);
+            CHECK(shown.find("s = 0.001, z = 0") != std::string::npos);
+        }
     }
 }

@@ -70,6 +70,7 @@ const char* const kGuiHelp =
     "--tensor opens its list of tensors to pick from.\n"
     "Quantize options: --dtype int8 --mode asymmetric|symmetric --scale S --zero-point Z\n"
     "  --granularity tensor|channel|group --axis A --group-size G --rounding half-even|half-away\n"
+    "  --calibrate C --recompute-scale --overflow clamp|wrap --recipe naive-max255\n"
     "  --size WxH          window size (default: the last one, or 1600x900)\n"
     "  --font-scale F      text size factor 0.5..3 (Ctrl+= / Ctrl+- / Ctrl+0 in the window)\n"
     "  --no-settings       neither read nor write ~/.config/quantscope/settings.ini\n"

@@ -9,7 +9,9 @@
 #include <imgui.h>
 
 #include "gui/panels/intents.hpp"
+#include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
+#include "quantscope/pitfalls.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs::gui {
@@ -260,43 +262,35 @@ void DrawNaiveCast(ControlsPanelState& state, const Document& doc, Intents& out)
         out.apply_config(doc, next, false);
     }
     if (ImGui::Button("Lesson: /max * 255, cast to int8", ImVec2(-1.0f, 0.0f))) {
-        // torch.round(t / t.abs().max() * 255).to(torch.int8): s = max|r| / 255, z = 0, int8, no clamp.
-        const double s = naive_max_scale(*doc.tensor);
-        next = doc.config;
-        next.dtype = IntType{true, 8};
-        next.mode = Mode::Manual;
-        next.granularity = Granularity::Tensor;
-        next.manual_scale = s;
-        next.manual_zero_point = 0;
-        next.overflow = Overflow::Wrap;
-        state.scale_entry = s;
+        next = recipe_config(Recipe::NaiveMax255, view_of(*doc.tensor), doc.config);
+        state.scale_entry = next.manual_scale;
         out.apply_config(doc, next, false, &state.manual_message);
     }
-    HelpTooltip("One lesson's naive recipe: the maximum maps to 255, which int8 stores as -1.");
+    HelpTooltip("One lesson's naive recipe, torch.round(r / r.abs().max() * 255).to(torch.int8): the maximum maps "
+                "to 255, which int8 stores as -1 (quantscope quantize --recipe naive-max255).");
     if (doc.config.overflow != Overflow::Wrap) return;
 
-    ImGui::PushStyleColor(ImGuiCol_Text, kWrongRed);
-    ImGui::TextWrapped("Without the clamp, 728.6 at s = 3.5, z = -70 rounds to 138 and the int8 cast "
-                       "wraps it to -118.");
-    ImGui::PopStyleColor();
-
-    // Trace the worst element of the current result through the formula (the core does the tracing).
+    // What the wrap does to this tensor, and the worst element of the result traced through the formula (the
+    // core finds both), once per result generation.
     const QuantView v = doc.view();
-    if (v.valid() && v.config->overflow == Overflow::Wrap) {
-        if (state.traced_generation != v.generation) {
-            const auto& err = v.result->error;
-            state.traced_index = std::max_element(err.begin(), err.end()) - err.begin();
-            state.traced_generation = v.generation;
-        }
-        const ElementTrace t = trace_element(*v.tensor, *v.params, *v.config, state.traced_index);
-        ImGui::PushStyleColor(ImGuiCol_Text, t.clipped ? kWrongRed : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped("Worst here %s: r = %.6g -> r/s + z = %.6g -> round %.0f -> stored %d -> r' = %.6g",
-                           index_to_string(v.tensor->shape, t.flat_index).c_str(), t.r, t.scaled, t.rounded,
-                           t.code, t.dequantized);
-        ImGui::Text("%lld element(s) wrapped", static_cast<long long>(v.result->metrics.clipped));
-        ImGui::PopStyleColor();
+    if (!v.valid() || v.config->overflow != Overflow::Wrap) return;
+    if (state.traced_generation != v.generation) {
+        const auto& err = v.result->error;
+        state.traced_index = std::max_element(err.begin(), err.end()) - err.begin();
+        state.overflow_sentence = overflow_sentence(farthest_overflow(view_of(*v.tensor), *v.params, *v.config), *v.config);
+        state.traced_generation = v.generation;
     }
-
+    ImGui::PushStyleColor(ImGuiCol_Text, kWrongRed);
+    TextWrappedAtSpaces(state.overflow_sentence);
+    ImGui::PopStyleColor();
+    const ElementTrace t = trace_element(*v.tensor, *v.params, *v.config, state.traced_index);
+    ImGui::PushStyleColor(ImGuiCol_Text, t.clipped ? kWrongRed : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    char worst[256];
+    std::snprintf(worst, sizeof worst, "Worst here %s: r = %.6g -> r/s + z = %.6g -> round %.0f -> stored %d -> r' = %.6g",
+                  index_to_string(v.tensor->shape, t.flat_index).c_str(), t.r, t.scaled, t.rounded, t.code, t.dequantized);
+    TextWrappedAtSpaces(worst);
+    ImGui::Text("%lld element(s) wrapped", static_cast<long long>(v.result->metrics.clipped));
+    ImGui::PopStyleColor();
 }
 
 // The formula with this quantization's numbers in it (per tensor; blocks are summarised).

@@ -23,9 +23,11 @@ struct ControlsPanelState {
     std::string manual_message;  // a typed scale that is not a positive finite number
     double scale_entry = 1.0;    // the exact-entry box of the manual scale
     bool scale_entry_active = false;  // being typed into: do not overwrite it with the applied scale
-    // The element the "naive cast" note traces (largest error), found once per result generation.
+    // The "naive cast" note, found once per result generation: the element it traces (largest error) and
+    // the sentence of what the wrap does to the farthest overflow (the core's overflow_sentence).
     std::uint64_t traced_generation = ~std::uint64_t{0};
     std::int64_t traced_index = -1;
+    std::string overflow_sentence;
     std::uint64_t synced_revision = 0;  // the document revision the drafts were taken from
 };
 

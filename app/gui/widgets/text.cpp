@@ -1,5 +1,6 @@
 #include "gui/widgets/text.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -24,10 +25,12 @@ std::string FormatNumber(double v) {
     return s;
 }
 
-void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator) {
+void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator,
+                      int gap_spaces) {
     const ImVec2 start = ImGui::GetCursorScreenPos();
     const float space = ImGui::CalcTextSize(" ").x;
-    const float sep_w = separator ? ImGui::CalcTextSize(separator).x + 2.0f * space : 2.0f * space;
+    const float gap = static_cast<float>(gap_spaces) * space;
+    const float sep_w = separator ? ImGui::CalcTextSize(separator).x + gap : gap;
     const float line_h = ImGui::GetTextLineHeightWithSpacing();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
@@ -36,7 +39,7 @@ void DrawWrappedParts(const std::vector<std::string>& parts, float width, int hi
     for (std::size_t i = 0; i < parts.size(); ++i) {
         const ImVec2 ts = ImGui::CalcTextSize(parts[i].c_str());
         const bool joined = i >= 2 && separator;  // part 0 is the heading, 1 the first step
-        const float lead = i == 0 ? 0.0f : (joined ? sep_w : 2.0f * space);
+        const float lead = i == 0 ? 0.0f : (joined ? sep_w : gap);
         if (x > start.x && x + lead + ts.x > start.x + width) {
             x = start.x;
             y += line_h;
@@ -50,6 +53,16 @@ void DrawWrappedParts(const std::vector<std::string>& parts, float width, int hi
     }
     ImGui::SetCursorScreenPos(start);
     ImGui::Dummy(ImVec2(width, y + line_h - start.y));
+}
+
+void TextWrappedAtSpaces(const std::string& text) {
+    std::vector<std::string> words;
+    for (std::size_t start = 0; start <= text.size();) {
+        const std::size_t end = std::min(text.find(' ', start), text.size());
+        if (end > start) words.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    DrawWrappedParts(words, ImGui::GetContentRegionAvail().x, -1, nullptr, 1);
 }
 
 }  // namespace qs::gui

@@ -27,6 +27,11 @@ std::string FormatNumber(double v);
 // Draws text parts left to right at the cursor, wrapping to a new line at `width`. Parts after the first are
 // joined by `separator` (dimmed; e.g. an arrow: the steps of a pipeline). Part `highlight` (none when < 0) is
 // drawn in the warning color (a clipped value).
-void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator);
+void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator,
+                      int gap_spaces = 2);
+
+// Like ImGui::TextWrapped in the current text color, but breaks only at spaces: TextWrapped also breaks after
+// '.', which splits a number ("2." / "85725").
+void TextWrappedAtSpaces(const std::string& text);
 
 }  // namespace qs::gui

@@ -32,6 +32,8 @@ const char* to_string(Rounding rounding) {
     return rounding == Rounding::HalfEven ? "half-even" : "half-away";
 }
 
+const char* to_string(Overflow overflow) { return overflow == Overflow::Clamp ? "clamp" : "wrap"; }
+
 const char* to_string(Calibration calibration) {
     switch (calibration) {
         case Calibration::MinMax: return "minmax";
@@ -87,6 +89,12 @@ Rounding parse_rounding(const std::string& text) {
     if (text == "half-even") return Rounding::HalfEven;
     if (text == "half-away") return Rounding::HalfAway;
     throw Error("unknown rounding " + quoted_text(text) + ": expected half-even or half-away");
+}
+
+Overflow parse_overflow(const std::string& text) {
+    if (text == "clamp") return Overflow::Clamp;
+    if (text == "wrap") return Overflow::Wrap;
+    throw Error("unknown overflow '" + text + "': expected clamp or wrap");
 }
 
 void check_config(const QuantConfig& config, const Shape& shape) {

@@ -186,11 +186,12 @@ void symmetric_params(double abs_max, const IntType& dtype, double& scale, std::
     zero_point = 0;
 }
 
+double naive_max_scale(double abs_max) { return abs_max == 0 ? 1.0 : floor_scale(abs_max / 255.0); }
+
 double naive_max_scale(const Tensor& tensor) {
     if (tensor.values.empty()) return 1.0;
-    const double abs_max =
-        Eigen::Map<const Eigen::ArrayXf>(tensor.values.data(), static_cast<Eigen::Index>(tensor.values.size())).abs().maxCoeff();
-    return abs_max == 0 ? 1.0 : floor_scale(abs_max / 255.0);
+    return naive_max_scale(
+        Eigen::Map<const Eigen::ArrayXf>(tensor.values.data(), static_cast<Eigen::Index>(tensor.values.size())).abs().maxCoeff());
 }
 
 void set_block_layout(const Shape& shape, const QuantConfig& config, QuantParams& params) {

@@ -52,6 +52,7 @@ const char* to_string(Mode mode);                // "asymmetric", "symmetric", "
 const char* to_string(Granularity granularity);  // "tensor", "channel", "group"
 const char* to_string(Rounding rounding);        // "half-even", "half-away"
 const char* to_string(Calibration calibration);  // "minmax", "percentile", "mse"
+const char* to_string(Overflow overflow);        // "clamp", "wrap"
 // "minmax", "percentile:99.9", "mse": the calibration as the command line writes it.
 std::string calibration_label(const QuantConfig& config);
 // Parses minmax | percentile:P | mse into config.calibration and config.percentile.
@@ -59,6 +60,7 @@ void parse_calibration(const std::string& text, QuantConfig& config);
 Mode parse_mode(const std::string& text);                // asymmetric|symmetric (manual comes from --scale)
 Granularity parse_granularity(const std::string& text);  // tensor|channel|group
 Rounding parse_rounding(const std::string& text);        // half-even|half-away
+Overflow parse_overflow(const std::string& text);        // clamp|wrap
 
 // Throws qs::Error if the configuration cannot apply to a tensor of this shape: symmetric on an unsigned
 // type, a manual scale that is not a positive finite float32, a manual zero point outside [q_min, q_max],

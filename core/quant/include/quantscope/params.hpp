@@ -36,6 +36,7 @@ void symmetric_params(double abs_max, const IntType& dtype, double& scale, std::
 // One lesson's naive recipe, torch.round(r / r.abs().max() * 255).to(torch.int8), as a scale with z = 0:
 // s = max|r| / 255 (1 for an all-zero tensor). With int8 and no clamp, the maximum lands on 255 = -1.
 double naive_max_scale(const Tensor& tensor);
+double naive_max_scale(double abs_max);  // the same from max|r|
 
 // Computes the block layout and (s, z) of every block for `config` (manual: the given pair). Checks the
 // config against the shape and that every value is finite (qs::Error naming the first bad index), in the

@@ -1,0 +1,83 @@
+// The lessons' pitfalls through the library: the naive /max * 255 recipe reproduces the lesson's codes and
+// error, and the overflow example is found on this tensor, not written down once.
+#include <doctest/doctest.h>
+
+#include "quantscope/error.hpp"
+#include "quantscope/pitfalls.hpp"
+#include "quantscope/presets.hpp"
+#include "quantscope/quantize.hpp"
+#include "test_helpers.hpp"
+
+using namespace qs;
+
+TEST_CASE("naive-max255 recipe: the lesson's torch.round(r / max * 255).to(int8)") {
+    const Preset p = make_preset("lesson");
+    const QuantConfig c = recipe_config(parse_recipe("naive-max255"), view_of(p.tensor), p.config);
+    CHECK(c.dtype.name() == "int8");
+    CHECK(c.mode == Mode::Manual);
+    CHECK(c.overflow == Overflow::Wrap);
+    CHECK(c.manual_zero_point == 0);
+    CHECK(c.manual_scale == doctest::Approx(728.6 / 255.0).epsilon(1e-7));
+    QuantParams params;
+    const QuantResult r = quantize(p.tensor, c, &params);
+    // The notebook's output: 728.6 -> 255 -> -1 and 684.6 -> 240 -> -16.
+    test::check_equal(r.codes, std::vector<int>{67, -5, -1, 32, 103, -64, 0, -16, 86});
+    CHECK(r.dequantized[0] == doctest::Approx(191.4361).epsilon(1e-6));
+    CHECK(r.dequantized[5] == doctest::Approx(-182.8643).epsilon(1e-6));
+    CHECK(r.dequantized[7] == doctest::Approx(-45.7161).epsilon(1e-6));
+    CHECK(r.metrics.l2_error == doctest::Approx(1033.6320).epsilon(1e-6));
+    CHECK(r.metrics.clipped == 2);
+    CHECK_THROWS_AS(parse_recipe("naive"), Error);
+}
+
+TEST_CASE("overflow example: the farthest element and its sentence follow the tensor and the recipe") {
+    const Preset p = make_preset("lesson-manual");  // s = 3.5, z = -70
+    QuantConfig c = p.config;
+    c.overflow = Overflow::Wrap;
+    QuantParams params;
+    quantize(p.tensor, c, &params);
+    std::optional<ElementTrace> e = farthest_overflow(view_of(p.tensor), params, c);
+    REQUIRE(e);
+    CHECK(e->flat_index == 2);
+    CHECK(e->rounded == 138.0f);
+    CHECK(e->code == -118);
+    CHECK(overflow_sentence(e, c) ==
+          "Without the clamp, 728.6 at s = 3.5, z = -70 rounds to 138 and the int8 cast wraps it to -118.");
+    c.overflow = Overflow::Clamp;
+    e = farthest_overflow(view_of(p.tensor), params, c);
+    REQUIRE(e);
+    CHECK(overflow_sentence(e, c) == "728.6 at s = 3.5, z = -70 rounds to 138, outside int8's [-128, 127]: the clamp stores 127.");
+
+    // The recipe: two elements wrap (255 and 240); the farther one is shown.
+    const QuantConfig naive = recipe_config(Recipe::NaiveMax255, view_of(p.tensor), p.config);
+    quantize(p.tensor, naive, &params);
+    e = farthest_overflow(view_of(p.tensor), params, naive);
+    REQUIRE(e);
+    CHECK(e->flat_index == 2);
+    CHECK(overflow_sentence(e, naive) ==
+          "Without the clamp, 728.6 at s = 2.85725, z = 0 rounds to 255 and the int8 cast wraps it to -1.");
+
+    // Nothing out of range (the lessons' asymmetric rule), and a low overflow per channel in uint4.
+    const Preset lesson = make_preset("lesson");
+    QuantConfig fit = lesson.config;
+    fit.overflow = Overflow::Wrap;
+    quantize(lesson.tensor, fit, &params);
+    CHECK_FALSE(farthest_overflow(view_of(lesson.tensor), params, fit));
+    CHECK(overflow_sentence(std::nullopt, fit) == "Every value rounds into int8's [-128, 127] here: nothing wraps on this tensor.");
+    QuantConfig low;
+    low.dtype = IntType{false, 4};
+    low.mode = Mode::Manual;
+    low.manual_scale = 10.0;
+    low.manual_zero_point = 0;
+    low.overflow = Overflow::Wrap;
+    quantize(lesson.tensor, low, &params);
+    e = farthest_overflow(view_of(lesson.tensor), params, low);
+    REQUIRE(e);
+    CHECK(e->flat_index == 2);  // 728.6 / 10 = 73 is farther above 15 than -184 / 10 = -18 is below 0
+    QuantConfig per_channel = lesson.config;
+    per_channel.granularity = Granularity::Channel;
+    per_channel.axis = 0;
+    per_channel.overflow = Overflow::Wrap;
+    quantize(lesson.tensor, per_channel, &params);
+    CHECK_FALSE(farthest_overflow(view_of(lesson.tensor), params, per_channel));
+}
