@@ -12,25 +12,11 @@ namespace qs {
 namespace {
 
 constexpr std::int64_t kChunk = 4096;
-// The MSE search's coarse grid: this many shrink factors, each evaluated on at most kSampleBudget
-// elements of the whole tensor (shared among its blocks).
-constexpr int kGridPoints = 64;
-constexpr std::int64_t kSampleBudget = std::int64_t{1} << 20;
-constexpr double kMinShrink = 0.05;
-constexpr int kGoldenSteps = 18;
 
 using ConstMapF = Eigen::Map<const Eigen::ArrayXf>;
 
-// Sum of squared errors of one cache-sized chunk, with x = r / s already computed or not.
-double chunk_sse(const float* r_ptr, std::int64_t n, float s, float z, float q_min, float q_max, Rounding rounding) {
-    ConstMapF r(r_ptr, n);
-    if (rounding == Rounding::HalfEven)
-        return (r - s * ((r / s + z).rint().max(q_min).min(q_max) - z)).cast<double>().square().sum();
-    return (r - s * ((r / s + z).round().max(q_min).min(q_max) - z)).cast<double>().square().sum();
-}
-
-ValueRange min_max(const std::vector<float>& values, bool symmetric) {
-    ConstMapF a(values.data(), static_cast<Eigen::Index>(values.size()));
+ValueRange min_max(const float* values, std::int64_t n, bool symmetric) {
+    ConstMapF a(values, n);
     const double lo = a.minCoeff(), hi = a.maxCoeff();
     if (symmetric) {
         const double m = std::max(std::abs(lo), std::abs(hi));
@@ -63,80 +49,7 @@ ValueRange percentile_range(std::vector<float>& values, const QuantConfig& confi
     return {lo, hi};
 }
 
-// The min/max range shrunk by c: around 0 when it contains 0 (0 stays exactly representable), else around
-// its centre.
-ValueRange shrink(const ValueRange& full, double c) {
-    if (c == 1.0) return full;  // exactly min/max, not min/max give or take an ulp of the centre arithmetic
-    if (full.lo <= 0 && full.hi >= 0) return {c * full.lo, c * full.hi};
-    const double centre = 0.5 * (full.lo + full.hi);
-    return {centre - c * (centre - full.lo), centre + c * (full.hi - centre)};
-}
-
-ValueRange mse_range(const std::vector<float>& values, const QuantConfig& config, std::int64_t sample_size) {
-    const ValueRange full = min_max(values, config.mode == Mode::Symmetric);
-    const auto n = static_cast<std::int64_t>(values.size());
-    auto mse_of = [&](double c, const float* data, std::int64_t count) {
-        double s;
-        std::int32_t z;
-        params_from_range(shrink(full, c), config, s, z);
-        return values_mse(data, count, s, z, config);
-    };
-    // Coarse grid on an evenly strided subsample.
-    std::vector<float> sample;
-    const float* grid_data = values.data();
-    std::int64_t grid_n = n;
-    if (n > sample_size) {
-        const std::int64_t stride = (n + sample_size - 1) / sample_size;
-        for (std::int64_t i = 0; i < n; i += stride) sample.push_back(values[static_cast<std::size_t>(i)]);
-        grid_data = sample.data();
-        grid_n = static_cast<std::int64_t>(sample.size());
-    }
-    const double step = (1.0 - kMinShrink) / (kGridPoints - 1);
-    int best = kGridPoints - 1;
-    double best_mse = std::numeric_limits<double>::infinity();
-    for (int i = kGridPoints - 1; i >= 0; --i) {  // from c = 1 down: ties keep the wider range
-        const double m = mse_of(kMinShrink + step * i, grid_data, grid_n);
-        if (m < best_mse) best_mse = m, best = i;
-    }
-    // Golden-section search on the exact MSE around the best grid point.
-    double a = std::max(kMinShrink, kMinShrink + step * (best - 1)), b = std::min(1.0, kMinShrink + step * (best + 1));
-    const double inv_phi = (std::sqrt(5.0) - 1) / 2;
-    double c1 = b - inv_phi * (b - a), c2 = a + inv_phi * (b - a);
-    double f1 = mse_of(c1, values.data(), n), f2 = mse_of(c2, values.data(), n);
-    for (int it = 0; it < kGoldenSteps; ++it) {
-        if (f1 <= f2) {
-            b = c2, c2 = c1, f2 = f1;
-            c1 = b - inv_phi * (b - a);
-            f1 = mse_of(c1, values.data(), n);
-        } else {
-            a = c1, c1 = c2, f1 = f2;
-            c2 = a + inv_phi * (b - a);
-            f2 = mse_of(c2, values.data(), n);
-        }
-    }
-    // The answer is the best of the search, the grid point and min/max, all measured exactly.
-    double best_c = 1.0, best_exact = mse_of(1.0, values.data(), n);
-    for (double c : {kMinShrink + step * best, f1 <= f2 ? c1 : c2}) {
-        const double m = mse_of(c, values.data(), n);
-        if (m < best_exact) best_exact = m, best_c = c;
-    }
-    return shrink(full, best_c);
-}
-
 }  // namespace
-
-double values_mse(const float* values, std::int64_t n, double scale, std::int32_t zero_point, const QuantConfig& config) {
-    const float s = static_cast<float>(scale), z = static_cast<float>(zero_point);
-    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
-    double total = 0;
-    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (n >= 16 * kChunk)
-    for (std::int64_t c = 0; c < chunks; ++c) {
-        const std::int64_t begin = c * kChunk;
-        total += chunk_sse(values + begin, std::min(kChunk, n - begin), s, z, q_min, q_max, config.rounding);
-    }
-    return total / static_cast<double>(n);
-}
 
 void params_from_range(const ValueRange& range, const QuantConfig& config, double& scale, std::int32_t& zero_point) {
     if (config.mode == Mode::Symmetric) {
@@ -148,12 +61,9 @@ void params_from_range(const ValueRange& range, const QuantConfig& config, doubl
 
 ValueRange calibrate_block(std::vector<float>& values, const QuantConfig& config) {
     if (values.empty()) throw Error("cannot calibrate an empty block");
-    switch (config.calibration) {
-        case Calibration::MinMax: return min_max(values, config.mode == Mode::Symmetric);
-        case Calibration::Percentile: return percentile_range(values, config);
-        case Calibration::Mse: return mse_range(values, config, kSampleBudget);
-    }
-    return {};
+    const auto n = static_cast<std::int64_t>(values.size());
+    if (config.calibration == Calibration::Percentile) return percentile_range(values, config);
+    return min_max(values.data(), n, config.mode == Mode::Symmetric);
 }
 
 void gather_block(const Tensor& tensor, const QuantParams& params, std::int64_t block, std::vector<float>& out) {
@@ -165,22 +75,34 @@ void gather_block(const Tensor& tensor, const QuantParams& params, std::int64_t 
 
 void calibrated_params(const Tensor& tensor, const QuantConfig& config, QuantParams& params) {
     const std::int64_t blocks = params.block_count;
-    // Each block's share of the subsample budget of the MSE grid.
-    const std::int64_t sample = std::max<std::int64_t>(256, kSampleBudget / blocks);
+    if (blocks == 1 && config.calibration == Calibration::Mse) {  // one block: its evaluations use every core
+        mse_params(tensor.values.data(), tensor.numel(), config, true, params.scale[0], params.zero_point[0]);
+        return;
+    }
     // An exception must not leave an OpenMP region (std::terminate): the first one is kept and rethrown,
     // e.g. qs::Error for symmetric on an unsigned type, or std::bad_alloc gathering a 1 GiB block.
     std::exception_ptr failure;
+    const bool contiguous = params.block_stride * params.block_count == tensor.numel();  // each block one run
+    // Small blocks are handed out in batches: one at a time, the scheduling would cost more than a block.
+    const std::int64_t batch = std::clamp<std::int64_t>(kChunk * 16 / std::max<std::int64_t>(1, tensor.numel() / blocks), 1, 1024);
 #pragma omp parallel if (blocks > 1)
     {
         std::vector<float> values;
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, batch)
         for (std::int64_t b = 0; b < blocks; ++b) {
             try {
+                double& scale = params.scale[static_cast<std::size_t>(b)];
+                std::int32_t& zero_point = params.zero_point[static_cast<std::size_t>(b)];
+                if (config.calibration == Calibration::Mse && contiguous) {  // read in place: mse does not reorder
+                    mse_params(tensor.values.data() + b * params.block_stride, params.block_stride, config, false,
+                               scale, zero_point);
+                    continue;
+                }
                 gather_block(tensor, params, b, values);
-                const ValueRange range = config.calibration == Calibration::Mse ? mse_range(values, config, sample)
-                                                                                 : calibrate_block(values, config);
-                params_from_range(range, config, params.scale[static_cast<std::size_t>(b)],
-                                  params.zero_point[static_cast<std::size_t>(b)]);
+                if (config.calibration == Calibration::Mse)
+                    mse_params(values.data(), static_cast<std::int64_t>(values.size()), config, false, scale, zero_point);
+                else
+                    params_from_range(calibrate_block(values, config), config, scale, zero_point);
             } catch (...) {
 #pragma omp critical(qs_calibrate_failure)
                 if (!failure) failure = std::current_exception();

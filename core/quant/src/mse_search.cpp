@@ -1,0 +1,391 @@
+// The MSE calibrator's search for one block (calibrate.hpp "mse") and the exact squared error it measures.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <cstring>
+#include <memory>
+
+#include "quantscope/calibrate.hpp"
+#include "quantscope/error.hpp"
+
+namespace qs {
+namespace {
+
+constexpr std::int64_t kChunk = 4096;
+// The fallback search: a grid of shrink factors, then a golden-section search around its best point.
+constexpr int kGridPoints = 64;
+constexpr double kMinShrink = 0.05;
+constexpr int kGoldenSteps = 18;
+// Blocks up to this size are searched on their own values; larger ones on a histogram of themselves (with
+// the per-bin sums that make the error of a whole bin exact), measuring only the finalists exactly.
+constexpr std::int64_t kExactSearchMax = 1024;
+constexpr std::int64_t kMaxBins = 8192;
+// The histogram is built in this many fixed slices and merged in order: the same sums on any thread count.
+constexpr int kHistogramSlices = 8;
+// The exact one-dimensional minimisation gives up beyond this many code changes per value (then the grid
+// and golden-section search take over).
+constexpr std::int64_t kMaxStepsPerValue = 8;
+
+using ConstMapF = Eigen::Map<const Eigen::ArrayXf>;
+
+// Sum of squared errors of one cache-sized chunk.
+double chunk_sse(const float* r_ptr, std::int64_t n, float s, float z, float q_min, float q_max, Rounding rounding) {
+    ConstMapF r(r_ptr, n);
+    if (rounding == Rounding::HalfEven)
+        return (r - s * ((r / s + z).rint().max(q_min).min(q_max) - z)).cast<double>().square().sum();
+    return (r - s * ((r / s + z).round().max(q_min).min(q_max) - z)).cast<double>().square().sum();
+}
+
+// The same for a small block, in eight lanes the compiler vectorises: on a few dozen values an Eigen
+// expression costs more than its arithmetic.
+template <bool kHalfEven>
+double small_block_sse(const float* r, std::int64_t n, float s, float z, float q_min, float q_max) {
+    auto error = [=](float v) {
+        const float x = v / s + z;
+        float q = kHalfEven ? std::nearbyint(x) : std::round(x);
+        q = q < q_min ? q_min : (q > q_max ? q_max : q);
+        return static_cast<double>(v - s * (q - z));
+    };
+    double lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; ++k) {
+            const double e = error(r[i + k]);
+            lanes[k] += e * e;
+        }
+    double total = 0;
+    for (; i < n; ++i) {
+        const double e = error(r[i]);
+        total += e * e;
+    }
+    for (double lane : lanes) total += lane;
+    return total;
+}
+
+// The exact sum of squared errors on the calling thread (blocks are calibrated in parallel).
+double serial_sse(const float* values, std::int64_t n, double scale, std::int32_t zero_point, const QuantConfig& config) {
+    const float s = static_cast<float>(scale), z = static_cast<float>(zero_point);
+    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
+    if (n <= kChunk)
+        return config.rounding == Rounding::HalfEven ? small_block_sse<true>(values, n, s, z, q_min, q_max)
+                                                     : small_block_sse<false>(values, n, s, z, q_min, q_max);
+    double total = 0;
+    for (std::int64_t begin = 0; begin < n; begin += kChunk)
+        total += chunk_sse(values + begin, std::min(kChunk, n - begin), s, z, q_min, q_max, config.rounding);
+    return total;
+}
+
+// The min/max range shrunk by c: around 0 when it contains 0 (0 stays exactly representable), else around
+// its centre.
+ValueRange shrink(const ValueRange& full, double c) {
+    if (c == 1.0) return full;  // exactly min/max, not min/max give or take an ulp of the centre arithmetic
+    if (full.lo <= 0 && full.hi >= 0) return {c * full.lo, c * full.hi};
+    const double centre = 0.5 * (full.lo + full.hi);
+    return {centre - c * (centre - full.lo), centre + c * (full.hi - centre)};
+}
+
+// A block's values in equal bins over [min, max], with each bin's count, sum and sum of squares: the squared
+// error of mapping a whole bin to one code's value c is then sum_sq - 2 c sum + count c^2, exactly.
+class MomentHistogram {
+public:
+    MomentHistogram(const float* values, std::int64_t n, double lo, double hi, bool parallel) {
+        const auto bins = static_cast<std::size_t>(std::clamp<std::int64_t>(n / 4, 1, kMaxBins));
+        width_ = hi > lo ? (hi - lo) / static_cast<double>(bins) : 1.0;
+        const double inv_width = 1.0 / width_;
+        std::vector<double> slices(static_cast<std::size_t>(kHistogramSlices) * 3 * bins, 0.0);
+        const std::int64_t per_slice = (n + kHistogramSlices - 1) / kHistogramSlices;
+#pragma omp parallel for schedule(static, 1) if (parallel)
+        for (int k = 0; k < kHistogramSlices; ++k) {
+            double* h = slices.data() + static_cast<std::size_t>(k) * 3 * bins;
+            const std::int64_t end = std::min(n, (k + 1) * per_slice);
+            for (std::int64_t i = k * per_slice; i < end; ++i) {
+                const double v = values[i];
+                const auto b = std::min(static_cast<std::size_t>((v - lo) * inv_width), bins - 1);
+                h[3 * b] += 1.0;
+                h[3 * b + 1] += v;
+                h[3 * b + 2] += v * v;
+            }
+        }
+        for (std::size_t b = 0; b < bins; ++b) {
+            Bin sum;
+            for (int k = 0; k < kHistogramSlices; ++k) {
+                const double* h = slices.data() + static_cast<std::size_t>(k) * 3 * bins + 3 * b;
+                sum.count += h[0];
+                sum.sum += h[1];
+                sum.sum_sq += h[2];
+            }
+            if (sum.count > 0) {
+                sum.lo = lo + width_ * static_cast<double>(b);
+                bins_.push_back(sum);
+            }
+        }
+    }
+
+    // The squared error of quantizing the block with (s, z), estimated: a bin inside one code's interval is
+    // exact; a bin wider than a step, inside the representable range, counts the uniform rounding error s^2/12.
+    double sse(double scale, std::int32_t zero_point, const QuantConfig& config) const {
+        const double q_min = config.dtype.q_min(), q_max = config.dtype.q_max(), z = zero_point;
+        const double rep_lo = scale * (q_min - z), rep_hi = scale * (q_max - z);
+        const double rounding_noise = scale * scale / 12.0;
+        double total = 0;
+        for (const Bin& b : bins_) {
+            if (width_ > scale && b.lo >= rep_lo && b.lo + width_ <= rep_hi) {
+                total += b.count * rounding_noise;
+                continue;
+            }
+            const double q = std::clamp(std::nearbyint(b.sum / b.count / scale + z), q_min, q_max);
+            const double c = scale * (q - z);
+            total += std::max(0.0, b.sum_sq - 2 * c * b.sum + b.count * c * c);
+        }
+        return total;
+    }
+
+private:
+    struct Bin {
+        double lo = 0, count = 0, sum = 0, sum_sq = 0;
+    };
+    double width_;
+    std::vector<Bin> bins_;  // the non-empty ones
+};
+
+// The exact minimum, in real arithmetic, over s in [s_lo, s_hi] of sum_i (r_i - s (q_i(s) - z))^2 with
+// q_i(s) = clamp(round(r_i / s + z), q_min, q_max) and z fixed. Between two code changes the sum is a quadratic
+// A - 2 s B + s^2 C, minimised in closed form; the code changes are visited in order of s. Returns the s of
+// the least sum, inside its piece (not on a code change, where float32 could round either way), or a
+// negative number when the values would change code more than `max_steps` times over the interval.
+class RowMinimum {
+public:
+    double operator()(const float* r, std::int64_t n, std::int32_t z, double s_lo, double s_hi, const IntType& dtype,
+                      std::int64_t max_steps) {
+        if (n > kMaxIndex) return -1;
+        const double q_min = dtype.q_min(), q_max = dtype.q_max(), inv_lo = 1.0 / s_lo, inv_hi = 1.0 / s_hi;
+        // Codes by a product with 1 / s, not a quotient: a code off by one next to an end only adds an empty
+        // piece, and the caller measures the answer exactly.
+        auto code = [&](double v, double inv_s) { return std::clamp(std::rint(v * inv_s + z), q_min, q_max); };
+        offsets_.resize(static_cast<std::size_t>(n));
+        last_codes_.resize(static_cast<std::size_t>(n));
+        std::int64_t count = 0;
+        double a = 0, b = 0, c = 0;  // sum r^2, sum r d, sum d^2 with d = q - z
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double v = r[i], first = code(v, inv_hi), last = code(v, inv_lo);
+            const double d = first - z;
+            offsets_[static_cast<std::size_t>(i)] = d;
+            last_codes_[static_cast<std::size_t>(i)] = last;
+            a += v * v, b += v * d, c += d * d;
+            count += static_cast<std::int64_t>(std::abs(last - first));
+        }
+        if (count > max_steps) return -1;
+        collect_steps(r, n, z, count);
+        best_sse_ = std::numeric_limits<double>::infinity();
+        best_scale_ = s_hi;
+        double upper = s_hi;
+        for (auto key = steps_.rbegin(); key != steps_.rend(); ++key) {  // from s_hi down
+            const double lower = std::clamp(scale_of(*key), s_lo, upper);
+            piece(lower, upper, a, b, c);
+            upper = lower;
+            const auto index = static_cast<std::size_t>((*key & kPayloadMask) >> 1);
+            const double delta = (*key & 1) ? 1.0 : -1.0;
+            double& d = offsets_[index];
+            b += r[index] * delta;
+            c += 2 * d * delta + 1;
+            d += delta;
+        }
+        piece(s_lo, upper, a, b, c);
+        return best_scale_;
+    }
+
+private:
+    // A code change is one sortable integer: the bits of its (positive) scale with the low bits replaced by
+    // the value's index and the direction. Sorting integers is several times cheaper than sorting structs,
+    // and dropping 11 of 52 mantissa bits only reorders changes closer than 1e-12 relative (the caller
+    // measures the answer exactly).
+    static constexpr int kPayloadBits = 11;
+    static constexpr std::uint64_t kPayloadMask = (std::uint64_t{1} << kPayloadBits) - 1;
+    static constexpr std::int64_t kMaxIndex = std::int64_t{1} << (kPayloadBits - 1);
+    static_assert(kExactSearchMax <= kMaxIndex, "a block searched exactly must fit the payload");
+
+    static std::uint64_t key_of(double scale, std::int64_t index, bool up) {
+        std::uint64_t bits;
+        std::memcpy(&bits, &scale, sizeof bits);
+        return (bits & ~kPayloadMask) | static_cast<std::uint64_t>(index) << 1 | (up ? 1u : 0u);
+    }
+    static double scale_of(std::uint64_t key) {
+        key &= ~kPayloadMask;
+        double scale;
+        std::memcpy(&scale, &key, sizeof scale);
+        return scale;
+    }
+
+    // As s shrinks, |r / s| grows: a code moves away from z one step at each half-integer. Most values change
+    // code at most once over the window: that step is written without a branch on whether it exists.
+    void collect_steps(const float* r, std::int64_t n, std::int32_t z, std::int64_t count) {
+        steps_.resize(static_cast<std::size_t>(count) + 1);
+        std::size_t out = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double v = r[i], first = offsets_[static_cast<std::size_t>(i)] + z,
+                         last = last_codes_[static_cast<std::size_t>(i)];
+            const bool up = last > first;
+            const double delta = up ? 1.0 : -1.0, half = 0.5 * delta - z;
+            steps_[out] = key_of(v / (first + half), i, up);
+            out += first != last;
+            if (std::abs(last - first) > 1)
+                for (double k = first + delta; k != last; k += delta) steps_[out++] = key_of(v / (k + half), i, up);
+        }
+        steps_.resize(out);
+        std::sort(steps_.begin(), steps_.end());
+    }
+
+    void piece(double lower, double upper, double a, double b, double c) {
+        if (!(upper > lower)) return;
+        const double s = c > 0 ? std::clamp(b / c, lower, upper) : upper;
+        const double sse = a - 2 * s * b + s * s * c;
+        if (sse >= best_sse_) return;
+        best_sse_ = sse;
+        const double margin = std::min(0.5 * (upper - lower), 1e-6 * s);
+        best_scale_ = std::clamp(s, lower + margin, upper - margin);
+    }
+
+    std::vector<std::uint64_t> steps_;
+    std::vector<double> offsets_, last_codes_;
+    double best_sse_ = 0, best_scale_ = 0;
+};
+
+// The MSE calibrator for one block: the least squared error over the min/max range shrunk by c in
+// [kMinShrink, 1] (see calibrate.hpp). Its cost is linear in the block's size with a small constant, whatever
+// the block count: the scales whose range provably clips the block's extremes by more than min/max's whole
+// error are never tried (for a small block that leaves a sliver near c = 1), a small block minimises exactly
+// over what is left, a big one searches on its histogram, and no evaluation starts a thread team.
+class MseSearch {
+public:
+    MseSearch(const float* values, std::int64_t n, const QuantConfig& config, bool parallel)
+        : values_(values), n_(n), config_(config), parallel_(parallel) {
+        ConstMapF a(values, n);
+        actual_lo_ = a.minCoeff();
+        actual_hi_ = a.maxCoeff();
+        const double m = std::max(std::abs(actual_lo_), std::abs(actual_hi_));
+        full_ = config.mode == Mode::Symmetric ? ValueRange{-m, m} : ValueRange{actual_lo_, actual_hi_};
+        if (n > kExactSearchMax) histogram_ = std::make_unique<MomentHistogram>(values, n, actual_lo_, actual_hi_, parallel);
+    }
+
+    void run(double& scale, std::int32_t& zero_point) {
+        Point best = at(1.0);
+        best.sse = exact(best);
+        if (best.sse > 0) search(best);
+        scale = best.scale;
+        zero_point = best.zero_point;
+    }
+
+private:
+    struct Point {
+        double c = 1, scale = 1, sse = 0;
+        std::int32_t zero_point = 0;
+    };
+
+    Point at(double c) const {
+        Point p;
+        p.c = c;
+        params_from_range(shrink(full_, c), config_, p.scale, p.zero_point);
+        return p;
+    }
+    double exact(const Point& p) const {
+        return parallel_ ? values_mse(values_, n_, p.scale, p.zero_point, config_) * static_cast<double>(n_)
+                         : serial_sse(values_, n_, p.scale, p.zero_point, config_);
+    }
+    double estimate(const Point& p) const { return histogram_ ? histogram_->sse(p.scale, p.zero_point, config_) : exact(p); }
+
+    // No value quantizes past the largest (smallest) code's value: with z fixed, a scale below this bound
+    // clips the block's max or min alone by more than the whole error `sse`.
+    double smallest_useful_scale(std::int32_t z, double sse) const {
+        const double margin = std::sqrt(sse) * (1 + 1e-6);
+        double s = 0;
+        if (config_.dtype.q_max() > z) s = std::max(s, (actual_hi_ - margin) / (config_.dtype.q_max() - z));
+        if (config_.dtype.q_min() < z) s = std::max(s, (-actual_lo_ - margin) / (z - config_.dtype.q_min()));
+        return s * (1 - 1e-6);
+    }
+
+    void search(Point& best) {
+        // Along the shrink factors, z stays min/max's and s falls with c: a row of the (s, z) plane.
+        const double s_lo = std::max(at(kMinShrink).scale, smallest_useful_scale(best.zero_point, best.sse));
+        if (!(s_lo < best.scale)) return;
+        if (!histogram_) {
+            static thread_local RowMinimum row;  // its buffers are reused from block to block
+            Point p = best;
+            p.scale = row(values_, n_, best.zero_point, s_lo, best.scale, config_.dtype, kMaxStepsPerValue * n_ + 64);
+            if (p.scale > 0) {
+                p.sse = exact(p);
+                if (p.sse < best.sse) best = p;
+                return;
+            }
+        }
+        grid_and_golden(best, s_lo);
+    }
+
+    // The shrink factors on a grid (those whose scale is below s_lo cannot win and are skipped), then a
+    // golden-section search around the best.
+    void grid_and_golden(Point& best, double s_lo) {
+        const double step = (1.0 - kMinShrink) / (kGridPoints - 1);
+        auto grid_c = [step](int i) { return kMinShrink + step * i; };
+        Point grid_best;
+        grid_best.sse = std::numeric_limits<double>::infinity();
+        int best_index = kGridPoints - 1;
+        for (int i = kGridPoints - 1; i >= 0; --i) {  // from c = 1 down: ties keep the wider range
+            Point p = at(grid_c(i));
+            if (p.scale < s_lo) break;
+            p.sse = estimate(p);
+            if (p.sse < grid_best.sse) grid_best = p, best_index = i;
+        }
+        double a = std::max(kMinShrink, grid_c(best_index - 1)), b = std::min(1.0, grid_c(best_index + 1));
+        const double inv_phi = (std::sqrt(5.0) - 1) / 2;
+        Point p1 = at(b - inv_phi * (b - a)), p2 = at(a + inv_phi * (b - a));
+        p1.sse = estimate(p1);
+        p2.sse = estimate(p2);
+        for (int it = 0; it < kGoldenSteps; ++it) {
+            if (p1.sse <= p2.sse) {
+                b = p2.c, p2 = p1;
+                p1 = at(b - inv_phi * (b - a));
+                p1.sse = estimate(p1);
+            } else {
+                a = p1.c, p1 = p2;
+                p2 = at(a + inv_phi * (b - a));
+                p2.sse = estimate(p2);
+            }
+        }
+        // The answer is the best of the search, the grid point and min/max, all measured exactly.
+        for (Point p : {grid_best, p1.sse <= p2.sse ? p1 : p2}) {
+            if (histogram_) p.sse = exact(p);
+            if (p.sse < best.sse) best = p;
+        }
+    }
+
+    const float* values_;
+    std::int64_t n_;
+    const QuantConfig& config_;
+    bool parallel_;
+    double actual_lo_ = 0, actual_hi_ = 0;
+    ValueRange full_;
+    std::unique_ptr<MomentHistogram> histogram_;
+};
+
+}  // namespace
+
+double values_mse(const float* values, std::int64_t n, double scale, std::int32_t zero_point, const QuantConfig& config) {
+    const float s = static_cast<float>(scale), z = static_cast<float>(zero_point);
+    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
+    double total = 0;
+    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for reduction(+ : total) schedule(static) if (n >= 16 * kChunk)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const std::int64_t begin = c * kChunk;
+        total += chunk_sse(values + begin, std::min(kChunk, n - begin), s, z, q_min, q_max, config.rounding);
+    }
+    return total / static_cast<double>(n);
+}
+
+void mse_params(const float* values, std::int64_t n, const QuantConfig& config, bool parallel, double& scale,
+                std::int32_t& zero_point) {
+    if (n < 1) throw Error("cannot calibrate an empty block");
+    MseSearch(values, n, config, parallel).run(scale, zero_point);
+}
+
+}  // namespace qs
