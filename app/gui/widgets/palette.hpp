@@ -28,6 +28,8 @@ constexpr ImU32 kSelected = IM_COL32(255, 214, 0, 255);      // the followed ele
 // A translucent green behind what is best (a table row, a metric that beats the other column).
 constexpr ImU32 kBetterRowLight = IM_COL32(120, 200, 120, 90);
 constexpr ImU32 kBetterRowDark = IM_COL32(60, 160, 80, 90);
+// Behind the one-line error banner at the top of the window (white text on it in either theme).
+constexpr ImU32 kErrorBanner = IM_COL32(115, 26, 26, 255);
 
 }  // namespace palette
 

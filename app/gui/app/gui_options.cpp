@@ -1,0 +1,93 @@
+#include "gui/app/gui_options.hpp"
+
+#include <algorithm>
+
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
+
+namespace qs::gui {
+
+const char* const kGuiHelp =
+    "usage: quantscope [gui] [INPUT | --preset NAME | --random normal|uniform --shape RxC[xD] [--seed N]\n"
+    "                        [--mean M --std S | --low L --high H] [--outliers K]]\n"
+    "                        [quantize options] [--size WxH] [--font-scale F] [--no-settings]\n"
+    "                        [--cmap NAME] [--annotate auto|on|off] [--lesson-look] [--grid] [--slice I]\n"
+    "                        [--screenshot out.png [--frames N] [--save-figure F.png] [--save-session S.json]]\n"
+    "                        [--bench-frames N] [--tab NAME]\n"
+    "\n"
+    "Opens the window on INPUT (.npy, .csv, .safetensors [--tensor NAME] or a saved SESSION.json), a preset or\n"
+    "a random tensor; the lesson's 3x3 tensor by default. A .safetensors file of several tensors without\n"
+    "--tensor opens its list of tensors to pick from.\n"
+    "Quantize options: --dtype int8 --mode asymmetric|symmetric --scale S --zero-point Z\n"
+    "  --granularity tensor|channel|group --axis A --group-size G --rounding half-even|half-away\n"
+    "  --calibrate C --recompute-scale --overflow clamp|wrap --recipe naive-max255\n"
+    "  --size WxH          window size (default: the last one, or 1600x900)\n"
+    "  --font-scale F      text size factor 0.5..3 (Ctrl+= / Ctrl+- / Ctrl+0 in the window)\n"
+    "  --no-settings       neither read nor write ~/.config/quantscope/settings.ini\n"
+    "  --screenshot PNG    draw N frames (default 5, at least 3), save the window as PNG, exit\n"
+    "  --cmap, --annotate, --lesson-look, --grid, --slice   figure settings, as for `quantscope render`\n"
+    "  --save-figure PNG   with --screenshot: also File > Save figure as PNG (the `render` image)\n"
+    "  --save-session JSON with --screenshot: also File > Save session\n"
+    "  --bench-frames N    drag the manual scale for N frames, print timing medians as JSON, exit\n"
+    "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare\n"
+    "                      (a screenshot waits until its background computation is done)\n"
+    "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"
+    "--screenshot path).\n";
+
+GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
+    const std::vector<cli::OptionSpec> own = {
+        {"--size", true}, {"--screenshot", true}, {"--frames", true}, {"--bench-frames", true},
+        {"--font-scale", true}, {"--no-settings", false}, {"--tab", true}};
+    const cli::ParsedArgs parsed =
+        cli::parse_args(args, cli::join(cli::join(cli::join(cli::tensor_source_options(), cli::quantize_options()), own),
+                                        GuiFileOptionSpecs()));
+    GuiOptions o;
+    if (const std::string* v = parsed.get("--size")) {
+        const auto x = v->find('x');
+        if (x == std::string::npos) throw Error("--size: '" + *v + "' is not WxH (e.g. 1600x900)");
+        const std::int64_t w = cli::parse_int("--size", v->substr(0, x));
+        const std::int64_t h = cli::parse_int("--size", v->substr(x + 1));
+        if (w < 320 || h < 240 || w > 16384 || h > 16384)
+            throw Error("--size: " + *v + " is out of range (320x240 to 16384x16384)");
+        o.width = static_cast<int>(w);
+        o.height = static_cast<int>(h);
+    }
+    if (const std::string* v = parsed.get("--screenshot")) {
+        if (v->empty()) throw Error("--screenshot: the path is empty");
+        o.screenshot = *v;
+    }
+    if (const std::string* v = parsed.get("--frames")) {
+        if (o.screenshot.empty()) throw Error("--frames needs --screenshot");
+        const std::int64_t n = cli::parse_int("--frames", *v);
+        if (n < 1 || n > 100000) throw Error("--frames must be 1 to 100000");
+        o.frames = static_cast<int>(std::max<std::int64_t>(n, 3));  // auto-sized windows need 3 frames
+    }
+    if (const std::string* v = parsed.get("--bench-frames")) {
+        const std::int64_t n = cli::parse_int("--bench-frames", *v);
+        if (n < 1 || n > 100000) throw Error("--bench-frames must be 1 to 100000");
+        if (!o.screenshot.empty()) throw Error("--bench-frames and --screenshot do not go together");
+        o.bench_frames = static_cast<int>(n);
+    }
+    if (const std::string* v = parsed.get("--font-scale")) {
+        const double f = cli::parse_double("--font-scale", *v);
+        if (!(f >= 0.5 && f <= 3.0)) throw Error("--font-scale must be 0.5 to 3");
+        o.font_scale = static_cast<float>(f);
+    }
+    if (const std::string* v = parsed.get("--tab")) {
+        const char* const names[] = {"histograms", "landscape", "calibrators", "compare"};
+        for (int i = 0; i < 4; ++i)
+            if (*v == names[i]) o.tab = i;
+        if (o.tab < 0) throw Error("--tab: '" + *v + "' is not histograms, landscape, calibrators or compare");
+    }
+    // Screenshots and benchmarks must not depend on what a user saved.
+    o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;
+    o.input = LoadGuiInput(parsed, !o.screenshot.empty(), o.files);
+    std::vector<FileRole> outputs;
+    if (!o.screenshot.empty()) outputs.push_back({"--screenshot", o.screenshot});
+    if (!o.files.save_figure.empty()) outputs.push_back({"--save-figure", o.files.save_figure});
+    if (!o.files.save_session.empty()) outputs.push_back({"--save-session", o.files.save_session});
+    check_distinct_files(cli::input_files(parsed, o.input), outputs);
+    return o;
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,252 @@
+#include "gui/app/main_window.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <imgui.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>  // key codes: 1.86 indexes io.KeysDown by them
+
+#include "gui/app/apply_intents.hpp"
+#include "gui/document/stopwatch.hpp"
+#include "gui/panels/metrics_panel.hpp"
+#include "gui/widgets/palette.hpp"
+#include "quantscope/presets.hpp"
+
+namespace qs::gui {
+namespace {
+
+constexpr float kLeftColumnPx = 340.0f;  // at scale 1
+
+void DrawMenuBar(AppState& app, Frame& frame) {
+    if (!ImGui::BeginMenuBar()) return;
+    if (ImGui::BeginMenu("File")) {
+        ImGui::BeginDisabled(app.doc.busy());
+        if (ImGui::BeginMenu("Preset")) {
+            for (const std::string& name : preset_names())
+                if (ImGui::MenuItem(name.c_str())) LoadPreset(app, name);
+            ImGui::EndMenu();
+        }
+        ImGui::EndDisabled();
+        DrawFileMenuItems(app.files, app);
+        ImGui::Separator();
+        if (ImGui::MenuItem("Quit", "Ctrl+Q")) frame.quit = true;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Edit")) {
+        if (ImGui::MenuItem("Undo", "Ctrl+Z", false, app.doc.history.can_undo() && !app.doc.busy())) app.doc.undo();
+        if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, app.doc.history.can_redo() && !app.doc.busy())) app.doc.redo();
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("View")) {
+        ImGui::MenuItem("Controls", nullptr, &app.panels.controls);
+        ImGui::MenuItem("Figure", nullptr, &app.panels.figure);
+        ImGui::MenuItem("Metrics", nullptr, &app.panels.metrics);
+        ImGui::MenuItem("Histograms and landscape", nullptr, &app.panels.histogram);
+        ImGui::Separator();
+        if (ImGui::MenuItem("Larger text", "Ctrl+=")) frame.font_scale *= 1.125f;
+        if (ImGui::MenuItem("Smaller text", "Ctrl+-")) frame.font_scale /= 1.125f;
+        if (ImGui::MenuItem("Reset text size", "Ctrl+0")) frame.font_scale = 1.0f;
+        ImGui::EndMenu();
+    }
+    // Right-aligned: a running job's progress, else what is loaded and how long the last recompute took.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float right = ImGui::GetWindowWidth() - style.WindowPadding.x * 2.0f;
+    if (app.doc.jobs.running()) {
+        char overlay[96];
+        std::snprintf(overlay, sizeof overlay, "%s  %.0f%%  %.1f s", app.doc.jobs.stage(), 100.0 * app.doc.jobs.progress(),
+                      app.doc.jobs.elapsed_seconds());
+        const float bar_w = ImGui::GetFontSize() * 14.0f;
+        const float label_w = ImGui::CalcTextSize(app.doc.jobs.label().c_str()).x;
+        ImGui::SameLine(std::max(ImGui::GetCursorPosX(), right - bar_w - label_w - style.ItemSpacing.x));
+        ImGui::TextUnformatted(app.doc.jobs.label().c_str());
+        ImGui::SameLine();
+        ImGui::ProgressBar(app.doc.jobs.progress(), ImVec2(bar_w, ImGui::GetTextLineHeight()), overlay);
+    } else {
+        char status[256];
+        std::snprintf(status, sizeof status, "%s   %s   recompute %.2f ms%s", app.doc.label.c_str(),
+                      app.doc.tensor ? shape_to_string(app.doc.tensor->shape).c_str() : "", app.doc.last_recompute_ms,
+                      app.doc.recomputing() ? " (updating...)" : "");
+        const float w = ImGui::CalcTextSize(status).x;
+        ImGui::SameLine(std::max(ImGui::GetCursorPosX(), right - w));
+        ImGui::TextDisabled("%s", status);
+    }
+    ImGui::EndMenuBar();
+}
+
+void DrawErrorBanner(AppState& app) {
+    if (app.doc.error.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::ColorConvertU32ToFloat4(palette::kErrorBanner));
+    const float h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
+    ImGui::BeginChild("##error", ImVec2(-1.0f, h), false, ImGuiWindowFlags_NoScrollbar);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Error:");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(app.doc.error.c_str());
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowWidth() - ImGui::GetFontSize() * 5.0f));
+    if (ImGui::Button("Dismiss")) app.doc.error.clear();
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+}
+
+void DrawLeftColumn(AppState& app, const Frame& frame) {
+    // Wide enough for the labels at any text size, but never more than a third of the window.
+    const float width = std::min(kLeftColumnPx * frame.ui_scale, std::floor(ImGui::GetContentRegionAvail().x * 0.33f));
+    ImGui::BeginChild("##left", ImVec2(width, 0.0f), true);
+    if (!app.doc.notice.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, WarningColor());
+        ImGui::TextWrapped("%s", app.doc.notice.c_str());
+        ImGui::PopStyleColor();
+        if (ImGui::SmallButton("OK##notice")) app.doc.notice.clear();
+    }
+    if (ImGui::BeginTabBar("##left-tabs")) {
+        if (ImGui::BeginTabItem("Quantize")) {
+            ImGui::BeginChild("##controls-scroll");
+            DrawControlsPanel(app.controls, app.doc, app.intents);
+            ImGui::EndChild();
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Tensor")) {
+            ImGui::BeginChild("##tensor-scroll");
+            DrawTensorPanel(app.tensor_panel, app.doc, app.intents, app.safetensors.file && !app.safetensors.open);
+            ImGui::EndChild();
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
+    ImGui::EndChild();
+}
+
+enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3 };
+
+// Brings `tab` to the front once when --tab asked for it.
+ImGuiTabItemFlags TabFlags(Frame& frame, int tab) {
+    if (frame.select_tab != tab) return 0;
+    frame.select_tab = -1;
+    return ImGuiTabItemFlags_SetSelected;
+}
+
+void DrawRightColumn(AppState& app, Frame& frame) {
+    ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
+    const QuantView view = app.doc.view();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const bool bottom = app.panels.metrics || app.panels.histogram;
+    const float spacing = ImGui::GetStyle().ItemSpacing.y;
+    // The figure first, as tall as its heatmaps need for square cells (at most 70%); the numbers and
+    // histograms take the rest.
+    float figure_h = avail.y;
+    if (bottom && view.valid()) figure_h = std::min(std::floor(avail.y * 0.70f), FigurePanelHeight(app.figure, view, avail.x));
+    if (!app.panels.figure) figure_h = 0.0f;
+    if (app.panels.figure) {
+        const Stopwatch clock;
+        if (view.valid()) {
+            DrawFigurePanel(app.figure, view, ImVec2(avail.x, figure_h));
+        } else {
+            ImGui::Dummy(ImVec2(avail.x, figure_h));
+        }
+        frame.figure_ms = clock.ms();
+    }
+    if (bottom && view.valid()) {
+        const float h = std::max(ImGui::GetContentRegionAvail().y, 0.0f);
+        // The landscape, the calibrator table and the comparison need the width: the metrics step aside.
+        const bool wide = app.panels.histogram && app.analysis_tab != kTabHistograms;
+        const bool show_metrics = app.panels.metrics && !wide;
+        const float metrics_w = app.panels.histogram ? std::floor(avail.x * 0.42f) : avail.x;
+        if (show_metrics) {
+            ImGui::BeginChild("##metrics", ImVec2(metrics_w, h), true);
+            DrawMetricsPanel(view);
+            ImGui::EndChild();
+            if (app.panels.histogram) ImGui::SameLine();
+        }
+        if (app.panels.histogram) {
+            ImGui::BeginChild("##analysis", ImVec2(0.0f, h), true);
+            if (ImGui::BeginTabBar("##analysis-tabs")) {
+                if (ImGui::BeginTabItem("Histograms", nullptr, TabFlags(frame, kTabHistograms))) {
+                    app.analysis_tab = kTabHistograms;
+                    app.histogram.follow_element = app.figure.selected;
+                    const Stopwatch clock;
+                    DrawHistogramPanel(app.histogram, view);
+                    frame.histogram_ms = clock.ms();
+                    ImGui::EndTabItem();
+                }
+                if (ImGui::BeginTabItem("Error landscape", nullptr, TabFlags(frame, kTabLandscape))) {
+                    app.analysis_tab = kTabLandscape;
+                    // Drawn (and computed, in the background) only while its tab is open.
+                    const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.doc.shown_tensor);
+                    if (click.requested && !app.doc.busy()) {
+                        QuantConfig next = app.doc.config;
+                        next.mode = Mode::Manual;
+                        next.granularity = Granularity::Tensor;
+                        next.axis = 0;
+                        next.group_size = 0;
+                        next.calibration = Calibration::MinMax;  // manual s and z: no calibrator
+                        next.manual_scale = click.scale;
+                        next.manual_zero_point = click.zero_point;
+                        app.intents.push(ApplyConfigIntent{next, false});
+                    }
+                    ImGui::EndTabItem();
+                }
+                if (ImGui::BeginTabItem("Calibrators", nullptr, TabFlags(frame, kTabCalibrators))) {
+                    app.analysis_tab = kTabCalibrators;
+                    const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.doc.shown_tensor);
+                    if (apply.requested && !app.doc.busy()) {
+                        app.intents.push(ApplyConfigIntent{apply.config, false});
+                    }
+                    ImGui::EndTabItem();
+                }
+                if (ImGui::BeginTabItem("Compare", nullptr, TabFlags(frame, kTabCompare))) {
+                    app.analysis_tab = kTabCompare;
+                    DrawComparePanel(app.compare, view, app.doc.shown_tensor);
+                    ImGui::EndTabItem();
+                }
+                ImGui::EndTabBar();
+            }
+            // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
+            if (app.analysis_tab != kTabLandscape) SuspendLandscape(app.landscape);
+            ImGui::EndChild();
+        }
+    }
+    (void)spacing;
+    ImGui::EndChild();
+}
+
+}  // namespace
+
+void DrawMainWindow(AppState& app, Frame& frame) {
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(vp->WorkPos);
+    ImGui::SetNextWindowSize(vp->WorkSize);
+    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_MenuBar |
+                                   ImGuiWindowFlags_NoBringToFrontOnFocus;
+    ImGui::Begin("QuantScope", nullptr, flags);
+    DrawMenuBar(app, frame);
+    DrawErrorBanner(app);
+    if (app.panels.controls) {
+        DrawLeftColumn(app, frame);
+        ImGui::SameLine();
+    }
+    DrawRightColumn(app, frame);
+    ImGui::End();
+    // Their own windows, above the main one.
+    DrawSafetensorsBrowser(app.safetensors, app.doc, app.intents);
+    DrawFileDialogs(app.files, app);
+}
+
+void HandleShortcuts(AppState& app, Frame& frame) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!io.KeyCtrl) return;
+    // 1.86 indexes io.KeysDown by GLFW key codes.
+    if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD)) frame.font_scale *= 1.125f;
+    if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT)) frame.font_scale /= 1.125f;
+    if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0)) frame.font_scale = 1.0f;
+    if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) frame.quit = true;
+    if (io.WantTextInput) return;  // a text field has its own undo
+    const bool z = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z));
+    if (z && !io.KeyShift) app.doc.undo();
+    if ((z && io.KeyShift) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y))) app.doc.redo();
+}
+
+}  // namespace qs::gui
