@@ -152,6 +152,61 @@ TEST_CASE("histogram panel: a big tensor's values are counted once per tensor an
     for (std::size_t i = 0; i < exact2.size(); ++i) REQUIRE(st.codes[i] == static_cast<double>(exact2[i]));
 }
 
+TEST_CASE("histogram panel: per channel it shows the picked block's values and grid and clipped count") {
+    // Channel 0 is smooth, channel 1 has an outlier that its percentile range clips.
+    qs::Tensor t;
+    t.shape = {2, 8};
+    t.values = {-1.0f, -0.75f, -0.5f, -0.25f, 0.25f, 0.5f, 0.75f, 1.0f, 0, 1, 2, 3, 4, 5, 6, 1000};
+    qs::QuantConfig c;
+    c.granularity = qs::Granularity::Channel;
+    c.axis = 0;
+    c.calibration = qs::Calibration::Percentile;
+    c.percentile = 90.0;
+    Shared s = MakeShared(std::move(t), c);
+    REQUIRE(s.params.block_count == 2);
+    auto clipped_in = [&](std::size_t block) {
+        std::int64_t n = 0;
+        for (std::size_t i = block * 8; i < block * 8 + 8; ++i) {
+            bool out = false;
+            qs::quantize_value(s.tensor->values[i], static_cast<float>(s.params.scale[block]), s.params.zero_point[block],
+                               s.config, &out);
+            n += out;
+        }
+        return n;
+    };
+    REQUIRE(clipped_in(1) > 0);
+    REQUIRE(clipped_in(0) != clipped_in(1));
+
+    Window w(900, 400);
+    qs::gui::HistogramPanelState st;
+    auto draw = [&] { qs::gui::DrawHistogramPanel(st, s.view()); };
+    auto check_shows = [&](std::int64_t block) {
+        CAPTURE(block);
+        const std::size_t b = static_cast<std::size_t>(block);
+        CHECK(st.shown_block == block);
+        const double scale = static_cast<float>(s.params.scale[b]), z = s.params.zero_point[b];
+        CHECK(st.rep_lo == scale * (-128 - z));
+        CHECK(st.rep_hi == scale * (127 - z));
+        CHECK(st.shown_clipped == clipped_in(b));
+        CHECK(st.shown_count == 8);
+        // The bars and the codes are of this block's 8 elements, not of the tensor's 16.
+        CHECK(std::accumulate(st.bars.begin(), st.bars.end(), 0.0) == 8.0);
+        CHECK(std::accumulate(st.codes.begin(), st.codes.end(), 0.0) == 8.0);
+        CHECK(st.data_max == (block == 0 ? 1.0 : 1000.0));
+    };
+    st.follow_element = 15;  // the figure's selection: the outlier, in channel 1
+    w.frame(draw);
+    w.frame(draw);
+    check_shows(1);
+    st.follow_element = 3;  // a new selection in channel 0
+    w.frame(draw);
+    check_shows(0);
+    st.block = 1;  // picked in the panel: the unchanged selection does not override it
+    w.frame(draw);
+    check_shows(1);
+    w.save("histogram_per_channel");
+}
+
 TEST_CASE("figure: the dequantized color range from the extremes equals a full pass and the original is reduced once") {
     qs::RandomSpec spec;
     spec.shape = {300, 500};

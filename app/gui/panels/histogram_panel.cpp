@@ -10,6 +10,8 @@
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/plot.hpp"
+#include "gui/widgets/widgets.hpp"
+#include "quantscope/blocks.hpp"
 
 namespace qs::gui {
 namespace {
@@ -24,31 +26,51 @@ constexpr int kFineBins = 8192;
 constexpr std::int64_t kCodeChunk = 4096;
 constexpr std::int64_t kCodeSample = std::int64_t{1} << 21;  // elements counted per frame while codes change
 
-// What depends on the tensor alone: its range and (big tensors) a fine histogram over it.
-void UpdateTensorCache(HistogramPanelState& st, const QuantView& qv) {
+// The values on show: the whole tensor, or the gathered elements of one block.
+struct ShownValues {
+    const float* data;
+    std::int64_t n;
+};
+ShownValues Shown(const HistogramPanelState& st, const QuantView& qv) {
+    if (st.values_block < 0) return {qv.tensor->values.data(), qv.tensor->numel()};
+    return {st.block_values.data(), static_cast<std::int64_t>(st.block_values.size())};
+}
+
+// What depends on the values alone (the tensor, or block `block` of it; -1 for the whole tensor): their range
+// and, when there are many, a fine histogram over it.
+void UpdateValuesCache(HistogramPanelState& st, const QuantView& qv, std::int64_t block) {
     const TensorKey key = TensorKeyOf(qv);
-    if (st.tensor_valid && key == st.tensor_key) return;
-    const float* v = qv.tensor->values.data();
-    const std::int64_t n = qv.tensor->numel();
+    const QuantParams& p = *qv.params;
+    const std::int64_t stride = block < 0 ? 0 : p.block_stride, count = block < 0 ? 0 : p.block_count;
+    if (st.tensor_valid && key == st.tensor_key && st.values_block == block && st.values_stride == stride &&
+        st.values_count == count)
+        return;
+    st.values_block = block;
+    st.values_stride = stride;
+    st.values_count = count;
+    if (block >= 0) st.block_values = block_elements(qv.tensor->values.data(), qv.tensor->numel(), p, block);
+    else std::vector<float>().swap(st.block_values);
+    const ShownValues v = Shown(st, qv);
     float a = 0, b = 0;
-    value_range(v, n, a, b);
+    value_range(v.data, v.n, a, b);
     st.data_min = a;
     st.data_max = b;
-    if (n > kHistogramExactElements) st.fine = histogram(v, n, kFineBins, a, b);
+    if (v.n > kHistogramExactElements) st.fine = histogram(v.data, v.n, kFineBins, a, b);
     else st.fine = Histogram{};
     st.tensor_key = key;
     st.tensor_valid = true;
     st.bars_valid = false;
 }
 
-// The bars of the values for display bins over [lo, hi]: counted exactly for a small tensor, resampled from the
-// fine histogram for a big one (whose values then need no pass at all when s or z change).
+// The bars of the values for display bins over [lo, hi]: counted exactly for a few values, resampled from the
+// fine histogram for many (which then need no pass at all when s or z change).
 void UpdateBars(HistogramPanelState& st, const QuantView& qv, int bins, double lo, double hi) {
     if (st.bars_valid && st.bins == bins && st.lo == lo && st.hi == hi) return;
-    if (qv.tensor->numel() > kHistogramExactElements) {
+    const ShownValues v = Shown(st, qv);
+    if (v.n > kHistogramExactElements) {
         st.bars = rebin(st.fine, bins, lo, hi);
     } else {
-        const Histogram h = histogram(qv.tensor->values.data(), qv.tensor->numel(), bins, lo, hi);
+        const Histogram h = histogram(v.data, v.n, bins, lo, hi);
         st.bars.assign(h.counts.begin(), h.counts.end());
     }
     st.bars_max = st.bars.empty() ? 0.0 : *std::max_element(st.bars.begin(), st.bars.end());
@@ -58,24 +80,61 @@ void UpdateBars(HistogramPanelState& st, const QuantView& qv, int bins, double l
     st.bars_valid = true;
 }
 
-void UpdateCodes(HistogramPanelState& st, const QuantView& qv) {
-    const bool fresh = st.codes_valid && st.codes_generation == qv.generation;
+void UpdateCodes(HistogramPanelState& st, const QuantView& qv, std::int64_t block) {
+    const bool fresh = st.codes_valid && st.codes_generation == qv.generation && st.codes_block == block;
     if (fresh && st.code_stride == 1) return;
-    // A sample only while the result changes frame after frame; a single change, or the first frame after
-    // the last one (fresh but sampled), is counted exactly.
-    const std::int64_t n = qv.tensor->numel();
-    std::int64_t stride = 1;
-    if (!fresh && st.changing && n > kCodeSample) stride = (n + kCodeSample - 1) / kCodeSample;
     const IntType& dt = qv.config->dtype;
-    std::int64_t sampled = n;
-    const std::vector<std::int64_t> c =
-        code_counts_sampled(qv.result->codes.data(), n, dt.q_min(), dt.q_max(), kCodeChunk, stride, &sampled);
+    std::int64_t n = qv.tensor->numel();
+    std::vector<std::int64_t> c;
+    std::int64_t stride = 1, sampled = n;
+    if (block >= 0) {
+        // One block's codes: a block is a slice of the tensor, counted exactly.
+        const std::vector<std::int32_t> codes = block_elements(qv.result->codes.data(), n, *qv.params, block);
+        c = code_counts(codes.data(), static_cast<std::int64_t>(codes.size()), dt.q_min(), dt.q_max());
+        sampled = n = static_cast<std::int64_t>(codes.size());
+    } else {
+        // A sample only while the result changes frame after frame; a single change, or the first frame after
+        // the last one (fresh but sampled), is counted exactly.
+        if (!fresh && st.changing && n > kCodeSample) stride = (n + kCodeSample - 1) / kCodeSample;
+        c = code_counts_sampled(qv.result->codes.data(), n, dt.q_min(), dt.q_max(), kCodeChunk, stride, &sampled);
+    }
     const double up = sampled > 0 ? static_cast<double>(n) / static_cast<double>(sampled) : 1.0;
     st.codes.resize(c.size());
     for (std::size_t i = 0; i < c.size(); ++i) st.codes[i] = static_cast<double>(c[i]) * up;
     st.code_stride = stride;
     st.codes_generation = qv.generation;
+    st.codes_block = block;
     st.codes_valid = true;
+}
+
+// Per-channel / group: the block on show, from the panel's pick or the followed element (-1: per tensor).
+std::int64_t ShownBlock(HistogramPanelState& st, const QuantView& qv) {
+    const QuantParams& p = *qv.params;
+    if (p.block_count <= 1) return -1;
+    if (st.follow_element != st.followed) {
+        st.followed = st.follow_element;
+        if (st.follow_element >= 0 && st.follow_element < qv.tensor->numel()) st.block = p.block_of(st.follow_element);
+    }
+    st.block = std::clamp<std::int64_t>(st.block, 0, p.block_count - 1);
+    return st.block;
+}
+
+// The block picker: which block's values and grid are shown.
+void DrawBlockPicker(HistogramPanelState& st, const QuantView& qv, double s, double z) {
+    const QuantParams& p = *qv.params;
+    const char* kind = to_string(qv.config->granularity);
+    ImGui::TextUnformatted(kind);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    long long pick = st.block;
+    const long long step = 1, step_fast = std::max<long long>(1, p.block_count / 16);
+    if (ImGui::InputScalar("##block", ImGuiDataType_S64, &pick, &step, &step_fast, "%lld"))
+        st.block = std::clamp<std::int64_t>(pick, 0, p.block_count - 1);
+    HelpTooltip("Each block has its own s and z: the values, the levels and the clipped count below are this "
+                "block's. Click a cell of the figure to show its block.");
+    ImGui::SameLine();
+    ImGui::TextDisabled("of %lld: s = %s, z = %s", static_cast<long long>(p.block_count), FormatNumber(s).c_str(),
+                        FormatNumber(z).c_str());
 }
 
 }  // namespace
@@ -90,23 +149,17 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     const IntType& dt = qv.config->dtype;
     const QuantParams& p = *qv.params;
     const Sym sym = Symbols();
-    std::int64_t block = 0;
-    if (p.block_count > 1 && st.follow_element >= 0 && st.follow_element < qv.tensor->numel())
-        block = p.block_of(st.follow_element);
+    const std::int64_t block = ShownBlock(st, qv);
+    const std::size_t bi = block < 0 ? 0 : static_cast<std::size_t>(block);
     // Levels are computed with s as float32, as the quantizer uses it.
-    const double s = static_cast<float>(p.scale[static_cast<std::size_t>(block)]);
-    const double z = p.zero_point[static_cast<std::size_t>(block)];
+    const double s = static_cast<float>(p.scale[bi]);
+    const double z = p.zero_point[bi];
     const double rep_lo = s * (dt.q_min() - z), rep_hi = s * (dt.q_max() - z);
 
     ImGui::Checkbox("log counts", &st.log_counts);
     ImGui::SameLine();
-    if (p.block_count > 1) {
-        ImGui::TextDisabled("levels of block %lld of %lld (s = %s, z = %s); other blocks have their own grid",
-                            static_cast<long long>(block), static_cast<long long>(p.block_count),
-                            FormatNumber(s).c_str(), FormatNumber(z).c_str());
-    } else {
-        ImGui::TextDisabled("s = %s, z = %s", FormatNumber(s).c_str(), FormatNumber(z).c_str());
-    }
+    if (block >= 0) DrawBlockPicker(st, qv, s, z);
+    else ImGui::TextDisabled("s = %s, z = %s", FormatNumber(s).c_str(), FormatNumber(z).c_str());
 
     const float font = ImGui::GetFontSize();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -126,7 +179,7 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     st.changing = changed_now && st.changed_last;
     st.changed_last = changed_now;
     st.last_generation = qv.generation;
-    UpdateTensorCache(st, qv);
+    UpdateValuesCache(st, qv, block);
     const double dmin = st.data_min, dmax = st.data_max;
     double lo = std::min(dmin, rep_lo), hi = std::max(dmax, rep_hi);
     if (!(hi > lo)) {
@@ -140,9 +193,23 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     const float plot_x1 = ImGui::GetCursorScreenPos().x + width - font * 0.5f;
     const int bins = std::clamp(static_cast<int>((plot_x1 - plot_x0) / 4.0f), 16, 400);
     UpdateBars(st, qv, bins, lo, hi);
-    UpdateCodes(st, qv);
+    UpdateCodes(st, qv, block);
+    const Metrics& m = qv.result->metrics;
+    if (block < 0) {
+        st.shown_clipped = m.clipped;
+        st.shown_count = m.count;
+    } else if (st.shown_block != block || st.clipped_generation != qv.generation) {
+        st.shown_clipped = count_clipped(st.block_values, p.scale[bi], p.zero_point[bi], *qv.config);
+        st.shown_count = static_cast<std::int64_t>(st.block_values.size());
+    }
+    st.shown_block = block;
+    st.clipped_generation = qv.generation;
+    st.rep_lo = rep_lo;
+    st.rep_hi = rep_hi;
 
-    ImGui::TextUnformatted("Original values and the quantization levels s (q - z)");
+    if (block < 0) ImGui::TextUnformatted("Original values and the quantization levels s (q - z)");
+    else ImGui::Text("The values of %s %lld and its levels s (q - z)", to_string(qv.config->granularity),
+                     static_cast<long long>(block));
     // A row for the labels of the range lines, above the bars so that they never sit on them.
     const float label_y = ImGui::GetCursorScreenPos().y;
     ImGui::Dummy(ImVec2(width, text_h));
@@ -200,11 +267,12 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
                    plot_x1 + font);
     ImGui::Dummy(ImVec2(width, plot1_h + text_h + 4.0f));
 
-    const Metrics& m = qv.result->metrics;
     char buf[256];
-    std::snprintf(buf, sizeof buf, "clipped: %lld of %lld (%.2f%%)", static_cast<long long>(m.clipped),
-                  static_cast<long long>(m.count), m.count ? 100.0 * m.clipped / static_cast<double>(m.count) : 0.0);
-    ImGui::TextColored(m.clipped ? ImGui::ColorConvertU32ToFloat4(palette::kClipped) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+    std::snprintf(buf, sizeof buf, "clipped: %lld of %lld (%.2f%%)%s", static_cast<long long>(st.shown_clipped),
+                  static_cast<long long>(st.shown_count),
+                  st.shown_count ? 100.0 * st.shown_clipped / static_cast<double>(st.shown_count) : 0.0,
+                  block < 0 ? "" : " in this block");
+    ImGui::TextColored(st.shown_clipped ? ImGui::ColorConvertU32ToFloat4(palette::kClipped) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                        "%s", buf);
     if (stride > 1) {
         ImGui::SameLine();
@@ -214,8 +282,10 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
 
     // ---- codes
     // The count of levels is the quantizer's own (exact even while the bars are estimated from a sample).
-    std::snprintf(buf, sizeof buf, "Codes: %lld of %lld levels used", static_cast<long long>(m.levels_used),
-                  static_cast<long long>(dt.levels()));
+    const std::int64_t levels_used =
+        block < 0 ? m.levels_used : std::count_if(st.codes.begin(), st.codes.end(), [](double c) { return c > 0.0; });
+    std::snprintf(buf, sizeof buf, "Codes: %lld of %lld levels used%s", static_cast<long long>(levels_used),
+                  static_cast<long long>(dt.levels()), block < 0 ? "" : " in this block");
     ImGui::TextUnformatted(buf);
     if (st.code_stride > 1) {
         ImGui::SameLine();
@@ -239,7 +309,7 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
         const float xa = plot_x0 + (plot_x1 - plot_x0) * k / columns;
         const float xb = plot_x0 + (plot_x1 - plot_x0) * (k + 1) / columns;
         // The end codes hold what the clamp pushed there.
-        const bool edge = (k == 0 || k == columns - 1) && m.clipped > 0;
+        const bool edge = (k == 0 || k == columns - 1) && st.shown_clipped > 0;
         dl->AddRectFilled(ImVec2(xa, c1 - bh), ImVec2(std::max(xa + 1.0f, xb - (xb - xa > 3.0f ? 1.0f : 0.0f)), c1),
                           edge ? palette::kClipped : palette::kInside);
     }

@@ -18,28 +18,41 @@ constexpr std::int64_t kHistogramExactElements = std::int64_t{1} << 20;
 
 struct HistogramPanelState {
     bool log_counts = false;            // log scale for the bar heights (a few clipped outliers beside a big peak)
-    // Per-channel / group parameters: the levels drawn are those of the block of this element (flat index;
-    // the app may copy the figure's selection here), or of block 0 when it is -1.
+    // Per-channel / group parameters: the panel shows one block at a time, its values against its own grid,
+    // with its own clipped count. `block` is picked in the panel, or follows the block of `follow_element`
+    // (a flat index; the app copies the figure's selection here) whenever that changes.
     std::int64_t follow_element = -1;
+    std::int64_t block = 0;
 
     // [Internal state]
-    // Of the tensor alone (kept while only s and z change): its range and, for big tensors, a fine histogram
-    // over that range that the display bins are resampled from.
+    std::int64_t followed = -1;         // the follow_element last applied to `block`
+    // The values on show (the tensor, or one block of it), kept while only s and z change: their range and,
+    // when there are many, a fine histogram over that range that the display bins are resampled from.
     TensorKey tensor_key;
     bool tensor_valid = false;
+    std::int64_t values_block = -1;     // -1: the whole tensor; else the block whose elements are below
+    std::int64_t values_stride = 0, values_count = 0;  // the block layout they were gathered with
+    std::vector<float> block_values;
     double data_min = 0, data_max = 0;
     Histogram fine;
+    // What the plot shows for the current result: the block (-1: whole tensor), its range lines
+    // s (q_min - z), s (q_max - z), and its elements that round outside [q_min, q_max].
+    std::int64_t shown_block = -1;
+    double rep_lo = 0, rep_hi = 0;
+    std::int64_t shown_clipped = 0, shown_count = 0;
+    std::uint64_t clipped_generation = 0;
     // The bars on show, per display bin (fractional when resampled from `fine`), and what they are for.
     std::vector<double> bars;
     double bars_max = 0;
     int bins = 0;
     double lo = 0, hi = 0;
     bool bars_valid = false;
-    // Counts per code, q_min..q_max. While the result changes every frame (a slider held down) a big tensor's
-    // codes are counted on a sample (code_stride > 1: one 4096-element chunk in code_stride) and scaled up;
-    // the first frame without a change counts them all.
+    // Counts per code, q_min..q_max (of the block on show). While the result changes every frame (a slider held
+    // down) a big tensor's codes are counted on a sample (code_stride > 1: one 4096-element chunk in
+    // code_stride) and scaled up; the first frame without a change counts them all.
     std::vector<double> codes;
     std::uint64_t codes_generation = 0;
+    std::int64_t codes_block = -1;
     bool codes_valid = false;
     std::int64_t code_stride = 1;
     std::uint64_t last_generation = 0;  // the generation of the previous draw

@@ -94,7 +94,7 @@ Rounding parse_rounding(const std::string& text) {
 Overflow parse_overflow(const std::string& text) {
     if (text == "clamp") return Overflow::Clamp;
     if (text == "wrap") return Overflow::Wrap;
-    throw Error("unknown overflow '" + text + "': expected clamp or wrap");
+    throw Error("unknown overflow " + quoted_text(text) + ": expected clamp or wrap");
 }
 
 void check_config(const QuantConfig& config, const Shape& shape) {

@@ -6,6 +6,7 @@
 
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 
@@ -18,7 +19,7 @@ const char* to_string(Recipe recipe) {
 
 Recipe parse_recipe(const std::string& text) {
     if (text == "naive-max255") return Recipe::NaiveMax255;
-    throw Error("unknown recipe '" + text + "': expected naive-max255");
+    throw Error("unknown recipe " + quoted_text(text) + ": expected naive-max255");
 }
 
 QuantConfig recipe_config(Recipe recipe, const TensorView& values, QuantConfig base) {
