@@ -1,6 +1,8 @@
 // `quantscope quantize INPUT [options]`: SPEC "Command line".
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -31,6 +33,23 @@ AtomicFileWriter& open_output(OutputFiles& files, const std::string& option, con
     } catch (const Error& e) {
         throw Error(option + ": " + e.what());
     }
+}
+
+// Up to this many blocks the JSON lists every block's s and z; beyond, a summary (count, min, max) unless
+// --all-params: 8192 x 8192 with group size 1 would otherwise print 2 GB of numbers.
+constexpr std::size_t kListedBlocks = 4096;
+
+template <class T>
+std::string params_json(const std::vector<T>& values, bool all) {
+    if (all || values.size() <= kListedBlocks) return JsonObject::array(values);
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    JsonObject summary;
+    summary.integer("count", static_cast<std::int64_t>(values.size()));
+    if constexpr (std::is_floating_point_v<T>)
+        summary.number("min", *lo).number("max", *hi);
+    else
+        summary.integer("min", *lo).integer("max", *hi);
+    return summary.str();
 }
 
 NpyDtype code_dtype(const IntType& type) {
@@ -70,12 +89,15 @@ const char* const kQuantizeHelp =
     "  --out-quantized Q.npy    write the codes (int8/uint8 for <= 8 bits, else int16/uint16)\n"
     "  --out-dequantized D.npy  write r' = s (q - z) as float32\n"
     "  --out-error E.npy        write |r - r'| as float32\n"
+    "  --all-params             list every block's scale and zero point in the JSON; without it, more\n"
+    "                           than 4096 blocks are summarised as {\"count\", \"min\", \"max\"}\n"
     "presets: lesson, lesson-manual, randn-4x4, outliers-4x128x256\n";
 
 int run_quantize(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kQuantizeHelp)) return 0;
     const auto specs = join(join(tensor_source_options(), quantize_options()),
-                            {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true}});
+                            {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true},
+                             {"--all-params", false}});
     const ParsedArgs parsed = parse_args(args, specs);
 
     // All or nothing: every output goes to its own temporary file and only when all of them are complete
@@ -131,8 +153,8 @@ int run_quantize(const std::vector<std::string>& args) {
         .string("mode", to_string(input.config.mode))
         .string("granularity", to_string(input.config.granularity))
         .string("calibration", calibration_label(input.config))
-        .raw("scale", JsonObject::array(params.scale))
-        .raw("zero_point", JsonObject::array(params.zero_point))
+        .raw("scale", params_json(params.scale, parsed.has("--all-params")))
+        .raw("zero_point", params_json(params.zero_point, parsed.has("--all-params")))
         .number("mse", m.mse)
         .number("rmse", m.rmse)
         .number("mae", m.mae)
