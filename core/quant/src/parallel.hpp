@@ -1,13 +1,18 @@
-// Internal to the passes over a TensorView: an OpenMP parallel region whose every thread reads under the
-// view's guard. An exception may not leave an OpenMP region, so each thread's is caught and the first one
-// is rethrown once the region has ended.
+// Internal to the passes over a TensorView: a parallel region whose every thread reads under the view's
+// guard. Plain threads, not OpenMP: a pass that streams its results alternates short compute regions with
+// file writes, and OpenMP's idle workers spin (burning a core for milliseconds) at every barrier and
+// between regions; a joined thread waits without spinning. An exception may not leave a thread, so each
+// thread's is caught and the first one is rethrown once all have ended.
 #pragma once
 
 #include <omp.h>
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <thread>
+#include <vector>
 
 #include "quantscope/tensor_view.hpp"
 
@@ -16,30 +21,55 @@ namespace qs::detail {
 // Enough elements to be worth a second thread.
 constexpr std::int64_t kParallelMin = std::int64_t{1} << 13;
 
+// As many threads as OpenMP would use (OMP_NUM_THREADS is honoured), one for small work.
 inline int pass_threads(std::int64_t elements) { return elements >= kParallelMin ? omp_get_max_threads() : 1; }
 
-// `body` runs once on each of `threads` threads (under the view's guard when `view` is given); it may use
-// orphaned `omp for ... nowait` loops (with nowait: a thread that fails must not leave the others waiting
-// at a barrier).
-inline void parallel_run(const TensorView* view, int threads, const std::function<void()>& body) {
-    std::exception_ptr error;
-#pragma omp parallel num_threads(threads)
-    {
+// `body(thread, threads)` runs once on each of `threads` threads, the calling thread being thread 0 (under
+// the view's guard when `view` is given).
+inline void parallel_run(const TensorView* view, int threads, const std::function<void(int, int)>& body) {
+    threads = threads < 1 ? 1 : threads;
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
+    const auto run_one = [&](int thread) {
         try {
             if (view != nullptr)
-                view->guarded(body);
+                view->guarded([&] { body(thread, threads); });
             else
-                body();
+                body(thread, threads);
         } catch (...) {
-#pragma omp critical(qs_parallel_run)
-            if (!error) error = std::current_exception();
+            errors[static_cast<std::size_t>(thread)] = std::current_exception();
         }
-    }
-    if (error) std::rethrow_exception(error);
+    };
+    std::vector<std::thread> others;
+    for (int thread = 1; thread < threads; ++thread) others.emplace_back(run_one, thread);
+    run_one(0);
+    for (std::thread& other : others) other.join();
+    for (const std::exception_ptr& error : errors)
+        if (error) std::rethrow_exception(error);
 }
 
-inline void parallel_guarded(const TensorView& view, int threads, const std::function<void()>& body) {
+inline void parallel_guarded(const TensorView& view, int threads, const std::function<void(int, int)>& body) {
     parallel_run(&view, threads, body);
 }
+
+// Thread `thread` of `threads`'s share of [0, count): contiguous, the first (count % threads) one longer.
+inline void static_share(std::int64_t count, int thread, int threads, std::int64_t& begin, std::int64_t& end) {
+    const std::int64_t per = count / threads, longer = count % threads;
+    begin = thread * per + (thread < longer ? thread : longer);
+    end = begin + per + (thread < longer ? 1 : 0);
+}
+
+// Hands out the indices [first, end) one at a time to whichever thread asks next.
+class NextIndex {
+public:
+    NextIndex(std::int64_t first, std::int64_t end) : next_(first), end_(end) {}
+    bool take(std::int64_t& index) {
+        index = next_.fetch_add(1, std::memory_order_relaxed);
+        return index < end_;
+    }
+
+private:
+    std::atomic<std::int64_t> next_;
+    std::int64_t end_;
+};
 
 }  // namespace qs::detail

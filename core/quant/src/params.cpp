@@ -2,8 +2,10 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
@@ -66,40 +68,40 @@ MinMax range_of(const float* data, std::int64_t n, bool& finite) {
 std::vector<MinMax> block_ranges(const TensorView& view, const QuantParams& p) {
     const std::int64_t n = view.numel();
     std::vector<MinMax> blocks(static_cast<std::size_t>(p.block_count));
-    bool all_finite = true;
+    std::atomic<bool> all_finite{true};
     const auto merge_finite = [&](bool finite) {
-        if (!finite) {
-#pragma omp atomic write
-            all_finite = false;
-        }
+        if (!finite) all_finite = false;
     };
     if (p.block_stride >= 64 && p.block_count < kFewBlocks) {
         // Few blocks of long runs (per tensor, a leading axis): chunks in parallel, per-thread block ranges.
         const std::int64_t chunks_per_run = (p.block_stride + kChunk - 1) / kChunk;
         const std::int64_t items = n / p.block_stride * chunks_per_run;
-        detail::parallel_guarded(view, detail::pass_threads(n), [&] {
+        std::mutex merging;
+        detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
             std::vector<MinMax> local(blocks.size());
             bool finite = true;
             float scratch[kChunk];
-#pragma omp for schedule(static) nowait
-            for (std::int64_t i = 0; i < items; ++i) {
+            std::int64_t i_begin, i_end;
+            detail::static_share(items, thread, threads, i_begin, i_end);
+            for (std::int64_t i = i_begin; i < i_end; ++i) {
                 const std::int64_t run = i / chunks_per_run, c = i % chunks_per_run;
                 const std::int64_t len = std::min(kChunk, p.block_stride - c * kChunk);
                 const float* values = floats_at(view, run * p.block_stride + c * kChunk, len, scratch);
                 local[static_cast<std::size_t>(run % p.block_count)].add(range_of(values, len, finite));
             }
             merge_finite(finite);
-#pragma omp critical(qs_block_ranges)
+            const std::lock_guard<std::mutex> lock(merging);
             for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b].add(local[b]);
         });
     } else if (p.block_stride >= 64) {
         // Many blocks of long runs (groups, channels of a middle axis): one block per task.
         const std::int64_t runs_per_block = n / (p.block_stride * p.block_count);
-        detail::parallel_guarded(view, detail::pass_threads(n), [&] {
+        detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
             bool finite = true;
             float scratch[kChunk];
-#pragma omp for schedule(static) nowait
-            for (std::int64_t b = 0; b < p.block_count; ++b)
+            std::int64_t b_begin, b_end;
+            detail::static_share(p.block_count, thread, threads, b_begin, b_end);
+            for (std::int64_t b = b_begin; b < b_end; ++b)
                 for (std::int64_t r = 0; r < runs_per_block; ++r)
                     for (std::int64_t c = 0; c < p.block_stride; c += kChunk) {
                         const std::int64_t len = std::min(kChunk, p.block_stride - c);
@@ -117,11 +119,12 @@ std::vector<MinMax> block_ranges(const TensorView& view, const QuantParams& p) {
         const std::int64_t blocks_per_segment = std::max<std::int64_t>(1, kChunk / p.block_stride);
         const std::int64_t segment = blocks_per_segment * p.block_stride;
         const std::int64_t segments = (period + segment - 1) / segment;
-        detail::parallel_guarded(view, detail::pass_threads(n), [&] {
+        detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
             bool finite = true;
             float scratch[kChunk], lo[kChunk], hi[kChunk], zero[kChunk];
-#pragma omp for schedule(static) nowait
-            for (std::int64_t sgm = 0; sgm < segments; ++sgm) {
+            std::int64_t s_begin, s_end;
+            detail::static_share(segments, thread, threads, s_begin, s_end);
+            for (std::int64_t sgm = s_begin; sgm < s_end; ++sgm) {
                 const std::int64_t first = sgm * segment, len = std::min(segment, period - first);
                 const float* values = floats_at(view, first, len, scratch);
                 for (std::int64_t k = 0; k < len; ++k) lo[k] = hi[k] = values[k], zero[k] = values[k] * 0.0f;

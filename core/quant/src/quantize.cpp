@@ -29,6 +29,9 @@ constexpr std::int64_t kMaxTrackedLevels = 4096;
 constexpr std::int64_t kTile = std::int64_t{1} << 16;
 // Results handed to a ResultSink come in batches of about this many elements (bounded buffers).
 constexpr std::int64_t kBatch = std::int64_t{1} << 20;
+// Results written into whole arrays need no buffers: larger batches, fewer thread starts; bounded only
+// to keep the per-item sums small.
+constexpr std::int64_t kWholeBatch = std::int64_t{1} << 24;
 
 using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
 using MapF = Eigen::Map<ArrayF>;
@@ -287,9 +290,9 @@ void deliver(const ResultSink& sink, std::int64_t first, std::int64_t count, con
     if (batch.dequantized) parts.push_back({nullptr, batch.dequantized, nullptr});
     if (batch.error) parts.push_back({nullptr, nullptr, batch.error});
     const auto count_parts = static_cast<std::int64_t>(parts.size());
-    detail::parallel_run(nullptr, static_cast<int>(std::min<std::int64_t>(threads, count_parts)), [&] {
-#pragma omp for schedule(dynamic, 1) nowait
-        for (std::int64_t k = 0; k < count_parts; ++k) sink(first, count, parts[static_cast<std::size_t>(k)]);
+    detail::NextIndex next(0, count_parts);
+    detail::parallel_run(nullptr, static_cast<int>(std::min<std::int64_t>(threads, count_parts)), [&](int, int) {
+        for (std::int64_t k = 0; next.take(k);) sink(first, count, parts[static_cast<std::size_t>(k)]);
     });
 }
 
@@ -313,7 +316,8 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
     const std::int64_t levels = config.dtype.levels();
 
     // Batch buffers of the wanted kinds (uninitialised: every element is written before it is read).
-    const std::int64_t tiles_per_batch = std::max<std::int64_t>(1, kBatch / (plan.items_per_tile * plan.item_max));
+    const std::int64_t tiles_per_batch =
+        std::max<std::int64_t>(1, (whole ? kWholeBatch : kBatch) / (plan.items_per_tile * plan.item_max));
     const std::int64_t batch_room = std::min(n, tiles_per_batch * plan.items_per_tile * plan.item_max);
     std::unique_ptr<std::int32_t[]> codes_buf(!whole && wanted.codes ? new std::int32_t[batch_room] : nullptr);
     std::unique_ptr<float[]> deq_buf(!whole && wanted.dequantized ? new float[batch_room] : nullptr);
@@ -345,12 +349,11 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
         std::int32_t* const codes_base = whole ? whole->codes : codes_buf.get();
         float* const deq_base = whole ? whole->dequantized : deq_buf.get();
         float* const err_base = whole ? whole->error : err_buf.get();
-        detail::parallel_guarded(view, threads, [&] {
-            const auto me = static_cast<std::size_t>(omp_get_thread_num());
-            Partial& acc = partials[me];
-            Workspace& ws = workspaces[me];
-#pragma omp for schedule(dynamic, 1) nowait
-            for (std::int64_t t = t0; t < t1; ++t) {
+        detail::NextIndex next_tile(t0, t1);
+        detail::parallel_guarded(view, threads, [&](int thread, int) {
+            Partial& acc = partials[static_cast<std::size_t>(thread)];
+            Workspace& ws = workspaces[static_cast<std::size_t>(thread)];
+            for (std::int64_t t = 0; next_tile.take(t);) {
                 const std::int64_t i_end = std::min(plan.items, (t + 1) * plan.items_per_tile);
                 for (std::int64_t i = t * plan.items_per_tile; i < i_end; ++i) {
                     std::int64_t begin, len, block;
