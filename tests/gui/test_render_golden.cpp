@@ -10,18 +10,16 @@
 #include <string>
 
 #include "gui_test_support.hpp"
+#include "quantscope/fnv1a.hpp"
 
 namespace {
 
 using namespace qs::gui_test;
 
 std::uint64_t fnv1a(const std::string& bytes) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : bytes) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
+    qs::Fnv1a h;
+    h.add_bytes(bytes.data(), bytes.size());
+    return h.value();
 }
 
 struct GoldenFigure {

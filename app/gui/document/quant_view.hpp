@@ -4,9 +4,9 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "quantscope/config.hpp"
+#include "quantscope/fnv1a.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor.hpp"
@@ -52,23 +52,15 @@ inline TensorKey TensorKeyOf(const QuantView& view) {
     k.data = view.tensor->values.data();
     k.numel = view.tensor->numel();
     if (view.tensor_generation == 0) {
-        // FNV-1a over the shape and 257 evenly spaced values (first and last included).
-        std::uint64_t h = 1469598103934665603ull;
-        auto mix = [&h](std::uint64_t v) {
-            for (int b = 0; b < 8; ++b) {
-                h ^= (v >> (8 * b)) & 0xffu;
-                h *= 1099511628211ull;
-            }
-        };
-        for (std::int64_t d : view.tensor->shape) mix(static_cast<std::uint64_t>(d));
+        // The shape and 257 evenly spaced values (first and last included).
+        Fnv1a h;
+        for (std::int64_t d : view.tensor->shape) h.add(d);
         const std::int64_t n = k.numel;
         for (std::int64_t i = 0; n > 0 && i <= 256; ++i) {
             const std::int64_t at = static_cast<std::int64_t>((static_cast<double>(n - 1) * i) / 256.0);
-            std::uint32_t bits;
-            std::memcpy(&bits, &view.tensor->values[static_cast<std::size_t>(at)], sizeof bits);
-            mix(bits);
+            h.add(view.tensor->values[static_cast<std::size_t>(at)]);
         }
-        k.sample_hash = h;
+        k.sample_hash = h.value();
     }
     return k;
 }

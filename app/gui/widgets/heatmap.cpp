@@ -10,23 +10,10 @@
 
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/plot.hpp"
+#include "quantscope/fnv1a.hpp"
 
 namespace qs::gui {
 namespace {
-
-// FNV-1a over the fields that decide the texture's content.
-struct KeyHasher {
-    std::uint64_t h = 1469598103934665603ull;
-    template <typename T>
-    void add(const T& v) {
-        unsigned char bytes[sizeof(T)];
-        std::memcpy(bytes, &v, sizeof(T));
-        for (unsigned char b : bytes) {
-            h ^= b;
-            h *= 1099511628211ull;
-        }
-    }
-};
 
 ImU32 ToImU32(std::uint32_t rgba) { return static_cast<ImU32>(rgba); }  // same byte order (R low, A high)
 
@@ -62,7 +49,7 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
 
     // Two keys: what the reduced copy depends on (the data and the window), and what its colors depend on.
     // A new color scale over the same data (the original panel while s changes) only recolors the small copy.
-    KeyHasher reduce_key;
+    Fnv1a reduce_key;  // over the fields that decide the texture's content
     reduce_key.add(generation);
     reduce_key.add(src.f32);
     reduce_key.add(src.i32);
@@ -82,7 +69,7 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
         reduce_key.add(src.derive_scale);
         reduce_key.add(src.derive_offset);
     }
-    KeyHasher key = reduce_key;
+    Fnv1a key = reduce_key;
     key.add(style.colormap);
     key.add(style.norm.lo);
     key.add(style.norm.hi);
@@ -94,10 +81,10 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
     st.fy = fy;
     st.tex_cols = reduced_extent(w.cols, fx);
     st.tex_rows = reduced_extent(w.rows, fy);
-    if (st.texture.is_current(key.h)) return;
+    if (st.texture.is_current(key.value())) return;
 
     const std::size_t n = static_cast<std::size_t>(st.tex_rows * st.tex_cols);
-    if (!(st.has_reduced && st.reduced_key == reduce_key.h && st.reduced.size() == n)) {
+    if (!(st.has_reduced && st.reduced_key == reduce_key.value() && st.reduced.size() == n)) {
         st.reduced.resize(n);
         if (derived && base->reduced.size() == n) {
             for (std::size_t i = 0; i < n; ++i)
@@ -107,13 +94,13 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
         } else {
             downsample(src.i32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
         }
-        st.reduced_key = reduce_key.h;
+        st.reduced_key = reduce_key.value();
         st.has_reduced = true;
         ++st.reductions;
     }
     st.rgba.resize(n);
     MapValues(GetColormapLut(style.colormap), style.norm, st.reduced.data(), static_cast<std::int64_t>(n), st.rgba.data());
-    st.texture.upload_rgba(static_cast<int>(st.tex_cols), static_cast<int>(st.tex_rows), st.rgba.data(), key.h);
+    st.texture.upload_rgba(static_cast<int>(st.tex_cols), static_cast<int>(st.tex_rows), st.rgba.data(), key.value());
     ++st.uploads;
 }
 
