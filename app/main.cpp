@@ -1,5 +1,6 @@
 // quantscope: dispatches to the GUI or a command. Every qs::Error becomes one line
 // "quantscope: error: ..." on stderr and exit code 2.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -71,6 +72,9 @@ const char* const kMainHelp =
 }  // namespace qs::cli
 
 int main(int argc, char** argv) {
+    // A write past the file size limit (ulimit -f) would kill the program with SIGXFSZ and leave its temporary
+    // behind; ignored, the write fails with EFBIG and ends in one error line naming the user's file.
+    std::signal(SIGXFSZ, SIG_IGN);
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         return dispatch(args);

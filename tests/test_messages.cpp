@@ -271,3 +271,31 @@ TEST_CASE("cli: inspect --json escapes what acts on a terminal and stays JSON th
     CHECK(doc.find("file")->text == dir / file);
     CHECK(doc.find("tensors")->items.at(0).find("name")->text == "a\x1b[2J\x7f\xc2\x9bz");
 }
+
+TEST_CASE("cli: an output past the file size limit is one line naming the file and leaves nothing") {
+    TempDir dir;
+    // prlimit runs the binary with a 4 KiB file size limit (ulimit -f): without SIGXFSZ ignored, the write past
+    // it kills the program and leaves the temporary.
+    const Run r = run("quantize --random normal --shape 256x256 --out-error " + shell_quote(dir / "e.npy"), dir,
+                      "prlimit --fsize=4096");
+    check_one_error_line(r);
+    CHECK(r.err.find("cannot write '" + dir / "e.npy" + "': File too large") != std::string::npos);
+    CHECK(r.err.find(".qs-") == std::string::npos);
+    CHECK(dir.files() == std::vector<std::string>{"stderr.txt", "stdout.txt"});
+}
+
+TEST_CASE("cli: what a message quotes from the command line is capped") {
+    TempDir dir;
+    const std::string long_value(5000, '7');
+    for (const std::string& args : {"quantize --preset lesson --zero-point 0 --scale " + long_value + "x",
+                                    "quantize --preset lesson --no-such-option-" + long_value,
+                                    "quantize --preset lesson --out-error " + shell_quote(dir / (long_value + "/e.npy"))}) {
+        CAPTURE(args.substr(0, 60));
+        const Run r = run(args, dir);
+        check_one_error_line(r);
+        const std::size_t open = r.err.find('\''), close = r.err.find('\'', open + 1);
+        REQUIRE(close != std::string::npos);
+        CHECK(character_count(r.err.substr(open + 1, close - open - 1)) <= qs::kQuotedChars);
+        CHECK(r.err.size() < 300);
+    }
+}

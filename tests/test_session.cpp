@@ -221,3 +221,104 @@ TEST_CASE("a Latin-1 file name in a session reads back and its tensor loads") {
     CHECK(back.view == s.view);
     CHECK(load_session_tensor(back, dir / "s.json").values == t.values);
 }
+
+namespace {
+
+// A number of the kinds a setting or value can take: ordinary, zero, negative, tiny, huge, NaN, ±Inf.
+double random_number(std::mt19937& rng) {
+    switch (rng() % 8) {
+        case 0: return 0.0;
+        case 1: return std::nan("");
+        case 2: return rng() % 2 ? HUGE_VAL : -HUGE_VAL;
+        case 3: return 1e300;
+        case 4: return -std::ldexp(1.0, -1074);
+        default: return std::ldexp(double(rng() % 2001) - 1000.0, int(rng() % 40) - 20);
+    }
+}
+
+// Any session the window could hold, or a bug could produce: settings out of range, values that are not
+// finite, shapes that do not match, random specs and preset names the reader would refuse.
+Session random_session(std::mt19937& rng) {
+    Session s;
+    const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    s.source.kind = static_cast<TensorSource::Kind>(pick(4));
+    Shape shape;
+    for (int i = pick(4); i > 0; --i) shape.push_back(pick(8) - 1);
+    switch (s.source.kind) {
+        case TensorSource::Kind::Inline: {
+            s.tensor.shape = shape;
+            std::int64_t n = 1;
+            for (std::int64_t d : shape) n *= std::max<std::int64_t>(d, 0);
+            n += pick(10) == 0 ? pick(3) - 1 : 0;  // sometimes one value too many or too few
+            for (std::int64_t i = 0; i < std::max<std::int64_t>(n, 0); ++i)
+                s.tensor.values.push_back(static_cast<float>(pick(20) == 0 ? random_number(rng) : double(pick(100))));
+            break;
+        }
+        case TensorSource::Kind::File: s.source.path = random_bytes(rng); s.source.tensor_name = random_bytes(rng); break;
+        case TensorSource::Kind::Preset: s.source.preset = pick(2) ? "lesson" : random_bytes(rng); break;
+        case TensorSource::Kind::Random:
+            s.source.random.distribution = pick(2) ? Distribution::Normal : Distribution::Uniform;
+            s.source.random.shape = shape;
+            s.source.random.seed = (std::uint64_t{rng()} << 32) | rng();
+            s.source.random.mean = random_number(rng);
+            s.source.random.std = random_number(rng);
+            s.source.random.low = random_number(rng);
+            s.source.random.high = random_number(rng);
+            s.source.random.outliers = pick(6) - 1;
+            break;
+    }
+    QuantConfig& c = s.config;
+    c.dtype = {pick(2) == 0, 1 + pick(17)};
+    c.mode = static_cast<Mode>(pick(3));
+    c.granularity = static_cast<Granularity>(pick(3));
+    c.axis = pick(6) - 1;
+    c.group_size = pick(6) - 1;
+    c.rounding = pick(2) ? Rounding::HalfEven : Rounding::HalfAway;
+    c.overflow = pick(2) ? Overflow::Clamp : Overflow::Wrap;
+    c.manual_scale = random_number(rng);
+    c.manual_zero_point = pick(4) == 0 ? static_cast<std::int32_t>(rng()) : pick(300) - 150;
+    c.calibration = static_cast<Calibration>(pick(3));
+    c.percentile = pick(2) ? 40.0 + pick(70) : random_number(rng);
+    c.recompute_scale = pick(2) == 0;
+    for (int i = pick(4); i > 0; --i) s.view.emplace_back(random_bytes(rng), random_bytes(rng));
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("the session writer refuses what the reader would refuse and everything else reads back") {
+    std::mt19937 rng(9);
+    int refused = 0, written = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+        CAPTURE(trial);
+        const Session s = random_session(rng);
+        std::string text;
+        try {
+            text = session_to_json(s);
+        } catch (const Error& e) {
+            ++refused;
+            CHECK(std::string(e.what()).find('\n') == std::string::npos);
+            continue;
+        }
+        ++written;
+        const Session back = parse_session(text, "s.json");  // never throws: that is the point
+        CHECK(session_to_json(back) == text);
+        CHECK(back.config == s.config);
+        CHECK(back.view == s.view);
+    }
+    CHECK(refused > 100);  // the generator reaches both sides
+    CHECK(written > 100);
+}
+
+TEST_CASE("a session too big for the reader is refused on writing and one just within reads back") {
+    qs::test::TempDir dir;
+    Session s;
+    s.source.kind = TensorSource::Kind::Preset;
+    s.source.preset = "lesson";
+    s.view = {{"note", std::string(kMaxSessionBytes, 'x')}};
+    CHECK_ERROR_HAS(write_session(dir / "big.json", s), "MB a session file may have");
+    CHECK_FALSE(std::filesystem::exists(dir / "big.json"));
+    s.view = {{"note", std::string(kMaxSessionBytes - 1000, 'x')}};
+    write_session(dir / "big.json", s);
+    CHECK(read_session(dir / "big.json").view == s.view);
+}

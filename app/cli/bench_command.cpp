@@ -14,6 +14,7 @@
 #include "cli/options.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/random.hpp"
 
@@ -47,7 +48,7 @@ const char* const kBenchHelp =
 int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
     const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true}});
-    if (!parsed.positionals.empty()) throw Error("unexpected argument '" + parsed.positionals[0] + "'");
+    if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
     RandomSpec spec;
     spec.shape = parse_shape(parsed.get("--shape") ? *parsed.get("--shape") : "4096x4096");
     QuantConfig config;

@@ -8,6 +8,7 @@
 
 #include "quantscope/error.hpp"
 #include "quantscope/pitfalls.hpp"
+#include "quantscope/text.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/random.hpp"
 #include "quantscope/tensor_io.hpp"
@@ -34,7 +35,7 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
         const std::string& arg = args[i];
         if (arg.size() < 2 || arg.compare(0, 2, "--") != 0 || arg == "--") {
             if (arg.size() > 1 && arg[0] == '-' && !(arg[1] >= '0' && arg[1] <= '9') && arg[1] != '.')
-                throw Error("unknown option '" + arg + "'");
+                throw Error("unknown option " + quoted_text(arg));
             parsed.positionals.push_back(arg);
             continue;
         }
@@ -48,7 +49,7 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
         const OptionSpec* spec = nullptr;
         for (const auto& s : specs)
             if (s.name == name) spec = &s;
-        if (!spec) throw Error("unknown option '" + name + "' (see --help)");
+        if (!spec) throw Error("unknown option " + quoted_text(name) + " (see --help)");
         if (parsed.has(name)) throw Error("option " + name + " given twice");
         if (spec->takes_value && !inline_value) {
             // "--dtype --out-q x": the next token is an option, not a value.
@@ -84,8 +85,8 @@ double parse_double(const std::string& option, const std::string& text) {
     char* end = nullptr;
     const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
     if (text.empty() || end != text.c_str() + text.size() || std::isspace(static_cast<unsigned char>(text[0])))
-        throw Error(option + ": '" + text + "' is not a number");
-    if (errno == ERANGE && std::isinf(value)) throw Error(option + ": '" + text + "' is out of range");
+        throw Error(option + ": " + quoted_text(text) + " is not a number");
+    if (errno == ERANGE && std::isinf(value)) throw Error(option + ": " + quoted_text(text) + " is out of range");
     return value;
 }
 
@@ -94,8 +95,8 @@ std::int64_t parse_int(const std::string& option, const std::string& text) {
     char* end = nullptr;
     const long long value = text.empty() ? 0 : std::strtoll(text.c_str(), &end, 10);
     if (text.empty() || end != text.c_str() + text.size() || std::isspace(static_cast<unsigned char>(text[0])))
-        throw Error(option + ": '" + text + "' is not an integer");
-    if (errno == ERANGE) throw Error(option + ": '" + text + "' is out of range");
+        throw Error(option + ": " + quoted_text(text) + " is not an integer");
+    if (errno == ERANGE) throw Error(option + ": " + quoted_text(text) + " is out of range");
     return value;
 }
 
@@ -191,7 +192,7 @@ const Shape& Input::shape() const { return file ? file->view().shape : tensor.sh
 Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view) {
     const int sources = static_cast<int>(!args.positionals.empty()) + static_cast<int>(args.has("--preset")) +
                         static_cast<int>(args.has("--random"));
-    if (args.positionals.size() > 1) throw Error("unexpected argument '" + args.positionals[1] + "'");
+    if (args.positionals.size() > 1) throw Error("unexpected argument " + quoted_text(args.positionals[1]));
     if (sources > 1) throw Error("give one input: a file, --preset NAME or --random ...");
     if (!args.has("--random"))
         for (const char* name : {"--shape", "--seed", "--mean", "--std", "--low", "--high", "--outliers"})

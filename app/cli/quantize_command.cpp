@@ -10,6 +10,7 @@
 #include "cli/options.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/pitfalls.hpp"
 #include "quantscope/quantize.hpp"
@@ -27,7 +28,7 @@ struct OutputRequest {
 // fails first, named by its option.
 AtomicFileWriter& open_output(OutputFiles& files, const std::string& option, const std::string& path) {
     const std::string ext = lower_extension(path);
-    if (ext != ".npy" && ext != ".csv") throw Error(option + ": '" + path + "' must end in .npy or .csv");
+    if (ext != ".npy" && ext != ".csv") throw Error(option + ": " + quoted_text(path) + " must end in .npy or .csv");
     try {
         return files.add(path);
     } catch (const Error& e) {

@@ -5,6 +5,7 @@
 #include "gui/app/figure_png.hpp"
 #include "gui/panels/figure_panel.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor_io.hpp"
 
@@ -19,12 +20,12 @@ ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tens
     FigurePanelSettings scratch;  // the panel's parser is the one judge of a value
     if (const std::string* s = args.get("--cmap")) {
         if (!ApplyFigurePanelSetting(scratch, "colormap", s->c_str()))
-            throw Error("--cmap: unknown colormap '" + *s + "' (coolwarm, viridis, greys)");
+            throw Error("--cmap: unknown colormap " + quoted_text(*s) + " (coolwarm, viridis, greys)");
         view.emplace_back("figure.colormap", *s);
     }
     if (const std::string* s = args.get("--annotate")) {
         if (!ApplyFigurePanelSetting(scratch, "annotate", s->c_str()))
-            throw Error("--annotate: '" + *s + "' is not auto, on or off");
+            throw Error("--annotate: " + quoted_text(*s) + " is not auto, on or off");
         view.emplace_back("figure.annotate", *s);
     }
     if (args.has("--lesson-look")) view.emplace_back("figure.lesson_look", "1");
@@ -41,7 +42,7 @@ ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tens
 
 void CheckPngPath(const std::string& option, const std::string& path) {
     if (path.empty()) throw Error(option + ": the path is empty");
-    if (lower_extension(path) != ".png") throw Error(option + ": '" + path + "' must end in .png");
+    if (lower_extension(path) != ".png") throw Error(option + ": " + quoted_text(path) + " must end in .png");
 }
 
 void RenderFigureFile(const cli::Input& input, const ViewSettings& options, int width, const std::string& path) {

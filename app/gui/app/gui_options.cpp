@@ -4,6 +4,7 @@
 
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs::gui {
 
@@ -44,7 +45,7 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     GuiOptions o;
     if (const std::string* v = parsed.get("--size")) {
         const auto x = v->find('x');
-        if (x == std::string::npos) throw Error("--size: '" + *v + "' is not WxH (e.g. 1600x900)");
+        if (x == std::string::npos) throw Error("--size: " + quoted_text(*v) + " is not WxH (e.g. 1600x900)");
         const std::int64_t w = cli::parse_int("--size", v->substr(0, x));
         const std::int64_t h = cli::parse_int("--size", v->substr(x + 1));
         if (w < 320 || h < 240 || w > 16384 || h > 16384)
@@ -77,7 +78,7 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
         const char* const names[] = {"histograms", "landscape", "calibrators", "compare"};
         for (int i = 0; i < 4; ++i)
             if (*v == names[i]) o.tab = i;
-        if (o.tab < 0) throw Error("--tab: '" + *v + "' is not histograms, landscape, calibrators or compare");
+        if (o.tab < 0) throw Error("--tab: " + quoted_text(*v) + " is not histograms, landscape, calibrators or compare");
     }
     // Screenshots and benchmarks must not depend on what a user saved.
     o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;

@@ -199,10 +199,11 @@ bool SaveSession(AppState& app, const std::string& session_path, std::string* er
         if (lower_extension(session_path) != ".json") throw Error("a session file name must end in .json: " + session_path);
         std::string side;
         const Session s = MakeSession(app, session_path, &side);
+        const std::string text = session_to_json(s);  // refuses, before any file is made, what would not reopen
         // The session and its side tensor appear together or not at all.
         OutputFiles files;
         if (!side.empty()) save_floats(files.add(side), app.doc.tensor->shape, app.doc.tensor->values.data());
-        files.add(session_path).write(session_to_json(s));
+        files.add(session_path).write(text);
         files.commit();
         return true;
     } catch (const std::exception& e) {
@@ -279,7 +280,7 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         files.save_figure = *s;
     }
     if (const std::string* s = args.get("--save-session")) {
-        if (lower_extension(*s) != ".json") throw Error("--save-session: '" + *s + "' must end in .json");
+        if (lower_extension(*s) != ".json") throw Error("--save-session: " + quoted_text(*s) + " must end in .json");
         files.save_session = *s;
     }
     // A model file of several tensors without --tensor: show its list rather than refuse (load_tensor wants

@@ -22,6 +22,7 @@
 #include "quantscope/presets.hpp"
 #include "quantscope/random.hpp"
 #include "quantscope/tensor_io.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs::gui {
 namespace {
@@ -68,7 +69,7 @@ std::string EditedLabel(const std::string& label) {
 void CommitCell(TensorPanelState& state, const Document& doc, Intents& out) {
     float v = 0.0f;
     if (!ParseCell(state.edit_buffer, v)) {
-        state.message = std::string("'") + state.edit_buffer + "' is not a finite number";
+        state.message = quoted_text(state.edit_buffer) + " is not a finite number";
         return;
     }
     const Tensor& t = *doc.tensor;

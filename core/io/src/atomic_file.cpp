@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 namespace {
@@ -61,7 +62,7 @@ AtomicFileWriter::AtomicFileWriter(std::string target_path) : target_(std::move(
     std::string dir;
     split_path(target_, dir, name_);
     if (name_.empty() || name_ == "." || name_ == "..")
-        throw Error("cannot write '" + target_ + "': not a file name");
+        throw Error("cannot write " + quoted_text(target_) + ": not a file name");
     dir_fd_ = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd_ < 0) fail(errno);
     // What would make the final rename fail is checked now, before any work is spent on the contents.
@@ -77,7 +78,7 @@ AtomicFileWriter::AtomicFileWriter(std::string target_path) : target_(std::move(
         else if (errno != EEXIST)
             fail(errno);
     }
-    if (fd_ < 0) throw Error("cannot write '" + target_ + "': no free temporary file name in '" + dir + "'");
+    if (fd_ < 0) throw Error("cannot write " + quoted_text(target_) + ": no free temporary file name in " + quoted_text(dir));
     buffer_.reserve(kWriteBuffer);
 }
 
@@ -94,7 +95,7 @@ void AtomicFileWriter::abandon() noexcept {
 
 void AtomicFileWriter::fail(int err) {
     abandon();
-    throw Error("cannot write '" + target_ + "': " + std::strerror(err));
+    throw Error("cannot write " + quoted_text(target_) + ": " + std::strerror(err));
 }
 
 void AtomicFileWriter::write_fd(const char* data, std::size_t size) {
@@ -123,7 +124,7 @@ void AtomicFileWriter::flush_buffer() {
 }
 
 void AtomicFileWriter::write(const void* data, std::size_t size) {
-    if (fd_ < 0) throw Error("cannot write '" + target_ + "': the file is already closed");
+    if (fd_ < 0) throw Error("cannot write " + quoted_text(target_) + ": the file is already closed");
     const char* bytes = static_cast<const char*>(data);
     if (buffer_.size() + size > kWriteBuffer) {
         flush_buffer();
@@ -136,7 +137,7 @@ void AtomicFileWriter::write(const void* data, std::size_t size) {
 }
 
 void AtomicFileWriter::finish() {
-    if (temp_name_.empty()) throw Error("cannot write '" + target_ + "': the file is already closed");
+    if (temp_name_.empty()) throw Error("cannot write " + quoted_text(target_) + ": the file is already closed");
     if (fd_ < 0) return;
     flush_buffer();
     std::vector<char>().swap(buffer_);  // a finished file waiting for its rename holds no memory

@@ -14,12 +14,13 @@
 
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 namespace {
 
 [[noreturn]] void fail_read(const std::string& path, const std::string& why) {
-    throw Error("cannot read '" + path + "': " + why);
+    throw Error("cannot read " + quoted_text(path) + ": " + why);
 }
 
 const char* kind_of(mode_t mode) {

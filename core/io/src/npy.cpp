@@ -277,7 +277,7 @@ NpyData inspect_npy(const std::uint8_t* data, std::size_t size, const std::strin
     const std::size_t needed = static_cast<std::size_t>(numel) * element_size(out.type);
     const std::size_t present = size - header.data_offset;
     if (present != needed) {
-        const std::string what = "shape " + shape_to_tuple(out.shape) + " of '" + header.descr + "' needs " +
+        const std::string what = "shape " + shape_to_tuple(out.shape) + " of " + quoted_text(header.descr) + " needs " +
                                  std::to_string(needed) + " bytes of data, the file has " +
                                  std::to_string(present);
         if (present < needed) fail(name, "truncated: " + what);

@@ -203,6 +203,14 @@ std::string session_to_json(const Session& session) {
     if (text.size() > kMaxSessionBytes)
         throw Error("the session would be " + std::to_string(text.size() >> 20) + " MB, more than the " +
                     std::to_string(kMaxSessionBytes >> 20) + " MB a session file may have");
+    // The last word on "whatever the program writes, it reads back" is the reader's: a session it would refuse
+    // (a value that is not finite, a configuration that does not fit the tensor, a name or limit the checks
+    // above missed) is refused now, before anything is written.
+    try {
+        parse_session(text, "the session");
+    } catch (const Error& e) {
+        throw Error(std::string("cannot save: ") + e.what());
+    }
     return text;
 }
 

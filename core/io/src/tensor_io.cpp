@@ -120,7 +120,7 @@ TensorWriter::~TensorWriter() = default;
 template <class T>
 void TensorWriter::append_values(const T* values, std::int64_t count) {
     if (count > numel_ - written_)
-        throw Error("cannot write '" + out_.target() + "': more values than the shape holds");
+        throw Error("cannot write " + quoted_text(out_.target()) + ": more values than the shape holds");
     if (csv_)
         csv_->append(values, count);
     else
@@ -133,7 +133,7 @@ void TensorWriter::append(const std::int32_t* codes, std::int64_t count) { appen
 
 void TensorWriter::finish() const {
     if (written_ != numel_)
-        throw Error("cannot write '" + out_.target() + "': " + std::to_string(written_) + " of " +
+        throw Error("cannot write " + quoted_text(out_.target()) + ": " + std::to_string(written_) + " of " +
                     std::to_string(numel_) + " values were written");
 }
 
