@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "gui/widgets/colormap.hpp"
+#include "gui/widgets/plot.hpp"
 #include "gui/widgets/widgets.hpp"
 
 namespace {
@@ -140,4 +142,24 @@ TEST_CASE("colour mapping: a denormal range spans the whole table and NaN is its
     CHECK(out[2] == lut[255]);
     // The widest finite range keeps its middle.
     CHECK(qs::gui::ColorNorm::Linear(-DBL_MAX, DBL_MAX).to_unit(0.0) == doctest::Approx(0.5));
+}
+
+TEST_CASE("tick labels: a tiny or denormal range gets distinct short labels") {
+    for (double hi : {1e-40, 3e-45, 2e-7, 1e-12}) {
+        CAPTURE(hi);
+        int decimals = 0;
+        const std::vector<double> ticks = qs::gui::NiceTicks(-hi, hi, 5, &decimals);
+        REQUIRE(ticks.size() >= 2);
+        std::vector<std::string> labels;
+        for (double t : ticks) labels.push_back(qs::gui::TickLabel(t, decimals));
+        for (std::size_t i = 0; i < labels.size(); ++i) {
+            CAPTURE(labels[i]);
+            CHECK(labels[i].size() <= 10);
+            for (std::size_t j = 0; j < i; ++j) CHECK(labels[i] != labels[j]);
+        }
+    }
+    // Ordinary ranges keep their fixed-point labels.
+    CHECK(qs::gui::TickLabel(0.5, 1) == "0.5");
+    CHECK(qs::gui::TickLabel(-0.0001, 4) == "-0.0001");
+    CHECK(qs::gui::TickLabel(2e5, 0) == "2e+05");
 }

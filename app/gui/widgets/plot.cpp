@@ -55,12 +55,17 @@ std::vector<double> LogTicks(double lo, double hi, int target) {
     return ticks;
 }
 
+constexpr int kMaxTickDecimals = 6;
+
 std::string TickLabel(double v, int decimals) {
     char buf[40];
     if (std::fabs(v) >= 1e5) {
         std::snprintf(buf, sizeof buf, "%.2g", v);
+    } else if (decimals > kMaxTickDecimals) {
+        // Steps below 1e-6 (a tiny or denormal range): fixed point would print every tick as 0.000000.
+        std::snprintf(buf, sizeof buf, "%.3g", v);
     } else {
-        std::snprintf(buf, sizeof buf, "%.*f", std::clamp(decimals, 0, 12), v);
+        std::snprintf(buf, sizeof buf, "%.*f", std::max(decimals, 0), v);
         if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
     }
     return buf;

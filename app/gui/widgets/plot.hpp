@@ -22,7 +22,8 @@ std::vector<double> NiceTicks(double lo, double hi, int target, int* decimals);
 // k-th) when those are more than about `target`; the two ends when no such value falls inside.
 std::vector<double> LogTicks(double lo, double hi, int target);
 
-// A linear tick's label: `decimals` decimals, "%.2g" from 1e5 on, never "-0" (rounding noise around zero).
+// A linear tick's label: `decimals` decimals, "%.2g" from 1e5 on, "%.3g" when more than 6 decimals would be
+// needed (a tiny range), never "-0" (rounding noise around zero).
 std::string TickLabel(double v, int decimals);
 // A log tick's label, short: "0.002", "5e-5", "3e+6" as "3e6", with the font's minus sign.
 std::string LogTickLabel(double v);
