@@ -253,61 +253,61 @@ void FinishCompare(ComparePanelState& st) {
     if (std::optional<ComparePanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
 }
 
-void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
-    ImGui::PushID(&st);
-    if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
-        ImGui::TextDisabled("No result yet.");
-        ImGui::PopID();
+namespace {
+
+// (Re)computes B when its config or the tensor changed: at once for a small tensor, else in the background.
+void RequestB(ComparePanelState& st, const std::shared_ptr<const Tensor>& tensor, const TensorKey& key) {
+    if (st.started && key == st.requested_tensor && st.b == st.requested) return;
+    st.requested = st.b;
+    st.requested_tensor = key;
+    st.started = true;
+    if (tensor->numel() <= kCompareSyncElements) {
+        st.task.cancel();
+        Show(st, Compute(*tensor, st.b, key));
         return;
     }
-    const Tensor& t = *qv.tensor;
-    if (!st.b_initialized) InitB(st, *qv.config);
-    st.b.rounding = qv.config->rounding;
-    st.b.overflow = qv.config->overflow;
-    DrawSelector(st, t);
+    std::shared_ptr<const Tensor> owner = tensor;
+    const QuantConfig c = st.b;
+    st.task.start([owner, c, key](Task<ComparePanelState::Computed>::Context& ctx) {
+        ComparePanelState::Computed out = Compute(*owner, c, key);
+        if (!ctx.cancelled()) ctx.publish(std::move(out));
+    });
+}
 
-    // (Re)compute B when its config or the tensor changed.
-    const TensorKey key = TensorKeyOf(qv);
-    if (!st.started || key != st.requested_tensor || st.b != st.requested) {
-        st.requested = st.b;
-        st.requested_tensor = key;
-        st.started = true;
-        if (t.numel() <= kCompareSyncElements) {
-            st.task.cancel();
-            Show(st, Compute(t, st.b, key));
-        } else {
-            std::shared_ptr<const Tensor> owner = tensor;
-            const QuantConfig c = st.b;
-            st.task.start([owner, c, key](Task<ComparePanelState::Computed>::Context& ctx) {
-                ComparePanelState::Computed out = Compute(*owner, c, key);
-                if (!ctx.cancelled()) ctx.publish(std::move(out));
-            });
-        }
-    }
-    if (std::optional<ComparePanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
-
-    const bool b_ready = st.has_shown && st.shown.error.empty() && st.shown.tensor == key &&
-                         st.shown.result.error.size() == t.values.size();
+// B's state when it is not ready to show (computing, failed); true when it is.
+bool BReady(const ComparePanelState& st, const Tensor& t, const TensorKey& key) {
     if (st.task.running()) {
         ImGui::SameLine();
         ImGui::TextDisabled("  computing B...");
     }
     if (st.has_shown && !st.shown.error.empty()) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "B: %s", st.shown.error.c_str());
-        ImGui::PopID();
-        return;
+        return false;
     }
-    if (!b_ready) {
-        ImGui::TextDisabled("Quantizing B...");
-        ImGui::PopID();
-        return;
-    }
+    const bool ready = st.has_shown && st.shown.tensor == key && st.shown.result.error.size() == t.values.size();
+    if (!ready) ImGui::TextDisabled("Quantizing B...");
+    return ready;
+}
 
+// Title over a heatmap, two lines: which setting, then what is shown.
+void DrawMapTitle(const std::string& title, double max_error, float x, float width, float image_centre, float top,
+                  float bottom) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->PushClipRect(ImVec2(x, top), ImVec2(x + width, bottom), true);
+    const ImVec2 ts = ImGui::CalcTextSize(title.c_str());
+    dl->AddText(ImVec2(std::round(std::max(x, image_centre - ts.x * 0.5f)), std::round(top)), ImGui::GetColorU32(ImGuiCol_Text),
+                title.c_str());
+    const std::string sub = std::string("error |r ") + Symbols().minus + " r" + Symbols().prime + "|, max " + FormatNumber(max_error);
+    const ImVec2 ss = ImGui::CalcTextSize(sub.c_str());
+    dl->AddText(ImVec2(std::round(std::max(x, image_centre - ss.x * 0.5f)), std::round(top + ImGui::GetTextLineHeightWithSpacing())),
+                ImGui::GetColorU32(ImGuiCol_TextDisabled), sub.c_str());
+    dl->PopClipRect();
+}
+
+// A's and B's error heatmaps side by side on one color scale, `width` wide from `origin`; returns the bottom.
+float DrawErrorMaps(ComparePanelState& st, const QuantView& qv, ImVec2 origin, float width, float height) {
+    const Tensor& t = *qv.tensor;
     const float font = ImGui::GetFontSize();
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float table_w = std::max(font * 27.0f, std::floor(avail.x * 0.33f));
-    const float maps_w = std::max(font * 16.0f, avail.x - table_w - font);
     const float gap = std::round(font * 1.0f);
     const float title_h = ImGui::GetTextLineHeightWithSpacing() * 2.0f;
     float slider_h = 0.0f;
@@ -318,10 +318,11 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
         ImGui::SliderInt("##slice", &st.slice, slices.lo, slices.hi, "slice %d", ImGuiSliderFlags_AlwaysClamp);
         slider_h = ImGui::GetFrameHeightWithSpacing();
     }
-    const float heat_h = std::max(font * 4.0f, avail.y - title_h - slider_h - font * 0.5f);
+    const float heat_h = std::max(font * 4.0f, height - title_h - slider_h - font * 0.5f);
 
     // One color scale for both: 0 .. the larger max error.
-    st.shared_max = std::max(qv.result->metrics.max_abs_error, st.shown.result.metrics.max_abs_error);
+    const double max_a = qv.result->metrics.max_abs_error, max_b = st.shown.result.metrics.max_abs_error;
+    st.shared_max = std::max(max_a, max_b);
     HeatmapStyle style;
     style.colormap = Colormap::Coolwarm;
     style.norm = ColorNorm::Centered(0.0, st.shared_max, 0.0);
@@ -330,7 +331,7 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
     style.reduction = Reduction::Max;  // an outlier's error survives zooming out
     style.annotate = AnnotateMode::Auto;  // a small tensor's errors are printed, as in the figure
     const float cb_w = HeatmapColorbarWidth(style, heat_h);
-    const float col_w = std::floor((maps_w - gap - cb_w) * 0.5f);
+    const float col_w = std::floor((width - gap - cb_w) * 0.5f);
 
     const std::int64_t rows = t.rows(), cols = t.cols(), off = static_cast<std::int64_t>(st.slice) * rows * cols;
     std::array<HeatmapSource, 2> src;
@@ -344,32 +345,52 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
     const std::uint64_t gens[2] = {qv.generation, st.b_generation};
     const float heat_top = origin.y + slider_h + title_h;
     std::int64_t hovered = -1;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
     for (int i = 0; i < 2; ++i) {
         HeatmapStyle s = style;
         s.colorbar = i == 1 ? ColorbarMode::Show : ColorbarMode::None;
         const float x = std::floor(origin.x + i * (col_w + gap));
+        const float w = col_w + (i == 1 ? cb_w : 0.0f);
         ImGui::SetCursorScreenPos(ImVec2(x, heat_top));
         const HeatmapResult r = DrawHeatmap(i == 0 ? "##errA" : "##errB", st.maps[static_cast<std::size_t>(i)], src[i], gens[i], s,
-                                            st.view, HeatmapCell{}, ImVec2(col_w + (i == 1 ? cb_w : 0.0f), heat_h));
+                                            st.view, HeatmapCell{}, ImVec2(w, heat_h));
         st.image_min[static_cast<std::size_t>(i)] = r.image_min;
         st.image_max[static_cast<std::size_t>(i)] = r.image_max;
         if (r.hovered.valid()) hovered = off + r.hovered.row * cols + r.hovered.col;
-        // Title over the image, two lines: which setting, then what is shown.
-        const float cx = (r.image_min.x + r.image_max.x) * 0.5f;
-        const ImVec2 ts = ImGui::CalcTextSize(titles[i].c_str());
-        const float ty = heat_top - title_h;
-        dl->PushClipRect(ImVec2(x, ty), ImVec2(x + col_w + (i == 1 ? cb_w : 0.0f), heat_top), true);
-        dl->AddText(ImVec2(std::round(std::max(x, cx - ts.x * 0.5f)), std::round(ty)), ImGui::GetColorU32(ImGuiCol_Text),
-                    titles[i].c_str());
-        const std::string sub = std::string("error |r ") + Symbols().minus + " r" + Symbols().prime + "|, max " +
-                                FormatNumber(i == 0 ? qv.result->metrics.max_abs_error : st.shown.result.metrics.max_abs_error);
-        const ImVec2 ss = ImGui::CalcTextSize(sub.c_str());
-        dl->AddText(ImVec2(std::round(std::max(x, cx - ss.x * 0.5f)), std::round(ty + ImGui::GetTextLineHeightWithSpacing())),
-                    ImGui::GetColorU32(ImGuiCol_TextDisabled), sub.c_str());
-        dl->PopClipRect();
+        DrawMapTitle(titles[i], i == 0 ? max_a : max_b, x, w, (r.image_min.x + r.image_max.x) * 0.5f, heat_top - title_h,
+                     heat_top);
     }
     if (hovered >= 0) Tooltip(qv, st, hovered);
+    return heat_top + heat_h;
+}
+
+}  // namespace
+
+void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
+    ImGui::PushID(&st);
+    if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
+        ImGui::TextDisabled("No result yet.");
+        ImGui::PopID();
+        return;
+    }
+    const Tensor& t = *qv.tensor;
+    if (!st.b_initialized) InitB(st, *qv.config);
+    st.b.rounding = qv.config->rounding;
+    st.b.overflow = qv.config->overflow;
+    DrawSelector(st, t);
+    const TensorKey key = TensorKeyOf(qv);
+    RequestB(st, tensor, key);
+    if (std::optional<ComparePanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
+    if (!BReady(st, t, key)) {
+        ImGui::PopID();
+        return;
+    }
+
+    const float font = ImGui::GetFontSize();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float table_w = std::max(font * 27.0f, std::floor(avail.x * 0.33f));
+    const float maps_w = std::max(font * 16.0f, avail.x - table_w - font);
+    const float bottom = DrawErrorMaps(st, qv, origin, maps_w, avail.y);
 
     ImGui::SetCursorScreenPos(ImVec2(origin.x + maps_w + font, origin.y));
     ImGui::BeginGroup();
@@ -379,7 +400,7 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
     ImGui::EndGroup();
 
     ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(ImVec2(avail.x, std::max(heat_top + heat_h - origin.y, 1.0f)));
+    ImGui::Dummy(ImVec2(avail.x, std::max(bottom - origin.y, 1.0f)));
     ImGui::PopID();
 }
 
