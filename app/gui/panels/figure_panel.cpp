@@ -309,6 +309,100 @@ float FigurePanelHeight(const FigurePanelState& st, const QuantView& qv, float w
                      l.pipeline_h);
 }
 
+namespace {
+
+// The four panels' data for slice `st.slice`: the original, the codes, r' and the error.
+std::array<HeatmapSource, 4> PanelSources(FigurePanelState& st, const QuantView& qv) {
+    const Tensor& t = *qv.tensor;
+    const std::int64_t off = static_cast<std::int64_t>(st.slice) * t.rows() * t.cols();
+    std::array<HeatmapSource, 4> src;
+    src[kOriginal].f32 = t.values.data() + off;
+    src[kQuantized].i32 = qv.result->codes.data() + off;
+    src[kDequantized].f32 = qv.result->dequantized.data() + off;
+    src[kError].f32 = qv.result->error.data() + off;
+    for (HeatmapSource& s : src) {
+        s.rows = t.rows();
+        s.cols = t.cols();
+    }
+    if (qv.params->block_count == 1) {
+        // r' = s (q - z) element by element (float32 s and z, as the quantizer uses them): the dequantized
+        // panel is the quantized panel's reduction mapped, not a second pass over 4 bytes an element.
+        const double s = static_cast<float>(qv.params->scale[0]);
+        const double z = static_cast<float>(qv.params->zero_point[0]);
+        src[kDequantized].derive_from = &st.maps[kQuantized];
+        src[kDequantized].derive_scale = s;
+        src[kDequantized].derive_offset = -s * z;
+    }
+    return src;
+}
+
+// One colorbar width and one annotation size for the four panels: the images line up and the numbers read
+// alike from panel to panel.
+void ShareColorbarAndAnnotation(PanelStyles& ps, const std::array<HeatmapSource, 4>& src, const HeatmapView& view,
+                                ImVec2 panel, std::int64_t rows, std::int64_t cols) {
+    float cb_w = 0.0f;
+    for (const HeatmapStyle& s : ps.styles) cb_w = std::max(cb_w, HeatmapColorbarWidth(s, panel.y));
+    const ImVec2 img = HeatmapImageSize(rows, cols, panel, cb_w);
+    const ImVec2 cell_px(img.x / static_cast<float>(view.x1 - view.x0), img.y / static_cast<float>(view.y1 - view.y0));
+    float ann = 0.0f;
+    for (int i = 0; i < 4; ++i) {
+        const float a = HeatmapAnnotationSize(src[i], ps.styles[i], view, cell_px);
+        if (a > 0.0f) ann = ann > 0.0f ? std::min(ann, a) : a;
+    }
+    for (HeatmapStyle& s : ps.styles) {
+        s.colorbar_width = cb_w;
+        s.annotation_size = ann;
+    }
+}
+
+// A zoomed-out big tensor is averaged (the error: maximised) to screen resolution; say so under the image, or
+// a grey square of averaged noise reads as "all zeros".
+void DrawReductionCaption(const HeatmapState& hs, int panel, const HeatmapResult& r, float x, float col_w, float caption_h) {
+    if (hs.fx <= 1 && hs.fy <= 1) return;
+    char cap[96];
+    std::snprintf(cap, sizeof cap, "1 px = %s of %lld%s%lld cells", panel == kError ? "max" : "mean",
+                  static_cast<long long>(hs.fy), Symbols().times, static_cast<long long>(hs.fx));
+    const ImVec2 cs = ImGui::CalcTextSize(cap);
+    const float cx = std::clamp((r.image_min.x + r.image_max.x - cs.x) * 0.5f, x, std::max(x, x + col_w - cs.x));
+    ImGui::GetWindowDrawList()->AddText(ImVec2(std::round(cx), std::round(r.image_max.y + caption_h * 0.15f)),
+                                        ImGui::GetColorU32(ImGuiCol_TextDisabled), cap);
+}
+
+// The title centered over the image, like a matplotlib axes title; over the column if it is wider, and
+// clipped to its column: even a short title must not run into the next one.
+void DrawPanelTitle(const char* title, const HeatmapResult& r, float x, float col_w, float top, float title_h) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 ts = ImGui::CalcTextSize(title);
+    float tx = (r.image_min.x + r.image_max.x) * 0.5f - ts.x * 0.5f;
+    tx = std::clamp(tx, x, std::max(x, x + col_w - ts.x));
+    const float ty = std::round(top - title_h * 0.5f - ts.y * 0.5f - 1.0f);
+    dl->PushClipRect(ImVec2(x, ty), ImVec2(x + col_w, ty + ts.y + 2.0f), true);
+    dl->AddText(ImVec2(std::round(tx), ty), ImGui::GetColorU32(ImGuiCol_Text), title);
+    dl->PopClipRect();
+}
+
+// The selected element's pipeline right under the images (a wide slice leaves the rest of the panel empty).
+void DrawPipeline(const FigurePanelState& st, const QuantView& qv, float x, float y, float width) {
+    ImGui::SetCursorScreenPos(ImVec2(x, y));
+    if (st.selected < 0) {
+        ImGui::TextDisabled("Click a cell to follow one element through r %s r/s + z %s round %s clamp %s "
+                            "s(q %s z) %s |r %s r'|.",
+                            Symbols().arrow, Symbols().arrow, Symbols().arrow, Symbols().arrow, Symbols().minus,
+                            Symbols().arrow, Symbols().minus);
+        return;
+    }
+    const Tensor& t = *qv.tensor;
+    const ElementTrace tr = trace_element(t, *qv.params, *qv.config, st.selected);
+    std::string head = "Selected " + index_to_string(t.shape, st.selected);
+    if (qv.params->block_count > 1) head += "  (block " + std::to_string(tr.block) + ")";
+    head += ":";
+    std::vector<std::string> parts{head};
+    for (const std::string& s : PipelineLines(qv, tr)) parts.push_back(s);
+    DrawWrappedParts(parts, width, tr.clipped ? 4 : -1, Symbols().arrow);
+}
+
+}  // namespace
+
 void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     ImGui::PushID(&st);
     if (!qv.valid()) {
@@ -337,26 +431,8 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     const float est_img_w = HeatmapImageSize(rows, cols, ImVec2(l.col_w, heat_h), HeatmapColorbarWidth()).x;
     const float est_cell_px = est_img_w / static_cast<float>(st.view.x1 - st.view.x0);
     PanelStyles ps = MakeStyles(st, qv, est_cell_px >= 28.0f && st.settings.annotate != AnnotateMode::Off);
-
     const std::int64_t off = static_cast<std::int64_t>(st.slice) * slice_n;
-    std::array<HeatmapSource, 4> src;
-    src[kOriginal].f32 = t.values.data() + off;
-    src[kQuantized].i32 = qv.result->codes.data() + off;
-    src[kDequantized].f32 = qv.result->dequantized.data() + off;
-    src[kError].f32 = qv.result->error.data() + off;
-    for (HeatmapSource& s : src) {
-        s.rows = rows;
-        s.cols = cols;
-    }
-    if (qv.params->block_count == 1) {
-        // r' = s (q - z) element by element (float32 s and z, as the quantizer uses them): the dequantized
-        // panel is the quantized panel's reduction mapped, not a second pass over 4 bytes an element.
-        const double s = static_cast<float>(qv.params->scale[0]);
-        const double z = static_cast<float>(qv.params->zero_point[0]);
-        src[kDequantized].derive_from = &st.maps[kQuantized];
-        src[kDequantized].derive_scale = s;
-        src[kDequantized].derive_offset = -s * z;
-    }
+    const std::array<HeatmapSource, 4> src = PanelSources(st, qv);
     const std::string titles[4] = {"Original Tensor", std::to_string(qv.config->dtype.bits) + "-bit Linear Quantized Tensor",
                                    "Dequantized Tensor", "Quantization Error Tensor"};
     // What a column too narrow for the lessons' titles shows instead (overlapping titles read as neither).
@@ -364,31 +440,14 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
                                          "Dequantized", "Error"};
     bool short_titles_needed = false;  // all four alike
     for (const std::string& title : titles) short_titles_needed |= ImGui::CalcTextSize(title.c_str()).x > l.col_w;
-    // One colorbar width and one annotation size for the four panels: the images line up and the numbers read
-    // alike from panel to panel.
-    float cb_w = 0.0f;
-    for (const HeatmapStyle& s : ps.styles) cb_w = std::max(cb_w, HeatmapColorbarWidth(s, heat_h));
-    const ImVec2 img = HeatmapImageSize(rows, cols, ImVec2(l.col_w, heat_h), cb_w);
-    const ImVec2 cell_px(img.x / static_cast<float>(st.view.x1 - st.view.x0),
-                         img.y / static_cast<float>(st.view.y1 - st.view.y0));
-    float ann = 0.0f;
-    for (int i = 0; i < 4; ++i) {
-        const float a = HeatmapAnnotationSize(src[i], ps.styles[i], st.view, cell_px);
-        if (a > 0.0f) ann = ann > 0.0f ? std::min(ann, a) : a;
-    }
-    for (HeatmapStyle& s : ps.styles) {
-        s.colorbar_width = cb_w;
-        s.annotation_size = ann;
-    }
+    ShareColorbarAndAnnotation(ps, src, st.view, ImVec2(l.col_w, heat_h), rows, cols);
 
     HeatmapCell selected;
     if (st.selected >= 0 && st.selected / slice_n == st.slice) {
         selected = HeatmapCell{(st.selected % slice_n) / cols, st.selected % cols};
     }
-
     std::int64_t hovered_flat = -1;
     int hovered_panel = -1;
-    ImDrawList* dl = ImGui::GetWindowDrawList();
     for (int i = 0; i < 4; ++i) {
         const float x = std::floor(origin.x + static_cast<float>(i % l.columns) * (l.col_w + l.gap));
         const float top = heat_top + static_cast<float>(i / l.columns) * row_step;
@@ -399,28 +458,8 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
                                             selected, ImVec2(l.col_w, heat_h));
         st.image_min[i] = r.image_min;
         st.image_max[i] = r.image_max;
-        const HeatmapState& hs = st.maps[i];
-        if (hs.fx > 1 || hs.fy > 1) {
-            // A zoomed-out big tensor is averaged (the error: maximised) to screen resolution; say so, or a
-            // grey square of averaged noise reads as "all zeros".
-            char cap[96];
-            std::snprintf(cap, sizeof cap, "1 px = %s of %lld%s%lld cells", i == kError ? "max" : "mean",
-                          static_cast<long long>(hs.fy), Symbols().times, static_cast<long long>(hs.fx));
-            const ImVec2 cs = ImGui::CalcTextSize(cap);
-            const float cx = std::clamp((r.image_min.x + r.image_max.x - cs.x) * 0.5f, x, std::max(x, x + l.col_w - cs.x));
-            dl->AddText(ImVec2(std::round(cx), std::round(r.image_max.y + l.caption_h * 0.15f)),
-                        ImGui::GetColorU32(ImGuiCol_TextDisabled), cap);
-        }
-        // Title centered over the image, like a matplotlib axes title; over the column if it is wider.
-        const char* title = short_titles_needed ? short_titles[i].c_str() : titles[i].c_str();
-        const ImVec2 ts = ImGui::CalcTextSize(title);
-        float tx = (r.image_min.x + r.image_max.x) * 0.5f - ts.x * 0.5f;
-        tx = std::clamp(tx, x, std::max(x, x + l.col_w - ts.x));
-        const float ty = std::round(top - l.title_h * 0.5f - ts.y * 0.5f - 1.0f);
-        // Clipped to its column: even the short title must not run into the next one.
-        dl->PushClipRect(ImVec2(x, ty), ImVec2(x + l.col_w, ty + ts.y + 2.0f), true);
-        dl->AddText(ImVec2(std::round(tx), ty), ImGui::GetColorU32(ImGuiCol_Text), title);
-        dl->PopClipRect();
+        DrawReductionCaption(st.maps[i], i, r, x, l.col_w, l.caption_h);
+        DrawPanelTitle(short_titles_needed ? short_titles[i].c_str() : titles[i].c_str(), r, x, l.col_w, top, l.title_h);
         if (r.hovered.valid()) {
             hovered_flat = off + r.hovered.row * cols + r.hovered.col;
             hovered_panel = i;
@@ -433,29 +472,10 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     if (hovered_flat >= 0 && !ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
         DrawTraceTooltip(qv, hovered_flat, st.maps[hovered_panel], hovered_panel);
     }
-
     if (st.settings.show_pipeline) {
-        // Right under the images (a wide slice leaves the rest of the panel empty, below).
         float images_bottom = heat_top;
         for (const ImVec2& m : st.image_max) images_bottom = std::max(images_bottom, m.y);
-        const float y = images_bottom + l.caption_h + ImGui::GetFontSize() * 0.2f;
-        ImGui::SetCursorScreenPos(ImVec2(origin.x, y));
-        if (st.selected >= 0) {
-            const ElementTrace tr = trace_element(t, *qv.params, *qv.config, st.selected);
-            const std::vector<std::string> lines = PipelineLines(qv, tr);
-            std::string head = "Selected " + index_to_string(t.shape, st.selected);
-            if (qv.params->block_count > 1) head += "  (block " + std::to_string(tr.block) + ")";
-            head += ":";
-            std::vector<std::string> parts;
-            parts.push_back(head);
-            for (const std::string& s : lines) parts.push_back(s);
-            DrawWrappedParts(parts, size.x, tr.clipped ? 4 : -1, Symbols().arrow);
-        } else {
-            ImGui::TextDisabled("Click a cell to follow one element through r %s r/s + z %s round %s clamp %s "
-                                "s(q %s z) %s |r %s r'|.",
-                                Symbols().arrow, Symbols().arrow, Symbols().arrow, Symbols().arrow, Symbols().minus,
-                                Symbols().arrow, Symbols().minus);
-        }
+        DrawPipeline(st, qv, origin.x, images_bottom + l.caption_h + ImGui::GetFontSize() * 0.2f, size.x);
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);
