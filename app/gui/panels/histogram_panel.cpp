@@ -139,6 +139,203 @@ void DrawBlockPicker(HistogramPanelState& st, const QuantView& qv, double s, dou
 
 }  // namespace
 
+namespace {
+
+// The shown block's grid (block -1: the whole tensor's one s and z). Levels use s as float32, as the
+// quantizer does.
+struct Grid {
+    std::int64_t block = -1;
+    double s = 1.0, z = 0.0;
+    double rep_lo = 0.0, rep_hi = 0.0;  // s (q_min - z), s (q_max - z)
+};
+
+Grid ShownGrid(HistogramPanelState& st, const QuantView& qv) {
+    Grid g;
+    g.block = ShownBlock(st, qv);
+    const std::size_t bi = g.block < 0 ? 0 : static_cast<std::size_t>(g.block);
+    g.s = static_cast<float>(qv.params->scale[bi]);
+    g.z = qv.params->zero_point[bi];
+    g.rep_lo = g.s * (qv.config->dtype.q_min() - g.z);
+    g.rep_hi = g.s * (qv.config->dtype.q_max() - g.z);
+    return g;
+}
+
+// Brings the caches up to date for this frame (the values and codes of the shown block, the bars over [lo, hi],
+// its clipped count) and returns [lo, hi]: the data and the representable range, padded. A too-small s shows
+// data spilling past the orange lines, a too-large s the data squeezed into a few levels.
+std::pair<double, double> UpdateShown(HistogramPanelState& st, const QuantView& qv, const Grid& g, float plot_w) {
+    // A new generation on this draw and on the previous one: a slider is being dragged.
+    const bool changed_now = qv.generation != st.last_generation;
+    st.changing = changed_now && st.changed_last;
+    st.changed_last = changed_now;
+    st.last_generation = qv.generation;
+    UpdateValuesCache(st, qv, g.block);
+    double lo = std::min(st.data_min, g.rep_lo), hi = std::max(st.data_max, g.rep_hi);
+    if (!(hi > lo)) {
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    const double pad = (hi - lo) * 0.03;
+    lo -= pad;
+    hi += pad;
+    UpdateBars(st, qv, std::clamp(static_cast<int>(plot_w / 4.0f), 16, 400), lo, hi);
+    UpdateCodes(st, qv, g.block);
+    const Metrics& m = qv.result->metrics;
+    if (g.block < 0) {
+        st.shown_clipped = m.clipped;
+        st.shown_count = m.count;
+    } else if (st.shown_block != g.block || st.clipped_generation != qv.generation) {
+        const std::size_t bi = static_cast<std::size_t>(g.block);
+        st.shown_clipped = count_clipped(st.block_values, qv.params->scale[bi], qv.params->zero_point[bi], *qv.config);
+        st.shown_count = static_cast<std::int64_t>(st.block_values.size());
+    }
+    st.shown_block = g.block;
+    st.clipped_generation = qv.generation;
+    st.rep_lo = g.rep_lo;
+    st.rep_hi = g.rep_hi;
+    return {lo, hi};
+}
+
+// Levels first, bars over them (red where a bin reaches past the range: its values get clamped), then the
+// range lines. The grid is thinned to a line every 4 px at least; returns the stride.
+std::int64_t DrawValueBars(ImDrawList* dl, const HistogramPanelState& st, const IntType& dt, const Grid& g,
+                           const PlotAxis& ax, float y0, float y1) {
+    dl->AddRectFilled(ImVec2(ax.p0, y0), ImVec2(ax.at(g.rep_lo), y1), palette::kOutsideShade);
+    dl->AddRectFilled(ImVec2(ax.at(g.rep_hi), y0), ImVec2(ax.p1, y1), palette::kOutsideShade);
+    const double px_per_level = g.s * (ax.p1 - ax.p0) / (ax.hi - ax.lo);
+    const double q_first = std::max<double>(dt.q_min(), std::ceil(ax.lo / g.s + g.z));
+    const double q_last = std::min<double>(dt.q_max(), std::floor(ax.hi / g.s + g.z));
+    std::int64_t stride = 1;
+    if (px_per_level < 4.0) stride = static_cast<std::int64_t>(std::ceil(4.0 / px_per_level));
+    const double visible_levels = std::max(0.0, q_last - q_first + 1.0);
+    if (visible_levels / stride > 300.0) stride = static_cast<std::int64_t>(std::ceil(visible_levels / 300.0));
+    const ImU32 level_col = ImGui::GetColorU32(ImGuiCol_Text, 0.22f);
+    for (double q = q_first; q <= q_last; q += 1.0) {
+        if (static_cast<std::int64_t>(q - dt.q_min()) % stride != 0) continue;
+        const float x = std::round(ax.at(g.s * (q - g.z))) + 0.5f;
+        dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), level_col);
+    }
+    const double bw = (ax.hi - ax.lo) / static_cast<double>(st.bars.size());
+    for (std::size_t b = 0; b < st.bars.size(); ++b) {
+        const double b_lo = ax.lo + bw * static_cast<double>(b), b_hi = b_lo + bw;
+        const float bh = BarHeight(st.bars[b], st.bars_max, st.log_counts, y1 - y0 - 2.0f);
+        if (bh <= 0.0f) continue;
+        const bool clipped = b_lo < g.rep_lo || b_hi > g.rep_hi;
+        dl->AddRectFilled(ImVec2(ax.at(b_lo), y1 - bh), ImVec2(std::max(ax.at(b_hi) - 1.0f, ax.at(b_lo) + 1.0f), y1),
+                          clipped ? palette::kClipped : palette::kInside);
+    }
+    for (double edge : {g.rep_lo, g.rep_hi}) {
+        const float x = std::round(ax.at(edge));
+        dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), palette::kRange, 2.5f);
+    }
+    return stride;
+}
+
+// The range lines' labels in their own row above the bars, so that they never sit on them.
+void DrawRangeLabels(ImDrawList* dl, const Grid& g, const PlotAxis& ax, float y) {
+    const Sym sym = Symbols();
+    const std::string l_lo = "s(q_min " + std::string(sym.minus) + " z) = " + FormatNumber(g.rep_lo);
+    const std::string l_hi = "s(q_max " + std::string(sym.minus) + " z) = " + FormatNumber(g.rep_hi);
+    const float wl = ImGui::CalcTextSize(l_lo.c_str()).x, wh = ImGui::CalcTextSize(l_hi.c_str()).x;
+    // Each label starts (ends) at its line, kept inside the plot's width.
+    const float xl = std::clamp(ax.at(g.rep_lo) - wl * 0.5f, ax.p0, ax.p1 - wl);
+    const float xh = std::clamp(ax.at(g.rep_hi) - wh * 0.5f, ax.p0, ax.p1 - wh);
+    if (xh < xl + wl + ImGui::GetFontSize()) {  // labels would collide: one line, both ends
+        const std::string both = l_lo + "   " + l_hi;
+        dl->AddText(ImVec2(ax.p0 + 2.0f, y), palette::kRange, both.c_str());
+    } else {
+        dl->AddText(ImVec2(xl, y), palette::kRange, l_lo.c_str());
+        dl->AddText(ImVec2(xh, y), palette::kRange, l_hi.c_str());
+    }
+}
+
+// One bar per code when they are at least 2 px wide; otherwise codes share a pixel column (summed). The end
+// codes are red when values were clamped there.
+void DrawCodeBars(ImDrawList* dl, const HistogramPanelState& st, const IntType& dt, float x0, float x1, float y0,
+                  float y1) {
+    const std::int64_t levels = dt.levels();
+    const std::int64_t columns = std::min<std::int64_t>(levels, static_cast<std::int64_t>((x1 - x0) / 2.0f));
+    std::vector<double> col_counts(static_cast<std::size_t>(std::max<std::int64_t>(columns, 1)), 0.0);
+    for (std::int64_t i = 0; i < levels; ++i)
+        col_counts[static_cast<std::size_t>(i * columns / levels)] += st.codes[static_cast<std::size_t>(i)];
+    const double col_max = *std::max_element(col_counts.begin(), col_counts.end());
+    for (std::int64_t k = 0; k < columns; ++k) {
+        const float bh = BarHeight(col_counts[static_cast<std::size_t>(k)], col_max, st.log_counts, y1 - y0 - 2.0f);
+        if (bh <= 0.0f) continue;
+        const float xa = x0 + (x1 - x0) * k / columns;
+        const float xb = x0 + (x1 - x0) * (k + 1) / columns;
+        const bool edge = (k == 0 || k == columns - 1) && st.shown_clipped > 0;
+        dl->AddRectFilled(ImVec2(xa, y1 - bh), ImVec2(std::max(xa + 1.0f, xb - (xb - xa > 3.0f ? 1.0f : 0.0f)), y1),
+                          edge ? palette::kClipped : palette::kInside);
+    }
+}
+
+int TickTarget(float plot_w) { return std::max(2, static_cast<int>(plot_w / (ImGui::GetFontSize() * 6.0f))); }
+
+// ---- values against the grid: title, labels row, plot, ticks and the clipped count under it.
+void DrawValuesSection(HistogramPanelState& st, const QuantView& qv, const Grid& g, const PlotAxis& ax, float width,
+                       float plot_h) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float text_h = ImGui::GetTextLineHeightWithSpacing();
+    if (g.block < 0) ImGui::TextUnformatted("Original values and the quantization levels s (q - z)");
+    else ImGui::Text("The values of %s %lld and its levels s (q - z)", to_string(qv.config->granularity),
+                     static_cast<long long>(g.block));
+    const float label_y = ImGui::GetCursorScreenPos().y;
+    ImGui::Dummy(ImVec2(width, text_h));
+    const float y0 = ImGui::GetCursorScreenPos().y, y1 = y0 + plot_h;
+    const std::int64_t stride = DrawValueBars(dl, st, qv.config->dtype, g, ax, y0, y1);
+    DrawRangeLabels(dl, g, ax, label_y);
+    dl->AddRect(ImVec2(ax.p0, y0), ImVec2(ax.p1, y1 + 1.0f), ImGui::GetColorU32(ImGuiCol_Border));
+    DrawTicksBelow(dl, ax, y1 + 1.0f, TickTarget(ax.p1 - ax.p0), ax.p0 - ImGui::GetFontSize(), ax.p1 + ImGui::GetFontSize());
+    ImGui::Dummy(ImVec2(width, plot_h + text_h + 4.0f));
+
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "clipped: %lld of %lld (%.2f%%)%s", static_cast<long long>(st.shown_clipped),
+                  static_cast<long long>(st.shown_count),
+                  st.shown_count ? 100.0 * st.shown_clipped / static_cast<double>(st.shown_count) : 0.0,
+                  g.block < 0 ? "" : " in this block");
+    ImGui::TextColored(st.shown_clipped ? ImGui::ColorConvertU32ToFloat4(palette::kClipped)
+                                        : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                       "%s", buf);
+    if (stride > 1) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("   grid: every %lld%s level", static_cast<long long>(stride),
+                            stride == 2 ? "nd" : stride == 3 ? "rd" : "th");
+    }
+}
+
+// ---- codes: how many levels are used, the bars per code and the zero point's line.
+void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const Grid& g, float x0, float x1, float width,
+                      float plot_h) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const IntType& dt = qv.config->dtype;
+    const float text_h = ImGui::GetTextLineHeightWithSpacing();
+    // The count of levels is the quantizer's own (exact even while the bars are estimated from a sample).
+    const std::int64_t levels_used = g.block < 0 ? qv.result->metrics.levels_used
+                                                 : std::count_if(st.codes.begin(), st.codes.end(), [](double c) { return c > 0.0; });
+    ImGui::Text("Codes: %lld of %lld levels used%s", static_cast<long long>(levels_used),
+                static_cast<long long>(dt.levels()), g.block < 0 ? "" : " in this block");
+    if (st.code_stride > 1) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("  bars: 1 element in %lld while s, z change", static_cast<long long>(st.code_stride));
+    }
+    const float z_label_y = ImGui::GetCursorScreenPos().y;
+    ImGui::Dummy(ImVec2(width, text_h));
+    const float c0 = ImGui::GetCursorScreenPos().y, c1 = c0 + plot_h;
+    const PlotAxis cax{dt.q_min() - 0.5, dt.q_max() + 0.5, x0, x1};
+    DrawCodeBars(dl, st, dt, x0, x1, c0, c1);
+    const float xz = std::round(cax.at(g.z)) + 0.5f;
+    dl->AddLine(ImVec2(xz, c0), ImVec2(xz, c1), palette::kRange, 1.5f);
+    const std::string lz = "z = " + FormatNumber(g.z);
+    const float wz = ImGui::CalcTextSize(lz.c_str()).x;
+    dl->AddText(ImVec2(std::clamp(xz - wz * 0.5f, x0, x1 - wz), z_label_y), palette::kRange, lz.c_str());
+    dl->AddRect(ImVec2(x0, c0), ImVec2(x1, c1 + 1.0f), ImGui::GetColorU32(ImGuiCol_Border));
+    DrawTicksBelow(dl, cax, c1 + 1.0f, TickTarget(x1 - x0), x0 - ImGui::GetFontSize(), x1 + ImGui::GetFontSize());
+    ImGui::Dummy(ImVec2(width, plot_h + text_h + 4.0f));
+}
+
+}  // namespace
+
 void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     ImGui::PushID(&st);
     if (!qv.valid()) {
@@ -146,20 +343,11 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
         ImGui::PopID();
         return;
     }
-    const IntType& dt = qv.config->dtype;
-    const QuantParams& p = *qv.params;
-    const Sym sym = Symbols();
-    const std::int64_t block = ShownBlock(st, qv);
-    const std::size_t bi = block < 0 ? 0 : static_cast<std::size_t>(block);
-    // Levels are computed with s as float32, as the quantizer uses it.
-    const double s = static_cast<float>(p.scale[bi]);
-    const double z = p.zero_point[bi];
-    const double rep_lo = s * (dt.q_min() - z), rep_hi = s * (dt.q_max() - z);
-
+    const Grid g = ShownGrid(st, qv);
     ImGui::Checkbox("log counts", &st.log_counts);
     ImGui::SameLine();
-    if (block >= 0) DrawBlockPicker(st, qv, s, z);
-    else ImGui::TextDisabled("s = %s, z = %s", FormatNumber(s).c_str(), FormatNumber(z).c_str());
+    if (g.block >= 0) DrawBlockPicker(st, qv, g.s, g.z);
+    else ImGui::TextDisabled("s = %s, z = %s", FormatNumber(g.s).c_str(), FormatNumber(g.z).c_str());
 
     const float font = ImGui::GetFontSize();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -168,162 +356,11 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     const float text_h = ImGui::GetTextLineHeightWithSpacing();
     const float plot1_h = std::floor((total_h - 8.6f * text_h) * 0.6f);
     const float plot2_h = std::floor((total_h - 8.6f * text_h) * 0.4f);
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImU32 border = ImGui::GetColorU32(ImGuiCol_Border);
-
-    // ---- values against the grid
-    // The x range holds both the data and the representable range: a too-small s shows data spilling past the
-    // orange lines, a too-large s shows the data squeezed into a few levels.
-    // A new generation on this draw and on the previous one: a slider is being dragged.
-    const bool changed_now = qv.generation != st.last_generation;
-    st.changing = changed_now && st.changed_last;
-    st.changed_last = changed_now;
-    st.last_generation = qv.generation;
-    UpdateValuesCache(st, qv, block);
-    const double dmin = st.data_min, dmax = st.data_max;
-    double lo = std::min(dmin, rep_lo), hi = std::max(dmax, rep_hi);
-    if (!(hi > lo)) {
-        lo -= 0.5;
-        hi += 0.5;
-    }
-    const double pad = (hi - lo) * 0.03;
-    lo -= pad;
-    hi += pad;
     const float plot_x0 = ImGui::GetCursorScreenPos().x + font * 0.5f;
     const float plot_x1 = ImGui::GetCursorScreenPos().x + width - font * 0.5f;
-    const int bins = std::clamp(static_cast<int>((plot_x1 - plot_x0) / 4.0f), 16, 400);
-    UpdateBars(st, qv, bins, lo, hi);
-    UpdateCodes(st, qv, block);
-    const Metrics& m = qv.result->metrics;
-    if (block < 0) {
-        st.shown_clipped = m.clipped;
-        st.shown_count = m.count;
-    } else if (st.shown_block != block || st.clipped_generation != qv.generation) {
-        st.shown_clipped = count_clipped(st.block_values, p.scale[bi], p.zero_point[bi], *qv.config);
-        st.shown_count = static_cast<std::int64_t>(st.block_values.size());
-    }
-    st.shown_block = block;
-    st.clipped_generation = qv.generation;
-    st.rep_lo = rep_lo;
-    st.rep_hi = rep_hi;
-
-    if (block < 0) ImGui::TextUnformatted("Original values and the quantization levels s (q - z)");
-    else ImGui::Text("The values of %s %lld and its levels s (q - z)", to_string(qv.config->granularity),
-                     static_cast<long long>(block));
-    // A row for the labels of the range lines, above the bars so that they never sit on them.
-    const float label_y = ImGui::GetCursorScreenPos().y;
-    ImGui::Dummy(ImVec2(width, text_h));
-    ImVec2 top = ImGui::GetCursorScreenPos();
-    const PlotAxis ax{lo, hi, plot_x0, plot_x1};
-    const float y0 = top.y, y1 = top.y + plot1_h;
-    dl->AddRectFilled(ImVec2(plot_x0, y0), ImVec2(ax.at(rep_lo), y1), palette::kOutsideShade);
-    dl->AddRectFilled(ImVec2(ax.at(rep_hi), y0), ImVec2(plot_x1, y1), palette::kOutsideShade);
-
-    // Levels first, bars over them: thin grid where it is not a solid wall of lines.
-    const double px_per_level = s * (plot_x1 - plot_x0) / (hi - lo);
-    const double q_first = std::max<double>(dt.q_min(), std::ceil(lo / s + z));
-    const double q_last = std::min<double>(dt.q_max(), std::floor(hi / s + z));
-    std::int64_t stride = 1;
-    if (px_per_level < 4.0) stride = static_cast<std::int64_t>(std::ceil(4.0 / px_per_level));
-    const double visible_levels = std::max(0.0, q_last - q_first + 1.0);
-    if (visible_levels / stride > 300.0) stride = static_cast<std::int64_t>(std::ceil(visible_levels / 300.0));
-    const ImU32 level_col = ImGui::GetColorU32(ImGuiCol_Text, 0.22f);
-    for (double q = q_first; q <= q_last; q += 1.0) {
-        if (static_cast<std::int64_t>(q - dt.q_min()) % stride != 0) continue;
-        const float x = std::round(ax.at(s * (q - z))) + 0.5f;
-        dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), level_col);
-    }
-    const double bw = (hi - lo) / static_cast<double>(st.bars.size());
-    for (std::size_t b = 0; b < st.bars.size(); ++b) {
-        const double b_lo = lo + bw * static_cast<double>(b), b_hi = b_lo + bw;
-        const float bh = BarHeight(st.bars[b], st.bars_max, st.log_counts, plot1_h - 2.0f);
-        if (bh <= 0.0f) continue;
-        // A bin any part of which lies beyond the range holds values that get clamped.
-        const bool clipped = b_lo < rep_lo || b_hi > rep_hi;
-        dl->AddRectFilled(ImVec2(ax.at(b_lo), y1 - bh), ImVec2(std::max(ax.at(b_hi) - 1.0f, ax.at(b_lo) + 1.0f), y1),
-                          clipped ? palette::kClipped : palette::kInside);
-    }
-    for (double edge : {rep_lo, rep_hi}) {
-        const float x = std::round(ax.at(edge));
-        dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), palette::kRange, 2.5f);
-    }
-    {
-        const std::string l_lo = "s(q_min " + std::string(sym.minus) + " z) = " + FormatNumber(rep_lo);
-        const std::string l_hi = "s(q_max " + std::string(sym.minus) + " z) = " + FormatNumber(rep_hi);
-        const float wl = ImGui::CalcTextSize(l_lo.c_str()).x, wh = ImGui::CalcTextSize(l_hi.c_str()).x;
-        // Each label starts (ends) at its line, kept inside the plot's width.
-        const float xl = std::clamp(ax.at(rep_lo) - wl * 0.5f, plot_x0, plot_x1 - wl);
-        const float xh = std::clamp(ax.at(rep_hi) - wh * 0.5f, plot_x0, plot_x1 - wh);
-        if (xh < xl + wl + font) {  // labels would collide: one line, both ends
-            const std::string both = l_lo + "   " + l_hi;
-            dl->AddText(ImVec2(plot_x0 + 2.0f, label_y), palette::kRange, both.c_str());
-        } else {
-            dl->AddText(ImVec2(xl, label_y), palette::kRange, l_lo.c_str());
-            dl->AddText(ImVec2(xh, label_y), palette::kRange, l_hi.c_str());
-        }
-    }
-    dl->AddRect(ImVec2(plot_x0, y0), ImVec2(plot_x1, y1 + 1.0f), border);
-    DrawTicksBelow(dl, ax, y1 + 1.0f, std::max(2, static_cast<int>((plot_x1 - plot_x0) / (font * 6.0f))), plot_x0 - font,
-                   plot_x1 + font);
-    ImGui::Dummy(ImVec2(width, plot1_h + text_h + 4.0f));
-
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "clipped: %lld of %lld (%.2f%%)%s", static_cast<long long>(st.shown_clipped),
-                  static_cast<long long>(st.shown_count),
-                  st.shown_count ? 100.0 * st.shown_clipped / static_cast<double>(st.shown_count) : 0.0,
-                  block < 0 ? "" : " in this block");
-    ImGui::TextColored(st.shown_clipped ? ImGui::ColorConvertU32ToFloat4(palette::kClipped) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
-                       "%s", buf);
-    if (stride > 1) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("   grid: every %lld%s level", static_cast<long long>(stride),
-                            stride == 2 ? "nd" : stride == 3 ? "rd" : "th");
-    }
-
-    // ---- codes
-    // The count of levels is the quantizer's own (exact even while the bars are estimated from a sample).
-    const std::int64_t levels_used =
-        block < 0 ? m.levels_used : std::count_if(st.codes.begin(), st.codes.end(), [](double c) { return c > 0.0; });
-    std::snprintf(buf, sizeof buf, "Codes: %lld of %lld levels used%s", static_cast<long long>(levels_used),
-                  static_cast<long long>(dt.levels()), block < 0 ? "" : " in this block");
-    ImGui::TextUnformatted(buf);
-    if (st.code_stride > 1) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("  bars: 1 element in %lld while s, z change", static_cast<long long>(st.code_stride));
-    }
-    const float z_label_y = ImGui::GetCursorScreenPos().y;
-    ImGui::Dummy(ImVec2(width, text_h));
-    top = ImGui::GetCursorScreenPos();
-    const float c0 = top.y, c1 = top.y + plot2_h;
-    const PlotAxis cax{dt.q_min() - 0.5, dt.q_max() + 0.5, plot_x0, plot_x1};
-    // One bar per code when they are at least 2 px wide; otherwise codes share a pixel column (summed).
-    const std::int64_t levels = dt.levels();
-    const std::int64_t columns = std::min<std::int64_t>(levels, static_cast<std::int64_t>((plot_x1 - plot_x0) / 2.0f));
-    std::vector<double> col_counts(static_cast<std::size_t>(std::max<std::int64_t>(columns, 1)), 0.0);
-    for (std::int64_t i = 0; i < levels; ++i)
-        col_counts[static_cast<std::size_t>(i * columns / levels)] += st.codes[static_cast<std::size_t>(i)];
-    const double col_max = *std::max_element(col_counts.begin(), col_counts.end());
-    for (std::int64_t k = 0; k < columns; ++k) {
-        const float bh = BarHeight(col_counts[static_cast<std::size_t>(k)], col_max, st.log_counts, plot2_h - 2.0f);
-        if (bh <= 0.0f) continue;
-        const float xa = plot_x0 + (plot_x1 - plot_x0) * k / columns;
-        const float xb = plot_x0 + (plot_x1 - plot_x0) * (k + 1) / columns;
-        // The end codes hold what the clamp pushed there.
-        const bool edge = (k == 0 || k == columns - 1) && st.shown_clipped > 0;
-        dl->AddRectFilled(ImVec2(xa, c1 - bh), ImVec2(std::max(xa + 1.0f, xb - (xb - xa > 3.0f ? 1.0f : 0.0f)), c1),
-                          edge ? palette::kClipped : palette::kInside);
-    }
-    {
-        const float xz = std::round(cax.at(z)) + 0.5f;
-        dl->AddLine(ImVec2(xz, c0), ImVec2(xz, c1), palette::kRange, 1.5f);
-        const std::string lz = "z = " + FormatNumber(z);
-        const float wz = ImGui::CalcTextSize(lz.c_str()).x;
-        dl->AddText(ImVec2(std::clamp(xz - wz * 0.5f, plot_x0, plot_x1 - wz), z_label_y), palette::kRange, lz.c_str());
-    }
-    dl->AddRect(ImVec2(plot_x0, c0), ImVec2(plot_x1, c1 + 1.0f), border);
-    DrawTicksBelow(dl, cax, c1 + 1.0f, std::max(2, static_cast<int>((plot_x1 - plot_x0) / (font * 6.0f))), plot_x0 - font,
-                   plot_x1 + font);
-    ImGui::Dummy(ImVec2(width, plot2_h + text_h + 4.0f));
+    const auto [lo, hi] = UpdateShown(st, qv, g, plot_x1 - plot_x0);
+    DrawValuesSection(st, qv, g, PlotAxis{lo, hi, plot_x0, plot_x1}, width, plot1_h);
+    DrawCodesSection(st, qv, g, plot_x0, plot_x1, width, plot2_h);
     ImGui::PopID();
 }
 
