@@ -18,8 +18,9 @@
 
 namespace qs::detail {
 
-// Enough elements to be worth a second thread.
-constexpr std::int64_t kParallelMin = std::int64_t{1} << 13;
+// Enough elements to be worth starting a second thread (tens of microseconds, about as long as the pass
+// takes over this many elements).
+constexpr std::int64_t kParallelMin = std::int64_t{1} << 18;
 
 // As many threads as OpenMP would use (OMP_NUM_THREADS is honoured), one for small work.
 inline int pass_threads(std::int64_t elements) { return elements >= kParallelMin ? omp_get_max_threads() : 1; }

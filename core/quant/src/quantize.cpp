@@ -337,7 +337,8 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
     std::vector<Workspace> workspaces(static_cast<std::size_t>(threads));
     const std::int64_t items_per_batch = tiles_per_batch * plan.items_per_tile;
     std::vector<Sums> item_sums(static_cast<std::size_t>(items_per_batch));
-    OrderedSums ordered(plan.items, n >= detail::kParallelMin ? omp_get_num_procs() : 1);
+    // The old pass split the items over all processors from two chunks on.
+    OrderedSums ordered(plan.items, n >= 2 * kChunk ? omp_get_num_procs() : 1);
 
     for (std::int64_t t0 = 0; t0 < plan.tiles; t0 += tiles_per_batch) {
         const std::int64_t t1 = std::min(plan.tiles, t0 + tiles_per_batch);
