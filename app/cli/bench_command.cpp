@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 
+#include "cli/bench_file.hpp"
 #include "cli/commands.hpp"
 #include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
@@ -43,7 +44,12 @@ const char* const kBenchHelp =
     "ratio_to_memcpy, naive_ms, calibrate_percentile_ms, calibrate_mse_ms (per tensor),\n"
     "calibrate_mse_group32_ms (groups of 32 along the last axis; null when 32 does not divide it) and\n"
     "mse_group32_ratio (the two MSE calibrations' ratio: the target is at most 3), and landscape_64x64_ms\n"
-    "(a 64 x 64 (scale, zero point) MSE map of 1M elements); medians, in milliseconds.\n";
+    "(a 64 x 64 (scale, zero point) MSE map of 1M elements); medians, in milliseconds.\n"
+    "Then whole processes on the same tensor saved as a .npy in a temporary folder (at most 7 rounds, each\n"
+    "after a warm-up): cp_file_ms (cp of the file), quantize_file_ms (quantize FILE, metrics only) and\n"
+    "quantize_file_outputs_ms (with --out-quantized, --out-dequantized and --out-error), their ratios to cp\n"
+    "taken round by round (targets: at most 4 and 8), and quantize_file_peak_mib, the peak resident memory\n"
+    "of the metrics-only run (target: quantize_file_peak_target_mib, 1.3 x file_mib + 50).\n";
 
 int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
@@ -126,6 +132,7 @@ int run_bench(const std::vector<std::string>& args) {
         .number("mse_group32_ratio", mse_groups_ms >= 0 ? std::optional<double>(mse_groups_ms / mse_ms) : std::nullopt)
         .integer("landscape_elements", million.numel())
         .number("landscape_64x64_ms", landscape_ms);
+    add_file_rows(json, tensor, std::min(repeats, 7));
     std::printf("%s\n", json.str().c_str());
     return 0;
 }
