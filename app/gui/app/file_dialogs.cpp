@@ -1,6 +1,7 @@
 #include "gui/app/file_dialogs.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <vector>
 
@@ -259,6 +260,14 @@ bool RunQueuedFileWork(FileDialogsState& s, AppState& app, std::string* error) {
     s.message_is_error = !failed.empty();
     if (!failed.empty() && error) *error = s.message;
     return failed.empty();
+}
+
+std::string ExpandUserPath(const std::string& path) {
+    if (path == "~" || path.rfind("~/", 0) == 0) {
+        const char* home = std::getenv("HOME");
+        if (home && *home) return std::string(home) + path.substr(1);
+    }
+    return path;
 }
 
 }  // namespace qs::gui

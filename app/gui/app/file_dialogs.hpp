@@ -47,4 +47,7 @@ bool HasQueuedFileWork(const FileDialogsState& state);
 // window's GL context current again. Returns false (the reasons in *error and in the dialog) if any failed.
 bool RunQueuedFileWork(FileDialogsState& state, AppState& app, std::string* error);
 
+// "~/x" → "$HOME/x"; anything else unchanged.
+std::string ExpandUserPath(const std::string& path);
+
 }  // namespace qs::gui

@@ -2,11 +2,50 @@
 
 #include <algorithm>
 
+#include "gui/panels/safetensors_browser.hpp"
 #include "quantscope/atomic_file.hpp"
+#include "quantscope/safetensors.hpp"
+#include "quantscope/tensor_io.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs::gui {
+
+std::vector<cli::OptionSpec> GuiFileOptionSpecs() {
+    return cli::join(FigureOptionSpecs(), {{"--save-figure", true}, {"--save-session", true}});
+}
+
+cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& files) {
+    files = GuiFileOptions{};
+    for (const char* name : {"--save-figure", "--save-session"}) {
+        if (!args.has(name)) continue;
+        if (!screenshot) throw Error(std::string(name) + " needs --screenshot (in the window, use the File menu)");
+        if (args.get(name)->empty()) throw Error(std::string(name) + ": the path is empty");
+    }
+    if (const std::string* s = args.get("--save-figure")) {
+        CheckPngPath("--save-figure", *s);
+        files.save_figure = *s;
+    }
+    if (const std::string* s = args.get("--save-session")) {
+        if (lower_extension(*s) != ".json") throw Error("--save-session: " + quoted_text(*s) + " must end in .json");
+        files.save_session = *s;
+    }
+    // A model file of several tensors without --tensor: show its list rather than refuse (load_tensor wants
+    // exactly one tensor). A file that does not open falls through to load_input's own error.
+    if (args.positionals.size() == 1 && !args.has("--tensor") && IsSafetensorsPath(args.positionals[0])) {
+        try {
+            const SafetensorsFile file(args.positionals[0]);
+            if (file.list().size() != 1) {
+                files.browse = args.positionals[0];
+                args.positionals.clear();
+            }
+        } catch (const std::exception&) {
+        }
+    }
+    cli::Input input = cli::load_input(args, true);
+    files.view = FigureOptionsAsView(args, input.tensor);
+    return input;
+}
 
 const char* const kGuiHelp =
     "usage: quantscope [gui] [INPUT | --preset NAME | --random normal|uniform --shape RxC[xD] [--seed N]\n"

@@ -5,9 +5,24 @@
 #include <vector>
 
 #include "cli/options.hpp"
-#include "gui/app/session_io.hpp"
+#include "gui/app/figure_options.hpp"
 
 namespace qs::gui {
+
+// What the gui command line asks about files besides its INPUT.
+struct GuiFileOptions {
+    ViewSettings view;          // --cmap --annotate --lesson-look --slice, as view pairs (as `render` has them)
+    std::string save_figure;    // --save-figure PNG: File > Save figure as PNG, scripted (needs --screenshot)
+    std::string save_session;   // --save-session JSON: File > Save session, scripted (needs --screenshot)
+    std::string browse;         // a .safetensors INPUT of several tensors given without --tensor: list them
+};
+
+// The options GuiFileOptions reads: the figure's (FigureOptionSpecs), --save-figure and --save-session.
+std::vector<cli::OptionSpec> GuiFileOptionSpecs();
+// cli::load_input(args, true) plus the options above, checked (qs::Error on a bad value, a slice the tensor does
+// not have, or a scripted save without --screenshot). A model file with several tensors and no --tensor opens
+// the lesson with the file's list on show instead of failing.
+cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& files);
 
 extern const char* const kGuiHelp;
 

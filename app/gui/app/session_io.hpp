@@ -12,6 +12,7 @@
 
 #include "cli/options.hpp"
 #include "gui/app/figure_options.hpp"
+#include "gui/app/gui_options.hpp"
 #include "quantscope/session.hpp"
 #include "quantscope/tensor.hpp"
 
@@ -38,27 +39,10 @@ bool SaveSession(AppState& app, const std::string& session_path, std::string* er
 // on screen, applies its view.
 void OpenSession(AppState& app, const std::string& session_path);
 
-// What the gui command line asks about files besides its INPUT.
-struct GuiFileOptions {
-    ViewSettings view;          // --cmap --annotate --lesson-look --slice, as view pairs (as `render` has them)
-    std::string save_figure;    // --save-figure PNG: File > Save figure as PNG, scripted (needs --screenshot)
-    std::string save_session;   // --save-session JSON: File > Save session, scripted (needs --screenshot)
-    std::string browse;         // a .safetensors INPUT of several tensors given without --tensor: list them
-};
-
-// The options GuiFileOptions reads: the figure's (FigureOptionSpecs), --save-figure and --save-session.
-std::vector<cli::OptionSpec> GuiFileOptionSpecs();
-// cli::load_input(args, true) plus the options above, checked (qs::Error on a bad value, a slice the tensor does
-// not have, or a scripted save without --screenshot). A model file with several tensors and no --tensor opens
-// the lesson with the file's list on show instead of failing.
-cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& files);
-
 // The window's start: shows `input` (its tensor is moved out; the rest stays), records where it came from,
 // applies a session's view and then the command line's, opens the model file's list, queues the scripted
 // saves, and clears the undo history (opening is not a step). Problems with the view go to app.doc.notice.
 void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files);
 
-// "~/x" → "$HOME/x"; anything else unchanged.
-std::string ExpandUserPath(const std::string& path);
 
 }  // namespace qs::gui
