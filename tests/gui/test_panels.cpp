@@ -19,6 +19,7 @@
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/app/figure_png.hpp"
 #include "gui/document/quant_view.hpp"
+#include "gui/widgets/heatmap.hpp"
 #include "gui/widgets/style.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/downsample.hpp"
@@ -205,6 +206,23 @@ TEST_CASE("histogram panel: per channel it shows the picked block's values and g
     w.frame(draw);
     check_shows(1);
     w.save("histogram_per_channel");
+}
+
+TEST_CASE("colorbar: a tiny range keeps its round ticks beside the centre") {
+    Window w(400, 400);
+    for (double scale : {1.0, 1e-40, 1e-20}) {
+        CAPTURE(scale);
+        qs::gui::HeatmapStyle style;
+        style.bar_lo = -2.0 * scale;
+        style.bar_hi = 10.0 * scale;
+        style.norm = qs::gui::ColorNorm::Centered(style.bar_lo, style.bar_hi, 0.0);
+        std::vector<qs::gui::BarTick> ticks;
+        w.frame([&] { ticks = qs::gui::ColorbarTicks(style, 300.0f); });
+        // 0 and round values up to 10 (times the scale): the same ticks at every scale.
+        REQUIRE(ticks.size() >= 3);
+        CHECK(std::count_if(ticks.begin(), ticks.end(), [](const qs::gui::BarTick& t) { return t.value == 0.0; }) == 1);
+        CHECK(ticks.back().value == doctest::Approx(10.0 * scale));
+    }
 }
 
 TEST_CASE("figure: the dequantized color range from the extremes equals a full pass and the original is reduced once") {

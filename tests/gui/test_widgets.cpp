@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gui/widgets/colormap.hpp"
+#include "gui/widgets/heatmap.hpp"
 #include "gui/widgets/plot.hpp"
 #include "gui/widgets/widgets.hpp"
 
@@ -162,4 +163,17 @@ TEST_CASE("tick labels: a tiny or denormal range gets distinct short labels") {
     CHECK(qs::gui::TickLabel(0.5, 1) == "0.5");
     CHECK(qs::gui::TickLabel(-0.0001, 4) == "-0.0001");
     CHECK(qs::gui::TickLabel(2e5, 0) == "2e+05");
+}
+
+TEST_CASE("cell values: a tiny tensor's values print as numbers and not as 0.00000") {
+    char buf[48];
+    qs::gui::FormatCell(buf, sizeof buf, 1e-40, qs::gui::CellFormat::Real, qs::gui::kMaxCellDecimals + 1);
+    CHECK(std::string(buf) == "1e-40");
+    qs::gui::FormatCell(buf, sizeof buf, -2.5e-41, qs::gui::CellFormat::Real, qs::gui::kMaxCellDecimals + 1);
+    CHECK(std::string(buf) == "-2.5e-41");
+    // The lessons' ".2f" stays.
+    qs::gui::FormatCell(buf, sizeof buf, 191.6, qs::gui::CellFormat::Real, 2);
+    CHECK(std::string(buf) == "191.60");
+    qs::gui::FormatCell(buf, sizeof buf, -0.001, qs::gui::CellFormat::Real, 2);
+    CHECK(std::string(buf) == "0.00");
 }

@@ -64,10 +64,11 @@ void SetValueScale(HeatmapStyle& s, Colormap map, double lo, double hi) {
 }
 
 // Decimals for printed reals: the lessons' 2, or enough for two significant digits of the largest magnitude
-// (errors of a randn tensor are ~0.01: ".2f" would print a wall of "0.01" and "0.00"). At most 5.
+// (errors of a randn tensor are ~0.01: ".2f" would print a wall of "0.01" and "0.00"). At most 5, then
+// kMaxCellDecimals + 1, which prints in "%.3g".
 int DecimalsFor(double max_abs) {
     if (!(max_abs > 0.0) || max_abs >= 0.1) return 2;
-    return std::min(5, std::max(2, 1 - static_cast<int>(std::floor(std::log10(max_abs)))));
+    return std::min(kMaxCellDecimals + 1, std::max(2, 1 - static_cast<int>(std::floor(std::log10(max_abs)))));
 }
 
 struct PanelStyles {

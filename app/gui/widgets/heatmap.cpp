@@ -17,17 +17,6 @@ namespace {
 
 ImU32 ToImU32(std::uint32_t rgba) { return static_cast<ImU32>(rgba); }  // same byte order (R low, A high)
 
-// Formats a cell value the way the lessons' figure does ("%.2f", or more decimals when asked; codes as
-// integers). A tiny negative that rounds to zero prints without its sign.
-void FormatCell(char* buf, std::size_t n, double v, CellFormat format, int decimals) {
-    if (format == CellFormat::Integer) {
-        std::snprintf(buf, n, "%lld", static_cast<long long>(std::llround(v)));
-        return;
-    }
-    std::snprintf(buf, n, "%.*f", decimals, v);
-    if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
-}
-
 // The texture: the window of cells the view needs, reduced by whole fy x fx blocks to at most one texel per
 // screen pixel. Blocks are aligned to multiples of the block size in slice coordinates, so panning does not
 // shift the block grid (which would make a reduced image shimmer).
@@ -108,9 +97,24 @@ int ColorbarTickTarget(float bar_height) {
     return std::clamp(static_cast<int>(bar_height / (2.2f * ImGui::GetFontSize())), 2, 7);
 }
 
-// Ticks of a colorbar. The bar is linear in the colormap's parameter t, from to_unit(bar_lo) to
-// to_unit(bar_hi); with a centered norm the two sides have different value scales, so each side gets its own
-// round ticks in proportion to the length it takes.
+}  // namespace
+
+void FormatCell(char* buf, std::size_t n, double v, CellFormat format, int decimals) {
+    if (format == CellFormat::Integer) {
+        std::snprintf(buf, n, "%lld", static_cast<long long>(std::llround(v)));
+        return;
+    }
+    if (decimals > kMaxCellDecimals) {
+        std::snprintf(buf, n, "%.3g", v);  // values so small that fixed point would print them as 0.00000
+        return;
+    }
+    std::snprintf(buf, n, "%.*f", decimals, v);
+    if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
+}
+
+// The bar is linear in the colormap's parameter t, from to_unit(bar_lo) to to_unit(bar_hi); with a centered
+// norm the two sides have different value scales, so each side gets its own round ticks in proportion to the
+// length it takes.
 std::vector<BarTick> ColorbarTicks(const HeatmapStyle& style, float bar_height) {
     std::vector<BarTick> ticks;
     const double lo = style.bar_lo, hi = style.bar_hi;
@@ -123,7 +127,9 @@ std::vector<BarTick> ColorbarTicks(const HeatmapStyle& style, float bar_height) 
         int decimals = 0;
         for (double v : NiceTicks(a, b, target, &decimals)) {
             bool dup = false;
-            for (const BarTick& t : ticks) dup = dup || std::fabs(t.value - v) <= 1e-12 * std::max(1.0, std::fabs(v));
+            // The centre may come again from a side's ticks: equal within rounding, relative to the bar's span
+            // (an absolute tolerance would merge every tick of a tiny range into one).
+            for (const BarTick& t : ticks) dup = dup || std::fabs(t.value - v) <= 1e-9 * (hi - lo);
             if (!dup) ticks.push_back({v, pos_of(v), TickLabel(v, decimals)});
         }
     };
@@ -153,6 +159,8 @@ std::vector<BarTick> ColorbarTicks(const HeatmapStyle& style, float bar_height) 
     }
     return kept;
 }
+
+namespace {
 
 void DrawColorbar(ImDrawList* dl, const HeatmapStyle& style, ImVec2 bar_min, ImVec2 bar_max) {
     DrawColorbarGradient(dl, GetColormapLut(style.colormap), style.norm.to_unit(style.bar_lo),

@@ -11,6 +11,7 @@
 #include <imgui.h>
 
 #include "gui/widgets/colormap.hpp"
+#include "gui/widgets/plot.hpp"
 #include "gui/platform/gl_texture.hpp"
 #include "quantscope/downsample.hpp"
 
@@ -54,6 +55,8 @@ enum class AnnotateMode : int { Auto = 0, On = 1, Off = 2 };
 enum class CellFormat { Real, Integer };  // ".2f" for values, "%d" for codes
 enum class ColorbarMode { Show, Reserve, None };  // Reserve: keep the space (panels stay aligned), draw nothing
 
+constexpr int kMaxCellDecimals = 5;
+
 struct HeatmapStyle {
     Colormap colormap = Colormap::Coolwarm;
     ColorNorm norm;                        // value -> [0, 1] of the colormap
@@ -61,7 +64,7 @@ struct HeatmapStyle {
     ColorbarMode colorbar = ColorbarMode::Show;
     Reduction reduction = Reduction::Mean;
     CellFormat format = CellFormat::Real;
-    int decimals = 2;                      // of printed reals (the lessons' ".2f")
+    int decimals = 2;                      // of printed reals (the lessons' ".2f"); above kMaxCellDecimals: "%.3g"
     AnnotateMode annotate = AnnotateMode::Auto;
     // Font of the in-cell values, baked large and drawn at a size that fits the cells; nullptr: current font.
     ImFont* annotation_font = nullptr;
@@ -101,6 +104,15 @@ struct HeatmapState {
     bool dragging = false;
     HeatmapView drag_start_view;
 };
+
+// A cell's printed value the way the lessons' figure does: "%.2f", or `decimals` decimals up to
+// kMaxCellDecimals and "%.3g" beyond (a tiny tensor's values are not 0.00000); codes as integers. A tiny
+// negative that rounds to zero prints without its sign.
+void FormatCell(char* buf, std::size_t n, double v, CellFormat format, int decimals);
+
+// The ticks of the colorbar of `style` for a bar `bar_height` pixels tall, in the current font: round values
+// over [bar_lo, bar_hi] (always the neutral centre of a centred norm), none closer than a line of text.
+std::vector<BarTick> ColorbarTicks(const HeatmapStyle& style, float bar_height);
 
 // The width the colorbar and its tick labels take to the right of the image for `style`'s range and a bar
 // `bar_height` pixels tall, in the current font (0 for ColorbarMode::None).
