@@ -53,14 +53,15 @@ void Start(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr
     });
 }
 
-// Rows in display order: each calibrator followed by its "recompute s" twin (asymmetric), else as given.
+// Rows in display order: each calibrator followed by its "recompute s" twin (asymmetric) unless that changed
+// nothing (the same (s, z): a duplicate row), else as given.
 std::vector<int> DisplayOrder(const std::vector<CalibrationRow>& rows) {
     std::vector<int> order;
     const int n = static_cast<int>(rows.size());
     if (n % 2 == 0 && n >= 2 && !rows[0].config.recompute_scale && rows[n / 2].config.recompute_scale) {
         for (int i = 0; i < n / 2; ++i) {
             order.push_back(i);
-            order.push_back(i + n / 2);
+            if (!rows[static_cast<std::size_t>(i + n / 2)].same_as_twin) order.push_back(i + n / 2);
         }
     } else {
         for (int i = 0; i < n; ++i) order.push_back(i);
@@ -74,12 +75,14 @@ const CalibrationRow* Twin(const std::vector<CalibrationRow>& rows, int i) {
     return &rows[static_cast<std::size_t>(i < n / 2 ? i + n / 2 : i - n / 2)];
 }
 
-bool IsCurrent(const CalibrationRow& row, const QuantConfig& c) {
+// A row whose "recompute s" twin is hidden (the same numbers) stands for both settings.
+bool IsCurrent(const CalibrationRow& row, const CalibrationRow* twin, const QuantConfig& c) {
     if (c.mode == Mode::Manual) return false;
     const QuantConfig& r = row.config;
     if (r.calibration != c.calibration) return false;
     if (r.calibration == Calibration::Percentile && std::fabs(r.percentile - c.percentile) > 1e-9) return false;
-    if (r.mode == Mode::Asymmetric && r.recompute_scale != c.recompute_scale) return false;
+    const bool stands_for_both = twin && twin->same_as_twin;
+    if (r.mode == Mode::Asymmetric && r.recompute_scale != c.recompute_scale && !stands_for_both) return false;
     return true;
 }
 
@@ -238,13 +241,14 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
             ImGui::TableNextColumn();
             ImGui::AlignTextToFramePadding();
             ImGui::TextUnformatted(CalibratorName(row.config).c_str());
-            if (IsCurrent(row, *qv.config)) {
+            if (IsCurrent(row, twin, *qv.config)) {
                 ImGui::SameLine();
                 ImGui::TextDisabled("(current)");
             }
             ImGui::TableNextColumn();
             ImGui::AlignTextToFramePadding();
-            if (row.config.mode == Mode::Asymmetric) ImGui::TextUnformatted(row.config.recompute_scale ? "yes" : "no");
+            if (row.config.mode == Mode::Asymmetric)
+                ImGui::TextUnformatted(twin && twin->same_as_twin ? "no effect" : row.config.recompute_scale ? "yes" : "no");
             else ImGui::TextDisabled("%s", sym.dash);
             ImGui::TableNextColumn();
             ImGui::AlignTextToFramePadding();

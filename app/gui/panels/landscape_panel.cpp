@@ -1,18 +1,15 @@
 #include "gui/panels/landscape_panel.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-#include "gui/document/stopwatch.hpp"
 #include "gui/widgets/colormap.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/plot.hpp"
-#include "quantscope/calibrate.hpp"
-#include "quantscope/params.hpp"
+#include "quantscope/landscape.hpp"
 
 namespace qs::gui {
 namespace {
@@ -20,198 +17,16 @@ namespace {
 // What the worker needs, copied on the UI thread.
 struct Request {
     std::shared_ptr<const Tensor> tensor;
-    QuantConfig config;      // dtype, rounding; mode decides curve or map
-    bool curve = false;
-    bool has_current = false;
-    double current_scale = 1.0;
-    std::int32_t current_zero_point = 0;
+    LandscapeRequest landscape;
 };
 
-
-// n scales spaced evenly in log over about [lo, hi], one of them exactly `anchor` (lo <= anchor <= hi): the
-// lessons' choice is then a cell of the grid, so "best on grid" is never worse than it.
-std::vector<double> LogSpacedThrough(double lo, double hi, double anchor, int n) {
-    const double step = (std::log(hi) - std::log(lo)) / std::max(1, n - 1);
-    const int below = std::clamp(static_cast<int>(std::lround((std::log(anchor) - std::log(lo)) / step)), 0, n - 1);
-    std::vector<double> v(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i == below ? anchor : anchor * std::exp((i - below) * step);
-    return v;
-}
-
-// n integers (fewer when [q_lo, q_hi] has fewer) evenly spaced over about [lo, hi], one of them exactly
-// `anchor`: the step covers [lo, hi] in n points, and the window then grows within [q_lo, q_hi] to n points.
-std::vector<std::int32_t> IntSpreadThrough(std::int64_t lo, std::int64_t hi, std::int64_t anchor, std::int64_t q_lo,
-                                           std::int64_t q_hi, int n) {
-    const std::int64_t step = std::max<std::int64_t>(1, (hi - lo + n - 2) / std::max(1, n - 1));
-    std::int64_t below = (anchor - lo) / step, above = (hi - anchor) / step;
-    for (bool grew = true; below + above + 1 < n && grew;) {
-        grew = false;
-        if (anchor + (above + 1) * step <= q_hi && below + above + 1 < n) {
-            ++above;
-            grew = true;
-        }
-        if (anchor - (below + 1) * step >= q_lo && below + above + 1 < n) {
-            ++below;
-            grew = true;
-        }
-    }
-    std::vector<std::int32_t> v;
-    for (std::int64_t k = -below; k <= above; ++k) v.push_back(static_cast<std::int32_t>(anchor + k * step));
-    return v;
-}
-
-// The grid of a request: scales over [s/4, 4s] around both the min/max and the current scale, zero points over
-// a window of a quarter of the levels each side of both (the whole type when it has at most 64 levels); the
-// min/max (s, z) is a grid point.
-void MapGrid(const Request& rq, double s_mm, std::int32_t z_mm, int n, std::vector<double>& scales,
-             std::vector<std::int32_t>& zps) {
-    const double s_lo = std::min(s_mm, rq.has_current ? rq.current_scale : s_mm);
-    const double s_hi = std::max(s_mm, rq.has_current ? rq.current_scale : s_mm);
-    scales = LogSpacedThrough(s_lo / 4.0, s_hi * 4.0, s_mm, n);
-    const IntType& dt = rq.config.dtype;
-    std::int64_t z_lo = dt.q_min(), z_hi = dt.q_max();
-    if (dt.levels() > 64) {
-        const std::int64_t half = dt.levels() / 4;
-        const std::int64_t a = std::min<std::int64_t>(z_mm, rq.has_current ? rq.current_zero_point : z_mm);
-        const std::int64_t b = std::max<std::int64_t>(z_mm, rq.has_current ? rq.current_zero_point : z_mm);
-        z_lo = std::max<std::int64_t>(z_lo, a - half);
-        z_hi = std::min<std::int64_t>(z_hi, b + half);
-    }
-    zps = IntSpreadThrough(z_lo, z_hi, z_mm, dt.q_min(), dt.q_max(), n);
-}
-
-void FindBest(LandscapeResult& r) {
-    std::size_t best = 0;
-    r.mse_lo = std::numeric_limits<double>::infinity();
-    r.mse_hi = 0.0;
-    for (std::size_t i = 0; i < r.mse.size(); ++i) {
-        if (r.mse[i] < r.mse[best]) best = i;
-        r.mse_lo = std::min(r.mse_lo, r.mse[i]);
-        r.mse_hi = std::max(r.mse_hi, r.mse[i]);
-    }
-    r.best_mse = r.mse.empty() ? 0.0 : r.mse[best];
-    if (r.curve) {
-        r.best_scale = r.scales.empty() ? 1.0 : r.scales[best];
-        r.best_zero_point = 0;
-    } else if (!r.scales.empty()) {
-        r.best_scale = r.scales[best % r.scales.size()];
-        r.best_zero_point = r.zero_points[best / r.scales.size()];
-    }
-}
-
-// Map pass: an ns x nz grid, mse_landscape over batches of scales so that progress shows and a cancel is
-// seen within a batch.
-bool MapPass(const Request& rq, Task<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
-             const Tensor& data, std::int64_t stride, float progress_from, float progress_to) {
-    const Stopwatch clock;
-    MapGrid(rq, r.minmax_scale, r.minmax_zero_point, n, r.scales, r.zero_points);
-    const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
-    r.mse.assign(ns * nz, 0.0);
-    const std::size_t batch = 8;
-    std::vector<double> part;
-    for (std::size_t s0 = 0; s0 < ns; s0 += batch) {
-        const std::size_t s1 = std::min(ns, s0 + batch);
-        const std::vector<double> scales(r.scales.begin() + static_cast<std::ptrdiff_t>(s0),
-                                         r.scales.begin() + static_cast<std::ptrdiff_t>(s1));
-        if (!mse_landscape(data, rq.config, scales, r.zero_points, 1, part, &ctx.cancel_flag()))
-            return false;
-        for (std::size_t zi = 0; zi < nz; ++zi)
-            for (std::size_t si = s0; si < s1; ++si) r.mse[zi * ns + si] = part[zi * (s1 - s0) + (si - s0)];
-        ctx.set_progress(progress_from + (progress_to - progress_from) * static_cast<float>(s1) / static_cast<float>(ns));
-    }
-    r.stride = stride;
-    r.exact = stride == 1;
-    FindBest(r);
-    r.ms = clock.ms();
-    return true;
-}
-
-// Curve pass: n clipping ranges alpha in [alpha_max / 50, alpha_max], each evaluated with values_mse on
-// `values` (the tensor, or a strided sample of it).
-bool CurvePass(const Request& rq, Task<LandscapeResult>::Context& ctx, LandscapeResult& r, int n,
-               const float* values, std::int64_t count, std::int64_t stride, float progress_from, float progress_to) {
-    const Stopwatch clock;
-    const double q_max = rq.config.dtype.q_max();
-    double alpha_max = r.minmax_scale * q_max;
-    if (rq.has_current) alpha_max = std::max(alpha_max, rq.current_scale * q_max);
-    r.alphas.resize(static_cast<std::size_t>(n));
-    r.scales.resize(static_cast<std::size_t>(n));
-    r.mse.resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) {
-        if (ctx.cancelled()) return false;
-        const double alpha = alpha_max * (0.02 + 0.98 * i / std::max(1, n - 1));
-        double s = 1.0;
-        std::int32_t z = 0;
-        params_from_range(ValueRange{-alpha, alpha}, rq.config, s, z);
-        r.alphas[static_cast<std::size_t>(i)] = alpha;
-        r.scales[static_cast<std::size_t>(i)] = s;
-        r.mse[static_cast<std::size_t>(i)] = values_mse(values, count, s, z, rq.config);
-        ctx.set_progress(progress_from + (progress_to - progress_from) * static_cast<float>(i + 1) / static_cast<float>(n));
-    }
-    r.stride = stride;
-    r.exact = stride == 1;
-    FindBest(r);
-    r.ms = clock.ms();
-    return true;
-}
-
+// The numbers come from the core; this only routes its progress, cancel flag and passes through the task.
 void RunRequest(const Request& rq, Task<LandscapeResult>::Context& ctx) {
-    const Tensor& t = *rq.tensor;
-    const std::int64_t n = t.numel();
-    // The lessons' choice: per-tensor min/max, the scale kept when z is clamped.
-    QuantConfig mm = rq.config;
-    mm.mode = rq.curve ? Mode::Symmetric : Mode::Asymmetric;
-    mm.granularity = Granularity::Tensor;
-    mm.axis = 0;
-    mm.group_size = 0;
-    mm.calibration = Calibration::MinMax;
-    mm.recompute_scale = false;
-    mm.overflow = Overflow::Clamp;
-    const QuantParams p = compute_params(t, mm);
-    LandscapeResult base;
-    base.curve = rq.curve;
-    base.minmax_scale = p.scale[0];
-    base.minmax_zero_point = p.zero_point[0];
-    base.minmax_mse = values_mse(t.values.data(), n, base.minmax_scale, base.minmax_zero_point, mm);
-    if (ctx.cancelled()) return;
-
-    // Samples are gathered once (every stride-th element) and then evaluated whole: mse_landscape would gather
-    // its own strided copy on every call, a pass over the big tensor per batch of scales.
-    auto gather = [&t, n](std::int64_t stride) {
-        Tensor sample;
-        for (std::int64_t i = 0; i < n; i += stride) sample.values.push_back(t.values[static_cast<std::size_t>(i)]);
-        sample.shape = {sample.numel()};
-        return sample;
-    };
-    const std::int64_t stride = std::max<std::int64_t>(1, (n + kLandscapeCoarseSample - 1) / kLandscapeCoarseSample);
-    if (!rq.curve) {
-        LandscapeResult coarse = base;
-        if (!MapPass(rq, ctx, coarse, kLandscapeCoarse, stride > 1 ? gather(stride) : t, stride, 0.0f, 0.05f)) return;
-        ctx.publish(coarse);
-        // A big tensor's exact map takes seconds: first the full grid on a 1M-element sample.
-        const std::int64_t mid_stride = (n + kLandscapeMidSample - 1) / kLandscapeMidSample;
-        float from = 0.05f;
-        if (mid_stride > 1) {
-            LandscapeResult mid = base;
-            from = 0.05f + 0.9f / static_cast<float>(mid_stride + 1);
-            if (!MapPass(rq, ctx, mid, kLandscapeFine, gather(mid_stride), mid_stride, 0.05f, from)) return;
-            ctx.publish(mid);
-        }
-        LandscapeResult fine = base;
-        if (!MapPass(rq, ctx, fine, kLandscapeFine, t, 1, from, 1.0f)) return;
-        ctx.publish(std::move(fine));
-        return;
-    }
-    std::vector<float> sample;
-    for (std::int64_t i = 0; i < n; i += stride) sample.push_back(t.values[static_cast<std::size_t>(i)]);
-    LandscapeResult coarse = base;
-    if (!CurvePass(rq, ctx, coarse, kCurveCoarse, sample.data(), static_cast<std::int64_t>(sample.size()), stride, 0.0f,
-                   0.1f))
-        return;
-    ctx.publish(coarse);
-    LandscapeResult fine = base;
-    if (!CurvePass(rq, ctx, fine, kCurveFine, t.values.data(), n, 1, 0.1f, 1.0f)) return;
-    ctx.publish(std::move(fine));
+    LandscapeCallbacks callbacks;
+    callbacks.cancel = &ctx.cancel_flag();
+    callbacks.progress = [&ctx](float p) { ctx.set_progress(p); };
+    callbacks.publish = [&ctx](LandscapeResult r) { ctx.publish(std::move(r)); };
+    compute_landscape(*rq.tensor, rq.landscape, callbacks);
 }
 
 bool CurrentPoint(const QuantView& qv, double& s, std::int32_t& z) {
@@ -243,9 +58,9 @@ bool NeedsRequest(const LandscapePanelState& st, const QuantView& qv, bool curve
 void StartRequest(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor, bool curve) {
     Request rq;
     rq.tensor = tensor;
-    rq.config = *qv.config;
-    rq.curve = curve;
-    rq.has_current = CurrentPoint(qv, rq.current_scale, rq.current_zero_point);
+    rq.landscape.config = *qv.config;
+    rq.landscape.curve = curve;
+    rq.landscape.has_current = CurrentPoint(qv, rq.landscape.current.scale, rq.landscape.current.zero_point);
     st.task.start([rq](Task<LandscapeResult>::Context& ctx) { RunRequest(rq, ctx); });
     st.tensor_key = TensorKeyOf(qv);
     st.dtype = qv.config->dtype;

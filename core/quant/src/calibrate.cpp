@@ -138,55 +138,13 @@ std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const Quan
         row.metrics = result.metrics;
         rows.push_back(std::move(row));
     }
+    const std::size_t twins = rows.size() / 2;
+    if (c.mode == Mode::Asymmetric)
+        for (std::size_t i = 0; i < twins; ++i) {
+            CalibrationRow& twin = rows[twins + i];
+            twin.same_as_twin = twin.params.scale == rows[i].params.scale && twin.params.zero_point == rows[i].params.zero_point;
+        }
     return rows;
-}
-
-bool mse_landscape(const Tensor& tensor, const QuantConfig& config, const std::vector<double>& scales,
-                   const std::vector<std::int32_t>& zero_points, std::int64_t stride, std::vector<double>& mse,
-                   const std::atomic<bool>* cancel, std::atomic<int>* progress) {
-    if (stride < 1) stride = 1;
-    std::vector<float> sample;
-    const float* data = tensor.values.data();
-    std::int64_t n = tensor.numel();
-    if (stride > 1) {
-        for (std::int64_t i = 0; i < n; i += stride) sample.push_back(tensor.values[static_cast<std::size_t>(i)]);
-        data = sample.data();
-        n = static_cast<std::int64_t>(sample.size());
-    }
-    const auto ns = static_cast<std::int64_t>(scales.size()), nz = static_cast<std::int64_t>(zero_points.size());
-    mse.assign(static_cast<std::size_t>(ns * nz), 0.0);
-    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
-    std::atomic<bool> cancelled{false};  // read and written by every thread of the loop
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t si = 0; si < ns; ++si) {
-        if (cancelled || (cancel && cancel->load())) {
-            cancelled = true;
-            continue;
-        }
-        const float s = static_cast<float>(scales[static_cast<std::size_t>(si)]);
-        std::vector<double> sums(static_cast<std::size_t>(nz), 0.0);
-        alignas(64) float x[kChunk];
-        // r / s once per chunk, then every zero point over the cache-resident chunk.
-        for (std::int64_t begin = 0; begin < n; begin += kChunk) {
-            const std::int64_t len = std::min(kChunk, n - begin);
-            ConstMapF r(data + begin, len);
-            Eigen::Map<Eigen::ArrayXf> xs(x, len);
-            xs = r / s;
-            // Each chunk's sum in float (Eigen's pairwise-vectorised reduction), accumulated in double: a
-            // third of the work of squaring in double, for a map drawn on a log scale.
-            for (std::int64_t zi = 0; zi < nz; ++zi) {
-                const float z = static_cast<float>(zero_points[static_cast<std::size_t>(zi)]);
-                sums[static_cast<std::size_t>(zi)] +=
-                    config.rounding == Rounding::HalfEven
-                        ? (r - s * ((xs + z).rint().max(q_min).min(q_max) - z)).square().sum()
-                        : (r - s * ((xs + z).round().max(q_min).min(q_max) - z)).square().sum();
-            }
-        }
-        for (std::int64_t zi = 0; zi < nz; ++zi)
-            mse[static_cast<std::size_t>(zi * ns + si)] = sums[static_cast<std::size_t>(zi)] / static_cast<double>(n);
-        if (progress) ++*progress;
-    }
-    return !cancelled && !(cancel && cancel->load());
 }
 
 }  // namespace qs

@@ -5,9 +5,12 @@
 #include <limits>
 #include <cstring>
 #include <memory>
+#include <numeric>
 
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/landscape.hpp"
+#include "quantscope/params.hpp"
 
 namespace qs {
 namespace {
@@ -23,6 +26,12 @@ constexpr std::int64_t kExactSearchMax = 1024;
 constexpr std::int64_t kMaxBins = 8192;
 // The histogram is built in this many fixed slices and merged in order: the same sums on any thread count.
 constexpr int kHistogramSlices = 8;
+// The plane search of a whole tensor (asymmetric): up to this many values its grid is measured on the values
+// themselves, as the window's map does; the best cells measured exactly; rows either side of the best refined.
+constexpr std::int64_t kExactPlaneMax = 16384;
+constexpr std::size_t kPlaneFinalists = 4;
+constexpr std::size_t kPlaneBins = 512;
+constexpr std::int64_t kPlaneRows = 2;
 // The exact one-dimensional minimisation gives up beyond this many code changes per value (then the grid
 // and golden-section search take over).
 constexpr std::int64_t kMaxStepsPerValue = 8;
@@ -141,11 +150,27 @@ public:
         return total;
     }
 
+    // The same histogram with every `factor` neighbouring bins as one: a cheaper, rougher estimate.
+    MomentHistogram merged(std::size_t factor) const {
+        MomentHistogram out;
+        out.width_ = width_ * static_cast<double>(factor);
+        const double origin = bins_.empty() ? 0.0 : bins_.front().lo;
+        for (const Bin& b : bins_) {
+            const double lo = origin + out.width_ * std::floor((b.lo - origin) / out.width_ + 1e-9);
+            if (out.bins_.empty() || out.bins_.back().lo != lo) out.bins_.push_back({lo, 0, 0, 0});
+            Bin& m = out.bins_.back();
+            m.count += b.count, m.sum += b.sum, m.sum_sq += b.sum_sq;
+        }
+        return out;
+    }
+    std::size_t size() const { return bins_.size(); }
+
 private:
+    MomentHistogram() = default;
     struct Bin {
         double lo = 0, count = 0, sum = 0, sum_sq = 0;
     };
-    double width_;
+    double width_ = 1.0;
     std::vector<Bin> bins_;  // the non-empty ones
 };
 
@@ -258,20 +283,21 @@ private:
 // over what is left, a big one searches on its histogram, and no evaluation starts a thread team.
 class MseSearch {
 public:
-    MseSearch(const float* values, std::int64_t n, const QuantConfig& config, bool parallel)
-        : values_(values), n_(n), config_(config), parallel_(parallel) {
+    MseSearch(const float* values, std::int64_t n, const QuantConfig& config, bool whole_tensor)
+        : values_(values), n_(n), config_(config), whole_tensor_(whole_tensor) {
         ConstMapF a(values, n);
         actual_lo_ = a.minCoeff();
         actual_hi_ = a.maxCoeff();
         const double m = std::max(std::abs(actual_lo_), std::abs(actual_hi_));
         full_ = config.mode == Mode::Symmetric ? ValueRange{-m, m} : ValueRange{actual_lo_, actual_hi_};
-        if (n > kExactSearchMax) histogram_ = std::make_unique<MomentHistogram>(values, n, actual_lo_, actual_hi_, parallel);
+        if (n > kExactSearchMax) histogram_ = std::make_unique<MomentHistogram>(values, n, actual_lo_, actual_hi_, whole_tensor);
     }
 
     void run(double& scale, std::int32_t& zero_point) {
         Point best = at(1.0);
         best.sse = exact(best);
         if (best.sse > 0) search(best);
+        if (best.sse > 0 && whole_tensor_ && config_.mode == Mode::Asymmetric) search_plane(best);
         scale = best.scale;
         zero_point = best.zero_point;
     }
@@ -289,7 +315,7 @@ private:
         return p;
     }
     double exact(const Point& p) const {
-        return parallel_ ? values_mse(values_, n_, p.scale, p.zero_point, config_) * static_cast<double>(n_)
+        return whole_tensor_ ? values_mse(values_, n_, p.scale, p.zero_point, config_) * static_cast<double>(n_)
                          : serial_sse(values_, n_, p.scale, p.zero_point, config_);
     }
     double estimate(const Point& p) const { return histogram_ ? histogram_->sse(p.scale, p.zero_point, config_) : exact(p); }
@@ -319,6 +345,91 @@ private:
             }
         }
         grid_and_golden(best, s_lo);
+    }
+
+    // The window's (s, z) plane (landscape.hpp) for a whole tensor in asymmetric mode: its grid around the
+    // lessons' min/max, the few best cells measured exactly, then the rows through and beside the best cell
+    // minimised in s. Up to kExactPlaneMax values the grid is measured as the window's map measures it (same
+    // cells, same sums), so the answer is never worse than the map's "best on grid"; above, on the histogram.
+    void search_plane(Point& best) {
+        LandscapePoint minmax;
+        asymmetric_params(actual_lo_, actual_hi_, config_.dtype, minmax.scale, minmax.zero_point, false);
+        std::vector<double> scales;
+        std::vector<std::int32_t> zps;
+        landscape_grid(config_.dtype, minmax, nullptr, kLandscapeFine, scales, zps);
+        const std::size_t ns = scales.size(), cells = ns * zps.size();
+        std::vector<double> mse(cells);
+        if (!histogram_ || n_ <= kExactPlaneMax) {
+            mse_grid(values_, n_, config_, scales, zps, mse);
+        } else {  // a rougher histogram picks the finalists: 4096 cells on 8192 bins would cost seconds
+            const MomentHistogram rough = histogram_->merged((histogram_->size() + kPlaneBins - 1) / kPlaneBins);
+#pragma omp parallel for schedule(static)
+            for (std::int64_t cell = 0; cell < static_cast<std::int64_t>(cells); ++cell)
+                mse[static_cast<std::size_t>(cell)] =
+                    rough.sse(scales[static_cast<std::size_t>(cell) % ns], zps[static_cast<std::size_t>(cell) / ns], config_);
+        }
+        std::vector<std::size_t> order(cells);
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        const std::size_t finalists = std::min<std::size_t>(kPlaneFinalists, cells);
+        std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(finalists), order.end(),
+                          [&mse](std::size_t a, std::size_t b) { return mse[a] < mse[b] || (mse[a] == mse[b] && a < b); });
+        for (std::size_t k = 0; k < finalists; ++k) {
+            Point p;
+            p.scale = scales[order[k] % ns];
+            p.zero_point = zps[order[k] / ns];
+            p.sse = exact(p);
+            if (p.sse < best.sse) best = p;
+        }
+        // Between the best cell's neighbours: s over the two grid steps around it, z over the rows between.
+        const std::size_t si = order[0] % ns, zi = order[0] / ns;
+        const double s_lo = scales[si > 0 ? si - 1 : si], s_hi = scales[std::min(si + 1, ns - 1)];
+        const std::int64_t z = zps[zi];
+        const std::int64_t z_from = std::max<std::int64_t>(z - kPlaneRows, zi > 0 ? zps[zi - 1] + 1 : z);
+        const std::int64_t z_to = std::min<std::int64_t>(z + kPlaneRows, zi + 1 < zps.size() ? zps[zi + 1] - 1 : z);
+        Point refined;
+        refined.sse = std::numeric_limits<double>::infinity();
+        for (std::int64_t row = z_from; row <= z_to; ++row) {
+            Point p = row_minimum(static_cast<std::int32_t>(row), s_lo, s_hi);
+            if (p.sse < refined.sse) refined = p;
+        }
+        if (refined.sse < best.sse) {
+            refined.sse = exact(refined);
+            if (refined.sse < best.sse) best = refined;
+        }
+    }
+
+    // The least error over s in [s_lo, s_hi] with z fixed: exact for a small block, else a golden-section search
+    // on the estimate. Its sse is the estimate's.
+    Point row_minimum(std::int32_t z, double s_lo, double s_hi) {
+        Point p;
+        p.zero_point = z;
+        if (!histogram_) {
+            static thread_local RowMinimum row;
+            p.scale = row(values_, n_, z, s_lo, s_hi, config_.dtype, kMaxStepsPerValue * n_ + 64);
+            if (p.scale > 0) {
+                p.sse = exact(p);
+                return p;
+            }
+        }
+        auto at_scale = [&](double s) {
+            Point q = p;
+            q.scale = s;
+            q.sse = estimate(q);
+            return q;
+        };
+        const double inv_phi = (std::sqrt(5.0) - 1) / 2;
+        double a = s_lo, b = s_hi;
+        Point p1 = at_scale(b - inv_phi * (b - a)), p2 = at_scale(a + inv_phi * (b - a));
+        for (int it = 0; it < kGoldenSteps; ++it) {
+            if (p1.sse <= p2.sse) {
+                b = p2.scale, p2 = p1;
+                p1 = at_scale(b - inv_phi * (b - a));
+            } else {
+                a = p1.scale, p1 = p2;
+                p2 = at_scale(a + inv_phi * (b - a));
+            }
+        }
+        return p1.sse <= p2.sse ? p1 : p2;
     }
 
     // The shrink factors on a grid (those whose scale is below s_lo cannot win and are skipped), then a
@@ -361,7 +472,7 @@ private:
     const float* values_;
     std::int64_t n_;
     const QuantConfig& config_;
-    bool parallel_;
+    bool whole_tensor_;
     double actual_lo_ = 0, actual_hi_ = 0;
     ValueRange full_;
     std::unique_ptr<MomentHistogram> histogram_;
@@ -382,10 +493,10 @@ double values_mse(const float* values, std::int64_t n, double scale, std::int32_
     return total / static_cast<double>(n);
 }
 
-void mse_params(const float* values, std::int64_t n, const QuantConfig& config, bool parallel, double& scale,
+void mse_params(const float* values, std::int64_t n, const QuantConfig& config, bool whole_tensor, double& scale,
                 std::int32_t& zero_point) {
     if (n < 1) throw Error("cannot calibrate an empty block");
-    MseSearch(values, n, config, parallel).run(scale, zero_point);
+    MseSearch(values, n, config, whole_tensor).run(scale, zero_point);
 }
 
 }  // namespace qs

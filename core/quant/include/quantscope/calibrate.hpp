@@ -10,7 +10,10 @@
 //                 only near c = 1); a block of up to 1024 values is minimised exactly along that row (the
 //                 error is a quadratic in s between two code changes), a bigger one by a grid of 64 factors
 //                 and a golden-section search on a histogram of itself (count, sum and sum of squares per
-//                 bin), measuring only the finalists exactly.
+//                 bin), measuring only the finalists exactly. A whole tensor in asymmetric mode also searches
+//                 the landscape's (s, z) plane (landscape.hpp: its grid, the best cells measured exactly, the
+//                 rows around the best refined in s), so it is never worse than the window's "best on grid"
+//                 (exactly so up to 16384 values, which are gridded as the map is; above, on a histogram).
 #pragma once
 
 #include <atomic>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "quantscope/config.hpp"
+#include "quantscope/landscape.hpp"  // mse_landscape, next to the calibrators that share its plane
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor.hpp"
@@ -39,9 +43,10 @@ void params_from_range(const ValueRange& range, const QuantConfig& config, doubl
 // selects in place).
 ValueRange calibrate_block(std::vector<float>& values, const QuantConfig& config);
 
-// (s, z) of one block of n >= 1 values under the mse calibrator. `parallel`: its evaluations may use every
-// core (one block per tensor); otherwise everything runs on the calling thread.
-void mse_params(const float* values, std::int64_t n, const QuantConfig& config, bool parallel, double& scale,
+// (s, z) of one block of n >= 1 values under the mse calibrator. `whole_tensor`: the block is the tensor (its
+// evaluations may use every core, and in asymmetric mode it also searches the window's (s, z) plane, so it
+// is never worse than the landscape's "best on grid"); otherwise everything runs on the calling thread.
+void mse_params(const float* values, std::int64_t n, const QuantConfig& config, bool whole_tensor, double& scale,
                 std::int32_t& zero_point);
 
 // The elements of block `block` under `params`' layout, in flat order.
@@ -52,19 +57,16 @@ void gather_block(const Tensor& tensor, const QuantParams& params, std::int64_t 
 void calibrated_params(const Tensor& tensor, const QuantConfig& config, QuantParams& params);
 
 // Every calibrator side by side for the GUI's table: the same config with minmax, percentile 99.9 and
-// 99.99, and mse; each with and without recompute_scale when the mode is asymmetric.
+// 99.99, and mse; each with and without recompute_scale when the mode is asymmetric (all rows without it
+// first, then their twins in the same order).
 struct CalibrationRow {
     QuantConfig config;
     QuantParams params;
     Metrics metrics;
+    // A recompute_scale row whose (s, z) are its twin's in every block: "recompute s" changed nothing, and
+    // a table shows the twin alone.
+    bool same_as_twin = false;
 };
 std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const QuantConfig& base);
-
-// MSE over a grid of (scale, zero point) pairs for a per-tensor quantization: mse[zi * scales.size() + si].
-// Evaluates every `stride`-th element (1 = all of them; sums of 4096-element chunks in float, then double). Stops early, returning false, when `cancel` becomes true;
-// `progress` (if given) counts finished rows.
-bool mse_landscape(const Tensor& tensor, const QuantConfig& config, const std::vector<double>& scales,
-                   const std::vector<std::int32_t>& zero_points, std::int64_t stride, std::vector<double>& mse,
-                   const std::atomic<bool>* cancel = nullptr, std::atomic<int>* progress = nullptr);
 
 }  // namespace qs

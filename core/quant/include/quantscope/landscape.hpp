@@ -1,0 +1,109 @@
+// The MSE landscape: how the error of a per-tensor quantization depends on the choice of (s, z). Asymmetric
+// and manual modes get a map over a grid of scales (log-spaced) and zero points; symmetric mode (z = 0) a
+// curve of MSE against the clipping range alpha (s = alpha / q_max). The window draws it; the MSE calibrator
+// searches the same grid (calibrate.hpp), so it never reports worse than the map's "best on grid".
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "quantscope/config.hpp"
+#include "quantscope/tensor.hpp"
+
+namespace qs {
+
+// Grid sizes of the passes.
+constexpr int kLandscapeCoarse = 16;
+constexpr int kLandscapeFine = 64;
+constexpr int kCurveCoarse = 32;
+constexpr int kCurveFine = 128;
+// The coarse pass reads every stride-th element, stride = ceil(n / kLandscapeCoarseSample).
+constexpr std::int64_t kLandscapeCoarseSample = 65536;
+// Tensors above this many elements get a middle pass: the fine grid on a sample of about this size.
+constexpr std::int64_t kLandscapeMidSample = std::int64_t{1} << 20;
+
+struct LandscapePoint {
+    double scale = 1.0;
+    std::int32_t zero_point = 0;
+};
+
+// One computed landscape (a pass of one request).
+struct LandscapeResult {
+    bool curve = false;    // symmetric: MSE against alpha; else the (s, z) map
+    bool exact = false;    // every element evaluated (stride 1): the final figure
+    std::int64_t stride = 1;
+    // The map: mse[zi * scales.size() + si]; scales ascending, zero_points ascending.
+    std::vector<double> scales;
+    std::vector<std::int32_t> zero_points;
+    // The curve: alphas ascending, with the scale each gives (zero point 0).
+    std::vector<double> alphas;
+    std::vector<double> mse;
+    // The lessons' min/max choice for this tensor and dtype (per tensor, recompute_scale off).
+    double minmax_scale = 1.0;
+    std::int32_t minmax_zero_point = 0;
+    double minmax_mse = 0;
+    // The smallest MSE of the grid (or curve) and where it is.
+    double best_scale = 1.0;
+    std::int32_t best_zero_point = 0;
+    double best_mse = 0;
+    double mse_lo = 0, mse_hi = 0;  // smallest and largest MSE of the grid (color range)
+    double ms = 0;                  // wall time of this pass
+};
+
+struct LandscapeRequest {
+    QuantConfig config;  // dtype, rounding
+    bool curve = false;  // symmetric: the curve; else the map
+    bool has_current = false;
+    LandscapePoint current;  // the (s, z) in use, kept inside the grid
+};
+
+// What a running computation reports to its caller (every member may be empty).
+struct LandscapeCallbacks {
+    const std::atomic<bool>* cancel = nullptr;            // polled between rows: true stops early
+    std::function<void(float)> progress;                  // in [0, 1]
+    std::function<void(LandscapeResult)> publish;         // each pass's result, coarse to fine
+
+    bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
+    void set_progress(float p) const {
+        if (progress) progress(p);
+    }
+    void deliver(LandscapeResult r) const {
+        if (publish) publish(std::move(r));
+    }
+};
+
+// n scales spaced evenly in log over about [lo, hi], one of them exactly `anchor` (lo <= anchor <= hi): the
+// lessons' choice is then a cell of the grid, so "best on grid" is never worse than it.
+std::vector<double> log_spaced_through(double lo, double hi, double anchor, int n);
+// n integers (fewer when [q_lo, q_hi] has fewer) evenly spaced over about [lo, hi], one of them exactly
+// `anchor`: the step covers [lo, hi] in n points, and the window then grows within [q_lo, q_hi] to n points.
+std::vector<std::int32_t> int_spread_through(std::int64_t lo, std::int64_t hi, std::int64_t anchor, std::int64_t q_lo,
+                                             std::int64_t q_hi, int n);
+// The map's grid: n scales over [s/4, 4s] around both the min/max and the current scale (if any), zero points
+// over a window of a quarter of the levels each side of both (the whole type when it has at most 64 levels);
+// the min/max (s, z) is a grid point.
+void landscape_grid(const IntType& dtype, const LandscapePoint& minmax, const LandscapePoint* current, int n,
+                    std::vector<double>& scales, std::vector<std::int32_t>& zero_points);
+// Fills best_*, mse_lo and mse_hi from r.mse (the first of equal minima, in storage order).
+void find_best(LandscapeResult& r);
+
+// MSE over a grid of (scale, zero point) pairs for `n` values quantized per tensor: mse[zi * scales.size() + si].
+// Sums of 4096-element chunks in float, then double; rows of scales in parallel. Stops early, returning false,
+// when `cancel` becomes true; `progress` (if given) counts finished rows.
+bool mse_grid(const float* values, std::int64_t n, const QuantConfig& config, const std::vector<double>& scales,
+              const std::vector<std::int32_t>& zero_points, std::vector<double>& mse,
+              const std::atomic<bool>* cancel = nullptr, std::atomic<int>* progress = nullptr);
+// The same over every `stride`-th element of a tensor (1 = all of them).
+bool mse_landscape(const Tensor& tensor, const QuantConfig& config, const std::vector<double>& scales,
+                   const std::vector<std::int32_t>& zero_points, std::int64_t stride, std::vector<double>& mse,
+                   const std::atomic<bool>* cancel = nullptr, std::atomic<int>* progress = nullptr);
+
+// A request's passes, each published as it completes: the map (a coarse grid on a subsample, for tensors above
+// 1M elements the fine grid on a 1M sample, then the exact fine grid) or the curve (coarse on a subsample,
+// then exact). Returns false when cancelled.
+bool compute_landscape(const Tensor& tensor, const LandscapeRequest& request, const LandscapeCallbacks& callbacks);
+
+}  // namespace qs

@@ -1,0 +1,256 @@
+// The MSE landscape's numerics (see landscape.hpp): the grid, the passes and the best point.
+#include "quantscope/landscape.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "quantscope/calibrate.hpp"
+#include "quantscope/params.hpp"
+
+namespace qs {
+namespace {
+
+constexpr std::int64_t kChunk = 4096;
+using ConstMapF = Eigen::Map<const Eigen::ArrayXf>;
+
+// Map pass: an ns x nz grid, mse_landscape over batches of scales so that progress shows and a cancel is
+// seen within a batch.
+bool map_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, LandscapeResult& r, int n,
+             const Tensor& data, std::int64_t stride, float progress_from, float progress_to) {
+    const auto start = std::chrono::steady_clock::now();
+    landscape_grid(rq.config.dtype, {r.minmax_scale, r.minmax_zero_point}, rq.has_current ? &rq.current : nullptr, n,
+                   r.scales, r.zero_points);
+    const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
+    r.mse.assign(ns * nz, 0.0);
+    const std::size_t batch = 8;
+    std::vector<double> part;
+    for (std::size_t s0 = 0; s0 < ns; s0 += batch) {
+        const std::size_t s1 = std::min(ns, s0 + batch);
+        const std::vector<double> scales(r.scales.begin() + static_cast<std::ptrdiff_t>(s0),
+                                         r.scales.begin() + static_cast<std::ptrdiff_t>(s1));
+        if (!mse_grid(data.values.data(), data.numel(), rq.config, scales, r.zero_points, part, cb.cancel))
+            return false;
+        for (std::size_t zi = 0; zi < nz; ++zi)
+            for (std::size_t si = s0; si < s1; ++si) r.mse[zi * ns + si] = part[zi * (s1 - s0) + (si - s0)];
+        cb.set_progress(progress_from + (progress_to - progress_from) * static_cast<float>(s1) / static_cast<float>(ns));
+    }
+    r.stride = stride;
+    r.exact = stride == 1;
+    find_best(r);
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return true;
+}
+
+// Curve pass: n clipping ranges alpha in [alpha_max / 50, alpha_max], each evaluated with values_mse on
+// `values` (the tensor, or a strided sample of it).
+bool curve_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, LandscapeResult& r, int n,
+               const float* values, std::int64_t count, std::int64_t stride, float progress_from, float progress_to) {
+    const auto start = std::chrono::steady_clock::now();
+    const double q_max = rq.config.dtype.q_max();
+    double alpha_max = r.minmax_scale * q_max;
+    if (rq.has_current) alpha_max = std::max(alpha_max, rq.current.scale * q_max);
+    r.alphas.resize(static_cast<std::size_t>(n));
+    r.scales.resize(static_cast<std::size_t>(n));
+    r.mse.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        if (cb.cancelled()) return false;
+        const double alpha = alpha_max * (0.02 + 0.98 * i / std::max(1, n - 1));
+        double s = 1.0;
+        std::int32_t z = 0;
+        params_from_range(ValueRange{-alpha, alpha}, rq.config, s, z);
+        r.alphas[static_cast<std::size_t>(i)] = alpha;
+        r.scales[static_cast<std::size_t>(i)] = s;
+        r.mse[static_cast<std::size_t>(i)] = values_mse(values, count, s, z, rq.config);
+        cb.set_progress(progress_from + (progress_to - progress_from) * static_cast<float>(i + 1) / static_cast<float>(n));
+    }
+    r.stride = stride;
+    r.exact = stride == 1;
+    find_best(r);
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return true;
+}
+
+}  // namespace
+
+bool mse_grid(const float* data, std::int64_t n, const QuantConfig& config, const std::vector<double>& scales,
+              const std::vector<std::int32_t>& zero_points, std::vector<double>& mse, const std::atomic<bool>* cancel,
+              std::atomic<int>* progress) {
+    const auto ns = static_cast<std::int64_t>(scales.size()), nz = static_cast<std::int64_t>(zero_points.size());
+    mse.assign(static_cast<std::size_t>(ns * nz), 0.0);
+    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
+    std::atomic<bool> cancelled{false};  // read and written by every thread of the loop
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::int64_t si = 0; si < ns; ++si) {
+        if (cancelled || (cancel && cancel->load())) {
+            cancelled = true;
+            continue;
+        }
+        const float s = static_cast<float>(scales[static_cast<std::size_t>(si)]);
+        std::vector<double> sums(static_cast<std::size_t>(nz), 0.0);
+        alignas(64) float x[kChunk];
+        // r / s once per chunk, then every zero point over the cache-resident chunk.
+        for (std::int64_t begin = 0; begin < n; begin += kChunk) {
+            const std::int64_t len = std::min(kChunk, n - begin);
+            ConstMapF r(data + begin, len);
+            Eigen::Map<Eigen::ArrayXf> xs(x, len);
+            xs = r / s;
+            // Each chunk's sum in float (Eigen's pairwise-vectorised reduction), accumulated in double: a
+            // third of the work of squaring in double, for a map drawn on a log scale.
+            for (std::int64_t zi = 0; zi < nz; ++zi) {
+                const float z = static_cast<float>(zero_points[static_cast<std::size_t>(zi)]);
+                sums[static_cast<std::size_t>(zi)] +=
+                    config.rounding == Rounding::HalfEven
+                        ? (r - s * ((xs + z).rint().max(q_min).min(q_max) - z)).square().sum()
+                        : (r - s * ((xs + z).round().max(q_min).min(q_max) - z)).square().sum();
+            }
+        }
+        for (std::int64_t zi = 0; zi < nz; ++zi)
+            mse[static_cast<std::size_t>(zi * ns + si)] = sums[static_cast<std::size_t>(zi)] / static_cast<double>(n);
+        if (progress) ++*progress;
+    }
+    return !cancelled && !(cancel && cancel->load());
+}
+
+bool mse_landscape(const Tensor& tensor, const QuantConfig& config, const std::vector<double>& scales,
+                   const std::vector<std::int32_t>& zero_points, std::int64_t stride, std::vector<double>& mse,
+                   const std::atomic<bool>* cancel, std::atomic<int>* progress) {
+    if (stride <= 1) return mse_grid(tensor.values.data(), tensor.numel(), config, scales, zero_points, mse, cancel, progress);
+    std::vector<float> sample;
+    for (std::int64_t i = 0; i < tensor.numel(); i += stride) sample.push_back(tensor.values[static_cast<std::size_t>(i)]);
+    return mse_grid(sample.data(), static_cast<std::int64_t>(sample.size()), config, scales, zero_points, mse, cancel,
+                    progress);
+}
+
+// n scales spaced evenly in log over about [lo, hi], one of them exactly `anchor` (lo <= anchor <= hi): the
+// lessons' choice is then a cell of the grid, so "best on grid" is never worse than it.
+std::vector<double> log_spaced_through(double lo, double hi, double anchor, int n) {
+    const double step = (std::log(hi) - std::log(lo)) / std::max(1, n - 1);
+    const int below = std::clamp(static_cast<int>(std::lround((std::log(anchor) - std::log(lo)) / step)), 0, n - 1);
+    std::vector<double> v(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i == below ? anchor : anchor * std::exp((i - below) * step);
+    return v;
+}
+
+// n integers (fewer when [q_lo, q_hi] has fewer) evenly spaced over about [lo, hi], one of them exactly
+// `anchor`: the step covers [lo, hi] in n points, and the window then grows within [q_lo, q_hi] to n points.
+std::vector<std::int32_t> int_spread_through(std::int64_t lo, std::int64_t hi, std::int64_t anchor, std::int64_t q_lo,
+                                           std::int64_t q_hi, int n) {
+    const std::int64_t step = std::max<std::int64_t>(1, (hi - lo + n - 2) / std::max(1, n - 1));
+    std::int64_t below = (anchor - lo) / step, above = (hi - anchor) / step;
+    for (bool grew = true; below + above + 1 < n && grew;) {
+        grew = false;
+        if (anchor + (above + 1) * step <= q_hi && below + above + 1 < n) {
+            ++above;
+            grew = true;
+        }
+        if (anchor - (below + 1) * step >= q_lo && below + above + 1 < n) {
+            ++below;
+            grew = true;
+        }
+    }
+    std::vector<std::int32_t> v;
+    for (std::int64_t k = -below; k <= above; ++k) v.push_back(static_cast<std::int32_t>(anchor + k * step));
+    return v;
+}
+
+void landscape_grid(const IntType& dtype, const LandscapePoint& minmax, const LandscapePoint* current, int n,
+                    std::vector<double>& scales, std::vector<std::int32_t>& zero_points) {
+    const double s_mm = minmax.scale;
+    const std::int32_t z_mm = minmax.zero_point;
+    const double s_lo = std::min(s_mm, current ? current->scale : s_mm);
+    const double s_hi = std::max(s_mm, current ? current->scale : s_mm);
+    scales = log_spaced_through(s_lo / 4.0, s_hi * 4.0, s_mm, n);
+    std::int64_t z_lo = dtype.q_min(), z_hi = dtype.q_max();
+    if (dtype.levels() > 64) {
+        const std::int64_t half = dtype.levels() / 4;
+        const std::int64_t a = std::min<std::int64_t>(z_mm, current ? current->zero_point : z_mm);
+        const std::int64_t b = std::max<std::int64_t>(z_mm, current ? current->zero_point : z_mm);
+        z_lo = std::max<std::int64_t>(z_lo, a - half);
+        z_hi = std::min<std::int64_t>(z_hi, b + half);
+    }
+    zero_points = int_spread_through(z_lo, z_hi, z_mm, dtype.q_min(), dtype.q_max(), n);
+}
+
+void find_best(LandscapeResult& r) {
+    std::size_t best = 0;
+    r.mse_lo = std::numeric_limits<double>::infinity();
+    r.mse_hi = 0.0;
+    for (std::size_t i = 0; i < r.mse.size(); ++i) {
+        if (r.mse[i] < r.mse[best]) best = i;
+        r.mse_lo = std::min(r.mse_lo, r.mse[i]);
+        r.mse_hi = std::max(r.mse_hi, r.mse[i]);
+    }
+    r.best_mse = r.mse.empty() ? 0.0 : r.mse[best];
+    if (r.curve) {
+        r.best_scale = r.scales.empty() ? 1.0 : r.scales[best];
+        r.best_zero_point = 0;
+    } else if (!r.scales.empty()) {
+        r.best_scale = r.scales[best % r.scales.size()];
+        r.best_zero_point = r.zero_points[best / r.scales.size()];
+    }
+}
+
+bool compute_landscape(const Tensor& t, const LandscapeRequest& rq, const LandscapeCallbacks& cb) {
+    const std::int64_t n = t.numel();
+    // The lessons' choice: per-tensor min/max, the scale kept when z is clamped.
+    QuantConfig mm = rq.config;
+    mm.mode = rq.curve ? Mode::Symmetric : Mode::Asymmetric;
+    mm.granularity = Granularity::Tensor;
+    mm.axis = 0;
+    mm.group_size = 0;
+    mm.calibration = Calibration::MinMax;
+    mm.recompute_scale = false;
+    mm.overflow = Overflow::Clamp;
+    const QuantParams p = compute_params(t, mm);
+    LandscapeResult base;
+    base.curve = rq.curve;
+    base.minmax_scale = p.scale[0];
+    base.minmax_zero_point = p.zero_point[0];
+    base.minmax_mse = values_mse(t.values.data(), n, base.minmax_scale, base.minmax_zero_point, mm);
+    if (cb.cancelled()) return false;
+
+    // Samples are gathered once (every stride-th element) and then evaluated whole: mse_landscape would gather
+    // its own strided copy on every call, a pass over the big tensor per batch of scales.
+    auto gather = [&t, n](std::int64_t stride) {
+        Tensor sample;
+        for (std::int64_t i = 0; i < n; i += stride) sample.values.push_back(t.values[static_cast<std::size_t>(i)]);
+        sample.shape = {sample.numel()};
+        return sample;
+    };
+    const std::int64_t stride = std::max<std::int64_t>(1, (n + kLandscapeCoarseSample - 1) / kLandscapeCoarseSample);
+    if (!rq.curve) {
+        LandscapeResult coarse = base;
+        if (!map_pass(rq, cb, coarse, kLandscapeCoarse, stride > 1 ? gather(stride) : t, stride, 0.0f, 0.05f)) return false;
+        cb.deliver(coarse);
+        // A big tensor's exact map takes seconds: first the full grid on a 1M-element sample.
+        const std::int64_t mid_stride = (n + kLandscapeMidSample - 1) / kLandscapeMidSample;
+        float from = 0.05f;
+        if (mid_stride > 1) {
+            LandscapeResult mid = base;
+            from = 0.05f + 0.9f / static_cast<float>(mid_stride + 1);
+            if (!map_pass(rq, cb, mid, kLandscapeFine, gather(mid_stride), mid_stride, 0.05f, from)) return false;
+            cb.deliver(mid);
+        }
+        LandscapeResult fine = base;
+        if (!map_pass(rq, cb, fine, kLandscapeFine, t, 1, from, 1.0f)) return false;
+        cb.deliver(std::move(fine));
+        return true;
+    }
+    std::vector<float> sample;
+    for (std::int64_t i = 0; i < n; i += stride) sample.push_back(t.values[static_cast<std::size_t>(i)]);
+    LandscapeResult coarse = base;
+    if (!curve_pass(rq, cb, coarse, kCurveCoarse, sample.data(), static_cast<std::int64_t>(sample.size()), stride, 0.0f,
+                   0.1f))
+        return false;
+    cb.deliver(coarse);
+    LandscapeResult fine = base;
+    if (!curve_pass(rq, cb, fine, kCurveFine, t.values.data(), n, 1, 0.1f, 1.0f)) return false;
+    cb.deliver(std::move(fine));
+    return true;
+}
+
+
+}  // namespace qs
