@@ -66,6 +66,8 @@ int run_bench(const std::vector<std::string>& args) {
         repeats = static_cast<int>(r);
     }
 
+    // First, while this process is small (the children's peak memory counts from its size).
+    const FileFigures file_figures = measure_file_rows(spec, std::min(repeats, 7));
     const Tensor tensor = generate_random(spec);
     QuantResult result;
     QuantParams params = compute_params(tensor, config);
@@ -132,7 +134,7 @@ int run_bench(const std::vector<std::string>& args) {
         .number("mse_group32_ratio", mse_groups_ms >= 0 ? std::optional<double>(mse_groups_ms / mse_ms) : std::nullopt)
         .integer("landscape_elements", million.numel())
         .number("landscape_64x64_ms", landscape_ms);
-    add_file_rows(json, tensor, std::min(repeats, 7));
+    add_file_rows(json, file_figures);
     std::printf("%s\n", json.str().c_str());
     return 0;
 }

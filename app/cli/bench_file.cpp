@@ -5,7 +5,6 @@
 #include "cli/bench_file.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,9 +20,8 @@
 #include <vector>
 
 #include "quantscope/error.hpp"
+#include "quantscope/random.hpp"
 #include "quantscope/tensor_io.hpp"
-
-extern char** environ;
 
 namespace qs::cli {
 namespace {
@@ -33,19 +31,39 @@ struct ProcessRun {
     double peak_mib = 0;  // the child's peak resident memory, as the kernel counts it
 };
 
-// Runs `argv` (argv[0] looked up on PATH) with stdout discarded and waits for it; it must exit 0.
+// The program `name` as found on PATH (or `name` itself when it holds a slash).
+std::string find_program(const std::string& name) {
+    if (name.find('/') != std::string::npos) return name;
+    const char* path = std::getenv("PATH");
+    std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+    for (std::size_t start = 0; start <= dirs.size();) {
+        const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+        const std::string candidate = (end > start ? dirs.substr(start, end - start) : ".") + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        start = end + 1;
+    }
+    throw Error("bench: cannot find " + name + " on PATH");
+}
+
+// Runs `argv` with stdout discarded and waits for it; it must exit 0. A fork, not posix_spawn: a child
+// spawned on the parent's memory (vfork) and one forked while the parent is large both report the parent's
+// resident memory as their own peak; a fork of a small parent starts the child's count small.
 ProcessRun run_process(const std::vector<std::string>& argv) {
+    const std::string program = find_program(argv[0]);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd < 0) throw Error(std::string("bench: cannot open /dev/null: ") + std::strerror(errno));
     const auto start = std::chrono::steady_clock::now();
-    pid_t pid = 0;
-    const int spawn_error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawn_error != 0) throw Error("bench: cannot start " + argv[0] + ": " + std::strerror(spawn_error));
+    const pid_t pid = ::fork();
+    if (pid == 0) {  // only async-signal-safe calls until exec
+        ::dup2(null_fd, STDOUT_FILENO);
+        ::execv(program.c_str(), args.data());
+        ::_exit(127);
+    }
+    ::close(null_fd);
+    if (pid < 0) throw Error(std::string("bench: cannot start a process: ") + std::strerror(errno));
     int status = 0;
     struct rusage usage {};
     while (::wait4(pid, &status, 0, &usage) < 0)
@@ -93,11 +111,17 @@ struct ScratchFolder {
 
 }  // namespace
 
-void add_file_rows(JsonObject& json, const Tensor& tensor, int rounds) {
+FileFigures measure_file_rows(const RandomSpec& spec, int rounds) {
     const ScratchFolder folder;
     const std::string input = folder / "W.npy";
-    save_floats(input, tensor.shape, tensor.values.data());
-    const double file_mib = static_cast<double>(std::filesystem::file_size(input)) / (1024.0 * 1024.0);
+    {
+        // Freed before the first child starts: see run_process.
+        const Tensor tensor = generate_random(spec);
+        save_floats(input, tensor.shape, tensor.values.data());
+    }
+    FileFigures f;
+    f.rounds = rounds;
+    f.file_mib = static_cast<double>(std::filesystem::file_size(input)) / (1024.0 * 1024.0);
     const std::string self = own_executable();
     const std::vector<std::string> copy = {"cp", input, folder / "copy.npy"};
     const std::vector<std::string> metrics = {self, "quantize", input};
@@ -118,16 +142,27 @@ void add_file_rows(JsonObject& json, const Tensor& tensor, int rounds) {
         metrics_peak.push_back(m.peak_mib);
         outputs_peak.push_back(o.peak_mib);
     }
-    json.number("file_mib", file_mib)
-        .integer("file_rounds", rounds)
-        .number("cp_file_ms", median(cp_ms))
-        .number("quantize_file_ms", median(metrics_ms))
-        .number("quantize_file_ratio_to_cp", median(metrics_ratio))
-        .number("quantize_file_peak_mib", median(metrics_peak))
-        .number("quantize_file_peak_target_mib", 1.3 * file_mib + 50)
-        .number("quantize_file_outputs_ms", median(outputs_ms))
-        .number("quantize_file_outputs_ratio_to_cp", median(outputs_ratio))
-        .number("quantize_file_outputs_peak_mib", median(outputs_peak));
+    f.cp_ms = median(cp_ms);
+    f.metrics_ms = median(metrics_ms);
+    f.metrics_ratio = median(metrics_ratio);
+    f.metrics_peak_mib = median(metrics_peak);
+    f.outputs_ms = median(outputs_ms);
+    f.outputs_ratio = median(outputs_ratio);
+    f.outputs_peak_mib = median(outputs_peak);
+    return f;
+}
+
+void add_file_rows(JsonObject& json, const FileFigures& f) {
+    json.number("file_mib", f.file_mib)
+        .integer("file_rounds", f.rounds)
+        .number("cp_file_ms", f.cp_ms)
+        .number("quantize_file_ms", f.metrics_ms)
+        .number("quantize_file_ratio_to_cp", f.metrics_ratio)
+        .number("quantize_file_peak_mib", f.metrics_peak_mib)
+        .number("quantize_file_peak_target_mib", 1.3 * f.file_mib + 50)
+        .number("quantize_file_outputs_ms", f.outputs_ms)
+        .number("quantize_file_outputs_ratio_to_cp", f.outputs_ratio)
+        .number("quantize_file_outputs_peak_mib", f.outputs_peak_mib);
 }
 
 }  // namespace qs::cli
