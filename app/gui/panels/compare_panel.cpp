@@ -94,8 +94,7 @@ bool DrawSelector(ComparePanelState& st, const Tensor& t) {
     if (b.granularity == Granularity::Channel && t.rank() > 1) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(font * 4.0f);
-        const SliderIntLimits axes = SafeSliderIntLimits(0, t.rank() - 1);
-        if (ImGui::SliderInt("##axis", &b.axis, axes.lo, axes.hi, "axis %d", ImGuiSliderFlags_AlwaysClamp)) changed = true;
+        if (SafeSliderInt("##axis", &b.axis, 0, t.rank() - 1, "axis %d", ImGuiSliderFlags_AlwaysClamp)) changed = true;
     } else if (b.granularity == Granularity::Group) {
         // Divisors of the last dimension: any other size is an error.
         std::vector<std::int64_t> sizes;
@@ -315,7 +314,7 @@ float DrawErrorMaps(ComparePanelState& st, const QuantView& qv, ImVec2 origin, f
         const SliderIntLimits slices = SafeSliderIntLimits(0, t.slices() - 1);
         st.slice = std::clamp(st.slice, slices.lo, slices.hi);
         ImGui::SetNextItemWidth(font * 10.0f);
-        ImGui::SliderInt("##slice", &st.slice, slices.lo, slices.hi, "slice %d", ImGuiSliderFlags_AlwaysClamp);
+        SafeSliderInt("##slice", &st.slice, slices.lo, slices.hi, "slice %d", ImGuiSliderFlags_AlwaysClamp);
         slider_h = ImGui::GetFrameHeightWithSpacing();
     }
     const float heat_h = std::max(font * 4.0f, height - title_h - slider_h - font * 0.5f);

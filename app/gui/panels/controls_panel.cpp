@@ -38,8 +38,7 @@ void DrawDtype(const Document& doc, Intents& out) {
     bool changed = ImGui::Combo("##signedness", &sign, "int (signed)\0uint (unsigned)\0");
     Label("Bits");
     int bits = next.dtype.bits;
-    const SliderIntLimits bit_range = SafeSliderIntLimits(2, 16);
-    changed |= ImGui::SliderInt("##bits", &bits, bit_range.lo, bit_range.hi, "%d bits", ImGuiSliderFlags_AlwaysClamp);
+    changed |= SafeSliderInt("##bits", &bits, 2, 16, "%d bits", ImGuiSliderFlags_AlwaysClamp);
     const bool dragging = ImGui::IsItemActive();
     if (changed) {
         next.dtype.is_signed = sign == 0;
@@ -134,11 +133,10 @@ void DrawManual(ControlsPanelState& state, const Document& doc, Intents& out) {
     // The slider spans two decades either side of the computed scale; the box below takes any value.
     const double centre = (doc.has_computed && !doc.computed_params.scale.empty()) ? doc.computed_params.scale[0]
                                                                                     : next.manual_scale;
-    const SliderLimits range = SafeSliderLimits(centre / 100.0, centre * 100.0, true);
     float s = static_cast<float>(next.manual_scale);
     Label("Scale s");
-    if (ImGui::SliderFloat("##scale", &s, range.lo, range.hi, "%.5g",
-                           ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoRoundToFormat)) {
+    if (SafeSliderFloat("##scale", &s, centre / 100.0, centre * 100.0, "%.5g",
+                        ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoRoundToFormat)) {
         next.manual_scale = s;
         state.scale_entry = s;
         state.manual_message.clear();
@@ -161,9 +159,8 @@ void DrawManual(ControlsPanelState& state, const Document& doc, Intents& out) {
     HelpTooltip("Type an exact scale and press Enter.");
     Label("Zero pt z");
     int z = next.manual_zero_point;
-    const SliderIntLimits z_range = SafeSliderIntLimits(next.dtype.q_min(), next.dtype.q_max());
-    if (ImGui::SliderInt("##zero-point", &z, z_range.lo, z_range.hi, "%d",
-                         ImGuiSliderFlags_AlwaysClamp)) {
+    if (SafeSliderInt("##zero-point", &z, next.dtype.q_min(), next.dtype.q_max(), "%d",
+                      ImGuiSliderFlags_AlwaysClamp)) {
         next = doc.config;
         next.manual_zero_point = z;
         out.apply_config(doc, next, ImGui::IsItemActive(), &state.manual_message);

@@ -174,8 +174,7 @@ void DrawToolbar(FigurePanelState& st, const QuantView& qv) {
     if (qv.tensor->rank() == 3) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(font * 8.0f);
-        const SliderIntLimits slices = SafeSliderIntLimits(0, qv.tensor->slices() - 1);
-        ImGui::SliderInt("Slice", &st.slice, slices.lo, slices.hi, "%d", ImGuiSliderFlags_AlwaysClamp);
+        SafeSliderInt("Slice", &st.slice, 0, qv.tensor->slices() - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Index along axis 0 (of %lld)", static_cast<long long>(qv.tensor->slices()));
     }

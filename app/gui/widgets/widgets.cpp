@@ -76,4 +76,15 @@ SliderIntLimits SafeSliderIntLimits(std::int64_t lo, std::int64_t hi) {
     return SliderIntLimits{static_cast<int>(a), static_cast<int>(b)};
 }
 
+bool SafeSliderFloat(const char* label, float* v, double lo, double hi, const char* format, ImGuiSliderFlags flags) {
+    const SliderLimits l = SafeSliderLimits(lo, hi, (flags & ImGuiSliderFlags_Logarithmic) != 0);
+    return ImGui::SliderFloat(label, v, l.lo, l.hi, format, flags);
+}
+
+bool SafeSliderInt(const char* label, int* v, std::int64_t lo, std::int64_t hi, const char* format,
+                   ImGuiSliderFlags flags) {
+    const SliderIntLimits l = SafeSliderIntLimits(lo, hi);
+    return ImGui::SliderInt(label, v, l.lo, l.hi, format, flags);
+}
+
 }  // namespace qs::gui

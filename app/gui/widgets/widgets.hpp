@@ -30,4 +30,11 @@ struct SliderIntLimits {
 };
 SliderIntLimits SafeSliderIntLimits(std::int64_t lo, std::int64_t hi);
 
+// The window's only sliders (tests/check_gui_sliders.sh fails on a direct ImGui::Slider*/Drag* elsewhere):
+// ImGui's own with limits made admissible by SafeSliderLimits / SafeSliderIntLimits, so no tensor can make
+// them abort. ImGuiSliderFlags_Logarithmic in `flags` also keeps the float limits positive and normal.
+bool SafeSliderFloat(const char* label, float* v, double lo, double hi, const char* format, ImGuiSliderFlags flags = 0);
+bool SafeSliderInt(const char* label, int* v, std::int64_t lo, std::int64_t hi, const char* format,
+                   ImGuiSliderFlags flags = 0);
+
 }  // namespace qs::gui
