@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
 #ifdef QS_HAVE_GUI
@@ -18,10 +19,8 @@
 namespace {
 
 // SPEC: exactly one line on stderr, whatever the exception says. A qs::Error is already printable and short;
-// other exceptions (the standard library's) are made so here.
-void print_error(const char* message) {
-    std::fprintf(stderr, "quantscope: error: %s\n", qs::printable(message, qs::kMaxMessageChars).c_str());
-}
+// other exceptions (the standard library's) are made so by message_line.
+void print_error(const char* message) { qs::cli::print_message_line("error", message); }
 
 int dispatch(const std::vector<std::string>& args) {
     using namespace qs::cli;

@@ -7,11 +7,13 @@
 #include <random>
 #include <string>
 
+#include "cli/options.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/json_reader.hpp"
 #include "quantscope/safetensors.hpp"
 #include "quantscope/session.hpp"
 #include "quantscope/text.hpp"
+#include "hostile/hostile_corpus.hpp"
 #include "test_helpers.hpp"
 
 using namespace std::string_literals;
@@ -27,18 +29,7 @@ using qs::test::write_bytes;
 
 using qs::character_count;
 
-// Nothing a terminal would act on: no C0 control, no DEL, only valid UTF-8.
-bool is_printable_line(const std::string& text) {
-    for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c < 0x20 || c == 0x7f) return false;
-        const std::size_t n = qs::utf8_sequence_length(text, i);
-        if (n == 0) return false;
-        if (n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) return false;  // C1
-        i += n;
-    }
-    return true;
-}
+using qs::hostile::is_printable_line;
 
 std::string random_bytes(std::mt19937& rng, std::size_t n) {
     std::string out;
@@ -298,4 +289,15 @@ TEST_CASE("cli: what a message quotes from the command line is capped") {
         CHECK(character_count(r.err.substr(open + 1, close - open - 1)) <= qs::kQuotedChars);
         CHECK(r.err.size() < 300);
     }
+}
+
+TEST_CASE("the program's error line is one printable bounded line whatever the exception says") {
+    // What a standard library exception could carry: line breaks, escapes, invalid UTF-8, a megabyte.
+    const std::string what = "std: \x1b[31mred\r\nsecond line \xff " + std::string(1u << 20, 'w') + " end";
+    const std::string line = qs::cli::message_line("error", what);
+    CHECK(line.rfind("quantscope: error: std: \\x1b[31mred\\r\\nsecond line \\xff www", 0) == 0);
+    CHECK(line.substr(line.size() - 5) == " end\n");
+    CHECK(std::count(line.begin(), line.end(), '\n') == 1);
+    CHECK(is_printable_line(line.substr(0, line.size() - 1)));
+    CHECK(character_count(line) <= qs::kMaxMessageChars + 20);
 }

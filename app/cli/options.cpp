@@ -20,6 +20,14 @@ const std::string* ParsedArgs::get(const std::string& name) const {
     return it == values.end() ? nullptr : &it->second;
 }
 
+std::string message_line(const char* kind, const std::string& message) {
+    return std::string("quantscope: ") + kind + ": " + printable(message, kMaxMessageChars) + "\n";
+}
+
+void print_message_line(const char* kind, const std::string& message) {
+    std::fputs(message_line(kind, message).c_str(), stderr);
+}
+
 bool print_help_if_asked(const std::vector<std::string>& args, const char* help) {
     for (const auto& a : args)
         if (a == "--help" || a == "-h") {

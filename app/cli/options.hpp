@@ -29,6 +29,11 @@ struct ParsedArgs {
     const std::string* get(const std::string& name) const;
 };
 
+// SPEC's one line on stderr: "quantscope: <kind>: " and the message, printable and bounded whatever the message
+// holds (a std::exception's text, a NUL, line breaks, megabytes). kind is "error" or "warning".
+std::string message_line(const char* kind, const std::string& message);
+void print_message_line(const char* kind, const std::string& message);  // message_line to stderr
+
 // `--help` or `-h` anywhere in `args`: prints `help` to stdout and returns true (the command then exits 0).
 bool print_help_if_asked(const std::vector<std::string>& args, const char* help);
 

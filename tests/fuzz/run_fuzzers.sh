@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for SECONDS over a copy of its
-# committed corpus. Crashes land in BUILD_DIR/fuzz-artifacts/<target>/ and make the script fail.
-#   usage: tests/fuzz/run_fuzzers.sh [BUILD_DIR] [SECONDS] [TARGET...]
+# committed corpus (tests/fuzz/corpus/<target>/), seeded also with the hostile files of tests/hostile/corpus/.
+# Crashes land in BUILD_DIR/fuzz-artifacts/<target>/ and make the script fail. With QS_FUZZ_MERGE=1 the inputs
+# that reached new code are merged back into tests/fuzz/corpus/<target>/ (only those: -merge=1 keeps the
+# smallest set with the same coverage), to be committed, so the corpus grows with every run that finds more.
+#   usage: [QS_FUZZ_MERGE=1] tests/fuzz/run_fuzzers.sh [BUILD_DIR] [SECONDS] [TARGET...]
 #   default: build-fuzz 20 npy csv safetensors json session
 set -euo pipefail
 
@@ -27,13 +30,18 @@ for target in "${targets[@]}"; do
     echo "== fuzz_$target for ${seconds}s"
     # No input of 4 KiB may need a 64 MiB allocation: -malloc_limit_mb reports a parser that trusts a
     # length field and allocates for it, instead of letting it pass because the machine had the memory.
-    if ! "$build/bin/fuzz_$target" "$corpus" "${dict[@]}" -max_len=4096 -max_total_time="$seconds" -timeout=10 \
+    # New inputs go to the first folder only: the committed and hostile ones are read, never written.
+    if ! "$build/bin/fuzz_$target" "$corpus" "$repo/tests/hostile/corpus" "${dict[@]}" -max_len=4096 -max_total_time="$seconds" -timeout=10 \
             -rss_limit_mb=2048 -malloc_limit_mb=64 -print_final_stats=1 -artifact_prefix="$artifacts/" \
             2> "$build/fuzz-$target.log"; then
         failed+=("$target")
         tail -n 40 "$build/fuzz-$target.log"
     else
         grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE" "$build/fuzz-$target.log" || true
+        if [ "${QS_FUZZ_MERGE:-0}" = 1 ]; then
+            "$build/bin/fuzz_$target" -merge=1 "$repo/tests/fuzz/corpus/$target" "$corpus" 2> "$build/fuzz-$target-merge.log"
+            grep -E "MERGE-OUTER: [0-9]+ new files" "$build/fuzz-$target-merge.log" || true
+        fi
     fi
 done
 

@@ -120,7 +120,7 @@ bool SaveScreenshot(const AppWindow& window, const std::string& path) {
     window.read_back_buffer(pixels, width, height);
     std::string problem;
     if (write_png_atomic(path, width, height, pixels, true, &problem)) return true;
-    std::fprintf(stderr, "quantscope: error: %s\n", printable(problem, kMaxMessageChars).c_str());
+    cli::print_message_line("error", problem);
     return false;
 }
 
@@ -133,7 +133,7 @@ bool RunFileWork(AppWindow& window, AppState& app, bool scripted) {
     window.make_context_current();
     window.wake();  // show the outcome in the dialog
     if (saved || !scripted) return true;
-    std::fprintf(stderr, "quantscope: error: %s\n", printable(problem, kMaxMessageChars).c_str());
+    cli::print_message_line("error", problem);
     return false;
 }
 
@@ -153,7 +153,7 @@ void SaveUserSettings(const std::string& path, Settings settings, const AppState
     }
     std::string problem;
     if (!save_settings(path, settings, &problem))
-        std::fprintf(stderr, "quantscope: warning: settings not saved: %s\n", printable(problem, kMaxMessageChars).c_str());
+        cli::print_message_line("warning", "settings not saved: " + problem);
 }
 
 // The frame loop over an open window; returns the exit code.
