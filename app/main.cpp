@@ -37,6 +37,7 @@ int dispatch(const std::vector<std::string>& args) {
     if (command == "quantize") return run_quantize(rest);
     if (command == "bench") return run_bench(rest);
     if (command == "inspect") return run_inspect(rest);
+    if (command == "sweep") return run_sweep(rest);
 #ifdef QS_HAVE_GUI
     if (command == "render") return qs::gui::run_render(rest);
 #endif
@@ -64,6 +65,7 @@ const char* const kMainHelp =
     "       quantscope quantize INPUT [options]    quantize a tensor, print JSON metrics\n"
     "       quantscope render [INPUT] --out FIG.png the figure as a PNG, no display needed\n"
     "       quantscope inspect FILE.safetensors    list the tensors of a checkpoint\n"
+    "       quantscope sweep CHECKPOINT [options]  quantize every tensor of a checkpoint, one row each\n"
     "       quantscope bench [--shape RxC]         time the pipeline\n"
     "       quantscope --help | --version\n"
     "\n"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
 
 namespace qs::test {
@@ -75,6 +77,54 @@ inline std::string read_bytes(const std::filesystem::path& path) {
 
 inline void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
     std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// float32 bits to float16 bits, truncating (good enough for test data): tiny values become 0, huge ones
+// the largest exponent; never Inf or NaN.
+inline std::uint16_t half_bits(std::uint32_t fb) {
+    const int exponent = static_cast<int>((fb >> 23) & 0xff) - 112;
+    const auto sign = static_cast<std::uint16_t>((fb >> 16) & 0x8000);
+    if (exponent < 1) return sign;
+    return static_cast<std::uint16_t>(sign | std::min(exponent, 30) << 10 | ((fb >> 13) & 0x3ff));
+}
+
+// Random finite elements of `type` as little-endian bytes: normal values with a few outliers, and for the
+// 16-bit types random bit patterns (every exponent but the Inf/NaN one, subnormals included).
+inline std::string random_elements(qs::ElementType type, std::int64_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal(0.5, 3.0);
+    std::string bytes;
+    for (std::int64_t i = 0; i < n; ++i) {
+        double v = normal(rng) * (i % 997 == 0 ? 40.0 : 1.0);
+        switch (type) {
+            case qs::ElementType::F32: {
+                const float f = static_cast<float>(v);
+                bytes.append(reinterpret_cast<const char*>(&f), 4);
+                break;
+            }
+            case qs::ElementType::F64:
+                bytes.append(reinterpret_cast<const char*>(&v), 8);
+                break;
+            case qs::ElementType::F16:
+            case qs::ElementType::BF16: {
+                std::uint16_t bits = static_cast<std::uint16_t>(rng());
+                const int exponent_shift = type == qs::ElementType::F16 ? 10 : 7;
+                const std::uint16_t exponent_mask = type == qs::ElementType::F16 ? 0x7c00 : 0x7f80;
+                if ((bits & exponent_mask) == exponent_mask) bits ^= static_cast<std::uint16_t>(1u << exponent_shift);
+                if (type == qs::ElementType::BF16) bits &= 0xbfff;  // |v| < 2: far from float32's limits
+                // Keep most values within a few orders of magnitude so the quantization is not all zeros.
+                if (rng() % 4 != 0) {
+                    const float f = static_cast<float>(v);
+                    std::uint32_t fb;
+                    std::memcpy(&fb, &f, 4);
+                    bits = type == qs::ElementType::BF16 ? static_cast<std::uint16_t>(fb >> 16) : half_bits(fb);
+                }
+                bytes.append(reinterpret_cast<const char*>(&bits), 2);
+                break;
+            }
+        }
+    }
+    return bytes;
 }
 
 // A .safetensors file: 8-byte little-endian header length, the JSON header, the data.

@@ -21,54 +21,6 @@ using namespace qs;
 
 namespace {
 
-// float32 bits to float16 bits, truncating (good enough for test data): tiny values become 0, huge ones
-// the largest exponent; never Inf or NaN.
-std::uint16_t half_bits(std::uint32_t fb) {
-    const int exponent = static_cast<int>((fb >> 23) & 0xff) - 112;
-    const auto sign = static_cast<std::uint16_t>((fb >> 16) & 0x8000);
-    if (exponent < 1) return sign;
-    return static_cast<std::uint16_t>(sign | std::min(exponent, 30) << 10 | ((fb >> 13) & 0x3ff));
-}
-
-// Random finite elements of `type` as little-endian bytes: normal values with a few outliers, and for the
-// 16-bit types random bit patterns (every exponent but the Inf/NaN one, subnormals included).
-std::string random_elements(ElementType type, std::int64_t n, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<double> normal(0.5, 3.0);
-    std::string bytes;
-    for (std::int64_t i = 0; i < n; ++i) {
-        double v = normal(rng) * (i % 997 == 0 ? 40.0 : 1.0);
-        switch (type) {
-            case ElementType::F32: {
-                const float f = static_cast<float>(v);
-                bytes.append(reinterpret_cast<const char*>(&f), 4);
-                break;
-            }
-            case ElementType::F64:
-                bytes.append(reinterpret_cast<const char*>(&v), 8);
-                break;
-            case ElementType::F16:
-            case ElementType::BF16: {
-                std::uint16_t bits = static_cast<std::uint16_t>(rng());
-                const int exponent_shift = type == ElementType::F16 ? 10 : 7;
-                const std::uint16_t exponent_mask = type == ElementType::F16 ? 0x7c00 : 0x7f80;
-                if ((bits & exponent_mask) == exponent_mask) bits ^= static_cast<std::uint16_t>(1u << exponent_shift);
-                if (type == ElementType::BF16) bits &= 0xbfff;  // |v| < 2: far from float32's limits
-                // Keep most values within a few orders of magnitude so the quantization is not all zeros.
-                if (rng() % 4 != 0) {
-                    const float f = static_cast<float>(v);
-                    std::uint32_t fb;
-                    std::memcpy(&fb, &f, 4);
-                    bits = type == ElementType::BF16 ? static_cast<std::uint16_t>(fb >> 16) : half_bits(fb);
-                }
-                bytes.append(reinterpret_cast<const char*>(&bits), 2);
-                break;
-            }
-        }
-    }
-    return bytes;
-}
-
 std::vector<QuantConfig> configs_for(const Shape& shape) {
     std::vector<QuantConfig> out;
     QuantConfig c;
@@ -128,7 +80,7 @@ TEST_CASE("streamed results equal the full-buffer results bit for bit") {
     for (const Shape& shape : shapes)
         for (ElementType type : {ElementType::F32, ElementType::F16, ElementType::BF16, ElementType::F64}) {
             const std::int64_t n = checked_numel(shape);
-            const std::string bytes = random_elements(type, n, seed++);
+            const std::string bytes = test::random_elements(type, n, seed++);
             TensorView view;
             view.shape = shape;
             view.type = type;
@@ -228,7 +180,7 @@ TEST_CASE("quantize streams its output files with exactly the full-buffer bytes"
     for (ElementType type : {ElementType::F32, ElementType::F64, ElementType::F16}) {
         const char* descr = type == ElementType::F32 ? "<f4" : type == ElementType::F64 ? "<f8" : "<f2";
         const std::string input = dir / (std::string("in_") + (descr + 1) + ".npy");
-        test::write_bytes(input, npy_header_bytes(descr, shape) + random_elements(type, n, 77));
+        test::write_bytes(input, npy_header_bytes(descr, shape) + test::random_elements(type, n, 77));
         for (const std::string options : {"--dtype int4 --granularity group --group-size 7", "--granularity channel --axis 1"}) {
             CAPTURE(descr);
             CAPTURE(options);

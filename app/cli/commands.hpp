@@ -10,10 +10,12 @@ namespace qs::cli {
 int run_quantize(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);
 int run_inspect(const std::vector<std::string>& args);
+int run_sweep(const std::vector<std::string>& args);
 
 extern const char* const kMainHelp;
 extern const char* const kQuantizeHelp;
 extern const char* const kBenchHelp;
 extern const char* const kInspectHelp;
+extern const char* const kSweepHelp;
 
 }  // namespace qs::cli

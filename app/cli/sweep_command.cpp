@@ -1,0 +1,170 @@
+// `quantscope sweep PATH [quantize options] [--json | --csv] [--filter REGEX]`: SPEC "Sweep".
+#include <unistd.h>
+
+#include <cstdio>
+#include <regex>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
+#include "quantscope/json_writer.hpp"
+#include "quantscope/sweep.hpp"
+#include "quantscope/text.hpp"
+
+namespace qs::cli {
+namespace {
+
+// The row's fields in SPEC order; an error row has its numbers null and its `error` last.
+JsonObject row_json(const SweepRow& row) {
+    JsonObject json;
+    json.string("name", row.name).raw("shape", shape_to_json(row.shape)).string("dtype", row.dtype).integer("elements", row.elements);
+    const bool ok = row.error.empty();
+    const auto number = [&](const char* key, std::optional<double> value) { json.number(key, ok ? value : std::nullopt); };
+    const Metrics& m = row.metrics;
+    number("min", row.min);
+    number("max", row.max);
+    number("mean", row.mean);
+    number("std", row.std);
+    number("max_over_std", row.max_over_std);
+    number("mse", m.mse);
+    number("rmse", m.rmse);
+    number("mae", m.mae);
+    number("max_abs_error", m.max_abs_error);
+    number("sqnr_db", m.sqnr_db);
+    if (ok)
+        json.integer("clipped", m.clipped);
+    else
+        json.raw("clipped", "null");
+    number("bits_per_weight", row.bits_per_weight);
+    if (ok)
+        json.raw("error", "null");
+    else
+        json.string("error", row.error);
+    return json;
+}
+
+// RFC 4180: a field with a comma, a quote or a line break goes in quotes, its quotes doubled.
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string out = "\"";
+    for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+// Numbers as the JSON prints them (they round-trip), null as an empty field.
+std::string csv_line(const SweepRow& row) {
+    const auto field = csv_field;
+    std::string line = field(row.name) + "," + shape_to_string(row.shape) + "," + row.dtype + "," + std::to_string(row.elements);
+    const bool ok = row.error.empty();
+    const auto number = [&](std::optional<double> value) {
+        line += ",";
+        const std::string text = ok && value ? format_json_number(*value) : "null";
+        if (text != "null") line += text;
+    };
+    const Metrics& m = row.metrics;
+    for (const std::optional<double> v : {std::optional<double>(row.min), std::optional<double>(row.max),
+                                          std::optional<double>(row.mean), std::optional<double>(row.std), row.max_over_std,
+                                          std::optional<double>(m.mse), std::optional<double>(m.rmse),
+                                          std::optional<double>(m.mae), std::optional<double>(m.max_abs_error), m.sqnr_db})
+        number(v);
+    line += "," + (ok ? std::to_string(m.clipped) : std::string());
+    number(row.bits_per_weight);
+    line += "," + (ok ? std::string() : field(row.error));
+    return line;
+}
+
+constexpr const char* kCsvHeader =
+    "name,shape,dtype,elements,min,max,mean,std,max_over_std,mse,rmse,mae,max_abs_error,sqnr_db,clipped,"
+    "bits_per_weight,error";
+
+// "sweep: 41% (3.2 of 7.8 GB)" rewritten in place on a terminal.
+void show_progress(std::uint64_t done, std::uint64_t total) {
+    const double percent = total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
+    std::fprintf(stderr, "\rsweep: %3.0f%% (%.2f of %.2f GB)", percent, static_cast<double>(done) / 1e9,
+                 static_cast<double>(total) / 1e9);
+    std::fflush(stderr);
+}
+
+}  // namespace
+
+const char* const kSweepHelp =
+    "usage: quantscope sweep PATH [quantize options] [--json | --csv] [--filter REGEX]\n"
+    "\n"
+    "Quantizes every floating tensor (F32, F16, BF16, F64; at least 2 elements) of a checkpoint, PATH a\n"
+    ".safetensors file or a sharded checkpoint's *.safetensors.index.json, exactly as\n"
+    "`quantize PATH --tensor NAME` would, and prints one row per tensor in file order: name, shape,\n"
+    "dtype, elements, min, max, mean, std, max_over_std (max|x| / std), mse, rmse, mae, max_abs_error,\n"
+    "sqnr_db, clipped, bits_per_weight (the code's bits plus each block's float32 scale and, unless\n"
+    "symmetric, its zero point) and error (why the options do not apply to that tensor, else null).\n"
+    "\n"
+    "options:\n"
+    "  the quantize options (--dtype, --mode, --granularity, --axis, --group-size, --calibrate, ...;\n"
+    "  see quantscope quantize --help)\n"
+    "  --json          (default) one object {\"tensors\": [rows], \"total\": {elements, bytes_in,\n"
+    "                  bytes_quantized, mse, sqnr_db, seconds, gb_per_s}} over the quantized rows\n"
+    "  --csv           a header line and one line per row, no total\n"
+    "  --filter REGEX  only the tensors whose name contains a match (ECMAScript syntax)\n"
+    "Progress goes to stderr when it is a terminal.\n";
+
+int run_sweep(const std::vector<std::string>& args) {
+    if (print_help_if_asked(args, kSweepHelp)) return 0;
+    const ParsedArgs parsed =
+        parse_args(args, join(quantize_options(), {{"--json", false}, {"--csv", false}, {"--filter", true}}));
+    if (parsed.positionals.size() != 1) throw Error("sweep needs exactly one PATH (.safetensors or .index.json)");
+    if (parsed.has("--json") && parsed.has("--csv")) throw Error("give --json or --csv, not both");
+
+    SweepSettings settings;
+    apply_quantize_options(parsed, settings.config);
+    // What does not depend on a tensor is checked now (exit 2); what does (rank, axis, group size) is a row's
+    // error. A rank-3 shape whose last dimension is the group size fits every axis and group size.
+    Shape any_tensor(3, 1);
+    if (settings.config.granularity == Granularity::Group && settings.config.group_size > 0)
+        any_tensor.back() = settings.config.group_size;
+    if (!parsed.has("--recipe")) check_config(settings.config, any_tensor);
+    if (parsed.has("--recipe"))
+        settings.configure = [&parsed](const TensorView& values, const QuantConfig& config) {
+            QuantConfig adjusted = config;
+            apply_recipe(parsed, values, adjusted);
+            return adjusted;
+        };
+    if (const std::string* pattern = parsed.get("--filter")) {
+        std::shared_ptr<std::regex> regex;
+        try {
+            regex = std::make_shared<std::regex>(*pattern, std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+            throw Error("--filter: " + quoted_text(*pattern) + " is not a valid regular expression (" + e.what() + ")");
+        }
+        settings.keep = [regex](const std::string& name) { return std::regex_search(name, *regex); };
+    }
+
+    // Every header and the index are checked before the first row is printed.
+    const Checkpoint checkpoint = open_checkpoint(parsed.positionals[0]);
+    const bool csv = parsed.has("--csv");
+    const bool terminal = ::isatty(STDERR_FILENO) == 1;
+    bool first = true;
+    if (csv) std::printf("%s\n", kCsvHeader);
+    const auto on_row = [&](const SweepRow& row) {
+        if (csv)
+            std::printf("%s\n", csv_line(row).c_str());
+        else
+            std::printf("%s%s", first ? "{\"tensors\": [\n" : ",\n", row_json(row).str().c_str());
+        first = false;
+        std::fflush(stdout);
+    };
+    const SweepTotal total = sweep_checkpoint(checkpoint, settings, on_row, terminal ? SweepProgress(show_progress) : nullptr);
+    if (terminal) std::fputs("\r\033[K", stderr);
+    if (csv) return 0;
+    JsonObject t;
+    t.integer("elements", total.elements)
+        .integer("bytes_in", static_cast<std::int64_t>(total.bytes_in))
+        .integer("bytes_quantized", static_cast<std::int64_t>(total.bytes_quantized))
+        .number("mse", total.mse)
+        .number("sqnr_db", total.sqnr_db)
+        .number("seconds", total.seconds)
+        .number("gb_per_s", total.gb_per_s);
+    std::printf("%s], \"total\": %s}\n", first ? "{\"tensors\": [" : "\n", t.str().c_str());
+    return 0;
+}
+
+}  // namespace qs::cli

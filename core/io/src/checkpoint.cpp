@@ -1,0 +1,110 @@
+#include "quantscope/checkpoint.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <unordered_map>
+
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/json_reader.hpp"
+#include "quantscope/safetensors.hpp"
+#include "quantscope/tensor_io.hpp"
+#include "quantscope/text.hpp"
+
+namespace qs {
+namespace {
+
+// An index lists one entry per tensor: a few hundred thousand at most for the largest models known.
+constexpr std::size_t kMaxIndexBytes = 64u << 20;
+
+bool plain_file_name(const std::string& name) {
+    return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+           name.find('\\') == std::string::npos && name.find('\0') == std::string::npos;
+}
+
+}  // namespace
+
+CheckpointIndex read_checkpoint_index(const std::string& path) {
+    const std::string where = printable(path);
+    const MappedFile file(path);
+    if (file.size() > kMaxIndexBytes)
+        throw Error(where + ": " + std::to_string(file.size() >> 20) + " MB is too large for a checkpoint index");
+    JsonLimits limits;
+    limits.max_bytes = kMaxIndexBytes;
+    limits.max_values = 4000000;
+    const JsonValue doc = file.read_guarded([&] {
+        return parse_json(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), where, limits);
+    });
+    if (!doc.is_object()) throw Error(where + ": the index is a JSON " + json_type_name(doc.type) + ", not an object");
+    const JsonValue* map = doc.find("weight_map");
+    if (map == nullptr || !map->is_object()) throw Error(where + ": no \"weight_map\" object (not a checkpoint index)");
+    if (map->members.empty()) throw Error(where + ": the \"weight_map\" is empty");
+    CheckpointIndex index;
+    for (const auto& [tensor, shard] : map->members) {
+        if (!shard.is_string())
+            throw Error(where + ": \"weight_map\" entry " + quoted_text(tensor) + " is a " + json_type_name(shard.type) +
+                        ", not a shard file name");
+        if (!plain_file_name(shard.text))
+            throw Error(where + ": shard " + quoted_text(shard.text) + " of " + quoted_text(tensor) +
+                        " is not a file name in the index's folder");
+        if (std::find(index.shards.begin(), index.shards.end(), shard.text) == index.shards.end())
+            index.shards.push_back(shard.text);
+        index.weight_map.emplace_back(tensor, shard.text);
+    }
+    return index;
+}
+
+namespace {
+
+void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, Checkpoint& out) {
+    std::vector<SafetensorsEntry> entries = file.list();
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.begin < b.begin; });
+    for (auto& e : entries) out.tensors.push_back({std::move(e.name), std::move(e.dtype), std::move(e.shape), shard, e.begin, e.end});
+}
+
+}  // namespace
+
+Checkpoint open_checkpoint(const std::string& path) {
+    Checkpoint checkpoint;
+    if (lower_extension(path) != ".json") {
+        checkpoint.shards.push_back(path);
+        add_shard_tensors(SafetensorsFile(path), 0, checkpoint);
+        return checkpoint;
+    }
+    const CheckpointIndex index = read_checkpoint_index(path);
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    std::unordered_map<std::string, std::size_t> shard_of_tensor;  // as the index says
+    for (const auto& [tensor, shard] : index.weight_map) {
+        const auto at = std::find(index.shards.begin(), index.shards.end(), shard) - index.shards.begin();
+        shard_of_tensor.emplace(tensor, static_cast<std::size_t>(at));
+    }
+    std::unordered_map<std::string, std::size_t> found;  // tensor → shard whose header holds it
+    for (std::size_t s = 0; s < index.shards.size(); ++s) {
+        const std::string shard_path = (folder / index.shards[s]).string();
+        checkpoint.shards.push_back(shard_path);
+        const SafetensorsFile file(shard_path);  // validates the header against the file's real size
+        const std::string where = printable(shard_path);
+        for (const SafetensorsEntry& e : file.list()) {
+            const auto previous = found.find(e.name);
+            if (previous != found.end())
+                throw Error(where + ": tensor " + quoted_text(e.name) + " is also in " +
+                            quoted_text(index.shards[previous->second]));
+            const auto listed = shard_of_tensor.find(e.name);
+            if (listed == shard_of_tensor.end())
+                throw Error(where + ": tensor " + quoted_text(e.name) + " is not in the index " + quoted_text(path));
+            if (listed->second != s)
+                throw Error(where + ": tensor " + quoted_text(e.name) + " is here, but the index " + quoted_text(path) +
+                            " puts it in " + quoted_text(index.shards[listed->second]));
+            found.emplace(e.name, s);
+        }
+        add_shard_tensors(file, s, checkpoint);
+    }
+    for (const auto& [tensor, shard] : index.weight_map)
+        if (found.count(tensor) == 0)
+            throw Error(printable(checkpoint.shards[shard_of_tensor[tensor]]) + ": has no tensor " + quoted_text(tensor) +
+                        " (the index " + quoted_text(path) + " lists it there)");
+    return checkpoint;
+}
+
+}  // namespace qs

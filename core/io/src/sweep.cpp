@@ -1,0 +1,111 @@
+#include "quantscope/sweep.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "quantscope/error.hpp"
+#include "quantscope/safetensors.hpp"
+
+namespace qs {
+namespace {
+
+bool floating_dtype(const std::string& dtype) {
+    return dtype == "F32" || dtype == "F16" || dtype == "BF16" || dtype == "F64";
+}
+
+std::int64_t element_count(const Shape& shape) {
+    std::int64_t n = 1;
+    for (const std::int64_t d : shape) n *= d;  // the header check bounds the product by the file size
+    return n;
+}
+
+void quantize_row(const TensorView& view, const SweepSettings& settings, SweepRow& row) {
+    const QuantConfig config = settings.configure ? settings.configure(view, settings.config) : settings.config;
+    const Quantization q = quantize_checked(view, config);
+    const Metrics& m = q.metrics;
+    const double n = static_cast<double>(row.elements);
+    row.min = q.range.min;
+    row.max = q.range.max;
+    row.mean = m.sum / n;
+    // One pass: the variance from the sums the quantize pass already makes (in double), never below 0.
+    row.std = std::sqrt(std::max(0.0, m.signal_energy / n - row.mean * row.mean));
+    if (row.std > 0) row.max_over_std = std::max(std::fabs(row.min), std::fabs(row.max)) / row.std;
+    row.metrics = m;
+    row.bits_per_weight = sweep_bits_per_weight(config, q.params.scale.size(), row.elements);
+}
+
+void add_to_total(const SweepRow& row, SweepTotal& total, double& error_energy, double& signal_energy) {
+    if (!row.error.empty()) {
+        ++total.error_rows;
+        return;
+    }
+    ++total.tensors;
+    total.elements += row.elements;
+    total.bytes_in += row.bytes;
+    total.bytes_quantized +=
+        static_cast<std::uint64_t>(std::ceil(row.bits_per_weight * static_cast<double>(row.elements) / 8.0));
+    error_energy += row.metrics.error_energy;
+    signal_energy += row.metrics.signal_energy;
+}
+
+}  // namespace
+
+double sweep_bits_per_weight(const QuantConfig& config, std::size_t blocks, std::int64_t elements) {
+    const double per_block = 32.0 + (config.mode == Mode::Symmetric ? 0.0 : config.dtype.bits);
+    return config.dtype.bits + per_block * static_cast<double>(blocks) / static_cast<double>(elements);
+}
+
+std::vector<const CheckpointTensor*> sweep_tensors(const Checkpoint& checkpoint, const SweepSettings& settings) {
+    std::vector<const CheckpointTensor*> kept;
+    for (const CheckpointTensor& t : checkpoint.tensors)
+        if (floating_dtype(t.dtype) && element_count(t.shape) >= 2 && (!settings.keep || settings.keep(t.name)))
+            kept.push_back(&t);
+    return kept;
+}
+
+SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& settings,
+                            const std::function<void(const SweepRow&)>& on_row, const SweepProgress& progress,
+                            const std::atomic<bool>* cancel) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<const CheckpointTensor*> tensors = sweep_tensors(checkpoint, settings);
+    std::uint64_t bytes_total = 0, bytes_done = 0;
+    for (const CheckpointTensor* t : tensors) bytes_total += t->end - t->begin;
+
+    SweepTotal total;
+    double error_energy = 0, signal_energy = 0;
+    std::size_t next = 0;
+    while (next < tensors.size() && !(cancel && cancel->load())) {
+        // The tensors come shard by shard: this shard is mapped while its tensors are swept, then released.
+        const std::size_t shard = tensors[next]->shard;
+        const SafetensorsFile file(checkpoint.shards[shard]);
+        for (; next < tensors.size() && tensors[next]->shard == shard && !(cancel && cancel->load()); ++next) {
+            const CheckpointTensor& t = *tensors[next];
+            SweepRow row;
+            row.name = t.name;
+            row.shape = t.shape;
+            row.dtype = t.dtype;
+            row.elements = element_count(t.shape);
+            row.bytes = t.end - t.begin;
+            try {
+                const TensorView view = file.view(t.name);
+                file.file().will_read(file.data_offset() + t.begin, row.bytes);
+                quantize_row(view, settings, row);
+            } catch (const Error& e) {
+                row.error = e.what();
+            }
+            add_to_total(row, total, error_energy, signal_energy);
+            if (on_row) on_row(row);
+            bytes_done += row.bytes;
+            if (progress) progress(bytes_done, bytes_total);
+        }
+    }
+    total.cancelled = next < tensors.size();
+    if (total.elements > 0) total.mse = error_energy / static_cast<double>(total.elements);
+    if (error_energy > 0 && signal_energy > 0) total.sqnr_db = 10.0 * std::log10(signal_energy / error_energy);
+    total.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (total.seconds > 0) total.gb_per_s = static_cast<double>(total.bytes_in) / total.seconds / 1e9;
+    return total;
+}
+
+}  // namespace qs

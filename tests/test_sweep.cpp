@@ -1,0 +1,270 @@
+// `quantscope sweep` (SPEC "Sweep"): every floating tensor of a checkpoint, row by row, exactly what
+// `quantize --tensor NAME` gives; a bad shard or a lying index stops the run before any row.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <map>
+
+#include "quantscope/checkpoint.hpp"
+#include "quantscope/element_type.hpp"
+#include "quantscope/json_reader.hpp"
+#include "quantscope/sweep.hpp"
+#include "test_helpers.hpp"
+
+using namespace qs;
+
+namespace {
+
+struct StoredTensor {
+    std::string name, dtype;
+    Shape shape;
+    std::string bytes;
+};
+
+std::string shape_json(const Shape& shape) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+    return out + "]";
+}
+
+// A .safetensors file whose data region holds the tensors in reverse header order, so that file order (by
+// data offset) differs from header order.
+std::string shard_bytes(const std::vector<StoredTensor>& tensors) {
+    std::string header = "{", data;
+    for (auto t = tensors.rbegin(); t != tensors.rend(); ++t) {
+        const std::size_t begin = data.size();
+        data += t->bytes;
+        header += (header.size() > 1 ? "," : "") + std::string("\"") + t->name + "\":{\"dtype\":\"" + t->dtype +
+                  "\",\"shape\":" + shape_json(t->shape) + ",\"data_offsets\":[" + std::to_string(begin) + "," +
+                  std::to_string(data.size()) + "]}";
+    }
+    return test::safetensors_file(header + "}", data);
+}
+
+StoredTensor random_tensor(const std::string& name, ElementType type, const Shape& shape, std::uint64_t seed) {
+    static const std::map<ElementType, std::string> names = {
+        {ElementType::F32, "F32"}, {ElementType::F16, "F16"}, {ElementType::BF16, "BF16"}, {ElementType::F64, "F64"}};
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return {name, names.at(type), shape, test::random_elements(type, n, seed)};
+}
+
+// Two shards; the index names the second shard first, so it is swept first.
+struct SmallCheckpoint {
+    test::TempDir dir;
+    std::vector<StoredTensor> first = {random_tensor("layer.0.w", ElementType::F32, {4, 8}, 1),
+                                       random_tensor("layer.0.b", ElementType::F16, {8, 4}, 2),
+                                       {"steps", "I64", {3}, std::string(24, '\1')},
+                                       random_tensor("scale", ElementType::F32, {1}, 3)};
+    std::vector<StoredTensor> second = {random_tensor("layer.1.w", ElementType::BF16, {2, 16}, 4),
+                                        random_tensor("layer.1.v", ElementType::F64, {32}, 5),
+                                        random_tensor("norm", ElementType::F32, {6}, 6)};
+    std::string index = dir / "model.safetensors.index.json";
+
+    SmallCheckpoint() {
+        test::write_bytes(dir / "a.safetensors", shard_bytes(first));
+        test::write_bytes(dir / "b.safetensors", shard_bytes(second));
+        write_index({{"layer.1.w", "b"}, {"layer.0.w", "a"}, {"layer.0.b", "a"}, {"steps", "a"}, {"scale", "a"},
+                     {"layer.1.v", "b"}, {"norm", "b"}});
+    }
+    void write_index(const std::vector<std::pair<std::string, std::string>>& map) const {
+        std::string json = "{\"metadata\": {}, \"weight_map\": {";
+        for (std::size_t i = 0; i < map.size(); ++i)
+            json += (i ? ", \"" : "\"") + map[i].first + "\": \"" + map[i].second + ".safetensors\"";
+        test::write_bytes(index, json + "}}");
+    }
+};
+
+// The rows in file order: shard b (first in the index), by data offset (reverse header order), then shard a.
+const std::vector<std::string> kFileOrder = {"norm", "layer.1.v", "layer.1.w", "layer.0.b", "layer.0.w"};
+
+const char* const kOptions = " --dtype int4 --granularity group --group-size 4";
+
+JsonValue parse(const std::string& text) { return parse_json(text, "output"); }
+
+}  // namespace
+
+TEST_CASE("sweep rows are the quantize results of every floating tensor in file order") {
+    SmallCheckpoint c;
+    const test::Run sweep = test::run("sweep " + test::shell_quote(c.index) + kOptions, c.dir);
+    INFO("stderr: " << sweep.err);
+    REQUIRE(sweep.exit_code == 0);
+    CHECK(sweep.err.empty());  // progress only on a terminal
+    const JsonValue doc = parse(sweep.out);
+    const JsonValue& rows = *doc.find("tensors");
+    REQUIRE(rows.items.size() == kFileOrder.size());
+    std::int64_t elements = 0;
+    for (std::size_t i = 0; i < rows.items.size(); ++i) {
+        const JsonValue& row = rows.items[i];
+        const std::string name = row.find("name")->text;
+        CHECK(name == kFileOrder[i]);
+        std::vector<std::string> keys;
+        for (const auto& member : row.members) keys.push_back(member.first);
+        CHECK(keys == std::vector<std::string>{"name", "shape", "dtype", "elements", "min", "max", "mean", "std",
+                                               "max_over_std", "mse", "rmse", "mae", "max_abs_error", "sqnr_db",
+                                               "clipped", "bits_per_weight", "error"});
+        if (name == "norm") {  // 6 elements: the group size 4 cannot apply
+            CHECK(test::contains(row.find("error")->text, "group size 4 does not divide the last dimension 6"));
+            CHECK(row.find("mse")->is_null());
+            continue;
+        }
+        CHECK(row.find("error")->is_null());
+        const std::string shard = name.rfind("layer.1", 0) == 0 ? "b.safetensors" : "a.safetensors";
+        const test::Run one =
+            test::run("quantize " + test::shell_quote(c.dir / shard) + " --tensor " + name + kOptions, c.dir);
+        REQUIRE(one.exit_code == 0);
+        const JsonValue want = parse(one.out);
+        for (const char* key : {"mse", "rmse", "mae", "max_abs_error", "sqnr_db", "clipped"}) {
+            INFO(name << " " << key);
+            CHECK(row.find(key)->text == want.find(key)->text);
+        }
+        elements += static_cast<std::int64_t>(row.find("elements")->number);
+    }
+    CHECK(rows.items[2].find("dtype")->text == "BF16");
+    CHECK(rows.items[1].find("shape")->items.size() == 1);
+    const JsonValue& total = *doc.find("total");
+    CHECK(total.find("elements")->number == elements);
+    CHECK(total.find("bytes_in")->number == 32 * 4 + 32 * 2 + 32 * 2 + 32 * 8);
+    CHECK(total.find("sqnr_db")->is_number());
+}
+
+TEST_CASE("sweep statistics are the tensor's min max mean population std and outlier ratio") {
+    SmallCheckpoint c;
+    Checkpoint checkpoint = open_checkpoint(c.index);
+    std::vector<SweepRow> rows;
+    sweep_checkpoint(checkpoint, {}, [&](const SweepRow& row) { rows.push_back(row); });
+    REQUIRE(rows.size() == kFileOrder.size());
+    const StoredTensor& f64 = c.second[1];
+    const SweepRow& row = rows[1];
+    REQUIRE(row.name == f64.name);
+    std::vector<float> values(32);
+    decode_elements(ElementType::F64, reinterpret_cast<const std::uint8_t*>(f64.bytes.data()), 32, values.data());
+    double sum = 0, lo = values[0], hi = values[0];
+    for (float v : values) sum += v, lo = std::min<double>(lo, v), hi = std::max<double>(hi, v);
+    const double mean = sum / 32;
+    double sq = 0;
+    for (float v : values) sq += (v - mean) * (v - mean);
+    const double sd = std::sqrt(sq / 32);
+    CHECK(row.min == lo);
+    CHECK(row.max == hi);
+    CHECK(row.mean == doctest::Approx(mean).epsilon(1e-12));
+    CHECK(row.std == doctest::Approx(sd).epsilon(1e-9));
+    CHECK(*row.max_over_std == doctest::Approx(std::max(std::fabs(lo), std::fabs(hi)) / sd).epsilon(1e-9));
+    // int8 per tensor, asymmetric: 8 bits plus one float32 scale and one int8 zero point over 32 elements.
+    CHECK(row.bits_per_weight == 8 + 40.0 / 32);
+}
+
+TEST_CASE("sweep --filter keeps the tensors whose name contains a match") {
+    SmallCheckpoint c;
+    const test::Run r = test::run("sweep " + test::shell_quote(c.index) + " --filter '0\\.[wb]$'", c.dir);
+    REQUIRE(r.exit_code == 0);
+    const JsonValue doc = parse(r.out);
+    const JsonValue& rows = *doc.find("tensors");
+    REQUIRE(rows.items.size() == 2);
+    CHECK(rows.items[0].find("name")->text == "layer.0.b");
+    CHECK(rows.items[1].find("name")->text == "layer.0.w");
+    const test::Run none = test::run("sweep " + test::shell_quote(c.index) + " --filter nothing", c.dir);
+    REQUIRE(none.exit_code == 0);
+    CHECK(parse(none.out).find("tensors")->items.empty());
+    const test::Run bad = test::run("sweep " + test::shell_quote(c.index) + " --filter '('", c.dir);
+    CHECK(bad.exit_code == 2);
+    CHECK(test::contains(bad.err, "--filter"));
+}
+
+TEST_CASE("sweep --csv prints a header and one line a row with empty fields for null") {
+    SmallCheckpoint c;
+    const test::Run r = test::run("sweep " + test::shell_quote(c.dir / "b.safetensors") + kOptions + " --csv", c.dir);
+    REQUIRE(r.exit_code == 0);
+    std::vector<std::string> lines;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[0] ==
+          "name,shape,dtype,elements,min,max,mean,std,max_over_std,mse,rmse,mae,max_abs_error,sqnr_db,clipped,"
+          "bits_per_weight,error");
+    CHECK(lines[1].rfind("norm,6,F32,6,,,,,,,,,,,,,", 0) == 0);
+    CHECK(test::contains(lines[1], "does not divide"));
+    CHECK(lines[3].rfind("layer.1.w,2x16,BF16,32,", 0) == 0);
+    CHECK(lines[3].back() == ',');  // no error
+    CHECK(std::count(lines[3].begin(), lines[3].end(), ',') == 16);
+}
+
+TEST_CASE("a bad shard or a lying index stops the sweep before any row with one line naming the file") {
+    SmallCheckpoint c;
+    const auto check_refused = [&](const std::string& path, const std::string& named) {
+        const test::Run r = test::run("sweep " + test::shell_quote(path), c.dir);
+        INFO("stderr: " << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(test::contains(r.err, named));
+    };
+    SUBCASE("a truncated shard") {
+        const std::string bytes = test::read_bytes(c.dir / "a.safetensors");
+        test::write_bytes(c.dir / "a.safetensors", bytes.substr(0, bytes.size() - 10));
+        check_refused(c.index, "a.safetensors");
+    }
+    SUBCASE("a missing shard") {
+        std::filesystem::remove(c.dir / "a.safetensors");
+        check_refused(c.index, "a.safetensors");
+    }
+    SUBCASE("a tensor in two shards") {
+        c.second.push_back(c.first[0]);
+        test::write_bytes(c.dir / "b.safetensors", shard_bytes(c.second));
+        check_refused(c.index, "layer.0.w");
+    }
+    SUBCASE("a tensor named twice in the index") {
+        test::write_bytes(c.index, "{\"weight_map\": {\"norm\": \"b.safetensors\", \"norm\": \"b.safetensors\"}}");
+        check_refused(c.index, "model.safetensors.index.json");
+    }
+    SUBCASE("a tensor the index puts in another shard") {
+        c.write_index({{"layer.1.w", "a"}, {"layer.0.w", "a"}, {"layer.0.b", "a"}, {"steps", "a"}, {"scale", "a"},
+                       {"layer.1.v", "b"}, {"norm", "b"}});
+        check_refused(c.index, "b.safetensors");
+    }
+    SUBCASE("a tensor the index lists but no shard holds") {
+        c.write_index({{"layer.1.w", "b"}, {"layer.0.w", "a"}, {"layer.0.b", "a"}, {"steps", "a"}, {"scale", "a"},
+                       {"layer.1.v", "b"}, {"norm", "b"}, {"ghost", "b"}});
+        check_refused(c.index, "ghost");
+    }
+    SUBCASE("a shard outside the index's folder") {
+        c.write_index({{"layer.1.w", "../b"}});
+        check_refused(c.index, "../b.safetensors");
+    }
+    SUBCASE("offsets beyond the file") {
+        const std::string header = "{\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}";
+        test::write_bytes(c.dir / "short.safetensors", test::safetensors_file(header, std::string(16, '\0')));
+        check_refused(c.dir / "short.safetensors", "short.safetensors");
+    }
+    SUBCASE("an unsupported dtype") {
+        const std::string header = "{\"x\":{\"dtype\":\"Q4_K\",\"shape\":[4],\"data_offsets\":[0,4]}}";
+        test::write_bytes(c.dir / "q.safetensors", test::safetensors_file(header, std::string(4, '\0')));
+        check_refused(c.dir / "q.safetensors", "q.safetensors");
+    }
+}
+
+// Memory follows one shard's mapping and one tensor's work, not the checkpoint: four shards of 24 MB swept
+// under an address-space cap of 1.3x one shard + 50 MB, less than the checkpoint alone.
+TEST_CASE("sweep memory is bounded by a shard and not the checkpoint") {
+    test::TempDir dir;
+    const std::int64_t rows = 1536, cols = 4096;
+    std::string values(static_cast<std::size_t>(rows * cols * 4), '\0');
+    for (std::int64_t i = 0; i < rows * cols; ++i) {
+        const float v = static_cast<float>((i * 7919) % 2001 - 1000) * 1e-3f;
+        std::memcpy(&values[static_cast<std::size_t>(i) * 4], &v, 4);
+    }
+    std::string index = "{\"weight_map\": {";
+    for (int s = 0; s < 4; ++s) {
+        const std::string name = "layer." + std::to_string(s);
+        test::write_bytes(dir / (name + ".safetensors"), shard_bytes({{name, "F32", {rows, cols}, values}}));
+        index += (s ? ", \"" : "\"") + name + "\": \"" + name + ".safetensors\"";
+    }
+    test::write_bytes(dir / "m.index.json", index + "}}");
+    const long long shard_kb = static_cast<long long>(values.size() / 1024);
+    const long long cap_kb = shard_kb * 13 / 10 + 50 * 1024;
+    REQUIRE(cap_kb < 4 * shard_kb);
+    const test::Run r = test::run("sweep " + test::shell_quote(dir / "m.index.json"), dir, "OMP_NUM_THREADS=2", cap_kb);
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(parse(r.out).find("tensors")->items.size() == 4);
+}
