@@ -65,10 +65,6 @@ struct Deadline {
     ~Deadline() { ::alarm(0); }
 };
 
-bool one_line(const std::string& err) {
-    return err.rfind("quantscope: error: ", 0) == 0 && std::count(err.begin(), err.end(), '\n') == 1;
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------------------------ a file that shrinks

@@ -148,6 +148,11 @@ std::string error_of(F&& f) {
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// What main() prints for a qs::Error: one line "quantscope: error: ...".
+inline bool one_line(const std::string& err) {
+    return err.rfind("quantscope: error: ", 0) == 0 && std::count(err.begin(), err.end(), '\n') == 1;
+}
+
 #define CHECK_ERROR_HAS(expr, part)                                              \
     do {                                                                         \
         const std::string message_ = qs::test::error_of([&] { (void)(expr); }); \

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <limits>
 #include <mutex>
 #include <random>
 
@@ -213,6 +215,54 @@ TEST_CASE("quantize streams its output files with exactly the full-buffer bytes"
             CHECK(json.find("sqnr_db")->number == *full.metrics.sqnr_db);
             CHECK(json.find("levels_used")->number == full.metrics.levels_used);
         }
+    }
+}
+
+// The streamed path writes its outputs before it has seen every value: a bad value found late, an r' that
+// overflows (known only after the pass) or a file that shrinks must still leave no output and no temporary,
+// and say so in one line.
+TEST_CASE("quantize with streamed outputs: a late NaN / an overflow / a shrinking file leave no file") {
+    test::TempDir dir;
+    const Shape shape{1031, 1029};  // > one batch
+    const std::int64_t n = checked_numel(shape);
+    const auto npy_with = [&](const char* name, std::int64_t index, float value) {
+        std::vector<float> values(static_cast<std::size_t>(n), 0.25f);
+        values[1] = -1.0f;
+        values[static_cast<std::size_t>(index)] = value;
+        save_floats(dir / name, shape, values.data());
+        return dir / name;
+    };
+    const std::string late_nan = npy_with("late_nan.npy", n - 1, std::nanf(""));
+    std::vector<float> limits(static_cast<std::size_t>(n), 0.25f);
+    limits[1] = std::numeric_limits<float>::lowest();
+    limits[static_cast<std::size_t>(n - 2)] = std::numeric_limits<float>::max();
+    save_floats(dir / "limits.npy", shape, limits.data());
+    const std::string outputs = " --out-quantized " + test::shell_quote(dir / "q.npy") + " --out-dequantized " +
+                                test::shell_quote(dir / "d.npy") + " --out-error " + test::shell_quote(dir / "e.csv");
+    const std::vector<std::string> inputs_before = dir.files();
+    struct Case {
+        std::string args, env, message;
+    };
+    const Case cases[] = {
+        {test::shell_quote(late_nan), "", "NaN at index [1030, 1028]"},
+        // Asymmetric over [-FLT_MAX, FLT_MAX]: s = 2 FLT_MAX / 255, z = 0, and s (-128 - 0) is beyond -FLT_MAX.
+        {test::shell_quote(dir / "limits.npy"), "", "float32 overflow at index [0, 1]"},
+        {test::shell_quote(late_nan), "LD_PRELOAD=" + test::shell_quote(QS_SHRINK_ON_MAP) + " QS_SHRINK_ON_MAP=" +
+                                          test::shell_quote(std::filesystem::canonical(late_nan).string()) +
+                                          " ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\"",
+         "the file shrank while it was being read"},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.args);
+        const test::Run r = test::run("quantize " + c.args + outputs, dir, c.env);
+        CHECK(r.exit_code == 2);
+        CHECK(test::one_line(r.err));
+        CHECK(test::contains(r.err, c.message));
+        std::vector<std::string> left = dir.files();
+        left.erase(std::remove_if(left.begin(), left.end(),
+                                  [](const std::string& f) { return f == "stdout.txt" || f == "stderr.txt"; }),
+                   left.end());
+        CHECK(left == inputs_before);
     }
 }
 #endif
