@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "quantscope/calibrate.hpp"
 #include "quantscope/landscape.hpp"
@@ -129,4 +130,19 @@ TEST_CASE("compare_calibrators marks a recompute-s row that changes nothing") {
     c.dtype = {false, 8};
     const auto clamped = compare_calibrators(positive, c);
     CHECK_FALSE(clamped[4].same_as_twin);
+}
+
+TEST_CASE("the MSE calibrator's scale stays a normal finite float32 on denormal and huge ranges") {
+    for (const Tensor& t : {Tensor{{4}, {1e-39f, -2e-39f, 3e-40f, 0.0f}}, Tensor{{4}, {3e38f, -3e38f, 1e38f, 0.0f}}})
+        for (int bits : {2, 8})
+            for (Mode mode : {Mode::Asymmetric, Mode::Symmetric}) {
+                QuantConfig config;
+                config.dtype = {true, bits};
+                config.mode = mode;
+                QuantParams params;
+                mse_calibrated(t, config, params);
+                CAPTURE(bits);
+                CHECK(params.scale[0] >= static_cast<double>(std::numeric_limits<float>::min()));
+                CHECK(params.scale[0] <= static_cast<double>(std::numeric_limits<float>::max()));
+            }
 }

@@ -357,6 +357,11 @@ private:
         std::vector<double> scales;
         std::vector<std::int32_t> zps;
         landscape_grid(config_.dtype, minmax, nullptr, kLandscapeFine, scales, zps);
+        // The map may reach below the smallest normal float32 (a denormal range) or past the largest: scales
+        // the quantizer never uses (params.hpp), so the search stays within them.
+        for (double& s : scales)
+            s = std::clamp(s, static_cast<double>(std::numeric_limits<float>::min()),
+                           static_cast<double>(std::numeric_limits<float>::max()));
         const std::size_t ns = scales.size(), cells = ns * zps.size();
         std::vector<double> mse(cells);
         if (!histogram_ || n_ <= kExactPlaneMax) {
