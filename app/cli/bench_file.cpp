@@ -45,7 +45,7 @@ std::string find_program(const std::string& name) {
     throw Error("bench: cannot find " + name + " on PATH");
 }
 
-// Runs `argv` with stdout discarded and waits for it; it must exit 0. A fork, not posix_spawn: a child
+// Runs `argv` with its stdout dropped and waits for it; it must exit 0. A fork, not posix_spawn: a child
 // spawned on the parent's memory (vfork) and one forked while the parent is large both report the parent's
 // resident memory as their own peak; a fork of a small parent starts the child's count small.
 ProcessRun run_process(const std::vector<std::string>& argv) {
@@ -53,16 +53,21 @@ ProcessRun run_process(const std::vector<std::string>& argv) {
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null_fd < 0) throw Error(std::string("bench: cannot open /dev/null: ") + std::strerror(errno));
+    // The child's stdout goes to a pipe this process drains and drops (printing is part of the work).
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw Error(std::string("bench: cannot make a pipe: ") + std::strerror(errno));
     const auto start = std::chrono::steady_clock::now();
     const pid_t pid = ::fork();
     if (pid == 0) {  // only async-signal-safe calls until exec
-        ::dup2(null_fd, STDOUT_FILENO);
+        ::dup2(out[1], STDOUT_FILENO);
         ::execv(program.c_str(), args.data());
         ::_exit(127);
     }
-    ::close(null_fd);
+    ::close(out[1]);
+    char dropped[4096];
+    for (ssize_t got = 1; pid > 0 && (got > 0 || (got < 0 && errno == EINTR));)
+        got = ::read(out[0], dropped, sizeof dropped);
+    ::close(out[0]);
     if (pid < 0) throw Error(std::string("bench: cannot start a process: ") + std::strerror(errno));
     int status = 0;
     struct rusage usage {};
