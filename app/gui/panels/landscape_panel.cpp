@@ -114,39 +114,34 @@ double ColorUnit(double mse, double lo, double hi) {
     return std::clamp((std::log10(mse) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)), 0.0, 1.0);
 }
 
-LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 region) {
-    LandscapeClick click;
-    const LandscapeResult& r = st.shown;
-    const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
-    if (ns < 2 || nz < 1) return click;
-    const float font = ImGui::GetFontSize();
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-    const Sym sym = Symbols();
-    // The MSE can be 0 (a tensor exactly on the grid): the color range starts at the smallest positive value.
+// The colour (or y) range of the MSE values: from the smallest positive one (the MSE can be 0, a tensor
+// exactly on the grid) to `hi`, at least a decade wide.
+std::pair<double, double> PositiveRange(const std::vector<double>& mse, double hi) {
     double lo = std::numeric_limits<double>::infinity();
-    for (double m : r.mse)
+    for (double m : mse)
         if (m > 0.0) lo = std::min(lo, m);
-    double hi = std::max(r.mse_hi, lo);
+    hi = std::max(hi, lo);
     if (!std::isfinite(lo)) lo = hi = 1.0;
     if (!(hi > lo)) hi = lo * 10.0;
+    return {lo, hi};
+}
 
-    const ColorLut& lut = GetColormapLut(Colormap::Viridis);
-    // Texture: row 0 = the largest zero point (drawn at the top).
+// The map's texture, row 0 = the largest zero point (drawn at the top), log10 MSE in viridis.
+void UploadMapTexture(LandscapePanelState& st, const ColorLut& lut, double lo, double hi) {
+    const LandscapeResult& r = st.shown;
+    const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
     const std::uint64_t key = (static_cast<std::uint64_t>(ns) << 32) ^ (st.requests << 1) ^ (r.exact ? 1u : 0u);
-    if (!st.texture.is_current(key)) {
-        std::vector<std::uint32_t> rgba(ns * nz);
-        for (std::size_t zi = 0; zi < nz; ++zi)
-            for (std::size_t si = 0; si < ns; ++si)
-                rgba[(nz - 1 - zi) * ns + si] =
-                    lut[LutIndex(ColorUnit(r.mse[zi * ns + si], lo, hi) * 255.0)];
-        st.texture.upload_rgba(static_cast<int>(ns), static_cast<int>(nz), rgba.data(), key);
-    }
+    if (st.texture.is_current(key)) return;
+    std::vector<std::uint32_t> rgba(ns * nz);
+    for (std::size_t zi = 0; zi < nz; ++zi)
+        for (std::size_t si = 0; si < ns; ++si)
+            rgba[(nz - 1 - zi) * ns + si] = lut[LutIndex(ColorUnit(r.mse[zi * ns + si], lo, hi) * 255.0)];
+    st.texture.upload_rgba(static_cast<int>(ns), static_cast<int>(nz), rgba.data(), key);
+}
 
-    double cs = 0;
-    std::int32_t cz = 0;
-    const bool has_current = CurrentPoint(qv, cs, cz);
+std::vector<LegendEntry> MapLegend(const LandscapePanelState& st, const QuantView& qv, bool has_current, double cs,
+                                   std::int32_t cz) {
+    const LandscapeResult& r = st.shown;
     std::vector<LegendEntry> legend;
     legend.push_back(TextEntry("MSE over (s, z), one pair per tensor", false));
     legend.push_back(TextEntry("color: log10 MSE, dark = small error", true));
@@ -158,16 +153,59 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
         legend.push_back(TextEntry("the map is for a single pair per tensor", true));
     }
     legend.push_back(MarkerEntry(MarkerShape::Diamond, palette::kRange,
-                            "lessons' min/max: s = " + FormatNumber(r.minmax_scale) + ", z = " + FormatNumber(r.minmax_zero_point)));
+                                 "lessons' min/max: s = " + FormatNumber(r.minmax_scale) + ", z = " + FormatNumber(r.minmax_zero_point)));
     legend.push_back(TextEntry("MSE " + FormatNumber(r.minmax_mse), true));
     const bool best_is_minmax = r.best_scale == r.minmax_scale && r.best_zero_point == r.minmax_zero_point;
     legend.push_back(MarkerEntry(MarkerShape::Triangle, palette::kBest,
-                            "best on grid: s = " + FormatNumber(r.best_scale) + ", z = " + FormatNumber(r.best_zero_point) +
-                                (best_is_minmax ? "  (= min/max)" : "")));
+                                 "best on grid: s = " + FormatNumber(r.best_scale) + ", z = " + FormatNumber(r.best_zero_point) +
+                                     (best_is_minmax ? "  (= min/max)" : "")));
     legend.push_back(TextEntry("MSE " + FormatNumber(r.best_mse) + (r.exact ? "" : " (on a sample)"), true));
     bool status_error = false;
     legend.push_back(TextEntry(StatusText(st, qv, &status_error), true, status_error));
     legend.push_back(TextEntry("click a cell to try its s and z", true));
+    return legend;
+}
+
+// The cell under the mouse: outlined, its (s, z) and MSE in a tooltip; a click asks for them.
+void MapHover(const LandscapeResult& r, ImVec2 m0, ImVec2 m1, bool clicked, LandscapeClick& click) {
+    const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    const int si = std::clamp(static_cast<int>((mp.x - m0.x) / (m1.x - m0.x) * ns), 0, static_cast<int>(ns) - 1);
+    const int zr = std::clamp(static_cast<int>((mp.y - m0.y) / (m1.y - m0.y) * nz), 0, static_cast<int>(nz) - 1);
+    const std::size_t zi = nz - 1 - static_cast<std::size_t>(zr);
+    const float cw = (m1.x - m0.x) / ns, ch = (m1.y - m0.y) / nz;
+    const ImVec2 a(m0.x + cw * si, m0.y + ch * zr);
+    ImGui::GetWindowDrawList()->AddRect(a, ImVec2(a.x + cw, a.y + ch), palette::kHoverCell, 0.0f, 0, 1.5f);
+    const double s = r.scales[static_cast<std::size_t>(si)];
+    const std::int32_t z = r.zero_points[zi];
+    ImGui::BeginTooltip();
+    ImGui::Text("s = %s, z = %s", FormatNumber(s).c_str(), FormatNumber(z).c_str());
+    ImGui::Text("MSE = %s%s", FormatNumber(r.mse[zi * ns + static_cast<std::size_t>(si)]).c_str(), r.exact ? "" : " (on a sample)");
+    ImGui::TextDisabled("click: use this s and z (manual mode)");
+    ImGui::EndTooltip();
+    if (clicked) {
+        click.requested = true;
+        click.scale = s;
+        click.zero_point = z;
+    }
+}
+
+LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 region) {
+    LandscapeClick click;
+    const LandscapeResult& r = st.shown;
+    const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
+    if (ns < 2 || nz < 1) return click;
+    const float font = ImGui::GetFontSize();
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const auto [lo, hi] = PositiveRange(r.mse, r.mse_hi);
+    const ColorLut& lut = GetColormapLut(Colormap::Viridis);
+    UploadMapTexture(st, lut, lo, hi);
+    double cs = 0;
+    std::int32_t cz = 0;
+    const bool has_current = CurrentPoint(qv, cs, cz);
+    const std::vector<LegendEntry> legend = MapLegend(st, qv, has_current, cs, cz);
 
     // Layout: [z labels | map | colorbar + labels | legend]; the axis titles above the z labels and under the map.
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -181,19 +219,13 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
     st.plot_min = m0;
     st.plot_max = m1;
 
-    // Axes in cell units: x = log scale, y = zero point (up).
+    // Axes whose ends are the outer edges of the cells: x = log scale, y = zero point (up).
     const double ls0 = std::log(r.scales.front()), ls1 = std::log(r.scales.back());
     const double ds = (ls1 - ls0) / static_cast<double>(ns - 1);
-    const double xa = ls0 - ds * 0.5, xb = ls1 + ds * 0.5;
     const double z0 = r.zero_points.front(), z1 = r.zero_points.back();
     const double dz = nz > 1 ? (z1 - z0) / static_cast<double>(nz - 1) : 1.0;
-    const double ya = z0 - dz * 0.5, yb = z1 + dz * 0.5;
-    // The cells' outer edges are the axes' ends.
-    const PlotAxis s_axis{std::exp(xa), std::exp(xb), m0.x, m1.x, true};
-    const PlotAxis z_axis{ya, yb, m1.y, m0.y};
-    auto x_of = [&](double s) { return s_axis.at(s); };
-    auto y_of = [&](double z) { return z_axis.at(z); };
-    auto inside = [&](ImVec2 p) { return p.x >= m0.x - 1 && p.x <= m1.x + 1 && p.y >= m0.y - 1 && p.y <= m1.y + 1; };
+    const PlotAxis s_axis{std::exp(ls0 - ds * 0.5), std::exp(ls1 + ds * 0.5), m0.x, m1.x, true};
+    const PlotAxis z_axis{z0 - dz * 0.5, z1 + dz * 0.5, m1.y, m0.y};
 
     ImGui::SetCursorScreenPos(m0);
     ImGui::InvisibleButton("##map", ImVec2(m1.x - m0.x, m1.y - m0.y));
@@ -201,7 +233,6 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
     const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
     dl->AddImage(st.texture.id(), m0, m1);
     dl->AddRect(ImVec2(m0.x - 1, m0.y - 1), ImVec2(m1.x + 1, m1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
-
     DrawTicksBelow(dl, s_axis, m1.y + 1.0f, std::max(2, static_cast<int>((m1.x - m0.x) / (font * 4.5f))),
                    m0.x - ylab_w * 0.5f, m1.x + font);
     DrawTicksLeft(dl, z_axis, m0.x - 1.0f, std::max(2, static_cast<int>((m1.y - m0.y) / (font * 2.0f))), true);
@@ -209,55 +240,76 @@ LandscapeClick DrawMap(LandscapePanelState& st, const QuantView& qv, ImVec2 regi
     dl->AddText(ImVec2(std::round((m0.x + m1.x - ImGui::CalcTextSize(xtitle.c_str()).x) * 0.5f), m1.y + font * 0.4f + line),
                 text, xtitle.c_str());
     dl->AddText(ImVec2(origin.x, origin.y), text, "zero point z");
-
     const ImVec2 bar_min(m1.x + std::round(font * 0.5f), m0.y), bar_max(bar_min.x + std::round(font * 0.9f), m1.y);
     DrawColorbarGradient(dl, lut, 0.0, 1.0, bar_min, bar_max);
     DrawColorbarTicks(dl, LogColorbarTicks(lo, hi, bar_max.y - bar_min.y), bar_min, bar_max);
 
-    // Markers: the lessons' min/max, the best grid point, the current (s, z) on top.
+    // Markers: the best grid point under the lessons' min/max (when they coincide the diamond sits inside the
+    // triangle's outline), the current (s, z) on top.
     const float mr = std::max(4.0f, font * 0.38f);
+    auto inside = [&](ImVec2 p) { return p.x >= m0.x - 1 && p.x <= m1.x + 1 && p.y >= m0.y - 1 && p.y <= m1.y + 1; };
     dl->PushClipRect(ImVec2(m0.x - mr * 2, m0.y - mr * 2), ImVec2(m1.x + mr * 2, m1.y + mr * 2), true);
-    const ImVec2 p_mm(x_of(r.minmax_scale), y_of(r.minmax_zero_point));
-    const ImVec2 p_best(x_of(r.best_scale), y_of(r.best_zero_point));
-    // The best under the min/max: when they coincide the diamond sits inside the triangle's outline.
+    const ImVec2 p_mm(s_axis.at(r.minmax_scale), z_axis.at(r.minmax_zero_point));
+    const ImVec2 p_best(s_axis.at(r.best_scale), z_axis.at(r.best_zero_point));
     if (inside(p_best)) DrawMarker(dl, p_best, MarkerShape::Triangle, palette::kBest, mr * 1.3f);
     if (inside(p_mm)) DrawMarker(dl, p_mm, MarkerShape::Diamond, palette::kRange, mr);
-    if (has_current) {
-        const ImVec2 p(x_of(cs), y_of(cz));
-        if (inside(p)) DrawMarker(dl, p, MarkerShape::Circle, palette::kCurrent, mr);
-    }
-
-    // Hover: the cell under the mouse; click: ask for it.
-    if (hovered) {
-        const ImVec2 mp = ImGui::GetIO().MousePos;
-        const int si = std::clamp(static_cast<int>((mp.x - m0.x) / (m1.x - m0.x) * ns), 0, static_cast<int>(ns) - 1);
-        const int zr = std::clamp(static_cast<int>((mp.y - m0.y) / (m1.y - m0.y) * nz), 0, static_cast<int>(nz) - 1);
-        const std::size_t zi = nz - 1 - static_cast<std::size_t>(zr);
-        const float cw = (m1.x - m0.x) / ns, ch = (m1.y - m0.y) / nz;
-        const ImVec2 a(m0.x + cw * si, m0.y + ch * zr);
-        dl->AddRect(a, ImVec2(a.x + cw, a.y + ch), palette::kHoverCell, 0.0f, 0, 1.5f);
-        const double s = r.scales[static_cast<std::size_t>(si)];
-        const std::int32_t z = r.zero_points[zi];
-        ImGui::BeginTooltip();
-        ImGui::Text("s = %s, z = %s", FormatNumber(s).c_str(), FormatNumber(z).c_str());
-        ImGui::Text("MSE = %s%s", FormatNumber(r.mse[zi * ns + static_cast<std::size_t>(si)]).c_str(),
-                    r.exact ? "" : " (on a sample)");
-        ImGui::TextDisabled("click: use this s and z (manual mode)");
-        ImGui::EndTooltip();
-        if (clicked) {
-            click.requested = true;
-            click.scale = s;
-            click.zero_point = z;
-        }
-    }
+    const ImVec2 p_current(s_axis.at(cs), z_axis.at(cz));
+    if (has_current && inside(p_current)) DrawMarker(dl, p_current, MarkerShape::Circle, palette::kCurrent, mr);
+    if (hovered) MapHover(r, m0, m1, clicked, click);
     dl->PopClipRect();
 
     DrawLegend(legend, ImVec2(m1.x + cbar_w + font, m0.y));
-    (void)sym;
-
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(region.x, m1.y + 2.2f * line - origin.y));
     return click;
+}
+
+std::vector<LegendEntry> CurveLegend(const LandscapePanelState& st, const QuantView& qv, bool has_current, double cs) {
+    const LandscapeResult& r = st.shown;
+    const Sym sym = Symbols();
+    const double q_max = qv.config->dtype.q_max();
+    std::vector<LegendEntry> legend;
+    legend.push_back(TextEntry("MSE against the clipping range (symmetric)", false));
+    legend.push_back(TextEntry(std::string("a smaller ") + sym.alpha + ": finer steps, more clipping", true));
+    if (has_current) {
+        legend.push_back(MarkerEntry(MarkerShape::Circle, palette::kCurrent, std::string("current: ") + sym.alpha + " = " + FormatNumber(cs * q_max)));
+        legend.push_back(TextEntry("MSE " + FormatNumber(qv.result->metrics.mse), true));
+    } else {
+        legend.push_back(TextEntry(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own s", false, true));
+        legend.push_back(TextEntry("the curve is for a single s per tensor", true));
+    }
+    legend.push_back(MarkerEntry(MarkerShape::Diamond, palette::kRange,
+                                 std::string("lessons' max|r|: ") + sym.alpha + " = " + FormatNumber(r.minmax_scale * q_max)));
+    legend.push_back(TextEntry("MSE " + FormatNumber(r.minmax_mse), true));
+    legend.push_back(MarkerEntry(MarkerShape::Triangle, palette::kBest, std::string("best: ") + sym.alpha + " = " + FormatNumber(r.best_scale * q_max)));
+    legend.push_back(TextEntry("MSE " + FormatNumber(r.best_mse) + ", s = " + FormatNumber(r.best_scale), true));
+    bool status_error = false;
+    legend.push_back(TextEntry(StatusText(st, qv, &status_error), true, status_error));
+    legend.push_back(TextEntry(std::string("click the curve to try that ") + sym.alpha, true));
+    return legend;
+}
+
+// The curve's point nearest the mouse in x: marked, its alpha, s and MSE in a tooltip; a click asks for its s.
+void CurveHover(const LandscapeResult& r, const std::vector<ImVec2>& pts, ImVec2 p0, ImVec2 p1, float mr, bool clicked,
+                LandscapeClick& click) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const Sym sym = Symbols();
+    const float mx = ImGui::GetIO().MousePos.x;
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < pts.size(); ++i)
+        if (std::fabs(pts[i].x - mx) < std::fabs(pts[best].x - mx)) best = i;
+    dl->AddLine(ImVec2(pts[best].x, p0.y), ImVec2(pts[best].x, p1.y), ImGui::GetColorU32(ImGuiCol_Text, 0.5f));
+    dl->AddCircle(pts[best], mr, ImGui::GetColorU32(ImGuiCol_Text), 16, 1.5f);
+    ImGui::BeginTooltip();
+    ImGui::Text("%s = %s (s = %s, z = 0)", sym.alpha, FormatNumber(r.alphas[best]).c_str(), FormatNumber(r.scales[best]).c_str());
+    ImGui::Text("MSE = %s%s", FormatNumber(r.mse[best]).c_str(), r.exact ? "" : " (on a sample)");
+    ImGui::TextDisabled("click: use this s with z = 0 (manual mode)");
+    ImGui::EndTooltip();
+    if (clicked) {
+        click.requested = true;
+        click.scale = r.scales[best];
+        click.zero_point = 0;
+    }
 }
 
 LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 region) {
@@ -271,38 +323,14 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const Sym sym = Symbols();
     const double q_max = qv.config->dtype.q_max();
-
-    double lo = std::numeric_limits<double>::infinity(), hi = 0;
-    for (double m : r.mse) {
-        if (m > 0.0) lo = std::min(lo, m);
-        hi = std::max(hi, m);
-    }
-    if (!std::isfinite(lo)) lo = hi = 1.0;
-    if (!(hi > lo)) hi = lo * 10.0;
-    const double la = std::log10(lo) - 0.05 * (std::log10(hi) - std::log10(lo));
-    const double lb = std::log10(hi) + 0.05 * (std::log10(hi) - std::log10(lo));
-
+    double hi = 0;
+    for (double m : r.mse) hi = std::max(hi, m);
+    const auto [lo, top] = PositiveRange(r.mse, hi);
+    const double margin = 0.05 * (std::log10(top) - std::log10(lo));  // the curve off the plot's edges
     double cs = 0;
     std::int32_t cz = 0;
     const bool has_current = CurrentPoint(qv, cs, cz);
-    const double alpha_mm = r.minmax_scale * q_max;
-    std::vector<LegendEntry> legend;
-    legend.push_back(TextEntry("MSE against the clipping range (symmetric)", false));
-    legend.push_back(TextEntry(std::string("a smaller ") + sym.alpha + ": finer steps, more clipping", true));
-    if (has_current) {
-        legend.push_back(MarkerEntry(MarkerShape::Circle, palette::kCurrent, std::string("current: ") + sym.alpha + " = " + FormatNumber(cs * q_max)));
-        legend.push_back(TextEntry("MSE " + FormatNumber(qv.result->metrics.mse), true));
-    } else {
-        legend.push_back(TextEntry(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own s", false, true));
-        legend.push_back(TextEntry("the curve is for a single s per tensor", true));
-    }
-    legend.push_back(MarkerEntry(MarkerShape::Diamond, palette::kRange, std::string("lessons' max|r|: ") + sym.alpha + " = " + FormatNumber(alpha_mm)));
-    legend.push_back(TextEntry("MSE " + FormatNumber(r.minmax_mse), true));
-    legend.push_back(MarkerEntry(MarkerShape::Triangle, palette::kBest, std::string("best: ") + sym.alpha + " = " + FormatNumber(r.best_scale * q_max)));
-    legend.push_back(TextEntry("MSE " + FormatNumber(r.best_mse) + ", s = " + FormatNumber(r.best_scale), true));
-    bool status_error = false;
-    legend.push_back(TextEntry(StatusText(st, qv, &status_error), true, status_error));
-    legend.push_back(TextEntry(std::string("click the curve to try that ") + sym.alpha, true));
+    const std::vector<LegendEntry> legend = CurveLegend(st, qv, has_current, cs);
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float ylab_w = ImGui::CalcTextSize("1e-10").x + font * 0.8f;
@@ -313,10 +341,8 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
     const ImVec2 p1(p0.x + std::floor(plot_w), p0.y + std::floor(plot_h));
     st.plot_min = p0;
     st.plot_max = p1;
-    const double a0 = 0.0, a1 = r.alphas.back() * 1.02;
-    const PlotAxis alpha_axis{a0, a1, p0.x, p1.x};
-    const PlotAxis mse_axis{std::pow(10.0, la), std::pow(10.0, lb), p1.y, p0.y, true};
-    auto x_of = [&](double a) { return alpha_axis.at(a); };
+    const PlotAxis alpha_axis{0.0, r.alphas.back() * 1.02, p0.x, p1.x};
+    const PlotAxis mse_axis{lo * std::pow(10.0, -margin), top * std::pow(10.0, margin), p1.y, p0.y, true};
     auto y_of = [&](double m) { return mse_axis.at(m > 0.0 ? m : mse_axis.lo); };  // an MSE of 0 sits on the floor
 
     ImGui::SetCursorScreenPos(p0);
@@ -325,7 +351,6 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
     const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
     dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg, 0.35f));
     dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
-
     DrawTicksBelow(dl, alpha_axis, p1.y + 1.0f, std::max(2, static_cast<int>((p1.x - p0.x) / (font * 5.0f))),
                    p0.x - ylab_w * 0.5f, p1.x + font);
     DrawTicksLeft(dl, mse_axis, p0.x - 1.0f, std::max(2, static_cast<int>((p1.y - p0.y) / (font * 3.0f))), false, p1.x);
@@ -336,39 +361,23 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
 
     dl->PushClipRect(p0, p1, true);
     std::vector<ImVec2> pts(n);
-    for (std::size_t i = 0; i < n; ++i) pts[i] = ImVec2(x_of(r.alphas[i]), y_of(r.mse[i]));
+    for (std::size_t i = 0; i < n; ++i) pts[i] = ImVec2(alpha_axis.at(r.alphas[i]), y_of(r.mse[i]));
     dl->AddPolyline(pts.data(), static_cast<int>(n), palette::kCurve, 0, 2.5f);
     const float mr = std::max(4.0f, font * 0.38f);
-    dl->AddLine(ImVec2(std::round(x_of(alpha_mm)), p0.y), ImVec2(std::round(x_of(alpha_mm)), p1.y), palette::kRange, 1.5f);
-    DrawMarker(dl, ImVec2(x_of(alpha_mm), y_of(r.minmax_mse)), MarkerShape::Diamond, palette::kRange, mr);
-    DrawMarker(dl, ImVec2(x_of(r.best_scale * q_max), y_of(r.best_mse)), MarkerShape::Triangle, palette::kBest, mr);
+    const double alpha_mm = r.minmax_scale * q_max;
+    const float x_mm = std::round(alpha_axis.at(alpha_mm));
+    dl->AddLine(ImVec2(x_mm, p0.y), ImVec2(x_mm, p1.y), palette::kRange, 1.5f);
+    DrawMarker(dl, ImVec2(alpha_axis.at(alpha_mm), y_of(r.minmax_mse)), MarkerShape::Diamond, palette::kRange, mr);
+    DrawMarker(dl, ImVec2(alpha_axis.at(r.best_scale * q_max), y_of(r.best_mse)), MarkerShape::Triangle, palette::kBest, mr);
     if (has_current) {
-        const float x = std::round(x_of(cs * q_max));
+        const float x = std::round(alpha_axis.at(cs * q_max));
         dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), palette::kCurrent, 1.5f);
         DrawMarker(dl, ImVec2(x, y_of(qv.result->metrics.mse)), MarkerShape::Circle, palette::kCurrent, mr);
     }
-    if (hovered) {
-        const float mx = ImGui::GetIO().MousePos.x;
-        std::size_t best = 0;
-        for (std::size_t i = 1; i < n; ++i)
-            if (std::fabs(pts[i].x - mx) < std::fabs(pts[best].x - mx)) best = i;
-        dl->AddLine(ImVec2(pts[best].x, p0.y), ImVec2(pts[best].x, p1.y), ImGui::GetColorU32(ImGuiCol_Text, 0.5f));
-        dl->AddCircle(pts[best], mr, ImGui::GetColorU32(ImGuiCol_Text), 16, 1.5f);
-        ImGui::BeginTooltip();
-        ImGui::Text("%s = %s (s = %s, z = 0)", sym.alpha, FormatNumber(r.alphas[best]).c_str(), FormatNumber(r.scales[best]).c_str());
-        ImGui::Text("MSE = %s%s", FormatNumber(r.mse[best]).c_str(), r.exact ? "" : " (on a sample)");
-        ImGui::TextDisabled("click: use this s with z = 0 (manual mode)");
-        ImGui::EndTooltip();
-        if (clicked) {
-            click.requested = true;
-            click.scale = r.scales[best];
-            click.zero_point = 0;
-        }
-    }
+    if (hovered) CurveHover(r, pts, p0, p1, mr, clicked, click);
     dl->PopClipRect();
 
     DrawLegend(legend, ImVec2(p1.x + font * 1.5f, p0.y));
-
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(region.x, p1.y + 2.2f * line - origin.y));
     return click;
