@@ -343,7 +343,8 @@ TEST_CASE("bench prints its JSON") {
     REQUIRE(r.exit_code == 0);
     for (const char* key : {"elements", "pipeline_ms", "memcpy_ms", "ratio_to_memcpy", "naive_ms", "cp_file_ms",
                             "quantize_file_ms", "quantize_file_ratio_to_cp", "quantize_file_peak_mib",
-                            "quantize_file_outputs_ms", "quantize_file_outputs_ratio_to_cp"})
+                            "quantize_file_outputs_ms", "quantize_file_outputs_ratio_to_cp", "sweep_ms", "sweep_gb_per_s",
+                            "sweep_ratio_to_cp"})
         CHECK(json_value(r.out, key) != "<missing>");
     CHECK(std::filesystem::is_empty(tmp));
     CHECK(json_value(r.out, "elements") == "4096");

@@ -49,7 +49,11 @@ const char* const kBenchHelp =
     "after a warm-up): cp_file_ms (cp of the file), quantize_file_ms (quantize FILE, metrics only) and\n"
     "quantize_file_outputs_ms (with --out-quantized, --out-dequantized and --out-error), their ratios to cp\n"
     "taken round by round (targets: at most 4 and 8), and quantize_file_peak_mib, the peak resident memory\n"
-    "of the metrics-only run (target: quantize_file_peak_target_mib, 1.3 x file_mib + 50).\n";
+    "of the metrics-only run (target: quantize_file_peak_target_mib, 1.3 x file_mib + 50).\n"
+    "Then `sweep` of a sharded checkpoint it writes there (two shards, each a BF16 tensor of the shape, an\n"
+    "F32 one of half its rows and a vector; int4, groups of 128) against cp of its shards: cp_checkpoint_ms,\n"
+    "sweep_ms, sweep_gb_per_s (the checkpoint's bytes over the whole process's time), sweep_ratio_to_cp\n"
+    "and sweep_peak_mib.\n";
 
 int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
@@ -68,6 +72,7 @@ int run_bench(const std::vector<std::string>& args) {
 
     // First, while this process is small (the children's peak memory counts from its size).
     const FileFigures file_figures = measure_file_rows(spec, std::min(repeats, 7));
+    const SweepFigures sweep_figures = measure_sweep_rows(spec.shape, std::min(repeats, 7));
     const Tensor tensor = generate_random(spec);
     QuantResult result;
     QuantParams params = compute_params(tensor, config);
@@ -135,6 +140,7 @@ int run_bench(const std::vector<std::string>& args) {
         .integer("landscape_elements", million.numel())
         .number("landscape_64x64_ms", landscape_ms);
     add_file_rows(json, file_figures);
+    add_sweep_rows(json, sweep_figures);
     std::printf("%s\n", json.str().c_str());
     return 0;
 }

@@ -26,11 +26,6 @@
 namespace qs::cli {
 namespace {
 
-struct ProcessRun {
-    double wall_ms = 0;
-    double peak_mib = 0;  // the child's peak resident memory, as the kernel counts it
-};
-
 // The program `name` as found on PATH (or `name` itself when it holds a slash).
 std::string find_program(const std::string& name) {
     if (name.find('/') != std::string::npos) return name;
@@ -44,6 +39,8 @@ std::string find_program(const std::string& name) {
     }
     throw Error("bench: cannot find " + name + " on PATH");
 }
+
+}  // namespace
 
 // Runs `argv` with its stdout dropped and waits for it; it must exit 0. A fork, not posix_spawn: a child
 // spawned on the parent's memory (vfork) and one forked while the parent is large both report the parent's
@@ -96,25 +93,17 @@ std::string own_executable() {
     return std::string(path, static_cast<std::size_t>(n));
 }
 
-// A fresh folder under the temporary directory, removed with its files.
-struct ScratchFolder {
-    std::filesystem::path path;
-    ScratchFolder() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "quantscope-bench-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr)
-            throw Error("bench: cannot create a temporary folder: " + std::string(std::strerror(errno)));
-        path = pattern;
-    }
-    ~ScratchFolder() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path, ignored);
-    }
-    ScratchFolder(const ScratchFolder&) = delete;
-    ScratchFolder& operator=(const ScratchFolder&) = delete;
-    std::string operator/(const char* name) const { return (path / name).string(); }
-};
+ScratchFolder::ScratchFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "quantscope-bench-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+        throw Error("bench: cannot create a temporary folder: " + std::string(std::strerror(errno)));
+    path = pattern;
+}
 
-}  // namespace
+ScratchFolder::~ScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+}
 
 FileFigures measure_file_rows(const RandomSpec& spec, int rounds) {
     const ScratchFolder folder;

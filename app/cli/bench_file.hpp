@@ -1,10 +1,34 @@
 // The whole-process rows of `quantscope bench`: `quantscope quantize FILE.npy` against `cp` of the file.
 #pragma once
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include "quantscope/json_writer.hpp"
 #include "quantscope/random.hpp"
 
 namespace qs::cli {
+
+// The bench's child processes (its file and sweep rows).
+struct ProcessRun {
+    double wall_ms = 0;
+    double peak_mib = 0;  // the child's peak resident memory, as the kernel counts it
+};
+// Runs `argv` (argv[0] looked up on PATH) with its stdout dropped and waits for it; it must exit 0.
+ProcessRun run_process(const std::vector<std::string>& argv);
+double median(std::vector<double> values);
+std::string own_executable();
+
+// A fresh folder under the temporary directory, removed with its files.
+struct ScratchFolder {
+    std::filesystem::path path;
+    ScratchFolder();
+    ~ScratchFolder();
+    ScratchFolder(const ScratchFolder&) = delete;
+    ScratchFolder& operator=(const ScratchFolder&) = delete;
+    std::string operator/(const char* name) const { return (path / name).string(); }
+};
 
 struct FileFigures {
     int rounds = 0;
@@ -21,5 +45,18 @@ struct FileFigures {
 FileFigures measure_file_rows(const RandomSpec& spec, int rounds);
 
 void add_file_rows(JsonObject& json, const FileFigures& figures);
+
+// `quantscope sweep` of a synthetic sharded checkpoint (two shards, each a BF16 tensor of `shape`, an F32 one
+// of half its rows and a norm vector, written to a temporary folder) against `cp` of its shards: medians over
+// `rounds`, GB/s and the ratio to cp.
+struct SweepFigures {
+    int rounds = 0;
+    double checkpoint_mib = 0;
+    int tensors = 0;
+    std::string options;
+    double cp_ms = 0, sweep_ms = 0, sweep_gb_per_s = 0, sweep_ratio = 0, sweep_peak_mib = 0;
+};
+SweepFigures measure_sweep_rows(const Shape& shape, int rounds);
+void add_sweep_rows(JsonObject& json, const SweepFigures& figures);
 
 }  // namespace qs::cli
