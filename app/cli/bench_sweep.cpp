@@ -3,12 +3,11 @@
 // limited by reading the checkpoint, so it is reported as GB/s and as a ratio to the copy.
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "cli/bench_file.hpp"
-#include "quantscope/error.hpp"
+#include "quantscope/atomic_file.hpp"
 #include "quantscope/random.hpp"
 
 namespace qs::cli {
@@ -51,28 +50,35 @@ std::string encode(const Tensor& t, const std::string& dtype) {
     return bytes;
 }
 
-// Writes one shard; returns its size in bytes.
+std::size_t item_size(const std::string& dtype) { return dtype == "F32" ? 4 : 2; }
+
+// Writes one shard, a tensor at a time; returns its size in bytes.
 std::uint64_t write_shard(const std::string& path, const std::vector<SyntheticTensor>& tensors, std::uint64_t seed) {
-    std::string header = "{", data;
+    std::string header = "{";
+    std::uint64_t offset = 0;
+    for (const SyntheticTensor& t : tensors) {
+        std::uint64_t bytes = item_size(t.dtype);
+        for (const std::int64_t d : t.shape) bytes *= static_cast<std::uint64_t>(d);
+        header += std::string(header.size() > 1 ? "," : "") + "\"" + t.name + "\":{\"dtype\":\"" + t.dtype +
+                  "\",\"shape\":" + shape_to_json(t.shape) + ",\"data_offsets\":[" + std::to_string(offset) + "," +
+                  std::to_string(offset + bytes) + "]}";
+        offset += bytes;
+    }
+    header += "}";
+    std::string length(8, '\0');
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    AtomicFileWriter out(path);
+    out.write(length + header);
     for (const SyntheticTensor& t : tensors) {
         RandomSpec spec;
         spec.shape = t.shape;
         spec.seed = seed++;
         spec.std = 0.02;
         spec.outliers = 8;
-        const std::size_t begin = data.size();
-        data += encode(generate_random(spec), t.dtype);
-        header += std::string(header.size() > 1 ? "," : "") + "\"" + t.name + "\":{\"dtype\":\"" + t.dtype +
-                  "\",\"shape\":" + shape_to_json(t.shape) + ",\"data_offsets\":[" + std::to_string(begin) + "," +
-                  std::to_string(data.size()) + "]}";
+        out.write(encode(generate_random(spec), t.dtype));
     }
-    header += "}";
-    std::string length(8, '\0');
-    for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
-    std::ofstream out(path, std::ios::binary);
-    out << length << header << data;
-    if (!out.flush()) throw Error("bench: cannot write " + path);
-    return 8 + header.size() + data.size();
+    out.commit();
+    return 8 + header.size() + offset;
 }
 
 }  // namespace
@@ -95,7 +101,9 @@ SweepFigures measure_sweep_rows(const Shape& shape, int rounds) {
         }
     }
     const std::string index_path = folder / "model.safetensors.index.json";
-    std::ofstream(index_path) << index << "}}\n";
+    AtomicFileWriter index_file(index_path);
+    index_file.write(index + "}}\n");
+    index_file.commit();
     f.checkpoint_mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
 
     std::vector<std::string> copy = {"cp"};
