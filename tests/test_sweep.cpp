@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "cli/bench_file.hpp"
 #include "quantscope/checkpoint.hpp"
 #include "quantscope/element_type.hpp"
 #include "quantscope/json_reader.hpp"
@@ -267,4 +268,62 @@ TEST_CASE("sweep memory is bounded by a shard and not the checkpoint") {
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 0);
     CHECK(parse(r.out).find("tensors")->items.size() == 4);
+}
+
+TEST_CASE("sweep progress goes to stderr only when it is a terminal") {
+    SmallCheckpoint c;
+    const std::string captured = c.dir / "terminal.txt";
+    // script(1) gives the command a terminal; stdout is sent away inside it, so only stderr is captured.
+    const std::string inner = test::shell_quote(QS_BINARY) + " sweep " + test::shell_quote(c.index) + " 2>&1 >/dev/null";
+    const std::string command = "timeout -k 5 60 script -qec " + test::shell_quote(inner) + " /dev/null >" +
+                                test::shell_quote(captured) + " 2>&1";
+    REQUIRE(std::system(command.c_str()) == 0);
+    const std::string shown = test::read_bytes(captured);
+    INFO("terminal: " << shown);
+    CHECK(test::contains(shown, "sweep: 100%"));
+    CHECK(test::contains(shown, "\x1b[K"));  // the progress line is cleared at the end
+}
+
+TEST_CASE("a cancelled sweep stops between tensors and says so") {
+    SmallCheckpoint c;
+    std::atomic<bool> cancel{false};
+    std::vector<std::string> names;
+    std::vector<std::uint64_t> progress;
+    const SweepTotal total = sweep_checkpoint(
+        open_checkpoint(c.index), {},
+        [&](const SweepRow& row) {
+            names.push_back(row.name);
+            cancel = names.size() == 2;
+        },
+        [&](std::uint64_t done, std::uint64_t all) {
+            progress.push_back(done);
+            CHECK(all == 6 * 4 + 32 * 8 + 32 * 2 + 32 * 2 + 32 * 4);
+        },
+        &cancel);
+    CHECK(names == std::vector<std::string>{"norm", "layer.1.v"});
+    CHECK(progress == std::vector<std::uint64_t>{6 * 4, 6 * 4 + 32 * 8});
+    CHECK(total.cancelled);
+    CHECK(total.tensors == 2);
+}
+
+// Resident memory follows one tensor, not the file: six tensors of 16 MB in one .safetensors file are swept
+// with a peak below one tensor + 50 MB (the whole file is 96 MB). Measured on the child as the kernel counts it.
+TEST_CASE("sweep resident memory is bounded by a tensor and not the file") {
+    test::TempDir dir;
+    const std::int64_t rows = 1024, cols = 4096;
+    std::vector<StoredTensor> tensors;
+    {
+        std::string values(static_cast<std::size_t>(rows * cols * 4), '\0');
+        for (std::int64_t i = 0; i < rows * cols; ++i) {
+            const float v = static_cast<float>((i * 7919) % 2001 - 1000) * 1e-3f;
+            std::memcpy(&values[static_cast<std::size_t>(i) * 4], &v, 4);
+        }
+        for (int t = 0; t < 6; ++t) tensors.push_back({"w" + std::to_string(t), "F32", {rows, cols}, values});
+        test::write_bytes(dir / "m.safetensors", shard_bytes(tensors));
+    }
+    const std::uint64_t tensor_mib = static_cast<std::uint64_t>(rows * cols * 4) >> 20;
+    tensors.clear();
+    tensors.shrink_to_fit();
+    const cli::ProcessRun run = cli::run_process({QS_BINARY, "sweep", dir / "m.safetensors"});
+    CHECK(run.peak_mib < static_cast<double>(tensor_mib + 50));
 }

@@ -94,6 +94,9 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
             } catch (const Error& e) {
                 row.error = e.what();
             }
+            // Its pages leave this process's memory (they stay in the page cache): resident memory follows one
+            // tensor, not the shard.
+            file.file().done_reading(file.data_offset() + t.begin, row.bytes);
             add_to_total(row, total, error_energy, signal_energy);
             if (on_row) on_row(row);
             bytes_done += row.bytes;

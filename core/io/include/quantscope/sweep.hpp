@@ -62,8 +62,8 @@ using SweepProgress = std::function<void(std::uint64_t bytes_done, std::uint64_t
 // the filter; in file order.
 std::vector<const CheckpointTensor*> sweep_tensors(const Checkpoint& checkpoint, const SweepSettings& settings);
 
-// Runs the sweep: one shard mapped at a time, one tensor in memory (as a view) at a time, so memory follows
-// the largest shard's mapping and one tensor's work, not the checkpoint. Any qs::Error while a tensor is
+// Runs the sweep: one shard mapped at a time and each tensor's pages released once it is done, so resident
+// memory follows the largest tensor (and address space the largest shard), not the checkpoint. Any qs::Error while a tensor is
 // quantized (the configuration cannot apply to its rank, axis or group size; a value that is not finite)
 // becomes that row's error; a shard that cannot be opened again (it changed since open_checkpoint) throws.
 SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& settings,
