@@ -21,6 +21,7 @@
 #include "gui/document/quant_view.hpp"
 #include "gui/widgets/heatmap.hpp"
 #include "gui/widgets/style.hpp"
+#include "gui/widgets/text.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/downsample.hpp"
 #include "quantscope/histogram.hpp"
@@ -453,4 +454,26 @@ TEST_CASE("compare: B is the core's quantization and both heatmaps share one col
             for (auto& m : st.maps) m.texture.reset();
         });
     }
+}
+
+TEST_CASE("FitText shortens a label at a word boundary and never beyond its width") {
+    Window w(400, 200);
+    w.frame([] {
+        const std::string title = "A: int8 asymmetric, per tensor, minmax";
+        const float full = ImGui::CalcTextSize(title.c_str()).x;
+        CHECK(qs::gui::FitText(title, full + 1.0f) == title);  // fits: unchanged
+        const std::string cut = qs::gui::FitText(title, full * 0.7f);
+        CHECK(ImGui::CalcTextSize(cut.c_str()).x <= full * 0.7f);
+        REQUIRE(cut.size() > 3);
+        CHECK(cut.substr(cut.size() - 3) == "...");
+        // Cut after a whole word: what is left is the title's start up to a space.
+        const std::string kept = cut.substr(0, cut.size() - 3);
+        CHECK(title.compare(0, kept.size(), kept) == 0);
+        CHECK(title[kept.size()] == ' ');
+        // One long word is cut inside it, still within the width, and a UTF-8 sequence is never split.
+        const std::string word = "\xce\xb1\xce\xb1\xce\xb1\xce\xb1\xce\xb1\xce\xb1\xce\xb1\xce\xb1\xce\xb1\xce\xb1";  // ten alphas
+        const std::string w2 = qs::gui::FitText(word, ImGui::CalcTextSize(word.c_str()).x * 0.5f);
+        CHECK(ImGui::CalcTextSize(w2.c_str()).x <= ImGui::CalcTextSize(word.c_str()).x * 0.5f + 0.5f);
+        CHECK((w2.size() - 3) % 2 == 0);
+    });
 }

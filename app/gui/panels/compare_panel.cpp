@@ -293,9 +293,10 @@ void DrawMapTitle(const std::string& title, double max_error, float x, float wid
                   float bottom) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     dl->PushClipRect(ImVec2(x, top), ImVec2(x + width, bottom), true);
-    const ImVec2 ts = ImGui::CalcTextSize(title.c_str());
+    const std::string shown = FitText(title, width);  // the selectors above say the rest
+    const ImVec2 ts = ImGui::CalcTextSize(shown.c_str());
     dl->AddText(ImVec2(std::round(std::max(x, image_centre - ts.x * 0.5f)), std::round(top)), ImGui::GetColorU32(ImGuiCol_Text),
-                title.c_str());
+                shown.c_str());
     const std::string sub = std::string("error |r ") + Symbols().minus + " r" + Symbols().prime + "|, max " + FormatNumber(max_error);
     const ImVec2 ss = ImGui::CalcTextSize(sub.c_str());
     dl->AddText(ImVec2(std::round(std::max(x, image_centre - ss.x * 0.5f)), std::round(top + ImGui::GetTextLineHeightWithSpacing())),
@@ -387,7 +388,7 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
     const float font = ImGui::GetFontSize();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float table_w = std::max(font * 27.0f, std::floor(avail.x * 0.33f));
+    const float table_w = std::max(font * 33.0f, std::floor(avail.x * 0.33f));  // "+0.0225 (×293) worse" fits
     const float maps_w = std::max(font * 16.0f, avail.x - table_w - font);
     const float bottom = DrawErrorMaps(st, qv, origin, maps_w, avail.y);
 

@@ -25,6 +25,27 @@ std::string FormatNumber(double v) {
     return s;
 }
 
+std::string FitText(const std::string& text, float width) {
+    if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+    const char* const dots = "...";
+    const float room = width - ImGui::CalcTextSize(dots).x;
+    std::size_t cut = text.size();
+    // Whole words first: drop them from the end while the rest does not fit.
+    while (cut > 0) {
+        const std::size_t space = text.rfind(' ', cut - 1);
+        if (space == std::string::npos || space == 0) break;
+        cut = space;
+        if (ImGui::CalcTextSize(text.substr(0, cut).c_str()).x <= room) return text.substr(0, cut) + dots;
+    }
+    // One long word: cut it at a character boundary (never inside a UTF-8 sequence).
+    cut = text.size();
+    while (cut > 0 && ImGui::CalcTextSize(text.substr(0, cut).c_str()).x > room) {
+        --cut;
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+    }
+    return text.substr(0, cut) + dots;
+}
+
 void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator,
                       int gap_spaces) {
     const ImVec2 start = ImGui::GetCursorScreenPos();

@@ -20,6 +20,10 @@ struct Sym {
 // The symbols the current font can draw (call inside a frame).
 Sym Symbols();
 
+// `text` as it is when it fits in `width` pixels at the current font; else cut after the last whole word that
+// leaves room for "...", so a label is shortened, never cut mid-word (a single long word is cut where it must).
+std::string FitText(const std::string& text, float width);
+
 // %.6g with a real minus sign when the font has one.
 std::string FormatNumber(double v);
 
