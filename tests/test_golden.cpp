@@ -69,6 +69,25 @@ TEST_CASE("the naive 'divide by max / times 255 / cast to int8' wraps 255 to -1"
     CHECK(quantize(lesson_tensor(), config).codes == std::vector<std::int32_t>{67, -5, -1, 32, 103, -64, 0, -16, 86});
 }
 
+TEST_CASE("the naive cast wraps huge finite values exactly: every float past 2^31 is a multiple of 256") {
+    QuantConfig config;
+    config.overflow = Overflow::Wrap;
+    for (float big : {0x1p31f, -0x1p31f, 0x1p60f, -0x1p60f, 0x1p100f, 7.286e19f}) {
+        CAPTURE(big);
+        CHECK(quantize_value(big, 1.0f, 0, config) == 0);
+    }
+    config.dtype = IntType{true, 16};
+    CHECK(quantize_value(0x1p31f + 768.0f, 1.0f, 0, config) == 768);
+    CHECK(quantize_value(0x1p60f, 1.0f, 0, config) == 0);
+    // The whole pass (the repro: the lesson tensor at s = 1e-17 came out as q_min, not 0).
+    config = make_preset("lesson").config;
+    config.mode = Mode::Manual;
+    config.manual_scale = 1e-17;
+    config.manual_zero_point = 0;
+    config.overflow = Overflow::Wrap;
+    CHECK(quantize(lesson_tensor(), config).codes == std::vector<std::int32_t>(9, 0));
+}
+
 TEST_CASE("the naive cast of an overflowing r / s stays inside [q_min / q_max]") {
     // s = 1.2e-38 (a valid manual scale): r / s is +-Inf in float32 for every |r| >= 1. A wrap of Inf used to
     // go through NaN, cast to INT_MIN, and write the level table out of bounds.

@@ -80,4 +80,18 @@ TEST_CASE("overflow example: the farthest element and its sentence follow the te
     per_channel.overflow = Overflow::Wrap;
     quantize(lesson.tensor, per_channel, &params);
     CHECK_FALSE(farthest_overflow(view_of(lesson.tensor), params, per_channel));
+
+    // s so small that r / s is +Inf in float32: the cast saturates, and the sentence must not say it wraps.
+    QuantConfig tiny = lesson.config;
+    tiny.mode = Mode::Manual;
+    tiny.manual_scale = 1.2e-38;
+    tiny.manual_zero_point = 0;
+    tiny.overflow = Overflow::Wrap;
+    quantize(lesson.tensor, tiny, &params);
+    e = farthest_overflow(view_of(lesson.tensor), params, tiny);
+    REQUIRE(e);
+    CHECK(e->code == 127);
+    const std::string saturated = overflow_sentence(e, tiny);
+    CHECK(saturated.find("wraps") == std::string::npos);
+    CHECK(saturated.find("saturates it to 127") != std::string::npos);
 }

@@ -91,6 +91,11 @@ std::string overflow_sentence(const std::optional<ElementTrace>& example, const 
     const ElementTrace& t = *example;
     const std::string at = format_g(t.r) + " at s = " + format_g(t.scale) + ", z = " + std::to_string(t.zero_point) +
                            " rounds to " + format_g(t.rounded);
+    // r / s past float32's range has no residue: the cast saturates it (wrap_value), and saying it wraps would lie.
+    if (config.overflow == Overflow::Wrap && !std::isfinite(t.rounded))
+        return "Without the clamp, " + format_g(t.r) + " at s = " + format_g(t.scale) + ", z = " +
+               std::to_string(t.zero_point) + " overflows float32 (r / s + z = " + format_g(t.rounded) +
+               "): nothing is left to wrap, so the " + dt.name() + " cast saturates it to " + std::to_string(t.code) + ".";
     if (config.overflow == Overflow::Wrap)
         return "Without the clamp, " + at + " and the " + dt.name() + " cast wraps it to " + std::to_string(t.code) + ".";
     return at + ", outside " + range + ": the clamp stores " + std::to_string(t.code) + ".";

@@ -106,10 +106,13 @@ float round_value(float v, Rounding rounding) {
 // Two's-complement wrap into [q_min, q_max]: what a cast without a clamp does (the teaching pitfall).
 // r / s overflows to +-Inf when s is tiny: Inf has no residue (fmod gives NaN, and NaN cast to int32 is
 // undefined and indexed the level table out of bounds), so it saturates to q_max / q_min instead.
+// The residue is taken of v itself first: fmod is exact, whereas v - q_min rounds away q_min once
+// |v| is past double's 53 bits (an int8 cast of 2^60 gave q_min instead of 0).
 float wrap_value(float v, std::int32_t q_min, std::int64_t levels) {
     if (std::isinf(v)) return static_cast<float>(v > 0 ? q_min + levels - 1 : q_min);
-    double m = std::fmod(static_cast<double>(v) - q_min, static_cast<double>(levels));
-    if (m < 0) m += static_cast<double>(levels);
+    const double span = static_cast<double>(levels);
+    double m = std::fmod(std::fmod(static_cast<double>(v), span) - q_min, span);
+    if (m < 0) m += span;
     return static_cast<float>(m + q_min);
 }
 
