@@ -38,6 +38,8 @@ TEST_CASE("hostile corpus: inspect survives every input") { run_on_corpus("inspe
 
 TEST_CASE("hostile corpus: inspect --json survives every input") { run_on_corpus("inspect", "--json"); }
 
+TEST_CASE("hostile corpus: sweep survives every input") { run_on_corpus("sweep", "--csv"); }
+
 TEST_CASE("hostile corpus: render survives every input") {
     TempDir out;
     run_on_corpus("render", "--out " + shell_quote(out / "f.png"), true);

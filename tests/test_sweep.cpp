@@ -237,6 +237,14 @@ TEST_CASE("a bad shard or a lying index stops the sweep before any row with one 
         test::write_bytes(c.dir / "short.safetensors", test::safetensors_file(header, std::string(16, '\0')));
         check_refused(c.dir / "short.safetensors", "short.safetensors");
     }
+    SUBCASE("a file that is not a checkpoint") {
+        test::write_bytes(c.dir / "w.npy", "\x93NUMPY");
+        check_refused(c.dir / "w.npy", "w.npy");
+    }
+    SUBCASE("an index without a weight map") {
+        test::write_bytes(c.index, "{\"metadata\": {}}");
+        check_refused(c.index, "weight_map");
+    }
     SUBCASE("an unsupported dtype") {
         const std::string header = "{\"x\":{\"dtype\":\"Q4_K\",\"shape\":[4],\"data_offsets\":[0,4]}}";
         test::write_bytes(c.dir / "q.safetensors", test::safetensors_file(header, std::string(4, '\0')));

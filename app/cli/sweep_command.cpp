@@ -52,10 +52,14 @@ std::string csv_field(const std::string& text) {
     return out + "\"";
 }
 
+// A name from the file goes into the CSV escaped (a raw ESC or line break would act on a terminal or split
+// the row), bounded but long enough for any real tensor name.
+constexpr std::size_t kCsvNameChars = 4096;
+
 // Numbers as the JSON prints them (they round-trip), null as an empty field.
 std::string csv_line(const SweepRow& row) {
     const auto field = csv_field;
-    std::string line = field(row.name) + "," + shape_to_string(row.shape) + "," + row.dtype + "," + std::to_string(row.elements);
+    std::string line = field(printable(row.name, kCsvNameChars)) + "," + shape_to_string(row.shape) + "," + row.dtype + "," + std::to_string(row.elements);
     const bool ok = row.error.empty();
     const auto number = [&](std::optional<double> value) {
         line += ",";

@@ -67,7 +67,10 @@ void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, Checkpoin
 
 Checkpoint open_checkpoint(const std::string& path) {
     Checkpoint checkpoint;
-    if (lower_extension(path) != ".json") {
+    const std::string extension = lower_extension(path);
+    if (extension != ".json" && extension != ".safetensors")
+        throw Error(printable(path) + ": a checkpoint is a .safetensors file or a sharded one's *.safetensors.index.json");
+    if (extension == ".safetensors") {
         checkpoint.shards.push_back(path);
         add_shard_tensors(SafetensorsFile(path), 0, checkpoint);
         return checkpoint;
