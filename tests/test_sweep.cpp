@@ -95,6 +95,7 @@ TEST_CASE("sweep rows are the quantize results of every floating tensor in file 
     const JsonValue& rows = *doc.find("tensors");
     REQUIRE(rows.items.size() == kFileOrder.size());
     std::int64_t elements = 0;
+    double weighted_mse = 0;
     for (std::size_t i = 0; i < rows.items.size(); ++i) {
         const JsonValue& row = rows.items[i];
         const std::string name = row.find("name")->text;
@@ -120,6 +121,9 @@ TEST_CASE("sweep rows are the quantize results of every floating tensor in file 
             CHECK(row.find(key)->text == want.find(key)->text);
         }
         elements += static_cast<std::int64_t>(row.find("elements")->number);
+        weighted_mse += row.find("mse")->number * row.find("elements")->number;
+        // int4 in groups of 4: 4 bits plus a float32 scale and an int4 zero point per 4 elements.
+        CHECK(row.find("bits_per_weight")->number == 4 + 36.0 / 4);
     }
     CHECK(rows.items[2].find("dtype")->text == "BF16");
     CHECK(rows.items[1].find("shape")->items.size() == 1);
@@ -127,6 +131,11 @@ TEST_CASE("sweep rows are the quantize results of every floating tensor in file 
     CHECK(total.find("elements")->number == elements);
     CHECK(total.find("bytes_in")->number == 32 * 4 + 32 * 2 + 32 * 2 + 32 * 8);
     CHECK(total.find("sqnr_db")->is_number());
+    CHECK(total.find("bytes_quantized")->number == 4 * (32 * 13 / 8));
+    CHECK(total.find("mse")->number == doctest::Approx(weighted_mse / static_cast<double>(elements)).epsilon(1e-12));
+    std::vector<std::string> keys;
+    for (const auto& member : total.members) keys.push_back(member.first);
+    CHECK(keys == std::vector<std::string>{"elements", "bytes_in", "bytes_quantized", "mse", "sqnr_db", "seconds", "gb_per_s"});
 }
 
 TEST_CASE("sweep statistics are the tensor's min max mean population std and outlier ratio") {
@@ -334,4 +343,21 @@ TEST_CASE("sweep resident memory is bounded by a tensor and not the file") {
     tensors.shrink_to_fit();
     const cli::ProcessRun run = cli::run_process({QS_BINARY, "sweep", dir / "m.safetensors"});
     CHECK(run.peak_mib < static_cast<double>(tensor_mib + 50));
+}
+
+TEST_CASE("a checkpoint index must map names to shard file names in its folder") {
+    test::TempDir dir;
+    const auto index_error = [&](const std::string& json) {
+        test::write_bytes(dir / "i.json", json);
+        return test::error_of([&] { read_checkpoint_index(dir / "i.json"); });
+    };
+    CHECK(test::contains(index_error("[]"), "not an object"));
+    CHECK(test::contains(index_error("{\"weight_map\": {}}"), "empty"));
+    CHECK(test::contains(index_error("{\"weight_map\": {\"a\": 1}}"), "not a shard file name"));
+    CHECK(test::contains(index_error("{\"weight_map\": {\"a\": \"/etc/x.safetensors\"}}"), "not a file name"));
+    CHECK(test::contains(index_error("{\"weight_map\": {\"a\": \"..\"}}"), "not a file name"));
+    test::write_bytes(dir / "i.json", "{\"weight_map\": {\"a\": \"2.st\", \"b\": \"1.st\", \"c\": \"2.st\"}}");
+    const CheckpointIndex index = read_checkpoint_index(dir / "i.json");
+    CHECK(index.shards == std::vector<std::string>{"2.st", "1.st"});
+    CHECK(index.weight_map.size() == 3);
 }
