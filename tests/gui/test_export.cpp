@@ -672,3 +672,17 @@ TEST_CASE("quantize panel: the wrap sentence is computed from the tensor and the
         }
     }
 }
+
+TEST_CASE("session: view settings it does not understand are listed escaped and few on one line") {
+    AppState a;
+    Start(a, {"--preset", "lesson"});
+    qs::gui::ViewSettings view;
+    for (int i = 0; i < 10; ++i) view.emplace_back("future.key" + std::to_string(i), "v\x1b[2J\n" + std::string(500, 'x'));
+    const std::string notice = qs::gui::ApplySessionView(a, view);
+    INFO(notice);
+    CHECK(notice.rfind("skipped view settings this version does not understand: future.key0=v\\x1b[2J\\nxxx", 0) == 0);
+    CHECK(notice.find("(10 in all)") != std::string::npos);
+    CHECK(notice.find('\n') == std::string::npos);
+    CHECK(notice.find('\x1b') == std::string::npos);
+    CHECK(notice.size() < 700);
+}
