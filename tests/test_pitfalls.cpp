@@ -2,6 +2,8 @@
 // error, and the overflow example is found on this tensor, not written down once.
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "quantscope/error.hpp"
 #include "quantscope/pitfalls.hpp"
 #include "quantscope/presets.hpp"
@@ -94,4 +96,44 @@ TEST_CASE("overflow example: the farthest element and its sentence follow the te
     const std::string saturated = overflow_sentence(e, tiny);
     CHECK(saturated.find("wraps") == std::string::npos);
     CHECK(saturated.find("saturates it to 127") != std::string::npos);
+}
+
+TEST_CASE("farthest_overflow is the farthest element and the first on a tie over interleaved blocks") {
+    // Reference: every element traced. Blocks interleave (stride 3, count 4 over 60 elements, each block
+    // visited in several runs) and integer-valued r at s = 1 make many elements tie on their excess.
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> pick(-300, 300);
+    Tensor t{{60}, std::vector<float>(60)};
+    QuantParams params;
+    params.block_stride = 3;
+    params.block_count = 4;
+    params.scale = {1.0, 2.0, 0.5, 1.0};
+    params.zero_point = {0, -20, 5, 0};
+    for (const Overflow overflow : {Overflow::Wrap, Overflow::Clamp})
+        for (int round = 0; round < 50; ++round) {
+            for (float& v : t.values) v = static_cast<float>(pick(rng) / (round % 2 ? 10 : 1));
+            QuantConfig c;
+            c.overflow = overflow;
+            std::optional<ElementTrace> expected;
+            double expected_excess = 0;
+            for (std::int64_t i = 0; i < t.numel(); ++i) {
+                const ElementTrace e = trace_element(t, params, c, i);
+                if (!e.clipped) continue;
+                const double excess = e.rounded > 127 ? e.rounded - 127 : -128 - e.rounded;
+                if (!expected || excess > expected_excess) expected = e, expected_excess = excess;
+            }
+            const std::optional<ElementTrace> found = farthest_overflow(view_of(t), params, c);
+            CAPTURE(round);
+            REQUIRE(found.has_value() == expected.has_value());
+            if (found) CHECK(found->flat_index == expected->flat_index);
+        }
+    // 300 / 2 - 20 and 301 / 2 - 20 both round (half to even) to 130: the first one is the answer, not the max.
+    const Tensor tie{{2}, {300.0f, 301.0f}};
+    QuantParams whole;
+    whole.block_stride = 2;
+    whole.scale = {2.0};
+    whole.zero_point = {-20};
+    const std::optional<ElementTrace> first = farthest_overflow(view_of(tie), whole, QuantConfig{});
+    REQUIRE(first);
+    CHECK(first->flat_index == 0);
 }

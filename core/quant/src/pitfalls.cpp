@@ -42,43 +42,52 @@ QuantConfig recipe_config(Recipe recipe, const TensorView& values, QuantConfig b
     return base;
 }
 
+namespace {
+
+double overflow_excess(const ElementTrace& t, const IntType& dtype) {
+    return t.rounded > dtype.q_max() ? t.rounded - dtype.q_max() : dtype.q_min() - t.rounded;
+}
+
+}  // namespace
+
 std::optional<ElementTrace> farthest_overflow(const TensorView& values, const QuantParams& params,
                                               const QuantConfig& config) {
     const std::int64_t n = values.numel(), stride = params.block_stride, count = params.block_count;
     if (n == 0 || stride < 1 || count < 1) return std::nullopt;
-    // Each block's smallest and largest element, walking runs of `stride` elements of one block, a bounded
-    // piece at a time (the values may be a file's mapping in another type).
+    // One guarded pass, a bounded piece of one block at a time (the values may be a file's mapping in another
+    // type), keeping only the best so far: no per-block state, and no guarded region (a syscall) per element.
+    // Within a piece r / s + z grows with r, so only its first smallest and first largest elements can beat the
+    // best; a piece that does is searched once more for its first element that far out (the first on a tie).
     constexpr std::int64_t kPiece = std::int64_t{1} << 14;
-    std::vector<std::int64_t> lowest(static_cast<std::size_t>(count), -1), highest(static_cast<std::size_t>(count), -1);
-    std::vector<float> low_value(lowest.size()), high_value(lowest.size()), scratch(static_cast<std::size_t>(kPiece));
-    values.guarded([&] {
-        for (std::int64_t start = 0; start < n; start += stride) {
-            const std::size_t b = static_cast<std::size_t>((start / stride) % count);
-            const std::int64_t end = std::min(n, start + stride);
-            for (std::int64_t first = start; first < end; first += kPiece) {
-                const std::int64_t len = std::min(kPiece, end - first);
-                const float* v = floats_at(values, first, len, scratch.data());
-                for (std::int64_t k = 0; k < len; ++k) {
-                    if (lowest[b] < 0 || v[k] < low_value[b]) low_value[b] = v[k], lowest[b] = first + k;
-                    if (highest[b] < 0 || v[k] > high_value[b]) high_value[b] = v[k], highest[b] = first + k;
-                }
-            }
-        }
-    });
+    std::vector<float> scratch(static_cast<std::size_t>(kPiece));
     std::optional<ElementTrace> best;
     double best_excess = 0.0;
-    const double q_min = config.dtype.q_min(), q_max = config.dtype.q_max();
-    for (std::size_t b = 0; b < lowest.size(); ++b)
-        for (std::int64_t i : {lowest[b], highest[b]}) {
-            if (i < 0) continue;
-            const ElementTrace t = trace_element(values, params, config, i);
-            if (!t.clipped) continue;
-            const double excess = t.rounded > q_max ? t.rounded - q_max : q_min - t.rounded;
-            if (!best || excess > best_excess || (excess == best_excess && i < best->flat_index)) {
-                best = t;
-                best_excess = excess;
+    values.guarded([&] {
+        for (std::int64_t first = 0; first < n;) {
+            const std::int64_t len = std::min({kPiece, n - first, stride - first % stride});
+            const float* v = floats_at(values, first, len, scratch.data());
+            std::int64_t low = 0, high = 0;
+            for (std::int64_t k = 1; k < len; ++k) {
+                if (v[k] < v[low]) low = k;
+                if (v[k] > v[high]) high = k;
             }
+            std::optional<double> piece_excess;
+            for (std::int64_t k : {low, high}) {
+                const ElementTrace t = trace_value(v[k], params, config, first + k);
+                if (t.clipped) piece_excess = std::max(piece_excess.value_or(0.0), overflow_excess(t, config.dtype));
+            }
+            if (piece_excess && (!best || *piece_excess > best_excess))
+                for (std::int64_t k = 0; k < len; ++k) {
+                    const ElementTrace t = trace_value(v[k], params, config, first + k);
+                    if (t.clipped && overflow_excess(t, config.dtype) == *piece_excess) {
+                        best = t;
+                        best_excess = *piece_excess;
+                        break;
+                    }
+                }
+            first += len;
         }
+    });
     return best;
 }
 

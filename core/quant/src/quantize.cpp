@@ -478,8 +478,6 @@ QuantResult quantize(const Tensor& tensor, const QuantConfig& config, QuantParam
     return result;
 }
 
-namespace {
-
 ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index) {
     ElementTrace t;
     t.flat_index = flat_index;
@@ -494,8 +492,6 @@ ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& 
     t.error = std::abs(t.r - t.dequantized);
     return t;
 }
-
-}  // namespace
 
 ElementTrace trace_element(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                            std::int64_t flat_index) {

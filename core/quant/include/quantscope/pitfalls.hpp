@@ -23,8 +23,7 @@ Recipe parse_recipe(const std::string& text);      // naive-max255, else qs::Err
 QuantConfig recipe_config(Recipe recipe, const TensorView& values, QuantConfig base);
 
 // The element whose rounded r / s + z lies farthest outside [q_min, q_max] (the first such on a tie): the
-// one that shows an overflow best. Empty when every element fits. Within a block r / s + z grows with r, so
-// only each block's smallest and largest elements are candidates.
+// one that shows an overflow best. Empty when every element fits. One pass over the values.
 std::optional<ElementTrace> farthest_overflow(const TensorView& values, const QuantParams& params,
                                               const QuantConfig& config);
 

@@ -101,6 +101,8 @@ ElementTrace trace_element(const Tensor& tensor, const QuantParams& params, cons
                            std::int64_t flat_index);
 ElementTrace trace_element(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                            std::int64_t flat_index);
+// The same for a value already read (no access to the values, so no guarded region per element).
+ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index);
 
 // The first element whose error |r - r'| is not finite (r' overflowed float32 near its limits), or -1.
 // Sequential: for the error message after a pass whose max_abs_error came out infinite.
