@@ -1,7 +1,10 @@
 // LD_PRELOAD shim for the command-line tests: right after the program maps the file named by
 // $QS_SHRINK_ON_MAP, the file is truncated to nothing, as if another process did it while it was mapped.
-// Deterministic, and no test hook in the program itself.
+// $QS_SHRINK_ON_RENAME names a file truncated whenever the program renames a file (its outputs appear):
+// whatever still reads that file afterwards fails. Deterministic, and no test hook in the program itself.
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -24,4 +27,12 @@ extern "C" void* mmap(void* address, size_t length, int protection, int flags, i
         if (std::strcmp(target, victim) == 0 && truncate(target, 0) != 0) std::abort();
     }
     return mapped;
+}
+
+extern "C" int renameat(int old_dir, const char* old_name, int new_dir, const char* new_name) {
+    using Renameat = int (*)(int, const char*, int, const char*);
+    static const Renameat real_renameat = reinterpret_cast<Renameat>(dlsym(RTLD_NEXT, "renameat"));
+    if (const char* victim = std::getenv("QS_SHRINK_ON_RENAME"))
+        if (truncate(victim, 0) != 0) std::abort();
+    return real_renameat(old_dir, old_name, new_dir, new_name);
 }

@@ -265,6 +265,30 @@ TEST_CASE("quantize with streamed outputs: a late NaN / an overflow / a shrinkin
         CHECK(left == inputs_before);
     }
 }
+
+// The overflow example of --overflow wrap reads the values again after the pass: the outputs must appear
+// only after it (and the JSON) are done. The input shrinks when the first output is renamed into place: if
+// anything still read it afterwards, the run would end with exit 2 and its outputs on disk.
+TEST_CASE("quantize reads nothing after its outputs appear: a file that shrinks then loses nothing") {
+    test::TempDir dir;
+    const Shape shape{1031, 1029};
+    std::vector<float> values(static_cast<std::size_t>(checked_numel(shape)), 0.25f);
+    values[7] = 9.0f;
+    save_floats(dir / "in.npy", shape, values.data());
+    const std::string input = std::filesystem::canonical(dir / "in.npy").string();
+    const test::Run r = test::run(
+        "quantize " + test::shell_quote(input) + " --scale 0.01 --zero-point 0 --overflow wrap --out-quantized " +
+            test::shell_quote(dir / "q.npy"),
+        dir,
+        "LD_PRELOAD=" + test::shell_quote(QS_SHRINK_ON_MAP) + " QS_SHRINK_ON_RENAME=" + test::shell_quote(input) +
+            " ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\"");
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(std::filesystem::exists(dir / "q.npy"));
+    CHECK(std::filesystem::file_size(input) == 0);  // the shim did shrink it
+    const JsonValue json = parse_json(r.out, "stdout");
+    CHECK(test::contains(json.find("warning")->text, "9 at s = 0.01, z = 0 rounds to 900"));
+}
 #endif
 
 // The metrics published before the one-pass path (goldens, saved numbers) came from OpenMP's static split

@@ -142,7 +142,6 @@ int run_quantize(const std::vector<std::string>& args) {
     const Quantization result = quantize_checked(input.values(), input.config, wanted, sink);
     for (const auto* writer : {codes.get(), dequantized.get(), error.get()})
         if (writer) writer->finish();
-    files.commit();
 
     const QuantParams& params = result.params;
     const Metrics& m = result.metrics;
@@ -169,7 +168,11 @@ int run_quantize(const std::vector<std::string>& args) {
         json.string("overflow", to_string(input.config.overflow))
             .string("warning", "the naive cast without the clamp is WRONG (the lessons clamp). " +
                                    overflow_sentence(farthest_overflow(input.values(), params, input.config), input.config));
-    std::printf("%s\n", json.str().c_str());
+    // Everything that can fail (the overflow example reads the values again, the JSON allocates) is done
+    // before the outputs appear: an exit 2 never leaves them behind, and the JSON is never lost after they do.
+    const std::string text = json.str();
+    files.commit();
+    std::printf("%s\n", text.c_str());
     return 0;
 }
 
