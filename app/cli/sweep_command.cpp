@@ -44,44 +44,6 @@ JsonObject row_json(const SweepRow& row) {
     return json;
 }
 
-// RFC 4180: a field with a comma, a quote or a line break goes in quotes, its quotes doubled.
-std::string csv_field(const std::string& text) {
-    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-    std::string out = "\"";
-    for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
-// A name from the file goes into the CSV escaped (a raw ESC or line break would act on a terminal or split
-// the row), bounded but long enough for any real tensor name.
-constexpr std::size_t kCsvNameChars = 4096;
-
-// Numbers as the JSON prints them (they round-trip), null as an empty field.
-std::string csv_line(const SweepRow& row) {
-    const auto field = csv_field;
-    std::string line = field(printable(row.name, kCsvNameChars)) + "," + shape_to_string(row.shape) + "," + row.dtype + "," + std::to_string(row.elements);
-    const bool ok = row.error.empty();
-    const auto number = [&](std::optional<double> value) {
-        line += ",";
-        const std::string text = ok && value ? format_json_number(*value) : "null";
-        if (text != "null") line += text;
-    };
-    const Metrics& m = row.metrics;
-    for (const std::optional<double> v : {std::optional<double>(row.min), std::optional<double>(row.max),
-                                          std::optional<double>(row.mean), std::optional<double>(row.std), row.max_over_std,
-                                          std::optional<double>(m.mse), std::optional<double>(m.rmse),
-                                          std::optional<double>(m.mae), std::optional<double>(m.max_abs_error), m.sqnr_db})
-        number(v);
-    line += "," + (ok ? std::to_string(m.clipped) : std::string());
-    number(row.bits_per_weight);
-    line += "," + (ok ? std::string() : field(row.error));
-    return line;
-}
-
-constexpr const char* kCsvHeader =
-    "name,shape,dtype,elements,min,max,mean,std,max_over_std,mse,rmse,mae,max_abs_error,sqnr_db,clipped,"
-    "bits_per_weight,error";
-
 // "sweep: 41% (3.2 of 7.8 GB)" rewritten in place on a terminal.
 void show_progress(std::uint64_t done, std::uint64_t total) {
     const double percent = total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
@@ -147,10 +109,10 @@ int run_sweep(const std::vector<std::string>& args) {
     const bool csv = parsed.has("--csv");
     const bool terminal = ::isatty(STDERR_FILENO) == 1;
     bool first = true;
-    if (csv) std::printf("%s\n", kCsvHeader);
+    if (csv) std::printf("%s\n", sweep_csv_header().c_str());
     const auto on_row = [&](const SweepRow& row) {
         if (csv)
-            std::printf("%s\n", csv_line(row).c_str());
+            std::printf("%s\n", sweep_csv_line(row).c_str());
         else
             std::printf("%s%s", first ? "{\"tensors\": [\n" : ",\n", row_json(row).str().c_str());
         first = false;

@@ -12,11 +12,15 @@
 #include "gui/panels/histogram_panel.hpp"
 #include "gui/panels/intents.hpp"
 #include "gui/panels/landscape_panel.hpp"
+#include "gui/panels/model_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "gui/panels/tensor_panel.hpp"
 #include "gui/platform/settings.hpp"
 
 namespace qs::gui {
+
+// The analysis area's tabs, in their order (also --tab's names).
+enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3, kTabModel = 4 };
 
 struct AppState {
     AppState() = default;
@@ -36,8 +40,10 @@ struct AppState {
     SafetensorsBrowserState safetensors;  // the tensor list of an opened .safetensors file
     CalibrationPanelState calibration;
     ComparePanelState compare;
+    ModelPanelState model;                // a whole checkpoint under the current settings
     // The tab the analysis area showed last frame (AnalysisTab): the wide ones take the metrics' column too.
     int analysis_tab = 0;
+    int request_tab = -1;  // an AnalysisTab to bring to the front on the next frame (a model just opened)
 };
 
 }  // namespace qs::gui

@@ -38,6 +38,12 @@ void ApplyIntents(AppState& app) {
 }
 
 void OpenTensorFile(AppState& app, const std::string& path) {
+    if (IsCheckpointIndexPath(path)) {  // a sharded checkpoint: every tensor in the Model tab
+        std::string problem;
+        if (OpenModel(app.model, path, &problem)) app.request_tab = kTabModel;
+        else app.doc.error = problem;
+        return;
+    }
     if (lower_extension(path) == ".json") {
         OpenSession(app, path);  // a saved session: its tensor and every setting
         return;
@@ -46,6 +52,7 @@ void OpenTensorFile(AppState& app, const std::string& path) {
     if (IsSafetensorsPath(path)) {
         std::string problem;
         if (!OpenSafetensorsBrowser(app.safetensors, path, &problem)) app.doc.error = problem;
+        else if (!OpenModel(app.model, path, &problem)) app.doc.error = problem;
         return;
     }
     std::error_code ec;

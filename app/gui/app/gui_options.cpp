@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gui/panels/model_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/safetensors.hpp"
@@ -36,11 +37,17 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         try {
             const SafetensorsFile file(args.positionals[0]);
             if (file.list().size() != 1) {
-                files.browse = args.positionals[0];
+                files.browse = files.model = args.positionals[0];
                 args.positionals.clear();
             }
         } catch (const std::exception&) {
         }
+    }
+    // A sharded checkpoint's index: the lesson tensor, with the checkpoint in the Model tab.
+    if (args.positionals.size() == 1 && IsCheckpointIndexPath(args.positionals[0])) {
+        if (args.has("--tensor")) throw Error("--tensor: pick the tensor in the Model tab of a sharded checkpoint");
+        files.model = args.positionals[0];
+        args.positionals.clear();
     }
     cli::Input input = cli::load_input(args, true);
     files.view = FigureOptionsAsView(args, input.tensor);
@@ -69,7 +76,7 @@ const char* const kGuiHelp =
     "  --save-figure PNG   with --screenshot: also File > Save figure as PNG (the `render` image)\n"
     "  --save-session JSON with --screenshot: also File > Save session\n"
     "  --bench-frames N    drag the manual scale for N frames, print timing medians as JSON, exit\n"
-    "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare\n"
+    "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare, model\n"
     "                      (a screenshot waits until its background computation is done)\n"
     "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"
     "--screenshot path).\n";
@@ -114,10 +121,10 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
         o.font_scale = static_cast<float>(f);
     }
     if (const std::string* v = parsed.get("--tab")) {
-        const char* const names[] = {"histograms", "landscape", "calibrators", "compare"};
-        for (int i = 0; i < 4; ++i)
+        const char* const names[] = {"histograms", "landscape", "calibrators", "compare", "model"};
+        for (int i = 0; i < 5; ++i)
             if (*v == names[i]) o.tab = i;
-        if (o.tab < 0) throw Error("--tab: " + quoted_text(*v) + " is not histograms, landscape, calibrators or compare");
+        if (o.tab < 0) throw Error("--tab: " + quoted_text(*v) + " is not histograms, landscape, calibrators, compare or model");
     }
     // Screenshots and benchmarks must not depend on what a user saved.
     o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;

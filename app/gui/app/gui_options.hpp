@@ -15,6 +15,7 @@ struct GuiFileOptions {
     std::string save_figure;    // --save-figure PNG: File > Save figure as PNG, scripted (needs --screenshot)
     std::string save_session;   // --save-session JSON: File > Save session, scripted (needs --screenshot)
     std::string browse;         // a .safetensors INPUT of several tensors given without --tensor: list them
+    std::string model;          // that file, or a sharded checkpoint's index: the Model tab's checkpoint
 };
 
 // The options GuiFileOptions reads: the figure's (FigureOptionSpecs), --save-figure and --save-session.

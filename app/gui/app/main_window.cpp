@@ -119,7 +119,6 @@ void DrawLeftColumn(AppState& app, const Frame& frame) {
     ImGui::EndChild();
 }
 
-enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3 };
 
 // Brings `tab` to the front once when --tab asked for it.
 ImGuiTabItemFlags TabFlags(Frame& frame, int tab) {
@@ -201,6 +200,13 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                     DrawComparePanel(app.compare, view, app.doc.shown_tensor);
                     ImGui::EndTabItem();
                 }
+                if (ImGui::BeginTabItem("Model", nullptr, TabFlags(frame, kTabModel))) {
+                    app.analysis_tab = kTabModel;
+                    // Swept when first shown, with the current settings (reading a whole checkpoint is not free).
+                    if (app.model.checkpoint && !app.model.started) StartModelSweep(app.model, app.doc.config);
+                    DrawModelPanel(app.model, app.doc.config, app.intents);
+                    ImGui::EndTabItem();
+                }
                 ImGui::EndTabBar();
             }
             // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
@@ -215,6 +221,10 @@ void DrawRightColumn(AppState& app, Frame& frame) {
 }  // namespace
 
 void DrawMainWindow(AppState& app, Frame& frame) {
+    if (app.request_tab >= 0) {
+        frame.select_tab = app.request_tab;
+        app.request_tab = -1;
+    }
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(vp->WorkPos);
     ImGui::SetNextWindowSize(vp->WorkSize);

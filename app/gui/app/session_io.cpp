@@ -257,6 +257,11 @@ void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& file
         std::string problem;
         if (!OpenSafetensorsBrowser(app.safetensors, files.browse, &problem)) app.doc.error = problem;
     }
+    if (!files.model.empty()) {
+        std::string problem;
+        if (!OpenModel(app.model, files.model, &problem)) app.doc.error = problem;
+        else if (files.browse.empty()) app.request_tab = kTabModel;  // an index has no tensor list to show instead
+    }
     if (!files.save_figure.empty()) app.files.queued_figure = FigureExport{files.save_figure};
     if (!files.save_session.empty()) app.files.queued_session = files.save_session;
     app.doc.history = UndoHistory{};

@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
 #include "quantscope/safetensors.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs {
 namespace {
@@ -109,6 +111,49 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
     total.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (total.seconds > 0) total.gb_per_s = static_cast<double>(total.bytes_in) / total.seconds / 1e9;
     return total;
+}
+
+namespace {
+
+// RFC 4180: a field with a comma, a quote or a line break goes in quotes, its quotes doubled.
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string out = "\"";
+    for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+// A name from the file goes into the CSV escaped (a raw ESC or line break would act on a terminal or split
+// the row), bounded but long enough for any real tensor name.
+constexpr std::size_t kCsvNameChars = 4096;
+
+}  // namespace
+
+// Numbers as the JSON prints them (they round-trip), null as an empty field.
+std::string sweep_csv_line(const SweepRow& row) {
+    const auto field = csv_field;
+    std::string line = field(printable(row.name, kCsvNameChars)) + "," + shape_to_string(row.shape) + "," + row.dtype + "," + std::to_string(row.elements);
+    const bool ok = row.error.empty();
+    const auto number = [&](std::optional<double> value) {
+        line += ",";
+        const std::string text = ok && value ? format_json_number(*value) : "null";
+        if (text != "null") line += text;
+    };
+    const Metrics& m = row.metrics;
+    for (const std::optional<double> v : {std::optional<double>(row.min), std::optional<double>(row.max),
+                                          std::optional<double>(row.mean), std::optional<double>(row.std), row.max_over_std,
+                                          std::optional<double>(m.mse), std::optional<double>(m.rmse),
+                                          std::optional<double>(m.mae), std::optional<double>(m.max_abs_error), m.sqnr_db})
+        number(v);
+    line += "," + (ok ? std::to_string(m.clipped) : std::string());
+    number(row.bits_per_weight);
+    line += "," + (ok ? std::string() : field(row.error));
+    return line;
+}
+
+std::string sweep_csv_header() {
+    return "name,shape,dtype,elements,min,max,mean,std,max_over_std,mse,rmse,mae,max_abs_error,sqnr_db,clipped,"
+           "bits_per_weight,error";
 }
 
 }  // namespace qs

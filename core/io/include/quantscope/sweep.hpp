@@ -70,6 +70,12 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
                             const std::function<void(const SweepRow&)>& on_row, const SweepProgress& progress = nullptr,
                             const std::atomic<bool>* cancel = nullptr);
 
+// The rows as `quantscope sweep --csv` prints them (SPEC "Sweep"): the header line and one line a row (no line
+// breaks included); numbers as the JSON prints them, null as an empty field, the name and error quoted as
+// RFC 4180 asks. The window's model view exports the same text.
+std::string sweep_csv_header();
+std::string sweep_csv_line(const SweepRow& row);
+
 // Bits per weight of a quantization: the code's bits plus each block's float32 scale and (unless symmetric,
 // where z = 0 is implied) its zero point in the code's type, spread over the elements.
 double sweep_bits_per_weight(const QuantConfig& config, std::size_t blocks, std::int64_t elements);
