@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "quantscope/calibrate.hpp"
@@ -109,5 +110,23 @@ TEST_CASE("mse gives the same parameters on one thread and on several") {
         CAPTURE(group);
         CHECK(one.scale == several.scale);
         CHECK(one.zero_point == several.zero_point);
+    }
+}
+
+TEST_CASE("a block's measured mse has the same bits on any thread count") {
+    // The exact measure decides between close candidates: its sum must not depend on how the chunks were
+    // shared among threads (an OpenMP reduction adds per-thread partial sums in a thread-count order).
+    const Tensor t = normal_with_outliers({64, 4096}, 3, 5);
+    QuantConfig config;
+    const auto n = static_cast<std::int64_t>(t.values.size());
+    for (int threads : {2, 3, 5}) {
+        const int before = omp_get_max_threads();
+        omp_set_num_threads(1);
+        const double one = values_mse(t.values.data(), n, 0.0123, 3, config);
+        omp_set_num_threads(threads);
+        const double several = values_mse(t.values.data(), n, 0.0123, 3, config);
+        omp_set_num_threads(before);
+        CAPTURE(threads);
+        CHECK(std::memcmp(&one, &several, sizeof one) == 0);
     }
 }

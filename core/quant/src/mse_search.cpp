@@ -488,13 +488,17 @@ private:
 double values_mse(const float* values, std::int64_t n, double scale, std::int32_t zero_point, const QuantConfig& config) {
     const float s = static_cast<float>(scale), z = static_cast<float>(zero_point);
     const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
-    double total = 0;
+    // Each chunk's sum on whatever thread, then the chunks added in order: the same bits on any thread count
+    // (a reduction would add per-thread partial sums, whose split depends on the thread count).
     const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for reduction(+ : total) schedule(static) if (n >= 16 * kChunk)
+    std::vector<double> sums(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static) if (n >= 16 * kChunk)
     for (std::int64_t c = 0; c < chunks; ++c) {
         const std::int64_t begin = c * kChunk;
-        total += chunk_sse(values + begin, std::min(kChunk, n - begin), s, z, q_min, q_max, config.rounding);
+        sums[static_cast<std::size_t>(c)] = chunk_sse(values + begin, std::min(kChunk, n - begin), s, z, q_min, q_max, config.rounding);
     }
+    double total = 0;
+    for (double v : sums) total += v;
     return total / static_cast<double>(n);
 }
 
