@@ -155,14 +155,7 @@ struct MetricRow {
     bool integer;
 };
 
-std::string Fmt(double v, bool integer) {
-    if (integer) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(std::llround(v)));
-        return buf;
-    }
-    return FormatNumber(v);
-}
+std::string Fmt(double v, bool integer) { return integer ? FormatInteger(v) : FormatNumber(v); }
 
 void DrawMetricsTable(const Metrics& a, const Metrics& b) {
     const std::vector<MetricRow> rows = {

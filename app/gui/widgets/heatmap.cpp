@@ -10,6 +10,7 @@
 
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/plot.hpp"
+#include "gui/widgets/text.hpp"
 #include "quantscope/fnv1a.hpp"
 
 namespace qs::gui {
@@ -100,16 +101,8 @@ int ColorbarTickTarget(float bar_height) {
 }  // namespace
 
 void FormatCell(char* buf, std::size_t n, double v, CellFormat format, int decimals) {
-    if (format == CellFormat::Integer) {
-        std::snprintf(buf, n, "%lld", static_cast<long long>(std::llround(v)));
-        return;
-    }
-    if (decimals > kMaxCellDecimals) {
-        std::snprintf(buf, n, "%.3g", v);  // values so small that fixed point would print them as 0.00000
-        return;
-    }
-    std::snprintf(buf, n, "%.*f", decimals, v);
-    if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
+    const std::string text = format == CellFormat::Integer ? FormatInteger(v) : FormatFixed(v, decimals, kMaxCellDecimals);
+    std::snprintf(buf, n, "%s", text.c_str());
 }
 
 // The bar is linear in the colormap's parameter t, from to_unit(bar_lo) to to_unit(bar_hi); with a centered

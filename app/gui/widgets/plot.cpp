@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "gui/widgets/palette.hpp"
+#include "gui/widgets/text.hpp"
 
 namespace qs::gui {
 
@@ -58,17 +59,12 @@ std::vector<double> LogTicks(double lo, double hi, int target) {
 constexpr int kMaxTickDecimals = 6;
 
 std::string TickLabel(double v, int decimals) {
-    char buf[40];
     if (std::fabs(v) >= 1e5) {
+        char buf[40];
         std::snprintf(buf, sizeof buf, "%.2g", v);
-    } else if (decimals > kMaxTickDecimals) {
-        // Steps below 1e-6 (a tiny or denormal range): fixed point would print every tick as 0.000000.
-        std::snprintf(buf, sizeof buf, "%.3g", v);
-    } else {
-        std::snprintf(buf, sizeof buf, "%.*f", std::max(decimals, 0), v);
-        if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
+        return buf;
     }
-    return buf;
+    return FormatFixed(v, decimals, kMaxTickDecimals);  // steps below 1e-6: %.3g, or every tick reads 0.000000
 }
 
 std::string LogTickLabel(double v) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include <imgui.h>
 
@@ -23,6 +24,23 @@ std::string FormatNumber(double v) {
     std::string s = buf;
     if (!s.empty() && s[0] == '-') s = std::string(Symbols().minus) + s.substr(1);
     return s;
+}
+
+std::string FormatInteger(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(std::llround(v)));
+    return buf;
+}
+
+std::string FormatFixed(double v, int decimals, int max_decimals) {
+    char buf[48];
+    if (decimals > max_decimals) {
+        std::snprintf(buf, sizeof buf, "%.3g", v);
+        return buf;
+    }
+    std::snprintf(buf, sizeof buf, "%.*f", std::max(decimals, 0), v);
+    if (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) std::memmove(buf, buf + 1, std::strlen(buf));
+    return buf;
 }
 
 std::string FitText(const std::string& text, float width) {

@@ -24,8 +24,14 @@ Sym Symbols();
 // leaves room for "...", so a label is shortened, never cut mid-word (a single long word is cut where it must).
 std::string FitText(const std::string& text, float width);
 
-// %.6g with a real minus sign when the font has one.
+// The window's number formats, one place for all of them:
+// %.6g with a real minus sign when the font has one (readouts, legends, tooltips).
 std::string FormatNumber(double v);
+// A whole number (codes, counts), rounded.
+std::string FormatInteger(double v);
+// Fixed point with `decimals` decimals (cells, tick labels), never "-0.00" from rounding noise around zero;
+// %.3g when more than `max_decimals` would be needed (a tiny or denormal range would print as 0.000000).
+std::string FormatFixed(double v, int decimals, int max_decimals);
 
 
 // Draws text parts left to right at the cursor, wrapping to a new line at `width`. Parts after the first are
