@@ -2,6 +2,10 @@
 // full list only with --all-params; memory bounded by the tensor, not by the block count.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
+#include "quantscope/random.hpp"
+#include "quantscope/tensor_io.hpp"
 #include "test_helpers.hpp"
 
 using namespace qs::test;
@@ -40,15 +44,28 @@ TEST_CASE("quantize lists up to 4096 blocks' parameters and summarises more") {
 }
 
 #if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer reserves terabytes of address space up front
-TEST_CASE("quantize with a million blocks fits a memory limit a few times the tensor") {
-    // 1024 x 1024 in groups of 1 is a 4 MiB tensor and 1M blocks. Its full JSON alone would be ~30 MB,
-    // built several times over; within 150 MB of address space (the program, its threads and the tensor
-    // included) only a summary fits.
+TEST_CASE("quantize with 4M blocks needs the file and its 12 bytes of (s / z) per block and no more") {
+    // 2048 x 2048 in groups of 1: a 16 MiB file and 4M blocks. What must be held: the file's mapping and
+    // one double s and int32 z per block (48 MiB), plus the program (40 MiB, two threads as in the file
+    // test of test_streaming.cpp). A per-block range array or float copies of s and z (8 bytes per block
+    // each) do not fit.
     TempDir dir;
-    const Run r = run("quantize --random normal --shape 1024x1024 --granularity group --group-size 1 --calibrate mse",
-                      dir, "", 150 * 1024);
-    INFO(r.err);
-    CHECK(r.exit_code == 0);
-    CHECK(contains(r.out, "\"count\": 1048576"));
+    qs::RandomSpec spec;
+    spec.shape = {2048, 2048};
+    spec.seed = 5;
+    const qs::Tensor t = qs::generate_random(spec);
+    const std::string input = dir / "w.npy";
+    qs::save_floats(input, t.shape, t.values.data());
+    const long long blocks = t.numel();
+    const long long cap_kb = static_cast<long long>(std::filesystem::file_size(input) / 1024) + blocks * 12 / 1024 +
+                             40 * 1024;
+    for (const char* calibration : {"minmax", "mse"}) {
+        const Run r = run("quantize " + shell_quote(input) + " --granularity group --group-size 1 --calibrate " +
+                              calibration,
+                          dir, "OMP_NUM_THREADS=2", cap_kb);
+        INFO(std::string(calibration) << ": " << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(contains(r.out, "\"count\": 4194304"));
+    }
 }
 #endif

@@ -64,19 +64,24 @@ MinMax range_of(const float* data, std::int64_t n, bool& finite) {
 }
 
 // Min and max of every block, in one parallel pass over the view that also checks that every value is
-// finite (else qs::Error naming the first bad index).
-std::vector<MinMax> block_ranges(const TensorView& view, const QuantParams& p) {
+// finite (else qs::Error naming the first bad index). Each block's range goes to `done(b, range)` once it is
+// final (from any thread, each block once), so no per-block array is kept; returns the whole tensor's range.
+template <class Done>
+MinMax block_ranges(const TensorView& view, const QuantParams& p, const Done& done) {
     const std::int64_t n = view.numel();
-    std::vector<MinMax> blocks(static_cast<std::size_t>(p.block_count));
+    MinMax whole;
+    std::mutex merging;
     std::atomic<bool> all_finite{true};
-    const auto merge_finite = [&](bool finite) {
+    const auto merge = [&](bool finite, const MinMax& seen) {
         if (!finite) all_finite = false;
+        const std::lock_guard<std::mutex> lock(merging);
+        whole.add(seen);
     };
     if (p.block_stride >= 64 && p.block_count < kFewBlocks) {
         // Few blocks of long runs (per tensor, a leading axis): chunks in parallel, per-thread block ranges.
         const std::int64_t chunks_per_run = (p.block_stride + kChunk - 1) / kChunk;
         const std::int64_t items = n / p.block_stride * chunks_per_run;
-        std::mutex merging;
+        std::vector<MinMax> blocks(static_cast<std::size_t>(p.block_count));  // fewer than kFewBlocks
         detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
             std::vector<MinMax> local(blocks.size());
             bool finite = true;
@@ -89,26 +94,34 @@ std::vector<MinMax> block_ranges(const TensorView& view, const QuantParams& p) {
                 const float* values = floats_at(view, run * p.block_stride + c * kChunk, len, scratch);
                 local[static_cast<std::size_t>(run % p.block_count)].add(range_of(values, len, finite));
             }
-            merge_finite(finite);
+            MinMax seen;
+            for (const MinMax& m : local) seen.add(m);
+            merge(finite, seen);
             const std::lock_guard<std::mutex> lock(merging);
             for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b].add(local[b]);
         });
+        for (std::size_t b = 0; b < blocks.size(); ++b) done(b, blocks[b]);
     } else if (p.block_stride >= 64) {
         // Many blocks of long runs (groups, channels of a middle axis): one block per task.
         const std::int64_t runs_per_block = n / (p.block_stride * p.block_count);
         detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
             bool finite = true;
             float scratch[kChunk];
+            MinMax seen;
             std::int64_t b_begin, b_end;
             detail::static_share(p.block_count, thread, threads, b_begin, b_end);
-            for (std::int64_t b = b_begin; b < b_end; ++b)
+            for (std::int64_t b = b_begin; b < b_end; ++b) {
+                MinMax block;
                 for (std::int64_t r = 0; r < runs_per_block; ++r)
                     for (std::int64_t c = 0; c < p.block_stride; c += kChunk) {
                         const std::int64_t len = std::min(kChunk, p.block_stride - c);
                         const std::int64_t begin = (r * p.block_count + b) * p.block_stride + c;
-                        blocks[static_cast<std::size_t>(b)].add(range_of(floats_at(view, begin, len, scratch), len, finite));
+                        block.add(range_of(floats_at(view, begin, len, scratch), len, finite));
                     }
-            merge_finite(finite);
+                done(static_cast<std::size_t>(b), block);
+                seen.add(block);
+            }
+            merge(finite, seen);
         });
     } else {
         // Short runs (channels of the last axis, small groups): the layout repeats every `period` elements;
@@ -121,6 +134,7 @@ std::vector<MinMax> block_ranges(const TensorView& view, const QuantParams& p) {
         const std::int64_t segments = (period + segment - 1) / segment;
         detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
             bool finite = true;
+            MinMax seen;
             float scratch[kChunk], lo[kChunk], hi[kChunk], zero[kChunk];
             std::int64_t s_begin, s_end;
             detail::static_share(segments, thread, threads, s_begin, s_end);
@@ -140,12 +154,13 @@ std::vector<MinMax> block_ranges(const TensorView& view, const QuantParams& p) {
                 range_of(zero, len, finite);  // a NaN may not survive min and max: its trace is in zero[]
                 for (std::int64_t b = first / p.block_stride; b * p.block_stride < first + len; ++b) {
                     const std::int64_t at = b * p.block_stride - first;
-                    MinMax& m = blocks[static_cast<std::size_t>(b)];
-                    m = range_of(lo + at, p.block_stride, finite);
+                    MinMax m = range_of(lo + at, p.block_stride, finite);
                     m.add(range_of(hi + at, p.block_stride, finite));
+                    done(static_cast<std::size_t>(b), m);
+                    seen.add(m);
                 }
             }
-            merge_finite(finite);
+            merge(finite, seen);
         });
     }
     if (!all_finite) {
@@ -153,7 +168,7 @@ std::vector<MinMax> block_ranges(const TensorView& view, const QuantParams& p) {
         const std::int64_t bad = first_nonfinite(view);
         if (bad >= 0) throw_nonfinite(view, bad);
     }
-    return blocks;
+    return whole;
 }
 
 }  // namespace
@@ -234,12 +249,17 @@ QuantParams compute_params(const TensorView& view, const Tensor* tensor, const Q
     const auto count = static_cast<std::size_t>(params.block_count);
     params.scale.assign(count, 1.0);
     params.zero_point.assign(count, 0);
-    const std::vector<MinMax> ranges = block_ranges(view, params);
-    if (whole != nullptr) {
-        MinMax all;
-        for (const MinMax& r : ranges) all.add(r);
-        *whole = {all.lo, all.hi};
-    }
+    // Min/max calibration sets each block's (s, z) as soon as its range is known: no array of ranges.
+    const bool from_ranges = config.mode != Mode::Manual && config.calibration == Calibration::MinMax;
+    const MinMax all = block_ranges(view, params, [&](std::size_t b, const MinMax& range) {
+        if (!from_ranges || !std::isfinite(range.lo) || !std::isfinite(range.hi)) return;  // a bad value throws next
+        const double lo = range.lo, hi = range.hi;
+        if (config.mode == Mode::Asymmetric)
+            asymmetric_params(lo, hi, config.dtype, params.scale[b], params.zero_point[b], config.recompute_scale);
+        else
+            symmetric_params(std::max(std::abs(lo), std::abs(hi)), config.dtype, params.scale[b], params.zero_point[b]);
+    });
+    if (whole != nullptr) *whole = {all.lo, all.hi};
     if (config.mode == Mode::Manual) {
         params.scale[0] = config.manual_scale;
         params.zero_point[0] = config.manual_zero_point;
@@ -248,13 +268,6 @@ QuantParams compute_params(const TensorView& view, const Tensor* tensor, const Q
     if (config.calibration != Calibration::MinMax) {
         calibrated_params(tensor != nullptr ? *tensor : materialize(view), config, params);
         return params;
-    }
-    for (std::size_t b = 0; b < count; ++b) {
-        const double lo = ranges[b].lo, hi = ranges[b].hi;
-        if (config.mode == Mode::Asymmetric)
-            asymmetric_params(lo, hi, config.dtype, params.scale[b], params.zero_point[b], config.recompute_scale);
-        else
-            symmetric_params(std::max(std::abs(lo), std::abs(hi)), config.dtype, params.scale[b], params.zero_point[b]);
     }
     return params;
 }

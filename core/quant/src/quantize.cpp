@@ -310,11 +310,10 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
         params.block_count < 1 || n % (params.block_stride * params.block_count) != 0)
         throw Error("quantization parameters do not match the tensor's shape");
 
-    std::vector<float> scale_f(params.scale.size()), zero_f(params.zero_point.size());
-    for (std::size_t b = 0; b < scale_f.size(); ++b) {
-        scale_f[b] = static_cast<float>(params.scale[b]);
-        zero_f[b] = static_cast<float>(params.zero_point[b]);
-    }
+    // s and z are cast to float32 where a chunk reads them: a float copy of every block's pair would cost as
+    // much as the tensor again with group size 1.
+    const auto scale_f = [&](std::size_t b) { return static_cast<float>(params.scale[b]); };
+    const auto zero_f = [&](std::size_t b) { return static_cast<float>(params.zero_point[b]); };
     const Plan plan(n, params);
     const std::int64_t levels = config.dtype.levels();
 
@@ -370,14 +369,14 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
                     if (block >= 0) {
                         const auto b = static_cast<std::size_t>(block);
                         item_sums[static_cast<std::size_t>(i - i_first)] = quantize_chunk(
-                            r, len, scale_f[b], zero_f[b], nullptr, nullptr, config, stream, ws.scratch.data(), out, acc);
+                            r, len, scale_f(b), zero_f(b), nullptr, nullptr, config, stream, ws.scratch.data(), out, acc);
                         continue;
                     }
                     std::int64_t blk = params.block_of(begin);
                     std::int64_t left_in_run = params.block_stride - begin % params.block_stride;
                     for (std::int64_t k = 0; k < len; ++k) {
-                        ws.s_buf[k] = scale_f[static_cast<std::size_t>(blk)];
-                        ws.z_buf[k] = zero_f[static_cast<std::size_t>(blk)];
+                        ws.s_buf[k] = scale_f(static_cast<std::size_t>(blk));
+                        ws.z_buf[k] = zero_f(static_cast<std::size_t>(blk));
                         if (--left_in_run == 0) {
                             left_in_run = params.block_stride;
                             if (++blk == params.block_count) blk = 0;
