@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "quantscope/json_reader.hpp"
 #include "quantscope/safetensors.hpp"
 #include "quantscope/session.hpp"
+#include "quantscope/tensor_io.hpp"
 #include "quantscope/text.hpp"
 #include "hostile/hostile_corpus.hpp"
 #include "test_helpers.hpp"
@@ -247,20 +249,21 @@ TEST_CASE("cli: a session axis of 10^15 is refused as written") {
 
 TEST_CASE("cli: inspect --json escapes what acts on a terminal and stays JSON that reads back") {
     TempDir dir;
-    // ESC, DEL, a C1 CSI (U+009B) and a Latin-1 byte, which a JSON header cannot hold but a path can.
-    const std::string header = R"({"a\u001b[2J\u007f\u009bz": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})";
+    // ESC, DEL, a C1 CSI (U+009B), a right-to-left override (U+202E), a line separator (U+2028) and a Latin-1
+    // byte, which a JSON header cannot hold but a path can.
+    const std::string header = R"({"a\u001b[2J\u007f\u009b\u202e\u2028z": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})";
     const std::string file = "caf\xe9.safetensors";
     write_bytes(dir / file, qs::test::safetensors_file(header, std::string(4, '\0')));
     const Run r = run("inspect --json " + shell_quote(dir / file), dir);
     INFO("stdout: " << r.out);
     REQUIRE(r.exit_code == 0);
     CHECK(is_printable_line(r.out.substr(0, r.out.size() - 1)));
-    CHECK(r.out.find(R"("a\u001b[2J\u007f\u009bz")") != std::string::npos);
+    CHECK(r.out.find(R"("a\u001b[2J\u007f\u009b\u202e\u2028z")") != std::string::npos);
     qs::JsonLimits limits;
     limits.byte_escapes = true;
     const qs::JsonValue doc = qs::parse_json(r.out, "stdout", limits);
     CHECK(doc.find("file")->text == dir / file);
-    CHECK(doc.find("tensors")->items.at(0).find("name")->text == "a\x1b[2J\x7f\xc2\x9bz");
+    CHECK(doc.find("tensors")->items.at(0).find("name")->text == "a\x1b[2J\x7f\xc2\x9b\xe2\x80\xae\xe2\x80\xa8z");
 }
 
 TEST_CASE("cli: an output past the file size limit is one line naming the file and leaves nothing") {
@@ -300,4 +303,33 @@ TEST_CASE("the program's error line is one printable bounded line whatever the e
     CHECK(std::count(line.begin(), line.end(), '\n') == 1);
     CHECK(is_printable_line(line.substr(0, line.size() - 1)));
     CHECK(character_count(line) <= qs::kMaxMessageChars + 20);
+}
+
+TEST_CASE("a 600-character path is shown as 80 characters in every reader's message") {
+    TempDir dir;
+    std::string folder = dir.path.string();
+    for (int k = 0; k < 3; ++k) {
+        folder += "/" + std::string(200, 'd');
+        std::filesystem::create_directory(folder);
+    }
+    const auto file = [&](const std::string& name, const std::string& bytes) {
+        write_bytes(folder + "/" + name, bytes);
+        return folder + "/" + name;
+    };
+    const std::string messages[] = {
+        error_of([&] { qs::load_tensor(file("w.npy", "not a npy file")); }),
+        error_of([&] { qs::load_tensor(file("w.csv", "1,2\n3,abc\n")); }),
+        error_of([&] { qs::load_tensor(file("w.csv", "")); }),
+        error_of([&] { qs::load_tensor(file("w.txt", "1")); }),
+        error_of([&] { qs::load_tensor(file("w.safetensors", "xx")); }),
+        error_of([&] { qs::load_tensor(file("w.npy", "x"), "t"); }),
+        error_of([&] { qs::parse_session("{\"format\": 1", folder + "/s.json"); }),
+        error_of([&] { qs::parse_session(R"({"quantscope_session": 1, "tensor": 5})", folder + "/s.json"); }),
+    };
+    for (const std::string& message : messages) {
+        CAPTURE(message);
+        CHECK(!message.empty());
+        CHECK(character_count(message) < 200);
+        CHECK(message.find("\xe2\x80\xa6") != std::string::npos);  // the path's "…"
+    }
 }

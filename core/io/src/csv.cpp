@@ -29,14 +29,14 @@ public:
             parse_line(data_ + pos, end - pos, line_number);
             pos = end + (end + 1 < size_ && data_[end] == '\r' && data_[end + 1] == '\n' ? 2 : 1);
         }
-        if (rows_ == 0) throw Error(name_ + ": no numbers in the file (it is empty or blank)");
+        if (rows_ == 0) throw Error(printable(name_) + ": no numbers in the file (it is empty or blank)");
         Tensor tensor;
         tensor.shape = {rows_, cols_};
         tensor.values = std::move(values_);
         try {
             check_tensor(tensor);
         } catch (const Error& error) {
-            throw Error(name_ + ": " + error.what());
+            throw Error(printable(name_) + ": " + error.what());
         }
         return tensor;
     }
@@ -50,7 +50,7 @@ private:
     }
 
     [[noreturn]] void fail_at(std::size_t line, std::size_t column, const std::string& what) const {
-        throw Error(name_ + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + what);
+        throw Error(printable(name_) + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + what);
     }
 
     void parse_line(const char* line, std::size_t length, std::size_t line_number) {
@@ -78,7 +78,7 @@ private:
             cols_ = count;
             first_row_line_ = line_number;
         } else if (count != cols_) {
-            throw Error(name_ + ":" + std::to_string(line_number) + ": " + std::to_string(count) + " value" +
+            throw Error(printable(name_) + ":" + std::to_string(line_number) + ": " + std::to_string(count) + " value" +
                         (count == 1 ? "" : "s") + ", expected " + std::to_string(cols_) + " (as on line " +
                         std::to_string(first_row_line_) + ")");
         }
@@ -123,12 +123,12 @@ private:
 // Rows and columns of the CSV layout, checked before anything is written.
 void csv_layout(const std::string& path, const Shape& shape, std::int64_t& rows, std::int64_t& cols) {
     if (shape.size() == 3) {
-        throw Error(path + ": cannot write a 3-D tensor (" + shape_to_string(shape) + ") as CSV; use .npy");
+        throw Error(printable(path) + ": cannot write a 3-D tensor (" + shape_to_string(shape) + ") as CSV; use .npy");
     }
     try {
         checked_numel(shape);
     } catch (const Error& error) {
-        throw Error(path + ": " + error.what());
+        throw Error(printable(path) + ": " + error.what());
     }
     rows = shape.size() == 1 ? 1 : shape[0];
     cols = shape.back();

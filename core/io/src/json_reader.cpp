@@ -67,7 +67,7 @@ public:
 
     JsonValue document() {
         if (text_.size() > limits_.max_bytes) {
-            throw Error(name_ + ": JSON too large (" + std::to_string(text_.size()) + " bytes, the limit is " +
+            throw Error(printable(name_) + ": JSON too large (" + std::to_string(text_.size()) + " bytes, the limit is " +
                         std::to_string(limits_.max_bytes) + ")");
         }
         skip_space();
@@ -81,7 +81,7 @@ public:
 private:
     [[noreturn]] void fail(const std::string& what) const { fail_at(what, pos_); }
     [[noreturn]] void fail_at(const std::string& what, std::size_t at) const {
-        throw Error(name_ + ": invalid JSON at " + json_location(text_, at) + ": " + what);
+        throw Error(printable(name_) + ": invalid JSON at " + json_location(text_, at) + ": " + what);
     }
 
     bool at_end() const { return pos_ >= text_.size(); }

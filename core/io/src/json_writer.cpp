@@ -55,10 +55,13 @@ std::string JsonObject::quote(const std::string& text) {
         } else if (c == '"' || c == '\\') {
             out += '\\';
             out += static_cast<char>(c);
-        } else if (c < 0x20 || c == 0x7f || (c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0)) {
-            // Controls, DEL and the C1 controls (U+0080..U+009F) escaped too: JSON printed to a terminal (inspect
-            // --json) must not act on it.
-            std::snprintf(buf, sizeof buf, "\\u%04x", c == 0xc2 ? static_cast<unsigned char>(text[i + 1]) : c);
+        } else if (c < 0x20 || c == 0x7f) {
+            // Controls and DEL escaped too: JSON printed to a terminal (inspect --json) must not act on it.
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else if (length > 1 && acts_on_terminal(text, i, length)) {
+            // The same characters printable() escapes in the text listing (C1, line separators, bidi overrides).
+            std::snprintf(buf, sizeof buf, "\\u%04x", utf8_code_point(text, i, length));
             out += buf;
         } else {
             out.append(text, i, length);

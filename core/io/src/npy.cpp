@@ -21,7 +21,7 @@ constexpr std::size_t kMagicSize = 6;
 constexpr const char* kSupported = "QuantScope reads <f2, <f4, <f8";
 
 [[noreturn]] void fail(const std::string& name, const std::string& message) {
-    throw Error(name + ": " + message);
+    throw Error(printable(name) + ": " + message);
 }
 
 // Python's repr of a shape tuple, the way the user sees it in numpy: "(3,)", "(3, 4)", "()".

@@ -68,7 +68,7 @@ SafetensorsFile::SafetensorsFile(const std::uint8_t* data, std::size_t size, std
 }
 
 void SafetensorsFile::parse() {
-    const auto fail = [&](const std::string& what) { throw Error(name_ + ": " + what); };
+    const auto fail = [&](const std::string& what) { throw Error(printable(name_) + ": " + what); };
     if (size_ < 8) {
         fail("too short to be a .safetensors file (" + std::to_string(size_) + " bytes)");
     }
@@ -171,26 +171,26 @@ TensorView SafetensorsFile::view(const std::string& tensor_name, std::string* fo
     const auto found = std::find_if(entries_.begin(), entries_.end(),
                                     [&](const SafetensorsEntry& e) { return e.name == tensor_name; });
     if (found == entries_.end()) {
-        throw Error(name_ + ": no tensor named " + quoted_text(tensor_name) +
+        throw Error(printable(name_) + ": no tensor named " + quoted_text(tensor_name) +
                     (entries_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names_for_message() + ")"));
     }
     const SafetensorsEntry& entry = *found;
     TensorView view;
     view.name = name_ + ": tensor " + quoted_text(entry.name);
     if (!readable_type(entry.dtype, view.type)) {
-        throw Error(view.name + " has dtype " + entry.dtype + "; " + kReadable);
+        throw Error(printable(view.name) + " has dtype " + printable(entry.dtype) + "; " + kReadable);
     }
     if (entry.shape.empty()) {
-        throw Error(view.name + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
+        throw Error(printable(view.name) + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
     }
     for (const auto dim : entry.shape) {
-        if (dim == 0) throw Error(view.name + " is empty (shape " + shape_to_list(entry.shape) + ")");
+        if (dim == 0) throw Error(printable(view.name) + " is empty (shape " + shape_to_list(entry.shape) + ")");
     }
     view.shape = fold_to_rank3(entry.shape, folding);
     try {
         checked_numel(view.shape);
     } catch (const Error& error) {
-        throw Error(view.name + ": " + error.what());
+        throw Error(printable(view.name) + ": " + error.what());
     }
     // parse() already tied the byte range to the shape; numel is bounded now, so this cannot overflow.
     view.data = data_ + data_start_ + entry.begin;

@@ -109,7 +109,7 @@ public:
             if (!known) fail(where_ + " has an unknown key " + quoted_text(key));
         }
     }
-    [[noreturn]] void fail(const std::string& what) const { throw Error(name_ + ": " + what); }
+    [[noreturn]] void fail(const std::string& what) const { throw Error(printable(name_) + ": " + what); }
 
 private:
     const JsonValue* object_ = nullptr;
@@ -119,17 +119,17 @@ private:
 };
 
 Shape read_shape(const JsonValue& value, const std::string& where, const std::string& name) {
-    if (!value.is_array()) throw Error(name + ": " + where + " must be an array of dimensions");
+    if (!value.is_array()) throw Error(printable(name) + ": " + where + " must be an array of dimensions");
     Shape shape;
     for (const JsonValue& d : value.items) {
         std::int64_t dim = 0;
-        if (!d.to_int64(dim)) throw Error(name + ": " + where + " must hold integers, not " + printable(d.text));
+        if (!d.to_int64(dim)) throw Error(printable(name) + ": " + where + " must hold integers, not " + printable(d.text));
         shape.push_back(dim);
     }
     try {
         checked_numel(shape);
     } catch (const Error& e) {
-        throw Error(name + ": " + where + ": " + e.what());
+        throw Error(printable(name) + ": " + where + ": " + e.what());
     }
     return shape;
 }
@@ -141,7 +141,7 @@ auto with_context(const std::string& name, const std::string& where, F&& parse) 
     try {
         return parse();
     } catch (const Error& e) {
-        throw Error(name + ": " + where + ": " + e.what());
+        throw Error(printable(name) + ": " + where + ": " + e.what());
     }
 }
 

@@ -28,7 +28,7 @@ Format input_format(const std::string& path) {
     if (ext == ".npy") return Format::Npy;
     if (ext == ".csv") return Format::Csv;
     if (ext == ".safetensors") return Format::Safetensors;
-    throw Error(path + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type " + quoted_text(ext)) +
+    throw Error(printable(path) + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type " + quoted_text(ext)) +
                 "; QuantScope reads .npy, .csv and .safetensors");
 }
 
@@ -36,7 +36,7 @@ Format output_format(const std::string& path) {
     const std::string ext = lower_extension(path);
     if (ext == ".npy") return Format::Npy;
     if (ext == ".csv") return Format::Csv;
-    throw Error(path + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type " + quoted_text(ext)) +
+    throw Error(printable(path) + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type " + quoted_text(ext)) +
                 "; QuantScope writes .npy and .csv");
 }
 
@@ -45,15 +45,15 @@ std::string pick_tensor(const SafetensorsFile& file, const std::string& path, co
     if (!tensor_name.empty()) return tensor_name;
     const auto& entries = file.list();
     if (entries.size() == 1) return entries.front().name;
-    if (entries.empty()) throw Error(path + ": the file holds no tensors");
-    throw Error(path + ": the file holds " + std::to_string(entries.size()) + " tensors (" + file.names_for_message() +
+    if (entries.empty()) throw Error(printable(path) + ": the file holds no tensors");
+    throw Error(printable(path) + ": the file holds " + std::to_string(entries.size()) + " tensors (" + file.names_for_message() +
                 "); choose one with --tensor NAME");
 }
 
 Format checked_input_format(const std::string& path, const std::string& tensor_name) {
     const Format format = input_format(path);
     if (format != Format::Safetensors && !tensor_name.empty()) {
-        throw Error(path + ": --tensor " + quoted_text(tensor_name) + " applies only to .safetensors files");
+        throw Error(printable(path) + ": --tensor " + quoted_text(tensor_name) + " applies only to .safetensors files");
     }
     return format;
 }

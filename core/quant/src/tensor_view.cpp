@@ -39,7 +39,7 @@ const float* floats_at(const TensorView& view, std::int64_t first, std::int64_t 
 }
 
 void throw_nonfinite(const TensorView& view, std::int64_t index) {
-    const std::string prefix = view.name.empty() ? std::string() : view.name + ": ";
+    const std::string prefix = view.name.empty() ? std::string() : printable(view.name) + ": ";
     const std::uint8_t* src = view.data + static_cast<std::size_t>(index) * element_size(view.type);
     float value = 0;
     std::string message;

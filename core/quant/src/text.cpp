@@ -40,14 +40,7 @@ std::size_t character_count(std::string_view text) {
         std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
 }
 
-namespace {
-
-struct Piece {
-    std::size_t bytes;  // of the input
-    std::size_t width;  // characters shown
-};
-
-unsigned decode_utf8(std::string_view text, std::size_t pos, std::size_t length) {
+unsigned utf8_code_point(std::string_view text, std::size_t pos, std::size_t length) {
     const auto byte = [&](std::size_t i) { return static_cast<unsigned>(static_cast<unsigned char>(text[pos + i])); };
     if (length == 1) return byte(0);
     unsigned code = byte(0) & (0x7fu >> length);
@@ -55,9 +48,16 @@ unsigned decode_utf8(std::string_view text, std::size_t pos, std::size_t length)
     return code;
 }
 
+namespace {
+
+struct Piece {
+    std::size_t bytes;  // of the input
+    std::size_t width;  // characters shown
+};
+
 // Characters that are valid text but act on the terminal: C1 controls (U+009B is CSI on some terminals), line
 // and paragraph separators, and the bidirectional controls that can make a line read differently.
-bool acts_on_terminal(unsigned code) {
+bool code_acts_on_terminal(unsigned code) {
     return (code >= 0x80 && code <= 0x9f) || code == 0x061c || code == 0x200e || code == 0x200f ||
            (code >= 0x2028 && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
 }
@@ -77,8 +77,8 @@ Piece append_piece(std::string_view text, std::size_t pos, std::string& out) {
         out += escape;
         return {1, 4};
     }
-    const unsigned code = decode_utf8(text, pos, length);
-    if (acts_on_terminal(code)) {
+    const unsigned code = utf8_code_point(text, pos, length);
+    if (code_acts_on_terminal(code)) {
         std::snprintf(escape, sizeof escape, "\\u%04x", code);
         out += escape;
         return {length, 6};
@@ -90,6 +90,10 @@ Piece append_piece(std::string_view text, std::size_t pos, std::string& out) {
 constexpr const char* kEllipsis = "\xe2\x80\xa6";  // "…", one character
 
 }  // namespace
+
+bool acts_on_terminal(std::string_view text, std::size_t pos, std::size_t length) {
+    return code_acts_on_terminal(utf8_code_point(text, pos, length));
+}
 
 std::string printable(std::string_view text, std::size_t max_chars) {
     max_chars = std::max<std::size_t>(max_chars, 5);

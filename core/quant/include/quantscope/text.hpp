@@ -27,6 +27,12 @@ std::string quoted_text(std::string_view text);
 // The length of the valid UTF-8 sequence at text[pos] (1 for ASCII), or 0 when the bytes there are not one
 // (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF, not cut short by the end).
 std::size_t utf8_sequence_length(std::string_view text, std::size_t pos);
+// The code point of the valid UTF-8 sequence of `length` bytes at text[pos] (see utf8_sequence_length).
+unsigned utf8_code_point(std::string_view text, std::size_t pos, std::size_t length);
+// Whether the valid UTF-8 sequence of `length` bytes at text[pos] is a character that acts on a terminal
+// (C1 controls, U+2028/U+2029, bidirectional controls such as U+202E): printable() and the JSON writer escape
+// these as \uXXXX. Every such character is below U+10000.
+bool acts_on_terminal(std::string_view text, std::size_t pos, std::size_t length);
 // Characters of printable() output (or any valid UTF-8): what a terminal column count needs, not bytes.
 std::size_t character_count(std::string_view text);
 
