@@ -16,6 +16,7 @@
 #include "gui/panels/figure_panel.hpp"
 #include "gui/panels/histogram_panel.hpp"
 #include "gui/panels/landscape_panel.hpp"
+#include "gui/panels/presenter_view.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/app/figure_png.hpp"
 #include "gui/document/quant_view.hpp"
@@ -69,11 +70,11 @@ Shared FromPreset(const std::string& name) {
 // An offscreen window of the app's look, drawing `body` full-size.
 struct Window {
     qs::gui::OffscreenRenderer r;
-    explicit Window(int w, int h) {
+    explicit Window(int w, int h, float font_px = 16.0f) {
         std::string error;
-        const bool ok = r.init(w, h, [] {
-            qs::gui::BuildFonts(16.0f);
-            qs::gui::ApplyStyle(true, 1.0f);
+        const bool ok = r.init(w, h, [font_px] {
+            qs::gui::BuildFonts(font_px);
+            qs::gui::ApplyStyle(true, font_px / 16.0f);
         }, &error);
         REQUIRE_MESSAGE(ok, "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
     }
@@ -475,5 +476,32 @@ TEST_CASE("FitText shortens a label at a word boundary and never beyond its widt
         const std::string w2 = qs::gui::FitText(word, ImGui::CalcTextSize(word.c_str()).x * 0.5f);
         CHECK(ImGui::CalcTextSize(w2.c_str()).x <= ImGui::CalcTextSize(word.c_str()).x * 0.5f + 0.5f);
         CHECK((w2.size() - 3) % 2 == 0);
+    });
+}
+
+TEST_CASE("presenter view: the lesson's values are printed at a projector's text size and the figure settings come back") {
+    // 1280 x 720 at font scale 2 (36 px), the case where the normal layout prints no values at all.
+    Window w(1280, 720, 36.0f);
+    const Shared lesson = FromPreset("lesson");
+    qs::gui::FigurePanelState figure;
+    figure.settings.grid = false;
+    figure.settings.show_toolbar = true;
+    const auto draw = [&] {
+        figure.annotation_font = nullptr;
+        qs::gui::DrawPresenterView(figure, lesson.view(), ImGui::GetContentRegionAvail());
+    };
+    for (int i = 0; i < 3; ++i) w.frame(draw);
+    CHECK(figure.annotation_size >= 0.7f * 36.0f);  // printed, and at least 0.7 of the UI text
+    w.frame([&] {  // (measuring needs the frame's fonts)
+        CHECK(qs::gui::PresenterUsesGrid(lesson.view(), ImVec2(1280, 720)));  // 2x2 gives 3x3 cells more room
+        CHECK_FALSE(qs::gui::PresenterUsesGrid(lesson.view(), ImVec2(4000, 500)));  // a very wide screen: one row
+    });
+    // Presenter mode overrides the layout only while it draws.
+    CHECK_FALSE(figure.settings.grid);
+    CHECK(figure.settings.show_toolbar);
+    CHECK(figure.max_cell_aspect == qs::gui::kDefaultCellAspect);
+    w.save("presenter");
+    w.r.run([&] {  // the textures belong to this context: free them in it
+        for (qs::gui::HeatmapState& m : figure.maps) m.texture.reset();
     });
 }

@@ -43,7 +43,8 @@ struct AppState {
     ModelPanelState model;                // a whole checkpoint under the current settings
     // The tab the analysis area showed last frame (AnalysisTab): the wide ones take the metrics' column too.
     int analysis_tab = 0;
-    int request_tab = -1;  // an AnalysisTab to bring to the front on the next frame (a model just opened)
+    int request_tab = -1;
+    bool presenter = false;  // F5: the figure alone, for a projector (panels/presenter_view.hpp)  // an AnalysisTab to bring to the front on the next frame (a model just opened)
 };
 
 }  // namespace qs::gui

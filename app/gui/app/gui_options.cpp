@@ -13,7 +13,7 @@
 namespace qs::gui {
 
 std::vector<cli::OptionSpec> GuiFileOptionSpecs() {
-    return cli::join(FigureOptionSpecs(), {{"--save-figure", true}, {"--save-session", true}});
+    return cli::join(FigureOptionSpecs(), {{"--save-figure", true}, {"--save-session", true}, {"--presenter", false}});
 }
 
 cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& files) {
@@ -51,6 +51,7 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
     }
     cli::Input input = cli::load_input(args, true);
     files.view = FigureOptionsAsView(args, input.tensor);
+    if (args.has("--presenter")) files.view.emplace_back("presenter", "1");
     return input;
 }
 
@@ -60,7 +61,7 @@ const char* const kGuiHelp =
     "                        [quantize options] [--size WxH] [--font-scale F] [--no-settings]\n"
     "                        [--cmap NAME] [--annotate auto|on|off] [--lesson-look] [--grid] [--slice I]\n"
     "                        [--screenshot out.png [--frames N] [--save-figure F.png] [--save-session S.json]]\n"
-    "                        [--bench-frames N] [--tab NAME]\n"
+    "                        [--bench-frames N] [--tab NAME] [--presenter]\n"
     "\n"
     "Opens the window on INPUT (.npy, .csv, .safetensors [--tensor NAME] or a saved SESSION.json), a preset or\n"
     "a random tensor; the lesson's 3x3 tensor by default. A .safetensors file of several tensors without\n"
@@ -76,6 +77,7 @@ const char* const kGuiHelp =
     "  --save-figure PNG   with --screenshot: also File > Save figure as PNG (the `render` image)\n"
     "  --save-session JSON with --screenshot: also File > Save session\n"
     "  --bench-frames N    drag the manual scale for N frames, print timing medians as JSON, exit\n"
+    "  --presenter         start in presenter mode: the figure alone, for a projector (F5 / Esc in the window)\n"
     "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare, model\n"
     "                      (a screenshot waits until its background computation is done)\n"
     "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"

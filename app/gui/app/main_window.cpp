@@ -12,6 +12,7 @@
 #include "gui/app/apply_intents.hpp"
 #include "gui/document/stopwatch.hpp"
 #include "gui/panels/metrics_panel.hpp"
+#include "gui/panels/presenter_view.hpp"
 #include "gui/widgets/palette.hpp"
 #include "quantscope/presets.hpp"
 
@@ -45,6 +46,8 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         ImGui::MenuItem("Figure", nullptr, &app.panels.figure);
         ImGui::MenuItem("Metrics", nullptr, &app.panels.metrics);
         ImGui::MenuItem("Histograms and landscape", nullptr, &app.panels.histogram);
+        ImGui::Separator();
+        ImGui::MenuItem("Presenter: the figure alone", "F5", &app.presenter);
         ImGui::Separator();
         if (ImGui::MenuItem("Larger text", "Ctrl+=")) frame.font_scale *= 1.125f;
         if (ImGui::MenuItem("Smaller text", "Ctrl+-")) frame.font_scale /= 1.125f;
@@ -231,6 +234,15 @@ void DrawMainWindow(AppState& app, Frame& frame) {
     const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_MenuBar |
                                    ImGuiWindowFlags_NoBringToFrontOnFocus;
+    if (app.presenter) {
+        // No menu bar, no columns: the figure, its trace and the metrics strip fill the screen.
+        ImGui::Begin("QuantScope", nullptr, flags & ~ImGuiWindowFlags_MenuBar);
+        DrawErrorBanner(app);
+        DrawPresenterView(app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
+        ImGui::End();
+        DrawFileDialogs(app.files, app);
+        return;
+    }
     ImGui::Begin("QuantScope", nullptr, flags);
     DrawMenuBar(app, frame);
     DrawErrorBanner(app);
@@ -247,6 +259,8 @@ void DrawMainWindow(AppState& app, Frame& frame) {
 
 void HandleShortcuts(AppState& app, Frame& frame) {
     const ImGuiIO& io = ImGui::GetIO();
+    if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) app.presenter = !app.presenter;
+    if (app.presenter && ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false) && !io.WantTextInput) app.presenter = false;
     if (!io.KeyCtrl) return;
     // 1.86 indexes io.KeysDown by GLFW key codes.
     if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD)) frame.font_scale *= 1.125f;

@@ -19,7 +19,8 @@ struct Frame {
 
 // The whole window for this frame (inside ImGui::NewFrame / Render).
 void DrawMainWindow(AppState& app, Frame& frame);
-// Ctrl+= / Ctrl+- / Ctrl+0 text size, Ctrl+Q, Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y outside text fields.
+// F5 / Esc presenter mode, Ctrl+= / Ctrl+- / Ctrl+0 text size, Ctrl+Q, Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y outside
+// text fields.
 void HandleShortcuts(AppState& app, Frame& frame);
 
 }  // namespace qs::gui

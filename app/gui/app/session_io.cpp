@@ -119,6 +119,7 @@ ViewSettings SessionView(const AppState& app) {
     v.emplace_back("panels.metrics", BoolText(app.panels.metrics));
     v.emplace_back("panels.histogram", BoolText(app.panels.histogram));
     v.emplace_back("histogram.log_counts", BoolText(app.histogram.log_counts));
+    v.emplace_back("presenter", BoolText(app.presenter));
     return v;
 }
 
@@ -155,6 +156,8 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view) {
             ok = ParseBool(value, app.panels.histogram);
         } else if (key == "histogram.log_counts") {
             ok = ParseBool(value, app.histogram.log_counts);
+        } else if (key == "presenter") {
+            ok = ParseBool(value, app.presenter);
         } else {
             ok = false;
         }

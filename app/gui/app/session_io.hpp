@@ -21,7 +21,8 @@ namespace qs::gui {
 struct AppState;
 
 // The window's settings a session keeps: label, base_mode, figure.* (FigurePanelSettings' key=value lines,
-// plus figure.slice, figure.selected and figure.view = "x0 y0 x1 y1" when zoomed), panels.*, histogram.*.
+// plus figure.slice, figure.selected and figure.view = "x0 y0 x1 y1" when zoomed), panels.*, histogram.*,
+// presenter.
 ViewSettings SessionView(const AppState& app);
 // Applies SessionView's pairs. Unknown keys and bad values are skipped; the returned text names them (empty:
 // all applied), so that a newer or hand-edited session still opens.

@@ -86,6 +86,8 @@ PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool whi
     }
     PanelStyles p;
     for (HeatmapStyle& s : p.styles) {
+        s.max_cell_aspect = st.max_cell_aspect;
+        s.annotation_height_share = st.annotation_height_share;
         s.annotate = set.annotate;
         s.annotation_font = st.annotation_font;
     }
@@ -281,7 +283,7 @@ FigureLayout ComputeLayout(const FigurePanelState& st, float width) {
     l.toolbar_h = st.settings.show_toolbar ? ImGui::GetFrameHeightWithSpacing() + style.ItemSpacing.y : 0.0f;
     l.title_h = std::round(ImGui::GetTextLineHeight() * 1.6f);
     // Under each image: what one pixel stands for when the slice is reduced to fit.
-    l.caption_h = std::round(ImGui::GetTextLineHeight() * 1.3f);
+    l.caption_h = st.captions ? std::round(ImGui::GetTextLineHeight() * 1.3f) : 0.0f;
     l.pipeline_h = st.settings.show_pipeline ? std::round(ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize()) : 0.0f;
     l.gap = std::round(ImGui::GetFontSize() * 1.0f);
     l.col_w = std::max(16.0f, std::floor((width - 3.0f * l.gap) / 4.0f));
@@ -337,12 +339,12 @@ std::array<HeatmapSource, 4> PanelSources(FigurePanelState& st, const QuantView&
 }
 
 // One colorbar width and one annotation size for the four panels: the images line up and the numbers read
-// alike from panel to panel.
-void ShareColorbarAndAnnotation(PanelStyles& ps, const std::array<HeatmapSource, 4>& src, const HeatmapView& view,
-                                ImVec2 panel, std::int64_t rows, std::int64_t cols) {
+// alike from panel to panel. Returns the annotation size (0: values hidden).
+float ShareColorbarAndAnnotation(PanelStyles& ps, const std::array<HeatmapSource, 4>& src, const HeatmapView& view,
+                                 ImVec2 panel, std::int64_t rows, std::int64_t cols) {
     float cb_w = 0.0f;
     for (const HeatmapStyle& s : ps.styles) cb_w = std::max(cb_w, HeatmapColorbarWidth(s, panel.y));
-    const ImVec2 img = HeatmapImageSize(rows, cols, panel, cb_w);
+    const ImVec2 img = HeatmapImageSize(rows, cols, panel, cb_w, ps.styles[0].max_cell_aspect);
     const ImVec2 cell_px(img.x / static_cast<float>(view.x1 - view.x0), img.y / static_cast<float>(view.y1 - view.y0));
     float ann = 0.0f;
     for (int i = 0; i < 4; ++i) {
@@ -353,6 +355,7 @@ void ShareColorbarAndAnnotation(PanelStyles& ps, const std::array<HeatmapSource,
         s.colorbar_width = cb_w;
         s.annotation_size = ann;
     }
+    return ann;
 }
 
 // A zoomed-out big tensor is averaged (the error: maximised) to screen resolution; say so under the image, or
@@ -385,10 +388,15 @@ void DrawPanelTitle(const char* title, const HeatmapResult& r, float x, float co
 void DrawPipeline(const FigurePanelState& st, const QuantView& qv, float x, float y, float width) {
     ImGui::SetCursorScreenPos(ImVec2(x, y));
     if (st.selected < 0) {
-        ImGui::TextDisabled("Click a cell to follow one element through r %s r/s + z %s round %s clamp %s "
-                            "s(q %s z) %s |r %s r'|.",
-                            Symbols().arrow, Symbols().arrow, Symbols().arrow, Symbols().arrow, Symbols().minus,
-                            Symbols().arrow, Symbols().minus);
+        const Sym y = Symbols();
+        const std::string hint = std::string("Click a cell to follow one element through r ") + y.arrow + " r/s + z " +
+                                 y.arrow + " round " + y.arrow + " clamp " + y.arrow + " s(q " + y.minus + " z) " + y.arrow +
+                                 " |r " + y.minus + " r'|.";
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::PushTextWrapPos(x + width);
+        TextWrappedAtSpaces(hint);  // large text on a projector: the hint wraps instead of running off the panel
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
         return;
     }
     const Tensor& t = *qv.tensor;
@@ -428,7 +436,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         16.0f, (size.y - l.toolbar_h - l.pipeline_h) / static_cast<float>(l.rows) - l.title_h - l.caption_h);
     const float row_step = l.title_h + heat_h + l.caption_h;
     // Lesson look: white panels only while their printed values are readable (the heatmap's Auto rule).
-    const float est_img_w = HeatmapImageSize(rows, cols, ImVec2(l.col_w, heat_h), HeatmapColorbarWidth()).x;
+    const float est_img_w = HeatmapImageSize(rows, cols, ImVec2(l.col_w, heat_h), HeatmapColorbarWidth(), st.max_cell_aspect).x;
     const float est_cell_px = est_img_w / static_cast<float>(st.view.x1 - st.view.x0);
     PanelStyles ps = MakeStyles(st, qv, est_cell_px >= 28.0f && st.settings.annotate != AnnotateMode::Off);
     const std::int64_t off = static_cast<std::int64_t>(st.slice) * slice_n;
@@ -440,7 +448,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
                                          "Dequantized", "Error"};
     bool short_titles_needed = false;  // all four alike
     for (const std::string& title : titles) short_titles_needed |= ImGui::CalcTextSize(title.c_str()).x > l.col_w;
-    ShareColorbarAndAnnotation(ps, src, st.view, ImVec2(l.col_w, heat_h), rows, cols);
+    st.annotation_size = ShareColorbarAndAnnotation(ps, src, st.view, ImVec2(l.col_w, heat_h), rows, cols);
 
     HeatmapCell selected;
     if (st.selected >= 0 && st.selected / slice_n == st.slice) {

@@ -43,6 +43,9 @@ std::vector<std::pair<std::string, std::string>> FigurePanelSettingPairs(const F
 // settings are then unchanged), so that an old or hand-edited settings file cannot break the panel.
 bool ApplyFigurePanelSetting(FigurePanelSettings& settings, const char* key, const char* value);
 
+// How far the figure's cells may stretch from square unless a presenter asks for more.
+constexpr float kDefaultCellAspect = 1.5f;
+
 enum FigureHeatmap : int { kOriginal = 0, kQuantized = 1, kDequantized = 2, kError = 3 };
 
 struct FigurePanelState {
@@ -66,6 +69,15 @@ struct FigurePanelState {
     double orig_lo = 0, orig_hi = 0, deq_lo = 0, deq_hi = 0, err_hi = 0;
     // Where the last frame put each heatmap's image (screen coordinates): for tests and exported layouts.
     std::array<ImVec2, 4> image_min{}, image_max{};
+    // Layout knobs a presenter turns (not settings: they last while it draws): how far cells may stretch from
+    // square, and whether a row of caption ("1 px = mean of ...") is kept under each image.
+    float max_cell_aspect = kDefaultCellAspect;
+    static constexpr float kDefaultAnnotationShare = 0.42f;
+    float annotation_height_share = kDefaultAnnotationShare;  // a presenter lets printed values fill more of a cell
+    bool captions = true;
+    // [Out] the size the cell values were printed at last frame (one size for the four panels); 0: hidden,
+    // because they do not fit at the current text size (or annotate is off).
+    float annotation_size = 0.0f;
 };
 
 // Draws the figure in a `size` rectangle at the cursor (size.y <= 0: the height FigurePanelHeight gives).

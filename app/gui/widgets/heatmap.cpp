@@ -260,18 +260,18 @@ float HeatmapAnnotationSize(const HeatmapSource& src, const HeatmapStyle& style,
     }
     if (widest <= 0.0f) return 0.0f;
     // Never beyond the baked size (it would blur); a big cell of a 3 x 3 tensor gets big numbers.
-    const float size = std::min({base, cell_px.y * 0.42f, base * (cell_px.x * 0.86f) / widest});
+    const float size = std::min({base, cell_px.y * style.annotation_height_share, base * (cell_px.x * 0.86f) / widest});
     return size >= min_size ? size : 0.0f;
 }
 
-ImVec2 HeatmapImageSize(std::int64_t rows, std::int64_t cols, ImVec2 size, float colorbar_width) {
+ImVec2 HeatmapImageSize(std::int64_t rows, std::int64_t cols, ImVec2 size, float colorbar_width, float max_aspect) {
     const float avail_w = std::max(4.0f, size.x - colorbar_width);
     const float avail_h = std::max(4.0f, size.y);
     const double cell_w = avail_w / static_cast<double>(std::max<std::int64_t>(cols, 1));
     const double cell_h = avail_h / static_cast<double>(std::max<std::int64_t>(rows, 1));
     const double sq = std::min(cell_w, cell_h);
-    return ImVec2(std::max(1.0f, std::floor(static_cast<float>(std::min(cell_w, 1.5 * sq) * cols))),
-                  std::max(1.0f, std::floor(static_cast<float>(std::min(cell_h, 1.5 * sq) * rows))));
+    return ImVec2(std::max(1.0f, std::floor(static_cast<float>(std::min(cell_w, max_aspect * sq) * cols))),
+                  std::max(1.0f, std::floor(static_cast<float>(std::min(cell_h, max_aspect * sq) * rows))));
 }
 
 float HeatmapColorbarWidth(const HeatmapStyle& style, float bar_height) {
@@ -307,7 +307,7 @@ HeatmapResult DrawHeatmap(const char* id, HeatmapState& st, const HeatmapSource&
     const float cb_w = style.colorbar == ColorbarMode::None ? 0.0f
                        : style.colorbar_width > 0.0f ? style.colorbar_width
                                                      : HeatmapColorbarWidth(style, size.y);
-    const ImVec2 img_size = HeatmapImageSize(src.rows, src.cols, size, cb_w);
+    const ImVec2 img_size = HeatmapImageSize(src.rows, src.cols, size, cb_w, style.max_cell_aspect);
     const float img_w = img_size.x, img_h = img_size.y;
     const float group_w = img_w + cb_w;
     const ImVec2 img_min(std::floor(origin.x + (size.x - group_w) * 0.5f), std::floor(origin.y));

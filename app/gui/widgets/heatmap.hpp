@@ -73,6 +73,8 @@ struct HeatmapStyle {
     // > 0: the width reserved right of the image for the colorbar (a figure passes its panels' maximum so
     // their images line up); 0: this panel's own HeatmapColorbarWidth.
     float colorbar_width = 0.0f;
+    float max_cell_aspect = 1.5f;  // how far a cell may stretch from square to use its panel (HeatmapImageSize)
+    float annotation_height_share = 0.42f;  // the printed value's height at most this share of the cell's
 };
 
 struct HeatmapCell {
@@ -122,8 +124,9 @@ float HeatmapColorbarWidth();
 
 // Size of the image a rows x cols slice gets in a `size` rectangle with `colorbar_width` taken off: cells are
 // square when possible and stretched at most 3:2 to use the space (a 128 x 256 slice fills more of a square
-// panel, while a 1 x 9 vector stays a strip of cells instead of a wall of tall bars). Whole pixels.
-ImVec2 HeatmapImageSize(std::int64_t rows, std::int64_t cols, ImVec2 size, float colorbar_width);
+// panel, while a 1 x 9 vector stays a strip of cells instead of a wall of tall bars; `max_aspect` lets a
+// presenter stretch them further for wide printed values). Whole pixels.
+ImVec2 HeatmapImageSize(std::int64_t rows, std::int64_t cols, ImVec2 size, float colorbar_width, float max_aspect = 1.5f);
 
 // The largest size (pixels) at which every visible cell's printed value fits a cell of `cell_px` pixels in
 // `style`'s font, or 0 when values are not printed (Off, reduced view, cells too small for `style.annotate`).

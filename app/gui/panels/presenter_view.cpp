@@ -1,0 +1,90 @@
+#include "gui/panels/presenter_view.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gui/panels/metrics_panel.hpp"
+#include "gui/widgets/heatmap.hpp"
+#include "gui/widgets/text.hpp"
+
+namespace qs::gui {
+namespace {
+
+// Printed values are wider than tall: cells may stretch this far from square to make room for them.
+constexpr float kPresenterCellAspect = 2.5f;
+// Up to this many cells a side no slice is reduced, so no caption row is needed under the images.
+constexpr std::int64_t kCaptionlessCells = 256;
+
+// The image size one panel gets with `columns` x `rows` panels in `size`.
+ImVec2 PanelImage(const QuantView& view, ImVec2 size, int columns, int rows) {
+    const float font = ImGui::GetFontSize();
+    const float gap = std::round(font);
+    const float title_h = std::round(ImGui::GetTextLineHeight() * 1.6f);
+    const float col_w = (size.x - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns);
+    const float row_h = size.y / static_cast<float>(rows) - title_h;
+    return HeatmapImageSize(view.tensor->rows(), view.tensor->cols(), ImVec2(col_w, std::max(row_h, 1.0f)),
+                            HeatmapColorbarWidth(), kPresenterCellAspect);
+}
+
+// The metrics strip's height at `width`: as many lines as its text needs.
+float MetricsHeight(const QuantView& view, float width) {
+    const float lines = std::ceil(ImGui::CalcTextSize(MetricsSummary(view).c_str()).x / std::max(width, 1.0f) + 0.15f);
+    return ImGui::GetTextLineHeightWithSpacing() * std::max(lines, 1.0f);
+}
+
+}  // namespace
+
+bool PresenterUsesGrid(const QuantView& view, ImVec2 size) {
+    if (!view.valid()) return false;
+    // The figure panel's own pipeline lines (two and a gap) and the metrics strip come off the height.
+    const float strip = ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize() + MetricsHeight(view, size.x);
+    const ImVec2 figure(size.x, std::max(size.y - strip, 1.0f));
+    const ImVec2 row = PanelImage(view, figure, 4, 1), grid = PanelImage(view, figure, 2, 2);
+    return grid.x * grid.y > row.x * row.y;
+}
+
+void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 size) {
+    if (!view.valid()) {
+        ImGui::TextDisabled("Nothing to show yet: load or generate a tensor (F5 leaves presenter mode).");
+        return;
+    }
+    const FigurePanelSettings saved = figure.settings;
+    figure.max_cell_aspect = kPresenterCellAspect;
+    figure.annotation_height_share = 0.7f;  // big text in a cell with a small margin: a projector's rows are few
+    figure.captions = view.tensor->rows() > kCaptionlessCells || view.tensor->cols() > kCaptionlessCells;
+    figure.settings.show_toolbar = false;
+    figure.settings.show_pipeline = true;
+    figure.settings.grid = PresenterUsesGrid(view, size);
+    const float figure_h = std::max(size.y - MetricsHeight(view, size.x), 1.0f);
+    DrawFigurePanel(figure, view, ImVec2(size.x, figure_h));
+    figure.settings = saved;
+    figure.max_cell_aspect = kDefaultCellAspect;
+    figure.annotation_height_share = FigurePanelState::kDefaultAnnotationShare;
+    figure.captions = true;
+    // Items wrap as wholes (ImGui's wrap would split "1.57297" at its dot).
+    std::vector<std::string> items;
+    const std::string summary = MetricsSummary(view);
+    for (std::size_t at = 0; at < summary.size();) {
+        const std::size_t gap = summary.find("   ", at);
+        const std::string item = summary.substr(at, gap == std::string::npos ? std::string::npos : gap - at);
+        if (!item.empty()) items.push_back(item);
+        if (gap == std::string::npos) break;
+        at = summary.find_first_not_of(' ', gap);
+        if (at == std::string::npos) break;
+    }
+    DrawWrappedParts(items, size.x, -1, nullptr);
+    if (figure.annotation_size <= 0.0f && figure.settings.annotate != AnnotateMode::Off) {
+        char note[160];
+        std::snprintf(note, sizeof note, "values hidden: %lld x %lld cells are too small for their text; zoom in (wheel)",
+                      static_cast<long long>(view.tensor->rows()), static_cast<long long>(view.tensor->cols()));
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces(note);
+        ImGui::PopStyleColor();
+    }
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,20 @@
+// Presenter mode (F5, --presenter): what a class sees on a projector. The figure takes the whole window
+// (2x2 or 1x4, whichever gives the cells more room), with no toolbar; the followed element's pipeline and a
+// one-line metrics strip stay under it; everything else is hidden. Esc or F5 leaves.
+#pragma once
+
+#include <imgui.h>
+
+#include "gui/document/quant_view.hpp"
+#include "gui/panels/figure_panel.hpp"
+
+namespace qs::gui {
+
+// Whether the four panels get bigger cells as a 2x2 grid than as a row, in a `size` area.
+bool PresenterUsesGrid(const QuantView& view, ImVec2 size);
+
+// The presenter's contents in `size` (inside any window). The figure's own settings (grid, toolbar) are the
+// user's again afterwards: presenter mode overrides them only while it draws.
+void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 size);
+
+}  // namespace qs::gui
