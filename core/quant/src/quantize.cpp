@@ -299,6 +299,46 @@ void deliver(const ResultSink& sink, std::int64_t first, std::int64_t count, con
     });
 }
 
+// The metrics of a whole pass: the per-thread maxima, counts and levels merged, the sums as added in order.
+Metrics merged_metrics(const std::vector<Partial>& partials, const Sums& total, std::int64_t n, std::int64_t levels) {
+    Partial merged;
+    merged.seen.assign(static_cast<std::size_t>(levels), 0);
+    for (const Partial& p : partials) {
+        merged.max_err = std::max(merged.max_err, p.max_err);
+        merged.clipped += p.clipped;
+        for (std::size_t k = 0; k < p.seen.size(); ++k) merged.seen[k] |= p.seen[k];
+    }
+    Metrics m;
+    m.count = n;
+    m.mse = total.sum_sq_err / static_cast<double>(n);
+    m.rmse = std::sqrt(m.mse);
+    m.mae = total.sum_abs_err / static_cast<double>(n);
+    m.max_abs_error = merged.max_err;
+    m.l2_error = std::sqrt(total.sum_sq_err);
+    if (total.sum_sq_r > 0 && total.sum_sq_err > 0) m.sqnr_db = 10.0 * std::log10(total.sum_sq_r / total.sum_sq_err);
+    m.clipped = merged.clipped;
+    m.levels_used = std::count(merged.seen.begin(), merged.seen.end(), std::uint8_t{1});
+    m.levels_total = levels;
+    m.sum = total.sum_r;
+    m.signal_energy = total.sum_sq_r;
+    m.error_energy = total.sum_sq_err;
+    return m;
+}
+
+// An item that crosses blocks (strided blocks: channels along a later axis) gets each element's s and z.
+void fill_block_params(const QuantParams& params, std::int64_t begin, std::int64_t len, float* s_out, float* z_out) {
+    std::int64_t blk = params.block_of(begin);
+    std::int64_t left_in_run = params.block_stride - begin % params.block_stride;
+    for (std::int64_t k = 0; k < len; ++k) {
+        s_out[k] = static_cast<float>(params.scale[static_cast<std::size_t>(blk)]);
+        z_out[k] = static_cast<float>(params.zero_point[static_cast<std::size_t>(blk)]);
+        if (--left_in_run == 0) {
+            left_in_run = params.block_stride;
+            if (++blk == params.block_count) blk = 0;
+        }
+    }
+}
+
 // Every element of the view through the fused kernel. `whole`: results written straight into arrays of n
 // (one batch); otherwise results of the `wanted` kinds go to `sink` in bounded batches, in flat order.
 Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantConfig& config, const QuantOutputs* whole,
@@ -372,16 +412,7 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
                             r, len, scale_f(b), zero_f(b), nullptr, nullptr, config, stream, ws.scratch.data(), out, acc);
                         continue;
                     }
-                    std::int64_t blk = params.block_of(begin);
-                    std::int64_t left_in_run = params.block_stride - begin % params.block_stride;
-                    for (std::int64_t k = 0; k < len; ++k) {
-                        ws.s_buf[k] = scale_f(static_cast<std::size_t>(blk));
-                        ws.z_buf[k] = zero_f(static_cast<std::size_t>(blk));
-                        if (--left_in_run == 0) {
-                            left_in_run = params.block_stride;
-                            if (++blk == params.block_count) blk = 0;
-                        }
-                    }
+                    fill_block_params(params, begin, len, ws.s_buf.data(), ws.z_buf.data());
                     item_sums[static_cast<std::size_t>(i - i_first)] = quantize_chunk(
                         r, len, 0, 0, ws.s_buf.data(), ws.z_buf.data(), config, stream, ws.scratch.data(), out, acc);
                 }
@@ -394,29 +425,7 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
         if (sink) deliver(*sink, first, end - first, {codes_buf.get(), deq_buf.get(), err_buf.get()}, threads);
     }
 
-    Partial merged;
-    merged.seen.assign(static_cast<std::size_t>(levels), 0);
-    for (const Partial& p : partials) {
-        merged.max_err = std::max(merged.max_err, p.max_err);
-        merged.clipped += p.clipped;
-        for (std::size_t k = 0; k < p.seen.size(); ++k) merged.seen[k] |= p.seen[k];
-    }
-    const Sums total = ordered.total();
-    Metrics m;
-    m.count = n;
-    m.mse = total.sum_sq_err / static_cast<double>(n);
-    m.rmse = std::sqrt(m.mse);
-    m.mae = total.sum_abs_err / static_cast<double>(n);
-    m.max_abs_error = merged.max_err;
-    m.l2_error = std::sqrt(total.sum_sq_err);
-    if (total.sum_sq_r > 0 && total.sum_sq_err > 0) m.sqnr_db = 10.0 * std::log10(total.sum_sq_r / total.sum_sq_err);
-    m.clipped = merged.clipped;
-    m.levels_used = std::count(merged.seen.begin(), merged.seen.end(), std::uint8_t{1});
-    m.levels_total = levels;
-    m.sum = total.sum_r;
-    m.signal_energy = total.sum_sq_r;
-    m.error_energy = total.sum_sq_err;
-    return m;
+    return merged_metrics(partials, ordered.total(), n, levels);
 }
 
 }  // namespace
@@ -518,55 +527,6 @@ std::int64_t first_nonfinite_error(const TensorView& view, const QuantParams& pa
         }
     });
     return found;
-}
-
-// Deliberately scalar: the baseline that shows what vectorisation and threads buy.
-__attribute__((optimize("no-tree-vectorize"))) void naive_pipeline(const Tensor& tensor, const IntType& dtype,
-                                                                   QuantResult& out) {
-    const std::size_t n = tensor.values.size();
-    out.codes.resize(n);
-    out.dequantized.resize(n);
-    out.error.resize(n);
-    float r_min = tensor.values[0], r_max = tensor.values[0];
-    for (float v : tensor.values) {
-        r_min = std::min(r_min, v);
-        r_max = std::max(r_max, v);
-    }
-    double s = 1;
-    std::int32_t z = 0;
-    asymmetric_params(r_min, r_max, dtype, s, z);
-    const float sf = static_cast<float>(s), zf = static_cast<float>(z);
-    double sum_sq = 0, sum_abs = 0, sum_r2 = 0;
-    float max_err = 0;
-    std::int64_t clipped = 0;
-    std::vector<std::uint8_t> seen(static_cast<std::size_t>(dtype.levels()), 0);
-    for (std::size_t i = 0; i < n; ++i) {
-        const float r = tensor.values[i];
-        float q = std::nearbyint(r / sf + zf);
-        if (q < dtype.q_min() || q > dtype.q_max()) ++clipped;
-        q = std::min(std::max(q, static_cast<float>(dtype.q_min())), static_cast<float>(dtype.q_max()));
-        out.codes[i] = static_cast<std::int32_t>(q);
-        out.dequantized[i] = sf * (q - zf);
-        const float e = std::abs(r - out.dequantized[i]);
-        out.error[i] = e;
-        sum_sq += static_cast<double>(e) * e;
-        sum_abs += e;
-        sum_r2 += static_cast<double>(r) * r;
-        max_err = std::max(max_err, e);
-        seen[static_cast<std::size_t>(out.codes[i] - dtype.q_min())] = 1;
-    }
-    Metrics& m = out.metrics;
-    m.count = static_cast<std::int64_t>(n);
-    m.mse = sum_sq / static_cast<double>(n);
-    m.rmse = std::sqrt(m.mse);
-    m.mae = sum_abs / static_cast<double>(n);
-    m.max_abs_error = max_err;
-    m.l2_error = std::sqrt(sum_sq);
-    m.sqnr_db.reset();
-    if (sum_r2 > 0 && sum_sq > 0) m.sqnr_db = 10.0 * std::log10(sum_r2 / sum_sq);
-    m.clipped = clipped;
-    m.levels_used = std::count(seen.begin(), seen.end(), std::uint8_t{1});
-    m.levels_total = dtype.levels();
 }
 
 }  // namespace qs
