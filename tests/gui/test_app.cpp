@@ -436,7 +436,7 @@ TEST_CASE("settings: written atomically under XDG_CONFIG_HOME and read back") {
     const std::string saved = std::getenv("XDG_CONFIG_HOME") ? std::getenv("XDG_CONFIG_HOME") : "";
     const bool had = std::getenv("XDG_CONFIG_HOME") != nullptr;
     ::setenv("XDG_CONFIG_HOME", (dir.path + "/cfg").c_str(), 1);
-    const std::string path = qs::gui::settings_path();
+    const std::string path = qs::gui::SettingsPath();
     CHECK(path == dir.path + "/cfg/quantscope/settings.ini");
     qs::gui::Settings s;
     s.window_width = 1280;
@@ -445,8 +445,8 @@ TEST_CASE("settings: written atomically under XDG_CONFIG_HOME and read back") {
     s.panels.histogram = false;
     s.figure["colormap"] = "viridis";
     std::string error;
-    REQUIRE(qs::gui::save_settings(path, s, &error));
-    const qs::gui::Settings back = qs::gui::load_settings(path);
+    REQUIRE(qs::gui::SaveSettings(path, s, &error));
+    const qs::gui::Settings back = qs::gui::LoadSettings(path);
     CHECK(back.window_width == 1280);
     CHECK(back.window_height == 800);
     CHECK(back.font_scale == doctest::Approx(1.5f));
@@ -454,7 +454,7 @@ TEST_CASE("settings: written atomically under XDG_CONFIG_HOME and read back") {
     CHECK(back.figure.at("colormap") == "viridis");
     // A damaged file gives defaults, not an unusable window.
     std::ofstream(path) << "window_width=-5\nfont_scale=nan\ngarbage\n";
-    const qs::gui::Settings damaged = qs::gui::load_settings(path);
+    const qs::gui::Settings damaged = qs::gui::LoadSettings(path);
     CHECK(damaged.window_width == 1600);
     CHECK(damaged.font_scale == 1.0f);
     if (had) ::setenv("XDG_CONFIG_HOME", saved.c_str(), 1);

@@ -342,7 +342,7 @@ TEST_CASE("export: a PNG is never written through a link planted at a temporary 
     REQUIRE(::symlink(victim.c_str(), planted.c_str()) == 0);
     const std::vector<std::uint8_t> rgba(4 * 4 * 4, 200);
     std::string error;
-    REQUIRE_MESSAGE(qs::gui::write_png_atomic(out, 4, 4, rgba, false, &error), error);
+    REQUIRE_MESSAGE(qs::gui::WritePngAtomic(out, 4, 4, rgba, false, &error), error);
     CHECK(read_file(victim) == "precious");
     struct stat st {};
     CHECK(::lstat(planted.c_str(), &st) == 0);
@@ -581,7 +581,7 @@ TEST_CASE("dialogs: every File dialog and the tensor list draw offscreen and que
         if (const char* keep = std::getenv("QS_FIGURE_PNG_DIR")) {
             std::vector<std::uint8_t> px;
             r.read_pixels(px);
-            CHECK(qs::gui::write_png_atomic(std::string(keep) + "/qs_dialog_" + std::to_string(static_cast<int>(d)) +
+            CHECK(qs::gui::WritePngAtomic(std::string(keep) + "/qs_dialog_" + std::to_string(static_cast<int>(d)) +
                                                 ".png", r.width(), r.height(), px, true, &error));
         }
     }

@@ -285,8 +285,8 @@ TEST_CASE("the 2x2 grid puts the panels in two rows of two with bigger images") 
     std::vector<std::uint8_t> rgba;
     qs::gui::FigureImageInfo a, b;
     std::string error;
-    REQUIRE(qs::gui::render_figure_rgba(view, row, qs::gui::FigurePngOptions{}, 1200, rgba, &a, &error));
-    REQUIRE(qs::gui::render_figure_rgba(view, grid, qs::gui::FigurePngOptions{}, 1200, rgba, &b, &error));
+    REQUIRE(qs::gui::RenderFigureRgba(view, row, qs::gui::FigurePngOptions{}, 1200, rgba, &a, &error));
+    REQUIRE(qs::gui::RenderFigureRgba(view, grid, qs::gui::FigurePngOptions{}, 1200, rgba, &b, &error));
     const auto width = [](const qs::gui::FigureImageInfo& info, int i) { return info.image_rects[i][2] - info.image_rects[i][0]; };
     CHECK(width(b, 0) > 1.5f * width(a, 0));
     // Original | quantized on top, dequantized | error below.
@@ -306,7 +306,7 @@ TEST_CASE("offscreen render of the lesson preset: four panels / colors that mean
     qs::gui::FigureImageInfo info;
     std::string error;
     const int width = 1600;
-    const bool ok = qs::gui::render_figure_rgba(view, settings, qs::gui::FigurePngOptions{}, width, rgba, &info, &error);
+    const bool ok = qs::gui::RenderFigureRgba(view, settings, qs::gui::FigurePngOptions{}, width, rgba, &info, &error);
     INFO("render error: " << error);
     REQUIRE_MESSAGE(ok, "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
     REQUIRE(info.height > 200);
@@ -360,8 +360,8 @@ TEST_CASE("offscreen render of the lesson preset: four panels / colors that mean
 
     // PNG, decoded again, twice: byte-identical files.
     const std::string a = TempPath("lesson_a.png"), b = TempPath("lesson_b.png");
-    REQUIRE(qs::gui::render_figure_png(view, settings, width, a, &error));
-    REQUIRE(qs::gui::render_figure_png(view, settings, width, b, &error));
+    REQUIRE(qs::gui::RenderFigurePng(view, settings, width, a, &error));
+    REQUIRE(qs::gui::RenderFigurePng(view, settings, width, b, &error));
     const auto bytes_a = ReadFile(a), bytes_b = ReadFile(b);
     REQUIRE(!bytes_a.empty());
     CHECK(bytes_a == bytes_b);
@@ -386,7 +386,7 @@ TEST_CASE("lesson look: white original and error panels with printed values") {
     std::vector<std::uint8_t> rgba;
     qs::gui::FigureImageInfo info;
     std::string error;
-    REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q.view(), settings, {}, 1600, rgba, &info, &error), error);
+    REQUIRE_MESSAGE(qs::gui::RenderFigureRgba(q.view(), settings, {}, 1600, rgba, &info, &error), error);
     for (int panel : {0, 3}) {
         const Rgb c = CellPixel(rgba, 1600, info, panel, 3, 3, 1, 1, 0.08f, 0.08f);
         CHECK((c.r == 255 && c.g == 255 && c.b == 255));
@@ -394,7 +394,7 @@ TEST_CASE("lesson look: white original and error panels with printed values") {
     const Rgb deq = CellPixel(rgba, 1600, info, 2, 3, 3, 0, 2, 0.1f, 0.1f);
     CHECK(deq.r > 150);
     if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
-        CHECK(qs::gui::write_png_atomic(std::string(dir) + "/qs_test_lesson_look.png", 1600, info.height, rgba, false,
+        CHECK(qs::gui::WritePngAtomic(std::string(dir) + "/qs_test_lesson_look.png", 1600, info.height, rgba, false,
                                         &error));
     }
 }
@@ -411,7 +411,7 @@ TEST_CASE("big tensors render quickly: 4x128x256 outliers and 2048x2048 random")
         std::vector<std::uint8_t> rgba;
         qs::gui::FigureImageInfo info;
         const auto t0 = std::chrono::steady_clock::now();
-        REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q->view(), {}, {}, 1600, rgba, &info, &error), error);
+        REQUIRE_MESSAGE(qs::gui::RenderFigureRgba(q->view(), {}, {}, 1600, rgba, &info, &error), error);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         MESSAGE("rendered " << qs::shape_to_string(q->tensor.shape) << " in " << ms << " ms");
 #if !defined(__SANITIZE_ADDRESS__)  // a budget for the optimised build; ASan on a loaded machine is 5-10x slower
@@ -419,7 +419,7 @@ TEST_CASE("big tensors render quickly: 4x128x256 outliers and 2048x2048 random")
 #endif
         if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
             const std::string name = q == &big ? "/qs_test_random2048.png" : "/qs_test_outliers.png";
-            CHECK(qs::gui::write_png_atomic(dir + name, 1600, info.height, rgba, false, &error));
+            CHECK(qs::gui::WritePngAtomic(dir + name, 1600, info.height, rgba, false, &error));
         }
     }
 }
@@ -488,7 +488,7 @@ TEST_CASE("mouse: hover / click selects in all panels / wheel zooms the shared v
     if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {  // hover tooltip + selection, for a look
         std::vector<std::uint8_t> px;
         r.read_pixels(px);
-        CHECK(qs::gui::write_png_atomic(std::string(dir) + "/qs_test_hover.png", r.width(), r.height(), px, true, &error));
+        CHECK(qs::gui::WritePngAtomic(std::string(dir) + "/qs_test_hover.png", r.width(), r.height(), px, true, &error));
     }
     // Wheel up over the original panel zooms all four in.
     r.frame(draw, cell_center(0, 1, 1), false, 2.0f);
@@ -514,7 +514,7 @@ TEST_CASE("PNG with a selected / clipped element's pipeline") {
     std::vector<std::uint8_t> rgba;
     qs::gui::FigureImageInfo info;
     std::string error;
-    REQUIRE_MESSAGE(qs::gui::render_figure_rgba(q.view(), {}, options, 1600, rgba, &info, &error), error);
+    REQUIRE_MESSAGE(qs::gui::RenderFigureRgba(q.view(), {}, options, 1600, rgba, &info, &error), error);
     // The selection outline (gold) is in the original panel's [0, 2] cell.
     bool gold = false;
     const float* rect = info.image_rects[0];
@@ -527,7 +527,7 @@ TEST_CASE("PNG with a selected / clipped element's pipeline") {
     }
     CHECK(gold);
     if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
-        CHECK(qs::gui::write_png_atomic(std::string(dir) + "/qs_test_selected.png", 1600, info.height, rgba, false, &error));
+        CHECK(qs::gui::WritePngAtomic(std::string(dir) + "/qs_test_selected.png", 1600, info.height, rgba, false, &error));
     }
 }
 
@@ -565,7 +565,7 @@ TEST_CASE("zoomed into a big tensor the cells are full resolution with printed v
     if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
         std::vector<std::uint8_t> px;
         r.read_pixels(px);
-        CHECK(qs::gui::write_png_atomic(std::string(dir) + "/qs_test_zoomed.png", r.width(), r.height(), px, true, &error));
+        CHECK(qs::gui::WritePngAtomic(std::string(dir) + "/qs_test_zoomed.png", r.width(), r.height(), px, true, &error));
     }
     r.run([&] {  // the textures belong to the renderer's context
         for (auto& m : state.maps) m.texture.reset();

@@ -93,7 +93,7 @@ struct Window {
             std::vector<std::uint8_t> px;
             r.read_pixels(px);
             std::string error;
-            CHECK(qs::gui::write_png_atomic(std::string(dir) + "/qs_panel_" + name + ".png", r.width(), r.height(), px,
+            CHECK(qs::gui::WritePngAtomic(std::string(dir) + "/qs_panel_" + name + ".png", r.width(), r.height(), px,
                                             true, &error));
         }
     }

@@ -40,7 +40,7 @@ bool ExportFigurePng(AppState& app, const FigureExport& request, std::string* er
     FigurePngOptions options;
     options.slice = app.figure.slice;
     if (request.with_pipeline) options.selected = app.figure.selected;
-    return render_figure_png(view, settings, options, request.width, request.path, error);
+    return RenderFigurePng(view, settings, options, request.width, request.path, error);
 }
 
 std::vector<std::string> TensorExportPaths(const TensorExport& request) {

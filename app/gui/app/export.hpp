@@ -1,7 +1,7 @@
 // Writing what the window shows to files: the figure as a PNG (the same bytes `quantscope render` writes for the
 // same tensor, settings and width) and the four tensors (original, codes, dequantized, error) as .npy or .csv.
 // Every file goes to a temporary name first and is renamed into place (the core's writers and
-// write_png_atomic), so a failure never leaves half a file.
+// WritePngAtomic), so a failure never leaves half a file.
 #pragma once
 
 #include <string>

@@ -72,7 +72,7 @@ void RenderFigureFile(const cli::Input& input, const ViewSettings& options, int 
     quantized.generation = 1;
     quantized.tensor_generation = 1;
     std::string error;
-    if (!render_figure_png(quantized, settings, png, width, path, &error)) throw Error(error);
+    if (!RenderFigurePng(quantized, settings, png, width, path, &error)) throw Error(error);
 }
 
 }  // namespace qs::gui

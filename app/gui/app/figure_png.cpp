@@ -12,7 +12,7 @@
 
 namespace qs::gui {
 
-bool render_figure_rgba(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
+bool RenderFigureRgba(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
                         int width, std::vector<std::uint8_t>& rgba, FigureImageInfo* info, std::string* error) {
     if (!view.valid()) {
         if (error) *error = "nothing to render: no quantized tensor";
@@ -91,17 +91,17 @@ bool render_figure_rgba(const QuantView& view, const FigurePanelSettings& settin
     return true;
 }
 
-bool render_figure_png(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
+bool RenderFigurePng(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
                        int width, const std::string& out_path, std::string* error) {
     std::vector<std::uint8_t> rgba;
     FigureImageInfo info;
-    return render_figure_rgba(view, settings, options, width, rgba, &info, error) &&
-           write_png_atomic(out_path, width, info.height, rgba, false, error);
+    return RenderFigureRgba(view, settings, options, width, rgba, &info, error) &&
+           WritePngAtomic(out_path, width, info.height, rgba, false, error);
 }
 
-bool render_figure_png(const QuantView& view, const FigurePanelSettings& settings, int width,
+bool RenderFigurePng(const QuantView& view, const FigurePanelSettings& settings, int width,
                        const std::string& out_path, std::string* error) {
-    return render_figure_png(view, settings, FigurePngOptions{}, width, out_path, error);
+    return RenderFigurePng(view, settings, FigurePngOptions{}, width, out_path, error);
 }
 
 }  // namespace qs::gui

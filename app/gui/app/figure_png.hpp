@@ -23,12 +23,12 @@ struct FigurePngOptions {
 // Lays out DrawFigurePanel (and the metrics line) in a full-size window `width` pixels wide, as tall as the
 // figure needs, renders it offscreen and writes a PNG atomically. False with a one-line *error (EGL
 // unavailable, bad width, write failure): it also runs between the window's frames, where a throw would be lost.
-bool render_figure_png(const QuantView& view, const FigurePanelSettings& settings, int width,
+bool RenderFigurePng(const QuantView& view, const FigurePanelSettings& settings, int width,
                        const std::string& out_path, std::string* error);
-bool render_figure_png(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
+bool RenderFigurePng(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
                        int width, const std::string& out_path, std::string* error);
 
-// What render_figure_rgba produced besides the pixels.
+// What RenderFigureRgba produced besides the pixels.
 struct FigureImageInfo {
     int height = 0;
     // Pixel rectangles of the four heatmap images (original, quantized, dequantized, error): x0, y0, x1, y1.
@@ -37,7 +37,7 @@ struct FigureImageInfo {
 
 // The same figure as RGBA8 pixels (top row first) instead of a file: for tests and for a caller that encodes
 // the image itself. `info` may be null.
-bool render_figure_rgba(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
+bool RenderFigureRgba(const QuantView& view, const FigurePanelSettings& settings, const FigurePngOptions& options,
                         int width, std::vector<std::uint8_t>& rgba, FigureImageInfo* info, std::string* error);
 
 }  // namespace qs::gui

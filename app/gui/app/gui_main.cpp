@@ -41,9 +41,9 @@ int RenderHeadless(const GuiOptions& o) {
         throw Error("--save-figure and --save-session need a display (run them under xvfb-run)");
     std::string path = o.screenshot;
     if (path.empty()) {
-        const std::string dir = cache_dir();
+        const std::string dir = CacheDir();
         std::string problem;
-        if (!make_dirs(dir, &problem)) throw Error("no display, and " + problem);
+        if (!MakeDirs(dir, &problem)) throw Error("no display, and " + problem);
         path = dir + "/figure.png";
     }
     try {
@@ -119,7 +119,7 @@ bool SaveScreenshot(const AppWindow& window, const std::string& path) {
     int width = 0, height = 0;
     window.read_back_buffer(pixels, width, height);
     std::string problem;
-    if (write_png_atomic(path, width, height, pixels, true, &problem)) return true;
+    if (WritePngAtomic(path, width, height, pixels, true, &problem)) return true;
     cli::print_message_line("error", problem);
     return false;
 }
@@ -152,7 +152,7 @@ void SaveUserSettings(const std::string& path, Settings settings, const AppState
         settings.window_height = g.height;
     }
     std::string problem;
-    if (!save_settings(path, settings, &problem))
+    if (!SaveSettings(path, settings, &problem))
         cli::print_message_line("warning", "settings not saved: " + problem);
 }
 
@@ -230,8 +230,8 @@ int run_gui(const std::vector<std::string>& args) {
     GuiOptions options = ParseGuiOptions(args);  // qs::Error on a bad option: main prints it, exit 2
     if (!HaveDisplayVariable()) return RenderHeadless(options);
 
-    const std::string settings_file = options.use_settings ? settings_path() : std::string();
-    Settings settings = options.use_settings ? load_settings(settings_file) : Settings{};
+    const std::string settings_file = options.use_settings ? SettingsPath() : std::string();
+    Settings settings = options.use_settings ? LoadSettings(settings_file) : Settings{};
     if (options.width > 0) {
         settings.window_width = options.width;
         settings.window_height = options.height;

@@ -137,13 +137,13 @@ void Document::start_recompute() {
     job->computed_stamp = computed_inputs_;
     dirty_ = false;
     if (force_sync || tensor->numel() <= kSyncElements) {
-        run_recompute(*job);
+        RunRecompute(*job);
         take_recompute(*job);
         spare_ = std::move(job);
         return;
     }
     recompute_.start([job](Task<std::shared_ptr<RecomputeJob>>::Context& context) {
-        run_recompute(*job);
+        RunRecompute(*job);
         context.publish(job);
     });
 }

@@ -7,7 +7,7 @@
 
 namespace qs::gui {
 
-void run_recompute(RecomputeJob& job) {
+void RunRecompute(RecomputeJob& job) {
     const Stopwatch clock;
     job.error.clear();
     try {

@@ -33,7 +33,7 @@ struct RecomputeJob {
 };
 
 // Runs `job` (compute_params + quantize_into, and the computed parameters when asked) on this thread.
-void run_recompute(RecomputeJob& job);
+void RunRecompute(RecomputeJob& job);
 
 // What a tensor job hands back: a checked tensor quantized with `config`.
 struct TensorJobResult {

@@ -186,7 +186,7 @@ void AppendBytes(void* context, void* data, int size) {
 
 }  // namespace
 
-bool write_png_atomic(const std::string& path, int width, int height, const std::vector<std::uint8_t>& rgba,
+bool WritePngAtomic(const std::string& path, int width, int height, const std::vector<std::uint8_t>& rgba,
                       bool bottom_up, std::string* error) {
     auto fail = [&](const std::string& what) {
         if (error) *error = what;

@@ -63,7 +63,7 @@ private:
 
 // Writes an RGBA8 image as PNG through a temporary file in the same directory and a rename, so a reader never
 // sees half a file and a failure leaves nothing. `bottom_up`: rows are bottom first (a glReadPixels buffer).
-bool write_png_atomic(const std::string& path, int width, int height, const std::vector<std::uint8_t>& rgba,
+bool WritePngAtomic(const std::string& path, int width, int height, const std::vector<std::uint8_t>& rgba,
                       bool bottom_up, std::string* error);
 
 }  // namespace qs::gui

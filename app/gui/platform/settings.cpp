@@ -60,15 +60,15 @@ bool parse_bool(const std::string& text, bool& out) {
 
 }  // namespace
 
-std::string config_dir() { return xdg_dir("XDG_CONFIG_HOME", ".config"); }
-std::string cache_dir() { return xdg_dir("XDG_CACHE_HOME", ".cache"); }
+std::string ConfigDir() { return xdg_dir("XDG_CONFIG_HOME", ".config"); }
+std::string CacheDir() { return xdg_dir("XDG_CACHE_HOME", ".cache"); }
 
-std::string settings_path() {
-    const std::string dir = config_dir();
+std::string SettingsPath() {
+    const std::string dir = ConfigDir();
     return dir.empty() ? std::string() : dir + "/settings.ini";
 }
 
-Settings load_settings(const std::string& path) {
+Settings LoadSettings(const std::string& path) {
     Settings s;
     if (path.empty()) return s;
     std::string text;
@@ -104,7 +104,7 @@ Settings load_settings(const std::string& path) {
     return s;
 }
 
-bool make_dirs(const std::string& dir, std::string* error) {
+bool MakeDirs(const std::string& dir, std::string* error) {
     if (dir.empty()) {
         if (error) *error = "no directory (HOME is not set)";
         return false;
@@ -120,13 +120,13 @@ bool make_dirs(const std::string& dir, std::string* error) {
     return true;
 }
 
-bool save_settings(const std::string& path, const Settings& s, std::string* error) {
+bool SaveSettings(const std::string& path, const Settings& s, std::string* error) {
     if (path.empty()) {
         if (error) *error = "no config directory (HOME is not set)";
         return false;
     }
     const auto slash = path.rfind('/');
-    if (slash != std::string::npos && slash > 0 && !make_dirs(path.substr(0, slash), error)) return false;
+    if (slash != std::string::npos && slash > 0 && !MakeDirs(path.substr(0, slash), error)) return false;
 
     std::ostringstream out;
     out << "# QuantScope window settings (rewritten on exit)\n";

@@ -28,19 +28,19 @@ struct Settings {
 };
 
 // "$XDG_CONFIG_HOME/quantscope" or "$HOME/.config/quantscope"; "" when neither variable is set.
-std::string config_dir();
+std::string ConfigDir();
 // "$XDG_CACHE_HOME/quantscope" or "$HOME/.cache/quantscope"; "" when neither variable is set.
-std::string cache_dir();
-// config_dir() + "/settings.ini", or "" without a config dir.
-std::string settings_path();
+std::string CacheDir();
+// ConfigDir() + "/settings.ini", or "" without a config dir.
+std::string SettingsPath();
 
 // Missing file: defaults, no warning. Never throws.
-Settings load_settings(const std::string& path);
+Settings LoadSettings(const std::string& path);
 // Creates the directory if needed and writes atomically (temporary file in the same directory, then
 // rename). Returns false with a message on failure; the old file is then untouched.
-bool save_settings(const std::string& path, const Settings& settings, std::string* error);
+bool SaveSettings(const std::string& path, const Settings& settings, std::string* error);
 
 // Creates `dir` and its parents (like mkdir -p). Returns false with a message on failure.
-bool make_dirs(const std::string& dir, std::string* error);
+bool MakeDirs(const std::string& dir, std::string* error);
 
 }  // namespace qs::gui
