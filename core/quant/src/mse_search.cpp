@@ -1,4 +1,5 @@
-// The MSE calibrator's search for one block (calibrate.hpp "mse") and the exact squared error it measures.
+// The MSE calibrator's search for one block (calibrate.hpp "mse"); the errors it compares are measured by
+// block_error.hpp.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <memory>
 #include <numeric>
 
+#include "block_error.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/landscape.hpp"
@@ -15,7 +17,10 @@
 namespace qs {
 namespace {
 
-constexpr std::int64_t kChunk = 4096;
+using detail::chunk_sse;
+using detail::MomentHistogram;
+using detail::serial_sse;
+
 // The fallback search: a grid of shrink factors, then a golden-section search around its best point.
 constexpr int kGridPoints = 64;
 constexpr double kMinShrink = 0.05;
@@ -23,9 +28,6 @@ constexpr int kGoldenSteps = 18;
 // Blocks up to this size are searched on their own values; larger ones on a histogram of themselves (with
 // the per-bin sums that make the error of a whole bin exact), measuring only the finalists exactly.
 constexpr std::int64_t kExactSearchMax = 1024;
-constexpr std::int64_t kMaxBins = 8192;
-// The histogram is built in this many fixed slices and merged in order: the same sums on any thread count.
-constexpr int kHistogramSlices = 8;
 // The plane search of a whole tensor (asymmetric): up to this many values its grid is measured on the values
 // themselves, as the window's map does; the best cells measured exactly; rows either side of the best refined.
 constexpr std::int64_t kExactPlaneMax = 16384;
@@ -38,53 +40,6 @@ constexpr std::int64_t kMaxStepsPerValue = 8;
 
 using ConstMapF = Eigen::Map<const Eigen::ArrayXf>;
 
-// Sum of squared errors of one cache-sized chunk.
-double chunk_sse(const float* r_ptr, std::int64_t n, float s, float z, float q_min, float q_max, Rounding rounding) {
-    ConstMapF r(r_ptr, n);
-    if (rounding == Rounding::HalfEven)
-        return (r - s * ((r / s + z).rint().max(q_min).min(q_max) - z)).cast<double>().square().sum();
-    return (r - s * ((r / s + z).round().max(q_min).min(q_max) - z)).cast<double>().square().sum();
-}
-
-// The same for a small block, in eight lanes the compiler vectorises: on a few dozen values an Eigen
-// expression costs more than its arithmetic.
-template <bool kHalfEven>
-double small_block_sse(const float* r, std::int64_t n, float s, float z, float q_min, float q_max) {
-    auto error = [=](float v) {
-        const float x = v / s + z;
-        float q = kHalfEven ? std::nearbyint(x) : std::round(x);
-        q = q < q_min ? q_min : (q > q_max ? q_max : q);
-        return static_cast<double>(v - s * (q - z));
-    };
-    double lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    std::int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; ++k) {
-            const double e = error(r[i + k]);
-            lanes[k] += e * e;
-        }
-    double total = 0;
-    for (; i < n; ++i) {
-        const double e = error(r[i]);
-        total += e * e;
-    }
-    for (double lane : lanes) total += lane;
-    return total;
-}
-
-// The exact sum of squared errors on the calling thread (blocks are calibrated in parallel).
-double serial_sse(const float* values, std::int64_t n, double scale, std::int32_t zero_point, const QuantConfig& config) {
-    const float s = static_cast<float>(scale), z = static_cast<float>(zero_point);
-    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
-    if (n <= kChunk)
-        return config.rounding == Rounding::HalfEven ? small_block_sse<true>(values, n, s, z, q_min, q_max)
-                                                     : small_block_sse<false>(values, n, s, z, q_min, q_max);
-    double total = 0;
-    for (std::int64_t begin = 0; begin < n; begin += kChunk)
-        total += chunk_sse(values + begin, std::min(kChunk, n - begin), s, z, q_min, q_max, config.rounding);
-    return total;
-}
-
 // The min/max range shrunk by c: around 0 when it contains 0 (0 stays exactly representable), else around
 // its centre.
 ValueRange shrink(const ValueRange& full, double c) {
@@ -93,86 +48,6 @@ ValueRange shrink(const ValueRange& full, double c) {
     const double centre = 0.5 * (full.lo + full.hi);
     return {centre - c * (centre - full.lo), centre + c * (full.hi - centre)};
 }
-
-// A block's values in equal bins over [min, max], with each bin's count, sum and sum of squares: the squared
-// error of mapping a whole bin to one code's value c is then sum_sq - 2 c sum + count c^2, exactly.
-class MomentHistogram {
-public:
-    MomentHistogram(const float* values, std::int64_t n, double lo, double hi, bool parallel) {
-        const auto bins = static_cast<std::size_t>(std::clamp<std::int64_t>(n / 4, 1, kMaxBins));
-        width_ = hi > lo ? (hi - lo) / static_cast<double>(bins) : 1.0;
-        const double inv_width = 1.0 / width_;
-        std::vector<double> slices(static_cast<std::size_t>(kHistogramSlices) * 3 * bins, 0.0);
-        const std::int64_t per_slice = (n + kHistogramSlices - 1) / kHistogramSlices;
-#pragma omp parallel for schedule(static, 1) if (parallel)
-        for (int k = 0; k < kHistogramSlices; ++k) {
-            double* h = slices.data() + static_cast<std::size_t>(k) * 3 * bins;
-            const std::int64_t end = std::min(n, (k + 1) * per_slice);
-            for (std::int64_t i = k * per_slice; i < end; ++i) {
-                const double v = values[i];
-                const auto b = std::min(static_cast<std::size_t>((v - lo) * inv_width), bins - 1);
-                h[3 * b] += 1.0;
-                h[3 * b + 1] += v;
-                h[3 * b + 2] += v * v;
-            }
-        }
-        for (std::size_t b = 0; b < bins; ++b) {
-            Bin sum;
-            for (int k = 0; k < kHistogramSlices; ++k) {
-                const double* h = slices.data() + static_cast<std::size_t>(k) * 3 * bins + 3 * b;
-                sum.count += h[0];
-                sum.sum += h[1];
-                sum.sum_sq += h[2];
-            }
-            if (sum.count > 0) {
-                sum.lo = lo + width_ * static_cast<double>(b);
-                bins_.push_back(sum);
-            }
-        }
-    }
-
-    // The squared error of quantizing the block with (s, z), estimated: a bin inside one code's interval is
-    // exact; a bin wider than a step, inside the representable range, counts the uniform rounding error s^2/12.
-    double sse(double scale, std::int32_t zero_point, const QuantConfig& config) const {
-        const double q_min = config.dtype.q_min(), q_max = config.dtype.q_max(), z = zero_point;
-        const double rep_lo = scale * (q_min - z), rep_hi = scale * (q_max - z);
-        const double rounding_noise = scale * scale / 12.0;
-        double total = 0;
-        for (const Bin& b : bins_) {
-            if (width_ > scale && b.lo >= rep_lo && b.lo + width_ <= rep_hi) {
-                total += b.count * rounding_noise;
-                continue;
-            }
-            const double q = std::clamp(std::nearbyint(b.sum / b.count / scale + z), q_min, q_max);
-            const double c = scale * (q - z);
-            total += std::max(0.0, b.sum_sq - 2 * c * b.sum + b.count * c * c);
-        }
-        return total;
-    }
-
-    // The same histogram with every `factor` neighbouring bins as one: a cheaper, rougher estimate.
-    MomentHistogram merged(std::size_t factor) const {
-        MomentHistogram out;
-        out.width_ = width_ * static_cast<double>(factor);
-        const double origin = bins_.empty() ? 0.0 : bins_.front().lo;
-        for (const Bin& b : bins_) {
-            const double lo = origin + out.width_ * std::floor((b.lo - origin) / out.width_ + 1e-9);
-            if (out.bins_.empty() || out.bins_.back().lo != lo) out.bins_.push_back({lo, 0, 0, 0});
-            Bin& m = out.bins_.back();
-            m.count += b.count, m.sum += b.sum, m.sum_sq += b.sum_sq;
-        }
-        return out;
-    }
-    std::size_t size() const { return bins_.size(); }
-
-private:
-    MomentHistogram() = default;
-    struct Bin {
-        double lo = 0, count = 0, sum = 0, sum_sq = 0;
-    };
-    double width_ = 1.0;
-    std::vector<Bin> bins_;  // the non-empty ones
-};
 
 // The exact minimum, in real arithmetic, over s in [s_lo, s_hi] of sum_i (r_i - s (q_i(s) - z))^2 with
 // q_i(s) = clamp(round(r_i / s + z), q_min, q_max) and z fixed. Between two code changes the sum is a quadratic
@@ -484,23 +359,6 @@ private:
 };
 
 }  // namespace
-
-double values_mse(const float* values, std::int64_t n, double scale, std::int32_t zero_point, const QuantConfig& config) {
-    const float s = static_cast<float>(scale), z = static_cast<float>(zero_point);
-    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
-    // Each chunk's sum on whatever thread, then the chunks added in order: the same bits on any thread count
-    // (a reduction would add per-thread partial sums, whose split depends on the thread count).
-    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-    std::vector<double> sums(static_cast<std::size_t>(chunks));
-#pragma omp parallel for schedule(static) if (n >= 16 * kChunk)
-    for (std::int64_t c = 0; c < chunks; ++c) {
-        const std::int64_t begin = c * kChunk;
-        sums[static_cast<std::size_t>(c)] = chunk_sse(values + begin, std::min(kChunk, n - begin), s, z, q_min, q_max, config.rounding);
-    }
-    double total = 0;
-    for (double v : sums) total += v;
-    return total / static_cast<double>(n);
-}
 
 void mse_params(const float* values, std::int64_t n, const QuantConfig& config, bool whole_tensor, double& scale,
                 std::int32_t& zero_point) {

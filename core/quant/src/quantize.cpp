@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 
+#include "element_formula.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
@@ -16,6 +17,8 @@
 
 namespace qs {
 namespace {
+
+using detail::wrap_value;
 
 // Elements per work item: small enough that the temporaries stay in L1/L2, large enough to amortise
 // the per-item bookkeeping.
@@ -98,23 +101,6 @@ struct Partial {
         }
     }
 };
-
-float round_value(float v, Rounding rounding) {
-    return rounding == Rounding::HalfEven ? std::nearbyint(v) : std::round(v);
-}
-
-// Two's-complement wrap into [q_min, q_max]: what a cast without a clamp does (the teaching pitfall).
-// r / s overflows to +-Inf when s is tiny: Inf has no residue (fmod gives NaN, and NaN cast to int32 is
-// undefined and indexed the level table out of bounds), so it saturates to q_max / q_min instead.
-// The residue is taken of v itself first: fmod is exact, whereas v - q_min rounds away q_min once
-// |v| is past double's 53 bits (an int8 cast of 2^60 gave q_min instead of 0).
-float wrap_value(float v, std::int32_t q_min, std::int64_t levels) {
-    if (std::isinf(v)) return static_cast<float>(v > 0 ? q_min + levels - 1 : q_min);
-    const double span = static_cast<double>(levels);
-    double m = std::fmod(std::fmod(static_cast<double>(v), span) - q_min, span);
-    if (m < 0) m += span;
-    return static_cast<float>(m + q_min);
-}
 
 // Where one chunk's results go: the wanted outputs (null: not wanted) and cache-resident scratch, which
 // holds the codes for the distinct-level count and stands in for unwanted outputs where a path needs one.
@@ -432,17 +418,6 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
 
 void use_portable_kernel(bool on) { g_portable_only = on; }
 
-std::int32_t quantize_value(float r, float scale, std::int32_t zero_point, const QuantConfig& config, bool* clipped) {
-    const float v = round_value(r / scale + static_cast<float>(zero_point), config.rounding);
-    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
-    const bool out = v < q_min || v > q_max;
-    if (clipped) *clipped = out;
-    if (!out) return static_cast<std::int32_t>(v);
-    if (config.overflow == Overflow::Wrap)
-        return static_cast<std::int32_t>(wrap_value(v, config.dtype.q_min(), config.dtype.levels()));
-    return static_cast<std::int32_t>(v < q_min ? q_min : q_max);
-}
-
 Metrics quantize_view(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                       const QuantOutputs& out) {
     return run_pass(view, params, config, &out, {}, nullptr);
@@ -484,49 +459,6 @@ QuantResult quantize(const Tensor& tensor, const QuantConfig& config, QuantParam
     quantize_into(tensor, params, config, result);
     if (params_out) *params_out = std::move(params);
     return result;
-}
-
-ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index) {
-    ElementTrace t;
-    t.flat_index = flat_index;
-    t.block = params.block_of(flat_index);
-    t.r = r;
-    t.scale = static_cast<float>(params.scale[static_cast<std::size_t>(t.block)]);
-    t.zero_point = params.zero_point[static_cast<std::size_t>(t.block)];
-    t.scaled = t.r / t.scale + static_cast<float>(t.zero_point);
-    t.rounded = round_value(t.scaled, config.rounding);
-    t.code = quantize_value(t.r, t.scale, t.zero_point, config, &t.clipped);
-    t.dequantized = t.scale * (static_cast<float>(t.code) - static_cast<float>(t.zero_point));
-    t.error = std::abs(t.r - t.dequantized);
-    return t;
-}
-
-ElementTrace trace_element(const TensorView& view, const QuantParams& params, const QuantConfig& config,
-                           std::int64_t flat_index) {
-    if (flat_index < 0 || flat_index >= view.numel()) throw Error("element index out of range");
-    float r = 0;
-    view.guarded([&] { r = *floats_at(view, flat_index, 1, &r); });
-    return trace_value(r, params, config, flat_index);
-}
-
-ElementTrace trace_element(const Tensor& tensor, const QuantParams& params, const QuantConfig& config,
-                           std::int64_t flat_index) {
-    return trace_element(view_of(tensor), params, config, flat_index);
-}
-
-std::int64_t first_nonfinite_error(const TensorView& view, const QuantParams& params, const QuantConfig& config) {
-    const std::int64_t n = view.numel();
-    std::int64_t found = -1;
-    view.guarded([&] {
-        std::vector<float> scratch(kChunk);
-        for (std::int64_t begin = 0; begin < n && found < 0; begin += kChunk) {
-            const std::int64_t len = std::min(kChunk, n - begin);
-            const float* r = floats_at(view, begin, len, scratch.data());
-            for (std::int64_t k = 0; k < len && found < 0; ++k)
-                if (!std::isfinite(trace_value(r[k], params, config, begin + k).error)) found = begin + k;
-        }
-    });
-    return found;
 }
 
 }  // namespace qs
