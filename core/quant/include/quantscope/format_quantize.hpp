@@ -1,0 +1,111 @@
+// Quantizing a tensor into a float, codebook or block format (FORMATS.md): the per-block scales, the fused
+// pass (codes, dequantized values, error, the same Metrics as int<N>), one element's trace, and the cost
+// in bits. The entry point for every caller that is given a format by name (quantize, formats, layer, GUI).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "quantscope/config.hpp"
+#include "quantscope/number_format.hpp"
+#include "quantscope/params.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/tensor_view.hpp"
+
+namespace qs {
+
+// How an element format (float or nf4) chooses its scale s; block formats have fixed recipes.
+enum class ElementScaling { Symmetric, Cast, Manual };
+const char* to_string(ElementScaling scaling);  // "symmetric", "cast", "manual"
+
+struct FormatConfig {
+    FormatId format = FormatId::Fp8E4M3;            // not Int
+    ElementScaling scaling = ElementScaling::Symmetric;
+    Granularity granularity = Granularity::Tensor;  // element formats only; block formats are their own blocks
+    int axis = 0;
+    std::int64_t group_size = 0;
+    double manual_scale = 1.0;                      // Manual only (per tensor)
+
+    friend bool operator==(const FormatConfig& a, const FormatConfig& b) {
+        return a.format == b.format && a.scaling == b.scaling && a.granularity == b.granularity &&
+               a.axis == b.axis && a.group_size == b.group_size && a.manual_scale == b.manual_scale;
+    }
+    friend bool operator!=(const FormatConfig& a, const FormatConfig& b) { return !(a == b); }
+};
+
+// Throws qs::Error naming the format when the config cannot apply to this shape: cast for nf4, a block
+// format whose block does not divide the last axis, a manual scale that is not positive finite float32,
+// a bad axis or group size.
+void check_format_config(const FormatConfig& config, const Shape& shape);
+
+struct FormatParams {
+    FormatId format = FormatId::Fp8E4M3;
+    // Which block element i uses, as QuantParams: (i / block_stride) % block_count.
+    std::int64_t block_stride = 1;
+    std::int64_t block_count = 1;
+    std::vector<float> scale;           // per block, as used: s; MX: X; NVFP4: sb * g; ggml: fp16(d)
+    std::vector<float> offset;          // Q4_1: fp16(m) per block; empty otherwise
+    std::vector<std::uint16_t> stored;  // block formats: the stored scale's bits (E8M0 byte, E4M3 sb, fp16 d)
+    float global_scale = 1;             // NVFP4: g (1 otherwise)
+    bool scaled = true;                 // false in cast mode: no scale is stored
+
+    std::int64_t block_of(std::int64_t flat) const { return (flat / block_stride) % block_count; }
+};
+
+// The scales of every block (one parallel pass over the values; a second for block formats). Checks the
+// config and that every value is finite (qs::Error naming the first bad index); `range` (if given) receives
+// the smallest and largest value.
+FormatParams compute_format_params(const TensorView& view, const FormatConfig& config, TensorRange* range = nullptr);
+
+// The fused pass: codes (FORMATS.md "--out-quantized": the element's bit pattern, the NF4 index, the ggml
+// integer), r', |r - r'| and the metrics (clipped: saturated elements, or for ggml codes the clamp changed;
+// levels_used: distinct codes, levels_total: codes that are numbers). Sums in a fixed order: the same bits
+// on any thread count.
+Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig& config,
+                             const QuantOutputs& out = {});
+Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig& config,
+                             const OutputSelection& wanted, const ResultSink& sink);
+
+// compute_format_params + quantize_format_view, with the range of the values (what quantize_checked is
+// for int<N>). An r' beyond float32 cannot occur (every grid value times its scale stays finite).
+struct FormatQuantization {
+    FormatParams params;
+    Metrics metrics;
+    TensorRange range;
+};
+FormatQuantization quantize_format(const TensorView& view, const FormatConfig& config, const QuantOutputs& out = {});
+
+// One element through the format, every intermediate value (for the window's tooltip and the Bits view).
+struct FormatTrace {
+    std::int64_t flat_index = 0, block = 0;
+    float r = 0;
+    float scale = 0;          // as used
+    float offset = 0;         // Q4_1's fp16(m)
+    float scaled = 0;         // the value rounded onto the grid: r / s (ggml: r / d, Q4_1: (r - min) / d)
+    float grid_value = 0;     // grid[code]
+    std::int32_t code = 0;
+    bool clipped = false;
+    float dequantized = 0;
+    float error = 0;
+    std::uint16_t stored_scale = 0;  // block formats: the stored bits of the block's scale
+};
+FormatTrace trace_format_element(const TensorView& view, const FormatParams& params, const FormatConfig& config,
+                                 std::int64_t flat_index);
+
+// ---- cost ---------------------------------------------------------------------------------------------------
+// FORMATS.md "bits_per_weight" and "bytes" for n elements in `blocks` blocks: element bits plus stored scales
+// (and zero points) per element; bytes rounded up. Element formats: 32 bits per block's s (none in cast
+// mode); nvfp4: + 32 for g; int<N>: 32 per s plus 32 per z where one is stored (not symmetric).
+struct FormatCost {
+    double bits_per_weight = 0;
+    std::int64_t bytes = 0;
+};
+FormatCost format_cost(const FormatConfig& config, std::int64_t n, std::int64_t blocks);
+FormatCost int_cost(const QuantConfig& config, std::int64_t n, std::int64_t blocks);
+
+// The bit pattern of a code as text, fields separated by spaces: "0 1110 110" for fp8-e4m3's 448,
+// "0111" for a 4-bit integer code. For the Bits view and tooltips.
+std::string code_bits_text(FormatId format, std::int32_t code);
+
+}  // namespace qs

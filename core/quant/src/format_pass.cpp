@@ -1,0 +1,239 @@
+// The fused pass of the float, codebook and block formats: the same shape as int<N>'s (quantize, dequantize,
+// error, metrics in one pass, results into arrays or streamed to a sink in bounded batches), one element
+// function per format chosen once per chunk.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "format_kernels.hpp"
+#include "parallel.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/format_quantize.hpp"
+
+namespace qs {
+namespace {
+
+// Elements per work item (a multiple of every block size, so a block never straddles two items).
+constexpr std::int64_t kChunk = 4096;
+constexpr std::int64_t kBatch = std::int64_t{1} << 20;
+
+struct ChunkSums {
+    double sum_sq_err = 0, sum_abs_err = 0, sum_sq_r = 0, sum_r = 0;
+};
+
+// Per-thread accumulators whose merge does not depend on order.
+struct Partial {
+    float max_err = 0;
+    std::int64_t clipped = 0;
+    std::vector<std::uint8_t> seen;  // seen[code & mask]
+};
+
+struct ChunkOut {
+    std::int32_t* codes;
+    float* deq;
+    float* err;
+};
+
+// Records one element's results; the sums are the chunk's, added in element order.
+inline void record(float r, const detail::ElementResult& e, std::int64_t k, std::uint32_t mask, const ChunkOut& out,
+                   ChunkSums& sums, Partial& acc) {
+    const float err = std::fabs(r - e.deq);
+    if (out.codes) out.codes[k] = e.code;
+    if (out.deq) out.deq[k] = e.deq;
+    if (out.err) out.err[k] = err;
+    sums.sum_sq_err += static_cast<double>(err) * err;
+    sums.sum_abs_err += err;
+    sums.sum_sq_r += static_cast<double>(r) * r;
+    sums.sum_r += r;
+    acc.max_err = std::max(acc.max_err, err);
+    acc.clipped += e.clipped ? 1 : 0;
+    acc.seen[static_cast<std::uint32_t>(e.code) & mask] = 1;
+}
+
+// An element format's chunk: each element at its block's s.
+template <class F>
+ChunkSums element_chunk(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, std::uint32_t mask,
+                        const ChunkOut& out, Partial& acc, const F& convert) {
+    ChunkSums sums;
+    std::int64_t block = p.block_of(begin);
+    std::int64_t left_in_run = p.block_stride - begin % p.block_stride;
+    float s = p.scale[static_cast<std::size_t>(block)];
+    for (std::int64_t k = 0; k < len; ++k) {
+        record(r[k], convert(r[k], s), k, mask, out, sums, acc);
+        if (--left_in_run == 0) {
+            left_in_run = p.block_stride;
+            if (++block == p.block_count) block = 0;
+            s = p.scale[static_cast<std::size_t>(block)];
+        }
+    }
+    return sums;
+}
+
+// A block format's chunk: whole blocks, each one's scale recomputed from its values by the recipe (the
+// float32 d and min ggml's codes use are not kept in the params).
+template <class F>
+ChunkSums block_chunk(const float* r, std::int64_t len, const FormatParams& p, std::uint32_t mask, const ChunkOut& out,
+                      Partial& acc, const F& convert) {
+    ChunkSums sums;
+    const int size = format_info(p.format).block_size;
+    for (std::int64_t b = 0; b < len; b += size) {
+        const detail::BlockScale scale = detail::block_scale(p.format, r + b, size, p.global_scale);
+        for (std::int64_t k = b; k < b + size; ++k) record(r[k], convert(r[k], scale), k, mask, out, sums, acc);
+    }
+    return sums;
+}
+
+ChunkSums run_chunk(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, std::uint32_t mask,
+                    const ChunkOut& out, Partial& acc) {
+    const FormatInfo& info = format_info(p.format);
+    const FloatSpec spec = info.element;
+    switch (p.format) {
+        case FormatId::Nf4:
+            return element_chunk(r, begin, len, p, mask, out, acc, [](float x, float s) { return detail::element_nf4(x, s); });
+        case FormatId::Q8_0:
+            return block_chunk(r, len, p, mask, out, acc, detail::q8_0_element);
+        case FormatId::Q4_0:
+            return block_chunk(r, len, p, mask, out, acc, detail::q4_0_element);
+        case FormatId::Q4_1:
+            return block_chunk(r, len, p, mask, out, acc, detail::q4_1_element);
+        default: break;
+    }
+    if (info.kind == FormatKind::Block)
+        return block_chunk(r, len, p, mask, out, acc, [&](float x, const detail::BlockScale& b) {
+            return detail::block_float_element(x, b.scale, spec);
+        });
+    return element_chunk(r, begin, len, p, mask, out, acc,
+                         [&](float x, float s) { return detail::element_float(x, s, spec); });
+}
+
+Metrics merged(const std::vector<Partial>& partials, const ChunkSums& total, std::int64_t n, FormatId format) {
+    std::vector<std::uint8_t> seen(partials[0].seen.size(), 0);
+    Metrics m;
+    for (const Partial& p : partials) {
+        m.max_abs_error = std::max(m.max_abs_error, static_cast<double>(p.max_err));
+        m.clipped += p.clipped;
+        for (std::size_t k = 0; k < seen.size(); ++k) seen[k] |= p.seen[k];
+    }
+    m.count = n;
+    m.mse = total.sum_sq_err / static_cast<double>(n);
+    m.rmse = std::sqrt(m.mse);
+    m.mae = total.sum_abs_err / static_cast<double>(n);
+    m.l2_error = std::sqrt(total.sum_sq_err);
+    if (total.sum_sq_r > 0 && total.sum_sq_err > 0) m.sqnr_db = 10.0 * std::log10(total.sum_sq_r / total.sum_sq_err);
+    m.levels_used = std::count(seen.begin(), seen.end(), std::uint8_t{1});
+    m.levels_total = format_levels(format);
+    m.sum = total.sum_r;
+    m.signal_energy = total.sum_sq_r;
+    m.error_energy = total.sum_sq_err;
+    return m;
+}
+
+Metrics run_pass(const TensorView& view, const FormatParams& p, const QuantOutputs* whole, const OutputSelection& wanted,
+                 const ResultSink* sink) {
+    const std::int64_t n = view.numel();
+    if (n == 0) throw Error("cannot quantize an empty tensor");
+    if (static_cast<std::int64_t>(p.scale.size()) != p.block_count || p.block_stride < 1 || p.block_count < 1 ||
+        n % (p.block_stride * p.block_count) != 0)
+        throw Error("format parameters do not match the tensor's shape");
+    const int bits = format_info(p.format).element_bits;
+    const std::uint32_t mask = (std::uint32_t{1} << bits) - 1;
+    const int threads = detail::pass_threads(n);
+    std::vector<Partial> partials(static_cast<std::size_t>(threads));
+    for (Partial& part : partials) part.seen.assign(std::size_t{1} << bits, 0);
+
+    const std::int64_t batch = whole ? n : std::min(n, kBatch);
+    std::unique_ptr<std::int32_t[]> codes_buf(!whole && wanted.codes ? new std::int32_t[batch] : nullptr);
+    std::unique_ptr<float[]> deq_buf(!whole && wanted.dequantized ? new float[batch] : nullptr);
+    std::unique_ptr<float[]> err_buf(!whole && wanted.error ? new float[batch] : nullptr);
+    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<ChunkSums> chunk_sums(static_cast<std::size_t>(chunks));
+
+    for (std::int64_t first = 0; first < n; first += batch) {
+        const std::int64_t end = std::min(n, first + batch), offset = whole ? 0 : first;
+        std::int32_t* const codes = whole ? whole->codes : codes_buf.get();
+        float* const deq = whole ? whole->dequantized : deq_buf.get();
+        float* const err = whole ? whole->error : err_buf.get();
+        detail::NextIndex next(first / kChunk, (end + kChunk - 1) / kChunk);
+        detail::parallel_guarded(view, threads, [&](int thread, int) {
+            Partial& acc = partials[static_cast<std::size_t>(thread)];
+            std::vector<float> scratch(static_cast<std::size_t>(kChunk));
+            for (std::int64_t c = 0; next.take(c);) {
+                const std::int64_t begin = c * kChunk, len = std::min(kChunk, n - begin), at = begin - offset;
+                const ChunkOut out{codes ? codes + at : nullptr, deq ? deq + at : nullptr, err ? err + at : nullptr};
+                chunk_sums[static_cast<std::size_t>(c)] =
+                    run_chunk(floats_at(view, begin, len, scratch.data()), begin, len, p, mask, out, acc);
+            }
+        });
+        if (sink) {
+            if (codes_buf) (*sink)(first, end - first, {codes_buf.get(), nullptr, nullptr});
+            if (deq_buf) (*sink)(first, end - first, {nullptr, deq_buf.get(), nullptr});
+            if (err_buf) (*sink)(first, end - first, {nullptr, nullptr, err_buf.get()});
+        }
+    }
+    ChunkSums total;  // in chunk order: the same bits on any thread count
+    for (const ChunkSums& s : chunk_sums) {
+        total.sum_sq_err += s.sum_sq_err;
+        total.sum_abs_err += s.sum_abs_err;
+        total.sum_sq_r += s.sum_sq_r;
+        total.sum_r += s.sum_r;
+    }
+    return merged(partials, total, n, p.format);
+}
+
+}  // namespace
+
+Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig&,
+                             const QuantOutputs& out) {
+    return run_pass(view, params, &out, {}, nullptr);
+}
+
+Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig&,
+                             const OutputSelection& wanted, const ResultSink& sink) {
+    return run_pass(view, params, nullptr, wanted, &sink);
+}
+
+FormatQuantization quantize_format(const TensorView& view, const FormatConfig& config, const QuantOutputs& out) {
+    FormatQuantization q;
+    q.params = compute_format_params(view, config, &q.range);
+    q.metrics = quantize_format_view(view, q.params, config, out);
+    return q;
+}
+
+FormatTrace trace_format_element(const TensorView& view, const FormatParams& p, const FormatConfig&,
+                                 std::int64_t flat_index) {
+    if (flat_index < 0 || flat_index >= view.numel()) throw Error("element index out of range");
+    const FormatInfo& info = format_info(p.format);
+    FormatTrace t;
+    t.flat_index = flat_index;
+    t.block = p.block_of(flat_index);
+    t.scale = p.scale[static_cast<std::size_t>(t.block)];
+    if (!p.offset.empty()) t.offset = p.offset[static_cast<std::size_t>(t.block)];
+    if (!p.stored.empty()) t.stored_scale = p.stored[static_cast<std::size_t>(t.block)];
+    detail::ElementResult e;
+    view.guarded([&] {
+        if (info.kind == FormatKind::Block) {
+            std::vector<float> scratch(static_cast<std::size_t>(info.block_size));
+            const std::int64_t start = t.block * info.block_size;
+            const float* r = floats_at(view, start, info.block_size, scratch.data());
+            const detail::BlockScale b = detail::block_scale(p.format, r, info.block_size, p.global_scale);
+            t.r = r[flat_index - start];
+            if (p.format == FormatId::Q8_0) e = detail::q8_0_element(t.r, b);
+            else if (p.format == FormatId::Q4_0) e = detail::q4_0_element(t.r, b);
+            else if (p.format == FormatId::Q4_1) e = detail::q4_1_element(t.r, b);
+            else e = detail::block_float_element(t.r, b.scale, info.element);
+            return;
+        }
+        float r = 0;
+        t.r = *floats_at(view, flat_index, 1, &r);
+        e = p.format == FormatId::Nf4 ? detail::element_nf4(t.r, t.scale) : detail::element_float(t.r, t.scale, info.element);
+    });
+    t.scaled = e.scaled;
+    t.grid_value = e.grid;
+    t.code = e.code;
+    t.clipped = e.clipped;
+    t.dequantized = e.deq;
+    t.error = std::fabs(t.r - e.deq);
+    return t;
+}
+
+}  // namespace qs
