@@ -11,11 +11,13 @@ int run_quantize(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);
 int run_inspect(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
+int run_lesson(const std::vector<std::string>& args);
 
 extern const char* const kMainHelp;
 extern const char* const kQuantizeHelp;
 extern const char* const kBenchHelp;
 extern const char* const kInspectHelp;
 extern const char* const kSweepHelp;
+extern const char* const kLessonHelp;
 
 }  // namespace qs::cli

@@ -1,0 +1,319 @@
+#include "quantscope/lesson.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include "json_object_reader.hpp"
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/params.hpp"
+#include "quantscope/pitfalls.hpp"
+#include "quantscope/presets.hpp"
+#include "quantscope/tensor_text.hpp"
+#include "quantscope/tensor_view.hpp"
+#include "quantscope/text.hpp"
+
+namespace qs {
+namespace {
+
+constexpr int kVersion = 1;
+
+struct QuantityName {
+    LessonQuantity quantity;
+    const char* name;
+    bool per_element;  // takes "at", or one value per element
+};
+constexpr QuantityName kQuantities[] = {
+    {LessonQuantity::Scale, "scale", false},
+    {LessonQuantity::ZeroPoint, "zero_point", false},
+    {LessonQuantity::ZeroPointUnrounded, "zero_point_unrounded", false},
+    {LessonQuantity::RMin, "r_min", false},
+    {LessonQuantity::RMax, "r_max", false},
+    {LessonQuantity::QMin, "q_min", false},
+    {LessonQuantity::QMax, "q_max", false},
+    {LessonQuantity::Original, "original", true},
+    {LessonQuantity::Code, "q", true},
+    {LessonQuantity::PreClamp, "pre_clamp", true},
+    {LessonQuantity::Dequantized, "dequantized", true},
+    {LessonQuantity::Error, "error", true},
+    {LessonQuantity::Mse, "mse", false},
+    {LessonQuantity::Rmse, "rmse", false},
+    {LessonQuantity::Mae, "mae", false},
+    {LessonQuantity::MaxAbsError, "max_abs_error", false},
+    {LessonQuantity::L2Error, "l2_error", false},
+    {LessonQuantity::SqnrDb, "sqnr_db", false},
+    {LessonQuantity::Clipped, "clipped", false},
+    {LessonQuantity::LevelsUsed, "levels_used", false},
+};
+constexpr const char* kPanelNames[4] = {"original", "quantized", "dequantized", "error"};
+
+const QuantityName* find_quantity(const std::string& name) {
+    for (const QuantityName& q : kQuantities)
+        if (name == q.name) return &q;
+    return nullptr;
+}
+
+std::string quantity_list() {
+    std::string out;
+    for (const QuantityName& q : kQuantities) out += std::string(out.empty() ? "" : ", ") + q.name;
+    return out;
+}
+
+// Half a unit of the literal's last digit ("170.8753" -> 0.00005, "138" -> 0.5, "2.3408e-05" -> 5e-10): what
+// "agrees with what was printed" means when the lesson gives no tolerance.
+double printed_tolerance(const std::string& literal) {
+    const std::size_t e = literal.find_first_of("eE");
+    const std::string mantissa = literal.substr(0, e);
+    const int exponent = e == std::string::npos ? 0 : std::atoi(literal.c_str() + e + 1);
+    const std::size_t dot = mantissa.find('.');
+    const int decimals = dot == std::string::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1);
+    return 0.5 * std::pow(10.0, exponent - decimals);
+}
+
+// Flat values of a JSON number or nested arrays (depth <= 3), with the shape they form.
+void flatten_numbers(const JsonValue& v, std::vector<const JsonValue*>& out, Shape& shape, std::size_t depth,
+                     const std::function<void(const std::string&)>& fail) {
+    if (v.is_number()) {
+        if (depth != shape.size()) fail("rows of different depth");
+        out.push_back(&v);
+        return;
+    }
+    if (!v.is_array()) fail(std::string("a ") + json_type_name(v.type) + " where a number was expected");
+    if (depth >= 3) fail("nested deeper than 3 levels");
+    if (v.items.empty()) fail("an empty list");
+    if (shape.size() == depth) {
+        if (!out.empty()) fail("rows of different depth");
+        shape.push_back(static_cast<std::int64_t>(v.items.size()));
+    } else if (shape[depth] != static_cast<std::int64_t>(v.items.size())) {
+        fail("rows of different lengths");
+    }
+    for (const JsonValue& item : v.items) flatten_numbers(item, out, shape, depth + 1, fail);
+}
+
+// Reads a lesson file's steps, carrying the state from step to step.
+class LessonReader {
+public:
+    LessonReader(const std::string& name) : name_(name) {}
+
+    Lesson read(const JsonValue& doc, const std::string& lesson_name) {
+        ObjectReader root(doc, "the lesson", name_);
+        const JsonValue* version = root.optional("quantscope_lesson", JsonValue::Type::Number);
+        if (!version || version->text != std::to_string(kVersion))
+            root.fail("not a QuantScope lesson of version 1 (\"quantscope_lesson\": 1)");
+        Lesson lesson;
+        lesson.name = lesson_name;
+        lesson.title = root.string("title");
+        lesson.source = root.string("source");
+        const JsonValue& steps = root.required("steps", JsonValue::Type::Array);
+        root.finish();
+        if (steps.items.empty()) root.fail("steps is empty: a lesson needs at least one step");
+        if (steps.items.size() > kMaxLessonSteps)
+            root.fail("more than " + std::to_string(kMaxLessonSteps) + " steps");
+        for (std::size_t k = 0; k < steps.items.size(); ++k) {
+            step_ = k + 1;
+            lesson.steps.push_back(read_step(steps.items[k]));
+        }
+        return lesson;
+    }
+
+private:
+    std::string where() const { return "step " + std::to_string(step_); }
+    [[noreturn]] void fail(const std::string& what) const { throw Error(printable(name_) + ": " + where() + ": " + what); }
+    // A core parser's qs::Error (an unknown dtype, a config that does not fit) after the file, step and key.
+    template <class F>
+    auto context(const std::string& key, F&& f) {
+        try {
+            return f();
+        } catch (const Error& e) {
+            fail(key + ": " + e.what());
+        }
+    }
+
+    LessonStep read_step(const JsonValue& value) {
+        ObjectReader r(value, where(), name_);
+        LessonStep step;
+        step.title = r.string("title");
+        step.text = r.string("text");
+        if (const JsonValue* s = r.optional("state", JsonValue::Type::Object)) apply_state(*s);
+        if (!state_.tensor) fail("no tensor yet: the first step's state needs \"preset\" or \"tensor\"");
+        step.state = state_;
+        state_.hidden = {};  // "hide" and "hide_code" last one step
+        state_.hidden_code = -1;
+        if (const JsonValue* p = r.optional("printed", JsonValue::Type::Array))
+            for (const JsonValue& item : p->items) step.printed.push_back(read_number(item, step.state));
+        r.finish();
+        return step;
+    }
+
+    void apply_state(const JsonValue& value) {
+        ObjectReader r(value, where() + ".state", name_);
+        QuantConfig& c = state_.config;
+        if (const JsonValue* v = r.optional("preset", JsonValue::Type::String)) {
+            Preset preset = context("state.preset", [&] { return make_preset(v->text); });
+            state_.tensor = std::make_shared<const Tensor>(std::move(preset.tensor));
+            state_.tensor_label = preset.name;
+            c = preset.config;  // as on the command line: the preset's settings, then the step's
+            state_.selected = -1;
+        }
+        if (const JsonValue* given = value.find("tensor")) {
+            if (!given->is_string() && !given->is_array())
+                fail("state.tensor must be nested lists of numbers or a notebook's printed tensor (a string)");
+            const JsonValue* v = r.optional("tensor", given->type);
+            if (value.find("preset")) fail("state has both \"preset\" and \"tensor\": give one");
+            state_.tensor = std::make_shared<const Tensor>(read_tensor(*v));
+            state_.tensor_label = "lesson tensor " + shape_to_string(state_.tensor->shape);
+            c = QuantConfig{};
+            state_.selected = -1;
+        }
+        const auto text = [&](const char* key, auto&& apply) {
+            if (const JsonValue* v = r.optional(key, JsonValue::Type::String))
+                context(std::string("state.") + key, [&] { apply(v->text); return 0; });
+        };
+        text("dtype", [&](const std::string& t) { c.dtype = IntType::parse(t); });
+        text("mode", [&](const std::string& t) { c.mode = t == "manual" ? Mode::Manual : parse_mode(t); });
+        text("granularity", [&](const std::string& t) { c.granularity = parse_granularity(t); });
+        text("rounding", [&](const std::string& t) { c.rounding = parse_rounding(t); });
+        text("overflow", [&](const std::string& t) { c.overflow = parse_overflow(t); });
+        text("calibrate", [&](const std::string& t) { parse_calibration(t, c); });
+        c.axis = static_cast<int>(r.integer("axis", c.axis, 0, 2));
+        c.group_size = r.integer("group_size", c.group_size, 0, kMaxElements);
+        c.recompute_scale = r.boolean("recompute_scale", c.recompute_scale);
+        const JsonValue* scale = r.optional("scale", JsonValue::Type::Number);
+        const JsonValue* zero = r.optional("zero_point", JsonValue::Type::Number);
+        if (scale || zero) {  // as --scale --zero-point: manual, per tensor
+            if (!scale || !zero) fail("state: \"scale\" and \"zero_point\" go together (manual mode)");
+            c.mode = Mode::Manual;
+            c.manual_scale = scale->number;
+            c.manual_zero_point = static_cast<std::int32_t>(r.integer("zero_point", 0, -(1 << 20), 1 << 20));
+        }
+        state_.recipe.clear();
+        text("recipe", [&](const std::string& t) {
+            c = recipe_config(parse_recipe(t), view_of(*state_.tensor), c);
+            state_.recipe = t;
+        });
+        context("state", [&] { check_config(c, state_.tensor->shape); return 0; });
+        if (const JsonValue* v = r.optional("select", JsonValue::Type::Array)) state_.selected = read_cell(*v, "state.select");
+        if (const JsonValue* v = r.optional("hide", JsonValue::Type::Array)) {
+            for (const JsonValue& p : v->items) {
+                int found = -1;
+                for (int i = 0; i < 4; ++i)
+                    if (p.is_string() && p.text == kPanelNames[i]) found = i;
+                if (found < 0) fail("state.hide: expected panel names: original, quantized, dequantized, error");
+                state_.hidden[static_cast<std::size_t>(found)] = true;
+            }
+        }
+        if (const JsonValue* v = r.optional("hide_code", JsonValue::Type::Array)) state_.hidden_code = read_cell(*v, "state.hide_code");
+        r.finish();
+    }
+
+    Tensor read_tensor(const JsonValue& v) {
+        if (v.is_string()) return context("state.tensor", [&] { return parse_tensor_text(v.text, "the tensor text"); });
+        std::vector<const JsonValue*> numbers;
+        Tensor t;
+        flatten_numbers(v, numbers, t.shape, 0, [&](const std::string& what) { fail("state.tensor: " + what); });
+        for (const JsonValue* n : numbers) t.values.push_back(static_cast<float>(n->number));
+        context("state.tensor", [&] { check_tensor(t); return 0; });
+        return t;
+    }
+
+    // [i, j] (or [k, i, j], or [i] for rank 1): a cell of the current tensor as a flat index.
+    std::int64_t read_cell(const JsonValue& v, const std::string& key) {
+        const Shape& shape = state_.tensor->shape;
+        if (v.items.size() != shape.size())
+            fail(key + ": give " + std::to_string(shape.size()) + " indices for a tensor of shape " + shape_to_string(shape));
+        std::int64_t flat = 0;
+        for (std::size_t d = 0; d < shape.size(); ++d) {
+            std::int64_t i = 0;
+            if (!v.items[d].to_int64(i) || i < 0 || i >= shape[d])
+                fail(key + ": index " + printable(v.items[d].text) + " is outside 0.." + std::to_string(shape[d] - 1));
+            flat = flat * shape[d] + i;
+        }
+        return flat;
+    }
+
+    LessonNumber read_number(const JsonValue& value, const LessonState& state) {
+        ObjectReader r(value, where() + ".printed", name_);
+        LessonNumber n;
+        n.label = r.string("label");
+        const std::string what = r.string("quantity");
+        const QuantityName* q = find_quantity(what);
+        if (!q) fail("printed: unknown quantity " + quoted_text(what) + ": expected one of " + quantity_list());
+        n.quantity = q->quantity;
+        if (const JsonValue* at = r.optional("at", JsonValue::Type::Array)) {
+            if (!q->per_element) fail("printed " + quoted_text(n.label) + ": \"at\" applies to per-element quantities only");
+            n.at = read_cell(*at, "printed " + printable(n.label) + ".at");
+        }
+        const JsonValue* v = value.find("value");
+        if (!v) fail("printed " + quoted_text(n.label) + " lacks \"value\"");
+        r.optional("value", v->type);
+        std::vector<const JsonValue*> numbers;
+        Shape shape;
+        flatten_numbers(*v, numbers, shape, 0, [&](const std::string& w) { fail("printed " + printable(n.label) + ": " + w); });
+        for (const JsonValue* x : numbers) {
+            n.values.push_back(x->number);
+            n.printed.push_back(x->text);
+            n.tolerance.push_back(printed_tolerance(x->text));
+        }
+        if (const JsonValue* tol = r.optional("tolerance", JsonValue::Type::Number)) {
+            if (!(tol->number >= 0) || !std::isfinite(tol->number)) fail("printed " + printable(n.label) + ": tolerance must be >= 0");
+            std::fill(n.tolerance.begin(), n.tolerance.end(), tol->number);
+        }
+        if (const JsonValue* note = r.optional("note", JsonValue::Type::String)) n.note = note->text;
+        r.finish();
+        check_count(n, q->per_element, state);
+        return n;
+    }
+
+    // As many values as the quantity has in this step's state.
+    void check_count(const LessonNumber& n, bool per_element, const LessonState& state) {
+        std::size_t expected = 1;
+        if (per_element && n.at < 0) expected = static_cast<std::size_t>(state.tensor->numel());
+        if (n.quantity == LessonQuantity::Scale || n.quantity == LessonQuantity::ZeroPoint) {
+            QuantParams layout;
+            set_block_layout(state.tensor->shape, state.config, layout);
+            expected = static_cast<std::size_t>(layout.block_count);
+        }
+        if (n.values.size() != expected)
+            fail("printed " + quoted_text(n.label) + " has " + std::to_string(n.values.size()) + " value" +
+                 (n.values.size() == 1 ? "" : "s") + ", the step's state has " + std::to_string(expected));
+    }
+
+    const std::string& name_;
+    std::size_t step_ = 0;
+    LessonState state_;
+};
+
+}  // namespace
+
+const char* to_string(LessonQuantity quantity) {
+    for (const QuantityName& q : kQuantities)
+        if (q.quantity == quantity) return q.name;
+    return "?";
+}
+
+Lesson parse_lesson(std::string_view text, const std::string& name, const std::string& lesson_name) {
+    JsonLimits limits;
+    limits.max_bytes = kMaxLessonBytes;
+    const JsonValue doc = parse_json(text, name, limits);
+    return LessonReader(name).read(doc, lesson_name);
+}
+
+Lesson read_lesson(const std::string& path) {
+    return parse_lesson(read_small_file(path, kMaxLessonBytes), path, std::filesystem::path(path).stem().string());
+}
+
+std::vector<std::string> lesson_files(const std::string& dir) {
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+        if (files.size() > 1000) break;
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+}  // namespace qs
