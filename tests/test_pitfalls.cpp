@@ -2,6 +2,8 @@
 // error, and the overflow example is found on this tensor, not written down once.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "quantscope/error.hpp"
@@ -30,6 +32,62 @@ TEST_CASE("naive-max255 recipe: the lesson's torch.round(r / max * 255).to(int8)
     CHECK(r.metrics.l2_error == doctest::Approx(1033.6320).epsilon(1e-6));
     CHECK(r.metrics.clipped == 2);
     CHECK_THROWS_AS(parse_recipe("naive"), Error);
+}
+
+// torch computes round(r / norm * 255) in float32, in that order; r / (norm / 255) rounds differently for
+// some values near .5. Every code and r' must be the lesson's, bit for bit, on random tensors, in the fused
+// pass and in the single-element trace.
+TEST_CASE("naive-max255 recipe follows torch's float32 order on random tensors") {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 100.0f);
+    Tensor t;
+    t.shape = {1, 200000};
+    t.values.resize(200000);
+    for (float& v : t.values) v = normal(rng);
+    const QuantConfig c = recipe_config(Recipe::NaiveMax255, view_of(t), QuantConfig{});
+    float norm = 0;
+    for (float v : t.values) norm = std::max(norm, std::fabs(v));
+    CHECK(c.naive_norm == norm);
+    QuantParams params;
+    const QuantResult r = quantize(t, c, &params);
+    std::int64_t code_mismatches = 0, deq_mismatches = 0, trace_mismatches = 0, spec_order_differs = 0;
+    for (std::size_t i = 0; i < t.values.size(); ++i) {
+        const float v = std::nearbyint(t.values[i] / norm * 255.0f);
+        const auto q = static_cast<std::int8_t>(static_cast<std::int32_t>(v));  // the int8 cast wraps
+        const float deq = static_cast<float>(q) / 255.0f * norm;
+        code_mismatches += r.codes[i] != q;
+        deq_mismatches += r.dequantized[i] != deq;
+        if (i % 97 == 0) {
+            const ElementTrace tr = trace_element(t, params, c, static_cast<std::int64_t>(i));
+            trace_mismatches += tr.code != q || tr.dequantized != deq;
+        }
+        const float spec_q = std::nearbyint(t.values[i] / static_cast<float>(c.manual_scale));
+        spec_order_differs += spec_q != v || static_cast<float>(c.manual_scale) * static_cast<float>(q) != deq;
+    }
+    CHECK(code_mismatches == 0);
+    CHECK(deq_mismatches == 0);
+    CHECK(trace_mismatches == 0);
+    // The test means something: the SPEC order r / s, s (q - z) gives other bits for some values.
+    CHECK(spec_order_differs > 0);
+}
+
+TEST_CASE("naive recipe: its norm applies in manual int8 mode only") {
+    QuantConfig c;
+    c.naive_norm = 2.0f;
+    CHECK_NOTHROW(check_config(c, Shape{4}));  // asymmetric: the SPEC formula, the norm unused
+    CHECK(c.active_naive_norm() == 0);
+    c.mode = Mode::Manual;
+    c.manual_scale = 2.0 / 255;
+    CHECK_NOTHROW(check_config(c, Shape{4}));
+    c.dtype = IntType{true, 4};
+    CHECK_THROWS_AS(check_config(c, Shape{4}), Error);
+    c.dtype = IntType{true, 8};
+    c.naive_norm = std::numeric_limits<float>::infinity();
+    CHECK_THROWS_AS(check_config(c, Shape{4}), Error);
+    Tensor zeros;
+    zeros.shape = {3};
+    zeros.values = {0, 0, 0};
+    CHECK(recipe_config(Recipe::NaiveMax255, view_of(zeros), QuantConfig{}).naive_norm == 0);
 }
 
 TEST_CASE("overflow example: the farthest element and its sentence follow the tensor and the recipe") {

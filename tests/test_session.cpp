@@ -70,6 +70,20 @@ TEST_CASE("a session round-trips its tensor and every setting") {
     CHECK(r2.config.group_size == 4);
 }
 
+TEST_CASE("a session keeps the naive recipe's norm and refuses one beyond float32") {
+    Session a = example();
+    a.config.dtype = IntType{true, 8};
+    a.config.manual_zero_point = 0;
+    a.config.naive_norm = 728.6f;
+    const Session b = parse_session(session_to_json(a), "s.json");
+    CHECK(b.config == a.config);
+    std::string text = session_to_json(a);
+    const std::size_t at = text.find("\"naive_norm\"");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, text.find_first_of(",}", at) - at, "\"naive_norm\": 1e300");
+    CHECK_THROWS_AS(check_config(parse_session(text, "s.json").config, Shape{3}), Error);
+}
+
 TEST_CASE("a session's file path is relative to the session") {
     const auto dir = std::filesystem::temp_directory_path() / "quantscope-session-test";
     std::filesystem::create_directories(dir / "data");

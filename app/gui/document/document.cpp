@@ -9,7 +9,7 @@ namespace {
 // The settings the computed (s, z) depend on; manual scale and zero point are not among them, so
 // dragging those sliders never recomputes the comparison.
 bool same_computed_inputs(const QuantConfig& a, const QuantConfig& b) {
-    return a.dtype == b.dtype && a.rounding == b.rounding && a.overflow == b.overflow;
+    return a.dtype == b.dtype && a.rounding == b.rounding && a.overflow == b.overflow && a.naive_norm == b.naive_norm;
 }
 
 }  // namespace

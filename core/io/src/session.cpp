@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
@@ -128,6 +129,7 @@ std::string session_to_json(const Session& session) {
         .string("calibration", to_string(c.calibration))
         .number("percentile", finite("percentile", c.percentile))
         .boolean("recompute_scale", c.recompute_scale);
+    if (c.naive_norm != 0) q.number("naive_norm", finite("naive_norm", c.naive_norm));
     if (session.view.size() > kMaxSessionViewEntries)
         throw Error("a session holds at most " + std::to_string(kMaxSessionViewEntries) + " view settings");
     // The reader refuses duplicate keys: refuse to write them.
@@ -234,6 +236,9 @@ Session parse_session(const std::string& text, const std::string& name) {
     });
     c.percentile = q.number("percentile", c.percentile);
     c.recompute_scale = q.boolean("recompute_scale", false);
+    const double naive_norm = q.number("naive_norm", 0.0);
+    // Beyond float32 the cast itself would be undefined; check_config says what a valid norm is.
+    c.naive_norm = std::fabs(naive_norm) <= std::numeric_limits<float>::max() ? static_cast<float>(naive_norm) : -1.0f;
     q.finish();
     if (const JsonValue* v = root.optional("view", JsonValue::Type::Object)) {
         for (const auto& [key, value] : v->members) {

@@ -119,6 +119,12 @@ void check_config(const QuantConfig& config, const Shape& shape) {
         if (config.calibration != Calibration::MinMax)
             throw Error("calibration " + calibration_label(config) + " chooses s and z itself: not with a manual scale");
     }
+    if (config.naive_norm != 0) {
+        if (!(std::isfinite(config.naive_norm) && config.naive_norm > 0))
+            throw Error("the naive recipe's max|r| must be finite and > 0, not " + format_g(config.naive_norm));
+        if (config.mode == Mode::Manual && (!(t == IntType{true, 8}) || config.manual_zero_point != 0))
+            throw Error("the naive recipe (r / max|r| * 255 cast to int8) needs int8 and z = 0");
+    }
     if (config.calibration == Calibration::Percentile && !(config.percentile > 50 && config.percentile <= 100))
         throw Error("percentile " + format_g(config.percentile) + " is outside (50, 100]");
     const int rank = static_cast<int>(shape.size());

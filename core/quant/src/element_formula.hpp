@@ -9,6 +9,18 @@
 
 namespace qs::detail {
 
+// r before rounding: r / s + z (SPEC), or the naive recipe's r / norm * 255 (QuantConfig::naive_norm).
+inline float scaled_value(float r, float scale, float zero_point, const QuantConfig& config) {
+    const float norm = config.active_naive_norm();
+    return norm > 0 ? r / norm * 255.0f : r / scale + zero_point;
+}
+
+// r' of a code: s (q - z), or the naive recipe's q / 255 * norm.
+inline float dequantized_value(float code, float scale, float zero_point, const QuantConfig& config) {
+    const float norm = config.active_naive_norm();
+    return norm > 0 ? code / 255.0f * norm : scale * (code - zero_point);
+}
+
 inline float round_value(float v, Rounding rounding) {
     return rounding == Rounding::HalfEven ? std::nearbyint(v) : std::round(v);
 }

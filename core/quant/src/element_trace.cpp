@@ -11,7 +11,9 @@
 
 namespace qs {
 
+using detail::dequantized_value;
 using detail::round_value;
+using detail::scaled_value;
 using detail::wrap_value;
 
 namespace {
@@ -20,7 +22,7 @@ constexpr std::int64_t kChunk = 4096;
 }  // namespace
 
 std::int32_t quantize_value(float r, float scale, std::int32_t zero_point, const QuantConfig& config, bool* clipped) {
-    const float v = round_value(r / scale + static_cast<float>(zero_point), config.rounding);
+    const float v = round_value(scaled_value(r, scale, static_cast<float>(zero_point), config), config.rounding);
     const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
     const bool out = v < q_min || v > q_max;
     if (clipped) *clipped = out;
@@ -37,10 +39,10 @@ ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& 
     t.r = r;
     t.scale = static_cast<float>(params.scale[static_cast<std::size_t>(t.block)]);
     t.zero_point = params.zero_point[static_cast<std::size_t>(t.block)];
-    t.scaled = t.r / t.scale + static_cast<float>(t.zero_point);
+    t.scaled = scaled_value(t.r, t.scale, static_cast<float>(t.zero_point), config);
     t.rounded = round_value(t.scaled, config.rounding);
     t.code = quantize_value(t.r, t.scale, t.zero_point, config, &t.clipped);
-    t.dequantized = t.scale * (static_cast<float>(t.code) - static_cast<float>(t.zero_point));
+    t.dequantized = dequantized_value(static_cast<float>(t.code), t.scale, static_cast<float>(t.zero_point), config);
     t.error = std::abs(t.r - t.dequantized);
     return t;
 }

@@ -33,6 +33,8 @@ QuantConfig recipe_config(Recipe recipe, const TensorView& values, QuantConfig b
             base.granularity = Granularity::Tensor;
             base.manual_scale = naive_max_scale(abs_max);
             base.manual_zero_point = 0;
+            // An all-zero tensor has no norm (the lesson's 0 / 0 gives NaN): s = 1 and the SPEC formula.
+            base.naive_norm = abs_max > 0 ? static_cast<float>(abs_max) : 0.0f;
             base.overflow = Overflow::Wrap;
             base.calibration = Calibration::MinMax;
             base.recompute_scale = false;

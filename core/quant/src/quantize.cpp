@@ -132,7 +132,11 @@ Sums quantize_chunk_eigen(const float* r_ptr, std::int64_t n, const S& s, const 
     const float q_max = static_cast<float>(config.dtype.q_max());
     ConstMapF r(r_ptr, n);
     MapF v(scratch, n);
-    v = r / s + z;  // true float32 division, as torch computes tensor / scale
+    const float naive_norm = config.active_naive_norm();
+    if (naive_norm > 0)
+        v = r / naive_norm * 255.0f;  // the lesson's order (QuantConfig::naive_norm), not r / s
+    else
+        v = r / s + z;  // true float32 division, as torch computes tensor / scale
     if (config.rounding == Rounding::HalfEven)
         v = v.rint();
     else
@@ -148,7 +152,10 @@ Sums quantize_chunk_eigen(const float* r_ptr, std::int64_t n, const S& s, const 
     Eigen::Map<Eigen::Array<std::int32_t, Eigen::Dynamic, 1>>(out.codes_scratch, n) = v.template cast<std::int32_t>();
     if (out.codes) std::copy(out.codes_scratch, out.codes_scratch + n, out.codes);
     MapF d(out.deq ? out.deq : out.deq_scratch, n);
-    d = s * (v - z);
+    if (naive_norm > 0)
+        d = v / 255.0f * naive_norm;
+    else
+        d = s * (v - z);
     MapF e(out.err ? out.err : out.err_scratch, n);
     e = (r - d).abs();
     Sums sums;
@@ -181,7 +188,7 @@ std::atomic<bool> g_portable_only{false};
 Sums quantize_chunk(const float* r, std::int64_t n, float s, float z, const float* s_arr, const float* z_arr,
                     const QuantConfig& config, bool stream, float* scratch, const ChunkOut& out, Partial& acc) {
 #ifdef QS_HAVE_AVX2_KERNEL
-    if (config.overflow == Overflow::Clamp && !g_portable_only.load(std::memory_order_relaxed)) {
+    if (config.overflow == Overflow::Clamp && config.active_naive_norm() == 0 && !g_portable_only.load(std::memory_order_relaxed)) {
         const std::int64_t n8 = n - n % 8;
         detail::KernelSums sums;
         sums.code_min = static_cast<float>(config.dtype.q_max());

@@ -35,6 +35,13 @@ struct QuantConfig {
     // (or all-negative) block loses part of its range. true: recompute s for the clamped z so the whole
     // range [r_min, r_max] stays representable (what PyTorch's observers do by including 0 in the range).
     bool recompute_scale = false;
+    // The lesson's naive recipe, torch.round(r / norm * 255).to(torch.int8) with norm = max|r| (Recipe::NaiveMax255,
+    // in manual mode with s = norm / 255 and z = 0): when > 0, a code is round(r / norm * 255) and r' is
+    // q / 255 * norm, float32 operations in the lesson's order, rather than r / s + z and s (q - z), which
+    // round differently near ties. 0: the SPEC formula. It applies in manual mode only, so a config derived
+    // with another mode (the window's comparison of the base mode, a calibrator's table) is the SPEC formula.
+    float naive_norm = 0;
+    float active_naive_norm() const { return mode == Mode::Manual ? naive_norm : 0.0f; }
 
     // Every field: two configs are equal exactly when quantizing with them gives the same result. The one
     // comparison of configs in the program (the window's undo, its panels and the tests use it).
@@ -43,7 +50,7 @@ struct QuantConfig {
                a.group_size == b.group_size && a.rounding == b.rounding && a.overflow == b.overflow &&
                a.manual_scale == b.manual_scale && a.manual_zero_point == b.manual_zero_point &&
                a.calibration == b.calibration && a.percentile == b.percentile &&
-               a.recompute_scale == b.recompute_scale;
+               a.recompute_scale == b.recompute_scale && a.naive_norm == b.naive_norm;
     }
     friend bool operator!=(const QuantConfig& a, const QuantConfig& b) { return !(a == b); }
 };
@@ -65,7 +72,8 @@ Overflow parse_overflow(const std::string& text);        // clamp|wrap
 // Throws qs::Error if the configuration cannot apply to a tensor of this shape: symmetric on an unsigned
 // type, a manual scale that is not a positive finite float32, a manual zero point outside [q_min, q_max],
 // manual with a granularity other than tensor, a channel axis out of range, a group size < 1 or not
-// dividing the last dimension, a percentile outside (50, 100], a calibration other than minmax in manual mode.
+// dividing the last dimension, a percentile outside (50, 100], a calibration other than minmax in manual mode,
+// a naive norm that is not a positive finite float32 or, in manual mode, comes without int8 and z = 0.
 void check_config(const QuantConfig& config, const Shape& shape);
 
 }  // namespace qs
