@@ -361,3 +361,43 @@ TEST_CASE("layer refuses bad shapes and options with one line") {
     one_big.values[0] = 100;  // column 0 alone is split off: 5 kept channels
     fails(one_big, w, nullptr, group, "not a multiple of --group-size 3");
 }
+
+TEST_CASE("layer with weights in a FORMATS.md format uses their dequantized values") {
+    const Tensor x = randn({6, 64}, 29), w = randn({5, 64}, 30), b = randn({5}, 31);
+    for (FormatId id : {FormatId::Fp8E4M3, FormatId::Nf4, FormatId::Q4_0, FormatId::MxFp4}) {
+        FormatConfig f;
+        f.format = id;
+        INFO(format_name(id));
+        std::vector<float> wd(w.values.size());
+        const FormatParams fp = compute_format_params(view_of(w), f);
+        quantize_format_view(view_of(w), fp, f, QuantOutputs{nullptr, wd.data(), nullptr});
+        LayerConfig c;
+        c.weight_format = f;
+        std::vector<double> want;
+        for (std::int64_t t = 0; t < 6; ++t)
+            for (std::int64_t o = 0; o < 5; ++o) {
+                double s = b.values[o];
+                for (std::int64_t k = 0; k < 64; ++k) s += double(x.values[t * 64 + k]) * wd[o * 64 + k];
+                want.push_back(s);
+            }
+        const LayerResult r = run_layer(x, w, &b, c);
+        CHECK(r.path == LayerPath::Float);
+        CHECK(r.weights.format.has_value());
+        check_close(r.y, want, 1e-6);
+        // With int8 activations per token: float64 on both r'.
+        c.quantize_activations = true;
+        c.act_granularity = ActGranularity::Token;
+        QuantParams px;
+        const QuantResult qx = quantize(x, act_config(c), &px);
+        want.clear();
+        for (std::int64_t t = 0; t < 6; ++t)
+            for (std::int64_t o = 0; o < 5; ++o) {
+                double s = b.values[o];
+                for (std::int64_t k = 0; k < 64; ++k) s += double(qx.dequantized[t * 64 + k]) * wd[o * 64 + k];
+                want.push_back(s);
+            }
+        const LayerResult a = run_layer(x, w, &b, c);
+        CHECK(a.path == LayerPath::Dequantized);
+        check_close(a.y, want, 1e-12);
+    }
+}

@@ -17,9 +17,6 @@ using RowMatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 using ConstMapF = Eigen::Map<const RowMatF>;
 using ConstMapD = Eigen::Map<const RowMatD>;
 
-// Whether W's codes are integers q with r' = s (q - z), so that the integer path can use them. Every
-// format the core has today is; a float or block format (FORMATS.md) goes through the dequantized path.
-bool integer_codes(const QuantConfig&) { return true; }
 
 // The columns `cols` of a row-major [rows, n] matrix as a [rows, cols.size()] tensor, each column k divided
 // (x) or multiplied (W) by m[k] when `m` is not empty (SmoothQuant), rounded to float32.
@@ -56,6 +53,7 @@ QuantConfig activation_config(const LayerConfig& config) {
 // a 4096 x 4096 W, take as long as the quantization itself.
 struct Quantized {
     QuantParams params;
+    FormatParams format_params;
     Metrics metrics;
     detail::BigBuffer<std::int32_t> codes;
     detail::BigBuffer<float> dequantized;
@@ -72,15 +70,37 @@ Quantized quantize_operand(const Tensor& t, const QuantConfig& config, bool code
     return q;
 }
 
+// W in a FORMATS.md format: its r' only (the dequantized path).
+Quantized quantize_format_operand(const Tensor& t, const FormatConfig& config) {
+    Quantized q;
+    q.format_params = compute_format_params(view_of(t), config);
+    q.dequantized = detail::BigBuffer<float>(static_cast<std::size_t>(t.numel()));
+    q.metrics = quantize_format_view(view_of(t), q.format_params, config, QuantOutputs{nullptr, q.dequantized.data(), nullptr});
+    return q;
+}
+
+// W's quantization as the result reports it.
+OperandQuantization weights_report(const Shape& shape, const LayerConfig& config, Quantized& q) {
+    OperandQuantization r;
+    r.shape = shape;
+    r.config = config.weights;
+    r.params = std::move(q.params);
+    r.format = config.weight_format;
+    r.format_params = std::move(q.format_params);
+    r.metrics = q.metrics;
+    return r;
+}
+
 // The scale a code was computed with: float32(s), as the quantize pass uses it, in double.
 double used_scale(const QuantParams& p, std::int64_t flat) {
     return static_cast<double>(static_cast<float>(p.scale[static_cast<std::size_t>(p.block_of(flat))]));
 }
 
 // Columns per group of W's scales along `in` when they factor out of the dot product (per tensor, per
-// output channel, per group), or 0 when they do not (per input channel) or W's codes are not integers.
-std::int64_t factoring_group(const QuantConfig& w, std::int64_t in) {
-    if (!integer_codes(w)) return 0;
+// output channel, per group), or 0 when they do not (per input channel) or W's codes are not int<N>.
+std::int64_t factoring_group(const LayerConfig& config, std::int64_t in) {
+    const QuantConfig& w = config.weights;
+    if (config.weight_format) return 0;
     if (w.granularity == Granularity::Group) return w.group_size;
     if (w.granularity == Granularity::Channel && w.axis != 0) return 0;
     return in;
@@ -135,8 +155,9 @@ OperandQuantization empty_operand(std::int64_t rows, const QuantConfig& config) 
 
 // W-only ("W8A16"): y = x dequant(W)^T + b with Eigen's float32 product.
 void weights_only(const Tensor& x, const Tensor& w, const Tensor* bias, const LayerConfig& config, LayerResult& r) {
-    Quantized qw = quantize_operand(w, config.weights, false, true);
-    r.weights = {w.shape, config.weights, std::move(qw.params), qw.metrics};
+    Quantized qw = config.weight_format ? quantize_format_operand(w, *config.weight_format)
+                                        : quantize_operand(w, config.weights, false, true);
+    r.weights = weights_report(w.shape, config, qw);
     RowMatF y = ConstMapF(x.values.data(), r.tokens, r.in) * ConstMapF(qw.dequantized.data(), r.out, r.in).transpose();
     if (bias) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias->values.data(), r.out);
     r.y.assign(y.data(), y.data() + y.size());
@@ -175,13 +196,14 @@ void with_activations(const Tensor& x, const Tensor& w, const Tensor* bias, cons
     if (config.smooth_alpha) r.smooth_factors = smooth_factors(x, w, *config.smooth_alpha);
     const auto nk = static_cast<std::int64_t>(kept.size());
     const QuantConfig act = activation_config(config);
-    std::int64_t group = factoring_group(config.weights, nk);
-    if (config.weights.granularity == Granularity::Group && nk % config.weights.group_size != 0)
+    const std::int64_t group = factoring_group(config, nk);
+    if (!config.weight_format && config.weights.granularity == Granularity::Group && nk % config.weights.group_size != 0)
         throw Error("the outlier split keeps " + std::to_string(nk) + " input channels, not a multiple of --group-size " +
                     std::to_string(config.weights.group_size));
     std::vector<double> y(static_cast<std::size_t>(r.tokens * r.out), 0.0);
     if (config.keep_used_factors) r.x_used = x.values, r.w_used = w.values;
     r.weights = empty_operand(r.out, config.weights);
+    r.weights.format = config.weight_format;
     r.inputs = empty_operand(r.tokens, act);
     r.path = group > 0 ? LayerPath::Integer : LayerPath::Dequantized;
     if (nk > 0) {
@@ -193,15 +215,16 @@ void with_activations(const Tensor& x, const Tensor& w, const Tensor* bias, cons
         const Tensor& xk = x_copy.values.empty() ? x : x_copy;
         const Tensor& wk = w_copy.values.empty() ? w : w_copy;
         const bool deq = group == 0 || config.keep_used_factors;
-        Quantized qw = quantize_operand(wk, config.weights, group > 0, deq);
+        Quantized qw = config.weight_format ? quantize_format_operand(wk, *config.weight_format)
+                                            : quantize_operand(wk, config.weights, group > 0, deq);
         Quantized qx = quantize_operand(xk, act, group > 0, deq);
         if (group > 0)
             integer_layer(qx, qx.params, qw, qw.params, r.tokens, r.out, nk, group, y);
         else
             dequantized_layer(qx, qw, r.tokens, r.out, nk, y);
         if (config.keep_used_factors) record_used(qx, qw, kept, r.smooth_factors, r);
-        r.weights = {wk.shape, config.weights, std::move(qw.params), qw.metrics};
-        r.inputs = OperandQuantization{xk.shape, act, std::move(qx.params), qx.metrics};
+        r.weights = weights_report(wk.shape, config, qw);
+        r.inputs = OperandQuantization{xk.shape, act, std::move(qx.params), std::nullopt, {}, qx.metrics};
     }
     float_columns(x, w, r.outlier_columns, y);
     r.y.resize(y.size());
@@ -263,7 +286,10 @@ void check_layer(const Tensor& x, const Tensor& w, const Tensor* bias, const Lay
         throw Error("the outlier threshold must be a finite number > 0; got " + format_g(*config.outlier_threshold));
     if (config.smooth_alpha && !(*config.smooth_alpha >= 0 && *config.smooth_alpha <= 1))
         throw Error("the smoothing alpha must be in [0, 1]; got " + format_g(*config.smooth_alpha));
-    check_config(config.weights, w.shape);
+    if (config.weight_format)
+        check_format_config(*config.weight_format, w.shape);
+    else
+        check_config(config.weights, w.shape);
     if (config.quantize_activations) {
         if (config.act_mode != Mode::Symmetric && config.act_mode != Mode::Asymmetric)
             throw Error("activations are quantized symmetric or asymmetric (min/max ranges)");

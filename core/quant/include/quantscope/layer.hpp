@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "quantscope/config.hpp"
+#include "quantscope/format_quantize.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor.hpp"
@@ -27,7 +28,8 @@ ActGranularity parse_act_granularity(const std::string& text);  // tensor|token
 constexpr std::int64_t kMaxLayerMacs = std::int64_t{1} << 38;
 
 struct LayerConfig {
-    QuantConfig weights;                   // W's quantization (SPEC's quantize options)
+    QuantConfig weights;                   // W's quantization (SPEC's quantize options) ...
+    std::optional<FormatConfig> weight_format;  // ... or a format of FORMATS.md instead (float, nf4, block)
     bool quantize_activations = false;     // false: W-only, y = x dequant(W)^T + b in float32
     IntType act_dtype{};                   // int8
     Mode act_mode = Mode::Symmetric;       // Symmetric or Asymmetric (min/max ranges)
@@ -42,7 +44,7 @@ struct LayerConfig {
 enum class LayerPath {
     Float,       // W-only: float32 GEMM on dequantized W
     Integer,     // scales factor (W per tensor / output channel / group along in): exact integer sums
-    Dequantized  // scales do not factor (W per input channel, non-integer formats): float64 on r' values
+    Dequantized  // scales do not factor (W per input channel, FORMATS.md formats): float64 on r' values
 };
 const char* to_string(LayerPath path);  // "float", "integer", "dequantized"
 
@@ -50,7 +52,9 @@ const char* to_string(LayerPath path);  // "float", "integer", "dequantized"
 struct OperandQuantization {
     Shape shape;
     QuantConfig config;
-    QuantParams params;
+    QuantParams params;                        // int<N>
+    std::optional<FormatConfig> format;        // set for a FORMATS.md format: its config and parameters
+    FormatParams format_params;
     Metrics metrics;
 };
 
