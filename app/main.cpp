@@ -38,6 +38,7 @@ int dispatch(const std::vector<std::string>& args) {
     if (command == "bench") return run_bench(rest);
     if (command == "inspect") return run_inspect(rest);
     if (command == "sweep") return run_sweep(rest);
+    if (command == "layer") return run_layer(rest);
     if (command == "lesson") return run_lesson(rest);
 #ifdef QS_HAVE_GUI
     if (command == "render") return qs::gui::run_render(rest);
@@ -68,6 +69,7 @@ const char* const kMainHelp =
     "       quantscope inspect FILE.safetensors    list the tensors of a checkpoint\n"
     "       quantscope sweep CHECKPOINT [options]  quantize every tensor of a checkpoint, one row each\n"
     "       quantscope lesson list | check NAME    the lessons (open one: quantscope gui --lesson NAME)\n"
+    "       quantscope layer --weights W [options] a linear layer y = x W^T + b quantized, against float64\n"
     "       quantscope bench [--shape RxC]         time the pipeline\n"
     "       quantscope --help | --version\n"
     "\n"

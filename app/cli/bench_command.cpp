@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/bench_file.hpp"
+#include "cli/bench_layer.hpp"
 #include "cli/commands.hpp"
 #include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
@@ -37,7 +38,7 @@ double median_ms(int repeats, F&& work) {
 }  // namespace
 
 const char* const kBenchHelp =
-    "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15]\n"
+    "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15] [--layer-only]\n"
     "\n"
     "Times the per-tensor asymmetric pipeline (min/max, s and z, quantize, dequantize, error tensor,\n"
     "metrics) on a seeded normal tensor and prints one JSON object: elements, pipeline_ms, memcpy_ms,\n"
@@ -53,11 +54,15 @@ const char* const kBenchHelp =
     "Then `sweep` of a sharded checkpoint it writes there (two shards, each a BF16 tensor of the shape, an\n"
     "F32 one of half its rows and a vector; int4, groups of 128) against cp of its shards: cp_checkpoint_ms,\n"
     "sweep_ms, sweep_gb_per_s (the checkpoint's bytes over the whole process's time), sweep_ratio_to_cp\n"
-    "and sweep_peak_mib.\n";
+    "and sweep_peak_mib.\n"
+    "Then a [512 x 4096] . [4096 x 4096]^T linear layer (`quantscope layer`, no reference): layer_w8a8_ms (int8\n"
+    "per-token activations, int8 per-channel W, the exact integer path; target 1500), layer_w8a16_ms (W-only)\n"
+    "against layer_eigen_gemm_ms, Eigen's float32 product of the same shapes (target ratio 1.5), and\n"
+    "layer_reference_ms (the float64 reference). --layer-only prints the layer rows alone.\n";
 
 int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
-    const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true}});
+    const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true}, {"--layer-only", false}});
     if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
     RandomSpec spec;
     spec.shape = parse_shape(parsed.get("--shape") ? *parsed.get("--shape") : "4096x4096");
@@ -70,6 +75,13 @@ int run_bench(const std::vector<std::string>& args) {
         repeats = static_cast<int>(r);
     }
 
+    if (parsed.has("--layer-only")) {
+        JsonObject json;
+        json.integer("threads", omp_get_max_threads()).integer("repeats", std::min(repeats, 7));
+        add_layer_rows(json, measure_layer_rows(std::min(repeats, 7)));
+        std::printf("%s\n", json.str().c_str());
+        return 0;
+    }
     // First, while this process is small (the children's peak memory counts from its size).
     const FileFigures file_figures = measure_file_rows(spec, std::min(repeats, 7));
     const SweepFigures sweep_figures = measure_sweep_rows(spec.shape, std::min(repeats, 7));
@@ -141,6 +153,7 @@ int run_bench(const std::vector<std::string>& args) {
         .number("landscape_64x64_ms", landscape_ms);
     add_file_rows(json, file_figures);
     add_sweep_rows(json, sweep_figures);
+    add_layer_rows(json, measure_layer_rows(std::min(repeats, 7)));
     std::printf("%s\n", json.str().c_str());
     return 0;
 }

@@ -11,6 +11,7 @@ int run_quantize(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);
 int run_inspect(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
+int run_layer(const std::vector<std::string>& args);
 int run_lesson(const std::vector<std::string>& args);
 
 extern const char* const kMainHelp;
@@ -18,6 +19,7 @@ extern const char* const kQuantizeHelp;
 extern const char* const kBenchHelp;
 extern const char* const kInspectHelp;
 extern const char* const kSweepHelp;
+extern const char* const kLayerHelp;
 extern const char* const kLessonHelp;
 
 }  // namespace qs::cli

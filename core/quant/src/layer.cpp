@@ -258,6 +258,15 @@ const char* to_string(LayerPath path) {
     return "float";
 }
 
+void check_layer_size(std::int64_t tokens, std::int64_t in, std::int64_t out) {
+    const double macs = static_cast<double>(tokens) * static_cast<double>(in) * static_cast<double>(out);
+    const auto elements = [](std::int64_t a, std::int64_t b) { return static_cast<double>(a) * static_cast<double>(b); };
+    if (macs > static_cast<double>(kMaxLayerMacs) || elements(tokens, out) > static_cast<double>(kMaxElements) ||
+        elements(tokens, in) > static_cast<double>(kMaxElements))
+        throw Error("the layer is too large: " + std::to_string(tokens) + " tokens x " + std::to_string(in) + " in x " +
+                    std::to_string(out) + " out (at most 2^38 multiply-adds and 2^28 elements in x and in y)");
+}
+
 void check_layer(const Tensor& x, const Tensor& w, const Tensor* bias, const LayerConfig& config) {
     if (w.rank() != 2) throw Error("the weights must be 2-D [out, in]; got shape " + shape_text(w));
     if (x.rank() != 1 && x.rank() != 2) throw Error("the inputs must be 1-D [in] or 2-D [tokens, in]; got shape " + shape_text(x));
@@ -266,12 +275,7 @@ void check_layer(const Tensor& x, const Tensor& w, const Tensor* bias, const Lay
                     std::to_string(w.cols()));
     if (bias && (bias->rank() != 1 || bias->cols() != w.rows()))
         throw Error("the bias must be 1-D of length out = " + std::to_string(w.rows()) + "; got shape " + shape_text(*bias));
-    // The size from the shapes alone, before any value is read.
-    const double macs = static_cast<double>(x.rows()) * static_cast<double>(w.cols()) * static_cast<double>(w.rows());
-    if (macs > static_cast<double>(kMaxLayerMacs) || static_cast<double>(x.rows()) * static_cast<double>(w.rows()) >
-                                                          static_cast<double>(kMaxElements))
-        throw Error("the layer is too large: " + std::to_string(x.rows()) + " tokens x " + std::to_string(w.cols()) + " in x " +
-                    std::to_string(w.rows()) + " out (at most 2^38 multiply-adds and 2^28 outputs)");
+    check_layer_size(x.rows(), w.cols(), w.rows());  // from the shapes alone, before any value is read
     for (const auto& [t, name] : {std::pair<const Tensor*, const char*>{&w, "weights"}, {&x, "inputs"}, {bias, "bias"}}) {
         if (!t) continue;
         try {

@@ -75,6 +75,10 @@ struct LayerResult {
     std::vector<float> x_used, w_used;
 };
 
+// Throws qs::Error when tokens x in x out is more than kMaxLayerMacs, or x or y more than kMaxElements:
+// what the command line checks before it generates inputs.
+void check_layer_size(std::int64_t tokens, std::int64_t in, std::int64_t out);
+
 // Throws qs::Error with one line for a bad layer: W not 2-D, x not 1-D or 2-D, x's last dimension not W's
 // in, a bias that is not 1-D of length out, a value that is not finite, more than kMaxLayerMacs or an output
 // above kMaxElements, a threshold or alpha without activations, a threshold that is NaN or <= 0, an alpha

@@ -1,0 +1,70 @@
+#include "cli/bench_layer.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "quantscope/layer.hpp"
+#include "quantscope/random.hpp"
+
+namespace qs::cli {
+namespace {
+
+template <class F>
+double median_ms(int repeats, F&& work) {
+    std::vector<double> times;
+    for (int i = 0; i < repeats; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        work();
+        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+}  // namespace
+
+LayerFigures measure_layer_rows(int repeats) {
+    LayerFigures f;
+    f.tokens = 512, f.in = 4096, f.out = 4096;
+    RandomSpec spec;
+    spec.shape = {f.tokens, f.in};
+    spec.seed = 1;
+    const Tensor x = generate_random(spec);
+    spec.shape = {f.out, f.in};
+    spec.seed = 2;
+    spec.std = 0.02;
+    const Tensor w = generate_random(spec);
+
+    using RowMatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const Eigen::Map<const RowMatF> xm(x.values.data(), f.tokens, f.in), wm(w.values.data(), f.out, f.in);
+    RowMatF y;
+    y.noalias() = xm * wm.transpose();  // warm-up
+    f.gemm_ms = median_ms(repeats, [&] { y.noalias() = xm * wm.transpose(); });
+
+    LayerConfig w8a16;
+    w8a16.weights.mode = Mode::Symmetric;
+    w8a16.weights.granularity = Granularity::Channel;
+    w8a16.compute_reference = false;
+    LayerConfig w8a8 = w8a16;
+    w8a8.quantize_activations = true;
+    w8a8.act_granularity = ActGranularity::Token;
+    run_layer(x, w, nullptr, w8a8);  // warm-up
+    f.w8a8_ms = median_ms(repeats, [&] { run_layer(x, w, nullptr, w8a8); });
+    f.w8a16_ms = median_ms(repeats, [&] { run_layer(x, w, nullptr, w8a16); });
+    f.reference_ms = median_ms(std::min(repeats, 3), [&] { layer_reference(x, w, nullptr); });
+    return f;
+}
+
+void add_layer_rows(JsonObject& json, const LayerFigures& f) {
+    json.string("layer_shape", "[" + std::to_string(f.tokens) + "x" + std::to_string(f.in) + "].[" + std::to_string(f.out) +
+                                   "x" + std::to_string(f.in) + "]^T")
+        .number("layer_eigen_gemm_ms", f.gemm_ms)
+        .number("layer_w8a8_ms", f.w8a8_ms)
+        .number("layer_w8a16_ms", f.w8a16_ms)
+        .number("layer_w8a16_ratio_to_gemm", f.w8a16_ms / f.gemm_ms)
+        .number("layer_reference_ms", f.reference_ms);
+}
+
+}  // namespace qs::cli

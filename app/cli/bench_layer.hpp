@@ -1,0 +1,19 @@
+// The layer rows of `quantscope bench`: a [512 x 4096] . [4096 x 4096]^T layer (issue 13's size) through
+// the W8A8 integer path and W-only (W8A16), against Eigen's float32 product of the same shapes (the yardstick).
+#pragma once
+
+#include "quantscope/json_writer.hpp"
+
+namespace qs::cli {
+
+struct LayerFigures {
+    std::int64_t tokens = 0, in = 0, out = 0;
+    double gemm_ms = 0;        // Eigen's float32 x W^T alone
+    double w8a8_ms = 0;        // run_layer, int8 per-token activations and int8 per-channel W, no reference
+    double w8a16_ms = 0;       // run_layer, W-only int8 per channel, no reference
+    double reference_ms = 0;   // the float64 reference
+};
+LayerFigures measure_layer_rows(int repeats);
+void add_layer_rows(JsonObject& json, const LayerFigures& figures);
+
+}  // namespace qs::cli

@@ -1,0 +1,279 @@
+// `quantscope layer`: SPEC "Layer" — y = x W^T + b with W (and optionally x) quantized, against float64.
+#include <algorithm>
+#include <cstdio>
+#include <type_traits>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/json_writer.hpp"
+#include "quantscope/layer.hpp"
+#include "quantscope/layer_inputs.hpp"
+#include "quantscope/tensor_io.hpp"
+#include "quantscope/text.hpp"
+
+namespace qs::cli {
+namespace {
+
+// As `quantize`: up to this many blocks the JSON lists every s and z, beyond a summary unless --all-params.
+constexpr std::size_t kListedBlocks = 4096;
+
+template <class T>
+std::string listed(const std::vector<T>& values, bool all) {
+    if (all || values.size() <= kListedBlocks) {
+        if constexpr (std::is_same_v<T, std::int32_t>)
+            return JsonObject::array(values);
+        else
+            return JsonObject::array(std::vector<double>(values.begin(), values.end()));
+    }
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    JsonObject summary;
+    summary.integer("count", static_cast<std::int64_t>(values.size()));
+    if constexpr (std::is_floating_point_v<T>)
+        summary.number("min", *lo).number("max", *hi);
+    else
+        summary.integer("min", *lo).integer("max", *hi);
+    return summary.str();
+}
+
+void add_metrics(JsonObject& json, const Metrics& m) {
+    json.number("mse", m.mse)
+        .number("rmse", m.rmse)
+        .number("mae", m.mae)
+        .number("max_abs_error", m.max_abs_error)
+        .number("l2_error", m.l2_error)
+        .number("sqnr_db", m.sqnr_db)
+        .integer("clipped", m.clipped)
+        .integer("levels_used", m.levels_used);
+}
+
+// The object `quantize` prints, for one operand of the layer (`granularity`: how it is named here, e.g.
+// "token" for activations with one scale per row).
+std::string operand_json(const OperandQuantization& q, const std::string& granularity, bool all) {
+    JsonObject json;
+    json.raw("shape", shape_to_json(q.shape));
+    if (q.format) {
+        json.string("dtype", format_name(q.format->format))
+            .string("format_kind", to_string(format_info(q.format->format).kind))
+            .string("mode", to_string(q.format->scaling))
+            .string("granularity", granularity)
+            .raw("scale", listed(q.format_params.scale, all))
+            .raw("zero_point", "[]");
+    } else {
+        json.string("dtype", q.config.dtype.name())
+            .integer("q_min", q.config.dtype.q_min())
+            .integer("q_max", q.config.dtype.q_max())
+            .string("mode", to_string(q.config.mode))
+            .string("granularity", granularity)
+            .string("calibration", calibration_label(q.config))
+            .raw("scale", listed(q.params.scale, all))
+            .raw("zero_point", listed(q.params.zero_point, all));
+    }
+    add_metrics(json, q.metrics);
+    return json.str();
+}
+
+// W's bits per weight: the quantized columns at their format's cost, the outlier columns at 32.
+double layer_bits_per_weight(const LayerResult& r) {
+    const std::int64_t total = r.out * r.in, kept = r.weights.shape[0] * r.weights.shape[1];
+    double bits = static_cast<double>(total - kept) * 32.0;
+    if (kept > 0) {
+        const FormatCost cost = r.weights.format ? format_cost(*r.weights.format, kept, r.weights.format_params.block_count)
+                                                 : int_cost(r.weights.config, kept, r.weights.params.block_count);
+        bits += cost.bits_per_weight * static_cast<double>(kept);
+    }
+    return bits / static_cast<double>(total);
+}
+
+std::string output_json(const LayerResult& r) {
+    JsonObject json;
+    json.number("mse", r.output.mse)
+        .number("rmse", r.output.rmse)
+        .number("mae", r.output.mae)
+        .number("max_abs_error", r.output.max_abs_error)
+        .number("sqnr_db", r.output.sqnr_db)
+        .integer("outlier_columns", static_cast<std::int64_t>(r.outlier_columns.size()))
+        .number("bits_per_weight", layer_bits_per_weight(r));
+    return json.str();
+}
+
+Tensor load_named(const std::string& option, const std::string& path, const std::string& tensor_name) {
+    try {
+        return load_tensor(path, tensor_name);
+    } catch (const Error& e) {
+        throw Error(option + ": " + e.what());
+    }
+}
+
+// --dtype naming a FORMATS.md format: W's FormatConfig from --mode (symmetric, cast), --scale and the
+// granularity options; a block format takes none of them.
+FormatConfig weight_format(const ParsedArgs& args, FormatId id) {
+    FormatConfig f;
+    f.format = id;
+    const bool block = format_info(id).kind == FormatKind::Block;
+    for (const char* option : {"--mode", "--scale", "--granularity", "--axis", "--group-size", "--calibrate", "--zero-point"})
+        if (args.has(option) && (block || std::string(option) == "--zero-point" || std::string(option) == "--calibrate"))
+            throw Error(std::string(option) + " does not apply to " + format_name(id));
+    if (const std::string* mode = args.get("--mode")) {
+        if (*mode == "cast") f.scaling = ElementScaling::Cast;
+        else if (*mode != "symmetric") throw Error("--mode for " + std::string(format_name(id)) + " is symmetric or cast");
+    }
+    if (const std::string* scale = args.get("--scale")) {
+        f.scaling = ElementScaling::Manual;
+        f.manual_scale = parse_double("--scale", *scale);
+    }
+    if (const std::string* g = args.get("--granularity")) f.granularity = parse_granularity(*g);
+    if (const std::string* a = args.get("--axis")) {
+        const std::int64_t axis = parse_int("--axis", *a);
+        if (axis < 0 || axis > 1) throw Error("--axis for the weights [out, in] is 0 or 1; got " + *a);
+        f.axis = static_cast<int>(axis);
+    }
+    if (const std::string* g = args.get("--group-size")) f.group_size = parse_int("--group-size", *g);
+    return f;
+}
+
+// Every option that shapes the computation, into `config`.
+void layer_config(const ParsedArgs& args, LayerConfig& config) {
+    for (const char* option : {"--recipe", "--overflow"})
+        if (args.has(option)) throw Error(std::string(option) + " does not apply to layer");
+    const std::string* dtype = args.get("--dtype");
+    if (const auto id = dtype ? parse_format_name(*dtype) : std::nullopt) {
+        config.weight_format = weight_format(args, *id);
+    } else {
+        if (args.has("--mode") && *args.get("--mode") == "cast") throw Error("--mode cast applies to float formats only");
+        apply_quantize_options(args, config.weights);
+    }
+    const std::string activations = args.has("--activations") ? *args.get("--activations") : "none";
+    config.quantize_activations = activations != "none";
+    if (config.quantize_activations) config.act_dtype = IntType::parse(activations);
+    for (const char* option : {"--act-mode", "--act-granularity", "--outlier-threshold", "--smooth-alpha"})
+        if (!config.quantize_activations && args.has(option))
+            throw Error(std::string(option) + " needs --activations int8|int4|... (the default, none, keeps x in float)");
+    if (const std::string* m = args.get("--act-mode")) {
+        config.act_mode = parse_mode(*m);
+        if (config.act_mode != Mode::Symmetric && config.act_mode != Mode::Asymmetric)
+            throw Error("--act-mode is symmetric or asymmetric");
+    }
+    if (const std::string* g = args.get("--act-granularity")) config.act_granularity = parse_act_granularity(*g);
+    if (const std::string* t = args.get("--outlier-threshold"))
+        config.outlier_threshold = parse_double("--outlier-threshold", *t);
+    if (const std::string* a = args.get("--smooth-alpha")) config.smooth_alpha = parse_double("--smooth-alpha", *a);
+}
+
+// --inputs X, or --random-inputs normal|relu --tokens T [--seed N] [--outlier-channels K --outlier-scale F].
+Tensor layer_inputs(const ParsedArgs& args, const Tensor& w) {
+    const bool file = args.has("--inputs"), random = args.has("--random-inputs");
+    if (file == random) throw Error("give the inputs: --inputs X.npy or --random-inputs normal|relu --tokens T");
+    if (!random)
+        for (const char* option : {"--tokens", "--seed", "--outlier-channels", "--outlier-scale"})
+            if (args.has(option)) throw Error(std::string(option) + " needs --random-inputs normal|relu");
+    if (file) return load_named("--inputs", *args.get("--inputs"), "");
+    LayerInputSpec spec;
+    spec.distribution = parse_input_distribution(*args.get("--random-inputs"));
+    if (!args.has("--tokens")) throw Error("--random-inputs needs --tokens T");
+    spec.tokens = parse_int("--tokens", *args.get("--tokens"));
+    if (spec.tokens < 1) throw Error("--tokens must be >= 1");
+    if (const std::string* s = args.get("--seed")) {
+        const std::int64_t seed = parse_int("--seed", *s);
+        if (seed < 0) throw Error("--seed must be >= 0");
+        spec.seed = static_cast<std::uint64_t>(seed);
+    }
+    if (args.has("--outlier-channels") != args.has("--outlier-scale"))
+        throw Error("--outlier-channels K and --outlier-scale F go together");
+    if (const std::string* k = args.get("--outlier-channels")) spec.outlier_channels = parse_int("--outlier-channels", *k);
+    if (const std::string* f = args.get("--outlier-scale")) spec.outlier_scale = parse_double("--outlier-scale", *f);
+    if (w.rank() != 2) throw Error("the weights must be 2-D [out, in]; got shape [" + shape_to_string(w.shape) + "]");
+    check_layer_size(spec.tokens, w.cols(), w.rows());  // before the inputs take any memory
+    return generate_layer_inputs(spec, w.cols());
+}
+
+}  // namespace
+
+const char* const kLayerHelp =
+    "usage: quantscope layer --weights W.npy (--inputs X.npy | --random-inputs normal|relu --tokens T\n"
+    "                        [--seed N] [--outlier-channels K --outlier-scale F]) [--bias B.npy] [options]\n"
+    "\n"
+    "A linear layer y = x W^T + b (torch.nn.Linear: W is [out, in], x is [tokens, in] or one token [in],\n"
+    "b is [out]) with W quantized, and x too with --activations, against the float64 reference. Prints one\n"
+    "JSON object: \"weights\" (the object `quantize` prints, for W as quantized: smoothed, kept columns),\n"
+    "\"inputs\" (the same for x, or null) and \"output\" (mse, rmse, mae, max_abs_error, sqnr_db of y against\n"
+    "the reference, outlier_columns, bits_per_weight).\n"
+    "\n"
+    "weights: the options of `quantize` (--dtype int8|int4|...|fp8-e4m3|nf4|q4_0|..., --mode, --scale\n"
+    "  --zero-point, --granularity, --axis, --group-size, --rounding, --calibrate, --recompute-scale);\n"
+    "  --tensor NAME picks W from a .safetensors file\n"
+    "inputs:\n"
+    "  --inputs X               a .npy or .csv file, 1-D or 2-D\n"
+    "  --random-inputs D        normal: x ~ N(0, 1) from --seed (default 0); relu: max(0, x), the\n"
+    "                           positive inputs after an activation function\n"
+    "  --tokens T               rows of x\n"
+    "  --outlier-channels K     K distinct input channels chosen from the seed ...\n"
+    "  --outlier-scale F        ... multiplied by F in every token (LLM activations' outlier features)\n"
+    "activations:\n"
+    "  --activations A          none (default: W-only, \"W8A16\", float32 product on dequantized W) or\n"
+    "                           int8|int4|... (\"W8A8\": integer products summed exactly where scales factor)\n"
+    "  --act-mode M             symmetric (default) or asymmetric (min/max ranges)\n"
+    "  --act-granularity G      tensor (default) or token (one scale per row of x)\n"
+    "  --outlier-threshold T    LLM.int8(): input columns with some |x| >= T stay float32 (x and W)\n"
+    "  --smooth-alpha A         SmoothQuant, 0 <= A <= 1: m_k = max|x_k|^A / max|W_k|^(1-A), x_k / m_k and\n"
+    "                           W_k * m_k before quantizing\n"
+    "outputs:\n"
+    "  --out-output Y.npy       y as float32 (.npy or .csv)\n"
+    "  --out-reference R.npy    the reference as float32\n"
+    "  --all-params             list every scale and zero point (else more than 4096 are summarised)\n";
+
+int run_layer(const std::vector<std::string>& args) {
+    if (print_help_if_asked(args, kLayerHelp)) return 0;
+    const std::vector<OptionSpec> own{{"--weights", true},          {"--tensor", true},         {"--bias", true},
+                                      {"--inputs", true},           {"--random-inputs", true},  {"--tokens", true},
+                                      {"--seed", true},             {"--outlier-channels", true}, {"--outlier-scale", true},
+                                      {"--activations", true},      {"--act-mode", true},       {"--act-granularity", true},
+                                      {"--outlier-threshold", true}, {"--smooth-alpha", true},  {"--out-output", true},
+                                      {"--out-reference", true},    {"--all-params", false}};
+    const ParsedArgs parsed = parse_args(args, join(quantize_options(), own));
+    if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
+    if (!parsed.has("--weights")) throw Error("layer needs --weights W (a 2-D [out, in] .npy, .csv or .safetensors)");
+
+    // Outputs first: a path that cannot be written fails before any work.
+    OutputFiles files;
+    std::vector<FileRole> inputs{{"--weights", *parsed.get("--weights")}}, outputs;
+    for (const char* option : {"--bias", "--inputs"})
+        if (const std::string* p = parsed.get(option)) inputs.push_back({option, *p});
+    AtomicFileWriter* y_file = nullptr;
+    AtomicFileWriter* ref_file = nullptr;
+    for (const char* option : {"--out-output", "--out-reference"}) {
+        const std::string* path = parsed.get(option);
+        if (!path) continue;
+        const std::string ext = lower_extension(*path);
+        if (ext != ".npy" && ext != ".csv") throw Error(std::string(option) + ": " + quoted_text(*path) + " must end in .npy or .csv");
+        AtomicFileWriter& writer = files.add(*path);
+        (std::string(option) == "--out-output" ? y_file : ref_file) = &writer;
+        outputs.push_back({option, *path});
+    }
+    check_distinct_files(inputs, outputs);
+
+    LayerConfig config;
+    layer_config(parsed, config);
+    const std::string* tensor_name = parsed.get("--tensor");
+    const Tensor w = load_named("--weights", *parsed.get("--weights"), tensor_name ? *tensor_name : "");
+    const Tensor x = layer_inputs(parsed, w);
+    Tensor bias;
+    if (const std::string* b = parsed.get("--bias")) bias = load_named("--bias", *b, "");
+    const LayerResult r = qs::run_layer(x, w, parsed.has("--bias") ? &bias : nullptr, config);
+
+    const bool all = parsed.has("--all-params");
+    JsonObject json;
+    json.raw("weights", operand_json(r.weights, r.weights.format ? to_string(r.weights.format->granularity)
+                                                                 : to_string(r.weights.config.granularity), all))
+        .raw("inputs", r.inputs ? operand_json(*r.inputs, to_string(config.act_granularity), all) : "null")
+        .raw("output", output_json(r));
+    const std::string text = json.str();
+    if (y_file) save_floats(*y_file, r.output_shape, r.y.data());
+    if (ref_file) save_floats(*ref_file, r.output_shape, r.reference.data());
+    files.commit();
+    std::printf("%s\n", text.c_str());
+    return 0;
+}
+
+}  // namespace qs::cli
