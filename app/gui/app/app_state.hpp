@@ -12,6 +12,7 @@
 #include "gui/panels/histogram_panel.hpp"
 #include "gui/panels/intents.hpp"
 #include "gui/panels/landscape_panel.hpp"
+#include "gui/panels/lesson_panel.hpp"
 #include "gui/panels/model_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "gui/panels/tensor_panel.hpp"
@@ -41,6 +42,8 @@ struct AppState {
     CalibrationPanelState calibration;
     ComparePanelState compare;
     ModelPanelState model;                // a whole checkpoint under the current settings
+    LessonPanelState lesson;              // the open lesson and its step (app/lesson_control.hpp)
+    bool show_lesson_tab = false;         // bring the left column's Lesson tab to the front once
     // The tab the analysis area showed last frame (AnalysisTab): the wide ones take the metrics' column too.
     int analysis_tab = 0;
     int request_tab = -1;

@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "gui/app/lesson_control.hpp"
 #include "gui/app/session_io.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/tensor_io.hpp"
@@ -29,6 +30,10 @@ void ApplyIntents(AppState& app) {
                     LoadPreset(app, i.name);
                 } else if constexpr (std::is_same_v<T, ShowModelListIntent>) {
                     app.safetensors.open = app.safetensors.file != nullptr;
+                } else if constexpr (std::is_same_v<T, LessonStepIntent>) {
+                    GoToLessonStep(app, i.step);
+                } else if constexpr (std::is_same_v<T, LessonRevealIntent>) {
+                    RevealLesson(app);
                 } else if constexpr (std::is_same_v<T, ErrorIntent>) {
                     doc.error = i.message;
                 }

@@ -18,6 +18,7 @@
 #include "gui/app/figure_options.hpp"
 #include "gui/app/gui_bench.hpp"
 #include "gui/app/gui_options.hpp"
+#include "gui/app/lesson_control.hpp"
 #include "gui/app/main_window.hpp"
 #include "gui/app/session_io.hpp"
 #include "gui/document/stopwatch.hpp"
@@ -165,6 +166,10 @@ int RunWindow(AppWindow& window, GuiOptions& options, const Settings& settings, 
     for (const auto& [key, value] : settings.figure) ApplyFigurePanelSetting(app->figure.settings, key.c_str(), value.c_str());
     app->doc.force_sync = scripted;
     StartWithInput(*app, options.input, options.files);  // also a session's view; not an undoable step
+    if (options.lesson) {
+        OpenLesson(*app, options.lesson, options.lesson_step);
+        app->doc.history = UndoHistory{};
+    }
     if (scripted) app->doc.finish_recompute_now();
 
     Frame frame;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "cli/lessons.hpp"
 #include "gui/panels/model_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "quantscope/atomic_file.hpp"
+#include "quantscope/presets.hpp"
 #include "quantscope/safetensors.hpp"
 #include "quantscope/tensor_io.hpp"
 #include "quantscope/error.hpp"
@@ -61,7 +63,7 @@ const char* const kGuiHelp =
     "                        [quantize options] [--size WxH] [--font-scale F] [--no-settings]\n"
     "                        [--cmap NAME] [--annotate auto|on|off] [--lesson-look] [--grid] [--slice I]\n"
     "                        [--screenshot out.png [--frames N] [--save-figure F.png] [--save-session S.json]]\n"
-    "                        [--bench-frames N] [--tab NAME] [--presenter]\n"
+    "                        [--bench-frames N] [--tab NAME] [--presenter] [--lesson NAME [--step K]]\n"
     "\n"
     "Opens the window on INPUT (.npy, .csv, .safetensors [--tensor NAME] or a saved SESSION.json), a preset or\n"
     "a random tensor; the lesson's 3x3 tensor by default. A .safetensors file of several tensors without\n"
@@ -78,15 +80,47 @@ const char* const kGuiHelp =
     "  --save-session JSON with --screenshot: also File > Save session\n"
     "  --bench-frames N    drag the manual scale for N frames, print timing medians as JSON, exit\n"
     "  --presenter         start in presenter mode: the figure alone, for a projector (F5 / Esc in the window)\n"
+    "  --lesson NAME       open a lesson (quantscope lesson list) or a lesson FILE.json at --step K (from 1):\n"
+    "                      PageDown / PageUp or the arrows step through it, R reveals what a step hides\n"
     "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare, model\n"
     "                      (a screenshot waits until its background computation is done)\n"
     "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"
     "--screenshot path).\n";
 
+namespace {
+
+// --lesson NAME [--step K]: the lesson, and its step's tensor and settings as the window's input.
+void ApplyLessonOption(const cli::ParsedArgs& parsed, const std::string& name, GuiOptions& o) {
+    if (!parsed.positionals.empty() || parsed.has("--preset") || parsed.has("--random"))
+        throw Error("--lesson sets its own tensor: give no INPUT, --preset or --random with it");
+    o.lesson = std::make_shared<const Lesson>(cli::load_lesson(name));
+    const std::int64_t steps = static_cast<std::int64_t>(o.lesson->steps.size());
+    if (const std::string* v = parsed.get("--step")) {
+        const std::int64_t k = cli::parse_int("--step", *v);
+        if (k < 1 || k > steps)
+            throw Error("--step " + *v + ": lesson " + quoted_text(o.lesson->name) + " has steps 1 to " + std::to_string(steps));
+        o.lesson_step = static_cast<int>(k - 1);
+    }
+    const LessonState& s = o.lesson->steps[static_cast<std::size_t>(o.lesson_step)].state;
+    o.input.tensor = *s.tensor;
+    o.input.file.reset();
+    o.input.config = s.config;
+    o.input.label = s.tensor_label;
+    o.input.note.clear();
+    o.input.source = TensorSource{};
+    const std::vector<std::string> presets = preset_names();
+    if (std::find(presets.begin(), presets.end(), s.tensor_label) != presets.end()) {
+        o.input.source.kind = TensorSource::Kind::Preset;
+        o.input.source.preset = s.tensor_label;
+    }
+}
+
+}  // namespace
+
 GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     const std::vector<cli::OptionSpec> own = {
         {"--size", true}, {"--screenshot", true}, {"--frames", true}, {"--bench-frames", true},
-        {"--font-scale", true}, {"--no-settings", false}, {"--tab", true}};
+        {"--font-scale", true}, {"--no-settings", false}, {"--tab", true}, {"--lesson", true}, {"--step", true}};
     const cli::ParsedArgs parsed =
         cli::parse_args(args, cli::join(cli::join(cli::join(cli::tensor_source_options(), cli::quantize_options()), own),
                                         GuiFileOptionSpecs()));
@@ -131,6 +165,8 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     // Screenshots and benchmarks must not depend on what a user saved.
     o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;
     o.input = LoadGuiInput(parsed, !o.screenshot.empty(), o.files);
+    if (parsed.has("--step") && !parsed.has("--lesson")) throw Error("--step needs --lesson NAME");
+    if (const std::string* v = parsed.get("--lesson")) ApplyLessonOption(parsed, *v, o);
     std::vector<FileRole> outputs;
     if (!o.screenshot.empty()) outputs.push_back({"--screenshot", o.screenshot});
     if (!o.files.save_figure.empty()) outputs.push_back({"--save-figure", o.files.save_figure});

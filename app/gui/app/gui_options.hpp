@@ -1,11 +1,13 @@
 // The window's command line: `quantscope [gui] [INPUT] [options]`, parsed and checked before anything opens.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/options.hpp"
 #include "gui/app/figure_options.hpp"
+#include "quantscope/lesson.hpp"
 
 namespace qs::gui {
 
@@ -37,6 +39,10 @@ struct GuiOptions {
     bool use_settings = true;
     int tab = -1;             // --tab: the analysis tab shown first
     GuiFileOptions files;     // figure options, scripted saves, a model file to list
+    // --lesson NAME|FILE [--step K]: the lesson to open and its step (0-based); `input` holds that step's
+    // tensor and settings (what a headless render shows).
+    std::shared_ptr<const Lesson> lesson;
+    int lesson_step = 0;
 };
 
 // qs::Error (one line) on a bad option, value, input or output path.

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>  // key codes: 1.86 indexes io.KeysDown by them
 
 #include "gui/app/apply_intents.hpp"
+#include "gui/app/lesson_control.hpp"
+#include "cli/lessons.hpp"
 #include "gui/document/stopwatch.hpp"
 #include "gui/panels/metrics_panel.hpp"
 #include "gui/panels/presenter_view.hpp"
@@ -20,6 +24,9 @@ namespace qs::gui {
 namespace {
 
 constexpr float kLeftColumnPx = 340.0f;  // at scale 1
+// Presenter mode with a lesson: the lesson's column takes this share of the width (the 3x3 lesson tensor's
+// cells are square, so the figure leaves room at the side of a 16:9 screen).
+constexpr float kPresenterLessonShare = 0.3f;
 
 void DrawMenuBar(AppState& app, Frame& frame) {
     if (!ImGui::BeginMenuBar()) return;
@@ -28,6 +35,15 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         if (ImGui::BeginMenu("Preset")) {
             for (const std::string& name : preset_names())
                 if (ImGui::MenuItem(name.c_str())) LoadPreset(app, name);
+            ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu("Lessons")) {  // the shipped lessons (listed while the menu is open)
+            const std::vector<std::string> files = lesson_files(cli::lessons_dir());
+            if (files.empty()) ImGui::TextDisabled("no lessons folder found");
+            for (const std::string& file : files) {
+                const std::string name = std::filesystem::path(file).stem().string();
+                if (ImGui::MenuItem(name.c_str())) OpenLessonNamed(app, file);
+            }
             ImGui::EndMenu();
         }
         ImGui::EndDisabled();
@@ -105,6 +121,14 @@ void DrawLeftColumn(AppState& app, const Frame& frame) {
         if (ImGui::SmallButton("OK##notice")) app.doc.notice.clear();
     }
     if (ImGui::BeginTabBar("##left-tabs")) {
+        if (app.lesson.lesson &&
+            ImGui::BeginTabItem("Lesson", nullptr, app.show_lesson_tab ? ImGuiTabItemFlags_SetSelected : 0)) {
+            ImGui::BeginChild("##lesson-scroll");
+            DrawLessonPanel(app.lesson, app.doc.view(), app.intents, ImGui::GetContentRegionAvail().x);
+            ImGui::EndChild();
+            ImGui::EndTabItem();
+        }
+        app.show_lesson_tab = false;
         if (ImGui::BeginTabItem("Quantize")) {
             ImGui::BeginChild("##controls-scroll");
             DrawControlsPanel(app.controls, app.doc, app.intents);
@@ -238,7 +262,22 @@ void DrawMainWindow(AppState& app, Frame& frame) {
         // No menu bar, no columns: the figure, its trace and the metrics strip fill the screen.
         ImGui::Begin("QuantScope", nullptr, flags & ~ImGuiWindowFlags_MenuBar);
         DrawErrorBanner(app);
-        DrawPresenterView(app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
+        if (app.lesson.lesson) {  // the step's text and numbers beside the figure, for the class to read
+            const float w = std::floor(ImGui::GetContentRegionAvail().x * kPresenterLessonShare);
+            ImGui::BeginChild("##presenter-lesson", ImVec2(w, 0.0f), true);
+            // Large presenter text would leave a few words a line: the column's text is the user's size
+            // brought back towards the normal one, at least 0.7 of it.
+            ImGui::SetWindowFontScale(std::clamp(1.0f / std::max(frame.font_scale, 0.5f), 0.7f, 1.0f));
+            DrawLessonPanel(app.lesson, app.doc.view(), app.intents, ImGui::GetContentRegionAvail().x, true);
+            ImGui::EndChild();
+            ImGui::SameLine();
+            // In a child of its own: the presenter's lines under the figure start at the column's left edge.
+            ImGui::BeginChild("##presenter-figure", ImVec2(0.0f, 0.0f), false, ImGuiWindowFlags_NoScrollbar);
+            DrawPresenterView(app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
+            ImGui::EndChild();
+        } else {
+            DrawPresenterView(app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
+        }
         ImGui::End();
         DrawFileDialogs(app.files, app);
         return;
@@ -259,6 +298,7 @@ void DrawMainWindow(AppState& app, Frame& frame) {
 
 void HandleShortcuts(AppState& app, Frame& frame) {
     const ImGuiIO& io = ImGui::GetIO();
+    HandleLessonKeys(app);
     if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) app.presenter = !app.presenter;
     if (app.presenter && ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false) && !io.WantTextInput) app.presenter = false;
     if (!io.KeyCtrl) return;

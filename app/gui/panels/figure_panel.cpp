@@ -9,6 +9,7 @@
 
 #include "quantscope/histogram.hpp"
 #include "quantscope/quantize.hpp"
+#include "gui/panels/figure_cover.hpp"
 #include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
@@ -399,6 +400,12 @@ void DrawPipeline(const FigurePanelState& st, const QuantView& qv, float x, floa
         ImGui::PopStyleColor();
         return;
     }
+    if (FigureHidesPipeline(st, st.selected)) {  // the pipeline would print what is being guessed
+        ImGui::PushTextWrapPos(x + width);
+        TextWrappedAtSpaces("Selected " + index_to_string(qv.tensor->shape, st.selected) + ": predict its code, then press R.");
+        ImGui::PopTextWrapPos();
+        return;
+    }
     const Tensor& t = *qv.tensor;
     const ElementTrace tr = trace_element(t, *qv.params, *qv.config, st.selected);
     std::string head = "Selected " + index_to_string(t.shape, st.selected);
@@ -466,6 +473,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
                                             selected, ImVec2(l.col_w, heat_h));
         st.image_min[i] = r.image_min;
         st.image_max[i] = r.image_max;
+        DrawFigureCover(st, i, r, st.view, cols, off, ImVec2(x + l.col_w, r.image_max.y));
         DrawReductionCaption(st.maps[i], i, r, x, l.col_w, l.caption_h);
         DrawPanelTitle(short_titles_needed ? short_titles[i].c_str() : titles[i].c_str(), r, x, l.col_w, top, l.title_h);
         if (r.hovered.valid()) {
@@ -477,7 +485,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
             st.selected = (flat == st.selected) ? -1 : flat;  // clicking the selection again clears it
         }
     }
-    if (hovered_flat >= 0 && !ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+    if (hovered_flat >= 0 && !ImGui::IsMouseDragging(ImGuiMouseButton_Left) && !FigureCovers(st, hovered_panel, hovered_flat)) {
         DrawTraceTooltip(qv, hovered_flat, st.maps[hovered_panel], hovered_panel);
     }
     if (st.settings.show_pipeline) {

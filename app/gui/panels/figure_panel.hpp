@@ -75,6 +75,10 @@ struct FigurePanelState {
     static constexpr float kDefaultAnnotationShare = 0.42f;
     float annotation_height_share = kDefaultAnnotationShare;  // a presenter lets printed values fill more of a cell
     bool captions = true;
+    // A lesson's "predict, then reveal" (figure_cover.hpp): panels covered (by FigureHeatmap), and one cell whose
+    // code, r' and error are covered, until R reveals them; the tooltip and the pipeline keep the secret too.
+    std::array<bool, 4> covered{};
+    std::int64_t covered_code = -1;  // flat index, -1: none
     // [Out] the size the cell values were printed at last frame (one size for the four panels); 0: hidden,
     // because they do not fit at the current text size (or annotate is off).
     float annotation_size = 0.0f;

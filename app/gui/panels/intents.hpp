@@ -32,12 +32,18 @@ struct LoadPresetIntent {
     std::string name;
 };
 struct ShowModelListIntent {};
+// The open lesson's step (0-based) to go to: its state replaces the document's.
+struct LessonStepIntent {
+    int step = 0;
+};
+// Uncover what the lesson's step hides ("predict, then reveal").
+struct LessonRevealIntent {};
 struct ErrorIntent {
     std::string message;
 };
 
 using Intent = std::variant<ApplyConfigIntent, ApplyTensorIntent, TensorJobIntent, OpenFileIntent, LoadPresetIntent,
-                            ShowModelListIntent, ErrorIntent>;
+                            ShowModelListIntent, LessonStepIntent, LessonRevealIntent, ErrorIntent>;
 
 class Intents {
 public:

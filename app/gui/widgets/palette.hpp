@@ -28,6 +28,9 @@ constexpr ImU32 kSelected = IM_COL32(255, 214, 0, 255);      // the followed ele
 // A translucent green behind what is best (a table row, a metric that beats the other column).
 constexpr ImU32 kBetterRowLight = IM_COL32(120, 200, 120, 90);
 constexpr ImU32 kBetterRowDark = IM_COL32(60, 160, 80, 90);
+// What a lesson covers until it is revealed ("predict, then reveal"), and the "?" on it.
+constexpr ImU32 kCover = IM_COL32(208, 210, 216, 255);
+constexpr ImU32 kCoverText = IM_COL32(70, 72, 84, 255);
 // Behind the one-line error banner at the top of the window (white text on it in either theme).
 constexpr ImU32 kErrorBanner = IM_COL32(115, 26, 26, 255);
 

@@ -1,11 +1,30 @@
 #include "gui/widgets/widgets.hpp"
 
+#include "gui/widgets/palette.hpp"
+
 #include <algorithm>
 #include <cfloat>
 #include <climits>
 #include <cmath>
 
 namespace qs::gui {
+
+void AgreementMark(bool agrees) {
+    const float h = ImGui::GetTextLineHeight();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::Dummy(ImVec2(h, h));
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImU32 col = ImGui::ColorConvertFloat4ToU32(agrees ? BetterTextColor() : WorseTextColor());
+    const float t = std::max(1.5f, h * 0.12f), m = h * 0.2f;
+    if (agrees) {
+        dl->AddLine(ImVec2(p.x + m, p.y + h * 0.55f), ImVec2(p.x + h * 0.42f, p.y + h - m), col, t);
+        dl->AddLine(ImVec2(p.x + h * 0.42f, p.y + h - m), ImVec2(p.x + h - m, p.y + m), col, t);
+    } else {
+        dl->AddLine(ImVec2(p.x + m, p.y + m), ImVec2(p.x + h - m, p.y + h - m), col, t);
+        dl->AddLine(ImVec2(p.x + h - m, p.y + m), ImVec2(p.x + m, p.y + h - m), col, t);
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(agrees ? "the app agrees with the notebook" : "the app differs from the notebook");
+}
 
 void SectionHeader(const char* title) {
     ImGui::Spacing();

@@ -14,6 +14,10 @@ void RowLabel(const char* text, float column_em);
 // A wrapped tooltip for the last item, also when it is disabled (to say why it is).
 void HelpTooltip(const char* text);
 
+// A check mark (agrees) or a cross (differs), one text line high, drawn as lines in the better / worse text
+// colour: no glyph of the font is needed, so the font atlas (and every rendered figure) stays as it is.
+void AgreementMark(bool agrees);
+
 // Limits for ImGui::SliderFloat / DragFloat, whatever the data: finite, lo < hi, both within
 // [-FLT_MAX/2, FLT_MAX/2] (ImGui 1.86 asserts that, and aborts beyond it). NaN and +-Inf are replaced, a
 // reversed pair is swapped, an empty or denormal span is widened around its centre. `logarithmic` also keeps

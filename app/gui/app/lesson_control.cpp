@@ -1,0 +1,65 @@
+#include "gui/app/lesson_control.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include <imgui.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>  // key codes: 1.86 indexes io.KeysDown by them
+
+#include "cli/lessons.hpp"
+#include "gui/app/app_state.hpp"
+
+namespace qs::gui {
+
+void OpenLesson(AppState& app, std::shared_ptr<const Lesson> lesson, int step) {
+    app.lesson.lesson = std::move(lesson);
+    app.lesson.rows_step = -1;
+    app.show_lesson_tab = true;
+    GoToLessonStep(app, step);
+}
+
+void OpenLessonNamed(AppState& app, const std::string& name_or_path) {
+    try {
+        OpenLesson(app, std::make_shared<const Lesson>(cli::load_lesson(name_or_path)), 0);
+    } catch (const std::exception& e) {
+        app.doc.error = e.what();  // the window stays; the banner names the file and step
+    }
+}
+
+void GoToLessonStep(AppState& app, int step) {
+    if (!app.lesson.lesson || app.doc.busy()) return;
+    const Lesson& lesson = *app.lesson.lesson;
+    step = std::clamp(step, 0, static_cast<int>(lesson.steps.size()) - 1);
+    const LessonState& s = lesson.steps[static_cast<std::size_t>(step)].state;
+    app.lesson.step = step;
+    // The same tensor keeps its place in the undo history and its zoom; another one replaces it.
+    if (app.doc.tensor != s.tensor) {
+        if (!app.doc.apply_tensor(s.tensor, s.tensor_label, &s.config)) return;
+        app.figure.view.reset();
+    } else if (app.doc.config != s.config) {
+        std::string problem;
+        if (!app.doc.apply_config(s.config, false, &problem)) app.doc.error = problem;
+    }
+    app.figure.selected = s.selected;
+    if (s.selected >= 0) app.figure.slice = static_cast<int>(s.selected / s.tensor->slice_size());
+    app.figure.covered = s.hidden;
+    app.figure.covered_code = s.hidden_code;
+    app.lesson.covers_left = s.hidden_code >= 0 || std::any_of(s.hidden.begin(), s.hidden.end(), [](bool b) { return b; });
+}
+
+void RevealLesson(AppState& app) {
+    app.figure.covered = {};
+    app.figure.covered_code = -1;
+    app.lesson.covers_left = false;
+}
+
+void HandleLessonKeys(AppState& app) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!app.lesson.lesson || io.WantTextInput || ImGui::IsAnyItemActive() || io.KeyCtrl || io.KeyAlt) return;
+    if (ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN) || ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) GoToLessonStep(app, app.lesson.step + 1);
+    if (ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP) || ImGui::IsKeyPressed(GLFW_KEY_LEFT)) GoToLessonStep(app, app.lesson.step - 1);
+    if (ImGui::IsKeyPressed(GLFW_KEY_R, false)) RevealLesson(app);
+}
+
+}  // namespace qs::gui

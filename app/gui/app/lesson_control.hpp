@@ -1,0 +1,26 @@
+// The app's side of a lesson: opening one, going to a step (its state replaces the document's tensor and
+// settings, the followed cell and what the figure covers), revealing, and the keys a presentation clicker
+// sends (PageDown / PageUp; the arrow keys too), in the normal layout and in presenter mode alike.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "quantscope/lesson.hpp"
+
+namespace qs::gui {
+
+struct AppState;
+
+// Opens `lesson` at `step` (0-based, clamped).
+void OpenLesson(AppState& app, std::shared_ptr<const Lesson> lesson, int step);
+// Loads a shipped lesson by name or a lesson file by path and opens it; a bad file goes to the error banner.
+void OpenLessonNamed(AppState& app, const std::string& name_or_path);
+// Applies step `step` of the open lesson (clamped; nothing without a lesson).
+void GoToLessonStep(AppState& app, int step);
+// Uncovers what the step hid.
+void RevealLesson(AppState& app);
+// Next / previous / reveal from the keyboard, unless a text field or a widget has it.
+void HandleLessonKeys(AppState& app);
+
+}  // namespace qs::gui

@@ -1,0 +1,25 @@
+// "Predict, then reveal": what a lesson step (or the R key) covers on the figure until it is revealed, a whole
+// panel or one cell's code (with its r' and error, which would give the code away).
+#pragma once
+
+#include <cstdint>
+
+#include <imgui.h>
+
+#include "gui/panels/figure_panel.hpp"
+#include "gui/widgets/heatmap.hpp"
+
+namespace qs::gui {
+
+// Whether element `flat` of `panel` is covered (the panel, or the covered cell outside the original).
+bool FigureCovers(const FigurePanelState& st, int panel, std::int64_t flat);
+// Whether the followed element's pipeline would give away something covered.
+bool FigureHidesPipeline(const FigurePanelState& st, std::int64_t flat);
+bool FigureCoversAnything(const FigurePanelState& st);
+
+// Draws the covers of `panel` over the heatmap just drawn (`r`: its image; `column_max`: the bottom right of its
+// column, colorbar included), for the slice starting at flat index `slice_offset` with `cols` columns.
+void DrawFigureCover(const FigurePanelState& st, int panel, const HeatmapResult& r, const HeatmapView& view,
+                     std::int64_t cols, std::int64_t slice_offset, ImVec2 column_max);
+
+}  // namespace qs::gui

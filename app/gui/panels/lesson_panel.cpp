@@ -1,0 +1,170 @@
+#include "gui/panels/lesson_panel.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include <imgui.h>
+
+#include "gui/widgets/palette.hpp"
+#include "gui/widgets/text.hpp"
+#include "gui/widgets/widgets.hpp"
+#include "quantscope/text.hpp"
+
+namespace qs::gui {
+namespace {
+
+// Decimals the notebook printed a literal with ("170.8753" -> 4); -1 for an exponent form ("2.3408e-05").
+int PrintedDecimals(const std::string& literal) {
+    if (literal.find_first_of("eE") != std::string::npos) return -1;
+    const std::size_t dot = literal.find('.');
+    return dot == std::string::npos ? 0 : static_cast<int>(literal.size() - dot - 1);
+}
+
+// The app's value written like the notebook's literal, so that agreeing numbers read the same.
+std::string LikePrinted(double app, const std::string& literal) {
+    const int decimals = PrintedDecimals(literal);
+    return decimals < 0 ? FormatNumber(app) : FormatFixed(app, decimals, 17);
+}
+
+std::string CellName(const Tensor& t, std::int64_t flat) { return index_to_string(t.shape, flat); }
+
+LessonRow RowOf(const LessonNumber& n, const QuantView& view) {
+    LessonRow row;
+    row.label = n.label;
+    row.note = n.note;
+    const std::size_t count = n.values.size();
+    if (count == 1) row.notebook = n.printed[0];
+    else row.notebook = std::to_string(count) + " values";
+    if (n.at >= 0) row.label += " at " + CellName(*view.tensor, n.at);
+    try {
+        const LessonAgreement a = compare_printed(n, *view.tensor, *view.config, *view.params, *view.result);
+        row.agrees = a.agrees();
+        if (count == 1) {
+            row.app = LikePrinted(a.app[0], n.printed[0]);
+        } else if (a.agrees()) {
+            row.app = "the same " + std::to_string(count);
+        } else {
+            const std::size_t i = static_cast<std::size_t>(a.first_disagreeing);
+            const bool cells = n.at < 0 && count == static_cast<std::size_t>(view.tensor->numel());
+            row.app = std::to_string(a.disagreeing) + " of " + std::to_string(count) + " differ, " +
+                      (cells ? CellName(*view.tensor, static_cast<std::int64_t>(i)) : "#" + std::to_string(i)) + ": " +
+                      n.printed[i] + " vs " + LikePrinted(a.app[i], n.printed[i]);
+        }
+    } catch (const std::exception& e) {
+        row.applies = false;
+        row.app = e.what();
+    }
+    return row;
+}
+
+void DrawRow(const LessonRow& row, float width) {
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+    TextWrappedAtSpaces(row.label);
+    ImGui::Indent();
+    const float inner = width - ImGui::GetStyle().IndentSpacing;
+    // "notebook X", "app Y" and the mark, each whole: the next on a new line when the column is narrow.
+    const float start_x = ImGui::GetCursorPosX();
+    const float gap = ImGui::CalcTextSize("  ").x;
+    float x = 0.0f;
+    const auto place = [&](float w) {
+        const bool beside = x > 0.0f && x + gap + w <= inner;
+        if (beside) ImGui::SameLine(start_x + x + gap);
+        x = beside ? x + gap + w : w;
+        return w <= inner;
+    };
+    for (const std::string& text : {"notebook " + row.notebook, "app " + row.app}) {
+        if (place(ImGui::CalcTextSize(text.c_str()).x)) {
+            ImGui::TextUnformatted(text.c_str());
+        } else {
+            TextWrappedAtSpaces(text);  // wider than the column: wrapped at its spaces
+            x = inner;
+        }
+    }
+    place(ImGui::GetTextLineHeight());
+    AgreementMark(row.applies && row.agrees);
+    if (!row.note.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces(row.note);
+        ImGui::PopStyleColor();
+    }
+    ImGui::Unindent();
+    ImGui::PopTextWrapPos();
+}
+
+}  // namespace
+
+std::vector<LessonRow> LessonRows(const LessonStep& step, const QuantView& view) {
+    std::vector<LessonRow> rows;
+    if (!view.valid()) return rows;
+    for (const LessonNumber& n : step.printed) rows.push_back(RowOf(n, view));
+    return rows;
+}
+
+void DrawLessonPanel(LessonPanelState& st, const QuantView& view, Intents& out, float width, bool compact) {
+    if (!st.lesson || st.lesson->steps.empty()) {
+        ImGui::TextDisabled("No lesson open (File > Lessons, or quantscope gui --lesson NAME).");
+        return;
+    }
+    const Lesson& lesson = *st.lesson;
+    const int n = static_cast<int>(lesson.steps.size());
+    st.step = std::clamp(st.step, 0, n - 1);
+    const LessonStep& step = lesson.steps[static_cast<std::size_t>(st.step)];
+    if (st.rows_step != st.step || st.rows_generation != view.generation) {
+        st.rows = LessonRows(step, view);
+        st.rows_step = st.step;
+        st.rows_generation = view.generation;
+    }
+    ImGui::PushID(&st);
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+    if (!compact) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces(lesson.title);
+        ImGui::PopStyleColor();
+    }
+
+    // Step k of n, and the two buttons (on the next line when they do not fit beside it).
+    const std::string counter = "Step " + std::to_string(st.step + 1) + " of " + std::to_string(n);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(counter.c_str());
+    const ImGuiStyle& style = ImGui::GetStyle();
+    // Presenter mode: small arrows (a clicker does the stepping); else words.
+    const char* back = compact ? "<" : "< Back";
+    const char* next = compact ? ">" : "Next >";
+    const float buttons_w = ImGui::CalcTextSize(back).x + ImGui::CalcTextSize(next).x + style.FramePadding.x * 4 +
+                            style.ItemSpacing.x;
+    if (ImGui::CalcTextSize(counter.c_str()).x + style.ItemSpacing.x + buttons_w <= width) ImGui::SameLine(width - buttons_w);
+    ImGui::BeginDisabled(st.step == 0);
+    if (ImGui::Button(back)) out.push(LessonStepIntent{st.step - 1});
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Previous step: PageUp or Left");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(st.step + 1 >= n);
+    if (ImGui::Button(next)) out.push(LessonStepIntent{st.step + 1});
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Next step: PageDown or Right");
+
+    ImGui::Separator();
+    TextWrappedAtSpaces(step.title);
+    ImGui::Spacing();
+    TextWrappedAtSpaces(step.text);
+    if (st.covers_left) {
+        ImGui::Spacing();
+        if (ImGui::Button("Reveal (R)")) out.push(LessonRevealIntent{});
+    }
+    if (!st.rows.empty()) {
+        ImGui::Spacing();
+        ImGui::Separator();
+        ImGui::TextDisabled("The notebook printed, and the app now:");
+        for (const LessonRow& row : st.rows) DrawRow(row, width);
+    }
+    if (!compact) {
+        ImGui::Spacing();
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces("Source: " + lesson.source);
+        ImGui::PopStyleColor();
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::PopID();
+}
+
+}  // namespace qs::gui

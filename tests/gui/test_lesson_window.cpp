@@ -1,0 +1,136 @@
+// Lessons in the window: a step's state reaches the document and the figure (tensor, settings, the followed
+// cell, what is covered), every shipped lesson's printed numbers agree with the window's own quantization,
+// and `gui --lesson X --step K` shows the step under Xvfb, in the normal layout and in presenter mode.
+#include <doctest/doctest.h>
+
+#include "gui_test_support.hpp"
+
+#include <memory>
+
+#include <stb_image.h>
+
+#include "cli/lessons.hpp"
+#include "gui/app/app_state.hpp"
+#include "gui/app/apply_intents.hpp"
+#include "gui/app/lesson_control.hpp"
+#include "gui/panels/lesson_panel.hpp"
+#include "gui/widgets/palette.hpp"
+
+namespace {
+
+using namespace qs::gui_test;
+
+// Pixels of exactly the cover's colour (palette::kCover) in a PNG.
+long CoverPixels(const std::string& path) {
+    int w = 0, h = 0, channels = 0;
+    unsigned char* data = stbi_load(path.c_str(), &w, &h, &channels, 3);
+    REQUIRE(data != nullptr);
+    const ImU32 c = qs::gui::palette::kCover;
+    const int r = static_cast<int>(c & 0xff), g = static_cast<int>((c >> 8) & 0xff), b = static_cast<int>((c >> 16) & 0xff);
+    long n = 0;
+    for (long i = 0; i < static_cast<long>(w) * h; ++i)
+        n += data[i * 3] == r && data[i * 3 + 1] == g && data[i * 3 + 2] == b;
+    stbi_image_free(data);
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("lesson in the window: a step sets the tensor and settings and covers until revealed") {
+    qs::gui::AppState app;
+    app.doc.force_sync = true;
+    const auto lesson = std::make_shared<const qs::Lesson>(qs::cli::load_lesson("a-quantize-by-hand"));
+    qs::gui::OpenLesson(app, lesson, 1);
+    app.doc.update();
+    CHECK(app.lesson.step == 1);
+    CHECK(app.doc.config.mode == qs::Mode::Manual);
+    CHECK(app.doc.config.manual_scale == 3.5);
+    CHECK(app.doc.result.codes.at(2) == 127);
+    CHECK(app.figure.selected == 2);
+    CHECK(app.figure.covered[qs::gui::kQuantized]);
+    CHECK(app.lesson.covers_left);
+    app.intents.push(qs::gui::LessonRevealIntent{});
+    qs::gui::ApplyIntents(app);
+    CHECK(!app.figure.covered[qs::gui::kQuantized]);
+    CHECK(!app.lesson.covers_left);
+    // Back to step 1 (a panel intent, as the Back button sends): everything but the original covered again.
+    app.intents.push(qs::gui::LessonStepIntent{0});
+    qs::gui::ApplyIntents(app);
+    app.doc.update();
+    CHECK(app.lesson.step == 0);
+    CHECK(app.figure.covered[qs::gui::kError]);
+    CHECK(app.doc.config.mode == qs::Mode::Asymmetric);
+    // Past the end: the last step.
+    qs::gui::GoToLessonStep(app, 99);
+    CHECK(app.lesson.step == static_cast<int>(lesson->steps.size()) - 1);
+}
+
+TEST_CASE("lesson in the window: every shipped step's printed numbers agree with what the window shows") {
+    for (const qs::Lesson& l : qs::cli::shipped_lessons()) {
+        qs::gui::AppState app;
+        app.doc.force_sync = true;
+        qs::gui::OpenLesson(app, std::make_shared<const qs::Lesson>(l), 0);
+        for (int k = 0; k < static_cast<int>(l.steps.size()); ++k) {
+            qs::gui::GoToLessonStep(app, k);
+            app.doc.finish_recompute_now();
+            app.doc.update();
+            const std::vector<qs::gui::LessonRow> rows = qs::gui::LessonRows(l.steps[static_cast<std::size_t>(k)], app.doc.view());
+            REQUIRE(rows.size() == l.steps[static_cast<std::size_t>(k)].printed.size());
+            for (const qs::gui::LessonRow& row : rows) {
+                INFO(l.name << " step " << k + 1 << " " << row.label << ": notebook " << row.notebook << ", app " << row.app);
+                CHECK(row.applies);
+                CHECK(row.agrees);
+            }
+        }
+    }
+}
+
+TEST_CASE("lesson in the window: a slider moved away from the step's settings loses the check mark") {
+    qs::gui::AppState app;
+    app.doc.force_sync = true;
+    const auto lesson = std::make_shared<const qs::Lesson>(qs::cli::load_lesson("a-quantize-by-hand"));
+    qs::gui::OpenLesson(app, lesson, 4);  // MSE 170.8753 at s = 3.5
+    app.doc.update();
+    qs::QuantConfig c = app.doc.config;
+    c.manual_scale = 3.6;
+    REQUIRE(app.doc.apply_config(c, false));
+    app.doc.update();
+    const auto rows = qs::gui::LessonRows(lesson->steps[4], app.doc.view());
+    CHECK(!rows.at(0).agrees);
+}
+
+TEST_CASE("gui: --lesson X --step K shows the step also in presenter mode and bad lessons exit 2") {
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    const std::string normal = dir / "normal.png", presenter = dir / "presenter.png", revealed = dir / "revealed.png";
+    Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --lesson a-quantize-by-hand --step 2 --size 1600x900 --screenshot '" + normal + "'");
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(CoverPixels(normal) > 5000);  // the quantized panel is covered at step 2
+    r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --lesson a-quantize-by-hand --step 2 --presenter --size 1280x720 --font-scale 2 --screenshot '" + presenter + "'");
+    REQUIRE(r.exit_code == 0);
+    CHECK(CoverPixels(presenter) > 5000);
+    r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --lesson a-quantize-by-hand --step 3 --size 1600x900 --screenshot '" + revealed + "'");
+    REQUIRE(r.exit_code == 0);
+    CHECK(CoverPixels(revealed) == 0);  // step 3 hides nothing
+
+    r = run(dir, std::string("'") + QS_BINARY + "' gui --lesson nope --screenshot '" + normal + "'");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("unknown lesson 'nope'") != std::string::npos);
+    r = run(dir, std::string("'") + QS_BINARY + "' gui --lesson a-quantize-by-hand --step 9 --screenshot '" + normal + "'");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("has steps 1 to 5") != std::string::npos);
+    r = run(dir, std::string("'") + QS_BINARY + "' gui --step 2 --screenshot '" + normal + "'");
+    CHECK(r.exit_code == 2);
+    r = run(dir, std::string("'") + QS_BINARY + "' gui --lesson a-quantize-by-hand --preset lesson --screenshot '" + normal + "'");
+    CHECK(r.exit_code == 2);
+    const std::string bad = dir / "bad.json";
+    std::FILE* f = std::fopen(bad.c_str(), "w");
+    REQUIRE(f);
+    std::fputs(R"({"quantscope_lesson": 1, "title": "t", "source": "s", "steps": [{"title": "a", "text": "b", "state": {"preset": "lesson", "select": [5, 5]}}]})", f);
+    std::fclose(f);
+    r = run(dir, std::string("'") + QS_BINARY + "' gui --lesson '" + bad + "' --screenshot '" + normal + "'");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("bad.json: step 1: state.select") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
