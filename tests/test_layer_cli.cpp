@@ -123,6 +123,10 @@ TEST_CASE("layer command: seeded outlier channels are distinct and reproducible"
     const qs::Tensor x = qs::generate_layer_inputs(spec, 20);
     spec.outlier_channels = 0;
     const qs::Tensor plain = qs::generate_layer_inputs(spec, 20);
+    qs::LayerInputSpec ramp;  // the course's x = [1, 2, 3] for in = 3, in every token
+    ramp.distribution = qs::InputDistribution::Ramp;
+    ramp.tokens = 2;
+    CHECK(qs::generate_layer_inputs(ramp, 3).values == std::vector<float>{1, 2, 3, 1, 2, 3});
     for (std::int64_t t = 0; t < 3; ++t)
         for (std::int64_t k = 0; k < 20; ++k) {
             const bool big = std::find(channels.begin(), channels.end(), k) != channels.end();

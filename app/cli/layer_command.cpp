@@ -161,13 +161,13 @@ void layer_config(const ParsedArgs& args, LayerConfig& config) {
     if (const std::string* a = args.get("--smooth-alpha")) config.smooth_alpha = parse_double("--smooth-alpha", *a);
 }
 
-// --inputs X, or --random-inputs normal|relu --tokens T [--seed N] [--outlier-channels K --outlier-scale F].
+// --inputs X, or --random-inputs normal|relu|ramp --tokens T [--seed N] [--outlier-channels K --outlier-scale F].
 Tensor layer_inputs(const ParsedArgs& args, const Tensor& w) {
     const bool file = args.has("--inputs"), random = args.has("--random-inputs");
-    if (file == random) throw Error("give the inputs: --inputs X.npy or --random-inputs normal|relu --tokens T");
+    if (file == random) throw Error("give the inputs: --inputs X.npy or --random-inputs normal|relu|ramp --tokens T");
     if (!random)
         for (const char* option : {"--tokens", "--seed", "--outlier-channels", "--outlier-scale"})
-            if (args.has(option)) throw Error(std::string(option) + " needs --random-inputs normal|relu");
+            if (args.has(option)) throw Error(std::string(option) + " needs --random-inputs normal|relu|ramp");
     if (file) return load_named("--inputs", *args.get("--inputs"), "");
     LayerInputSpec spec;
     spec.distribution = parse_input_distribution(*args.get("--random-inputs"));
@@ -191,7 +191,7 @@ Tensor layer_inputs(const ParsedArgs& args, const Tensor& w) {
 }  // namespace
 
 const char* const kLayerHelp =
-    "usage: quantscope layer --weights W.npy (--inputs X.npy | --random-inputs normal|relu --tokens T\n"
+    "usage: quantscope layer --weights W.npy (--inputs X.npy | --random-inputs normal|relu|ramp --tokens T\n"
     "                        [--seed N] [--outlier-channels K --outlier-scale F]) [--bias B.npy] [options]\n"
     "\n"
     "A linear layer y = x W^T + b (torch.nn.Linear: W is [out, in], x is [tokens, in] or one token [in],\n"
@@ -206,7 +206,8 @@ const char* const kLayerHelp =
     "inputs:\n"
     "  --inputs X               a .npy or .csv file, 1-D or 2-D\n"
     "  --random-inputs D        normal: x ~ N(0, 1) from --seed (default 0); relu: max(0, x), the\n"
-    "                           positive inputs after an activation function\n"
+    "                           positive inputs after an activation function; ramp: x[t, k] = k + 1\n"
+    "                           (the course's x = [1, 2, 3] for in = 3)\n"
     "  --tokens T               rows of x\n"
     "  --outlier-channels K     K distinct input channels chosen from the seed ...\n"
     "  --outlier-scale F        ... multiplied by F in every token (LLM activations' outlier features)\n"

@@ -13,6 +13,7 @@
 #include "gui/panels/intents.hpp"
 #include "gui/panels/landscape_panel.hpp"
 #include "gui/panels/lesson_panel.hpp"
+#include "gui/panels/layer_panel.hpp"
 #include "gui/panels/model_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "gui/panels/tensor_panel.hpp"
@@ -21,7 +22,7 @@
 namespace qs::gui {
 
 // The analysis area's tabs, in their order (also --tab's names).
-enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3, kTabModel = 4 };
+enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3, kTabModel = 4, kTabLayer = 5 };
 
 struct AppState {
     AppState() = default;
@@ -44,6 +45,7 @@ struct AppState {
     ModelPanelState model;                // a whole checkpoint under the current settings
     LessonPanelState lesson;              // the open lesson and its step (app/lesson_control.hpp)
     bool show_lesson_tab = false;         // bring the left column's Lesson tab to the front once
+    LayerPanelState layer;                // the current tensor as a layer's W: from weight error to output error
     // The tab the analysis area showed last frame (AnalysisTab): the wide ones take the metrics' column too.
     int analysis_tab = 0;
     int request_tab = -1;

@@ -82,7 +82,8 @@ const char* const kGuiHelp =
     "  --presenter         start in presenter mode: the figure alone, for a projector (F5 / Esc in the window)\n"
     "  --lesson NAME       open a lesson (quantscope lesson list) or a lesson FILE.json at --step K (from 1):\n"
     "                      PageDown / PageUp or the arrows step through it, R reveals what a step hides\n"
-    "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare, model\n"
+    "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare, model,\n"
+    "                      layer (the current tensor as W of y = x W^T: output error, LLM.int8, SmoothQuant)\n"
     "                      (a screenshot waits until its background computation is done)\n"
     "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"
     "--screenshot path).\n";
@@ -157,10 +158,11 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
         o.font_scale = static_cast<float>(f);
     }
     if (const std::string* v = parsed.get("--tab")) {
-        const char* const names[] = {"histograms", "landscape", "calibrators", "compare", "model"};
-        for (int i = 0; i < 5; ++i)
+        const char* const names[] = {"histograms", "landscape", "calibrators", "compare", "model", "layer"};
+        for (int i = 0; i < 6; ++i)
             if (*v == names[i]) o.tab = i;
-        if (o.tab < 0) throw Error("--tab: " + quoted_text(*v) + " is not histograms, landscape, calibrators, compare or model");
+        if (o.tab < 0)
+            throw Error("--tab: " + quoted_text(*v) + " is not histograms, landscape, calibrators, compare, model or layer");
     }
     // Screenshots and benchmarks must not depend on what a user saved.
     o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;

@@ -164,8 +164,10 @@ void DrawRightColumn(AppState& app, Frame& frame) {
     // histograms take the rest.
     float figure_h = avail.y;
     if (bottom && view.valid()) figure_h = std::min(std::floor(avail.y * 0.70f), FigurePanelHeight(app.figure, view, avail.x));
-    if (!app.panels.figure) figure_h = 0.0f;
-    if (app.panels.figure) {
+    // The layer lab is a view of its own: it takes the figure's room (it draws W itself).
+    const bool layer = app.panels.histogram && app.analysis_tab == kTabLayer && view.valid();
+    if (!app.panels.figure || layer) figure_h = 0.0f;
+    if (app.panels.figure && !layer) {
         const Stopwatch clock;
         if (view.valid()) {
             DrawFigurePanel(app.figure, view, ImVec2(avail.x, figure_h));
@@ -232,6 +234,11 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                     // Swept when first shown, with the current settings (reading a whole checkpoint is not free).
                     if (app.model.checkpoint && !app.model.started) StartModelSweep(app.model, app.doc.config);
                     DrawModelPanel(app.model, app.doc.config, app.intents);
+                    ImGui::EndTabItem();
+                }
+                if (ImGui::BeginTabItem("Layer", nullptr, TabFlags(frame, kTabLayer))) {
+                    app.analysis_tab = kTabLayer;
+                    DrawLayerPanel(app.layer, view, app.doc.shown_tensor);
                     ImGui::EndTabItem();
                 }
                 ImGui::EndTabBar();

@@ -25,11 +25,17 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 InputDistribution parse_input_distribution(const std::string& text) {
     if (text == "normal") return InputDistribution::Normal;
     if (text == "relu") return InputDistribution::Relu;
-    throw Error("unknown input distribution " + quoted_text(text) + ": expected normal or relu");
+    if (text == "ramp") return InputDistribution::Ramp;
+    throw Error("unknown input distribution " + quoted_text(text) + ": expected normal, relu or ramp");
 }
 
 const char* to_string(InputDistribution distribution) {
-    return distribution == InputDistribution::Relu ? "relu" : "normal";
+    switch (distribution) {
+        case InputDistribution::Relu: return "relu";
+        case InputDistribution::Ramp: return "ramp";
+        case InputDistribution::Normal: break;
+    }
+    return "normal";
 }
 
 std::vector<std::int64_t> outlier_channels(const LayerInputSpec& spec, std::int64_t in) {
@@ -59,7 +65,14 @@ Tensor generate_layer_inputs(const LayerInputSpec& spec, std::int64_t in) {
     random.shape = {spec.tokens, in};
     random.seed = spec.seed;
     checked_numel(random.shape);  // the size before any memory is taken
-    Tensor x = generate_random(random);
+    Tensor x;
+    if (spec.distribution == InputDistribution::Ramp) {
+        x.shape = random.shape;
+        x.values.resize(static_cast<std::size_t>(spec.tokens * in));
+        for (std::int64_t i = 0; i < spec.tokens * in; ++i) x.values[static_cast<std::size_t>(i)] = static_cast<float>(i % in + 1);
+    } else {
+        x = generate_random(random);
+    }
     if (spec.distribution == InputDistribution::Relu)
         for (float& v : x.values) v = std::max(v, 0.0f);
     for (std::int64_t t = 0; t < spec.tokens; ++t)

@@ -11,9 +11,10 @@
 
 namespace qs {
 
-enum class InputDistribution { Normal, Relu };
-InputDistribution parse_input_distribution(const std::string& text);  // normal|relu
-const char* to_string(InputDistribution distribution);                // "normal", "relu"
+// Ramp is not random: x[t, k] = k + 1, the course's x = [1, 2, 3] for in = 3.
+enum class InputDistribution { Normal, Relu, Ramp };
+InputDistribution parse_input_distribution(const std::string& text);  // normal|relu|ramp
+const char* to_string(InputDistribution distribution);                // "normal", "relu", "ramp"
 
 struct LayerInputSpec {
     InputDistribution distribution = InputDistribution::Normal;
@@ -27,7 +28,7 @@ struct LayerInputSpec {
 std::vector<std::int64_t> outlier_channels(const LayerInputSpec& spec, std::int64_t in);
 
 // x of shape [tokens, in]: N(0, 1) from the seed (as --random normal with that seed), max(0, x) for relu,
-// the chosen channels multiplied by F. Throws qs::Error for tokens < 1, a tensor above kMaxElements, K
+// k + 1 for ramp; the chosen channels multiplied by F. Throws qs::Error for tokens < 1, a tensor above kMaxElements, K
 // outside [0, in], F not finite or scaling a value past float32.
 Tensor generate_layer_inputs(const LayerInputSpec& spec, std::int64_t in);
 

@@ -1,0 +1,268 @@
+#include "gui/panels/layer_panel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gui/widgets/palette.hpp"
+#include "gui/widgets/plot.hpp"
+#include "gui/widgets/text.hpp"
+#include "gui/widgets/widgets.hpp"
+#include "quantscope/error.hpp"
+
+namespace qs::gui {
+namespace {
+
+// Layers up to this many multiply-adds are computed on the UI thread (well under a millisecond).
+constexpr double kSyncMacs = 1 << 20;
+// The alpha curve's points: 0, 0.05, ..., 1.
+constexpr int kCurvePoints = 21;
+
+// The layer as the settings ask, W as a [out, in] matrix (a 1-D tensor is one output row).
+LayerPanelState::Computed Compute(const std::shared_ptr<const Tensor>& tensor, const QuantConfig& weights,
+                                  const LayerSettings& settings, const TensorKey& key) {
+    LayerPanelState::Computed out;
+    out.settings = settings;
+    out.weights = weights;
+    out.tensor = key;
+    try {
+        if (tensor->rank() == 1) {
+            auto row = std::make_shared<Tensor>(*tensor);
+            row->shape = {1, tensor->numel()};
+            out.w = row;
+        } else if (tensor->rank() == 2) {
+            out.w = tensor;
+        } else {
+            throw Error("the layer lab needs a 2-D tensor as W [out, in]; this one is " + shape_to_string(tensor->shape) +
+                        " (open or generate a matrix)");
+        }
+        check_layer_size(settings.inputs.tokens, out.w->cols(), out.w->rows());
+        out.x = std::make_shared<Tensor>(generate_layer_inputs(settings.inputs, out.w->cols()));
+        LayerConfig config = MakeLayerConfig(settings, weights);
+        config.keep_used_factors = true;
+        out.result = run_layer(*out.x, *out.w, nullptr, config);
+        out.error.resize(out.result.y.size());
+        for (std::size_t i = 0; i < out.error.size(); ++i) out.error[i] = std::abs(out.result.y[i] - out.result.reference[i]);
+    } catch (const std::exception& e) {
+        out.error_text = e.what();
+        out.result = LayerResult{};
+        out.x.reset();
+    }
+    return out;
+}
+
+void Show(LayerPanelState& st, LayerPanelState::Computed c) {
+    st.shown = std::move(c);
+    st.has_shown = true;
+    ++st.generation;
+}
+
+double Macs(const LayerSettings& s, const Tensor& w) {
+    return static_cast<double>(s.inputs.tokens) * static_cast<double>(w.numel());
+}
+
+void Request(LayerPanelState& st, const std::shared_ptr<const Tensor>& tensor, const QuantConfig& weights, const TensorKey& key) {
+    if (st.started && st.requested == st.settings && st.requested_weights == weights && st.requested_tensor == key) return;
+    st.requested = st.settings;
+    st.requested_weights = weights;
+    st.requested_tensor = key;
+    st.started = true;
+    if (Macs(st.settings, *tensor) <= kSyncMacs) {
+        st.task.cancel();
+        Show(st, Compute(tensor, weights, st.settings, key));
+        return;
+    }
+    const LayerSettings settings = st.settings;
+    st.task.start([tensor, weights, settings, key](Task<LayerPanelState::Computed>::Context& ctx) {
+        LayerPanelState::Computed out = Compute(tensor, weights, settings, key);
+        if (!ctx.cancelled()) ctx.publish(std::move(out));
+    });
+}
+
+// What the alpha curve depends on: everything but alpha (and whether smoothing is on).
+std::string CurveKey(const LayerPanelState::Computed& c) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%p %lld %d %d %d %d %.17g %d %.17g %d %llu %.17g", static_cast<const void*>(c.w.get()),
+                  static_cast<long long>(c.tensor.tensor_generation), c.settings.activation_bits,
+                  static_cast<int>(c.settings.act_granularity), static_cast<int>(c.settings.act_mode), c.settings.split,
+                  c.settings.threshold, static_cast<int>(c.settings.inputs.distribution), c.settings.inputs.outlier_scale,
+                  static_cast<int>(c.settings.inputs.tokens),
+                  static_cast<unsigned long long>(c.settings.inputs.seed * 1000 + c.settings.inputs.outlier_channels),
+                  c.weights.manual_scale);
+    return std::string(buf) + " " + std::to_string(c.tensor.sample_hash) + " " + c.weights.dtype.name() + " " +
+           to_string(c.weights.mode) + " " + to_string(c.weights.granularity) + " " + std::to_string(c.weights.axis) + " " +
+           std::to_string(c.weights.group_size) + " " + calibration_label(c.weights);
+}
+
+// Starts the MSE-against-alpha curve for the shown layer when it is out of date (activations only).
+void RequestCurve(LayerPanelState& st) {
+    const LayerPanelState::Computed& c = st.shown;
+    if (!st.has_shown || !c.x || c.settings.activation_bits == 0) return;
+    const std::string key = CurveKey(c);
+    if (key == st.curve_key) return;
+    st.curve_key = key;
+    LayerConfig config = MakeLayerConfig(c.settings, c.weights);
+    config.smooth_alpha.reset();
+    const std::shared_ptr<const Tensor> x = c.x, w = c.w;
+    st.curve_task.start([x, w, config, key](Task<LayerPanelState::Curve>::Context& ctx) {
+        LayerPanelState::Curve curve;
+        curve.key = key;
+        for (int i = 0; i < kCurvePoints; ++i) curve.alphas.push_back(static_cast<double>(i) / (kCurvePoints - 1));
+        curve.mse = smooth_alpha_curve(*x, *w, nullptr, config, curve.alphas, [&ctx] { return ctx.cancelled(); });
+        if (ctx.cancelled()) return;
+        curve.plain_mse = run_layer(*x, *w, nullptr, config).output.mse;
+        if (!ctx.cancelled() && curve.mse.size() == curve.alphas.size()) ctx.publish(std::move(curve));
+    });
+}
+
+// Puts the next control, `width` pixels wide, on this line when it fits, else on the next one: the controls
+// wrap on a narrow window or a big font instead of running off the panel.
+void Flow(float width) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    ImGui::SameLine();
+    if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
+}
+
+float CheckboxWidth(const char* label) {
+    return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+}
+
+void DrawControls(LayerSettings& s, std::int64_t in, double max_abs_x) {
+    const float font = ImGui::GetFontSize();
+    int dist = static_cast<int>(s.inputs.distribution);
+    const char* dists[] = {"x ~ N(0, 1)", "x = ReLU(N(0, 1))", "x = 1, 2, ..., in"};
+    ImGui::SetNextItemWidth(font * 10.0f);
+    if (ImGui::Combo("##dist", &dist, dists, 3)) s.inputs.distribution = static_cast<InputDistribution>(dist);
+    int tokens = static_cast<int>(s.inputs.tokens);
+    Flow(font * 8.0f);
+    ImGui::SetNextItemWidth(font * 8.0f);
+    if (SafeSliderInt("##tokens", &tokens, 1, 256, "%d tokens", ImGuiSliderFlags_AlwaysClamp)) s.inputs.tokens = tokens;
+    int seed = static_cast<int>(s.inputs.seed);
+    Flow(font * 6.0f);
+    ImGui::SetNextItemWidth(font * 6.0f);
+    if (SafeSliderInt("##seed", &seed, 0, 99, "seed %d", ImGuiSliderFlags_AlwaysClamp)) s.inputs.seed = static_cast<std::uint64_t>(seed);
+    int k = static_cast<int>(std::min<std::int64_t>(s.inputs.outlier_channels, in));
+    Flow(font * 8.0f);
+    ImGui::SetNextItemWidth(font * 8.0f);
+    if (SafeSliderInt("##k", &k, 0, std::min<std::int64_t>(in, 32), "%d outlier ch.", ImGuiSliderFlags_AlwaysClamp))
+        s.inputs.outlier_channels = k;
+    HelpTooltip("Input channels (chosen from the seed) multiplied by the factor in every token, as LLM activations have.");
+    float f = static_cast<float>(s.inputs.outlier_scale);
+    Flow(font * 7.0f);
+    ImGui::SetNextItemWidth(font * 7.0f);
+    if (SafeSliderFloat("##f", &f, 1.0, 200.0, "x %.1f", ImGuiSliderFlags_Logarithmic)) s.inputs.outlier_scale = f;
+    s.inputs.outlier_channels = std::min<std::int64_t>(s.inputs.outlier_channels, in);
+
+    int act = s.activation_bits == 8 ? 1 : s.activation_bits == 4 ? 2 : 0;
+    const char* acts[] = {"activations: none (W8A16)", "activations: int8", "activations: int4"};
+    ImGui::SetNextItemWidth(font * 12.0f);
+    if (ImGui::Combo("##act", &act, acts, 3)) s.activation_bits = act == 1 ? 8 : act == 2 ? 4 : 0;
+    ImGui::BeginDisabled(s.activation_bits == 0);
+    int gran = static_cast<int>(s.act_granularity);
+    const char* grans[] = {"per tensor", "per token"};
+    Flow(font * 7.0f);
+    ImGui::SetNextItemWidth(font * 7.0f);
+    if (ImGui::Combo("##gran", &gran, grans, 2)) s.act_granularity = static_cast<ActGranularity>(gran);
+    int mode = s.act_mode == Mode::Asymmetric ? 1 : 0;
+    const char* modes[] = {"symmetric", "asymmetric"};
+    Flow(font * 7.5f);
+    ImGui::SetNextItemWidth(font * 7.5f);
+    if (ImGui::Combo("##mode", &mode, modes, 2)) s.act_mode = mode == 1 ? Mode::Asymmetric : Mode::Symmetric;
+    Flow(CheckboxWidth("LLM.int8 split"));
+    ImGui::Checkbox("LLM.int8 split", &s.split);
+    HelpTooltip("Input columns where some |x| reaches the threshold stay float32 (in x and in W); the rest are quantized "
+                "with scales over the kept columns only.");
+    float t = static_cast<float>(s.threshold);
+    Flow(font * 8.0f);
+    ImGui::SetNextItemWidth(font * 8.0f);
+    ImGui::BeginDisabled(!s.split);
+    if (SafeSliderFloat("##threshold", &t, 0.1, std::max(1.0, max_abs_x * 1.5), "|x| >= %.2f", ImGuiSliderFlags_Logarithmic))
+        s.threshold = t;
+    ImGui::EndDisabled();
+    Flow(CheckboxWidth("SmoothQuant"));
+    ImGui::Checkbox("SmoothQuant", &s.smooth);
+    HelpTooltip("m_k = max|x_k|^alpha / max|W_k|^(1 - alpha): x_k / m_k and W_k * m_k before both are quantized.");
+    float a = static_cast<float>(s.alpha);
+    Flow(font * 8.0f);
+    ImGui::SetNextItemWidth(font * 8.0f);
+    ImGui::BeginDisabled(!s.smooth);
+    if (SafeSliderFloat("##alpha", &a, 0.0, 1.0, "alpha %.2f", ImGuiSliderFlags_AlwaysClamp)) s.alpha = a;
+    ImGui::EndDisabled();
+    ImGui::EndDisabled();
+}
+
+}  // namespace
+
+LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) {
+    LayerConfig c;
+    c.weights = weights;
+    c.quantize_activations = s.activation_bits > 0;
+    if (c.quantize_activations) {
+        c.act_dtype.bits = s.activation_bits;
+        c.act_dtype.is_signed = true;
+        c.act_mode = s.act_mode;
+        c.act_granularity = s.act_granularity;
+        if (s.split) c.outlier_threshold = s.threshold;
+        if (s.smooth) c.smooth_alpha = s.alpha;
+    }
+    return c;
+}
+
+bool LayerBusy(const LayerPanelState& st) { return st.task.running() || st.curve_task.running(); }
+
+void FinishLayer(LayerPanelState& st) {
+    st.task.wait();
+    if (std::optional<LayerPanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
+    RequestCurve(st);
+    st.curve_task.wait();
+    if (std::optional<LayerPanelState::Curve> c = st.curve_task.take()) st.curve = std::move(*c);
+}
+
+void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::shared_ptr<const Tensor>& tensor) {
+    ImGui::PushID(&st);
+    if (!view.valid() || !tensor || tensor.get() != view.tensor) {
+        ImGui::TextDisabled("No tensor yet.");
+        ImGui::PopID();
+        return;
+    }
+    const std::int64_t in = tensor->cols();
+    double max_abs_x = 1.0;
+    if (st.has_shown && st.shown.x)
+        for (float v : st.shown.x->values) max_abs_x = std::max(max_abs_x, static_cast<double>(std::abs(v)));
+    DrawControls(st.settings, in, max_abs_x);
+    Request(st, tensor, *view.config, TensorKeyOf(view));
+    if (std::optional<LayerPanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
+    RequestCurve(st);
+    if (std::optional<LayerPanelState::Curve> c = st.curve_task.take()) st.curve = std::move(*c);
+    if (st.task.running()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("computing...");
+    }
+    if (!st.has_shown || !st.shown.error_text.empty()) {
+        if (st.has_shown) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", st.shown.error_text.c_str());
+        ImGui::PopID();
+        return;
+    }
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float font = ImGui::GetFontSize();
+    if (avail.x >= font * 55.0f && avail.y >= font * 16.0f) {
+        // Wide: the heatmaps, and the numbers with the alpha curve at their right.
+        const float side_w = std::max(font * 20.0f, std::floor(avail.x * 0.30f));
+        const ImVec2 origin = ImGui::GetCursorScreenPos();
+        DrawLayerMaps(st, ImVec2(avail.x - side_w - font, avail.y));
+        ImGui::SetCursorScreenPos(ImVec2(origin.x + avail.x - side_w, origin.y));
+        DrawLayerSide(st, ImVec2(side_w, avail.y));
+        ImGui::SetCursorScreenPos(origin);
+        ImGui::Dummy(ImVec2(avail.x, std::max(avail.y, 1.0f)));
+    } else {
+        // Narrow (a projector's big font): one under the other, scrolled.
+        ImGui::BeginChild("##layer-scroll", ImVec2(0, 0), false);
+        const float w = ImGui::GetContentRegionAvail().x;
+        DrawLayerMaps(st, ImVec2(w, std::max(font * 16.0f, avail.y * 0.8f)));
+        DrawLayerSide(st, ImVec2(w, font * 18.0f));
+        ImGui::EndChild();
+    }
+    ImGui::PopID();
+}
+
+}  // namespace qs::gui

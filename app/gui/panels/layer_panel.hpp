@@ -1,0 +1,96 @@
+// The layer lab (issue 13, SPEC "Layer"): the current tensor as the weights W [out, in] of y = x W^T, inputs x
+// generated with outlier channels, and what the quantization does to the output. Heatmaps of x (outlier
+// channels show as columns), W, the reference y, the quantized y and the output error; the metrics of weights,
+// inputs and output side by side; controls for the activations (none / int8 / int4, per tensor / per token),
+// LLM.int8()'s outlier threshold (split columns marked on x and W) and SmoothQuant's alpha, with the output MSE
+// against alpha computed in the background so the sweet spot shows. Hovering an output cell lists the input
+// channels that contribute most to its error. The numbers come from core/quant layer.hpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gui/document/quant_view.hpp"
+#include "gui/document/task.hpp"
+#include "gui/widgets/heatmap.hpp"
+#include "quantscope/layer.hpp"
+#include "quantscope/layer_inputs.hpp"
+
+namespace qs::gui {
+
+// The lab's settings (what a lesson step or the controls set).
+struct LayerSettings {
+    LayerInputSpec inputs{InputDistribution::Normal, 16, 0, 2, 20.0};
+    int activation_bits = 8;  // 0: none (W-only)
+    ActGranularity act_granularity = ActGranularity::Tensor;
+    Mode act_mode = Mode::Symmetric;
+    bool split = false;
+    double threshold = 6.0;
+    bool smooth = false;
+    double alpha = 0.5;
+
+    friend bool operator==(const LayerSettings& a, const LayerSettings& b) {
+        return a.inputs.distribution == b.inputs.distribution && a.inputs.tokens == b.inputs.tokens &&
+               a.inputs.seed == b.inputs.seed && a.inputs.outlier_channels == b.inputs.outlier_channels &&
+               a.inputs.outlier_scale == b.inputs.outlier_scale && a.activation_bits == b.activation_bits &&
+               a.act_granularity == b.act_granularity && a.act_mode == b.act_mode && a.split == b.split &&
+               a.threshold == b.threshold && a.smooth == b.smooth && a.alpha == b.alpha;
+    }
+    friend bool operator!=(const LayerSettings& a, const LayerSettings& b) { return !(a == b); }
+};
+
+// The layer configuration of the settings with W quantized as `weights`.
+LayerConfig MakeLayerConfig(const LayerSettings& settings, const QuantConfig& weights);
+
+struct LayerPanelState {
+    LayerSettings settings;
+
+    // [Internal state]
+    struct Computed {
+        LayerSettings settings;
+        QuantConfig weights;
+        TensorKey tensor;
+        std::shared_ptr<const Tensor> x, w;
+        LayerResult result;
+        std::vector<float> error;  // |y - reference|
+        std::string error_text;    // what the core refused (nothing else is set then)
+    };
+    Task<Computed> task;
+    Computed shown;
+    bool has_shown = false;
+    std::uint64_t generation = 0;  // bumped whenever `shown` changes: the heatmaps' texture key
+    LayerSettings requested;
+    QuantConfig requested_weights;
+    TensorKey requested_tensor;
+    bool started = false;
+
+    struct Curve {
+        std::string key;
+        std::vector<double> alphas, mse;
+        double plain_mse = 0;  // the same layer without smoothing
+    };
+    Task<Curve> curve_task;
+    Curve curve;               // the output MSE against alpha for the shown inputs and settings
+    std::string curve_key;     // what the running (or last) curve was for
+    std::array<HeatmapState, 5> maps;
+    HeatmapView view_x, view_w, view_out;  // the three outputs zoom and pan together
+};
+
+// Contents only; fills the available region. `tensor` is the shared owner of view.tensor (W).
+void DrawLayerPanel(LayerPanelState& state, const QuantView& view, const std::shared_ptr<const Tensor>& tensor);
+
+// The panel's two parts (layer_panel_draw.cpp), at the cursor: the five heatmaps with the hover on an output
+// cell, and the metrics table with the alpha curve.
+void DrawLayerMaps(LayerPanelState& state, ImVec2 size);
+void DrawLayerSide(LayerPanelState& state, ImVec2 size);
+
+// The layer or its alpha curve is computing.
+bool LayerBusy(const LayerPanelState& state);
+
+// Blocks until the layer and its alpha curve are computed and shown (tests, scripted screenshots).
+void FinishLayer(LayerPanelState& state);
+
+}  // namespace qs::gui

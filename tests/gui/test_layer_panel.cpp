@@ -1,0 +1,127 @@
+// The Layer tab (issue 13): drawn offscreen on a random W, its layer and alpha curve finished in the background
+// and checked against the core's run_layer; and the window opened on it under Xvfb.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "gui/panels/layer_panel.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
+#include "gui/widgets/style.hpp"
+#include "gui_test_support.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/random.hpp"
+
+namespace {
+
+struct Shared {
+    std::shared_ptr<const qs::Tensor> tensor;
+    qs::QuantConfig config;
+    qs::QuantParams params;
+    qs::QuantResult result;
+    qs::gui::QuantView view() const {
+        qs::gui::QuantView v;
+        v.tensor = tensor.get();
+        v.config = &config;
+        v.params = &params;
+        v.result = &result;
+        v.generation = 1;
+        return v;
+    }
+};
+
+Shared MakeShared(qs::Shape shape) {
+    qs::RandomSpec spec;
+    spec.shape = std::move(shape);
+    spec.seed = 5;
+    Shared s;
+    s.tensor = std::make_shared<const qs::Tensor>(qs::generate_random(spec));
+    s.config.mode = qs::Mode::Symmetric;
+    s.config.granularity = qs::Granularity::Channel;
+    s.result = qs::quantize(*s.tensor, s.config, &s.params);
+    return s;
+}
+
+struct Window {
+    qs::gui::OffscreenRenderer r;
+    Window() {
+        std::string error;
+        const bool ok = r.init(1400, 800, [] {
+            qs::gui::BuildFonts(16.0f);
+            qs::gui::ApplyStyle(true, 1.0f);
+        }, &error);
+        REQUIRE_MESSAGE(ok, "offscreen rendering failed: " << error);
+    }
+    template <typename F>
+    void frame(F&& body) {
+        r.frame([&] {
+            ImGui::SetNextWindowPos(ImVec2(0, 0));
+            ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+            ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
+            body();
+            ImGui::End();
+        }, ImVec2(-FLT_MAX, -FLT_MAX), false);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("layer panel: the shown layer and the alpha curve are the core's") {
+    Window win;
+    const Shared s = MakeShared({24, 32});
+    qs::gui::LayerPanelState st;
+    st.settings.inputs.outlier_channels = 3;
+    st.settings.inputs.outlier_scale = 30;
+    const auto draw = [&] {
+        for (int i = 0; i < 3; ++i) win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+        qs::gui::FinishLayer(st);
+        win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+    };
+    draw();
+    REQUIRE(st.has_shown);
+    CHECK(st.shown.error_text.empty());
+    qs::LayerConfig config = qs::gui::MakeLayerConfig(st.settings, s.config);
+    const qs::Tensor x = qs::generate_layer_inputs(st.settings.inputs, 32);
+    const qs::LayerResult want = qs::run_layer(x, *s.tensor, nullptr, config);
+    CHECK(st.shown.result.y == want.y);
+    CHECK(st.shown.result.path == qs::LayerPath::Integer);
+    REQUIRE(st.curve.mse.size() == 21);
+    CHECK(st.curve.plain_mse == want.output.mse);
+    CHECK(*std::min_element(st.curve.mse.begin(), st.curve.mse.end()) < st.curve.plain_mse);  // a sweet spot exists
+    config.smooth_alpha = 0.5;
+    CHECK(st.curve.mse[10] == qs::run_layer(x, *s.tensor, nullptr, config).output.mse);
+
+    // The split marks columns and keeps the curve's key apart; W-only has no curve to compute.
+    st.settings.split = true;
+    st.settings.threshold = 10;
+    draw();
+    CHECK(st.shown.result.outlier_columns == qs::outlier_channels(st.settings.inputs, 32));
+    st.settings.activation_bits = 0;
+    draw();
+    CHECK(st.shown.result.path == qs::LayerPath::Float);
+    CHECK(!qs::gui::LayerBusy(st));
+}
+
+TEST_CASE("layer panel: a 3-D tensor says what W must be instead of drawing") {
+    Window win;
+    const Shared s = MakeShared({2, 3, 4});
+    qs::gui::LayerPanelState st;
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+    REQUIRE(st.has_shown);
+    CHECK(st.shown.error_text.find("2-D tensor as W") != std::string::npos);
+}
+
+TEST_CASE("gui: --tab layer opens the layer lab at both font scales") {
+    using namespace qs::gui_test;
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    for (const char* extra : {"", " --size 1280x720 --font-scale 2"}) {
+        CAPTURE(extra);
+        const std::string png = dir.path + "/layer.png";
+        const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --random normal --shape 32x48 --tab layer" + extra +
+                                   " --screenshot '" + png + "' --frames 3");
+        INFO("stderr: " << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(file_exists(png));
+    }
+}
