@@ -93,7 +93,7 @@ const char* const kQuantizeHelp =
     "  --out-error E.npy        write |r - r'| as float32\n"
     "  --all-params             list every block's scale and zero point in the JSON; without it, more\n"
     "                           than 4096 blocks are summarised as {\"count\", \"min\", \"max\"}\n"
-    "presets: lesson, lesson-manual, randn-4x4, outliers-4x128x256\n";
+    "presets: lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256\n";
 
 int run_quantize(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kQuantizeHelp)) return 0;

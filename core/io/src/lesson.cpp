@@ -168,6 +168,10 @@ private:
             c = QuantConfig{};
             state_.selected = -1;
         }
+        // Any other choice of how to quantize leaves the naive recipe (as the window's controls do); the
+        // overflow rule and the rounding do not: "the same cast, with a clamp" is a step of its own.
+        for (const char* key : {"dtype", "mode", "granularity", "calibrate", "axis", "group_size", "recompute_scale", "scale"})
+            if (value.find(key)) c.naive_norm = 0;
         const auto text = [&](const char* key, auto&& apply) {
             if (const JsonValue* v = r.optional(key, JsonValue::Type::String))
                 context(std::string("state.") + key, [&] { apply(v->text); return 0; });

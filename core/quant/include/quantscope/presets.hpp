@@ -16,12 +16,14 @@ struct Preset {
     QuantConfig config;
 };
 
-// lesson, lesson-manual, randn-4x4, outliers-4x128x256.
+// lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256.
 std::vector<std::string> preset_names();
 // Throws qs::Error naming the known presets when `name` is not one of them.
 Preset make_preset(const std::string& name);
 
 // The lessons' 3x3 test tensor.
 Tensor lesson_tensor();
+// The 4x4 torch.randn tensor seed 004 printed (see presets.cpp for how its hidden digits were chosen).
+Tensor lesson_randn_4x4();
 
 }  // namespace qs
