@@ -40,6 +40,7 @@ int dispatch(const std::vector<std::string>& args) {
     if (command == "sweep") return run_sweep(rest);
     if (command == "layer") return run_layer(rest);
     if (command == "lesson") return run_lesson(rest);
+    if (command == "formats") return run_formats(rest);
 #ifdef QS_HAVE_GUI
     if (command == "render") return qs::gui::run_render(rest);
 #endif
@@ -68,6 +69,7 @@ const char* const kMainHelp =
     "       quantscope render [INPUT] --out FIG.png the figure as a PNG, no display needed\n"
     "       quantscope inspect FILE.safetensors    list the tensors of a checkpoint\n"
     "       quantscope sweep CHECKPOINT [options]  quantize every tensor of a checkpoint, one row each\n"
+    "       quantscope formats INPUT [--json]      every number format on one tensor: bits vs error\n"
     "       quantscope lesson list | check NAME    the lessons (open one: quantscope gui --lesson NAME)\n"
     "       quantscope layer --weights W [options] a linear layer y = x W^T + b quantized, against float64\n"
     "       quantscope bench [--shape RxC]         time the pipeline\n"

@@ -60,10 +60,10 @@ TEST_CASE("quantize prints the SPEC keys and the golden values") {
     Run r = run("quantize " + shell_quote(dir / "t.csv"), dir);
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.empty());
-    // SPEC's keys, plus "calibration" (issue 5).
+    // SPEC's keys, plus "calibration" (issue 5) and FORMATS.md's format_kind, bits_per_weight, bytes.
     const std::vector<std::string> keys{"shape", "dtype", "q_min", "q_max", "mode", "granularity", "calibration", "scale",
                                         "zero_point", "mse", "rmse", "mae", "max_abs_error", "l2_error", "sqnr_db",
-                                        "clipped", "levels_used"};
+                                        "clipped", "levels_used", "format_kind", "bits_per_weight", "bytes"};
     std::size_t previous = 0;
     for (const auto& k : keys) {
         CAPTURE(k);

@@ -13,6 +13,7 @@ int run_inspect(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
 int run_layer(const std::vector<std::string>& args);
 int run_lesson(const std::vector<std::string>& args);
+int run_formats(const std::vector<std::string>& args);
 
 extern const char* const kMainHelp;
 extern const char* const kQuantizeHelp;
@@ -21,5 +22,6 @@ extern const char* const kInspectHelp;
 extern const char* const kSweepHelp;
 extern const char* const kLayerHelp;
 extern const char* const kLessonHelp;
+extern const char* const kFormatsHelp;
 
 }  // namespace qs::cli

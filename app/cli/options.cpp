@@ -108,8 +108,67 @@ std::int64_t parse_int(const std::string& option, const std::string& text) {
     return value;
 }
 
+namespace {
+
+// --granularity, --axis, --group-size (int<N> and element formats alike).
+void apply_granularity_options(const ParsedArgs& args, QuantConfig& config) {
+    if (auto v = args.get("--granularity")) config.granularity = parse_granularity(*v);
+    if (auto v = args.get("--axis")) {
+        const std::int64_t axis = parse_int("--axis", *v);
+        if (config.granularity != Granularity::Channel) throw Error("--axis needs --granularity channel");
+        if (axis < 0 || axis > 2)
+            throw Error("channel axis " + *v + " is out of range (a tensor has at most 3 axes: 0, 1, 2)");
+        config.axis = static_cast<int>(axis);
+    }
+    if (auto v = args.get("--group-size")) {
+        config.group_size = parse_int("--group-size", *v);
+        if (config.granularity != Granularity::Group) throw Error("--group-size needs --granularity group");
+    }
+    if (config.granularity == Granularity::Group && config.group_size == 0 && !args.has("--group-size"))
+        throw Error("--granularity group needs --group-size G");
+}
+
+// A FORMATS.md format: symmetric by default, --scale S alone is manual, a block format takes none of the
+// scale options. The int<N>-only settings start from their defaults; given explicitly, check_config refuses
+// them naming the format.
+void apply_format_options(const ParsedArgs& args, QuantConfig& config) {
+    const std::string name = format_name(config.format);
+    const QuantConfig defaults;
+    config.mode = Mode::Symmetric;
+    config.granularity = Granularity::Tensor;
+    config.calibration = defaults.calibration;
+    config.rounding = defaults.rounding;
+    config.overflow = defaults.overflow;
+    config.recompute_scale = false;
+    config.manual_zero_point = 0;
+    if (format_info(config.format).kind == FormatKind::Block) {
+        for (const char* option : {"--mode", "--scale", "--zero-point", "--granularity", "--axis", "--group-size",
+                                   "--calibrate"})
+            if (args.has(option))
+                throw Error(name + " has its own block scale (" + std::to_string(format_info(config.format).block_size) +
+                            " elements along the last axis): it takes no " + option);
+    }
+    if (args.has("--zero-point")) throw Error(name + " has no zero point: --zero-point applies to int<N>");
+    if (auto v = args.get("--mode")) {
+        if (args.has("--scale")) throw Error("--mode cannot be combined with --scale (it selects manual mode)");
+        config.mode = parse_mode(*v);
+    }
+    if (auto v = args.get("--scale")) {
+        config.mode = Mode::Manual;
+        config.manual_scale = parse_double("--scale", *v);
+    }
+    apply_granularity_options(args, config);
+    if (auto v = args.get("--rounding")) config.rounding = parse_rounding(*v);
+    if (auto v = args.get("--calibrate")) parse_calibration(*v, config);
+    if (args.has("--recompute-scale")) config.recompute_scale = true;
+    if (auto v = args.get("--overflow")) config.overflow = parse_overflow(*v);
+}
+
+}  // namespace
+
 void apply_quantize_options(const ParsedArgs& args, QuantConfig& config) {
-    if (auto v = args.get("--dtype")) config.dtype = IntType::parse(*v);
+    if (auto v = args.get("--dtype")) parse_dtype(*v, config);
+    if (config.format != FormatId::Int) return apply_format_options(args, config);
     const bool has_scale = args.has("--scale"), has_zero = args.has("--zero-point");
     if (has_scale != has_zero) throw Error("--scale and --zero-point go together (manual mode)");
     if (auto v = args.get("--mode")) {
@@ -125,20 +184,7 @@ void apply_quantize_options(const ParsedArgs& args, QuantConfig& config) {
                         ", " + std::to_string(config.dtype.q_max()) + "] of " + config.dtype.name());
         config.manual_zero_point = static_cast<std::int32_t>(z);
     }
-    if (auto v = args.get("--granularity")) config.granularity = parse_granularity(*v);
-    if (auto v = args.get("--axis")) {
-        const std::int64_t axis = parse_int("--axis", *v);
-        if (config.granularity != Granularity::Channel) throw Error("--axis needs --granularity channel");
-        if (axis < 0 || axis > 2)
-            throw Error("channel axis " + *v + " is out of range (a tensor has at most 3 axes: 0, 1, 2)");
-        config.axis = static_cast<int>(axis);
-    }
-    if (auto v = args.get("--group-size")) {
-        config.group_size = parse_int("--group-size", *v);
-        if (config.granularity != Granularity::Group) throw Error("--group-size needs --granularity group");
-    }
-    if (config.granularity == Granularity::Group && config.group_size == 0 && !args.has("--group-size"))
-        throw Error("--granularity group needs --group-size G");
+    apply_granularity_options(args, config);
     if (auto v = args.get("--rounding")) config.rounding = parse_rounding(*v);
     if (auto v = args.get("--calibrate")) parse_calibration(*v, config);
     if (args.has("--recompute-scale")) config.recompute_scale = true;

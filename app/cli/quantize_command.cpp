@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/format_output.hpp"
 #include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
 #include "quantscope/atomic_file.hpp"
@@ -36,28 +37,6 @@ AtomicFileWriter& open_output(OutputFiles& files, const std::string& option, con
     }
 }
 
-// Up to this many blocks the JSON lists every block's s and z; beyond, a summary (count, min, max) unless
-// --all-params: 8192 x 8192 with group size 1 would otherwise print 2 GB of numbers.
-constexpr std::size_t kListedBlocks = 4096;
-
-template <class T>
-std::string params_json(const std::vector<T>& values, bool all) {
-    if (all || values.size() <= kListedBlocks) return JsonObject::array(values);
-    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-    JsonObject summary;
-    summary.integer("count", static_cast<std::int64_t>(values.size()));
-    if constexpr (std::is_floating_point_v<T>)
-        summary.number("min", *lo).number("max", *hi);
-    else
-        summary.integer("min", *lo).integer("max", *hi);
-    return summary.str();
-}
-
-NpyDtype code_dtype(const IntType& type) {
-    if (type.bits <= 8) return type.is_signed ? NpyDtype::I1 : NpyDtype::U1;
-    return type.is_signed ? NpyDtype::I2 : NpyDtype::U2;
-}
-
 }  // namespace
 
 const char* const kQuantizeHelp =
@@ -72,9 +51,14 @@ const char* const kQuantizeHelp =
     "error metrics.\n"
     "\n"
     "options:\n"
-    "  --dtype T                int2..int16 or uint2..uint16 (default int8)\n"
-    "  --mode M                 asymmetric (default) or symmetric\n"
-    "  --scale S --zero-point Z manual scale and zero point (per tensor)\n"
+    "  --dtype T                int2..int16 or uint2..uint16 (default int8), or a number format\n"
+    "                           (any case): fp16, bf16, fp8-e4m3, fp8-e5m2, fp6-e3m2, fp6-e2m3,\n"
+    "                           fp4-e2m1, nf4; block formats mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2,\n"
+    "                           mxfp6-e2m3, mxfp4, nvfp4, q8_0, q4_0, q4_1 (their own block scale:\n"
+    "                           no --mode, --scale, --granularity or --calibrate)\n"
+    "  --mode M                 asymmetric (default for int) or symmetric (default for a format);\n"
+    "                           cast: a float format's plain downcast (s = 1)\n"
+    "  --scale S --zero-point Z manual scale and zero point (per tensor); a format takes --scale S alone\n"
     "  --granularity G          tensor (default), channel or group\n"
     "  --axis A                 channel axis (default 0)\n"
     "  --group-size G           group size along the last axis\n"
@@ -88,7 +72,10 @@ const char* const kQuantizeHelp =
     "  --recipe naive-max255    one lesson's cast of r / r.abs().max() * 255 to int8, as\n"
     "                           int8, s = max|r| / 255, z = 0, wrap (255 becomes -1); codes are\n"
     "                           round(r / max|r| * 255) and r' = q / 255 * max|r| in torch's float32 order\n"
-    "  --out-quantized Q.npy    write the codes (int8/uint8 for <= 8 bits, else int16/uint16)\n"
+    "  --out-quantized Q.npy    write the codes (int8/uint8 for <= 8 bits, else int16/uint16; a float\n"
+    "                           format's bit patterns, nf4's index, ggml's integer codes)\n"
+    "  --out-packed P.bin       the codes packed end to end (first code in the lowest bits) and then\n"
+    "                           the stored scales: the quantized tensor's `bytes` (README \"Packed codes\")\n"
     "  --out-dequantized D.npy  write r' = s (q - z) as float32\n"
     "  --out-error E.npy        write |r - r'| as float32\n"
     "  --all-params             list every block's scale and zero point in the JSON; without it, more\n"
@@ -99,7 +86,7 @@ int run_quantize(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kQuantizeHelp)) return 0;
     const auto specs = join(join(tensor_source_options(), quantize_options()),
                             {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true},
-                             {"--all-params", false}});
+                             {"--out-packed", true}, {"--all-params", false}});
     const ParsedArgs parsed = parse_args(args, specs);
 
     // All or nothing: every output goes to its own temporary file and only when all of them are complete
@@ -112,6 +99,16 @@ int run_quantize(const std::vector<std::string>& args) {
             outputs.push_back({option, &open_output(files, option, *path)});
             output_roles.push_back({option, *path});
         }
+    }
+    AtomicFileWriter* packed_file = nullptr;
+    if (const std::string* path = parsed.get("--out-packed")) {
+        if (lower_extension(*path) != ".bin") throw Error("--out-packed: " + quoted_text(*path) + " must end in .bin");
+        try {
+            packed_file = &files.add(*path);
+        } catch (const Error& e) {
+            throw Error(std::string("--out-packed: ") + e.what());
+        }
+        output_roles.push_back({"--out-packed", *path});
     }
 
     // A file input is read once it is used, in its stored type, straight from its mapping: no float32 copy.
@@ -126,37 +123,33 @@ int run_quantize(const std::vector<std::string>& args) {
     for (const auto& out : outputs) {
         const std::string option = out.option;
         if (option == "--out-quantized")
-            codes = std::make_unique<TensorWriter>(*out.file, input.shape(), code_dtype(input.config.dtype));
+            codes = std::make_unique<TensorWriter>(*out.file, input.shape(), code_npy_dtype(input.config));
         else if (option == "--out-dequantized")
             dequantized = std::make_unique<TensorWriter>(*out.file, input.shape(), NpyDtype::F4);
         else
             error = std::make_unique<TensorWriter>(*out.file, input.shape(), NpyDtype::F4);
     }
-    const OutputSelection wanted{codes != nullptr, dequantized != nullptr, error != nullptr};
+    std::unique_ptr<PackedWriter> packed;
+    if (packed_file) packed = std::make_unique<PackedWriter>(*packed_file, code_bits(input.config));
+    const OutputSelection wanted{codes != nullptr || packed != nullptr, dequantized != nullptr, error != nullptr};
     ResultSink sink;
-    if (!outputs.empty())
+    if (wanted.codes || wanted.dequantized || wanted.error)
         sink = [&](std::int64_t, std::int64_t count, const QuantOutputs& batch) {
-            if (batch.codes) codes->append(batch.codes, count);
+            if (batch.codes && codes) codes->append(batch.codes, count);
+            if (batch.codes && packed) packed->append(batch.codes, count);
             if (batch.dequantized) dequantized->append(batch.dequantized, count);
             if (batch.error) error->append(batch.error, count);
         };
     const Quantization result = quantize_checked(input.values(), input.config, wanted, sink);
     for (const auto* writer : {codes.get(), dequantized.get(), error.get()})
         if (writer) writer->finish();
+    if (packed) packed->finish(input.config, result);
 
-    const QuantParams& params = result.params;
     const Metrics& m = result.metrics;
     JsonObject json;
-    json.raw("shape", shape_to_json(input.shape()))
-        .string("dtype", input.config.dtype.name())
-        .integer("q_min", input.config.dtype.q_min())
-        .integer("q_max", input.config.dtype.q_max())
-        .string("mode", to_string(input.config.mode))
-        .string("granularity", to_string(input.config.granularity))
-        .string("calibration", calibration_label(input.config))
-        .raw("scale", params_json(params.scale, parsed.has("--all-params")))
-        .raw("zero_point", params_json(params.zero_point, parsed.has("--all-params")))
-        .number("mse", m.mse)
+    json.raw("shape", shape_to_json(input.shape()));
+    describe_quantization(json, input.config, result, parsed.has("--all-params"));
+    json.number("mse", m.mse)
         .number("rmse", m.rmse)
         .number("mae", m.mae)
         .number("max_abs_error", m.max_abs_error)
@@ -164,11 +157,12 @@ int run_quantize(const std::vector<std::string>& args) {
         .number("sqnr_db", m.sqnr_db)
         .integer("clipped", m.clipped)
         .integer("levels_used", m.levels_used);
+    describe_cost(json, input.config, result, m.count);
     if (const std::string* recipe = parsed.get("--recipe")) json.string("recipe", *recipe);
     if (input.config.overflow == Overflow::Wrap)
         json.string("overflow", to_string(input.config.overflow))
             .string("warning", "the naive cast without the clamp is WRONG (the lessons clamp). " +
-                                   overflow_sentence(farthest_overflow(input.values(), params, input.config), input.config));
+                                   overflow_sentence(farthest_overflow(input.values(), result.params, input.config), input.config));
     // Everything that can fail (the overflow example reads the values again, the JSON allocates) is done
     // before the outputs appear: an exit 2 never leaves them behind, and the JSON is never lost after they do.
     const std::string text = json.str();

@@ -6,6 +6,7 @@
 
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
+#include "quantscope/format_quantize.hpp"
 #include "quantscope/safetensors.hpp"
 #include "quantscope/text.hpp"
 
@@ -54,6 +55,8 @@ void add_to_total(const SweepRow& row, SweepTotal& total, double& error_energy, 
 }  // namespace
 
 double sweep_bits_per_weight(const QuantConfig& config, std::size_t blocks, std::int64_t elements) {
+    if (config.format != FormatId::Int)
+        return quantization_cost(config, elements, static_cast<std::int64_t>(blocks)).bits_per_weight;
     const double per_block = 32.0 + (config.mode == Mode::Symmetric ? 0.0 : config.dtype.bits);
     return config.dtype.bits + per_block * static_cast<double>(blocks) / static_cast<double>(elements);
 }

@@ -1,5 +1,6 @@
 #include "quantscope/config.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
+#include "quantscope/format_quantize.hpp"
 
 namespace qs {
 
@@ -15,6 +17,7 @@ const char* to_string(Mode mode) {
         case Mode::Asymmetric: return "asymmetric";
         case Mode::Symmetric: return "symmetric";
         case Mode::Manual: return "manual";
+        case Mode::Cast: return "cast";
     }
     return "?";
 }
@@ -75,8 +78,53 @@ void parse_calibration(const std::string& text, QuantConfig& config) {
 Mode parse_mode(const std::string& text) {
     if (text == "asymmetric") return Mode::Asymmetric;
     if (text == "symmetric") return Mode::Symmetric;
-    throw Error("unknown mode " + quoted_text(text) + ": expected asymmetric or symmetric (manual: give --scale and --zero-point)");
+    if (text == "cast") return Mode::Cast;
+    throw Error("unknown mode " + quoted_text(text) +
+                ": expected asymmetric, symmetric or cast (manual: give --scale and --zero-point)");
 }
+
+void parse_dtype(const std::string& text, QuantConfig& config) {
+    if (const std::optional<FormatId> format = parse_format_name(text)) {
+        config.format = *format;
+        return;
+    }
+    std::string lower = text;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    try {
+        config.dtype = IntType::parse(lower);
+    } catch (const Error&) {
+        std::string names;
+        for (FormatId id : all_formats()) names += std::string(", ") + format_name(id);
+        throw Error("unknown dtype " + quoted_text(text) + ": expected int2..int16, uint2..uint16" + names);
+    }
+    config.format = FormatId::Int;
+}
+
+std::string dtype_name(const QuantConfig& config) {
+    return config.format == FormatId::Int ? config.dtype.name() : std::string(format_name(config.format));
+}
+
+namespace {
+
+// The settings only int<N> has, refused by name for a format (FORMATS.md: no zero point, its own rounding).
+void check_format_settings(const QuantConfig& config) {
+    const std::string name = format_name(config.format);
+    const bool block = format_info(config.format).kind == FormatKind::Block;
+    if (config.mode == Mode::Asymmetric)
+        throw Error(name + " has no zero point: --mode asymmetric applies to int<N>" +
+                    (block ? std::string() : " (use symmetric, cast or --scale S)"));
+    if (config.mode == Mode::Manual && config.manual_zero_point != 0)
+        throw Error(name + " has no zero point: --zero-point applies to int<N>");
+    if (config.calibration != Calibration::MinMax)
+        throw Error(name + (block ? " has its own block scale: it takes no --calibrate"
+                                  : ": --calibrate applies to int<N> (its scale comes from max|r|)"));
+    if (config.rounding != Rounding::HalfEven)
+        throw Error(name + " rounds by its own rule: --rounding applies to int<N>");
+    if (config.overflow != Overflow::Clamp) throw Error(name + " saturates: --overflow applies to int<N>");
+    if (config.recompute_scale) throw Error(name + " has no zero point: --recompute-scale applies to int<N>");
+}
+
+}  // namespace
 
 Granularity parse_granularity(const std::string& text) {
     if (text == "tensor") return Granularity::Tensor;
@@ -98,6 +146,13 @@ Overflow parse_overflow(const std::string& text) {
 }
 
 void check_config(const QuantConfig& config, const Shape& shape) {
+    if (config.format != FormatId::Int) {
+        check_format_settings(config);
+        check_format_config(format_config(config), shape);
+        return;
+    }
+    if (config.mode == Mode::Cast)
+        throw Error("--mode cast is the downcast of a float format, not of " + config.dtype.name());
     const IntType& t = config.dtype;
     if (t.bits < 2 || t.bits > 16) throw Error("dtype " + t.name() + " is not supported (2 to 16 bits)");
     if (config.mode == Mode::Symmetric && !t.is_signed)

@@ -37,6 +37,11 @@ FormatCost int_cost(const QuantConfig& config, std::int64_t n, std::int64_t bloc
     return cost_of(static_cast<double>(n) * config.dtype.bits + per_block * static_cast<double>(blocks), n);
 }
 
+FormatCost quantization_cost(const QuantConfig& config, std::int64_t n, std::int64_t blocks) {
+    if (config.format == FormatId::Int) return int_cost(config, n, blocks);
+    return format_cost(format_config(config), n, blocks);
+}
+
 std::string code_bits_text(FormatId format, std::int32_t code) {
     const FormatInfo& info = format_info(format);
     const auto u = static_cast<std::uint32_t>(code);

@@ -90,6 +90,9 @@ float symmetric_scale(float amax, FormatId format) {
     const double exact = static_cast<double>(amax) / format_info(format).element.largest();
     float s = static_cast<float>(exact);
     if (static_cast<double>(s) < exact) s = std::nextafter(s, FLT_MAX);
+    // At float32's limit (max|r| near 3.4e38) s * largest would overflow: the float32 below, and the maximum
+    // saturates (by less than an ulp) instead of dequantizing to Inf.
+    if (static_cast<double>(s) * format_info(format).element.largest() > FLT_MAX) s = std::nextafter(s, 0.0f);
     return s;
 }
 
@@ -125,6 +128,19 @@ const char* to_string(ElementScaling scaling) {
         case ElementScaling::Manual: return "manual";
     }
     return "symmetric";
+}
+
+FormatConfig format_config(const QuantConfig& config) {
+    FormatConfig f;
+    f.format = config.format;
+    f.scaling = config.mode == Mode::Cast     ? ElementScaling::Cast
+                : config.mode == Mode::Manual ? ElementScaling::Manual
+                                              : ElementScaling::Symmetric;
+    f.granularity = config.granularity;
+    f.axis = config.axis;
+    f.group_size = config.group_size;
+    f.manual_scale = config.manual_scale;
+    return f;
 }
 
 void check_format_config(const FormatConfig& config, const Shape& shape) {

@@ -8,6 +8,7 @@
 #include "format_kernels.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
 
 namespace qs {
@@ -196,6 +197,29 @@ FormatQuantization quantize_format(const TensorView& view, const FormatConfig& c
     FormatQuantization q;
     q.params = compute_format_params(view, config, &q.range);
     q.metrics = quantize_format_view(view, q.params, config, out);
+    return q;
+}
+
+Quantization quantize_format_checked(const TensorView& view, const QuantConfig& qc, const OutputSelection& wanted,
+                                     const ResultSink& sink) {
+    const FormatConfig config = format_config(qc);
+    Quantization q;
+    q.format_params = compute_format_params(view, config, &q.range);
+    const FormatParams& p = q.format_params;
+    q.metrics = sink ? quantize_format_view(view, p, config, wanted, sink) : quantize_format_view(view, p, config);
+    if (!std::isfinite(q.metrics.max_abs_error)) {
+        for (std::int64_t i = 0; i < view.numel(); ++i) {
+            const FormatTrace t = trace_format_element(view, p, config, i);
+            if (!std::isfinite(t.error))
+                throw Error("float32 overflow at index " + index_to_string(view.shape, i) + ": r = " + format_g(t.r) +
+                            " gives r' = " + format_g(t.dequantized) + " in " + format_name(config.format) +
+                            " (the values are too close to float32's limits)");
+        }
+    }
+    q.params.block_stride = p.block_stride;
+    q.params.block_count = p.block_count;
+    q.params.scale.assign(p.scale.begin(), p.scale.end());
+    q.params.zero_point.assign(p.scale.size(), 0);
     return q;
 }
 

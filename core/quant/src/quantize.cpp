@@ -13,6 +13,7 @@
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
+#include "quantscope/format_quantize.hpp"
 #include "quantize_kernel_avx2.hpp"
 
 namespace qs {
@@ -437,6 +438,7 @@ Metrics quantize_view(const TensorView& view, const QuantParams& params, const Q
 
 Quantization quantize_checked(const TensorView& view, const QuantConfig& config, const OutputSelection& wanted,
                               const ResultSink& sink) {
+    if (config.format != FormatId::Int) return quantize_format_checked(view, config, wanted, sink);
     Quantization q;
     q.params = compute_params(view, config, &q.range);
     q.metrics = sink ? quantize_view(view, q.params, config, wanted, sink) : quantize_view(view, q.params, config);

@@ -5,11 +5,13 @@
 #include <string>
 
 #include "quantscope/int_type.hpp"
+#include "quantscope/number_format.hpp"
 #include "quantscope/tensor.hpp"
 
 namespace qs {
 
-enum class Mode { Asymmetric, Symmetric, Manual };
+// Cast: the plain downcast of a float format (s = 1), FORMATS.md's --mode cast; not for int<N> or nf4.
+enum class Mode { Asymmetric, Symmetric, Manual, Cast };
 enum class Granularity { Tensor, Channel, Group };
 enum class Rounding { HalfEven, HalfAway };
 // What happens to a rounded value outside [q_min, q_max]. Clamp is SPEC; Wrap is the teaching pitfall of
@@ -20,7 +22,8 @@ enum class Overflow { Clamp, Wrap };
 enum class Calibration { MinMax, Percentile, Mse };
 
 struct QuantConfig {
-    IntType dtype{};                          // int8
+    IntType dtype{};                          // int8; used when format is Int
+    FormatId format = FormatId::Int;          // a FORMATS.md format instead of int<N> (see format_quantize.hpp)
     Mode mode = Mode::Asymmetric;
     Granularity granularity = Granularity::Tensor;
     int axis = 0;                             // Channel: the axis whose indices each get one (s, z)
@@ -46,7 +49,7 @@ struct QuantConfig {
     // Every field: two configs are equal exactly when quantizing with them gives the same result. The one
     // comparison of configs in the program (the window's undo, its panels and the tests use it).
     friend bool operator==(const QuantConfig& a, const QuantConfig& b) {
-        return a.dtype == b.dtype && a.mode == b.mode && a.granularity == b.granularity && a.axis == b.axis &&
+        return a.dtype == b.dtype && a.format == b.format && a.mode == b.mode && a.granularity == b.granularity && a.axis == b.axis &&
                a.group_size == b.group_size && a.rounding == b.rounding && a.overflow == b.overflow &&
                a.manual_scale == b.manual_scale && a.manual_zero_point == b.manual_zero_point &&
                a.calibration == b.calibration && a.percentile == b.percentile &&
@@ -55,7 +58,7 @@ struct QuantConfig {
     friend bool operator!=(const QuantConfig& a, const QuantConfig& b) { return !(a == b); }
 };
 
-const char* to_string(Mode mode);                // "asymmetric", "symmetric", "manual"
+const char* to_string(Mode mode);                // "asymmetric", "symmetric", "manual", "cast"
 const char* to_string(Granularity granularity);  // "tensor", "channel", "group"
 const char* to_string(Rounding rounding);        // "half-even", "half-away"
 const char* to_string(Calibration calibration);  // "minmax", "percentile", "mse"
@@ -64,12 +67,17 @@ const char* to_string(Overflow overflow);        // "clamp", "wrap"
 std::string calibration_label(const QuantConfig& config);
 // Parses minmax | percentile:P | mse into config.calibration and config.percentile.
 void parse_calibration(const std::string& text, QuantConfig& config);
-Mode parse_mode(const std::string& text);                // asymmetric|symmetric (manual comes from --scale)
+Mode parse_mode(const std::string& text);                // asymmetric|symmetric|cast (manual comes from --scale)
+// --dtype: int<N> / uint<N> into config.dtype (format Int) or a FORMATS.md name into config.format, any case.
+void parse_dtype(const std::string& text, QuantConfig& config);
+// "int8", "fp8-e4m3", ...
+std::string dtype_name(const QuantConfig& config);
 Granularity parse_granularity(const std::string& text);  // tensor|channel|group
 Rounding parse_rounding(const std::string& text);        // half-even|half-away
 Overflow parse_overflow(const std::string& text);        // clamp|wrap
 
-// Throws qs::Error if the configuration cannot apply to a tensor of this shape: symmetric on an unsigned
+// Throws qs::Error if the configuration cannot apply to a tensor of this shape (a format: what
+// check_format_config refuses, and the int<N>-only settings named with the format): symmetric on an unsigned
 // type, a manual scale that is not a positive finite float32, a manual zero point outside [q_min, q_max],
 // manual with a granularity other than tensor, a channel axis out of range, a group size < 1 or not
 // dividing the last dimension, a percentile outside (50, 100], a calibration other than minmax in manual mode,

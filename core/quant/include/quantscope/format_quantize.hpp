@@ -9,6 +9,7 @@
 
 #include "quantscope/config.hpp"
 #include "quantscope/number_format.hpp"
+#include "quantscope/format_params.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor_view.hpp"
@@ -34,24 +35,14 @@ struct FormatConfig {
     friend bool operator!=(const FormatConfig& a, const FormatConfig& b) { return !(a == b); }
 };
 
+// The format half of a QuantConfig whose `format` is not Int (mode Cast / Manual / otherwise symmetric).
+FormatConfig format_config(const QuantConfig& config);
+
 // Throws qs::Error naming the format when the config cannot apply to this shape: cast for nf4, a block
 // format whose block does not divide the last axis, a manual scale that is not positive finite float32,
 // a bad axis or group size.
 void check_format_config(const FormatConfig& config, const Shape& shape);
 
-struct FormatParams {
-    FormatId format = FormatId::Fp8E4M3;
-    // Which block element i uses, as QuantParams: (i / block_stride) % block_count.
-    std::int64_t block_stride = 1;
-    std::int64_t block_count = 1;
-    std::vector<float> scale;           // per block, as used: s; MX: X; NVFP4: sb * g; ggml: fp16(d)
-    std::vector<float> offset;          // Q4_1: fp16(m) per block; empty otherwise
-    std::vector<std::uint16_t> stored;  // block formats: the stored scale's bits (E8M0 byte, E4M3 sb, fp16 d)
-    float global_scale = 1;             // NVFP4: g (1 otherwise)
-    bool scaled = true;                 // false in cast mode: no scale is stored
-
-    std::int64_t block_of(std::int64_t flat) const { return (flat / block_stride) % block_count; }
-};
 
 // The scales of every block (one parallel pass over the values; a second for block formats). Checks the
 // config and that every value is finite (qs::Error naming the first bad index); `range` (if given) receives
@@ -75,6 +66,12 @@ struct FormatQuantization {
     TensorRange range;
 };
 FormatQuantization quantize_format(const TensorView& view, const FormatConfig& config, const QuantOutputs& out = {});
+
+// What quantize_checked does for a config whose format is not Int: the format's pass, its params also as
+// a QuantParams (layout, scales, zero points 0); an r' past float32 (a tensor at float32's limits) is an
+// error naming the element.
+Quantization quantize_format_checked(const TensorView& view, const QuantConfig& config, const OutputSelection& wanted,
+                                     const ResultSink& sink);
 
 // One element through the format, every intermediate value (for the window's tooltip and the Bits view).
 struct FormatTrace {
@@ -103,6 +100,8 @@ struct FormatCost {
 };
 FormatCost format_cost(const FormatConfig& config, std::int64_t n, std::int64_t blocks);
 FormatCost int_cost(const QuantConfig& config, std::int64_t n, std::int64_t blocks);
+// Either, by config.format (`blocks`: the blocks of the int<N> or element-format layout).
+FormatCost quantization_cost(const QuantConfig& config, std::int64_t n, std::int64_t blocks);
 
 // The bit pattern of a code as text, fields separated by spaces: "0 1110 110" for fp8-e4m3's 448,
 // "0111" for a 4-bit integer code. For the Bits view and tooltips.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "quantscope/config.hpp"
+#include "quantscope/format_params.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/tensor.hpp"
 #include "quantscope/tensor_view.hpp"
@@ -68,10 +69,13 @@ Metrics quantize_view(const TensorView& view, const QuantParams& params, const Q
 // compute_params + quantize_view: what `quantscope quantize` and `sweep` compute for a tensor. An r' that
 // overflows float32 (values near its limits) is an error naming the first such element, since SPEC's
 // metrics are numbers: raised after the pass, so a caller streaming the results must not keep them.
+// A config whose format is not Int goes through the format's pass (format_quantize.hpp): format_params holds
+// its scales, and params their layout, the scales as doubles and zero points of 0.
 struct Quantization {
     QuantParams params;
     Metrics metrics;
     TensorRange range;  // the smallest and largest value
+    FormatParams format_params;
 };
 Quantization quantize_checked(const TensorView& view, const QuantConfig& config, const OutputSelection& wanted = {},
                               const ResultSink& sink = nullptr);

@@ -1,0 +1,136 @@
+#include "cli/format_output.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "quantscope/format_quantize.hpp"
+
+namespace qs::cli {
+namespace {
+
+// Up to this many blocks the JSON lists every block's s and z; beyond, a summary (count, min, max) unless
+// --all-params: 8192 x 8192 with group size 1 would otherwise print 2 GB of numbers.
+constexpr std::size_t kListedBlocks = 4096;
+
+template <class T>
+std::string params_json(const std::vector<T>& values, bool all) {
+    if (all || values.size() <= kListedBlocks) return JsonObject::array(values);
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    JsonObject summary;
+    summary.integer("count", static_cast<std::int64_t>(values.size()));
+    if constexpr (std::is_floating_point_v<T>)
+        summary.number("min", *lo).number("max", *hi);
+    else
+        summary.integer("min", *lo).integer("max", *hi);
+    return summary.str();
+}
+
+void put_le(std::vector<std::uint8_t>& out, std::uint32_t value, int bytes) {
+    for (int b = 0; b < bytes; ++b) out.push_back(static_cast<std::uint8_t>(value >> (8 * b)));
+}
+
+void put_float(std::vector<std::uint8_t>& out, float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    put_le(out, u, 4);
+}
+
+// The stored scales after the codes: int<N> s (float32) per block then z (float32) per block unless
+// symmetric; an element format's s (float32) per block, none when cast; MX an E8M0 byte per block; NVFP4
+// an E4M3 byte per block then g (float32); Q8_0 / Q4_0 d (fp16) per block; Q4_1 d per block then m per block.
+std::vector<std::uint8_t> scale_section(const QuantConfig& config, const Quantization& q) {
+    std::vector<std::uint8_t> out;
+    if (config.format == FormatId::Int) {
+        for (double s : q.params.scale) put_float(out, static_cast<float>(s));
+        if (config.mode != Mode::Symmetric)
+            for (std::int32_t z : q.params.zero_point) put_float(out, static_cast<float>(z));
+        return out;
+    }
+    const FormatParams& p = q.format_params;
+    const FormatInfo& info = format_info(config.format);
+    if (info.kind != FormatKind::Block) {
+        if (p.scaled)
+            for (float s : p.scale) put_float(out, s);
+        return out;
+    }
+    const int stored_bytes = info.scale_bits == 8 ? 1 : 2;
+    for (std::uint16_t bits : p.stored) put_le(out, bits, stored_bytes);
+    if (config.format == FormatId::NvFp4) put_float(out, p.global_scale);
+    if (config.format == FormatId::Q4_1)
+        for (float m : p.offset) put_le(out, fp16_bits_saturating(m), 2);
+    return out;
+}
+
+}  // namespace
+
+NpyDtype code_npy_dtype(const QuantConfig& config) {
+    if (config.format == FormatId::Int) {
+        if (config.dtype.bits <= 8) return config.dtype.is_signed ? NpyDtype::I1 : NpyDtype::U1;
+        return config.dtype.is_signed ? NpyDtype::I2 : NpyDtype::U2;
+    }
+    if (config.format == FormatId::Q8_0) return NpyDtype::I1;
+    return format_info(config.format).element_bits > 8 ? NpyDtype::U2 : NpyDtype::U1;
+}
+
+int code_bits(const QuantConfig& config) {
+    return config.format == FormatId::Int ? config.dtype.bits : format_info(config.format).element_bits;
+}
+
+void describe_quantization(JsonObject& json, const QuantConfig& config, const Quantization& q, bool all_params) {
+    json.string("dtype", dtype_name(config));
+    if (config.format == FormatId::Int) {
+        json.integer("q_min", config.dtype.q_min())
+            .integer("q_max", config.dtype.q_max())
+            .string("mode", to_string(config.mode))
+            .string("granularity", to_string(config.granularity))
+            .string("calibration", calibration_label(config))
+            .raw("scale", params_json(q.params.scale, all_params))
+            .raw("zero_point", params_json(q.params.zero_point, all_params));
+        return;
+    }
+    const FormatInfo& info = format_info(config.format);
+    const FormatParams& p = q.format_params;
+    json.raw("q_min", "null").raw("q_max", "null");
+    if (info.kind == FormatKind::Block)
+        json.string("mode", "block").string("granularity", "block").integer("block_size", info.block_size);
+    else
+        json.string("mode", to_string(config.mode)).string("granularity", to_string(config.granularity));
+    json.string("calibration", calibration_label(config))
+        .raw("scale", params_json(std::vector<double>(p.scale.begin(), p.scale.end()), all_params))
+        .raw("zero_point", params_json(std::vector<double>(p.offset.begin(), p.offset.end()), all_params));
+    if (config.format == FormatId::NvFp4) json.number("global_scale", p.global_scale);
+}
+
+void describe_cost(JsonObject& json, const QuantConfig& config, const Quantization& q, std::int64_t n) {
+    const FormatCost cost = quantization_cost(config, n, q.params.block_count);
+    json.string("format_kind", to_string(config.format == FormatId::Int ? FormatKind::Int : format_info(config.format).kind))
+        .number("bits_per_weight", cost.bits_per_weight)
+        .integer("bytes", cost.bytes);
+}
+
+void PackedWriter::append(const std::int32_t* codes, std::int64_t count) {
+    const std::uint64_t mask = (std::uint64_t{1} << bits_) - 1;
+    buffer_.clear();
+    for (std::int64_t i = 0; i < count; ++i) {
+        pending_ |= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(codes[i])) & mask) << pending_bits_;
+        pending_bits_ += bits_;
+        while (pending_bits_ >= 8) {
+            buffer_.push_back(static_cast<std::uint8_t>(pending_));
+            pending_ >>= 8;
+            pending_bits_ -= 8;
+        }
+    }
+    out_.write(buffer_.data(), buffer_.size());
+}
+
+void PackedWriter::finish(const QuantConfig& config, const Quantization& q) {
+    std::vector<std::uint8_t> tail;
+    if (pending_bits_ > 0) tail.push_back(static_cast<std::uint8_t>(pending_));  // the unused high bits are 0
+    pending_bits_ = 0;
+    const std::vector<std::uint8_t> scales = scale_section(config, q);
+    tail.insert(tail.end(), scales.begin(), scales.end());
+    out_.write(tail.data(), tail.size());
+}
+
+}  // namespace qs::cli

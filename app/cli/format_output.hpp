@@ -1,0 +1,46 @@
+// What `quantize` writes for a number format beyond int<N> (FORMATS.md "What the command line and JSON add"):
+// the codes' numpy type, the JSON fields of the format and its cost, and --out-packed's bytes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/config.hpp"
+#include "quantscope/json_writer.hpp"
+#include "quantscope/npy.hpp"
+#include "quantscope/quantize.hpp"
+
+namespace qs::cli {
+
+// --out-quantized: int8/uint8 (int16/uint16 above 8 bits) for int<N>; a float element's bit pattern as
+// uint8 (uint16 for fp16 / bf16); the NF4 index and Q4_0 / Q4_1 codes as uint8; Q8_0 as int8.
+NpyDtype code_npy_dtype(const QuantConfig& config);
+// The bits one code packs into (int<N>: N; a format: its element's bits).
+int code_bits(const QuantConfig& config);
+
+// The JSON fields from "dtype" to "zero_point" for any config (formats: q_min / q_max null, mode and
+// granularity "block" for a block format with its block_size, scale as used, zero_point [] or Q4_1's m).
+// `all_params`: list every block even beyond 4096.
+void describe_quantization(JsonObject& json, const QuantConfig& config, const Quantization& q, bool all_params);
+// format_kind, bits_per_weight and bytes (after the metrics).
+void describe_cost(JsonObject& json, const QuantConfig& config, const Quantization& q, std::int64_t n);
+
+// --out-packed FILE.bin (README "Packed codes"): the codes end to end at code_bits each, the first in the
+// lowest bits of the first byte, then the stored scales, all little-endian, no header. Its size is the
+// JSON's `bytes`.
+class PackedWriter {
+public:
+    PackedWriter(AtomicFileWriter& out, int bits) : out_(out), bits_(bits) {}
+    void append(const std::int32_t* codes, std::int64_t count);  // in flat order
+    void finish(const QuantConfig& config, const Quantization& q);
+
+private:
+    AtomicFileWriter& out_;
+    int bits_;
+    std::uint64_t pending_ = 0;  // bits not yet written, lowest first
+    int pending_bits_ = 0;
+    std::vector<std::uint8_t> buffer_;
+};
+
+}  // namespace qs::cli
