@@ -265,14 +265,20 @@ TEST_CASE("settings round-trip through their key/value pairs") {
     s.colormap = Colormap::Viridis;
     s.lesson_look = true;
     s.annotate = qs::gui::AnnotateMode::Off;
-    s.grid = true;
+    s.layout = qs::gui::FigureLayoutMode::Grid;
     qs::gui::FigurePanelSettings back;
     for (const auto& [key, value] : qs::gui::FigurePanelSettingPairs(s))
         CHECK(qs::gui::ApplyFigurePanelSetting(back, key.c_str(), value.c_str()));
     CHECK(back.colormap == Colormap::Viridis);
     CHECK(back.lesson_look);
     CHECK(back.annotate == qs::gui::AnnotateMode::Off);
-    CHECK(back.grid);
+    CHECK(back.layout == qs::gui::FigureLayoutMode::Grid);
+    // Settings and sessions of older versions kept a grid flag: 0 is the automatic layout, 1 the grid.
+    CHECK(qs::gui::ApplyFigurePanelSetting(back, "grid", "0"));
+    CHECK(back.layout == qs::gui::FigureLayoutMode::Auto);
+    CHECK(qs::gui::ApplyFigurePanelSetting(back, "grid", "1"));
+    CHECK(back.layout == qs::gui::FigureLayoutMode::Grid);
+    CHECK_FALSE(qs::gui::ApplyFigurePanelSetting(back, "layout", "3x3"));
     CHECK_FALSE(qs::gui::ApplyFigurePanelSetting(back, "colormap", "rainbow"));
     CHECK_FALSE(qs::gui::ApplyFigurePanelSetting(back, "nonsense", "1"));
 }
@@ -281,7 +287,7 @@ TEST_CASE("the 2x2 grid puts the panels in two rows of two with bigger images") 
     const Quantized q = Lesson();
     const qs::gui::QuantView view = q.view();
     qs::gui::FigurePanelSettings row, grid;
-    grid.grid = true;
+    grid.layout = qs::gui::FigureLayoutMode::Grid;
     std::vector<std::uint8_t> rgba;
     qs::gui::FigureImageInfo a, b;
     std::string error;

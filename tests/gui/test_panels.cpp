@@ -484,7 +484,7 @@ TEST_CASE("presenter view: the lesson's values are printed at a projector's text
     Window w(1280, 720, 36.0f);
     const Shared lesson = FromPreset("lesson");
     qs::gui::FigurePanelState figure;
-    figure.settings.grid = false;
+    figure.settings.layout = qs::gui::FigureLayoutMode::Row;
     figure.settings.show_toolbar = true;
     const auto draw = [&] {
         figure.annotation_font = nullptr;
@@ -497,7 +497,7 @@ TEST_CASE("presenter view: the lesson's values are printed at a projector's text
         CHECK_FALSE(qs::gui::PresenterUsesGrid(lesson.view(), ImVec2(4000, 500)));  // a very wide screen: one row
     });
     // Presenter mode overrides the layout only while it draws.
-    CHECK_FALSE(figure.settings.grid);
+    CHECK(figure.settings.layout == qs::gui::FigureLayoutMode::Row);
     CHECK(figure.settings.show_toolbar);
     CHECK(figure.max_cell_aspect == qs::gui::kDefaultCellAspect);
     w.save("presenter");

@@ -12,7 +12,8 @@
 namespace qs::gui {
 
 std::vector<cli::OptionSpec> FigureOptionSpecs() {
-    return {{"--cmap", true}, {"--annotate", true}, {"--lesson-look", false}, {"--grid", false}, {"--slice", true}};
+    return {{"--cmap", true}, {"--annotate", true}, {"--lesson-look", false}, {"--grid", false}, {"--layout", true},
+            {"--slice", true}};
 }
 
 ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tensor) {
@@ -29,7 +30,13 @@ ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tens
         view.emplace_back("figure.annotate", *s);
     }
     if (args.has("--lesson-look")) view.emplace_back("figure.lesson_look", "1");
-    if (args.has("--grid")) view.emplace_back("figure.grid", "1");  // the four panels as 2 x 2
+    if (args.has("--grid")) view.emplace_back("figure.layout", "grid");  // the four panels as 2 x 2
+    if (const std::string* s = args.get("--layout")) {
+        if (args.has("--grid")) throw Error("--grid is --layout grid: give one of them");
+        if (!ApplyFigurePanelSetting(scratch, "layout", s->c_str()))
+            throw Error("--layout: " + quoted_text(*s) + " is not auto, row or grid");
+        view.emplace_back("figure.layout", *s);
+    }
     if (const std::string* s = args.get("--slice")) {
         const std::int64_t slice = cli::parse_int("--slice", *s);
         if (slice < 0 || slice >= tensor.slices())

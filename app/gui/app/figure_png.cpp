@@ -29,6 +29,12 @@ bool RenderFigureRgba(const QuantView& view, const FigurePanelSettings& settings
     state.settings.show_pipeline = options.selected >= 0;
     state.selected = options.selected;
     state.slice = options.slice;
+    // A picture's values fill its cells, and it has none of the window's decorations (the render goldens pin
+    // its pixels): no block outlines or strip, no colorbar legends.
+    state.annotation_rule = AnnotationRule::Fill;
+    state.block_outlines = false;
+    state.block_strip = false;
+    state.colorbar_legends = false;
 
     OffscreenRenderer r;
     FontSet fonts;

@@ -25,6 +25,7 @@
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/platform/settings.hpp"
 #include "gui/platform/window.hpp"
+#include "gui/widgets/widgets.hpp"
 #include "gui/widgets/style.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
@@ -116,6 +117,38 @@ void DrawFrame(AppWindow& window, AppState& app, Frame& frame, bool scripted) {
     window.render_frame();
 }
 
+// --layout-report: what the last frame showed, for tests and for checking a lesson's screens by script.
+void PrintLayoutReport(const AppState& app, const Frame& frame) {
+    std::vector<std::string> names;
+    const int overflowing = CountOverflowingWindows(&names);
+    const FigurePanelState& f = app.figure;
+    std::string out = "{\"presenter\": " + std::string(app.presenter ? "true" : "false");
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ", \"font_px\": %.1f, \"text_scale\": %.3f, \"grid\": %s, \"annotation_px\": %.2f",
+                  std::round(kBaseFontPx * frame.ui_scale), app.presenter ? f.presenter_text_scale : 1.0f,
+                  f.used_grid ? "true" : "false", f.annotation_size);
+    out += buf;
+    auto list = [&](const char* key, const std::array<std::int64_t, 4>& v) {
+        std::snprintf(buf, sizeof buf, ", \"%s\": [%lld, %lld, %lld, %lld]", key, static_cast<long long>(v[0]),
+                      static_cast<long long>(v[1]), static_cast<long long>(v[2]), static_cast<long long>(v[3]));
+        out += buf;
+    };
+    list("annotated", f.annotated_cells);
+    list("visible", f.visible_cells);
+    out += ", \"overflowing_windows\": " + std::to_string(overflowing) + ", \"overflowing\": [";
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        out += i ? ", \"" : "\"";
+        for (char c : names[i]) {  // the window's own names: ASCII, but keep the JSON valid whatever they are
+            if (c == '"' || c == '\\') out += '\\';
+            out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+        }
+        out += "\"";
+    }
+    out += "]}";
+    std::printf("%s\n", out.c_str());
+    std::fflush(stdout);
+}
+
 bool SaveScreenshot(const AppWindow& window, const std::string& path) {
     std::vector<std::uint8_t> pixels;
     int width = 0, height = 0;
@@ -204,6 +237,7 @@ int RunWindow(AppWindow& window, GuiOptions& options, const Settings& settings, 
         const bool settled = !AnythingRunning(*app) || run_clock.seconds() > 60.0;
         if (!options.screenshot.empty() && frame_index + 1 >= options.frames && settled) {
             if (!SaveScreenshot(window, options.screenshot)) exit_code = 2;
+            if (options.layout_report) PrintLayoutReport(*app, frame);
             break;
         }
         window.swap();

@@ -15,8 +15,35 @@
 namespace qs::gui {
 
 std::vector<cli::OptionSpec> GuiFileOptionSpecs() {
-    return cli::join(FigureOptionSpecs(), {{"--save-figure", true}, {"--save-session", true}, {"--presenter", false}});
+    return cli::join(FigureOptionSpecs(), {{"--save-figure", true}, {"--save-session", true}, {"--presenter", false},
+                                                {"--panels", true}});
 }
+
+namespace {
+
+// --panels controls,figure,metrics,histogram: the View menu's panels to show (the others hidden), as the
+// session's panels.* pairs.
+ViewSettings PanelsAsView(const std::string& list) {
+    const char* const names[] = {"controls", "figure", "metrics", "histogram"};
+    bool shown[4] = {false, false, false, false};
+    std::size_t at = 0;
+    while (at <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string name = list.substr(at, comma - at);
+        bool known = false;
+        for (int i = 0; i < 4; ++i) {
+            if (name == names[i]) shown[i] = known = true;
+        }
+        if (!known)
+            throw Error("--panels: " + quoted_text(name) + " is not controls, figure, metrics or histogram");
+        at = comma + 1;
+    }
+    ViewSettings view;
+    for (int i = 0; i < 4; ++i) view.emplace_back(std::string("panels.") + names[i], shown[i] ? "1" : "0");
+    return view;
+}
+
+}  // namespace
 
 cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& files) {
     files = GuiFileOptions{};
@@ -54,6 +81,9 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
     cli::Input input = cli::load_input(args, true);
     files.view = FigureOptionsAsView(args, input.tensor);
     if (args.has("--presenter")) files.view.emplace_back("presenter", "1");
+    if (const std::string* s = args.get("--panels")) {
+        for (const auto& pair : PanelsAsView(*s)) files.view.push_back(pair);
+    }
     return input;
 }
 
@@ -61,9 +91,11 @@ const char* const kGuiHelp =
     "usage: quantscope [gui] [INPUT | --preset NAME | --random normal|uniform --shape RxC[xD] [--seed N]\n"
     "                        [--mean M --std S | --low L --high H] [--outliers K]]\n"
     "                        [quantize options] [--size WxH] [--font-scale F] [--no-settings]\n"
-    "                        [--cmap NAME] [--annotate auto|on|off] [--lesson-look] [--grid] [--slice I]\n"
+    "                        [--cmap NAME] [--annotate auto|on|off] [--lesson-look] [--layout auto|row|grid]\n"
+    "                        [--slice I] [--panels controls,figure,metrics,histogram]\n"
     "                        [--screenshot out.png [--frames N] [--save-figure F.png] [--save-session S.json]]\n"
     "                        [--bench-frames N] [--tab NAME] [--presenter] [--lesson NAME [--step K]]\n"
+    "                        [--layout-report]\n"
     "\n"
     "Opens the window on INPUT (.npy, .csv, .safetensors [--tensor NAME] or a saved SESSION.json), a preset or\n"
     "a random tensor; the lesson's 3x3 tensor by default. A .safetensors file of several tensors without\n"
@@ -75,9 +107,13 @@ const char* const kGuiHelp =
     "  --font-scale F      text size factor 0.5..3 (Ctrl+= / Ctrl+- / Ctrl+0 in the window)\n"
     "  --no-settings       neither read nor write ~/.config/quantscope/settings.ini\n"
     "  --screenshot PNG    draw N frames (default 5, at least 3), save the window as PNG, exit\n"
-    "  --cmap, --annotate, --lesson-look, --grid, --slice   figure settings, as for `quantscope render`\n"
+    "  --cmap, --annotate, --lesson-look, --layout, --slice   figure settings, as for `quantscope render`\n"
+    "                      (--layout row: the four panels in a row, grid: 2x2; --grid is --layout grid)\n"
+    "  --panels LIST       the View menu's panels to show, the others hidden (e.g. --panels figure,metrics)\n"
     "  --save-figure PNG   with --screenshot: also File > Save figure as PNG (the `render` image)\n"
     "  --save-session JSON with --screenshot: also File > Save session\n"
+    "  --layout-report     with --screenshot: print one JSON line of what the figure showed (cells whose value\n"
+    "                      was printed per panel, the values' size, windows whose contents are cut at the edge)\n"
     "  --bench-frames N    drag the manual scale for N frames, print timing medians as JSON, exit\n"
     "  --presenter         start in presenter mode: the figure alone, for a projector (F5 / Esc in the window)\n"
     "  --lesson NAME       open a lesson (quantscope lesson list) or a lesson FILE.json at --step K (from 1):\n"
@@ -121,7 +157,8 @@ void ApplyLessonOption(const cli::ParsedArgs& parsed, const std::string& name, G
 GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     const std::vector<cli::OptionSpec> own = {
         {"--size", true}, {"--screenshot", true}, {"--frames", true}, {"--bench-frames", true},
-        {"--font-scale", true}, {"--no-settings", false}, {"--tab", true}, {"--lesson", true}, {"--step", true}};
+        {"--font-scale", true}, {"--no-settings", false}, {"--tab", true}, {"--lesson", true}, {"--step", true},
+        {"--layout-report", false}};
     const cli::ParsedArgs parsed =
         cli::parse_args(args, cli::join(cli::join(cli::join(cli::tensor_source_options(), cli::quantize_options()), own),
                                         GuiFileOptionSpecs()));
@@ -164,6 +201,8 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
         if (o.tab < 0)
             throw Error("--tab: " + quoted_text(*v) + " is not histograms, landscape, calibrators, compare, model or layer");
     }
+    o.layout_report = parsed.has("--layout-report");
+    if (o.layout_report && o.screenshot.empty()) throw Error("--layout-report needs --screenshot");
     // Screenshots and benchmarks must not depend on what a user saved.
     o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;
     o.input = LoadGuiInput(parsed, !o.screenshot.empty(), o.files);

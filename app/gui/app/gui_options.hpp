@@ -38,6 +38,7 @@ struct GuiOptions {
     float font_scale = 0.0f;  // --font-scale; 0: settings or 1
     bool use_settings = true;
     int tab = -1;             // --tab: the analysis tab shown first
+    bool layout_report = false;  // --layout-report: with --screenshot, print what the figure showed as JSON
     GuiFileOptions files;     // figure options, scripted saves, a model file to list
     // --lesson NAME|FILE [--step K]: the lesson to open and its step (0-based); `input` holds that step's
     // tensor and settings (what a headless render shows).

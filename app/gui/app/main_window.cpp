@@ -18,6 +18,7 @@
 #include "gui/panels/metrics_panel.hpp"
 #include "gui/panels/presenter_view.hpp"
 #include "gui/widgets/palette.hpp"
+#include "gui/widgets/text.hpp"
 #include "quantscope/presets.hpp"
 
 namespace qs::gui {
@@ -88,9 +89,13 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         std::snprintf(status, sizeof status, "%s   %s   recompute %.2f ms%s", app.doc.label.c_str(),
                       app.doc.tensor ? shape_to_string(app.doc.tensor->shape).c_str() : "", app.doc.last_recompute_ms,
                       app.doc.recomputing() ? " (updating...)" : "");
-        const float w = ImGui::CalcTextSize(status).x;
+        // Shortened at a word (whole in a tooltip) where large text leaves it less than the bar's rest.
+        const float room = right - ImGui::GetCursorPosX() - style.ItemSpacing.x;
+        const std::string shown = FitText(status, room);
+        const float w = ImGui::CalcTextSize(shown.c_str()).x;
         ImGui::SameLine(std::max(ImGui::GetCursorPosX(), right - w));
-        ImGui::TextDisabled("%s", status);
+        ImGui::TextDisabled("%s", shown.c_str());
+        if (shown != status && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", status);
     }
     ImGui::EndMenuBar();
 }
@@ -112,7 +117,10 @@ void DrawErrorBanner(AppState& app) {
 
 void DrawLeftColumn(AppState& app, const Frame& frame) {
     // Wide enough for the labels at any text size, but never more than a third of the window.
-    const float width = std::min(kLeftColumnPx * frame.ui_scale, std::floor(ImGui::GetContentRegionAvail().x * 0.33f));
+    // (At a projector's text size on a small window up to 45%: room for a label word like "Asymmetric".)
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float width = std::floor(std::min(kLeftColumnPx * frame.ui_scale,
+                                            std::max(avail * 0.33f, std::min(avail * 0.45f, ImGui::GetFontSize() * 10.5f))));
     ImGui::BeginChild("##left", ImVec2(width, 0.0f), true);
     if (!app.doc.notice.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, WarningColor());
@@ -120,7 +128,7 @@ void DrawLeftColumn(AppState& app, const Frame& frame) {
         ImGui::PopStyleColor();
         if (ImGui::SmallButton("OK##notice")) app.doc.notice.clear();
     }
-    if (ImGui::BeginTabBar("##left-tabs")) {
+    if (ImGui::BeginTabBar("##left-tabs", ImGuiTabBarFlags_FittingPolicyScroll)) {
         if (app.lesson.lesson &&
             ImGui::BeginTabItem("Lesson", nullptr, app.show_lesson_tab ? ImGuiTabItemFlags_SetSelected : 0)) {
             ImGui::BeginChild("##lesson-scroll");
@@ -163,10 +171,23 @@ void DrawRightColumn(AppState& app, Frame& frame) {
     // The figure first, as tall as its heatmaps need for square cells (at most 70%); the numbers and
     // histograms take the rest.
     float figure_h = avail.y;
-    if (bottom && view.valid()) figure_h = std::min(std::floor(avail.y * 0.70f), FigurePanelHeight(app.figure, view, avail.x));
+    float bottom_min = 0.0f;
+    if (bottom && view.valid()) {
+        const float natural = FigurePanelHeight(app.figure, view, avail.x);
+        figure_h = std::min(std::floor(avail.y * 0.70f), natural);
+        // A projector's text on a small window: 70% of the column would squeeze the heatmaps to thumbnails.
+        // The figure then keeps the height its square cells need and the column scrolls to the numbers below.
+        if (figure_h < 0.75f * natural) {
+            figure_h = natural;
+            bottom_min = std::floor(avail.y * 0.6f);
+        }
+    }
     // The layer lab is a view of its own: it takes the figure's room (it draws W itself).
     const bool layer = app.panels.histogram && app.analysis_tab == kTabLayer && view.valid();
-    if (!app.panels.figure || layer) figure_h = 0.0f;
+    if (!app.panels.figure || layer) {
+        figure_h = 0.0f;
+        bottom_min = 0.0f;
+    }
     if (app.panels.figure && !layer) {
         const Stopwatch clock;
         if (view.valid()) {
@@ -177,7 +198,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
         frame.figure_ms = clock.ms();
     }
     if (bottom && view.valid()) {
-        const float h = std::max(ImGui::GetContentRegionAvail().y, 0.0f);
+        const float h = std::max(ImGui::GetContentRegionAvail().y, bottom_min);
         // The landscape, the calibrator table and the comparison need the width: the metrics step aside.
         const bool wide = app.panels.histogram && app.analysis_tab != kTabHistograms;
         const bool show_metrics = app.panels.metrics && !wide;
@@ -190,7 +211,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
         }
         if (app.panels.histogram) {
             ImGui::BeginChild("##analysis", ImVec2(0.0f, h), true);
-            if (ImGui::BeginTabBar("##analysis-tabs")) {
+            if (ImGui::BeginTabBar("##analysis-tabs", ImGuiTabBarFlags_FittingPolicyScroll)) {
                 if (ImGui::BeginTabItem("Histograms", nullptr, TabFlags(frame, kTabHistograms))) {
                     app.analysis_tab = kTabHistograms;
                     app.histogram.follow_element = app.figure.selected;

@@ -14,7 +14,7 @@ namespace qs::gui {
 const char* const kRenderHelp =
     "usage: quantscope render [INPUT | --preset NAME | --random ...] [quantize options] --out FIG.png\n"
     "                         [--width PX] [--annotate auto|on|off] [--cmap coolwarm|viridis|greys]\n"
-    "                         [--slice I] [--lesson-look] [--grid]\n"
+    "                         [--slice I] [--lesson-look] [--layout auto|row|grid] [--grid]\n"
     "\n"
     "Writes the four-panel figure (original, quantized, dequantized, error) as a PNG without any display.\n"
     "The same input gives the same bytes. Quantize options as for `quantscope quantize --help`.\n";

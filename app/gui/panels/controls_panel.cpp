@@ -21,7 +21,8 @@ namespace {
 const ImVec4 kWrongRed(0.82f, 0.12f, 0.10f, 1.0f);
 const ImVec4 kWarn(0.80f, 0.42f, 0.0f, 1.0f);
 
-void Label(const char* text) { RowLabel(text, 6.5f); }
+constexpr float kLabelColumnEm = 6.5f;
+void Label(const char* text) { RowLabel(text, kLabelColumnEm); }
 void Section(const char* title) { SectionHeader(title); }
 
 void Note(const ImVec4& color, const std::string& text) {
@@ -34,8 +35,8 @@ void Note(const ImVec4& color, const std::string& text) {
 void DrawDtype(const Document& doc, Intents& out) {
     QuantConfig next = doc.config;
     int sign = next.dtype.is_signed ? 0 : 1;
-    Label("Type");
-    bool changed = ImGui::Combo("##signedness", &sign, "int (signed)\0uint (unsigned)\0");
+    const char* const kinds[] = {"int (signed)", "uint (unsigned)"};
+    bool changed = ComboRow("Type", "##signedness", &sign, kinds, 2, kLabelColumnEm);
     Label("Bits");
     int bits = next.dtype.bits;
     changed |= SafeSliderInt("##bits", &bits, 2, 16, "%d bits", ImGuiSliderFlags_AlwaysClamp);
@@ -50,8 +51,8 @@ void DrawDtype(const Document& doc, Intents& out) {
     }
     const IntType& t = doc.config.dtype;
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::Text("%s:  q in [%d, %d],  %lld levels", t.name().c_str(), t.q_min(), t.q_max(),
-                static_cast<long long>(t.levels()));
+    TextWrappedAtSpaces(t.name() + ":  q in [" + std::to_string(t.q_min()) + ", " + std::to_string(t.q_max()) + "],  " +
+                        std::to_string(t.levels()) + " levels");
     ImGui::PopStyleColor();
 }
 
@@ -89,9 +90,9 @@ void DrawMode(ControlsPanelState& state, const Document& doc, Intents& out) {
 // clip or the MSE search (the core's calibrators; the Calibrators tab compares them all).
 void DrawCalibration(const Document& doc, Intents& out) {
     QuantConfig next = doc.config;
-    Label("Range");
     int cal = static_cast<int>(next.calibration);
-    bool changed = ImGui::Combo("##calibration", &cal, "min/max (lessons)\0percentile\0MSE search\0");
+    const char* const calibrations[] = {"min/max (lessons)", "percentile", "MSE search"};
+    bool changed = ComboRow("Range", "##calibration", &cal, calibrations, 3, kLabelColumnEm);
     HelpTooltip("min/max: the lessons' r_min and r_max (max|r| when symmetric).\n"
                 "percentile: clip the tails at the P-th percentile.\n"
                 "MSE search: the clipping range with the smallest error.");
@@ -117,7 +118,7 @@ void DrawCalibration(const Document& doc, Intents& out) {
         ImGui::NewLine();
     }
     if (next.mode == Mode::Asymmetric) {
-        changed |= ImGui::Checkbox("Recompute s after clamping z", &next.recompute_scale);
+        changed |= CheckboxWrapped("Recompute s after clamping z", &next.recompute_scale);
         HelpTooltip("The lessons clamp a zero point outside [q_min, q_max] but keep s, so an all-positive "
                     "tensor loses the top of its range. Checked: s is recomputed for the clamped z and the whole "
                     "range [r_min, r_max] stays representable.");
@@ -169,7 +170,7 @@ void DrawManual(ControlsPanelState& state, const Document& doc, Intents& out) {
         char text[128];
         std::snprintf(text, sizeof text, "Use computed  (s = %.6g, z = %d)", doc.computed_params.scale[0],
                       doc.computed_params.zero_point[0]);
-        if (ImGui::Button(text, ImVec2(-1.0f, 0.0f))) {
+        if (ButtonFullWidth(text)) {
             next = doc.config;
             next.manual_scale = doc.computed_params.scale[0];
             next.manual_zero_point = doc.computed_params.zero_point[0];
@@ -186,14 +187,18 @@ void DrawComputedParams(const Document& doc) {
     if (p.scale.empty()) return;
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     if (p.scale.size() == 1) {
-        ImGui::Text("s = %.10g", p.scale[0]);
-        ImGui::Text("z = %d", p.zero_point[0]);
+        char line[64];
+        std::snprintf(line, sizeof line, "s = %.10g", p.scale[0]);
+        TextWrappedAtSpaces(line);
+        TextWrappedAtSpaces("z = " + std::to_string(p.zero_point[0]));
     } else {
         const auto [smin, smax] = std::minmax_element(p.scale.begin(), p.scale.end());
         const auto [zmin, zmax] = std::minmax_element(p.zero_point.begin(), p.zero_point.end());
-        ImGui::Text("%zu blocks", p.scale.size());
-        ImGui::Text("s in [%.5g, %.5g]", *smin, *smax);
-        ImGui::Text("z in [%d, %d]", *zmin, *zmax);
+        char line[96];
+        TextWrappedAtSpaces(std::to_string(p.scale.size()) + " blocks");
+        std::snprintf(line, sizeof line, "s in [%.5g, %.5g]", *smin, *smax);
+        TextWrappedAtSpaces(line);
+        TextWrappedAtSpaces("z in [" + std::to_string(*zmin) + ", " + std::to_string(*zmax) + "]");
     }
     ImGui::PopStyleColor();
 }
@@ -202,8 +207,8 @@ void DrawGranularity(ControlsPanelState& state, const Document& doc, Intents& ou
     const bool manual = doc.config.mode == Mode::Manual;
     ImGui::BeginDisabled(manual);
     bool changed = false;
-    Label("Per");
-    changed |= ImGui::Combo("##granularity", &state.granularity, "tensor\0channel\0group\0");
+    const char* const granularities[] = {"tensor", "channel", "group"};
+    changed |= ComboRow("Per", "##granularity", &state.granularity, granularities, 3, kLabelColumnEm);
     if (state.granularity == 1) {
         Label("Axis");
         changed |= ImGui::InputInt("##axis", &state.axis);
@@ -235,7 +240,10 @@ void DrawRounding(const Document& doc, Intents& out) {
     int r = static_cast<int>(next.rounding);
     bool changed = ImGui::RadioButton("half-even", &r, static_cast<int>(Rounding::HalfEven));
     HelpTooltip("Ties go to the even neighbour: 2.5 -> 2, 3.5 -> 4 (torch.round, numpy.round).");
-    ImGui::SameLine();
+    // Side by side where both fit (large text: one under the other).
+    if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectMax().x + ImGui::GetCursorScreenPos().x >
+        ImGui::GetFrameHeight() + ImGui::CalcTextSize("half-away").x + ImGui::GetStyle().ItemSpacing.x * 2.0f)
+        ImGui::SameLine();
     changed |= ImGui::RadioButton("half-away", &r, static_cast<int>(Rounding::HalfAway));
     HelpTooltip("Ties go away from zero: 2.5 -> 3 (std::round).");
     if (changed) {
@@ -250,7 +258,7 @@ void DrawNaiveCast(ControlsPanelState& state, const Document& doc, Intents& out)
     bool wrap = next.overflow == Overflow::Wrap;
     ImGui::PushStyleColor(ImGuiCol_Text, kWrongRed);
     ImGui::PushStyleColor(ImGuiCol_CheckMark, kWrongRed);
-    const bool changed = ImGui::Checkbox("Naive cast, no clamp  (WRONG)", &wrap);
+    const bool changed = CheckboxWrapped("Naive cast, no clamp  (WRONG)", &wrap);
     ImGui::PopStyleColor(2);
     HelpTooltip("Skips the clamp to [q_min, q_max]: a value past the range wraps around like a C cast "
                 "(two's complement). Shown to teach the pitfall; never do this.");
@@ -258,7 +266,7 @@ void DrawNaiveCast(ControlsPanelState& state, const Document& doc, Intents& out)
         next.overflow = wrap ? Overflow::Wrap : Overflow::Clamp;
         out.apply_config(doc, next, false);
     }
-    if (ImGui::Button("Lesson: /max * 255, cast to int8", ImVec2(-1.0f, 0.0f))) {
+    if (ButtonFullWidth("Lesson: /max * 255, cast to int8")) {
         next = recipe_config(Recipe::NaiveMax255, view_of(*doc.tensor), doc.config);
         state.scale_entry = next.manual_scale;
         out.apply_config(doc, next, false, &state.manual_message);

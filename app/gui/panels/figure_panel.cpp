@@ -10,6 +10,9 @@
 #include "quantscope/histogram.hpp"
 #include "quantscope/quantize.hpp"
 #include "gui/panels/figure_cover.hpp"
+#include "gui/panels/block_strip.hpp"
+#include "gui/panels/figure_styles.hpp"
+#include "gui/panels/figure_toolbar.hpp"
 #include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
@@ -17,200 +20,18 @@
 namespace qs::gui {
 namespace {
 
-const char* kAnnotateNames[] = {"auto", "on", "off"};
-
-void MinMax(const float* v, std::int64_t n, double& lo, double& hi) {
-    float a = 0, b = 0;
-    value_range(v, n, a, b);
-    lo = a;
-    hi = b;
-}
-
-void UpdateRanges(FigurePanelState& st, const QuantView& qv) {
-    const std::int64_t n = qv.tensor->numel();
-    const TensorKey key = TensorKeyOf(qv);
-    if (!st.orig_valid || key != st.tensor_key) {
-        const float* v = qv.tensor->values.data();
-        MinMax(v, n, st.orig_lo, st.orig_hi);
-        st.orig_argmin = std::find(v, v + n, static_cast<float>(st.orig_lo)) - v;
-        st.orig_argmax = std::find(v, v + n, static_cast<float>(st.orig_hi)) - v;
-        st.tensor_key = key;
-        ++st.tensor_gen;
-        st.orig_valid = true;
-        st.ranges_valid = false;
-    }
-    if (st.ranges_valid && st.ranges_generation == qv.generation) return;
-    if (qv.params->block_count == 1 && qv.config->overflow == Overflow::Clamp) {
-        // One (s, z) with the clamp: r -> r' is non-decreasing (a float division, round and clamp all are), so
-        // the smallest and largest r' are those of the smallest and largest r, exactly as the quantizer made them.
-        st.deq_lo = trace_element(*qv.tensor, *qv.params, *qv.config, st.orig_argmin).dequantized;
-        st.deq_hi = trace_element(*qv.tensor, *qv.params, *qv.config, st.orig_argmax).dequantized;
-    } else {
-        MinMax(qv.result->dequantized.data(), n, st.deq_lo, st.deq_hi);
-    }
-    st.err_hi = qv.result->metrics.max_abs_error;
-    st.ranges_generation = qv.generation;
-    st.ranges_valid = true;
-}
-
-// Value range -> colormap normalisation. A diverging map over data of both signs is centered on 0 (two
-// slopes): neutral means zero, blue negative, red positive, and the extremes get the full colors. Data of one
-// sign uses the whole map over its range (as seaborn does), or a block of values around 100 would be one flat
-// red.
-void SetValueScale(HeatmapStyle& s, Colormap map, double lo, double hi) {
-    s.colormap = map;
-    s.bar_lo = lo;
-    s.bar_hi = hi;
-    s.norm = IsDiverging(map) && lo < 0.0 && hi > 0.0 ? ColorNorm::Centered(lo, hi, 0.0) : ColorNorm::Linear(lo, hi);
-}
-
-// Decimals for printed reals: the lessons' 2, or enough for two significant digits of the largest magnitude
-// (errors of a randn tensor are ~0.01: ".2f" would print a wall of "0.01" and "0.00"). At most 5, then
-// kMaxCellDecimals + 1, which prints in "%.3g".
-int DecimalsFor(double max_abs) {
-    if (!(max_abs > 0.0) || max_abs >= 0.1) return 2;
-    return std::min(kMaxCellDecimals + 1, std::max(2, 1 - static_cast<int>(std::floor(std::log10(max_abs)))));
-}
-
-struct PanelStyles {
-    std::array<HeatmapStyle, 4> styles;
-};
-
-PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool white_readable) {
-    const FigurePanelSettings& set = st.settings;
-    const IntType& dt = qv.config->dtype;
-    const double qmin = dt.q_min(), qmax = dt.q_max();
-    double olo = st.orig_lo, ohi = st.orig_hi, dlo = st.deq_lo, dhi = st.deq_hi;
-    if (set.shared_range) {
-        olo = dlo = std::min(st.orig_lo, st.deq_lo);
-        ohi = dhi = std::max(st.orig_hi, st.deq_hi);
-    }
-    PanelStyles p;
-    for (HeatmapStyle& s : p.styles) {
-        s.max_cell_aspect = st.max_cell_aspect;
-        s.annotation_height_share = st.annotation_height_share;
-        s.annotate = set.annotate;
-        s.annotation_font = st.annotation_font;
-    }
-    HeatmapStyle& o = p.styles[kOriginal];
-    HeatmapStyle& q = p.styles[kQuantized];
-    HeatmapStyle& d = p.styles[kDequantized];
-    HeatmapStyle& e = p.styles[kError];
-    q.format = CellFormat::Integer;
-    e.reduction = Reduction::Max;  // an outlier's error must survive zooming out
-
-    if (set.lesson_look) {
-        // The helper's figure. It draws original and error white with printed values; white carries no
-        // information once the cells are too small to print, so then those two fall back to coolwarm.
-        if (white_readable) {
-            o.colormap = e.colormap = Colormap::White;
-            o.colorbar = e.colorbar = ColorbarMode::Reserve;
-            if (o.annotate == AnnotateMode::Off) o.annotate = e.annotate = AnnotateMode::Auto;
-        } else {
-            SetValueScale(o, Colormap::Coolwarm, olo, ohi);
-            e.colormap = Colormap::Coolwarm;
-            e.norm = ColorNorm::Centered(0.0, st.err_hi, 0.0);
-            e.bar_lo = 0.0;
-            e.bar_hi = st.err_hi;
-        }
-        q.colormap = Colormap::Coolwarm;
-        q.norm = ColorNorm::Linear(qmin, qmax);
-        q.bar_lo = qmin;
-        q.bar_hi = qmax;
-        // The helper leaves vmin=0, vmax=1 here (every value above 1 saturates red); the original's range is
-        // what the figure means to show, so use that.
-        SetValueScale(d, Colormap::Coolwarm, dlo, dhi);
-        return p;
-    }
-
-    const Colormap map = set.colormap;
-    o.decimals = d.decimals = DecimalsFor(std::max(std::fabs(olo), std::fabs(ohi)));
-    e.decimals = DecimalsFor(st.err_hi);
-    SetValueScale(o, map, olo, ohi);
-    SetValueScale(d, map, dlo, dhi);
-    q.colormap = map;
-    q.bar_lo = qmin;
-    q.bar_hi = qmax;
-    q.norm = ColorNorm::Linear(qmin, qmax);
-    if (IsDiverging(map) && qv.params->zero_point.size() == 1) {
-        // Code z stands for the real 0: make it the neutral color, so that a code has the color of the value
-        // it stands for in the original panel.
-        q.norm = ColorNorm::Centered(qmin, qmax, qv.params->zero_point[0]);
-    }
-    // Error >= 0: with a diverging map 0 is the neutral middle and the largest error the full red.
-    e.colormap = map;
-    e.norm = IsDiverging(map) ? ColorNorm::Centered(0.0, st.err_hi, 0.0) : ColorNorm::Linear(0.0, st.err_hi);
-    e.bar_lo = 0.0;
-    e.bar_hi = st.err_hi;
-    return p;
-}
-
-void DrawToolbar(FigurePanelState& st, const QuantView& qv) {
-    FigurePanelSettings& set = st.settings;
-    const float font = ImGui::GetFontSize();
-    ImGui::BeginDisabled(set.lesson_look);
-    ImGui::SetNextItemWidth(font * 7.0f);
-    if (ImGui::BeginCombo("Colormap", ColormapName(set.colormap))) {
-        for (int i = 0; i < kColormapCount; ++i) {
-            const Colormap m = static_cast<Colormap>(i);
-            if (m == Colormap::White) continue;  // only meaningful with printed values: that is the lesson look
-            if (ImGui::Selectable(ColormapName(m), m == set.colormap)) set.colormap = m;
-        }
-        ImGui::EndCombo();
-    }
-    ImGui::EndDisabled();
-    ImGui::SameLine();
-    ImGui::Checkbox("Lesson look", &set.lesson_look);
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The lessons' plot_quantization_errors: original and error white with printed values,\n"
-                          "quantized and dequantized in coolwarm.");
-    ImGui::SameLine();
-    ImGui::Checkbox("2x2", &set.grid);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The four panels as a 2 x 2 grid: bigger heatmaps, e.g. on a projector.");
-    ImGui::SameLine();
-    ImGui::Checkbox("Shared range", &set.shared_range);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Original and dequantized use one color scale: same color, same value.");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(font * 5.0f);
-    int ann = static_cast<int>(set.annotate);
-    if (ImGui::Combo("Values", &ann, kAnnotateNames, 3)) set.annotate = static_cast<AnnotateMode>(ann);
-    if (qv.tensor->rank() == 3) {
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(font * 8.0f);
-        SafeSliderInt("Slice", &st.slice, 0, qv.tensor->slices() - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("Index along axis 0 (of %lld)", static_cast<long long>(qv.tensor->slices()));
-    }
-    ImGui::SameLine();
-    const bool full = IsFullView(st.view, qv.tensor->rows(), qv.tensor->cols());
-    ImGui::BeginDisabled(full);
-    if (ImGui::Button("Reset zoom")) st.view.reset();
-    ImGui::EndDisabled();
-    if (!full) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("rows %lld-%lld, cols %lld-%lld", static_cast<long long>(std::floor(st.view.y0)),
-                            static_cast<long long>(std::ceil(st.view.y1)) - 1, static_cast<long long>(std::floor(st.view.x0)),
-                            static_cast<long long>(std::ceil(st.view.x1)) - 1);
-    } else {
-        // The hint only where it fits on the line; otherwise a "(?)" that shows it on hover.
-        const char* hint = "wheel: zoom, drag: pan, click: follow an element";
-        ImGui::SameLine();
-        if (ImGui::GetContentRegionAvail().x >= ImGui::CalcTextSize(hint).x) {
-            ImGui::TextDisabled("%s", hint);
-        } else {
-            ImGui::TextDisabled("(?)");
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", hint);
-        }
-    }
-}
-
 void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState& hs, int panel) {
     const ElementTrace t = trace_element(*qv.tensor, *qv.params, *qv.config, flat);
     const Sym sym = Symbols();
     ImGui::BeginTooltip();
     ImGui::Text("Element %s", index_to_string(qv.tensor->shape, flat).c_str());
-    if (qv.params->block_count > 1) ImGui::TextDisabled("block %lld of %lld", static_cast<long long>(t.block),
-                                                        static_cast<long long>(qv.params->block_count));
+    if (qv.params->block_count > 1) {
+        const std::size_t b = static_cast<std::size_t>(t.block);
+        ImGui::TextDisabled("%s %lld of %lld:  s = %s,  z = %s",
+                            qv.config->granularity == Granularity::Channel ? "channel" : "group",
+                            static_cast<long long>(t.block), static_cast<long long>(qv.params->block_count),
+                            FormatNumber(qv.params->scale[b]).c_str(), FormatInteger(qv.params->zero_point[b]).c_str());
+    }
     ImGui::Separator();
     const std::vector<std::string> lines = PipelineLines(qv, t);
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -229,68 +50,35 @@ void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> FigurePanelSettingPairs(const FigurePanelSettings& s) {
-    auto flag = [](bool b) { return std::string(b ? "1" : "0"); };
-    return {{"colormap", ColormapName(s.colormap)},
-            {"lesson_look", flag(s.lesson_look)},
-            {"shared_range", flag(s.shared_range)},
-            {"annotate", kAnnotateNames[static_cast<int>(s.annotate)]},
-            {"show_pipeline", flag(s.show_pipeline)},
-            {"show_toolbar", flag(s.show_toolbar)},
-            {"grid", flag(s.grid)}};
-}
-
-bool ApplyFigurePanelSetting(FigurePanelSettings& s, const char* key, const char* value) {
-    auto parse_bool = [&](bool& out) {
-        if (std::strcmp(value, "1") == 0 || std::strcmp(value, "true") == 0) out = true;
-        else if (std::strcmp(value, "0") == 0 || std::strcmp(value, "false") == 0) out = false;
-        else return false;
-        return true;
-    };
-    if (std::strcmp(key, "colormap") == 0) {
-        Colormap m;
-        if (!ParseColormap(value, m) || m == Colormap::White) return false;
-        s.colormap = m;
-        return true;
-    }
-    if (std::strcmp(key, "annotate") == 0) {
-        for (int i = 0; i < 3; ++i) {
-            if (std::strcmp(value, kAnnotateNames[i]) == 0) {
-                s.annotate = static_cast<AnnotateMode>(i);
-                return true;
-            }
-        }
-        return false;
-    }
-    if (std::strcmp(key, "lesson_look") == 0) return parse_bool(s.lesson_look);
-    if (std::strcmp(key, "shared_range") == 0) return parse_bool(s.shared_range);
-    if (std::strcmp(key, "show_pipeline") == 0) return parse_bool(s.show_pipeline);
-    if (std::strcmp(key, "show_toolbar") == 0) return parse_bool(s.show_toolbar);
-    if (std::strcmp(key, "grid") == 0) return parse_bool(s.grid);
-    return false;
-}
-
 namespace {
 
 struct FigureLayout {
-    float toolbar_h = 0, title_h = 0, caption_h = 0, pipeline_h = 0, gap = 0, col_w = 0;
-    int columns = 4;  // 4 in a row, or 2 x 2 where a row would leave the images narrower than their colorbars
+    float toolbar_h = 0, title_h = 0, caption_h = 0, strip_h = 0, pipeline_h = 0, gap = 0, col_w = 0;
+    int columns = 4;  // 4 in a row, or 2 x 2
     int rows = 1;
 };
 
-FigureLayout ComputeLayout(const FigurePanelState& st, float width) {
+// `caption_lines` under each image: what one pixel stands for (or that values are hidden), and the legend of
+// a diverging colorbar.
+FigureLayout ComputeLayout(const FigurePanelState& st, const QuantView& qv, float width, int caption_lines = 1,
+                           const std::string& note = {}, FigureLayoutMode mode = FigureLayoutMode::Auto) {
     FigureLayout l;
     const ImGuiStyle& style = ImGui::GetStyle();
-    l.toolbar_h = st.settings.show_toolbar ? ImGui::GetFrameHeightWithSpacing() + style.ItemSpacing.y : 0.0f;
+    if (st.settings.show_toolbar) {
+        const int lines = qv.valid() ? FigureToolbarLines(st, qv, width, note) : 1;
+        l.toolbar_h = ImGui::GetFrameHeightWithSpacing() * static_cast<float>(lines) + style.ItemSpacing.y;
+    }
     l.title_h = std::round(ImGui::GetTextLineHeight() * 1.6f);
-    // Under each image: what one pixel stands for when the slice is reduced to fit.
-    l.caption_h = st.captions ? std::round(ImGui::GetTextLineHeight() * 1.3f) : 0.0f;
+    l.caption_h = st.captions ? std::round(ImGui::GetTextLineHeight() * (1.3f + 1.1f * static_cast<float>(caption_lines - 1)))
+                              : 0.0f;
+    l.strip_h = st.block_strip && qv.valid() ? BlockStripHeight(qv) : 0.0f;
     l.pipeline_h = st.settings.show_pipeline ? std::round(ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize()) : 0.0f;
     l.gap = std::round(ImGui::GetFontSize() * 1.0f);
     l.col_w = std::max(16.0f, std::floor((width - 3.0f * l.gap) / 4.0f));
     // Large text (a projector's font scale) or a narrow window: the colorbar labels would take most of a
     // quarter of the width and leave thumbnails.
-    if (st.settings.grid || l.col_w - HeatmapColorbarWidth() < 0.4f * l.col_w) {
+    if (mode == FigureLayoutMode::Auto) mode = st.settings.layout;
+    if (mode == FigureLayoutMode::Grid || (mode == FigureLayoutMode::Auto && l.col_w - HeatmapColorbarWidth() < 0.4f * l.col_w)) {
         l.columns = 2;
         l.rows = 2;
         l.col_w = std::max(16.0f, std::floor((width - l.gap) / 2.0f));
@@ -301,7 +89,7 @@ FigureLayout ComputeLayout(const FigurePanelState& st, float width) {
 }  // namespace
 
 float FigurePanelHeight(const FigurePanelState& st, const QuantView& qv, float width) {
-    const FigureLayout l = ComputeLayout(st, width);
+    const FigureLayout l = ComputeLayout(st, qv, width);
     float ratio = 1.0f;
     if (qv.valid()) {
         ratio = static_cast<float>(qv.tensor->rows()) / static_cast<float>(qv.tensor->cols());
@@ -309,7 +97,7 @@ float FigurePanelHeight(const FigurePanelState& st, const QuantView& qv, float w
     }
     const float heat_w = l.col_w - HeatmapColorbarWidth();
     return std::ceil(l.toolbar_h + static_cast<float>(l.rows) * (l.title_h + heat_w * ratio + l.caption_h) +
-                     l.pipeline_h);
+                     l.strip_h + l.pipeline_h);
 }
 
 namespace {
@@ -342,7 +130,7 @@ std::array<HeatmapSource, 4> PanelSources(FigurePanelState& st, const QuantView&
 // One colorbar width and one annotation size for the four panels: the images line up and the numbers read
 // alike from panel to panel. Returns the annotation size (0: values hidden).
 float ShareColorbarAndAnnotation(PanelStyles& ps, const std::array<HeatmapSource, 4>& src, const HeatmapView& view,
-                                 ImVec2 panel, std::int64_t rows, std::int64_t cols) {
+                                 ImVec2 panel, std::int64_t rows, std::int64_t cols, std::array<bool, 4>* printed = nullptr) {
     float cb_w = 0.0f;
     for (const HeatmapStyle& s : ps.styles) cb_w = std::max(cb_w, HeatmapColorbarWidth(s, panel.y));
     const ImVec2 img = HeatmapImageSize(rows, cols, panel, cb_w, ps.styles[0].max_cell_aspect);
@@ -351,6 +139,7 @@ float ShareColorbarAndAnnotation(PanelStyles& ps, const std::array<HeatmapSource
     for (int i = 0; i < 4; ++i) {
         const float a = HeatmapAnnotationSize(src[i], ps.styles[i], view, cell_px);
         if (a > 0.0f) ann = ann > 0.0f ? std::min(ann, a) : a;
+        if (printed) (*printed)[i] = a > 0.0f;
     }
     for (HeatmapStyle& s : ps.styles) {
         s.colorbar_width = cb_w;
@@ -359,30 +148,48 @@ float ShareColorbarAndAnnotation(PanelStyles& ps, const std::array<HeatmapSource
     return ann;
 }
 
-// A zoomed-out big tensor is averaged (the error: maximised) to screen resolution; say so under the image, or
-// a grey square of averaged noise reads as "all zeros".
-void DrawReductionCaption(const HeatmapState& hs, int panel, const HeatmapResult& r, float x, float col_w, float caption_h) {
-    if (hs.fx <= 1 && hs.fy <= 1) return;
+// The line under an image: what one pixel stands for when the slice is reduced to fit (a grey square of
+// averaged noise would read as "all zeros"), or that the values do not fit their cells at this text size.
+// Shortened at a word with the whole line in a tooltip when the column is narrow.
+void DrawCaptionLine(const std::string& text, const std::string& short_text, float center_x, float x, float col_w, float y) {
+    std::string shown = ImGui::CalcTextSize(text.c_str()).x <= col_w ? text : FitText(short_text, col_w);
+    const ImVec2 cs = ImGui::CalcTextSize(shown.c_str());
+    const float cx = std::round(std::clamp(center_x - cs.x * 0.5f, x, std::max(x, x + col_w - cs.x)));
+    ImGui::GetWindowDrawList()->AddText(ImVec2(cx, std::round(y)), ImGui::GetColorU32(ImGuiCol_TextDisabled), shown.c_str());
+    if (shown != text && ImGui::IsMouseHoveringRect(ImVec2(cx, y), ImVec2(cx + cs.x, y + cs.y)) && ImGui::IsWindowHovered())
+        ImGui::SetTooltip("%s", text.c_str());
+}
+
+std::string ReductionCaption(const HeatmapState& hs, int panel) {
     char cap[96];
     std::snprintf(cap, sizeof cap, "1 px = %s of %lld%s%lld cells", panel == kError ? "max" : "mean",
                   static_cast<long long>(hs.fy), Symbols().times, static_cast<long long>(hs.fx));
-    const ImVec2 cs = ImGui::CalcTextSize(cap);
-    const float cx = std::clamp((r.image_min.x + r.image_max.x - cs.x) * 0.5f, x, std::max(x, x + col_w - cs.x));
-    ImGui::GetWindowDrawList()->AddText(ImVec2(std::round(cx), std::round(r.image_max.y + caption_h * 0.15f)),
-                                        ImGui::GetColorU32(ImGuiCol_TextDisabled), cap);
+    return cap;
 }
 
-// The title centered over the image, like a matplotlib axes title; over the column if it is wider, and
-// clipped to its column: even a short title must not run into the next one.
-void DrawPanelTitle(const char* title, const HeatmapResult& r, float x, float col_w, float top, float title_h) {
+// A diverging colorbar with a centre (0, or z for codes) stretches each side to its own extreme: the ticks of
+// the two sides are not evenly spaced, and this line says why.
+bool HasCenteredLegend(const HeatmapStyle& s) {
+    return s.colorbar == ColorbarMode::Show && s.norm.centered && s.bar_lo < s.norm.center && s.norm.center < s.bar_hi;
+}
+
+std::string CenteredLegend(const HeatmapStyle& s, int panel, bool short_form) {
+    const std::string on = panel == kQuantized ? "centred on z = " + FormatInteger(s.norm.center) : "centred on 0";
+    return short_form ? on : on + ": each side scaled to its extreme";
+}
+
+// The title centered over the image, like a matplotlib axes title; over the column if it is wider. A title
+// wider than its column is shortened at a word with "..." (hover for all of it), never cut mid-word.
+void DrawPanelTitle(const std::string& title, const HeatmapResult& r, float x, float col_w, float top, float title_h) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 ts = ImGui::CalcTextSize(title);
+    const std::string shown = FitText(title, col_w);
+    const ImVec2 ts = ImGui::CalcTextSize(shown.c_str());
     float tx = (r.image_min.x + r.image_max.x) * 0.5f - ts.x * 0.5f;
-    tx = std::clamp(tx, x, std::max(x, x + col_w - ts.x));
+    tx = std::round(std::clamp(tx, x, std::max(x, x + col_w - ts.x)));
     const float ty = std::round(top - title_h * 0.5f - ts.y * 0.5f - 1.0f);
-    dl->PushClipRect(ImVec2(x, ty), ImVec2(x + col_w, ty + ts.y + 2.0f), true);
-    dl->AddText(ImVec2(std::round(tx), ty), ImGui::GetColorU32(ImGuiCol_Text), title);
-    dl->PopClipRect();
+    dl->AddText(ImVec2(tx, ty), ImGui::GetColorU32(ImGuiCol_Text), shown.c_str());
+    if (shown != title && ImGui::IsMouseHoveringRect(ImVec2(tx, ty), ImVec2(tx + ts.x, ty + ts.y)) && ImGui::IsWindowHovered())
+        ImGui::SetTooltip("%s", title.c_str());
 }
 
 // The selected element's pipeline right under the images (a wide slice leaves the rest of the panel empty).
@@ -418,8 +225,148 @@ void DrawPipeline(const FigurePanelState& st, const QuantView& qv, float x, floa
 
 }  // namespace
 
+namespace {
+
+// Everything a frame of the figure decides before drawing: the layout, the panels' styles and data, and the
+// one size their values are printed at.
+struct FigureFrame {
+    FigureLayout l;
+    float heat_h = 0.0f;
+    PanelStyles ps;
+    std::array<HeatmapSource, 4> src;
+    float annotation = 0.0f;
+    bool legends = false;  // a diverging colorbar that gets its one-line legend
+    std::string note;      // the toolbar's "values hidden" note (empty: none)
+    FigureLayoutMode mode = FigureLayoutMode::Auto;  // Auto: the settings' layout
+    std::array<bool, 4> printed{true, true, true, true};  // FontSize rule: which panels print their values
+    int printed_count() const { return static_cast<int>(std::count(printed.begin(), printed.end(), true)); }
+};
+
+// Whether panel i's values (i < 0: any panel's) are hidden because they do not fit at the text size.
+bool ValuesHidden(const FigurePanelState& st, const FigureFrame& f, int i = -1) {
+    if (st.settings.annotate == AnnotateMode::Off || st.annotation_rule != AnnotationRule::FontSize) return false;
+    if (f.annotation <= 0.0f) return true;
+    return i < 0 ? f.printed_count() < 4 : !f.printed[static_cast<std::size_t>(i)];
+}
+
+// "values hidden: 64x64 cells are too small for this text size; zoom in (wheel) or F5: presenter", or which
+// panels hide them when the others print theirs (a code fits a cell where "-184.00" does not).
+std::string HiddenNote(const QuantView& qv, const FigureFrame& f, bool long_form) {
+    const std::string n = FormatInteger(static_cast<double>(qv.tensor->rows())) + Symbols().times +
+                          FormatInteger(static_cast<double>(qv.tensor->cols()));
+    std::string where = "values hidden";
+    if (f.annotation > 0.0f) {
+        const char* names[4] = {"original", "quantized", "dequantized", "error"};
+        where.clear();
+        for (int i = 0; i < 4; ++i)
+            if (!f.printed[static_cast<std::size_t>(i)]) where += std::string(where.empty() ? "" : ", ") + names[i];
+        where += " values hidden";
+    }
+    return long_form ? where + ": " + n + " cells are too narrow for this text size; zoom in (wheel) or F5: presenter"
+                     : where + ": " + n + " cells, zoom in or F5";
+}
+
+FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size, int caption_lines,
+                          const std::string& note = {}, FigureLayoutMode mode = FigureLayoutMode::Auto) {
+    const std::int64_t rows = qv.tensor->rows(), cols = qv.tensor->cols();
+    FigureFrame f;
+    f.note = note;
+    f.mode = mode;
+    f.l = ComputeLayout(st, qv, size.x, caption_lines, note, mode);
+    const FigureLayout& l = f.l;
+    f.heat_h = std::max(16.0f, (size.y - l.toolbar_h - l.pipeline_h - l.strip_h) / static_cast<float>(l.rows) - l.title_h -
+                                   l.caption_h);
+    f.src = PanelSources(st, qv);
+    const ImVec2 panel(l.col_w, f.heat_h);
+    if (st.annotation_rule == AnnotationRule::Fill) {
+        // Lesson look: white panels only while their printed values are readable (the heatmap's Auto rule).
+        const float est_img_w = HeatmapImageSize(rows, cols, panel, HeatmapColorbarWidth(), st.max_cell_aspect).x;
+        const float est_cell_px = est_img_w / static_cast<float>(st.view.x1 - st.view.x0);
+        f.ps = MakeStyles(st, qv, est_cell_px >= 28.0f && st.settings.annotate != AnnotateMode::Off);
+        f.annotation = ShareColorbarAndAnnotation(f.ps, f.src, st.view, panel, rows, cols);
+    } else {
+        // White panels exactly when the values are printed on them.
+        f.ps = MakeStyles(st, qv, st.settings.annotate != AnnotateMode::Off);
+        f.annotation = ShareColorbarAndAnnotation(f.ps, f.src, st.view, panel, rows, cols, &f.printed);
+        if (f.annotation <= 0.0f && st.settings.lesson_look) {
+            f.ps = MakeStyles(st, qv, false);
+            f.annotation = ShareColorbarAndAnnotation(f.ps, f.src, st.view, panel, rows, cols, &f.printed);
+        }
+    }
+    if (st.colorbar_legends && st.captions)
+        for (const HeatmapStyle& s : f.ps.styles) f.legends = f.legends || HasCenteredLegend(s);
+    return f;
+}
+
+// The frame to draw: one caption line, or two where a legend and a reduction / hidden-values line both want one;
+// with a toolbar, the note that values are hidden ends it (on a line of its own if it must). Each step only
+// takes room, so values hidden at the first stay hidden: no layout hides values that another would print.
+// In the window, Auto takes the row or the grid by which prints values in more panels (then by the colorbar rule).
+FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
+    FigureFrame f = PrepareFigure(st, qv, size, 1);
+    if (st.annotation_rule == AnnotationRule::FontSize && st.settings.layout == FigureLayoutMode::Auto &&
+        st.settings.annotate != AnnotateMode::Off) {
+        const FigureLayoutMode other = f.l.columns == 2 ? FigureLayoutMode::Row : FigureLayoutMode::Grid;
+        FigureFrame g = PrepareFigure(st, qv, size, 1, {}, other);
+        const int fp = f.annotation > 0.0f ? f.printed_count() : 0, gp = g.annotation > 0.0f ? g.printed_count() : 0;
+        if (gp > fp) f = std::move(g);
+    }
+    const bool hidden = ValuesHidden(st, f);
+    std::string note;
+    if (hidden && st.settings.show_toolbar) {
+        note = HiddenNote(qv, f, true);
+        if (ImGui::CalcTextSize(note.c_str()).x > size.x) note = HiddenNote(qv, f, false);
+    }
+    bool reduced = false;
+    for (const HeatmapState& m : st.maps) reduced = reduced || m.fx > 1 || m.fy > 1;
+    const bool two_lines = f.legends && (reduced || (hidden && !st.settings.show_toolbar));
+    if (!two_lines && note.empty()) return f;
+    return PrepareFigure(st, qv, size, two_lines ? 2 : 1, note, f.mode);
+}
+
+void PrepareState(FigurePanelState& st, const QuantView& qv) {
+    const Tensor& t = *qv.tensor;
+    st.slice = std::clamp<int>(st.slice, 0, static_cast<int>(t.slices()) - 1);
+    if (st.selected >= t.numel()) st.selected = -1;
+    ClampView(st.view, t.rows(), t.cols());
+    UpdateRanges(st, qv);
+}
+
+// The captions under panel i: line one says what a pixel is or that the values are hidden; the legend of a
+// diverging colorbar goes on the next line (or the first when that is free).
+void DrawCaptions(const FigurePanelState& st, const QuantView& qv, const FigureFrame& f, int i, const HeatmapResult& r,
+                  float x) {
+    const float line_h = ImGui::GetTextLineHeight() * 1.1f;
+    float y = r.image_max.y + f.l.caption_h * 0.15f / (f.l.caption_h > ImGui::GetTextLineHeight() * 2.0f ? 2.0f : 1.0f);
+    const float center = (r.image_min.x + r.image_max.x) * 0.5f;
+    const HeatmapState& hs = st.maps[i];
+    if (hs.fx > 1 || hs.fy > 1) {
+        const std::string cap = ReductionCaption(hs, i);
+        DrawCaptionLine(cap, cap, center, x, f.l.col_w, y);
+        y += line_h;
+    } else if (ValuesHidden(st, f, i) && !st.settings.show_toolbar) {
+        DrawCaptionLine(HiddenNote(qv, f, true), HiddenNote(qv, f, false), center, x, f.l.col_w, y);
+        y += line_h;
+    }
+    const HeatmapStyle& s = f.ps.styles[i];
+    if (f.legends && HasCenteredLegend(s) && y + line_h <= r.image_max.y + f.l.caption_h + 1.0f) {
+        const float bar_center = std::min(r.image_max.x + s.colorbar_width * 0.5f, x + f.l.col_w);
+        DrawCaptionLine(CenteredLegend(s, i, false), CenteredLegend(s, i, true), std::max(center, bar_center - f.l.col_w * 0.25f),
+                        x, f.l.col_w, y);
+    }
+}
+
+}  // namespace
+
+float FigureAnnotationSize(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
+    if (!qv.valid()) return 0.0f;
+    PrepareState(st, qv);
+    return PrepareFigure(st, qv, size, 1).annotation;
+}
+
 void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     ImGui::PushID(&st);
+    st.clicked_block = -1;
     if (!qv.valid()) {
         ImGui::TextDisabled("Nothing to show yet: load or generate a tensor.");
         ImGui::PopID();
@@ -428,26 +375,18 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     if (size.x <= 0.0f) size.x = ImGui::GetContentRegionAvail().x;
     if (size.y <= 0.0f) size.y = FigurePanelHeight(st, qv, size.x);
     const Tensor& t = *qv.tensor;
-    const std::int64_t rows = t.rows(), cols = t.cols(), slice_n = rows * cols;
-    st.slice = std::clamp<int>(st.slice, 0, static_cast<int>(t.slices()) - 1);
-    if (st.selected >= t.numel()) st.selected = -1;
-    ClampView(st.view, rows, cols);
-    UpdateRanges(st, qv);
+    const std::int64_t cols = t.cols(), slice_n = t.rows() * cols;
+    PrepareState(st, qv);
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const FigureLayout l = ComputeLayout(st, size.x);
-    if (st.settings.show_toolbar) DrawToolbar(st, qv);
+    FigureFrame f = PrepareFigure(st, qv, size);
+    const FigureLayout& l = f.l;
+    st.used_grid = l.columns == 2;
+    if (st.settings.show_toolbar) DrawFigureToolbar(st, qv, size.x, f.note);
 
     const float heat_top = origin.y + l.toolbar_h + l.title_h;
-    const float heat_h = std::max(
-        16.0f, (size.y - l.toolbar_h - l.pipeline_h) / static_cast<float>(l.rows) - l.title_h - l.caption_h);
-    const float row_step = l.title_h + heat_h + l.caption_h;
-    // Lesson look: white panels only while their printed values are readable (the heatmap's Auto rule).
-    const float est_img_w = HeatmapImageSize(rows, cols, ImVec2(l.col_w, heat_h), HeatmapColorbarWidth(), st.max_cell_aspect).x;
-    const float est_cell_px = est_img_w / static_cast<float>(st.view.x1 - st.view.x0);
-    PanelStyles ps = MakeStyles(st, qv, est_cell_px >= 28.0f && st.settings.annotate != AnnotateMode::Off);
+    const float row_step = l.title_h + f.heat_h + l.caption_h;
     const std::int64_t off = static_cast<std::int64_t>(st.slice) * slice_n;
-    const std::array<HeatmapSource, 4> src = PanelSources(st, qv);
     const std::string titles[4] = {"Original Tensor", std::to_string(qv.config->dtype.bits) + "-bit Linear Quantized Tensor",
                                    "Dequantized Tensor", "Quantization Error Tensor"};
     // What a column too narrow for the lessons' titles shows instead (overlapping titles read as neither).
@@ -455,7 +394,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
                                          "Dequantized", "Error"};
     bool short_titles_needed = false;  // all four alike
     for (const std::string& title : titles) short_titles_needed |= ImGui::CalcTextSize(title.c_str()).x > l.col_w;
-    st.annotation_size = ShareColorbarAndAnnotation(ps, src, st.view, ImVec2(l.col_w, heat_h), rows, cols);
+    st.annotation_size = f.annotation;
 
     HeatmapCell selected;
     if (st.selected >= 0 && st.selected / slice_n == st.slice) {
@@ -469,13 +408,20 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         ImGui::SetCursorScreenPos(ImVec2(x, top));
         // The original's data change only with the tensor: a new s or z recolors it at most.
         const std::uint64_t data_gen = i == kOriginal ? st.tensor_gen : qv.generation;
-        const HeatmapResult r = DrawHeatmap(titles[i].c_str(), st.maps[i], src[i], data_gen, ps.styles[i], st.view,
-                                            selected, ImVec2(l.col_w, heat_h));
+        const HeatmapResult r = DrawHeatmap(titles[i].c_str(), st.maps[i], f.src[i], data_gen, f.ps.styles[i], st.view,
+                                            selected, ImVec2(l.col_w, f.heat_h));
         st.image_min[i] = r.image_min;
         st.image_max[i] = r.image_max;
         DrawFigureCover(st, i, r, st.view, cols, off, ImVec2(x + l.col_w, r.image_max.y));
-        DrawReductionCaption(st.maps[i], i, r, x, l.col_w, l.caption_h);
-        DrawPanelTitle(short_titles_needed ? short_titles[i].c_str() : titles[i].c_str(), r, x, l.col_w, top, l.title_h);
+        st.annotated_cells[i] = r.annotated;
+        st.visible_cells[i] = r.visible;
+        if (st.captions) DrawCaptions(st, qv, f, i, r, x);
+        // The legend also on the colorbar itself (presenter mode has no caption row for it).
+        const HeatmapStyle& hs = f.ps.styles[i];
+        if (st.colorbar_legends && HasCenteredLegend(hs) && ImGui::IsWindowHovered() &&
+            ImGui::IsMouseHoveringRect(ImVec2(r.image_max.x, r.image_min.y), ImVec2(r.image_max.x + hs.colorbar_width, r.image_max.y)))
+            ImGui::SetTooltip("%s", CenteredLegend(hs, i, false).c_str());
+        DrawPanelTitle(short_titles_needed ? short_titles[i] : titles[i], r, x, l.col_w, top, l.title_h);
         if (r.hovered.valid()) {
             hovered_flat = off + r.hovered.row * cols + r.hovered.col;
             hovered_panel = i;
@@ -488,11 +434,30 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     if (hovered_flat >= 0 && !ImGui::IsMouseDragging(ImGuiMouseButton_Left) && !FigureCovers(st, hovered_panel, hovered_flat)) {
         DrawTraceTooltip(qv, hovered_flat, st.maps[hovered_panel], hovered_panel);
     }
-    if (st.settings.show_pipeline) {
-        float images_bottom = heat_top;
-        for (const ImVec2& m : st.image_max) images_bottom = std::max(images_bottom, m.y);
-        DrawPipeline(st, qv, origin.x, images_bottom + l.caption_h + ImGui::GetFontSize() * 0.2f, size.x);
+    float images_bottom = heat_top;
+    for (const ImVec2& m : st.image_max) images_bottom = std::max(images_bottom, m.y);
+    float below = images_bottom + l.caption_h + ImGui::GetFontSize() * 0.2f;
+    if (l.strip_h > 0.0f) {
+        ImGui::SetCursorScreenPos(ImVec2(origin.x, below));
+        const std::int64_t highlight = st.selected >= 0 ? qv.params->block_of(st.selected) : -1;
+        const std::int64_t block = DrawBlockStrip(qv, highlight, ImVec2(size.x, l.strip_h - ImGui::GetFontSize() * 0.3f));
+        if (block >= 0) {
+            // Follow the block's first element: the pipeline, the outline and the histogram go with it.
+            st.clicked_block = block;
+            const QuantParams& p = *qv.params;
+            if (p.block_stride * p.block_count < t.numel()) {
+                // Channels repeat along the tensor: the block's first element in the slice on show.
+                const std::int64_t first = off, b0 = p.block_of(first);
+                st.selected = first + ((block - b0 + p.block_count) % p.block_count) * p.block_stride;
+            } else {
+                st.selected = block * p.block_stride;
+            }
+            st.selected = std::clamp<std::int64_t>(st.selected, 0, t.numel() - 1);
+            st.slice = static_cast<int>(st.selected / slice_n);
+        }
+        below += l.strip_h;
     }
+    if (st.settings.show_pipeline) DrawPipeline(st, qv, origin.x, below, size.x);
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);
     ImGui::PopID();

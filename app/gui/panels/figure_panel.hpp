@@ -19,6 +19,10 @@
 
 namespace qs::gui {
 
+enum class FigureLayoutMode : int { Auto = 0, Row = 1, Grid = 2 };
+const char* FigureLayoutName(FigureLayoutMode mode);  // "auto", "row", "grid"
+bool ParseFigureLayout(const char* text, FigureLayoutMode& out);
+
 // What a user chooses and may want back next session: plain values only, no pointers or GL objects.
 struct FigurePanelSettings {
     Colormap colormap = Colormap::Coolwarm;
@@ -30,16 +34,16 @@ struct FigurePanelSettings {
     AnnotateMode annotate = AnnotateMode::Auto;
     bool show_pipeline = true;  // the selected element's pipeline below the heatmaps
     bool show_toolbar = true;   // the row of figure options above the titles (off in exported PNGs)
-    // Four panels as a 2 x 2 grid instead of a row: twice the width each, for a projector's large text
-    // or a 3 x 3 tensor whose printed values need big cells. (A row too narrow for its colorbars switches
-    // to the grid by itself.)
-    bool grid = false;
+    // Four panels in a row, as a 2 x 2 grid (twice the width each: a projector's large text, a 3 x 3 tensor
+    // whose printed values need big cells), or Auto: the grid where a row would leave the images narrower
+    // than their colorbars (the toolbar says which one Auto took).
+    FigureLayoutMode layout = FigureLayoutMode::Auto;
 };
 
 // One (key, value) pair per field: ("colormap", "coolwarm"), ("lesson_look", "0"), ... as settings.ini and a
 // session's view keep them.
 std::vector<std::pair<std::string, std::string>> FigurePanelSettingPairs(const FigurePanelSettings& settings);
-// Applies one pair as written above; returns false for an unknown key or a bad value (the
+// Applies one pair as written above (and the older "grid" = 0 / 1 as layout auto / grid); returns false for an unknown key or a bad value (the
 // settings are then unchanged), so that an old or hand-edited settings file cannot break the panel.
 bool ApplyFigurePanelSetting(FigurePanelSettings& settings, const char* key, const char* value);
 
@@ -79,14 +83,36 @@ struct FigurePanelState {
     // code, r' and error are covered, until R reveals them; the tooltip and the pipeline keep the secret too.
     std::array<bool, 4> covered{};
     std::int64_t covered_code = -1;  // flat index, -1: none
+    // How printed values are sized (heatmap.hpp): the window prints them at its font size or says they are
+    // hidden; the exported figure (figure_png) and presenter mode let them fill big cells.
+    AnnotationRule annotation_rule = AnnotationRule::FontSize;
+    float annotation_min_px = 0.0f;  // Fill only: the smallest printed size (0: the heatmap's floor)
+    // Decorations of the window that an exported figure leaves out (the render goldens pin its pixels):
+    // per-channel / group blocks outlined and alternately tinted, and the strip of their s and z under the
+    // images; the one-line legend under a diverging colorbar.
+    bool block_outlines = true;
+    bool block_strip = true;
+    bool colorbar_legends = true;
+
     // [Out] the size the cell values were printed at last frame (one size for the four panels); 0: hidden,
     // because they do not fit at the current text size (or annotate is off).
     float annotation_size = 0.0f;
+    // [Out] per panel, last frame: the cells whose value was printed, of those in view (a test of "every value
+    // that fits is printed"), and whether the row / grid decision gave the grid.
+    std::array<std::int64_t, 4> annotated_cells{}, visible_cells{};
+    bool used_grid = false;
+    float presenter_text_scale = 1.0f;  // [Out] how far presenter mode shrank the text around the figure
+    // [Out] a click in the block strip this frame: the block to show (the app points the histogram at it).
+    std::int64_t clicked_block = -1;
 };
 
 // Draws the figure in a `size` rectangle at the cursor (size.y <= 0: the height FigurePanelHeight gives).
 // Hover a cell for its pipeline in a tooltip; click to select it (outlined in all four panels).
 void DrawFigurePanel(FigurePanelState& state, const QuantView& view, ImVec2 size);
+
+// The size the cell values would be printed at if the figure were drawn now in `size` (0: hidden), for a
+// caller choosing between layouts or text sizes (presenter mode). Draws nothing.
+float FigureAnnotationSize(FigurePanelState& state, const QuantView& view, ImVec2 size);
 
 // A height that gives square-ish heatmaps for this width, with titles, toolbar and pipeline, for the current
 // font: what the PNG export uses.

@@ -16,8 +16,6 @@ namespace {
 
 // Printed values are wider than tall: cells may stretch this far from square to make room for them.
 constexpr float kPresenterCellAspect = 2.5f;
-// Up to this many cells a side no slice is reduced, so no caption row is needed under the images.
-constexpr std::int64_t kCaptionlessCells = 256;
 
 // The image size one panel gets with `columns` x `rows` panels in `size`.
 ImVec2 PanelImage(const QuantView& view, ImVec2 size, int columns, int rows) {
@@ -47,6 +45,55 @@ bool PresenterUsesGrid(const QuantView& view, ImVec2 size) {
     return grid.x * grid.y > row.x * row.y;
 }
 
+namespace {
+
+// Up to this many cells a side no slice is reduced, so no caption row is needed under the images.
+constexpr std::int64_t kCaptionlessCells = 256;
+// Printed values below this size are not worth a projector; the UI text shrinks before the values would.
+constexpr float kPresenterMinValuePx = 11.0f;
+// The steps the titles, colorbars, trace and metrics may shrink by to give a big tensor's cells room, down to
+// kMinChromePx: at font scale 3 a 16 x 16 tensor's values fit a 1280 x 720 screen only with smaller titles.
+constexpr float kChromeScales[] = {1.0f, 0.85f, 0.72f, 0.6f, 0.5f, 0.42f, 0.35f, 0.3f, 0.25f};
+constexpr float kMinChromePx = 13.0f;
+
+struct PresenterChoice {
+    float scale = 1.0f;
+    FigureLayoutMode layout = FigureLayoutMode::Row;
+    float score = 0.0f;
+    bool captions = true;
+};
+
+// The text scale and layout that print the values biggest while the text around them stays as big as it
+// can: the largest min(value size, text size); a tie keeps the larger text. Score 0: the values fit nowhere.
+PresenterChoice BestScale(FigurePanelState& figure, const QuantView& view, ImVec2 size, bool captions) {
+    const float font = ImGui::GetFontSize();
+    PresenterChoice best;
+    best.layout = PresenterUsesGrid(view, size) ? FigureLayoutMode::Grid : FigureLayoutMode::Row;
+    figure.captions = captions;
+    for (float scale : kChromeScales) {
+        if (scale < 1.0f && font * scale < kMinChromePx) break;
+        ImGui::SetWindowFontScale(scale);
+        const ImVec2 area(size.x, std::max(size.y - MetricsHeight(view, size.x), 1.0f));
+        for (FigureLayoutMode layout : {FigureLayoutMode::Grid, FigureLayoutMode::Row}) {
+            figure.settings.layout = layout;
+            const float ann = FigureAnnotationSize(figure, view, area);
+            const float score = ann >= kPresenterMinValuePx ? std::min(ann, font * scale) : 0.0f;
+            if (score > best.score * 1.1f + 0.5f) best = PresenterChoice{scale, layout, score, captions};
+        }
+    }
+    ImGui::SetWindowFontScale(1.0f);
+    return best;
+}
+
+// The caption row says what a pixel stands for: only a big tensor, reduced to fit, needs it (the colorbars'
+// legends are then in their tooltips: a projector's rows are better spent on the values).
+PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView& view, ImVec2 size) {
+    const bool big = view.tensor->rows() > kCaptionlessCells || view.tensor->cols() > kCaptionlessCells;
+    return BestScale(figure, view, size, big);
+}
+
+}  // namespace
+
 void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 size) {
     if (!view.valid()) {
         ImGui::TextDisabled("Nothing to show yet: load or generate a tensor (F5 leaves presenter mode).");
@@ -55,16 +102,23 @@ void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 s
     const FigurePanelSettings saved = figure.settings;
     figure.max_cell_aspect = kPresenterCellAspect;
     figure.annotation_height_share = 0.7f;  // big text in a cell with a small margin: a projector's rows are few
-    figure.captions = view.tensor->rows() > kCaptionlessCells || view.tensor->cols() > kCaptionlessCells;
+    figure.annotation_rule = AnnotationRule::Fill;
+    figure.annotation_min_px = kPresenterMinValuePx;
     figure.settings.show_toolbar = false;
     figure.settings.show_pipeline = true;
-    figure.settings.grid = PresenterUsesGrid(view, size);
+    const PresenterChoice choice = ChoosePresenterLayout(figure, view, size);
+    figure.settings.layout = choice.layout;
+    figure.captions = choice.captions;
+    ImGui::SetWindowFontScale(choice.scale);
     const float figure_h = std::max(size.y - MetricsHeight(view, size.x), 1.0f);
     DrawFigurePanel(figure, view, ImVec2(size.x, figure_h));
     figure.settings = saved;
     figure.max_cell_aspect = kDefaultCellAspect;
     figure.annotation_height_share = FigurePanelState::kDefaultAnnotationShare;
+    figure.annotation_rule = AnnotationRule::FontSize;
+    figure.annotation_min_px = 0.0f;
     figure.captions = true;
+    figure.presenter_text_scale = choice.scale;
     // Items wrap as wholes (ImGui's wrap would split "1.57297" at its dot).
     std::vector<std::string> items;
     const std::string summary = MetricsSummary(view);
@@ -85,6 +139,7 @@ void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 s
         TextWrappedAtSpaces(note);
         ImGui::PopStyleColor();
     }
+    ImGui::SetWindowFontScale(1.0f);
 }
 
 }  // namespace qs::gui

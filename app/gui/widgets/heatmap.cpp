@@ -176,14 +176,15 @@ float MinAnnotationSize(AnnotateMode mode) {
     return mode == AnnotateMode::Auto ? std::max(11.0f, 0.7f * ImGui::GetFontSize()) : 7.0f;
 }
 
-void DrawAnnotations(ImDrawList* dl, const HeatmapState& st, const HeatmapSource& src, const HeatmapStyle& style,
-                     const HeatmapView& view, ImVec2 img_min, float cw, float ch) {
-    if (st.fx != 1 || st.fy != 1) return;
+// Returns how many cells were printed.
+std::int64_t DrawAnnotations(ImDrawList* dl, const HeatmapState& st, const HeatmapSource& src, const HeatmapStyle& style,
+                             const HeatmapView& view, ImVec2 img_min, float cw, float ch) {
+    if (st.fx != 1 || st.fy != 1) return 0;
     float size = HeatmapAnnotationSize(src, style, view, ImVec2(cw, ch));
-    if (size <= 0.0f) return;
+    if (size <= 0.0f) return 0;
     if (style.annotation_size > 0.0f) size = std::min(size, style.annotation_size);
     size = std::floor(size);
-    if (size < MinAnnotationSize(style.annotate)) return;
+    if (size < HeatmapAnnotationFloor(style)) return 0;
     ImFont* font = style.annotation_font ? style.annotation_font : ImGui::GetFont();
     const VisibleCells v = Visible(src, view);
     char buf[48];
@@ -199,6 +200,7 @@ void DrawAnnotations(ImDrawList* dl, const HeatmapState& st, const HeatmapSource
                         ToImU32(TextColorFor(bg)), buf);
         }
     }
+    return (v.r1 - v.r0) * (v.c1 - v.c0);
 }
 
 // Rectangle of a cell on screen, grown to a minimum size so that a selected cell of a zoomed-out 4096 x 4096
@@ -238,14 +240,25 @@ bool IsFullView(const HeatmapView& v, std::int64_t rows, std::int64_t cols) {
                          v.y1 >= static_cast<double>(rows));
 }
 
+float HeatmapAnnotationFloor(const HeatmapStyle& style) {
+    if (style.annotation_rule == AnnotationRule::FontSize) {
+        return style.annotate == AnnotateMode::On ? std::min(7.0f, ImGui::GetFontSize()) : ImGui::GetFontSize();
+    }
+    return style.annotation_min_px > 0.0f ? style.annotation_min_px : MinAnnotationSize(style.annotate);
+}
+
 float HeatmapAnnotationSize(const HeatmapSource& src, const HeatmapStyle& style, const HeatmapView& view,
                             ImVec2 cell_px) {
     if (style.annotate == AnnotateMode::Off || !src.valid() || view.empty()) return 0.0f;
     // One cell per texel at most: a block-reduced view shows means, not the values one would print.
     if (cell_px.x < 1.0f || cell_px.y < 1.0f) return 0.0f;
-    const float min_cell_w = style.annotate == AnnotateMode::Auto ? 28.0f : 14.0f;
-    const float min_size = MinAnnotationSize(style.annotate);
-    if (cell_px.x < min_cell_w || cell_px.y < min_size) return 0.0f;
+    const bool fill = style.annotation_rule == AnnotationRule::Fill;
+    const float min_size = HeatmapAnnotationFloor(style);
+    if (fill && style.annotation_min_px <= 0.0f) {
+        const float min_cell_w = style.annotate == AnnotateMode::Auto ? 28.0f : 14.0f;
+        if (cell_px.x < min_cell_w) return 0.0f;
+    }
+    if (cell_px.y < min_size) return 0.0f;
     ImFont* font = style.annotation_font ? style.annotation_font : ImGui::GetFont();
     const float base = font->FontSize;
     // One size for the whole panel, set by its widest label, so the numbers read as a table.
@@ -259,8 +272,15 @@ float HeatmapAnnotationSize(const HeatmapSource& src, const HeatmapStyle& style,
         }
     }
     if (widest <= 0.0f) return 0.0f;
-    // Never beyond the baked size (it would blur); a big cell of a 3 x 3 tensor gets big numbers.
-    const float size = std::min({base, cell_px.y * style.annotation_height_share, base * (cell_px.x * 0.86f) / widest});
+    if (fill) {
+        // Never beyond the baked size (it would blur); a big cell of a 3 x 3 tensor gets big numbers.
+        const float size = std::min({base, cell_px.y * style.annotation_height_share, base * (cell_px.x * 0.86f) / widest});
+        return size >= min_size ? size : 0.0f;
+    }
+    // FontSize: the text around the figure's size, when a cell holds it with a small margin each side.
+    const float font_px = ImGui::GetFontSize();
+    const float fit = std::min((cell_px.y - 2.0f) / 1.1f, base * (cell_px.x - std::max(4.0f, 0.25f * font_px)) / widest);
+    const float size = std::min(font_px, fit);
     return size >= min_size ? size : 0.0f;
 }
 
@@ -392,7 +412,12 @@ HeatmapResult DrawHeatmap(const char* id, HeatmapState& st, const HeatmapSource&
     const float cw = static_cast<float>(img_w / (view.x1 - view.x0));
     const float ch = static_cast<float>(img_h / (view.y1 - view.y0));
     dl->PushClipRect(img_min, img_max, true);
-    DrawAnnotations(dl, st, src, style, view, img_min, cw, ch);
+    DrawBlockGrid(dl, style.blocks, src.rows, src.cols, view, img_min, img_max, cw, ch);
+    res.annotated = DrawAnnotations(dl, st, src, style, view, img_min, cw, ch);
+    {
+        const VisibleCells vis = Visible(src, view);
+        res.visible = (vis.r1 - vis.r0) * (vis.c1 - vis.c0);
+    }
     if (res.hovered.valid() && cw >= 6.0f && ch >= 6.0f) {
         ImVec2 a, b;
         CellRect(view, img_min, cw, ch, res.hovered, 0.0f, a, b);

@@ -54,8 +54,24 @@ struct HeatmapSource {
 enum class AnnotateMode : int { Auto = 0, On = 1, Off = 2 };
 enum class CellFormat { Real, Integer };  // ".2f" for values, "%d" for codes
 enum class ColorbarMode { Show, Reserve, None };  // Reserve: keep the space (panels stay aligned), draw nothing
+// How big printed values are. FontSize (the window): at the current font size when they fit a cell at it, or
+// not at all (the panel then says so); Annotate On shrinks them to fit, down to small print. Fill (exported
+// figures, presenter mode): as large as a cell allows, up to the baked annotation font, down to
+// `annotation_min_px` (0: the Auto/On floor).
+enum class AnnotationRule { FontSize, Fill };
 
 constexpr int kMaxCellDecimals = 5;
+
+// The per-channel / per-group blocks of the slice a heatmap shows (QuantParams' layout): cell (r, c) belongs to
+// block ((offset + r * cols + c) / stride) % count. count <= 1: one block, nothing drawn.
+struct BlockGrid {
+    std::int64_t offset = 0;  // flat index of the slice's first cell
+    std::int64_t stride = 0, count = 0;
+    bool active() const { return count > 1 && stride > 0; }
+    std::int64_t block_at(std::int64_t cols, std::int64_t row, std::int64_t col) const {
+        return ((offset + row * cols + col) / stride) % count;
+    }
+};
 
 struct HeatmapStyle {
     Colormap colormap = Colormap::Coolwarm;
@@ -74,7 +90,10 @@ struct HeatmapStyle {
     // their images line up); 0: this panel's own HeatmapColorbarWidth.
     float colorbar_width = 0.0f;
     float max_cell_aspect = 1.5f;  // how far a cell may stretch from square to use its panel (HeatmapImageSize)
-    float annotation_height_share = 0.42f;  // the printed value's height at most this share of the cell's
+    float annotation_height_share = 0.42f;  // Fill: the printed value's height at most this share of the cell's
+    AnnotationRule annotation_rule = AnnotationRule::Fill;
+    float annotation_min_px = 0.0f;  // Fill: the smallest printed size; 0: the Auto / On floor
+    BlockGrid blocks;  // outlined, every other one lightly tinted, where they are a few pixels apart
 };
 
 struct HeatmapCell {
@@ -88,6 +107,8 @@ struct HeatmapResult {
     HeatmapCell clicked;   // a click (press and release without dragging) on this cell, this frame
     bool view_changed = false;
     ImVec2 image_min{}, image_max{};  // screen rectangle of the image
+    std::int64_t annotated = 0;       // cells whose value was printed this frame
+    std::int64_t visible = 0;         // cells (whole or partly) in the view
 };
 
 // Internal state of one heatmap; keep one per panel (it holds a GL texture: move-only).
@@ -128,8 +149,9 @@ float HeatmapColorbarWidth();
 // presenter stretch them further for wide printed values). Whole pixels.
 ImVec2 HeatmapImageSize(std::int64_t rows, std::int64_t cols, ImVec2 size, float colorbar_width, float max_aspect = 1.5f);
 
-// The largest size (pixels) at which every visible cell's printed value fits a cell of `cell_px` pixels in
-// `style`'s font, or 0 when values are not printed (Off, reduced view, cells too small for `style.annotate`).
+// The size (pixels) at which every visible cell's printed value is drawn in a cell of `cell_px` pixels by
+// `style.annotation_rule` (FontSize: the current font size; Fill: the largest that fits), or 0 when values are
+// not printed (Off, reduced view, cells too small for them at the rule's smallest size).
 float HeatmapAnnotationSize(const HeatmapSource& source, const HeatmapStyle& style, const HeatmapView& view,
                             ImVec2 cell_px);
 
@@ -139,6 +161,15 @@ float HeatmapAnnotationSize(const HeatmapSource& source, const HeatmapStyle& sty
 // tensor generation, which a new s or z leaves alone: the reduced copy is then only recolored).
 // Mouse: wheel zooms around the cursor, left-drag pans, click selects a cell, double-click resets the view.
 // `selected` (may be invalid) is outlined.
+// Outlines the blocks of `grid` over a rows x cols slice's image (view `view`, cw x ch pixels a cell, inside
+// the current clip rectangle) and tints every other block lightly. Only where neighbouring outlines are a few
+// pixels apart: a zoomed-out tensor of thousands of channels gets none rather than a grey wash.
+void DrawBlockGrid(ImDrawList* dl, const BlockGrid& grid, std::int64_t rows, std::int64_t cols, const HeatmapView& view,
+                   ImVec2 img_min, ImVec2 img_max, float cw, float ch);
+
+// The smallest size values are printed at under `style` (pixels): below it they are hidden.
+float HeatmapAnnotationFloor(const HeatmapStyle& style);
+
 HeatmapResult DrawHeatmap(const char* id, HeatmapState& state, const HeatmapSource& source, std::uint64_t generation,
                           const HeatmapStyle& style, HeatmapView& view, HeatmapCell selected, ImVec2 size);
 

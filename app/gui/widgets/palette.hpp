@@ -25,6 +25,13 @@ constexpr ImU32 kOutline = IM_COL32(0, 0, 0, 255);
 constexpr ImU32 kCurve = IM_COL32(40, 90, 170, 255);
 constexpr ImU32 kHoverCell = IM_COL32(255, 255, 255, 255);  // the cell under the mouse
 constexpr ImU32 kSelected = IM_COL32(255, 214, 0, 255);      // the followed element, inside a kOutline frame
+// Per-channel / group blocks on a heatmap: their outlines, and the light shade over every other one.
+constexpr ImU32 kBlockOutline = IM_COL32(20, 20, 20, 190);
+constexpr ImU32 kBlockTint = IM_COL32(0, 0, 0, 26);
+// Bars of a per-block chart (the blocks' s and z), and the lighter span min..max where one pixel column
+// stands for many blocks.
+constexpr ImU32 kBlockBar = IM_COL32(70, 110, 170, 255);
+constexpr ImU32 kBlockBarSpan = IM_COL32(70, 110, 170, 110);
 // A translucent green behind what is best (a table row, a metric that beats the other column).
 constexpr ImU32 kBetterRowLight = IM_COL32(120, 200, 120, 90);
 constexpr ImU32 kBetterRowDark = IM_COL32(60, 160, 80, 90);

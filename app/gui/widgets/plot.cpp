@@ -148,6 +148,64 @@ void DrawTicksLeft(ImDrawList* dl, const PlotAxis& axis, float x, int target, bo
     }
 }
 
+// ------------------------------------------------------------------------------------------ bar charts
+
+void BarsAt(std::size_t count, float x0, float x1, float x, std::int64_t& first, std::int64_t& last) {
+    first = 1;
+    last = 0;
+    const float w = x1 - x0;
+    if (count == 0 || !(w > 0.0f) || x < x0 || x >= x1) return;
+    const double n = static_cast<double>(count);
+    if (n <= static_cast<double>(w)) {
+        first = last = std::min<std::int64_t>(static_cast<std::int64_t>((x - x0) / w * n), static_cast<std::int64_t>(count) - 1);
+        return;
+    }
+    const double px = std::floor(x - x0);
+    first = static_cast<std::int64_t>(std::ceil(px * n / w));
+    last = std::min<std::int64_t>(static_cast<std::int64_t>(std::ceil((px + 1.0) * n / w)) - 1, static_cast<std::int64_t>(count) - 1);
+}
+
+void DrawBars(ImDrawList* dl, const std::vector<double>& values, const PlotAxis& y_axis, double baseline, float x0,
+              float x1, ImU32 color, ImU32 span_color, std::int64_t highlight) {
+    const std::size_t n = values.size();
+    const float w = x1 - x0;
+    if (n == 0 || !(w > 0.0f)) return;
+    const float yb = std::round(y_axis.at(baseline));
+    auto bar = [&](float a, float b, double v, ImU32 c) {
+        const float yv = std::round(y_axis.at(v));
+        dl->AddRectFilled(ImVec2(a, std::min(yb, yv)), ImVec2(b, std::max(yb, yv) + (yv == yb ? 1.0f : 0.0f)), c);
+    };
+    if (static_cast<float>(n) <= w) {
+        const float step = w / static_cast<float>(n);
+        const float gap = step >= 6.0f ? 1.0f : 0.0f;
+        for (std::size_t i = 0; i < n; ++i) {
+            const float a = std::round(x0 + step * static_cast<float>(i)), b = std::round(x0 + step * static_cast<float>(i + 1)) - gap;
+            bar(a, std::max(a + 1.0f, b), values[i], static_cast<std::int64_t>(i) == highlight ? palette::kSelected : color);
+            if (static_cast<std::int64_t>(i) == highlight)
+                dl->AddRect(ImVec2(a - 1.0f, std::min(yb, y_axis.at(values[i])) - 1.0f),
+                            ImVec2(std::max(a + 1.0f, b) + 1.0f, std::max(yb, y_axis.at(values[i])) + 1.0f), palette::kOutline);
+        }
+        return;
+    }
+    // More values than pixels: per column, the nearest-to-baseline value solid and the farthest as a span.
+    for (float px = 0.0f; px < std::floor(w); px += 1.0f) {
+        std::int64_t first = 0, last = -1;
+        BarsAt(n, x0, x1, x0 + px + 0.5f, first, last);
+        if (first > last) continue;
+        double near = values[static_cast<std::size_t>(first)], far = near;
+        bool has_highlight = false;
+        for (std::int64_t i = first; i <= last; ++i) {
+            const double v = values[static_cast<std::size_t>(i)];
+            if (std::fabs(v - baseline) < std::fabs(near - baseline)) near = v;
+            if (std::fabs(v - baseline) > std::fabs(far - baseline)) far = v;
+            has_highlight = has_highlight || i == highlight;
+        }
+        const float a = x0 + px;
+        bar(a, a + 1.0f, far, span_color);
+        bar(a, a + 1.0f, near, has_highlight ? palette::kSelected : color);
+    }
+}
+
 // ------------------------------------------------------------------------------------------- colorbars
 
 void DrawColorbarGradient(ImDrawList* dl, const ColorLut& lut, double t_lo, double t_hi, ImVec2 bar_min, ImVec2 bar_max) {

@@ -66,6 +66,16 @@ std::vector<BarTick> LogColorbarTicks(double lo, double hi, float bar_height);
 // The width a colorbar takes beside a plot: gap, bar, tick and the widest of `labels`.
 float ColorbarWidth(float widest_label);
 
+// ------------------------------------------------------------------------------------------ bar charts
+
+// One bar per value over [x0, x1) (left to right by index), from `baseline` to the value on `y_axis`, in
+// `color`; `highlight` (none when < 0) in the selection color. Where values outnumber the pixel columns, each
+// column stands for its values: solid from the baseline to the one nearest it, `span_color` up to the farthest.
+void DrawBars(ImDrawList* dl, const std::vector<double>& values, const PlotAxis& y_axis, double baseline, float x0,
+              float x1, ImU32 color, ImU32 span_color, std::int64_t highlight);
+// The values a pixel x of such a chart stands for: [first, last] (first > last: none).
+void BarsAt(std::size_t count, float x0, float x1, float x, std::int64_t& first, std::int64_t& last);
+
 // ------------------------------------------------------------------------------------ markers, legends
 
 enum class MarkerShape { Circle, Diamond, Triangle };

@@ -6,6 +6,11 @@
 #include <cfloat>
 #include <climits>
 #include <cmath>
+#include <cstring>
+
+#include <imgui_internal.h>  // the windows' measured content sizes (CountOverflowingWindows)
+
+#include "gui/widgets/text.hpp"
 
 namespace qs::gui {
 
@@ -29,16 +34,106 @@ void AgreementMark(bool agrees) {
 void SectionHeader(const char* title) {
     ImGui::Spacing();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextUnformatted(title);
+    TextWrappedAtSpaces(title);  // a narrow column at a large text size: two lines, not a cut word
     ImGui::PopStyleColor();
     ImGui::Separator();
 }
 
+namespace {
+
+// Where the widget after a row label starts (x from the line's start), or -1: on the next line, full width
+// (large text in a narrow column would leave it no room beside the label, or push it past the edge).
+float RowWidgetX(const char* text, float column_em, float needed) {
+    const float line_w = ImGui::GetContentRegionAvail().x;
+    const float label_w = ImGui::CalcTextSize(text).x + ImGui::GetStyle().ItemSpacing.x;
+    const float column = std::max(label_w, std::min(ImGui::GetFontSize() * column_em, line_w * 0.45f));
+    return line_w - column >= needed ? column : -1.0f;
+}
+
+}  // namespace
+
 void RowLabel(const char* text, float column_em) {
     ImGui::AlignTextToFramePadding();
+    const float x = RowWidgetX(text, column_em, ImGui::GetFontSize() * 5.0f);
     ImGui::TextUnformatted(text);
-    ImGui::SameLine(ImGui::GetFontSize() * column_em);
+    if (x >= 0.0f) ImGui::SameLine(x);
     ImGui::SetNextItemWidth(-1.0f);
+}
+
+bool ComboRow(const char* label, const char* id, int* current, const char* const items[], int count, float column_em) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    float widest = 0.0f;
+    for (int i = 0; i < count; ++i) widest = std::max(widest, ImGui::CalcTextSize(items[i]).x);
+    const float needed = widest + style.FramePadding.x * 2.0f + ImGui::GetFrameHeight();
+    ImGui::AlignTextToFramePadding();
+    const float x = RowWidgetX(label, column_em, needed);
+    ImGui::TextUnformatted(label);
+    if (x >= 0.0f) ImGui::SameLine(x);
+    const float w = ImGui::GetContentRegionAvail().x;
+    ImGui::SetNextItemWidth(w);
+    const int cur = std::clamp(*current, 0, std::max(count - 1, 0));
+    const std::string full = count > 0 ? items[cur] : "";
+    const std::string preview = FitText(full, w - style.FramePadding.x * 2.0f - ImGui::GetFrameHeight());
+    bool changed = false;
+    if (ImGui::BeginCombo(id, preview.c_str())) {
+        for (int i = 0; i < count; ++i) {
+            if (ImGui::Selectable(items[i], i == cur) && i != *current) {
+                *current = i;
+                changed = true;
+            }
+        }
+        ImGui::EndCombo();
+    } else if (preview != full && ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s", full.c_str());
+    }
+    return changed;
+}
+
+bool CheckboxWrapped(const char* label, bool* v) {
+    const char* end = std::strstr(label, "##");
+    const std::string text(label, end ? static_cast<std::size_t>(end - label) : std::strlen(label));
+    const float inner = ImGui::GetStyle().ItemInnerSpacing.x;
+    if (ImGui::GetFrameHeight() + inner + ImGui::CalcTextSize(text.c_str()).x <= ImGui::GetContentRegionAvail().x)
+        return ImGui::Checkbox(label, v);
+    ImGui::PushID(label);
+    bool changed = ImGui::Checkbox("##box", v);
+    ImGui::SameLine(0.0f, inner);
+    ImGui::BeginGroup();
+    // Lined up with the box's text baseline, as Checkbox's own label is.
+    ImGui::SetCursorPosY(ImGui::GetCursorPosY() + ImGui::GetStyle().FramePadding.y);
+    TextWrappedAtSpaces(text);
+    ImGui::EndGroup();
+    if (ImGui::IsItemClicked()) {
+        *v = !*v;
+        changed = true;
+    }
+    ImGui::PopID();
+    return changed;
+}
+
+bool ButtonFullWidth(const char* label) {
+    const float w = ImGui::GetContentRegionAvail().x;
+    const std::string shown = FitText(label, w - ImGui::GetStyle().FramePadding.x * 2.0f);
+    ImGui::PushID(label);
+    const bool pressed = ImGui::Button(shown.c_str(), ImVec2(w, 0.0f));
+    ImGui::PopID();
+    if (shown != label && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", label);
+    return pressed;
+}
+
+int CountOverflowingWindows(std::vector<std::string>* names) {
+    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    int n = 0;
+    for (const ImGuiWindow* w : g.Windows) {
+        if (!w->WasActive || w->Hidden || (w->Flags & (ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup))) continue;
+        if (w->ScrollbarX || (w->Flags & ImGuiWindowFlags_HorizontalScrollbar)) continue;
+        const float shown = w->ContentRegionRect.GetWidth();
+        if (w->ContentSize.x > shown + 1.0f) {
+            ++n;
+            if (names) names->push_back(w->Name);
+        }
+    }
+    return n;
 }
 
 void HelpTooltip(const char* text) {

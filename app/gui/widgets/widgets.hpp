@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -11,6 +13,21 @@ namespace qs::gui {
 void SectionHeader(const char* title);
 // A label in a fixed first column (`column_em` font sizes wide); the next widget fills the rest of the line.
 void RowLabel(const char* text, float column_em);
+// A combo after a RowLabel whose entries are never cut mid-word: on the label's line when the longest entry
+// fits there, else full width on the line below the label, and only when even that is too narrow shortened at
+// a word with the whole entry in a tooltip. Returns true when *current changed.
+bool ComboRow(const char* label, const char* id, int* current, const char* const items[], int count, float column_em);
+// A checkbox whose label wraps at spaces beside the box when the line is too narrow for it (a click on the
+// text toggles it too). Returns true when *v changed.
+bool CheckboxWrapped(const char* label, bool* v);
+// A button as wide as the line; a label wider than that is shortened at a word with "..." and shown whole in
+// a tooltip (ImGui would clip it mid-letter).
+bool ButtonFullWidth(const char* label);
+// Windows drawn this frame whose contents are wider than what they show, with no horizontal scrollbar: a
+// label or value in them runs past the edge and is cut. Their names in `names` (may be null). What the window
+// tests count; call after the frame's windows have ended (it reads the sizes ImGui measured last frame).
+int CountOverflowingWindows(std::vector<std::string>* names);
+
 // A wrapped tooltip for the last item, also when it is disabled (to say why it is).
 void HelpTooltip(const char* text);
 

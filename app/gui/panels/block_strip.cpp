@@ -1,0 +1,113 @@
+#include "gui/panels/block_strip.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gui/widgets/palette.hpp"
+#include "gui/widgets/plot.hpp"
+#include "gui/widgets/text.hpp"
+#include "quantscope/quantize.hpp"
+
+namespace qs::gui {
+namespace {
+
+struct StripChart {
+    std::string title;
+    std::vector<double> values;
+    double lo = 0, hi = 1;
+    bool integers = false;
+};
+
+// Draws one chart in [a, b]; returns the block under the mouse (or -1) and whether it was clicked.
+std::int64_t DrawChart(ImDrawList* dl, const StripChart& c, ImVec2 a, ImVec2 b, std::int64_t highlight, bool& clicked,
+                       std::int64_t& hover_last) {
+    const float font = ImGui::GetFontSize();
+    dl->AddText(a, ImGui::GetColorU32(ImGuiCol_Text), FitText(c.title, b.x - a.x).c_str());
+    const float label_w = std::max(ImGui::CalcTextSize(TickLabel(c.hi, 4).c_str()).x, ImGui::CalcTextSize(TickLabel(c.lo, 4).c_str()).x);
+    const float plot_x0 = a.x + std::min(label_w + font * 0.5f, (b.x - a.x) * 0.4f);
+    const float top = a.y + ImGui::GetTextLineHeightWithSpacing() + font * 0.3f, bottom = b.y - font * 0.3f;
+    if (bottom - top < 4.0f || b.x - plot_x0 < 8.0f) return -1;
+    PlotAxis y;
+    y.lo = c.lo;
+    y.hi = c.hi;
+    y.p0 = bottom;
+    y.p1 = top;
+    dl->AddRect(ImVec2(plot_x0 - 1.0f, top - 1.0f), ImVec2(b.x + 1.0f, bottom + 1.0f), ImGui::GetColorU32(ImGuiCol_Border));
+    DrawTicksLeft(dl, y, plot_x0 - 1.0f, 2, c.integers);
+    DrawBars(dl, c.values, y, std::clamp(0.0, c.lo, c.hi), plot_x0, b.x, palette::kBlockBar, palette::kBlockBarSpan, highlight);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (!ImGui::IsWindowHovered() || mouse.y < top || mouse.y > bottom) return -1;
+    std::int64_t first = 0, last = -1;
+    BarsAt(c.values.size(), plot_x0, b.x, mouse.x, first, last);
+    if (first > last) return -1;
+    clicked = ImGui::IsMouseClicked(ImGuiMouseButton_Left);
+    hover_last = last;
+    return first;
+}
+
+}  // namespace
+
+float BlockStripHeight(const QuantView& view) {
+    if (!view.valid() || view.params->block_count <= 1) return 0.0f;
+    return std::round(ImGui::GetTextLineHeightWithSpacing() + ImGui::GetFontSize() * 3.2f);
+}
+
+std::int64_t DrawBlockStrip(const QuantView& view, std::int64_t highlight, ImVec2 size) {
+    const QuantParams& p = *view.params;
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImGui::Dummy(size);
+    if (p.block_count <= 1) return -1;
+    const char* kind = view.config->granularity == Granularity::Channel ? "channel" : "group";
+    const std::string count = std::to_string(p.block_count);
+    StripChart s{std::string("s per ") + kind + " (" + count + ")", p.scale, 0.0, 0.0, false};
+    for (double v : p.scale) s.hi = std::max(s.hi, v);
+    s.hi = s.hi > 0.0 ? s.hi * 1.05 : 1.0;
+    StripChart z{std::string("z per ") + kind, {}, 0.0, 0.0, true};
+    bool any_z = false;
+    for (std::int32_t v : p.zero_point) {
+        z.values.push_back(v);
+        z.lo = std::min(z.lo, static_cast<double>(v));
+        z.hi = std::max(z.hi, static_cast<double>(v));
+        any_z = any_z || v != 0;
+    }
+    if (z.hi == z.lo) z.hi = z.lo + 1.0;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float gap = ImGui::GetFontSize() * 1.5f;
+    const float s_w = any_z ? std::floor((size.x - gap) * 0.6f) : size.x;
+    bool clicked = false;
+    std::int64_t last = -1;
+    std::int64_t hovered = DrawChart(dl, s, origin, ImVec2(origin.x + s_w, origin.y + size.y), highlight, clicked, last);
+    if (any_z && hovered < 0) {
+        hovered = DrawChart(dl, z, ImVec2(origin.x + s_w + gap, origin.y), ImVec2(origin.x + size.x, origin.y + size.y),
+                            highlight, clicked, last);
+    } else if (any_z) {
+        bool unused = false;
+        std::int64_t unused_last = -1;
+        DrawChart(dl, z, ImVec2(origin.x + s_w + gap, origin.y), ImVec2(origin.x + size.x, origin.y + size.y), highlight,
+                  unused, unused_last);
+    }
+    if (hovered < 0) return -1;
+    const std::size_t h = static_cast<std::size_t>(hovered);
+    ImGui::BeginTooltip();
+    if (last > hovered) {
+        double lo = p.scale[h], hi = lo;
+        for (std::int64_t i = hovered; i <= last; ++i) {
+            lo = std::min(lo, p.scale[static_cast<std::size_t>(i)]);
+            hi = std::max(hi, p.scale[static_cast<std::size_t>(i)]);
+        }
+        ImGui::Text("%ss %lld to %lld: s from %s to %s", kind, static_cast<long long>(hovered), static_cast<long long>(last),
+                    FormatNumber(lo).c_str(), FormatNumber(hi).c_str());
+        ImGui::TextDisabled("zoom the window wider to see them one by one; click picks %s %lld", kind,
+                            static_cast<long long>(hovered));
+    } else {
+        ImGui::Text("%s %lld of %lld", kind, static_cast<long long>(hovered), static_cast<long long>(p.block_count));
+        ImGui::Text("s = %s   z = %s", FormatNumber(p.scale[h]).c_str(), FormatInteger(p.zero_point[h]).c_str());
+        ImGui::TextDisabled("click: follow its first element; the histogram shows its values and grid");
+    }
+    ImGui::EndTooltip();
+    return clicked ? hovered : -1;
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,149 @@
+#include "gui/panels/figure_styles.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "quantscope/histogram.hpp"
+#include "quantscope/quantize.hpp"
+
+namespace qs::gui {
+namespace {
+
+void MinMax(const float* v, std::int64_t n, double& lo, double& hi) {
+    float a = 0, b = 0;
+    value_range(v, n, a, b);
+    lo = a;
+    hi = b;
+}
+
+}  // namespace
+
+void UpdateRanges(FigurePanelState& st, const QuantView& qv) {
+    const std::int64_t n = qv.tensor->numel();
+    const TensorKey key = TensorKeyOf(qv);
+    if (!st.orig_valid || key != st.tensor_key) {
+        const float* v = qv.tensor->values.data();
+        MinMax(v, n, st.orig_lo, st.orig_hi);
+        st.orig_argmin = std::find(v, v + n, static_cast<float>(st.orig_lo)) - v;
+        st.orig_argmax = std::find(v, v + n, static_cast<float>(st.orig_hi)) - v;
+        st.tensor_key = key;
+        ++st.tensor_gen;
+        st.orig_valid = true;
+        st.ranges_valid = false;
+    }
+    if (st.ranges_valid && st.ranges_generation == qv.generation) return;
+    if (qv.params->block_count == 1 && qv.config->overflow == Overflow::Clamp) {
+        // One (s, z) with the clamp: r -> r' is non-decreasing (a float division, round and clamp all are), so
+        // the smallest and largest r' are those of the smallest and largest r, exactly as the quantizer made them.
+        st.deq_lo = trace_element(*qv.tensor, *qv.params, *qv.config, st.orig_argmin).dequantized;
+        st.deq_hi = trace_element(*qv.tensor, *qv.params, *qv.config, st.orig_argmax).dequantized;
+    } else {
+        MinMax(qv.result->dequantized.data(), n, st.deq_lo, st.deq_hi);
+    }
+    st.err_hi = qv.result->metrics.max_abs_error;
+    st.ranges_generation = qv.generation;
+    st.ranges_valid = true;
+}
+
+namespace {
+
+// Value range -> colormap normalisation. A diverging map over data of both signs is centered on 0 (two
+// slopes): neutral means zero, blue negative, red positive, and the extremes get the full colors. Data of one
+// sign uses the whole map over its range (as seaborn does), or a block of values around 100 would be one flat
+// red.
+void SetValueScale(HeatmapStyle& s, Colormap map, double lo, double hi) {
+    s.colormap = map;
+    s.bar_lo = lo;
+    s.bar_hi = hi;
+    s.norm = IsDiverging(map) && lo < 0.0 && hi > 0.0 ? ColorNorm::Centered(lo, hi, 0.0) : ColorNorm::Linear(lo, hi);
+}
+
+// Decimals for printed reals: the lessons' 2, or enough for two significant digits of the largest magnitude
+// (errors of a randn tensor are ~0.01: ".2f" would print a wall of "0.01" and "0.00"). At most 5, then
+// kMaxCellDecimals + 1, which prints in "%.3g".
+int DecimalsFor(double max_abs) {
+    if (!(max_abs > 0.0) || max_abs >= 0.1) return 2;
+    return std::min(kMaxCellDecimals + 1, std::max(2, 1 - static_cast<int>(std::floor(std::log10(max_abs)))));
+}
+
+}  // namespace
+
+PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool white_readable) {
+    const FigurePanelSettings& set = st.settings;
+    const IntType& dt = qv.config->dtype;
+    const double qmin = dt.q_min(), qmax = dt.q_max();
+    double olo = st.orig_lo, ohi = st.orig_hi, dlo = st.deq_lo, dhi = st.deq_hi;
+    if (set.shared_range) {
+        olo = dlo = std::min(st.orig_lo, st.deq_lo);
+        ohi = dhi = std::max(st.orig_hi, st.deq_hi);
+    }
+    PanelStyles p;
+    BlockGrid blocks;
+    if (st.block_outlines && qv.params->block_count > 1) {
+        blocks.offset = static_cast<std::int64_t>(st.slice) * qv.tensor->rows() * qv.tensor->cols();
+        blocks.stride = qv.params->block_stride;
+        blocks.count = qv.params->block_count;
+    }
+    for (HeatmapStyle& s : p.styles) {
+        s.max_cell_aspect = st.max_cell_aspect;
+        s.annotation_height_share = st.annotation_height_share;
+        s.annotate = set.annotate;
+        s.annotation_font = st.annotation_font;
+        s.annotation_rule = st.annotation_rule;
+        s.annotation_min_px = st.annotation_min_px;
+        s.blocks = blocks;
+    }
+    HeatmapStyle& o = p.styles[kOriginal];
+    HeatmapStyle& q = p.styles[kQuantized];
+    HeatmapStyle& d = p.styles[kDequantized];
+    HeatmapStyle& e = p.styles[kError];
+    q.format = CellFormat::Integer;
+    e.reduction = Reduction::Max;  // an outlier's error must survive zooming out
+
+    if (set.lesson_look) {
+        // The helper's figure. It draws original and error white with printed values; white carries no
+        // information once the cells are too small to print, so then those two fall back to coolwarm.
+        if (white_readable) {
+            o.colormap = e.colormap = Colormap::White;
+            o.colorbar = e.colorbar = ColorbarMode::Reserve;
+            if (o.annotate == AnnotateMode::Off) o.annotate = e.annotate = AnnotateMode::Auto;
+        } else {
+            SetValueScale(o, Colormap::Coolwarm, olo, ohi);
+            e.colormap = Colormap::Coolwarm;
+            e.norm = ColorNorm::Centered(0.0, st.err_hi, 0.0);
+            e.bar_lo = 0.0;
+            e.bar_hi = st.err_hi;
+        }
+        q.colormap = Colormap::Coolwarm;
+        q.norm = ColorNorm::Linear(qmin, qmax);
+        q.bar_lo = qmin;
+        q.bar_hi = qmax;
+        // The helper leaves vmin=0, vmax=1 here (every value above 1 saturates red); the original's range is
+        // what the figure means to show, so use that.
+        SetValueScale(d, Colormap::Coolwarm, dlo, dhi);
+        return p;
+    }
+
+    const Colormap map = set.colormap;
+    o.decimals = d.decimals = DecimalsFor(std::max(std::fabs(olo), std::fabs(ohi)));
+    e.decimals = DecimalsFor(st.err_hi);
+    SetValueScale(o, map, olo, ohi);
+    SetValueScale(d, map, dlo, dhi);
+    q.colormap = map;
+    q.bar_lo = qmin;
+    q.bar_hi = qmax;
+    q.norm = ColorNorm::Linear(qmin, qmax);
+    if (IsDiverging(map) && qv.params->zero_point.size() == 1) {
+        // Code z stands for the real 0: make it the neutral color, so that a code has the color of the value
+        // it stands for in the original panel.
+        q.norm = ColorNorm::Centered(qmin, qmax, qv.params->zero_point[0]);
+    }
+    // Error >= 0: with a diverging map 0 is the neutral middle and the largest error the full red.
+    e.colormap = map;
+    e.norm = IsDiverging(map) ? ColorNorm::Centered(0.0, st.err_hi, 0.0) : ColorNorm::Linear(0.0, st.err_hi);
+    e.bar_lo = 0.0;
+    e.bar_hi = st.err_hi;
+    return p;
+}
+
+}  // namespace qs::gui

@@ -1,0 +1,123 @@
+// The classroom sizes (issue 11): a projector's 1280x720 and a 1080p screen at font scales 1 to 3, in the
+// normal layout and in presenter mode, for the lesson's 3x3 tensor and a 16x16 one. The window reports what
+// it showed (--layout-report): in presenter mode every cell prints its value, and in no layout does a
+// window's content run past its edge (a label cut at the border).
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gui_test_support.hpp"
+
+namespace {
+
+using namespace qs::gui_test;
+
+// The integers of the JSON list after `"key": [` in the report line.
+std::vector<long long> ReportList(const std::string& report, const std::string& key) {
+    std::vector<long long> out;
+    const std::size_t at = report.find("\"" + key + "\": [");
+    if (at == std::string::npos) return out;
+    const char* p = report.c_str() + report.find('[', at) + 1;
+    while (*p && *p != ']') {
+        char* end = nullptr;
+        out.push_back(std::strtoll(p, &end, 10));
+        if (end == p) break;
+        p = end;
+        while (*p == ',' || *p == ' ') ++p;
+    }
+    return out;
+}
+
+long long ReportNumber(const std::string& report, const std::string& key) {
+    const std::size_t at = report.find("\"" + key + "\": ");
+    return at == std::string::npos ? -1 : std::strtoll(report.c_str() + at + key.size() + 4, nullptr, 10);
+}
+
+struct Screen {
+    const char* size;
+    const char* font;
+};
+const Screen kScreens[] = {{"1280x720", "1"}, {"1280x720", "1.5"}, {"1280x720", "2"}, {"1280x720", "3"},
+                           {"1920x1080", "1"}, {"1920x1080", "1.5"}, {"1920x1080", "2"}, {"1920x1080", "3"}};
+// A screen as big as the largest window.
+const char* const kXvfb1080 = "xvfb-run -a -s \"-screen 0 1920x1080x24\" ";
+const char* const kTensors[] = {"--preset lesson", "--random normal --shape 16x16 --seed 3"};
+
+std::string Report(const TempDir& dir, const std::string& options) {
+    const Run r = run(dir, std::string(kXvfb1080) + "'" QS_BINARY "' gui " + options + " --screenshot '" + dir / "shot.png" +
+                               "' --layout-report");
+    INFO(options << "\n" << r.err);
+    REQUIRE(r.exit_code == 0);
+    return r.out;
+}
+
+}  // namespace
+
+TEST_CASE("classroom screens: presenter mode prints every cell of the lesson and of a 16x16 tensor") {
+    TempDir dir;
+    for (const Screen& s : kScreens) {
+        for (const char* tensor : kTensors) {
+            const std::string options = std::string(tensor) + " --presenter --size " + s.size + " --font-scale " + s.font;
+            const std::string report = Report(dir, options);
+            INFO(options << "\n" << report);
+            const std::vector<long long> annotated = ReportList(report, "annotated"), visible = ReportList(report, "visible");
+            REQUIRE(annotated.size() == 4);
+            REQUIRE(visible.size() == 4);
+            for (int i = 0; i < 4; ++i) {
+                CHECK(visible[i] == (std::string(tensor).find("16x16") != std::string::npos ? 256 : 9));
+                CHECK(annotated[i] == visible[i]);
+            }
+            CHECK(ReportNumber(report, "overflowing_windows") == 0);
+        }
+    }
+}
+
+TEST_CASE("classroom screens: the normal layout cuts no label at the edge of its windows") {
+    TempDir dir;
+    for (const Screen& s : kScreens) {
+        for (const char* tensor : kTensors) {
+            const std::string options = std::string(tensor) + " --size " + s.size + " --font-scale " + s.font;
+            const std::string report = Report(dir, options);
+            INFO(options << "\n" << report);
+            CHECK(ReportNumber(report, "overflowing_windows") == 0);
+            // A panel prints all its values or none (a value does not drop out of a table it fits in).
+            const std::vector<long long> annotated = ReportList(report, "annotated"), visible = ReportList(report, "visible");
+            REQUIRE(annotated.size() == 4);
+            for (int i = 0; i < 4; ++i) CHECK((annotated[i] == 0 || annotated[i] == visible[i]));
+        }
+    }
+    // Where the figure has the room, the lesson's values are printed at the text size.
+    const std::string report = Report(dir, "--preset lesson --size 1920x1080 --font-scale 1");
+    CHECK(ReportList(report, "annotated") == std::vector<long long>{9, 9, 9, 9});
+    CHECK(report.find("\"annotation_px\": 18.00") != std::string::npos);
+}
+
+TEST_CASE("--layout-report needs --screenshot") {
+    TempDir dir;
+    const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --layout-report");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--layout-report needs --screenshot") != std::string::npos);
+}
+
+TEST_CASE("--panels and --layout set the View menu's panels and the figure's layout, and sessions keep them") {
+    TempDir dir;
+    const std::string session = dir / "view.json";
+    const Run r = run(dir, std::string(kXvfb1080) + "'" QS_BINARY "' gui --panels figure,metrics --layout row --screenshot '" +
+                               dir / "shot.png" + "' --save-session '" + session + "' --layout-report");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("\"grid\": false") != std::string::npos);
+    const std::string text = read_file(session);
+    CHECK(text.find("\"panels.controls\": \"0\"") != std::string::npos);
+    CHECK(text.find("\"panels.figure\": \"1\"") != std::string::npos);
+    CHECK(text.find("\"panels.metrics\": \"1\"") != std::string::npos);
+    CHECK(text.find("\"panels.histogram\": \"0\"") != std::string::npos);
+    CHECK(text.find("\"figure.layout\": \"row\"") != std::string::npos);
+    // Bad values: one line naming the option, exit 2, no window.
+    for (const char* bad : {"--panels figure,bogus", "--panels ''", "--layout 3x3", "--grid --layout row"}) {
+        const Run b = run(dir, std::string("'" QS_BINARY "' gui ") + bad + " --screenshot '" + dir / "x.png" + "'");
+        INFO(bad << ": " << b.err);
+        CHECK(b.exit_code == 2);
+        CHECK(b.err.find(std::string(bad).substr(0, 7)) != std::string::npos);
+    }
+}
