@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,7 +19,7 @@
 
 #include "gui/panels/intents.hpp"
 #include "gui/widgets/widgets.hpp"
-#include "quantscope/csv.hpp"
+#include "quantscope/tensor_text.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/random.hpp"
 #include "quantscope/tensor_io.hpp"
@@ -98,24 +99,37 @@ void Resize(TensorPanelState& state, const Document& doc, Intents& out) {
     out.push(ApplyTensorIntent{std::move(next), EditedLabel(doc.label)});
 }
 
-// The clipboard through the core's CSV reader: commas, spaces or tabs (a spreadsheet's copy), one row a line.
-void Paste(TensorPanelState& state, Intents& out) {
-    const char* clip = ImGui::GetClipboardText();
-    if (!clip || !*clip) {
-        state.message = "the clipboard is empty";
+// Text typed or pasted: a notebook's printed tensor (tensor([[...]]), array([[...]]), [[...]]) or a table of
+// rows (commas, spaces or tabs: a spreadsheet's copy), through the core's reader.
+void UseTensorText(TensorPanelState& state, std::string_view text, const char* name, Intents& out) {
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+        state.message = std::string("the ") + name + " is empty";
         return;
     }
     try {
-        Tensor t = parse_csv(clip, std::strlen(clip), "clipboard");
+        Tensor t = parse_tensor_text(text, name);
         if (t.rows() > 4096 || t.cols() > 4096) {
-            state.message = "pasted data is too large for the editor; open it as a file";
+            state.message = "the tensor is too large for the editor; open it as a file";
             return;
         }
         state.message.clear();
-        out.push(ApplyTensorIntent{std::make_shared<Tensor>(std::move(t)), "pasted"});
+        out.push(ApplyTensorIntent{std::make_shared<Tensor>(std::move(t)), std::string(name == std::string("clipboard") ? "pasted" : "typed")});
     } catch (const std::exception& e) {
         state.message = e.what();
     }
+}
+
+void Paste(TensorPanelState& state, Intents& out) {
+    const char* clip = ImGui::GetClipboardText();
+    UseTensorText(state, clip ? std::string_view(clip) : std::string_view(), "clipboard", out);
+}
+
+// A box to type (or paste into) a tensor as a notebook prints it.
+void DrawTypeTensor(TensorPanelState& state, Intents& out) {
+    ImGui::InputTextMultiline("##typed", &state.typed_text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 4.5f));
+    if (ImGui::Button("Use this tensor", ImVec2(-1.0f, 0.0f))) UseTensorText(state, state.typed_text, "typed text", out);
+    HelpTooltip("tensor([[191.6, -13.5], [92.14, 295.5]]), numpy's array([[...]]) or [[1. 2.] [3. 4.]], "
+                   "or rows of numbers. A printed summary with ... is refused: it leaves values out.");
 }
 
 void DrawTable(TensorPanelState& state, const Document& doc, Intents& out) {
@@ -331,7 +345,9 @@ void DrawTensorPanel(TensorPanelState& state, const Document& doc, Intents& out,
         ImGui::SameLine();
         if (ImGui::Button("Resize")) Resize(state, doc, out);
         if (ImGui::Button("Paste from clipboard", ImVec2(-1.0f, 0.0f))) Paste(state, out);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Numbers separated by commas, spaces or tabs; one row a line.");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("A notebook's printed tensor(...), array(...) or [[...]], or numbers separated by commas,\n"
+                              "spaces or tabs, one row a line.");
     } else {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("Too large to edit cell by cell (the table edits up to %dx%d): generate or open one.",
@@ -344,6 +360,9 @@ void DrawTensorPanel(TensorPanelState& state, const Document& doc, Intents& out,
         ImGui::TextWrapped("%s", state.message.c_str());
         ImGui::PopStyleColor();
     }
+
+    Section("Type a tensor");
+    DrawTypeTensor(state, out);
 
     Section("Open");
     DrawSource(state, out);

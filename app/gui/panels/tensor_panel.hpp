@@ -31,7 +31,8 @@ struct TensorPanelState {
     char edit_buffer[64] = {};
     bool edit_focus = false;  // give the edit box keyboard focus on its first frame
     int resize_rows = 3, resize_cols = 3;
-    std::string message;  // last problem with a paste, a resize or a cell value
+    std::string typed_text;  // "Type a tensor": text as a notebook prints a tensor, or rows of numbers
+    std::string message;  // last problem with a paste, typed text, a resize or a cell value
     std::uint64_t synced_revision = 0;  // the document revision the resize fields were taken from
 };
 

@@ -74,8 +74,7 @@ private:
                 count[static_cast<std::size_t>(++depth)] = 0;
                 need_item = false;
                 ++i;
-            } else if (c == ']') {
-                if (need_item) fail(i, "a comma with no value after it");
+            } else if (c == ']') {  // after a comma too: Python's [1, 2,]
                 close_list(i, depth, count[static_cast<std::size_t>(depth)]);
                 --depth;
                 if (depth > 0) ++count[static_cast<std::size_t>(depth)];
