@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/bench_file.hpp"
+#include "cli/bench_formats.hpp"
 #include "cli/bench_layer.hpp"
 #include "cli/commands.hpp"
 #include "quantscope/json_writer.hpp"
@@ -58,11 +59,15 @@ const char* const kBenchHelp =
     "Then a [512 x 4096] . [4096 x 4096]^T linear layer (`quantscope layer`, no reference): layer_w8a8_ms (int8\n"
     "per-token activations, int8 per-channel W, the exact integer path; target 1500), layer_w8a16_ms (W-only)\n"
     "against layer_eigen_gemm_ms, Eigen's float32 product of the same shapes (target ratio 1.5), and\n"
-    "layer_reference_ms (the float64 reference). --layer-only prints the layer rows alone.\n";
+    "layer_reference_ms (the float64 reference). --layer-only prints the layer rows alone.\n"
+    "Then the number formats (FORMATS.md): formats_int8_ms (int8 per tensor, the three outputs into arrays)\n"
+    "and, the same way, format_<name>_ms with its ratio to int8 for fp8_e4m3, bf16, fp4_e2m1, nf4 (targets:\n"
+    "2), mxfp4, nvfp4, q4_0 (targets: 3); formats_command_ms: `quantscope formats` on the tensor (target\n"
+    "2000 on 4096 x 4096). --formats-only prints these rows alone.\n";
 
 int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
-    const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true}, {"--layer-only", false}});
+    const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true}, {"--layer-only", false}, {"--formats-only", false}});
     if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
     RandomSpec spec;
     spec.shape = parse_shape(parsed.get("--shape") ? *parsed.get("--shape") : "4096x4096");
@@ -79,6 +84,14 @@ int run_bench(const std::vector<std::string>& args) {
         JsonObject json;
         json.integer("threads", omp_get_max_threads()).integer("repeats", std::min(repeats, 7));
         add_layer_rows(json, measure_layer_rows(std::min(repeats, 7)));
+        std::printf("%s\n", json.str().c_str());
+        return 0;
+    }
+    if (parsed.has("--formats-only")) {
+        const Tensor tensor = generate_random(spec);
+        JsonObject json;
+        json.integer("elements", tensor.numel()).integer("threads", omp_get_max_threads()).integer("repeats", repeats);
+        add_format_rows(json, tensor, repeats);
         std::printf("%s\n", json.str().c_str());
         return 0;
     }
@@ -154,6 +167,7 @@ int run_bench(const std::vector<std::string>& args) {
     add_file_rows(json, file_figures);
     add_sweep_rows(json, sweep_figures);
     add_layer_rows(json, measure_layer_rows(std::min(repeats, 7)));
+    add_format_rows(json, tensor, std::min(repeats, 7));
     std::printf("%s\n", json.str().c_str());
     return 0;
 }

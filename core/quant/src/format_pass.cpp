@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "format_kernels.hpp"
+#include "format_simd.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
@@ -51,25 +52,6 @@ inline void record(float r, const detail::ElementResult& e, std::int64_t k, std:
     acc.seen[static_cast<std::uint32_t>(e.code) & mask] = 1;
 }
 
-// An element format's chunk: each element at its block's s.
-template <class F>
-ChunkSums element_chunk(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, std::uint32_t mask,
-                        const ChunkOut& out, Partial& acc, const F& convert) {
-    ChunkSums sums;
-    std::int64_t block = p.block_of(begin);
-    std::int64_t left_in_run = p.block_stride - begin % p.block_stride;
-    float s = p.scale[static_cast<std::size_t>(block)];
-    for (std::int64_t k = 0; k < len; ++k) {
-        record(r[k], convert(r[k], s), k, mask, out, sums, acc);
-        if (--left_in_run == 0) {
-            left_in_run = p.block_stride;
-            if (++block == p.block_count) block = 0;
-            s = p.scale[static_cast<std::size_t>(block)];
-        }
-    }
-    return sums;
-}
-
 // A block format's chunk: whole blocks, each one's scale recomputed from its values by the recipe (the
 // float32 d and min ggml's codes use are not kept in the params).
 template <class F>
@@ -84,27 +66,82 @@ ChunkSums block_chunk(const float* r, std::int64_t len, const FormatParams& p, s
     return sums;
 }
 
-ChunkSums run_chunk(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, std::uint32_t mask,
-                    const ChunkOut& out, Partial& acc) {
+// One thread's scratch for a chunk (per-element scales and the outputs not wanted).
+struct Scratch {
+    std::vector<float> scale, deq, err;
+    std::vector<std::int32_t> codes;
+    Scratch() : scale(kChunk), deq(kChunk), err(kChunk), codes(kChunk) {}
+};
+
+// Each element's scale: its block's (element formats: the params; MX / NVFP4: each block's recipe).
+void fill_scales(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, float* out) {
     const FormatInfo& info = format_info(p.format);
-    const FloatSpec spec = info.element;
-    switch (p.format) {
-        case FormatId::Nf4:
-            return element_chunk(r, begin, len, p, mask, out, acc, [](float x, float s) { return detail::element_nf4(x, s); });
-        case FormatId::Q8_0:
-            return block_chunk(r, len, p, mask, out, acc, detail::q8_0_element);
-        case FormatId::Q4_0:
-            return block_chunk(r, len, p, mask, out, acc, detail::q4_0_element);
-        case FormatId::Q4_1:
-            return block_chunk(r, len, p, mask, out, acc, detail::q4_1_element);
+    if (info.kind == FormatKind::Block) {
+        for (std::int64_t b = 0; b < len; b += info.block_size) {
+            const float scale = detail::block_scale(p.format, r + b, info.block_size, p.global_scale).scale;
+            std::fill(out + b, out + b + info.block_size, scale);
+        }
+        return;
+    }
+    std::int64_t block = p.block_of(begin);
+    std::int64_t left_in_run = p.block_stride - begin % p.block_stride;
+    for (std::int64_t k = 0; k < len;) {
+        const std::int64_t run = std::min(left_in_run, len - k);
+        std::fill(out + k, out + k + run, p.scale[static_cast<std::size_t>(block)]);
+        k += run;
+        left_in_run = p.block_stride;
+        if (++block == p.block_count) block = 0;
+    }
+}
+
+// The error, its sums (in eight fixed lanes: vectorised, and the same order wherever the arrays lie), the
+// largest error and the codes seen.
+ChunkSums finish_chunk(const float* r, std::int64_t len, const std::int32_t* codes, const float* deq, float* err,
+                       std::uint32_t mask, Partial& acc) {
+    double sq[8] = {}, ab[8] = {}, rr[8] = {}, rs[8] = {};
+    float max_err = acc.max_err;
+    for (std::int64_t k = 0; k < len; ++k) {
+        err[k] = std::fabs(r[k] - deq[k]);
+        max_err = std::max(max_err, err[k]);
+    }
+    std::int64_t k = 0;
+    for (; k + 8 <= len; k += 8)
+        for (int j = 0; j < 8; ++j) {
+            const double e = err[k + j], x = r[k + j];
+            sq[j] += e * e, ab[j] += e, rr[j] += x * x, rs[j] += x;
+        }
+    for (int j = 0; k < len; ++k, ++j) {
+        const double e = err[k], x = r[k];
+        sq[j] += e * e, ab[j] += e, rr[j] += x * x, rs[j] += x;
+    }
+    ChunkSums sums;
+    for (int j = 0; j < 8; ++j)
+        sums.sum_sq_err += sq[j], sums.sum_abs_err += ab[j], sums.sum_sq_r += rr[j], sums.sum_r += rs[j];
+    acc.max_err = max_err;
+    for (std::int64_t i = 0; i < len; ++i) acc.seen[static_cast<std::uint32_t>(codes[i]) & mask] = 1;
+    return sums;
+}
+
+ChunkSums run_chunk(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, std::uint32_t mask,
+                    const ChunkOut& out, Partial& acc, Scratch& ws) {
+    switch (p.format) {  // ggml's formats: their own integer recipes, one element at a time
+        case FormatId::Q8_0: return block_chunk(r, len, p, mask, out, acc, detail::q8_0_element);
+        case FormatId::Q4_0: return block_chunk(r, len, p, mask, out, acc, detail::q4_0_element);
+        case FormatId::Q4_1: return block_chunk(r, len, p, mask, out, acc, detail::q4_1_element);
         default: break;
     }
-    if (info.kind == FormatKind::Block)
-        return block_chunk(r, len, p, mask, out, acc, [&](float x, const detail::BlockScale& b) {
-            return detail::block_float_element(x, b.scale, spec);
-        });
-    return element_chunk(r, begin, len, p, mask, out, acc,
-                         [&](float x, float s) { return detail::element_float(x, s, spec); });
+    std::int32_t* codes = out.codes ? out.codes : ws.codes.data();
+    float* deq = out.deq ? out.deq : ws.deq.data();
+    float* err = out.err ? out.err : ws.err.data();
+    fill_scales(r, begin, len, p, ws.scale.data());
+    if (p.format == FormatId::Nf4) {
+        static const detail::Nf4Consts nf4;
+        acc.clipped += detail::nf4_elements(r, ws.scale.data(), len, nf4, codes, deq);
+    } else {
+        const detail::FloatConsts consts(format_info(p.format).element);
+        acc.clipped += detail::float_elements(r, ws.scale.data(), len, consts, codes, deq);
+    }
+    return finish_chunk(r, len, codes, deq, err, mask, acc);
 }
 
 Metrics merged(const std::vector<Partial>& partials, const ChunkSums& total, std::int64_t n, FormatId format) {
@@ -158,11 +195,12 @@ Metrics run_pass(const TensorView& view, const FormatParams& p, const QuantOutpu
         detail::parallel_guarded(view, threads, [&](int thread, int) {
             Partial& acc = partials[static_cast<std::size_t>(thread)];
             std::vector<float> scratch(static_cast<std::size_t>(kChunk));
+            Scratch ws;
             for (std::int64_t c = 0; next.take(c);) {
                 const std::int64_t begin = c * kChunk, len = std::min(kChunk, n - begin), at = begin - offset;
                 const ChunkOut out{codes ? codes + at : nullptr, deq ? deq + at : nullptr, err ? err + at : nullptr};
                 chunk_sums[static_cast<std::size_t>(c)] =
-                    run_chunk(floats_at(view, begin, len, scratch.data()), begin, len, p, mask, out, acc);
+                    run_chunk(floats_at(view, begin, len, scratch.data()), begin, len, p, mask, out, acc, ws);
             }
         });
         if (sink) {
