@@ -82,6 +82,11 @@ TEST_CASE("a bad lesson file names the file and the step") {
     };
     CHECK(contains(err(R"([])"), "bad.json: steps is empty"));
     CHECK(contains(err(R"([{"title": "a", "text": "x"}])"), "bad.json: step 1: no tensor yet"));
+    // A first step whose state sets something but no tensor (it used to dereference the missing tensor).
+    for (const char* state : {R"({"dtype": "int4"})", R"({"recipe": "naive-max255"})", R"({"select": [0, 0]})",
+                              R"({"hide": ["error"]})", R"({"scale": 1, "zero_point": 0})", "{}"})
+        CHECK(contains(err(std::string(R"([{"title": "a", "text": "x", "state": )") + state + "}]"),
+                       "bad.json: step 1: no tensor yet"));
     CHECK(contains(err(R"([{"title": "a", "text": "x", "state": {"preset": "nope"}}])"), "step 1: state.preset: unknown preset"));
     const std::string ok = R"({"title": "a", "text": "x", "state": {"preset": "lesson"}}, )";
     CHECK(contains(err("[" + ok + R"({"title": "b", "text": "x", "state": {"dtype": "int99"}}])"), "bad.json: step 2: state.dtype"));

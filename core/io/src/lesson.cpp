@@ -168,6 +168,9 @@ private:
             c = QuantConfig{};
             state_.selected = -1;
         }
+        // Everything below reads the tensor (its shape, its range, a cell): a first step that sets only a
+        // dtype, a recipe or a cell has none yet.
+        if (!state_.tensor) fail("no tensor yet: the first step's state needs \"preset\" or \"tensor\"");
         // Any other choice of how to quantize leaves the naive recipe (as the window's controls do); the
         // overflow rule and the rounding do not: "the same cast, with a clamp" is a step of its own.
         for (const char* key : {"dtype", "mode", "granularity", "calibrate", "axis", "group_size", "recompute_scale", "scale"})
