@@ -360,6 +360,15 @@ TEST_CASE("layer refuses bad shapes and options with one line") {
     Tensor one_big = x;
     one_big.values[0] = 100;  // column 0 alone is split off: 5 kept channels
     fails(one_big, w, nullptr, group, "not a multiple of --group-size 3");
+    // Values near FLT_MAX: the float64 sum fits but its float32 output does not (metrics were NaN, printed null).
+    Tensor huge_x = x;
+    huge_x.values[0] = 3.4e38f;
+    huge_x.values[1] = 3.4e38f;
+    Tensor ones = make({4, 6}, std::vector<float>(24, 1.0f));
+    fails(huge_x, ones, nullptr, LayerConfig{}, "reference output y[0, 0] is beyond float32's range");
+    fails(huge_x, ones, nullptr, w8a8(), "reference output y[0, 0] is beyond float32's range");
+    Tensor partial = make({1, 6}, {2e38f, 2e38f, -2e38f, 0, 0, 0});  // the sum fits, a float32 partial sum does not
+    fails(partial, ones, nullptr, LayerConfig{}, "quantized layer's output y[0, 0] is beyond float32's range");
 }
 
 TEST_CASE("layer with weights in a FORMATS.md format uses their dequantized values") {

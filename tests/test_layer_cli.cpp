@@ -159,6 +159,9 @@ TEST_CASE("layer command: hostile input is one line and exit 2") {
                 "float32");
     check_error(run("layer" + w + " --inputs " + path(dir, "x.npy") + " --out-output " + path(dir, "x.npy"), dir), "--out-output");
     check_error(run("layer --inputs " + path(dir, "x.npy"), dir), "--weights");
+    qs::save_floats((dir.path / "xbig.npy").string(), {3}, std::vector<float>{3.4e38f, 3.4e38f, 1}.data());
+    check_error(run("layer" + w + " --inputs " + path(dir, "xbig.npy") + " --out-output " + path(dir, "y.npy"), dir),
+                "beyond float32's range");
 #if !defined(__SANITIZE_ADDRESS__)
     // A huge token count is refused from the shapes, before memory is taken (capped at 1 GiB of address space).
     check_error(run("layer" + w + " --random-inputs normal --tokens 9223372036854775807", dir, "", 1 << 20), "too large");

@@ -237,6 +237,15 @@ void with_activations(const Tensor& x, const Tensor& w, const Tensor* bias, cons
 
 std::string shape_text(const Tensor& t) { return "[" + shape_to_string(t.shape) + "]"; }
 
+// An output stored as float32 that left its range (values near FLT_MAX in x or W, or a big outlier scale): the
+// metrics would be NaN (Inf - Inf), printed null, and the file would hold Inf. Refused, naming the cell.
+void check_output_finite(const std::vector<float>& y, std::int64_t out, const char* what) {
+    for (std::size_t i = 0; i < y.size(); ++i)
+        if (!std::isfinite(y[i]))
+            throw Error(std::string(what) + " y[" + std::to_string(static_cast<std::int64_t>(i) / out) + ", " +
+                        std::to_string(static_cast<std::int64_t>(i) % out) + "] is beyond float32's range");
+}
+
 }  // namespace
 
 const char* to_string(ActGranularity granularity) {
@@ -320,10 +329,12 @@ LayerResult run_layer(const Tensor& x, const Tensor& w, const Tensor* bias, cons
     } else if (config.compute_reference) {
         r.reference = layer_reference(x, w, bias);
     }
+    check_output_finite(r.reference, r.out, "the layer's reference output");
     if (config.quantize_activations)
         with_activations(x, w, bias, config, r);
     else
         weights_only(x, w, bias, config, r);
+    check_output_finite(r.y, r.out, "the quantized layer's output");
     if (!r.reference.empty()) r.output = output_metrics(r.y, r.reference);
     return r;
 }
