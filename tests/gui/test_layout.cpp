@@ -99,7 +99,7 @@ TEST_CASE("--layout-report needs --screenshot") {
     CHECK(r.err.find("--layout-report needs --screenshot") != std::string::npos);
 }
 
-TEST_CASE("--panels and --layout set the View menu's panels and the figure's layout, and sessions keep them") {
+TEST_CASE("--panels and --layout set the View menu's panels and the figure's layout and sessions keep them") {
     TempDir dir;
     const std::string session = dir / "view.json";
     const Run r = run(dir, std::string(kXvfb1080) + "'" QS_BINARY "' gui --panels figure,metrics --layout row --screenshot '" +
