@@ -71,42 +71,87 @@ std::vector<FormatConfig> configs() {
 
 }  // namespace
 
+namespace {
+
+// Codes in range, r' = scale * grid[code] bit for bit, the error, the trace agreeing with the (vectorised)
+// pass and the clipped count; returns the quantization for the caller's further checks.
+FormatQuantization check_pass_against_trace(const Tensor& t, const FormatConfig& c) {
+    const std::int64_t n = t.numel();
+    std::vector<std::int32_t> codes(static_cast<std::size_t>(n));
+    std::vector<float> deq(static_cast<std::size_t>(n)), err(static_cast<std::size_t>(n));
+    const FormatQuantization q = quantize_format(view_of(t), c, {codes.data(), deq.data(), err.data()});
+    const FormatInfo& info = format_info(c.format);
+    std::int64_t clipped = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        if (c.format == FormatId::Q8_0) {
+            REQUIRE(codes[k] >= -127);
+            REQUIRE(codes[k] <= 127);
+        } else {
+            REQUIRE(codes[k] >= 0);
+            REQUIRE(codes[k] < (1 << info.element_bits));
+        }
+        REQUIRE(same_bits(deq[k], expected_deq(q.params, i, codes[k])));
+        REQUIRE(err[k] == std::fabs(t.values[k] - deq[k]));
+        const FormatTrace tr = trace_format_element(view_of(t), q.params, c, i);
+        REQUIRE(tr.code == codes[k]);
+        REQUIRE(same_bits(tr.dequantized, deq[k]));
+        clipped += tr.clipped ? 1 : 0;
+        // An element format saturates exactly when |r / s| passes the largest value.
+        if (info.kind == FormatKind::Float)
+            REQUIRE(tr.clipped == (std::fabs(t.values[k] / tr.scale) > info.element.largest()));
+    }
+    CHECK(q.metrics.clipped == clipped);
+    return q;
+}
+
+// Tensors [4, 64] whose blocks sit where a vectorised pass can go wrong: subnormal-only, near FLT_MAX, all
+// zero, exact ties of the grids, a mix of huge and subnormal in one block, negative zero.
+std::vector<Tensor> hostile_tensors() {
+    std::vector<Tensor> out;
+    const auto make = [&](auto&& value) {
+        Tensor t{{4, 64}, {}};
+        for (int i = 0; i < 256; ++i) t.values.push_back(value(i));
+        out.push_back(std::move(t));
+    };
+    make([](int i) { return (i % 2 ? -1.0f : 1.0f) * std::ldexp(1.0f, -149 + i % 20); });        // subnormal only
+    make([](int i) { return (i % 3 - 1) * std::nextafter(3.4028235e38f, 0.0f) / (1 + i % 5); }); // near FLT_MAX
+    make([](int i) { return i < 64 ? 0.0f : (i < 128 ? -0.0f : static_cast<float>(i % 7) * 0.25f - 0.75f); });
+    make([](int i) { return (i % 2 ? -1.0f : 1.0f) * 0.25f * static_cast<float>(i % 29); });     // ties: k/4
+    make([](int i) { return i % 16 == 0 ? 3.0e38f : std::ldexp(1.0f, -140 + i % 9); });          // huge + tiny
+    make([](int i) { return i % 32 == 0 ? 1.0e-30f : 0.0f; });                                   // one tiny a block
+    return out;
+}
+
+}  // namespace
+
 TEST_CASE("format properties: codes in range and r' exactly the scale times the grid value") {
     const Tensor t = random_tensor(3, {6, 5, 64});
-    const std::int64_t n = t.numel();
     for (const FormatConfig& c : configs()) {
         CAPTURE(std::string(format_name(c.format)));
         CAPTURE(std::string(to_string(c.granularity)));
         CAPTURE(std::string(to_string(c.scaling)));
-        std::vector<std::int32_t> codes(static_cast<std::size_t>(n));
-        std::vector<float> deq(static_cast<std::size_t>(n)), err(static_cast<std::size_t>(n));
-        const FormatQuantization q = quantize_format(view_of(t), c, {codes.data(), deq.data(), err.data()});
+        const FormatQuantization q = check_pass_against_trace(t, c);
         const FormatInfo& info = format_info(c.format);
-        std::int64_t clipped = 0;
-        for (std::int64_t i = 0; i < n; ++i) {
-            const auto k = static_cast<std::size_t>(i);
-            if (c.format == FormatId::Q8_0) {
-                REQUIRE(codes[k] >= -127);
-                REQUIRE(codes[k] <= 127);
-            } else {
-                REQUIRE(codes[k] >= 0);
-                REQUIRE(codes[k] < (1 << info.element_bits));
-            }
-            REQUIRE(same_bits(deq[k], expected_deq(q.params, i, codes[k])));
-            REQUIRE(err[k] == std::fabs(t.values[k] - deq[k]));
-            const FormatTrace tr = trace_format_element(view_of(t), q.params, c, i);
-            REQUIRE(tr.code == codes[k]);
-            REQUIRE(same_bits(tr.dequantized, deq[k]));
-            clipped += tr.clipped ? 1 : 0;
-            // An element format saturates exactly when |r / s| passes the largest value.
-            if (info.kind == FormatKind::Float)
-                REQUIRE(tr.clipped == (std::fabs(t.values[k] / tr.scale) > info.element.largest()));
-        }
-        CHECK(q.metrics.clipped == clipped);
         CHECK(q.metrics.levels_used <= q.metrics.levels_total);
         CHECK(q.metrics.levels_used >= 2);
         if (c.scaling == ElementScaling::Symmetric && info.kind != FormatKind::Block) CHECK(q.metrics.clipped == 0);
         CHECK(q.range.min == *std::min_element(t.values.begin(), t.values.end()));
+    }
+}
+
+TEST_CASE("format properties hold on hostile ranges: subnormal-only and near-FLT_MAX blocks and ties") {
+    int k = 0;
+    for (const Tensor& t : hostile_tensors()) {
+        CAPTURE(k++);
+        for (const FormatConfig& c : configs()) {
+            CAPTURE(std::string(format_name(c.format)));
+            CAPTURE(std::string(to_string(c.granularity)));
+            CAPTURE(std::string(to_string(c.scaling)));
+            const FormatQuantization q = check_pass_against_trace(t, c);
+            CHECK(std::isfinite(q.metrics.mse));
+            CHECK(q.metrics.levels_used <= q.metrics.levels_total);
+        }
     }
 }
 

@@ -138,6 +138,26 @@ TEST_CASE("sweep rows are the quantize results of every floating tensor in file 
     CHECK(keys == std::vector<std::string>{"elements", "bytes_in", "bytes_quantized", "mse", "sqnr_db", "seconds", "gb_per_s"});
 }
 
+TEST_CASE("sweep with a block format: a tensor its block does not fit is a row's error and not the run's") {
+    SmallCheckpoint c;  // nvfp4's block of 16 fits [2, 16] and [32], not [6], [8, 4] or [4, 8]
+    const test::Run sweep = test::run("sweep " + test::shell_quote(c.index) + " --dtype nvfp4", c.dir);
+    INFO("stderr: " << sweep.err);
+    REQUIRE(sweep.exit_code == 0);
+    const JsonValue doc = parse(sweep.out);
+    const JsonValue& rows = *doc.find("tensors");
+    REQUIRE(rows.items.size() == kFileOrder.size());
+    for (const JsonValue& row : rows.items) {
+        const std::string name = row.find("name")->text;
+        INFO(name);
+        if (name == "layer.1.w" || name == "layer.1.v") {  // last axis 16 and 32
+            CHECK(row.find("error")->is_null());
+            CHECK(row.find("bits_per_weight")->number > 4.5);
+        } else {  // last axis 6, 4 and 8
+            CHECK(test::contains(row.find("error")->text, "nvfp4: its block of 16 elements must divide the last axis"));
+        }
+    }
+}
+
 TEST_CASE("sweep statistics are the tensor's min max mean population std and outlier ratio") {
     SmallCheckpoint c;
     Checkpoint checkpoint = open_checkpoint(c.index);
