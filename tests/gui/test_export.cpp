@@ -177,7 +177,9 @@ TEST_CASE("render and the window read the figure options alike") {
     INFO("stderr: " << upper.err);
     CHECK(upper.exit_code == 0);
     CHECK(path_exists(dir / "F.PNG"));
-    for (const std::string bad : {"--cmap white", "--cmap rainbow", "--annotate maybe", "--slice 1", "--slice -1"}) {
+    // A number format the window does not draw yet is refused, not shown as int8 (nor saved as an unreadable session).
+    for (const std::string bad : {"--cmap white", "--cmap rainbow", "--annotate maybe", "--slice 1", "--slice -1",
+                                  "--dtype fp8-e4m3", "--dtype nf4", "--dtype bf16 --mode cast"}) {
         const Run a = run(dir, "'" QS_BINARY "' render --preset lesson " + bad + " --out '" + (dir / "x.png") + "'");
         const Run b = run(dir, "'" QS_BINARY "' gui --preset lesson " + bad + " --screenshot '" + (dir / "y.png") + "'");
         CAPTURE(bad);
