@@ -64,7 +64,7 @@ TEST_CASE("mse is never worse than min/max / and clearly better with an outlier"
                     RandomSpec spec;
                     spec.shape = {8, 64};
                     spec.seed = seed;
-                    spec.outliers = static_cast<std::int64_t>(seed % 3);
+                    spec.pin_range = static_cast<std::int64_t>(seed % 3);
                     const Tensor t = generate_random(spec);
                     QuantConfig minmax;
                     minmax.mode = mode;

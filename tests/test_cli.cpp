@@ -230,6 +230,22 @@ TEST_CASE("random tensors from the command line") {
     r = run("quantize --random normal --shape 100 --mean 5 --std 0.1 --outliers 2 --mode symmetric", dir);
     REQUIRE(r.exit_code == 0);
     CHECK(json_value(r.out, "shape") == "[100]");
+    // Real outliers: 2 values at 5 +- 10 x 0.1 (the default scale), so max|r| is 6 when one is positive.
+    r = run("quantize --random normal --shape 1000 --mean 0 --std 1 --outliers 1 --outlier-scale 20 --mode symmetric", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(std::stod(json_value(r.out, "scale").substr(1)) == doctest::Approx(20.0 / 127));
+    // The lesson's recipe pins the range without outliers.
+    r = run("quantize --random uniform --low -50 --high 150 --shape 4x128x256 --pin-range", dir);
+    REQUIRE(r.exit_code == 0);
+    Run preset = run("quantize --preset outliers-4x128x256", dir);
+    CHECK(json_value(preset.out, "scale") == json_value(r.out, "scale"));
+    for (const char* bad : {"--outlier-scale 3", "--outliers 2 --outlier-scale 0", "--outliers 2 --outlier-scale nan",
+                            "--outliers 2 --outlier-scale 1e40"}) {
+        r = run(std::string("quantize --random normal --shape 10 ") + bad, dir);
+        CHECK(r.exit_code == 2);
+        CHECK(qs::test::one_line(r.err));
+    }
+    CHECK(run("quantize --preset lesson --pin-range", dir).exit_code == 2);
 }
 
 TEST_CASE("every bad input or option: exit 2 / one clear line / the output file unchanged") {

@@ -99,7 +99,7 @@ TEST_CASE("the asymmetric MSE calibrator is never worse than the landscape's bes
                 spec.shape = {n};
                 spec.seed = seed;
                 spec.mean = seed % 2 ? 3.0 : 0.0;  // all-positive tensors clamp z
-                spec.outliers = static_cast<std::int64_t>(seed % 3);
+                spec.pin_range = static_cast<std::int64_t>(seed % 3);
                 const Tensor t = generate_random(spec);
                 QuantConfig config;
                 config.dtype = dtype;

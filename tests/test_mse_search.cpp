@@ -18,7 +18,7 @@ Tensor normal_with_outliers(Shape shape, std::uint64_t seed, std::int64_t outlie
     RandomSpec spec;
     spec.shape = std::move(shape);
     spec.seed = seed;
-    spec.outliers = outliers;
+    spec.pin_range = outliers;  // the lesson's max + 1, min - 1, 0 pattern
     return generate_random(spec);
 }
 

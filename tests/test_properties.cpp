@@ -325,7 +325,7 @@ TEST_CASE("random tensors are reproducible and follow their spec") {
     spec.shape = {4, 128, 256};
     spec.low = -50;
     spec.high = 150;
-    spec.outliers = 3;
+    spec.pin_range = 3;  // seed 001's recipe
     spec.seed = 3;
     const Tensor a = generate_random(spec), b = generate_random(spec);
     CHECK(a.values == b.values);
@@ -348,6 +348,60 @@ TEST_CASE("random tensors are reproducible and follow their spec") {
     const double mean = sum / n.numel();
     CHECK(mean == doctest::Approx(3).epsilon(0.01));
     CHECK(std::sqrt(sq / n.numel() - mean * mean) == doctest::Approx(2).epsilon(0.01));
+}
+
+TEST_CASE("outliers are K values at the centre plus or minus F std at seeded positions and signs") {
+    RandomSpec spec;
+    spec.shape = {64, 64};
+    spec.mean = 1;
+    spec.std = 2;
+    spec.outliers = 5;
+    spec.outlier_scale = 8;
+    const Tensor a = generate_random(spec);
+    const auto outliers = [](const Tensor& t) {
+        std::vector<std::int64_t> at;
+        for (std::int64_t i = 0; i < t.numel(); ++i)
+            if (std::fabs(t.values[static_cast<std::size_t>(i)] - 1.0f) == 16.0f) at.push_back(i);
+        return at;
+    };
+    const std::vector<std::int64_t> where = outliers(a);
+    CHECK(where.size() == 5);  // distinct positions, each at 1 +- 8 * 2
+    bool up = false, down = false;
+    for (std::int64_t i : where) (a.values[static_cast<std::size_t>(i)] > 1 ? up : down) = true;
+    spec.outliers = 0;
+    const Tensor plain = generate_random(spec);
+    std::int64_t changed = 0;
+    for (std::int64_t i = 0; i < a.numel(); ++i) changed += a.values[static_cast<std::size_t>(i)] != plain.values[static_cast<std::size_t>(i)];
+    CHECK(changed == 5);  // the other values are the same draw
+    spec.outliers = 5;
+    CHECK(outliers(generate_random(spec)) == where);  // reproducible
+    std::vector<std::vector<std::int64_t>> seen;
+    for (std::uint64_t seed = 1; seed < 6; ++seed) {
+        spec.seed = seed;
+        const Tensor t = generate_random(spec);
+        seen.push_back(outliers(t));
+        for (std::int64_t i : seen.back()) (t.values[static_cast<std::size_t>(i)] > 1 ? up : down) = true;
+    }
+    CHECK(seen[0] != where);  // other seeds, other positions
+    CHECK(up);
+    CHECK(down);
+    // Uniform: centre (low + high) / 2, std (high - low) / sqrt(12); every element an outlier works too.
+    RandomSpec u;
+    u.distribution = Distribution::Uniform;
+    u.shape = {3, 4};
+    u.low = -1;
+    u.high = 3;
+    u.outliers = 12;
+    u.outlier_scale = 3;
+    for (float v : generate_random(u).values)
+        CHECK(std::fabs(v - 1.0f) == doctest::Approx(3 * 4 / std::sqrt(12.0)));
+    u.outlier_scale = 0;
+    CHECK_THROWS_AS(generate_random(u), Error);
+    u.outlier_scale = 1e40;
+    CHECK_THROWS_AS(generate_random(u), Error);
+    u.outliers = 13;
+    u.outlier_scale = 3;
+    CHECK_THROWS_AS(generate_random(u), Error);
 }
 
 TEST_CASE("tensors larger than the caches (streaming stores) match the scalar formula") {

@@ -68,6 +68,21 @@ TEST_CASE("a session round-trips its tensor and every setting") {
     CHECK(r2.config.percentile == 99.5);
     CHECK(r2.config.recompute_scale);
     CHECK(r2.config.group_size == 4);
+
+    // Outliers, their scale and the pinned range round-trip; a session from before real outliers (no
+    // "outlier_scale") meant the pinning recipe by "outliers" and reopens the same tensor.
+    r.source.random.outlier_scale = 6.5;
+    r.source.random.pin_range = 2;
+    const Session r3 = parse_session(session_to_json(r), "r.json");
+    CHECK(r3.source.random.outliers == 3);
+    CHECK(r3.source.random.outlier_scale == 6.5);
+    CHECK(r3.source.random.pin_range == 2);
+    const std::string old = R"({"quantscope_session": 1, "tensor": {"kind": "random", "distribution": "uniform",
+        "shape": [4, 128, 256], "seed": 0, "low": -50, "high": 150, "outliers": 3}, "quantization": {}})";
+    const Session legacy = parse_session(old, "old.json");
+    CHECK(legacy.source.random.outliers == 0);
+    CHECK(legacy.source.random.pin_range == 3);
+    CHECK(load_session_tensor(legacy, "old.json").values == make_preset("outliers-4x128x256").tensor.values);
 }
 
 TEST_CASE("a session keeps the naive recipe's norm and refuses one beyond float32") {

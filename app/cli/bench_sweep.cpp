@@ -74,7 +74,7 @@ std::uint64_t write_shard(const std::string& path, const std::vector<SyntheticTe
         spec.shape = t.shape;
         spec.seed = seed++;
         spec.std = 0.02;
-        spec.outliers = 8;
+        spec.pin_range = 8;
         out.write(encode(generate_random(spec), t.dtype));
     }
     out.commit();

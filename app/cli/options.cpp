@@ -74,7 +74,8 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
 
 std::vector<OptionSpec> tensor_source_options() {
     return {{"--preset", true}, {"--random", true}, {"--shape", true}, {"--seed", true},  {"--mean", true},
-            {"--std", true},    {"--low", true},    {"--high", true},  {"--outliers", true}, {"--tensor", true}};
+            {"--std", true},    {"--low", true},    {"--high", true},  {"--outliers", true}, {"--outlier-scale", true},
+            {"--pin-range", false}, {"--tensor", true}};
 }
 
 std::vector<OptionSpec> quantize_options() {
@@ -234,6 +235,11 @@ RandomSpec random_spec(const ParsedArgs& args) {
     if (auto v = args.get("--low")) spec.low = parse_double("--low", *v);
     if (auto v = args.get("--high")) spec.high = parse_double("--high", *v);
     if (auto v = args.get("--outliers")) spec.outliers = parse_int("--outliers", *v);
+    if (auto v = args.get("--outlier-scale")) {
+        if (!args.has("--outliers")) throw Error("--outlier-scale needs --outliers K");
+        spec.outlier_scale = parse_double("--outlier-scale", *v);
+    }
+    if (args.has("--pin-range")) spec.pin_range = 3;  // seed 001's [0,0,0..2] = max + 1, min - 1, 0
     return spec;
 }
 
@@ -249,7 +255,7 @@ Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view
     if (args.positionals.size() > 1) throw Error("unexpected argument " + quoted_text(args.positionals[1]));
     if (sources > 1) throw Error("give one input: a file, --preset NAME or --random ...");
     if (!args.has("--random"))
-        for (const char* name : {"--shape", "--seed", "--mean", "--std", "--low", "--high", "--outliers"})
+        for (const char* name : {"--shape", "--seed", "--mean", "--std", "--low", "--high", "--outliers", "--outlier-scale", "--pin-range"})
             if (args.has(name)) throw Error(std::string(name) + " needs --random normal|uniform");
 
     if (args.has("--tensor") && args.positionals.empty()) throw Error("--tensor NAME needs a .safetensors INPUT");

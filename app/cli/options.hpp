@@ -41,7 +41,7 @@ bool print_help_if_asked(const std::vector<std::string>& args, const char* help)
 // value, or an option given twice.
 ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs);
 
-// --preset --random --shape --seed --mean --std --low --high --outliers --tensor
+// --preset --random --shape --seed --mean --std --low --high --outliers --outlier-scale --pin-range --tensor
 std::vector<OptionSpec> tensor_source_options();
 // --dtype --mode --scale --zero-point --granularity --axis --group-size --rounding --calibrate
 // --recompute-scale --overflow --recipe

@@ -44,7 +44,8 @@ const char* const kQuantizeHelp =
     "       quantscope quantize FILE.safetensors --tensor NAME [options]\n"
     "       quantscope quantize --preset NAME [options]\n"
     "       quantscope quantize --random normal|uniform --shape RxC[xD] [--seed N]\n"
-    "                           [--mean M --std S | --low A --high B] [--outliers K] [options]\n"
+    "                           [--mean M --std S | --low A --high B]\n"
+    "                           [--outliers K [--outlier-scale F]] [--pin-range] [options]\n"
     "\n"
     "Quantizes a float32 tensor (INPUT: .npy <f2/<f4/<f8, .csv, or .safetensors F32/F16/BF16 with\n"
     "--tensor NAME; rank > 3 is viewed as 3-D) and prints one JSON object with the parameters and the\n"
@@ -80,6 +81,12 @@ const char* const kQuantizeHelp =
     "  --out-error E.npy        write |r - r'| as float32\n"
     "  --all-params             list every block's scale and zero point in the JSON; without it, more\n"
     "                           than 4096 blocks are summarised as {\"count\", \"min\", \"max\"}\n"
+    "random tensors:\n"
+    "  --outliers K             K elements (positions and signs from the seed) set to the distribution's\n"
+    "                           centre +- F x its std (uniform: (low + high) / 2 and (high - low) / sqrt(12))\n"
+    "  --outlier-scale F        F for --outliers (default 10)\n"
+    "  --pin-range              seed 001's recipe: [0], [1], [2] (flat) become max + 1, min - 1 and 0, which\n"
+    "                           pins the range rather than adding outliers\n"
     "presets: lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256\n";
 
 int run_quantize(const std::vector<std::string>& args) {

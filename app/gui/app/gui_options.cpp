@@ -90,7 +90,8 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
 
 const char* const kGuiHelp =
     "usage: quantscope [gui] [INPUT | --preset NAME | --random normal|uniform --shape RxC[xD] [--seed N]\n"
-    "                        [--mean M --std S | --low L --high H] [--outliers K]]\n"
+    "                        [--mean M --std S | --low L --high H] [--outliers K [--outlier-scale F]]\n"
+    "                        [--pin-range]]\n"
     "                        [quantize options] [--size WxH] [--font-scale F] [--no-settings]\n"
     "                        [--cmap NAME] [--annotate auto|on|off] [--lesson-look] [--layout auto|row|grid]\n"
     "                        [--slice I] [--panels controls,figure,metrics,histogram]\n"

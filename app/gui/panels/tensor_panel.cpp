@@ -231,8 +231,14 @@ void DrawGenerate(TensorPanelState& state, const Document& doc, Intents& out) {
     ImGui::InputInt("##seed", &state.seed);
     Label("Outliers");
     ImGui::InputInt("##outliers", &state.outliers);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("How many elements (positions and signs from the seed) become outliers");
+    Label("at x std");
+    ImGui::InputDouble("##outlier-scale", &state.outlier_scale, 0.0, 0.0, "%.6g");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each outlier is the centre +- this many standard deviations");
+    ImGui::Checkbox("Pin the range (seed 001)", &state.pin_range);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("As in the lesson: the first elements become max + 1, min - 1, 0, ...");
+        ImGui::SetTooltip("As seed 001 does: the first three elements become max + 1, min - 1 and 0 (no outliers:\n"
+                          "they only fix the range)");
     if (ImGui::Button("Generate", ImVec2(-1.0f, 0.0f))) {
         RandomSpec spec;
         try {
@@ -244,6 +250,8 @@ void DrawGenerate(TensorPanelState& state, const Document& doc, Intents& out) {
             spec.low = state.low;
             spec.high = state.high;
             spec.outliers = std::max(0, state.outliers);
+            spec.outlier_scale = state.outlier_scale;
+            spec.pin_range = state.pin_range ? 3 : 0;
             state.message.clear();
         } catch (const std::exception& e) {
             state.message = e.what();

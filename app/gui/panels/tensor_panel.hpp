@@ -23,6 +23,8 @@ struct TensorPanelState {
     std::string shape_text = "64x64";
     int seed = 0;
     int outliers = 0;
+    double outlier_scale = 10.0;  // outliers at the centre +- this many std
+    bool pin_range = false;       // seed 001's max + 1, min - 1, 0
     // Presets and files
     int preset = 0;
     std::string open_path;

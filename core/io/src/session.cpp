@@ -112,7 +112,9 @@ std::string session_to_json(const Session& session) {
                 .number("std", finite("random std", src.random.std))
                 .number("low", finite("random low", src.random.low))
                 .number("high", finite("random high", src.random.high))
-                .integer("outliers", src.random.outliers);
+                .integer("outliers", src.random.outliers)
+                .number("outlier_scale", finite("random outlier scale", src.random.outlier_scale))
+                .integer("pin_range", src.random.pin_range);
             break;
     }
     const QuantConfig& c = session.config;
@@ -204,6 +206,10 @@ Session parse_session(const std::string& text, const std::string& name) {
         r.low = t.number("low", r.low);
         r.high = t.number("high", r.high);
         r.outliers = t.integer("outliers", 0, 0, kMaxElements);
+        // Before outliers were real (sessions without "outlier_scale"), "outliers" named the range-pinning recipe.
+        if (!t.optional("outlier_scale", JsonValue::Type::Number)) std::swap(r.outliers, r.pin_range);
+        r.outlier_scale = t.number("outlier_scale", r.outlier_scale);
+        r.pin_range += t.integer("pin_range", 0, 0, kMaxElements);
     } else {
         t.fail("tensor.kind " + quoted_text(kind) + " is not inline, file, preset or random");
     }

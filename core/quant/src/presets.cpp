@@ -45,13 +45,13 @@ Preset make_preset(const std::string& name) {
         spec.shape = {4, 4};
         p.tensor = generate_random(spec);
     } else if (name == "outliers-4x128x256") {
-        p.description = "uniform(-50, 150) of shape 4x128x256 with the lesson's outliers at [0,0,0..2], seed 0";
+        p.description = "uniform(-50, 150) of shape 4x128x256 with the range pinned at [0,0,0..2] as seed 001 does (max + 1, min - 1, 0), seed 0";
         RandomSpec spec;
         spec.distribution = Distribution::Uniform;
         spec.shape = {4, 128, 256};
         spec.low = -50;
         spec.high = 150;
-        spec.outliers = 3;
+        spec.pin_range = 3;  // the seed's max + 1, min - 1, 0: they pin the range, they are no outliers
         p.tensor = generate_random(spec);
     } else {
         std::string known;

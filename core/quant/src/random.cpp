@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_set>
+#include <vector>
 
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
@@ -43,6 +45,34 @@ private:
     std::uint64_t s_[4];
 };
 
+// K distinct positions by Floyd's algorithm (O(K) memory and draws whatever numel is), in the order drawn, each
+// set to centre +- F * std with a sign from the same stream: the same spec gives the same outliers everywhere.
+void place_outliers(const RandomSpec& spec, Xoshiro256& rng, Tensor& t) {
+    const std::int64_t n = t.numel(), k = spec.outliers;
+    const bool normal = spec.distribution == Distribution::Normal;
+    const double centre = normal ? spec.mean : 0.5 * (spec.low + spec.high);
+    const double std = normal ? spec.std : (spec.high - spec.low) / std::sqrt(12.0);
+    const double offset = spec.outlier_scale * std;
+    const double furthest = std::fabs(centre) + offset;
+    if (!(furthest <= std::numeric_limits<float>::max()))
+        throw Error("outliers at " + format_g(spec.outlier_scale) + " x the std (" + format_g(std) +
+                    ") would lie outside float32's range");
+    std::unordered_set<std::int64_t> chosen;
+    chosen.reserve(static_cast<std::size_t>(k) * 2);
+    std::vector<std::int64_t> order;
+    order.reserve(static_cast<std::size_t>(k));
+    for (std::int64_t j = n - k; j < n; ++j) {
+        const std::int64_t pick = static_cast<std::int64_t>(rng.uniform() * static_cast<double>(j + 1));
+        const std::int64_t position = chosen.insert(std::min(pick, j)).second ? std::min(pick, j) : j;
+        if (position == j) chosen.insert(j);
+        order.push_back(position);
+    }
+    for (const std::int64_t position : order) {
+        const double sign = (rng.next() >> 63) ? -1.0 : 1.0;
+        t.values[static_cast<std::size_t>(position)] = static_cast<float>(centre + sign * offset);
+    }
+}
+
 }  // namespace
 
 Distribution parse_distribution(const std::string& text) {
@@ -68,6 +98,10 @@ Tensor generate_random(const RandomSpec& spec) {
                     ", " + format_g(spec.high) + ")");
     if (spec.outliers < 0 || spec.outliers > n)
         throw Error("outliers must be between 0 and the number of elements (" + std::to_string(n) + ")");
+    if (spec.pin_range < 0 || spec.pin_range > n)
+        throw Error("pin-range must be between 0 and the number of elements (" + std::to_string(n) + ")");
+    if (spec.outliers > 0 && !(std::isfinite(spec.outlier_scale) && spec.outlier_scale > 0))
+        throw Error("outlier scale must be a finite number > 0 (got " + format_g(spec.outlier_scale) + ")");
 
     Tensor t;
     t.shape = spec.shape;
@@ -96,11 +130,12 @@ Tensor generate_random(const RandomSpec& spec) {
             }
         }
     }
-    if (spec.outliers > 0) {
+    if (spec.outliers > 0) place_outliers(spec, rng, t);
+    if (spec.pin_range > 0) {
         // As the lesson: [0,0,0] = max + 1, [0,0,1] = min - 1, [0,0,2] = 0, and the pattern repeats.
         const auto [lo, hi] = std::minmax_element(t.values.begin(), t.values.end());
         const float r_min = *lo, r_max = *hi;
-        for (std::int64_t k = 0; k < spec.outliers; ++k) {
+        for (std::int64_t k = 0; k < spec.pin_range; ++k) {
             const float pattern[3] = {r_max + 1.0f, r_min - 1.0f, 0.0f};
             t.values[static_cast<std::size_t>(k)] = pattern[k % 3];
         }
