@@ -88,18 +88,6 @@ FigureLayout ComputeLayout(const FigurePanelState& st, const QuantView& qv, floa
 
 }  // namespace
 
-float FigurePanelHeight(const FigurePanelState& st, const QuantView& qv, float width) {
-    const FigureLayout l = ComputeLayout(st, qv, width);
-    float ratio = 1.0f;
-    if (qv.valid()) {
-        ratio = static_cast<float>(qv.tensor->rows()) / static_cast<float>(qv.tensor->cols());
-        ratio = std::clamp(ratio, 0.3f, 1.0f);
-    }
-    const float heat_w = l.col_w - HeatmapColorbarWidth();
-    return std::ceil(l.toolbar_h + static_cast<float>(l.rows) * (l.title_h + heat_w * ratio + l.caption_h) +
-                     l.strip_h + l.pipeline_h);
-}
-
 namespace {
 
 // The four panels' data for slice `st.slice`: the original, the codes, r' and the error.
@@ -362,6 +350,25 @@ float FigureAnnotationSize(FigurePanelState& st, const QuantView& qv, ImVec2 siz
     if (!qv.valid()) return 0.0f;
     PrepareState(st, qv);
     return PrepareFigure(st, qv, size, 1).annotation;
+}
+
+float FigurePanelHeight(FigurePanelState& st, const QuantView& qv, float width) {
+    const FigureLayout l = ComputeLayout(st, qv, width);
+    float ratio = 1.0f;
+    if (qv.valid()) {
+        ratio = static_cast<float>(qv.tensor->rows()) / static_cast<float>(qv.tensor->cols());
+        ratio = std::clamp(ratio, 0.3f, 1.0f);
+    }
+    const float heat_w = l.col_w - HeatmapColorbarWidth();
+    const float base = l.toolbar_h + static_cast<float>(l.rows) * (l.title_h + heat_w * ratio + l.caption_h) + l.strip_h +
+                       l.pipeline_h;
+    if (!qv.valid()) return std::ceil(base);
+    // What the frame at that height adds: the toolbar's line saying values are hidden, a caption's second line
+    // (a diverging colorbar's legend under a reduction caption). Nothing for an exported figure.
+    PrepareState(st, qv);
+    const FigureLayout& t = PrepareFigure(st, qv, ImVec2(width, base)).l;
+    const float extra = (t.toolbar_h - l.toolbar_h) + static_cast<float>(t.rows) * (t.caption_h - l.caption_h);
+    return std::ceil(base + std::max(0.0f, extra));
 }
 
 void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {

@@ -116,6 +116,6 @@ float FigureAnnotationSize(FigurePanelState& state, const QuantView& view, ImVec
 
 // A height that gives square-ish heatmaps for this width, with titles, toolbar and pipeline, for the current
 // font: what the PNG export uses.
-float FigurePanelHeight(const FigurePanelState& state, const QuantView& view, float width);
+float FigurePanelHeight(FigurePanelState& state, const QuantView& view, float width);
 
 }  // namespace qs::gui

@@ -134,7 +134,7 @@ void DrawMetricsPanel(const QuantView& view) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted("scale s");
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(FirstFew(view.params->scale).c_str());
+    TextWrappedAtSpaces(FirstFew(view.params->scale));  // per-block lists wrap in their cell, not cut
     if (manual) {
         ImGui::TableNextColumn();
         ImGui::TextDisabled("(formula)");
@@ -143,7 +143,7 @@ void DrawMetricsPanel(const QuantView& view) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted("zero point z");
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(FirstFew(view.params->zero_point).c_str());
+    TextWrappedAtSpaces(FirstFew(view.params->zero_point));
     if (manual) {
         ImGui::TableNextColumn();
         ImGui::TextDisabled("(formula)");

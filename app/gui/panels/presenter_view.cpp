@@ -119,16 +119,24 @@ void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 s
     figure.annotation_min_px = 0.0f;
     figure.captions = true;
     figure.presenter_text_scale = choice.scale;
-    // Items wrap as wholes (ImGui's wrap would split "1.57297" at its dot).
+    // Items wrap as wholes (ImGui's wrap would split "1.57297" at its dot); the per-block lists are items of
+    // their own, and one still wider than the screen is shortened at a word (the normal layout's metrics
+    // table has them whole).
     std::vector<std::string> items;
     const std::string summary = MetricsSummary(view);
     for (std::size_t at = 0; at < summary.size();) {
-        const std::size_t gap = summary.find("   ", at);
-        const std::string item = summary.substr(at, gap == std::string::npos ? std::string::npos : gap - at);
+        std::size_t gap = summary.find("   ", at);
+        const std::size_t list = summary.find(",  ", at);
+        std::size_t next = gap == std::string::npos ? std::string::npos : summary.find_first_not_of(' ', gap);
+        if (list != std::string::npos && list < gap) {
+            gap = list;
+            next = summary.find_first_not_of(' ', list + 1);
+        }
+        std::string item = summary.substr(at, gap == std::string::npos ? std::string::npos : gap - at);
+        if (ImGui::CalcTextSize(item.c_str()).x > size.x) item = FitText(item, size.x);
         if (!item.empty()) items.push_back(item);
-        if (gap == std::string::npos) break;
-        at = summary.find_first_not_of(' ', gap);
-        if (at == std::string::npos) break;
+        if (next == std::string::npos) break;
+        at = next;
     }
     DrawWrappedParts(items, size.x, -1, nullptr);
     if (figure.annotation_size <= 0.0f && figure.settings.annotate != AnnotateMode::Off) {
