@@ -121,14 +121,32 @@ bool ButtonFullWidth(const char* label) {
     return pressed;
 }
 
+namespace {
+
+// A tab bar that scrolls (ImGuiTabBarFlags_FittingPolicyScroll) reports all its tabs' width as its size: its
+// labels are whole and the arrows reach the rest, so an overflow that ends at its last tab is not a cut label.
+bool ScrollingTabBarExplains(ImGuiContext& g, const ImGuiWindow* w) {
+    const float content_right = w->ContentRegionRect.Min.x + w->ContentSize.x;
+    for (int n = 0; n < g.TabBars.GetMapSize(); ++n) {
+        const ImGuiTabBar* tb = g.TabBars.TryGetMapData(n);
+        if (!tb || !(tb->Flags & ImGuiTabBarFlags_FittingPolicyScroll) || tb->PrevFrameVisible < g.FrameCount - 1) continue;
+        const bool inside = tb->BarRect.Min.x >= w->Pos.x && tb->BarRect.Min.y >= w->Pos.y &&
+                            tb->BarRect.Min.y <= w->Pos.y + w->Size.y && tb->BarRect.Min.x <= w->Pos.x + w->Size.x;
+        if (inside && tb->BarRect.Min.x + tb->WidthAllTabs + 1.0f >= content_right) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 int CountOverflowingWindows(std::vector<std::string>* names) {
-    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    ImGuiContext& g = *ImGui::GetCurrentContext();
     int n = 0;
     for (const ImGuiWindow* w : g.Windows) {
         if (!w->WasActive || w->Hidden || (w->Flags & (ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup))) continue;
         if (w->ScrollbarX || (w->Flags & ImGuiWindowFlags_HorizontalScrollbar)) continue;
         const float shown = w->ContentRegionRect.GetWidth();
-        if (w->ContentSize.x > shown + 1.0f) {
+        if (w->ContentSize.x > shown + 1.0f && !ScrollingTabBarExplains(g, w)) {
             ++n;
             if (names) names->push_back(w->Name);
         }
