@@ -44,3 +44,7 @@ TEST_CASE("hostile corpus: render survives every input") {
     TempDir out;
     run_on_corpus("render", "--out " + shell_quote(out / "f.png"), true);
 }
+
+// Every input as a lesson file: the lesson reader's pass (tests/hostile/corpus/lesson_*.json are the lessons
+// that lie: a first step without a tensor, indices of 2^63, nesting, escapes in titles, float32's limits).
+TEST_CASE("hostile corpus: lesson check survives every input") { run_on_corpus("lesson check", ""); }

@@ -162,6 +162,42 @@ def main():
     write("many_values.json", session({"kind": "inline", "shape": [1], "values": [0] * 50000}))
     write("nan_token.json", '{"quantscope_session": 1, "tensor": {"kind": "inline", "shape": [1], "values": [NaN]}, "quantization": {}}')
 
+    # ---- lessons (quantscope lesson check FILE, gui --lesson FILE): steps without a tensor, lying indices,
+    # nesting, text a terminal acts on, tensors at float32's limits
+    def lesson(steps, **top):
+        doc = {"quantscope_lesson": 1, "title": "t", "source": "s", "steps": steps}
+        doc.update(top)
+        return json.dumps(doc)
+
+    def step(state=None, printed=None, **more):
+        s = {"title": "a", "text": "b"}
+        if state is not None:
+            s["state"] = state
+        if printed is not None:
+            s["printed"] = printed
+        s.update(more)
+        return s
+
+    preset = {"preset": "lesson-randn-4x4"}
+    write("lesson_no_tensor_dtype.json", lesson([step({"dtype": "int4"})]))
+    write("lesson_no_tensor_recipe.json", lesson([step({"recipe": "naive-max255"})]))
+    write("lesson_no_tensor_select.json", lesson([step({"select": [0, 0], "hide": ["error"]})]))
+    write("lesson_no_tensor_empty_state.json", lesson([step({})]))
+    write("lesson_deep.json", '{"quantscope_lesson": 1, "title": "t", "source": "s", "steps": [' + "[" * 50000 + "]" * 50000 + "]}")
+    write("lesson_select_2_63.json", lesson([step(dict(preset, select=[9223372036854775807, 0]))]))
+    write("lesson_select_negative.json", lesson([step(dict(preset, select=[-1, 0]))]))
+    write("lesson_at_2_63.json", lesson([step(preset, [{"label": "q", "quantity": "q", "at": [9223372036854775807, 0], "value": 1}])]))
+    write("lesson_tolerance_negative.json", lesson([step(preset, [{"label": "s", "quantity": "scale", "value": 1, "tolerance": -1}])]))
+    write("lesson_escapes.json", lesson([step(preset, [{"label": "\x1b[2J\r\n", "quantity": "scale", "value": 0.0156234}],
+                                              title="\x1b]0;pwned\x07\u009b")], title="\x1b[31mred"))
+    write("lesson_tensor_text_huge.json", lesson([step({"tensor": "tensor([[1e39, 1]])"})]))
+    write("lesson_tensor_text_deep.json", lesson([step({"tensor": "tensor(" + "[" * 100000 + "1" + "]" * 100000 + ")"})]))
+    write("lesson_wide_range.json", lesson([step({"tensor": [[3e36, -3e36], [1, 0]], "dtype": "int2", "scale": 1, "zero_point": 0})]))
+    write("lesson_denormal.json", lesson([step({"tensor": [[1e-45, 2e-45], [-1e-45, 0]]})]))
+    write("lesson_scale_2_40.json", lesson([step(dict(preset, scale=1, zero_point=1 << 40))]))
+    write("lesson_version_2.json", lesson([step(preset)], quantscope_lesson=2))
+    write("lesson_format_dtype.json", lesson([step(dict(preset, dtype="nvfp4"))]))
+
 
 if __name__ == "__main__":
     main()
