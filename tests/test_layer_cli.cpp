@@ -55,7 +55,8 @@ TEST_CASE("layer command: the course example with SPEC's keys and outputs") {
     const qs::JsonValue& w = *json.find("weights");
     CHECK(keys(w) == std::vector<std::string>{"shape", "dtype", "q_min", "q_max", "mode", "granularity", "calibration",
                                               "scale", "zero_point", "mse", "rmse", "mae", "max_abs_error", "l2_error",
-                                              "sqnr_db", "clipped", "levels_used"});
+                                              "sqnr_db", "clipped", "levels_used", "format_kind", "bits_per_weight",
+                                              "bytes"});
     CHECK(w.find("scale")->items.at(0).text == "0.016929134609192376");
     const qs::JsonValue& out = *json.find("output");
     CHECK(keys(out) == std::vector<std::string>{"mse", "rmse", "mae", "max_abs_error", "sqnr_db", "outlier_columns",
@@ -67,6 +68,31 @@ TEST_CASE("layer command: the course example with SPEC's keys and outputs") {
     for (int i = 0; i < 3; ++i) {
         CHECK(y.values[i] == doctest::Approx(want[i]).epsilon(2e-5));
         CHECK(ref.values[i] == doctest::Approx(want_ref[i]).epsilon(1e-6));
+    }
+}
+
+TEST_CASE("layer command: the weights object is the one quantize prints for every kind of format") {
+    TempDir dir;
+    std::vector<float> w(4 * 64), x(2 * 64);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((static_cast<int>(i * 37 % 101) - 50) / 10.0);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((static_cast<int>(i * 13 % 29) - 14) / 7.0);
+    qs::save_floats((dir.path / "w.npy").string(), {4, 64}, w.data());
+    qs::save_floats((dir.path / "x.npy").string(), {2, 64}, x.data());
+    for (const std::string dtype : {"int8", "int4 --granularity group --group-size 16", "fp8-e4m3", "fp8-e4m3 --mode cast",
+                                    "nf4 --granularity channel --axis 0", "q4_0", "q4_1", "nvfp4", "mxfp4"}) {
+        CAPTURE(dtype);
+        const Run q = run("quantize " + path(dir, "w.npy") + " --dtype " + dtype, dir);
+        const Run l = run("layer --weights " + path(dir, "w.npy") + " --inputs " + path(dir, "x.npy") + " --dtype " + dtype, dir);
+        REQUIRE(q.exit_code == 0);
+        REQUIRE(l.exit_code == 0);
+        const qs::JsonValue want = qs::parse_json(q.out, "quantize"), got = qs::parse_json(l.out, "layer");
+        const qs::JsonValue& weights = *got.find("weights");
+        REQUIRE(keys(weights) == keys(want));
+        for (const auto& [key, value] : want.members) {
+            CAPTURE(key);
+            if (value.is_array() || value.is_object()) continue;
+            CHECK(weights.find(key)->text == value.text);
+        }
     }
 }
 

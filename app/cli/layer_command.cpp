@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "cli/commands.hpp"
+#include "cli/format_output.hpp"
 #include "cli/options.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
@@ -48,29 +49,43 @@ void add_metrics(JsonObject& json, const Metrics& m) {
         .integer("levels_used", m.levels_used);
 }
 
-// The object `quantize` prints, for one operand of the layer (`granularity`: how it is named here, e.g.
-// "token" for activations with one scale per row).
-std::string operand_json(const OperandQuantization& q, const std::string& granularity, bool all) {
+// The QuantConfig `quantize --dtype FORMAT` would hold for `f` (the inverse of core's format_config).
+QuantConfig quant_config_of(const FormatConfig& f) {
+    QuantConfig c;
+    c.format = f.format;
+    c.mode = f.scaling == ElementScaling::Cast ? Mode::Cast : f.scaling == ElementScaling::Manual ? Mode::Manual : Mode::Symmetric;
+    c.granularity = f.granularity;
+    c.axis = f.axis;
+    c.group_size = f.group_size;
+    c.manual_scale = f.manual_scale;
+    return c;
+}
+
+// The object `quantize` prints (SPEC "Layer"), for one operand of the layer: the same writer, so that a
+// format's fields (format_kind, block_size, global_scale, bits_per_weight, bytes) are there too.
+// `granularity`, when given, names the activations' scales ("token": one per row of x) instead of the config.
+std::string operand_json(const OperandQuantization& q, const char* granularity, bool all) {
+    const QuantConfig config = q.format ? quant_config_of(*q.format) : q.config;
+    Quantization as_quantize{q.params, q.metrics, {}, q.format_params};
+    if (q.format) as_quantize.params.block_count = q.format_params.block_count;
     JsonObject json;
     json.raw("shape", shape_to_json(q.shape));
-    if (q.format) {
-        json.string("dtype", format_name(q.format->format))
-            .string("format_kind", to_string(format_info(q.format->format).kind))
-            .string("mode", to_string(q.format->scaling))
+    if (granularity && !q.format) {
+        json.string("dtype", config.dtype.name())
+            .integer("q_min", config.dtype.q_min())
+            .integer("q_max", config.dtype.q_max())
+            .string("mode", to_string(config.mode))
             .string("granularity", granularity)
-            .raw("scale", listed(q.format_params.scale, all))
-            .raw("zero_point", "[]");
-    } else {
-        json.string("dtype", q.config.dtype.name())
-            .integer("q_min", q.config.dtype.q_min())
-            .integer("q_max", q.config.dtype.q_max())
-            .string("mode", to_string(q.config.mode))
-            .string("granularity", granularity)
-            .string("calibration", calibration_label(q.config))
+            .string("calibration", calibration_label(config))
             .raw("scale", listed(q.params.scale, all))
             .raw("zero_point", listed(q.params.zero_point, all));
+    } else {
+        describe_quantization(json, config, as_quantize, all);
     }
     add_metrics(json, q.metrics);
+    std::int64_t n = 1;
+    for (const std::int64_t d : q.shape) n *= d;
+    describe_cost(json, config, as_quantize, n);
     return json.str();
 }
 
@@ -265,8 +280,7 @@ int run_layer(const std::vector<std::string>& args) {
 
     const bool all = parsed.has("--all-params");
     JsonObject json;
-    json.raw("weights", operand_json(r.weights, r.weights.format ? to_string(r.weights.format->granularity)
-                                                                 : to_string(r.weights.config.granularity), all))
+    json.raw("weights", operand_json(r.weights, nullptr, all))
         .raw("inputs", r.inputs ? operand_json(*r.inputs, to_string(config.act_granularity), all) : "null")
         .raw("output", output_json(r));
     const std::string text = json.str();
