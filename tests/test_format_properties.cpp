@@ -217,3 +217,29 @@ TEST_CASE("format pass: values near float32's limits saturate and stay finite") 
         CHECK(std::isfinite(q.metrics.mse));
     }
 }
+
+TEST_CASE("format through the int entry points: compute_params quantize and trace_element agree with the format pass") {
+    const Tensor t = random_tensor(9, {4, 64});
+    for (FormatId id : all_formats()) {
+        CAPTURE(std::string(format_name(id)));
+        QuantConfig qc;
+        qc.format = id;
+        qc.mode = Mode::Symmetric;
+        FormatConfig fc;
+        fc.format = id;
+        std::vector<std::int32_t> codes(256);
+        std::vector<float> deq(256);
+        const FormatQuantization want = quantize_format(view_of(t), fc, {codes.data(), deq.data(), nullptr});
+        QuantParams params;
+        const QuantResult got = quantize(t, qc, &params);
+        CHECK(got.codes == codes);
+        CHECK(got.dequantized == deq);
+        CHECK(got.metrics.mse == want.metrics.mse);
+        CHECK(params.scale.size() == want.params.scale.size());
+        for (std::int64_t i = 0; i < 256; ++i) {
+            const ElementTrace tr = trace_element(t, params, qc, i);
+            REQUIRE(tr.code == codes[static_cast<std::size_t>(i)]);
+            REQUIRE(tr.dequantized == deq[static_cast<std::size_t>(i)]);
+        }
+    }
+}

@@ -17,6 +17,7 @@ void RunRecompute(RecomputeJob& job) {
             QuantConfig computed = job.config;
             computed.mode = job.base_mode;
             if (computed.mode == Mode::Symmetric && !computed.dtype.is_signed) computed.mode = Mode::Asymmetric;
+            if (computed.format != FormatId::Int) computed.mode = Mode::Symmetric;  // a format's computed scale
             job.computed_params = compute_params(*job.tensor, computed);
             quantize_into(*job.tensor, job.computed_params, computed, job.result);
             job.computed_metrics = job.result.metrics;

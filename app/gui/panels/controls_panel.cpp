@@ -11,6 +11,7 @@
 #include "gui/panels/intents.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
+#include "quantscope/number_format.hpp"
 #include "quantscope/pitfalls.hpp"
 #include "quantscope/quantize.hpp"
 
@@ -32,20 +33,102 @@ void Note(const ImVec4& color, const std::string& text) {
     ImGui::PopStyleColor();
 }
 
+// The settings a format keeps from an int<N> config (or the reverse): FORMATS.md's defaults, so the
+// switch never lands on a refused combination (a format has no zero point, calibrator or wrap).
+QuantConfig WithFormat(QuantConfig next, FormatId id) {
+    const QuantConfig defaults;
+    next.format = id;
+    next.calibration = Calibration::MinMax;
+    next.rounding = defaults.rounding;
+    next.overflow = defaults.overflow;
+    next.recompute_scale = false;
+    next.naive_norm = defaults.naive_norm;
+    if (id == FormatId::Int) {
+        if (next.mode == Mode::Cast) next.mode = Mode::Asymmetric;
+        if (next.mode == Mode::Symmetric && !next.dtype.is_signed) next.mode = Mode::Asymmetric;
+        return next;
+    }
+    next.manual_zero_point = 0;
+    const FormatKind kind = format_info(id).kind;
+    if (next.mode == Mode::Asymmetric || (next.mode == Mode::Cast && kind != FormatKind::Float) ||
+        kind == FormatKind::Block)
+        next.mode = Mode::Symmetric;
+    if (kind == FormatKind::Block) next.granularity = Granularity::Tensor;
+    return next;
+}
+
+// The type list: integers (signed, unsigned; bits below), then the float, codebook and block formats.
+bool TypeCombo(const QuantConfig& config, QuantConfig& next) {
+    const std::string current = config.format == FormatId::Int
+                                    ? std::string(config.dtype.is_signed ? "int (signed)" : "uint (unsigned)")
+                                    : std::string(format_name(config.format));
+    Label("Type");
+    ImGui::SetNextItemWidth(-1);
+    bool changed = false;
+    if (!ImGui::BeginCombo("##type", current.c_str())) return false;
+    const auto group = [](const char* title) {
+        ImGui::Separator();
+        ImGui::TextDisabled("%s", title);
+    };
+    group("integer");
+    for (int sign = 0; sign < 2; ++sign) {
+        const bool is_signed = sign == 0;
+        const bool selected = config.format == FormatId::Int && config.dtype.is_signed == is_signed;
+        if (ImGui::Selectable(is_signed ? "int (signed)" : "uint (unsigned)", selected)) {
+            next = WithFormat(config, FormatId::Int);
+            next.dtype.is_signed = is_signed;
+            if (!is_signed && next.mode == Mode::Symmetric) next.mode = Mode::Asymmetric;
+            changed = true;
+        }
+    }
+    for (FormatKind kind : {FormatKind::Float, FormatKind::Codebook, FormatKind::Block}) {
+        group(kind == FormatKind::Float ? "float" : kind == FormatKind::Codebook ? "codebook" : "block (own scale)");
+        for (FormatId id : all_formats()) {
+            if (format_info(id).kind != kind) continue;
+            if (ImGui::Selectable(format_name(id), config.format == id)) {
+                next = WithFormat(config, id);
+                changed = true;
+            }
+        }
+    }
+    ImGui::EndCombo();
+    return changed;
+}
+
+// One line on what the chosen format is: its range and levels, or its block recipe.
+std::string FormatSummary(FormatId id) {
+    const FormatInfo& info = format_info(id);
+    std::string text = std::string(info.name) + ":  " + std::to_string(info.element_bits) + "-bit codes, " +
+                       std::to_string(format_levels(id)) + " levels";
+    if (info.element.exponent_bits > 0)
+        text += ",  E" + std::to_string(info.element.exponent_bits) + "M" + std::to_string(info.element.mantissa_bits) +
+                " up to " + FormatNumber(info.element.largest());
+    if (id == FormatId::Nf4) text += ",  the QLoRA NormalFloat codebook in [-1, 1]";
+    if (info.kind == FormatKind::Block)
+        text += ",  one scale per " + std::to_string(info.block_size) + " values along the last axis";
+    return text;
+}
+
 void DrawDtype(const Document& doc, Intents& out) {
     QuantConfig next = doc.config;
-    int sign = next.dtype.is_signed ? 0 : 1;
-    const char* const kinds[] = {"int (signed)", "uint (unsigned)"};
-    bool changed = ComboRow("Type", "##signedness", &sign, kinds, 2, kLabelColumnEm);
+    if (TypeCombo(doc.config, next)) {
+        next.manual_zero_point = std::clamp(next.manual_zero_point, next.dtype.q_min(), next.dtype.q_max());
+        out.apply_config(doc, next, false);
+        return;
+    }
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (doc.config.format != FormatId::Int) {
+        TextWrappedAtSpaces(FormatSummary(doc.config.format));
+        ImGui::PopStyleColor();
+        return;
+    }
+    ImGui::PopStyleColor();
     Label("Bits");
     int bits = next.dtype.bits;
-    changed |= SafeSliderInt("##bits", &bits, 2, 16, "%d bits", ImGuiSliderFlags_AlwaysClamp);
+    const bool changed = SafeSliderInt("##bits", &bits, 2, 16, "%d bits", ImGuiSliderFlags_AlwaysClamp);
     const bool dragging = ImGui::IsItemActive();
     if (changed) {
-        next.dtype.is_signed = sign == 0;
         next.dtype.bits = std::clamp(bits, 2, 16);
-        // Symmetric (absmax) has no meaning for an unsigned type; fall back rather than refuse.
-        if (!next.dtype.is_signed && next.mode == Mode::Symmetric) next.mode = Mode::Asymmetric;
         next.manual_zero_point = std::clamp(next.manual_zero_point, next.dtype.q_min(), next.dtype.q_max());
         out.apply_config(doc, next, dragging);
     }
@@ -54,6 +137,28 @@ void DrawDtype(const Document& doc, Intents& out) {
     TextWrappedAtSpaces(t.name() + ":  q in [" + std::to_string(t.q_min()) + ", " + std::to_string(t.q_max()) + "],  " +
                         std::to_string(t.levels()) + " levels");
     ImGui::PopStyleColor();
+}
+
+// A float or codebook format's scale: symmetric (s = max|r| / largest), the plain cast (s = 1), or manual.
+void DrawFormatMode(ControlsPanelState& state, const Document& doc, Intents& out) {
+    QuantConfig next = doc.config;
+    int mode = static_cast<int>(next.mode);
+    bool changed = ImGui::RadioButton("Symmetric", &mode, static_cast<int>(Mode::Symmetric));
+    HelpTooltip(next.format == FormatId::Nf4 ? "s = max|r| (QLoRA's absmax), the codebook spans [-s, s]"
+                                             : "s = max|r| / largest value of the format");
+    ImGui::BeginDisabled(format_info(next.format).kind != FormatKind::Float);
+    changed |= ImGui::RadioButton("Cast", &mode, static_cast<int>(Mode::Cast));
+    ImGui::EndDisabled();
+    HelpTooltip("s = 1: the plain downcast (fp32 -> bf16 is the lesson), no scale stored.");
+    changed |= ImGui::RadioButton("Manual", &mode, static_cast<int>(Mode::Manual));
+    HelpTooltip("Choose s yourself (per tensor).");
+    if (changed && mode != static_cast<int>(next.mode)) {
+        next.mode = static_cast<Mode>(mode);
+        if (next.mode != Mode::Symmetric) next.granularity = Granularity::Tensor;
+        if (next.mode == Mode::Manual && doc.params.scale.size() == 1) next.manual_scale = doc.params.scale[0];
+        state.scale_entry = next.manual_scale;
+        out.apply_config(doc, next, false, &state.manual_message);
+    }
 }
 
 void DrawMode(ControlsPanelState& state, const Document& doc, Intents& out) {
@@ -158,13 +263,15 @@ void DrawManual(ControlsPanelState& state, const Document& doc, Intents& out) {
         }
     }
     HelpTooltip("Type an exact scale and press Enter.");
-    Label("Zero pt z");
-    int z = next.manual_zero_point;
-    if (SafeSliderInt("##zero-point", &z, next.dtype.q_min(), next.dtype.q_max(), "%d",
-                      ImGuiSliderFlags_AlwaysClamp)) {
-        next = doc.config;
-        next.manual_zero_point = z;
-        out.apply_config(doc, next, ImGui::IsItemActive(), &state.manual_message);
+    if (doc.config.format == FormatId::Int) {  // a format has no zero point
+        Label("Zero pt z");
+        int z = next.manual_zero_point;
+        if (SafeSliderInt("##zero-point", &z, next.dtype.q_min(), next.dtype.q_max(), "%d",
+                          ImGuiSliderFlags_AlwaysClamp)) {
+            next = doc.config;
+            next.manual_zero_point = z;
+            out.apply_config(doc, next, ImGui::IsItemActive(), &state.manual_message);
+        }
     }
     if (doc.has_computed && doc.computed_params.scale.size() == 1) {
         char text[128];
@@ -342,8 +449,27 @@ void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& 
     ImGui::PushID("controls");
     ImGui::BeginDisabled(doc.busy());
 
-    Section("Integer type");
+    Section("Number type");
     DrawDtype(doc, out);
+
+    const FormatId format = doc.config.format;
+    if (format != FormatId::Int) {
+        // A format: its scale choice (none for a block format: its recipe is fixed) and granularity.
+        if (format_info(format).kind == FormatKind::Block) {
+            ImGui::TextDisabled("The block format chooses its own scales.");
+        } else {
+            Section("Scale");
+            DrawFormatMode(state, doc, out);
+            if (doc.config.mode == Mode::Manual) DrawManual(state, doc, out);
+            if (doc.config.mode == Mode::Symmetric) {
+                Section("Granularity");
+                DrawGranularity(state, doc, out);
+            }
+        }
+        ImGui::EndDisabled();
+        ImGui::PopID();
+        return;
+    }
 
     Section("Scale and zero point");
     DrawMode(state, doc, out);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "quantscope/histogram.hpp"
+#include "quantscope/format_quantize.hpp"
 #include "quantscope/quantize.hpp"
 #include "gui/panels/figure_cover.hpp"
 #include "gui/panels/block_strip.hpp"
@@ -103,7 +104,7 @@ std::array<HeatmapSource, 4> PanelSources(FigurePanelState& st, const QuantView&
         s.rows = t.rows();
         s.cols = t.cols();
     }
-    if (qv.params->block_count == 1) {
+    if (qv.params->block_count == 1 && qv.config->format == FormatId::Int) {
         // r' = s (q - z) element by element (float32 s and z, as the quantizer uses them): the dequantized
         // panel is the quantized panel's reduction mapped, not a second pass over 4 bytes an element.
         const double s = static_cast<float>(qv.params->scale[0]);
@@ -394,10 +395,15 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     const float heat_top = origin.y + l.toolbar_h + l.title_h;
     const float row_step = l.title_h + f.heat_h + l.caption_h;
     const std::int64_t off = static_cast<std::int64_t>(st.slice) * slice_n;
-    const std::string titles[4] = {"Original Tensor", std::to_string(qv.config->dtype.bits) + "-bit Linear Quantized Tensor",
+    const bool int_type = qv.config->format == FormatId::Int;
+    const std::string titles[4] = {"Original Tensor",
+                                   int_type ? std::to_string(qv.config->dtype.bits) + "-bit Linear Quantized Tensor"
+                                            : std::string(format_name(qv.config->format)) + " Codes",
                                    "Dequantized Tensor", "Quantization Error Tensor"};
     // What a column too narrow for the lessons' titles shows instead (overlapping titles read as neither).
-    const std::string short_titles[4] = {"Original", std::to_string(qv.config->dtype.bits) + "-bit quantized",
+    const std::string short_titles[4] = {"Original",
+                                         int_type ? std::to_string(qv.config->dtype.bits) + "-bit quantized"
+                                                  : std::string(format_name(qv.config->format)),
                                          "Dequantized", "Error"};
     bool short_titles_needed = false;  // all four alike
     for (const std::string& title : titles) short_titles_needed |= ImGui::CalcTextSize(title.c_str()).x > l.col_w;

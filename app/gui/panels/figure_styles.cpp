@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "quantscope/format_quantize.hpp"
 #include "quantscope/histogram.hpp"
 #include "quantscope/quantize.hpp"
 
@@ -70,8 +71,9 @@ int DecimalsFor(double max_abs) {
 
 PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool white_readable) {
     const FigurePanelSettings& set = st.settings;
-    const IntType& dt = qv.config->dtype;
-    const double qmin = dt.q_min(), qmax = dt.q_max();
+    std::int32_t code_lo = 0, code_hi = 0;
+    code_range(*qv.config, code_lo, code_hi);  // int<N>: [q_min, q_max]; a format: its codes' range
+    const double qmin = code_lo, qmax = code_hi;
     double olo = st.orig_lo, ohi = st.orig_hi, dlo = st.deq_lo, dhi = st.deq_hi;
     if (set.shared_range) {
         olo = dlo = std::min(st.orig_lo, st.deq_lo);

@@ -12,6 +12,7 @@
 #include "gui/widgets/plot.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "quantscope/blocks.hpp"
+#include "quantscope/format_quantize.hpp"
 
 namespace qs::gui {
 namespace {
@@ -83,20 +84,21 @@ void UpdateBars(HistogramPanelState& st, const QuantView& qv, int bins, double l
 void UpdateCodes(HistogramPanelState& st, const QuantView& qv, std::int64_t block) {
     const bool fresh = st.codes_valid && st.codes_generation == qv.generation && st.codes_block == block;
     if (fresh && st.code_stride == 1) return;
-    const IntType& dt = qv.config->dtype;
+    std::int32_t code_lo = 0, code_hi = 0;
+    code_range(*qv.config, code_lo, code_hi);
     std::int64_t n = qv.tensor->numel();
     std::vector<std::int64_t> c;
     std::int64_t stride = 1, sampled = n;
     if (block >= 0) {
         // One block's codes: a block is a slice of the tensor, counted exactly.
         const std::vector<std::int32_t> codes = block_elements(qv.result->codes.data(), n, *qv.params, block);
-        c = code_counts(codes.data(), static_cast<std::int64_t>(codes.size()), dt.q_min(), dt.q_max());
+        c = code_counts(codes.data(), static_cast<std::int64_t>(codes.size()), code_lo, code_hi);
         sampled = n = static_cast<std::int64_t>(codes.size());
     } else {
         // A sample only while the result changes frame after frame; a single change, or the first frame after
         // the last one (fresh but sampled), is counted exactly.
         if (!fresh && st.changing && n > kCodeSample) stride = (n + kCodeSample - 1) / kCodeSample;
-        c = code_counts_sampled(qv.result->codes.data(), n, dt.q_min(), dt.q_max(), kCodeChunk, stride, &sampled);
+        c = code_counts_sampled(qv.result->codes.data(), n, code_lo, code_hi, kCodeChunk, stride, &sampled);
     }
     const double up = sampled > 0 ? static_cast<double>(n) / static_cast<double>(sampled) : 1.0;
     st.codes.resize(c.size());
@@ -147,6 +149,7 @@ struct Grid {
     std::int64_t block = -1;
     double s = 1.0, z = 0.0;
     double rep_lo = 0.0, rep_hi = 0.0;  // s (q_min - z), s (q_max - z)
+    std::vector<double> levels;         // a number format's values s * grid[code] (empty for int<N>)
 };
 
 Grid ShownGrid(HistogramPanelState& st, const QuantView& qv) {
@@ -157,6 +160,12 @@ Grid ShownGrid(HistogramPanelState& st, const QuantView& qv) {
     g.z = qv.params->zero_point[bi];
     g.rep_lo = g.s * (qv.config->dtype.q_min() - g.z);
     g.rep_hi = g.s * (qv.config->dtype.q_max() - g.z);
+    if (qv.config->format != FormatId::Int) {
+        // The format's own grid: uneven for floats (dense near 0), NF4's 16 levels, a block's scale.
+        g.levels = scaled_grid(qv.config->format, g.s);
+        g.rep_lo = g.levels.front();
+        g.rep_hi = g.levels.back();
+    }
     return g;
 }
 
@@ -202,18 +211,31 @@ std::int64_t DrawValueBars(ImDrawList* dl, const HistogramPanelState& st, const 
                            const PlotAxis& ax, float y0, float y1) {
     dl->AddRectFilled(ImVec2(ax.p0, y0), ImVec2(ax.at(g.rep_lo), y1), palette::kOutsideShade);
     dl->AddRectFilled(ImVec2(ax.at(g.rep_hi), y0), ImVec2(ax.p1, y1), palette::kOutsideShade);
-    const double px_per_level = g.s * (ax.p1 - ax.p0) / (ax.hi - ax.lo);
-    const double q_first = std::max<double>(dt.q_min(), std::ceil(ax.lo / g.s + g.z));
-    const double q_last = std::min<double>(dt.q_max(), std::floor(ax.hi / g.s + g.z));
     std::int64_t stride = 1;
-    if (px_per_level < 4.0) stride = static_cast<std::int64_t>(std::ceil(4.0 / px_per_level));
-    const double visible_levels = std::max(0.0, q_last - q_first + 1.0);
-    if (visible_levels / stride > 300.0) stride = static_cast<std::int64_t>(std::ceil(visible_levels / 300.0));
     const ImU32 level_col = ImGui::GetColorU32(ImGuiCol_Text, 0.22f);
-    for (double q = q_first; q <= q_last; q += 1.0) {
-        if (static_cast<std::int64_t>(q - dt.q_min()) % stride != 0) continue;
-        const float x = std::round(ax.at(g.s * (q - g.z))) + 0.5f;
-        dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), level_col);
+    if (!g.levels.empty()) {
+        // A format's levels where they are: a line at least 3 px from the last one drawn (fp16's 63488
+        // values crowd near 0, which is the point: floats keep small values).
+        float last_x = -1e9f;
+        for (double v : g.levels) {
+            if (v < ax.lo || v > ax.hi) continue;
+            const float x = std::round(ax.at(v)) + 0.5f;
+            if (x - last_x < 3.0f) continue;
+            dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), level_col);
+            last_x = x;
+        }
+    } else {
+        const double px_per_level = g.s * (ax.p1 - ax.p0) / (ax.hi - ax.lo);
+        const double q_first = std::max<double>(dt.q_min(), std::ceil(ax.lo / g.s + g.z));
+        const double q_last = std::min<double>(dt.q_max(), std::floor(ax.hi / g.s + g.z));
+        if (px_per_level < 4.0) stride = static_cast<std::int64_t>(std::ceil(4.0 / px_per_level));
+        const double visible_levels = std::max(0.0, q_last - q_first + 1.0);
+        if (visible_levels / stride > 300.0) stride = static_cast<std::int64_t>(std::ceil(visible_levels / 300.0));
+        for (double q = q_first; q <= q_last; q += 1.0) {
+            if (static_cast<std::int64_t>(q - dt.q_min()) % stride != 0) continue;
+            const float x = std::round(ax.at(g.s * (q - g.z))) + 0.5f;
+            dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), level_col);
+        }
     }
     const double bw = (ax.hi - ax.lo) / static_cast<double>(st.bars.size());
     for (std::size_t b = 0; b < st.bars.size(); ++b) {
@@ -234,8 +256,11 @@ std::int64_t DrawValueBars(ImDrawList* dl, const HistogramPanelState& st, const 
 // The range lines' labels in their own row above the bars, so that they never sit on them.
 void DrawRangeLabels(ImDrawList* dl, const Grid& g, const PlotAxis& ax, float y) {
     const Sym sym = Symbols();
-    const std::string l_lo = "s(q_min " + std::string(sym.minus) + " z) = " + FormatNumber(g.rep_lo);
-    const std::string l_hi = "s(q_max " + std::string(sym.minus) + " z) = " + FormatNumber(g.rep_hi);
+    const bool format = !g.levels.empty();
+    const std::string l_lo = (format ? std::string("s * lowest = ") : "s(q_min " + std::string(sym.minus) + " z) = ") +
+                             FormatNumber(g.rep_lo);
+    const std::string l_hi = (format ? std::string("s * largest = ") : "s(q_max " + std::string(sym.minus) + " z) = ") +
+                             FormatNumber(g.rep_hi);
     const float wl = ImGui::CalcTextSize(l_lo.c_str()).x, wh = ImGui::CalcTextSize(l_hi.c_str()).x;
     // Each label starts (ends) at its line, kept inside the plot's width.
     const float xl = std::clamp(ax.at(g.rep_lo) - wl * 0.5f, ax.p0, ax.p1 - wl);
@@ -251,9 +276,8 @@ void DrawRangeLabels(ImDrawList* dl, const Grid& g, const PlotAxis& ax, float y)
 
 // One bar per code when they are at least 2 px wide; otherwise codes share a pixel column (summed). The end
 // codes are red when values were clamped there.
-void DrawCodeBars(ImDrawList* dl, const HistogramPanelState& st, const IntType& dt, float x0, float x1, float y0,
+void DrawCodeBars(ImDrawList* dl, const HistogramPanelState& st, std::int64_t levels, float x0, float x1, float y0,
                   float y1) {
-    const std::int64_t levels = dt.levels();
     const std::int64_t columns = std::min<std::int64_t>(levels, static_cast<std::int64_t>((x1 - x0) / 2.0f));
     std::vector<double> col_counts(static_cast<std::size_t>(std::max<std::int64_t>(columns, 1)), 0.0);
     for (std::int64_t i = 0; i < levels; ++i)
@@ -277,9 +301,12 @@ void DrawValuesSection(HistogramPanelState& st, const QuantView& qv, const Grid&
                        float plot_h) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float text_h = ImGui::GetTextLineHeightWithSpacing();
-    if (g.block < 0) ImGui::TextUnformatted("Original values and the quantization levels s (q - z)");
-    else ImGui::Text("The values of %s %lld and its levels s (q - z)", to_string(qv.config->granularity),
-                     static_cast<long long>(g.block));
+    if (g.block < 0)
+        ImGui::TextUnformatted(g.levels.empty() ? "Original values and the quantization levels s (q - z)"
+                                                : "Original values and the format's values s * grid");
+    else ImGui::Text("The values of %s %lld and its levels %s",
+                     qv.config->format != FormatId::Int ? "block" : to_string(qv.config->granularity),
+                     static_cast<long long>(g.block), g.levels.empty() ? "s (q - z)" : "s * grid");
     const float label_y = ImGui::GetCursorScreenPos().y;
     ImGui::Dummy(ImVec2(width, text_h));
     const float y0 = ImGui::GetCursorScreenPos().y, y1 = y0 + plot_h;
@@ -308,13 +335,19 @@ void DrawValuesSection(HistogramPanelState& st, const QuantView& qv, const Grid&
 void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const Grid& g, float x0, float x1, float width,
                       float plot_h) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const IntType& dt = qv.config->dtype;
+    std::int32_t code_lo = 0, code_hi = 0;
+    code_range(*qv.config, code_lo, code_hi);
+    const bool format = qv.config->format != FormatId::Int;
     const float text_h = ImGui::GetTextLineHeightWithSpacing();
     // The count of levels is the quantizer's own (exact even while the bars are estimated from a sample).
     const std::int64_t levels_used = g.block < 0 ? qv.result->metrics.levels_used
                                                  : std::count_if(st.codes.begin(), st.codes.end(), [](double c) { return c > 0.0; });
     ImGui::Text("Codes: %lld of %lld levels used%s", static_cast<long long>(levels_used),
-                static_cast<long long>(dt.levels()), g.block < 0 ? "" : " in this block");
+                static_cast<long long>(qv.result->metrics.levels_total), g.block < 0 ? "" : " in this block");
+    if (format) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("  (codes are bit patterns / indices)");
+    }
     if (st.code_stride > 1) {
         ImGui::SameLine();
         ImGui::TextDisabled("  bars: 1 element in %lld while s, z change", static_cast<long long>(st.code_stride));
@@ -322,13 +355,15 @@ void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const 
     const float z_label_y = ImGui::GetCursorScreenPos().y;
     ImGui::Dummy(ImVec2(width, text_h));
     const float c0 = ImGui::GetCursorScreenPos().y, c1 = c0 + plot_h;
-    const PlotAxis cax{dt.q_min() - 0.5, dt.q_max() + 0.5, x0, x1};
-    DrawCodeBars(dl, st, dt, x0, x1, c0, c1);
-    const float xz = std::round(cax.at(g.z)) + 0.5f;
-    dl->AddLine(ImVec2(xz, c0), ImVec2(xz, c1), palette::kRange, 1.5f);
-    const std::string lz = "z = " + FormatNumber(g.z);
-    const float wz = ImGui::CalcTextSize(lz.c_str()).x;
-    dl->AddText(ImVec2(std::clamp(xz - wz * 0.5f, x0, x1 - wz), z_label_y), palette::kRange, lz.c_str());
+    const PlotAxis cax{code_lo - 0.5, code_hi + 0.5, x0, x1};
+    DrawCodeBars(dl, st, std::int64_t{code_hi} - code_lo + 1, x0, x1, c0, c1);
+    if (!format) {  // a format has no zero point
+        const float xz = std::round(cax.at(g.z)) + 0.5f;
+        dl->AddLine(ImVec2(xz, c0), ImVec2(xz, c1), palette::kRange, 1.5f);
+        const std::string lz = "z = " + FormatNumber(g.z);
+        const float wz = ImGui::CalcTextSize(lz.c_str()).x;
+        dl->AddText(ImVec2(std::clamp(xz - wz * 0.5f, x0, x1 - wz), z_label_y), palette::kRange, lz.c_str());
+    }
     dl->AddRect(ImVec2(x0, c0), ImVec2(x1, c1 + 1.0f), ImGui::GetColorU32(ImGuiCol_Border));
     DrawTicksBelow(dl, cax, c1 + 1.0f, TickTarget(x1 - x0), x0 - ImGui::GetFontSize(), x1 + ImGui::GetFontSize());
     ImGui::Dummy(ImVec2(width, plot_h + text_h + 4.0f));

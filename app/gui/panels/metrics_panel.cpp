@@ -9,6 +9,7 @@
 
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
+#include "quantscope/format_quantize.hpp"
 
 namespace qs::gui {
 namespace {
@@ -148,6 +149,22 @@ void DrawMetricsPanel(const QuantView& view) {
         ImGui::TableNextColumn();
         ImGui::TextDisabled("(formula)");
     }
+    // The cost ledger (FORMATS.md): element bits plus the stored scales and zero points.
+    const FormatCost cost = quantization_cost(*view.config, m.count, view.params->block_count);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("bits / weight");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("the code's bits plus every stored scale (and zero point) spread over the elements");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(FormatNumber(cost.bits_per_weight).c_str());
+    if (manual) ImGui::TableNextColumn();
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("bytes");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted((FormatInteger(static_cast<double>(cost.bytes)) + " (float32: " + FormatInteger(4.0 * static_cast<double>(m.count)) + ")").c_str());
+    if (manual) ImGui::TableNextColumn();
     ImGui::EndTable();
     if (manual) ImGui::TextDisabled("Green: the better of the two for that metric.");
 }
@@ -156,7 +173,7 @@ std::string MetricsSummary(const QuantView& view) {
     if (!view.valid()) return "";
     const Metrics& m = view.result->metrics;
     const QuantConfig& c = *view.config;
-    std::string s = c.dtype.name() + " " + to_string(c.mode);
+    std::string s = dtype_name(c) + " " + to_string(c.mode);
     if (c.granularity != Granularity::Tensor) s += std::string(" per ") + to_string(c.granularity);
     s += ",  s = " + FirstFew(view.params->scale) + ",  z = " + FirstFew(view.params->zero_point);
     s += "     MSE " + Num(m.mse) + "   max |e| " + Num(m.max_abs_error) + "   L2 " + Num(m.l2_error);

@@ -1,6 +1,7 @@
 #include "gui/panels/pipeline_text.hpp"
 
 #include "gui/widgets/text.hpp"
+#include "quantscope/format_quantize.hpp"
 
 namespace qs::gui {
 
@@ -10,6 +11,18 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
     const std::string p = sym.prime;
     const std::string zs = t.zero_point < 0 ? "(" + FormatNumber(t.zero_point) + ")" : FormatNumber(t.zero_point);
     std::vector<std::string> lines;
+    if (view.config->format != FormatId::Int) {
+        // A number format: r / s onto its grid (nearest, ties to even; saturating), the code and r'.
+        const FormatId f = view.config->format;
+        lines.push_back("r = " + FormatNumber(t.r));
+        lines.push_back("r / s = " + FormatNumber(t.r) + " / " + FormatNumber(t.scale) + " = " + FormatNumber(t.scaled));
+        lines.push_back(std::string("nearest ") + format_name(f) + " = " + FormatNumber(t.rounded));
+        lines.push_back("code " + FormatInteger(t.code) + " = bits " + code_bits_text(f, t.code) +
+                        (t.clipped ? " (saturated)" : ""));
+        lines.push_back("r" + p + " = " + FormatNumber(t.dequantized));
+        lines.push_back("|r " + std::string(sym.minus) + " r" + p + "| = " + FormatNumber(t.error));
+        return lines;
+    }
     lines.push_back("r = " + FormatNumber(t.r));
     lines.push_back("r / s + z = " + FormatNumber(t.r) + " / " + FormatNumber(t.scale) + " + " + zs + " = " +
                     FormatNumber(t.scaled));

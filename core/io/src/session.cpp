@@ -119,7 +119,7 @@ std::string session_to_json(const Session& session) {
     }
     const QuantConfig& c = session.config;
     JsonObject q;
-    q.string("dtype", c.dtype.name())
+    q.string("dtype", dtype_name(c))
         .string("mode", to_string(c.mode))
         .string("granularity", to_string(c.granularity))
         .integer("axis", c.axis)
@@ -222,7 +222,7 @@ Session parse_session(const std::string& text, const std::string& name) {
         const JsonValue* v = q.optional(key, JsonValue::Type::String);
         if (v) with_context(name, std::string("quantization.") + key, [&] { parse(v->text); return 0; });
     };
-    parsed("dtype", [&](const std::string& text) { c.dtype = IntType::parse(text); });
+    parsed("dtype", [&](const std::string& text) { parse_dtype(text, c); });
     parsed("mode", [&](const std::string& text) { c.mode = text == "manual" ? Mode::Manual : parse_mode(text); });
     parsed("granularity", [&](const std::string& text) { c.granularity = parse_granularity(text); });
     c.axis = static_cast<int>(q.integer("axis", 0, 0, 2));  // a tensor has at most 3 axes

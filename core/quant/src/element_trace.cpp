@@ -7,6 +7,7 @@
 
 #include "element_formula.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/format_quantize.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs {
@@ -33,6 +34,7 @@ std::int32_t quantize_value(float r, float scale, std::int32_t zero_point, const
 }
 
 ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index) {
+    if (config.format != FormatId::Int) return format_value_trace(r, params, config, flat_index);
     ElementTrace t;
     t.flat_index = flat_index;
     t.block = params.block_of(flat_index);
@@ -50,6 +52,7 @@ ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& 
 ElementTrace trace_element(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                            std::int64_t flat_index) {
     if (flat_index < 0 || flat_index >= view.numel()) throw Error("element index out of range");
+    if (config.format != FormatId::Int) return format_element_trace(view, params, config, flat_index);
     float r = 0;
     view.guarded([&] { r = *floats_at(view, flat_index, 1, &r); });
     return trace_value(r, params, config, flat_index);

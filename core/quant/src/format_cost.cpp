@@ -1,6 +1,10 @@
 // What a quantized tensor costs (FORMATS.md "bits_per_weight", "bytes") and how a code's bits read.
 #include "quantscope/format_quantize.hpp"
 
+#include <algorithm>
+#include <map>
+#include <mutex>
+
 namespace qs {
 namespace {
 
@@ -40,6 +44,37 @@ FormatCost int_cost(const QuantConfig& config, std::int64_t n, std::int64_t bloc
 FormatCost quantization_cost(const QuantConfig& config, std::int64_t n, std::int64_t blocks) {
     if (config.format == FormatId::Int) return int_cost(config, n, blocks);
     return format_cost(format_config(config), n, blocks);
+}
+
+void code_range(const QuantConfig& config, std::int32_t& lo, std::int32_t& hi) {
+    if (config.format == FormatId::Int) {
+        lo = config.dtype.q_min();
+        hi = config.dtype.q_max();
+    } else if (config.format == FormatId::Q8_0) {
+        lo = -127;
+        hi = 127;
+    } else {
+        lo = 0;
+        hi = (std::int32_t{1} << format_info(config.format).element_bits) - 1;
+    }
+}
+
+std::vector<double> scaled_grid(FormatId format, double s) {
+    static std::mutex lock;
+    static std::map<FormatId, std::vector<float>> grids;  // fp16's has 63488 values: computed once
+    std::vector<float> grid;
+    {
+        const std::lock_guard<std::mutex> hold(lock);
+        auto it = grids.find(format);
+        if (it == grids.end()) it = grids.emplace(format, format_grid(format)).first;
+        grid = it->second;
+    }
+    const auto sf = static_cast<float>(s);
+    std::vector<double> out;
+    out.reserve(grid.size());
+    for (float g : grid) out.push_back(static_cast<double>(sf * g));  // r' = s * grid[code] in float32
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 std::string code_bits_text(FormatId format, std::int32_t code) {

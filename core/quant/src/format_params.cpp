@@ -16,16 +16,6 @@ namespace {
 
 constexpr std::int64_t kChunk = 4096;
 
-// The layout of an element format's blocks, as int<N> has it for the same granularity.
-QuantConfig layout_config(const FormatConfig& config) {
-    QuantConfig q;
-    q.mode = Mode::Symmetric;
-    q.granularity = config.granularity;
-    q.axis = config.axis;
-    q.group_size = config.group_size;
-    return q;
-}
-
 // The smallest and largest value and the largest magnitude of each run [j * stride, (j + 1) * stride),
 // folded into block j % count; every value checked finite. Parallel over blocks (each thread owns whole
 // blocks), or over chunks for a single block.
@@ -121,60 +111,13 @@ void block_format_scales(const TensorView& view, FormatParams& p) {
 
 }  // namespace
 
-const char* to_string(ElementScaling scaling) {
-    switch (scaling) {
-        case ElementScaling::Symmetric: return "symmetric";
-        case ElementScaling::Cast: return "cast";
-        case ElementScaling::Manual: return "manual";
-    }
-    return "symmetric";
-}
-
-FormatConfig format_config(const QuantConfig& config) {
-    FormatConfig f;
-    f.format = config.format;
-    f.scaling = config.mode == Mode::Cast     ? ElementScaling::Cast
-                : config.mode == Mode::Manual ? ElementScaling::Manual
-                                              : ElementScaling::Symmetric;
-    f.granularity = config.granularity;
-    f.axis = config.axis;
-    f.group_size = config.group_size;
-    f.manual_scale = config.manual_scale;
-    return f;
-}
-
-void check_format_config(const FormatConfig& config, const Shape& shape) {
-    const FormatInfo& info = format_info(config.format);
-    const std::string name = info.name;
-    if (config.format == FormatId::Int) throw Error("int<N> is not quantized through a number format");
-    if (info.kind == FormatKind::Block) {
-        if (config.scaling != ElementScaling::Symmetric || config.granularity != Granularity::Tensor)
-            throw Error(name + " has its own block scale: it takes no --mode, --scale or --granularity");
-        const std::int64_t last = shape.empty() ? 0 : shape.back();
-        if (last % info.block_size != 0)
-            throw Error(name + ": its block of " + std::to_string(info.block_size) +
-                        " elements must divide the last axis (" + std::to_string(last) + ")");
-        return;
-    }
-    if (config.scaling == ElementScaling::Cast && info.kind != FormatKind::Float)
-        throw Error("--mode cast applies to float formats, not " + name);
-    if (config.scaling != ElementScaling::Symmetric && config.granularity != Granularity::Tensor)
-        throw Error(name + ": --mode " + to_string(config.scaling) + " is per tensor (no --granularity)");
-    if (config.scaling == ElementScaling::Manual) {
-        const auto s = static_cast<float>(config.manual_scale);
-        if (!(std::isfinite(config.manual_scale) && std::isfinite(s) && s > 0))
-            throw Error(name + ": --scale must be a positive finite float32, got " + format_g(config.manual_scale));
-    }
-    check_config(layout_config(config), shape);
-}
-
 FormatParams compute_format_params(const TensorView& view, const FormatConfig& config, TensorRange* range) {
     check_format_config(config, view.shape);
     FormatParams p;
     p.format = config.format;
     const FormatInfo& info = format_info(config.format);
     QuantParams layout;
-    if (info.kind != FormatKind::Block) set_block_layout(view.shape, layout_config(config), layout);
+    if (info.kind != FormatKind::Block) set_block_layout(view.shape, format_layout_config(config), layout);
     const bool per_block_stats = info.kind != FormatKind::Block && config.scaling == ElementScaling::Symmetric;
     const BlockStats stats = block_stats(view, per_block_stats ? layout.block_stride : view.numel(),
                                          per_block_stats ? layout.block_count : 1);

@@ -238,6 +238,113 @@ FormatQuantization quantize_format(const TensorView& view, const FormatConfig& c
     return q;
 }
 
+namespace {
+
+QuantParams as_quant_params(const FormatParams& p) {
+    QuantParams q;
+    q.block_stride = p.block_stride;
+    q.block_count = p.block_count;
+    q.scale.assign(p.scale.begin(), p.scale.end());
+    q.zero_point.assign(p.scale.size(), 0);
+    return q;
+}
+
+ElementTrace as_element_trace(const FormatTrace& f) {
+    ElementTrace t;
+    t.flat_index = f.flat_index;
+    t.block = f.block;
+    t.r = f.r;
+    t.scale = f.scale;
+    t.scaled = f.scaled;
+    t.rounded = f.grid_value;
+    t.code = f.code;
+    t.clipped = f.clipped;
+    t.dequantized = f.dequantized;
+    t.error = f.error;
+    return t;
+}
+
+}  // namespace
+
+QuantParams format_quant_params(const TensorView& view, const QuantConfig& config, TensorRange* range) {
+    check_config(config, view.shape);
+    return as_quant_params(compute_format_params(view, format_config(config), range));
+}
+
+Metrics quantize_format_config(const TensorView& view, const QuantConfig& qc, const QuantOutputs* whole,
+                               const OutputSelection& wanted, const ResultSink* sink) {
+    const FormatConfig config = format_config(qc);
+    const FormatParams p = compute_format_params(view, config);
+    return run_pass(view, p, whole, wanted, sink);
+}
+
+ElementTrace format_element_trace(const TensorView& view, const QuantParams& params, const QuantConfig& qc,
+                                  std::int64_t flat_index) {
+    const FormatInfo& info = format_info(qc.format);
+    if (info.kind != FormatKind::Block || has_float_element(qc.format)) {
+        float r = 0;
+        view.guarded([&] { r = *floats_at(view, flat_index, 1, &r); });
+        return format_value_trace(r, params, qc, flat_index);
+    }
+    // ggml: the block's own float32 d (and min) come from its values.
+    const std::int64_t start = flat_index / info.block_size * info.block_size;
+    std::vector<float> scratch(static_cast<std::size_t>(info.block_size));
+    detail::BlockScale b;
+    float r = 0;
+    view.guarded([&] {
+        const float* values = floats_at(view, start, info.block_size, scratch.data());
+        b = detail::block_scale(qc.format, values, info.block_size, 1.0f);
+        r = values[flat_index - start];
+    });
+    const detail::ElementResult e = qc.format == FormatId::Q8_0   ? detail::q8_0_element(r, b)
+                                    : qc.format == FormatId::Q4_0 ? detail::q4_0_element(r, b)
+                                                                  : detail::q4_1_element(r, b);
+    FormatTrace f;
+    f.flat_index = flat_index;
+    f.block = flat_index / info.block_size;
+    f.r = r;
+    f.scale = b.scale;
+    f.offset = b.offset;
+    f.scaled = e.scaled;
+    f.grid_value = e.grid;
+    f.code = e.code;
+    f.clipped = e.clipped;
+    f.dequantized = e.deq;
+    f.error = std::fabs(r - e.deq);
+    return as_element_trace(f);
+}
+
+ElementTrace format_value_trace(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index) {
+    // Without the block's other values: exact for element formats, MX and NVFP4 (their scale is all an
+    // element needs); ggml's codes come from r / fp16(d) here, not from the float32 d of the pass.
+    const FormatInfo& info = format_info(config.format);
+    FormatTrace f;
+    f.flat_index = flat_index;
+    f.block = params.block_of(flat_index);
+    f.r = r;
+    f.scale = static_cast<float>(params.scale[static_cast<std::size_t>(f.block)]);
+    detail::ElementResult e;
+    if (config.format == FormatId::Nf4) {
+        e = detail::element_nf4(r, f.scale);
+    } else if (info.kind == FormatKind::Float) {
+        e = detail::element_float(r, f.scale, info.element);
+    } else if (has_float_element(config.format)) {
+        e = detail::block_float_element(r, f.scale, info.element);
+    } else {
+        detail::BlockScale b;
+        b.scale = f.scale;
+        b.inv = f.scale != 0 ? 1.0f / f.scale : 0.0f;
+        e = config.format == FormatId::Q8_0 ? detail::q8_0_element(r, b) : detail::q4_0_element(r, b);
+    }
+    f.scaled = e.scaled;
+    f.grid_value = e.grid;
+    f.code = e.code;
+    f.clipped = e.clipped;
+    f.dequantized = e.deq;
+    f.error = std::fabs(r - e.deq);
+    return as_element_trace(f);
+}
+
 Quantization quantize_format_checked(const TensorView& view, const QuantConfig& qc, const OutputSelection& wanted,
                                      const ResultSink& sink) {
     const FormatConfig config = format_config(qc);
@@ -254,10 +361,7 @@ Quantization quantize_format_checked(const TensorView& view, const QuantConfig& 
                             " (the values are too close to float32's limits)");
         }
     }
-    q.params.block_stride = p.block_stride;
-    q.params.block_count = p.block_count;
-    q.params.scale.assign(p.scale.begin(), p.scale.end());
-    q.params.zero_point.assign(p.scale.size(), 0);
+    q.params = as_quant_params(p);
     return q;
 }
 

@@ -1,5 +1,7 @@
 #include "quantscope/params.hpp"
 
+#include "quantscope/format_quantize.hpp"
+
 #include <Eigen/Core>
 #include <algorithm>
 #include <atomic>
@@ -8,6 +10,7 @@
 #include <mutex>
 
 #include "quantscope/calibrate.hpp"
+#include "quantscope/format_quantize.hpp"
 #include "quantscope/error.hpp"
 #include "parallel.hpp"
 
@@ -243,6 +246,7 @@ namespace {
 // `tensor`: the same values as `view` already in memory (the calibrators need them all at once), or null.
 QuantParams compute_params(const TensorView& view, const Tensor* tensor, const QuantConfig& config,
                            TensorRange* whole) {
+    if (config.format != FormatId::Int) return format_quant_params(view, config, whole);
     check_config(config, view.shape);
     QuantParams params;
     set_block_layout(view.shape, config, params);

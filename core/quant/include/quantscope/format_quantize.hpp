@@ -35,6 +35,9 @@ struct FormatConfig {
     friend bool operator!=(const FormatConfig& a, const FormatConfig& b) { return !(a == b); }
 };
 
+// The int<N> config whose block layout an element format shares (granularity, axis, group size).
+QuantConfig format_layout_config(const FormatConfig& config);
+
 // The format half of a QuantConfig whose `format` is not Int (mode Cast / Manual / otherwise symmetric).
 FormatConfig format_config(const QuantConfig& config);
 
@@ -73,6 +76,17 @@ FormatQuantization quantize_format(const TensorView& view, const FormatConfig& c
 Quantization quantize_format_checked(const TensorView& view, const QuantConfig& config, const OutputSelection& wanted,
                                      const ResultSink& sink);
 
+// The int<N> entry points (compute_params, quantize_view, trace_element, trace_value) on a config whose
+// format is not Int come here: the format's scales as a QuantParams (zero points 0), the pass (its scales
+// recomputed from the values: NVFP4's g and Q4_1's m are not in a QuantParams), one element's trace (scaled
+// = the value rounded onto the grid, rounded = grid[code]).
+QuantParams format_quant_params(const TensorView& view, const QuantConfig& config, TensorRange* range);
+Metrics quantize_format_config(const TensorView& view, const QuantConfig& config, const QuantOutputs* whole,
+                               const OutputSelection& wanted, const ResultSink* sink);
+ElementTrace format_element_trace(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                                  std::int64_t flat_index);
+ElementTrace format_value_trace(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index);
+
 // One element through the format, every intermediate value (for the window's tooltip and the Bits view).
 struct FormatTrace {
     std::int64_t flat_index = 0, block = 0;
@@ -89,6 +103,13 @@ struct FormatTrace {
 };
 FormatTrace trace_format_element(const TensorView& view, const FormatParams& params, const FormatConfig& config,
                                  std::int64_t flat_index);
+
+// The codes a config writes: [q_min, q_max] for int<N>; [0, 2^bits - 1] for a format (bit patterns,
+// indices), [-127, 127] for q8_0.
+void code_range(const QuantConfig& config, std::int32_t& lo, std::int32_t& hi);
+// The values the codes stand for at scale s (a histogram's grid lines), ascending: s * grid for a format,
+// s * (q - z) for int<N> is not listed (use q_min..q_max). Q4_1's offset m is not included.
+std::vector<double> scaled_grid(FormatId format, double s);
 
 // ---- cost ---------------------------------------------------------------------------------------------------
 // FORMATS.md "bits_per_weight" and "bytes" for n elements in `blocks` blocks: element bits plus stored scales
