@@ -33,14 +33,20 @@ LessonRow RowOf(const LessonNumber& n, const QuantView& view) {
     row.label = n.label;
     row.note = n.note;
     const std::size_t count = n.values.size();
-    if (count == 1) row.notebook = n.printed[0];
+    constexpr std::size_t kListed = 4;  // a few values (a channel's scales) are shown; a tensor is summarised
+    const auto listed = [&](auto&& text_of) {
+        std::string out;
+        for (std::size_t i = 0; i < count; ++i) out += (i ? ", " : "") + text_of(i);
+        return out;
+    };
+    if (count <= kListed) row.notebook = listed([&](std::size_t i) { return n.printed[i]; });
     else row.notebook = std::to_string(count) + " values";
     if (n.at >= 0) row.label += " at " + CellName(*view.tensor, n.at);
     try {
         const LessonAgreement a = compare_printed(n, *view.tensor, *view.config, *view.params, *view.result);
         row.agrees = a.agrees();
-        if (count == 1) {
-            row.app = LikePrinted(a.app[0], n.printed[0]);
+        if (count <= kListed) {
+            row.app = listed([&](std::size_t i) { return LikePrinted(a.app[i], n.printed[i]); });
         } else if (a.agrees()) {
             row.app = "the same " + std::to_string(count);
         } else {
