@@ -14,7 +14,10 @@
 #include "gui/app/apply_intents.hpp"
 #include "gui/app/lesson_control.hpp"
 #include "gui/panels/lesson_panel.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
 #include "gui/widgets/palette.hpp"
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>  // key codes: ImGui 1.86 indexes io.KeysDown by them
 
 namespace {
 
@@ -63,6 +66,37 @@ TEST_CASE("lesson in the window: a step sets the tensor and settings and covers 
     // Past the end: the last step.
     qs::gui::GoToLessonStep(app, 99);
     CHECK(app.lesson.step == static_cast<int>(lesson->steps.size()) - 1);
+}
+
+TEST_CASE("lesson in the window: PageDown and Right step forward and PageUp and Left back and R reveals") {
+    qs::gui::OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(320, 240, [] {}, &error), error);
+    qs::gui::AppState app;
+    app.doc.force_sync = true;
+    qs::gui::OpenLesson(app, std::make_shared<const qs::Lesson>(qs::cli::load_lesson("a-quantize-by-hand")), 0);
+    // A key is pressed in the frame after it went down: set it in one frame, handle it in the next, release it.
+    const auto press = [&](int key) {
+        r.frame([&] { ImGui::GetIO().KeysDown[key] = true; });
+        r.frame([&] {
+            qs::gui::HandleLessonKeys(app);
+            ImGui::GetIO().KeysDown[key] = false;
+        });
+        r.frame([] {});
+    };
+    press(GLFW_KEY_PAGE_DOWN);
+    CHECK(app.lesson.step == 1);
+    press(GLFW_KEY_RIGHT);
+    CHECK(app.lesson.step == 2);
+    press(GLFW_KEY_LEFT);
+    CHECK(app.lesson.step == 1);
+    CHECK(app.figure.covered[qs::gui::kQuantized]);
+    press(GLFW_KEY_R);
+    CHECK(!app.figure.covered[qs::gui::kQuantized]);
+    press(GLFW_KEY_PAGE_UP);
+    CHECK(app.lesson.step == 0);
+    press(GLFW_KEY_PAGE_UP);
+    CHECK(app.lesson.step == 0);  // the first step stays the first
 }
 
 TEST_CASE("lesson in the window: every shipped step's printed numbers agree with what the window shows") {
