@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_set>
 #include <vector>
 
 #include "quantscope/error.hpp"
@@ -45,8 +44,11 @@ private:
     std::uint64_t s_[4];
 };
 
-// K distinct positions by Floyd's algorithm (O(K) memory and draws whatever numel is), in the order drawn, each
-// set to centre +- F * std with a sign from the same stream: the same spec gives the same outliers everywhere.
+// K distinct positions by Floyd's algorithm (K draws whatever numel is), in the order drawn, each set to
+// centre +- F * std with a sign from the same stream: the K position draws first, then the K sign draws, so the
+// same spec gives the same outliers everywhere. The positions taken are one bit each of numel (1/32 of the
+// tensor's own bytes): a hash set and a list of K positions cost ~70 bytes an outlier, gigabytes and minutes
+// for K in the tens of millions.
 void place_outliers(const RandomSpec& spec, Xoshiro256& rng, Tensor& t) {
     const std::int64_t n = t.numel(), k = spec.outliers;
     const bool normal = spec.distribution == Distribution::Normal;
@@ -57,20 +59,17 @@ void place_outliers(const RandomSpec& spec, Xoshiro256& rng, Tensor& t) {
     if (!(furthest <= std::numeric_limits<float>::max()))
         throw Error("outliers at " + format_g(spec.outlier_scale) + " x the std (" + format_g(std) +
                     ") would lie outside float32's range");
-    std::unordered_set<std::int64_t> chosen;
-    chosen.reserve(static_cast<std::size_t>(k) * 2);
-    std::vector<std::int64_t> order;
-    order.reserve(static_cast<std::size_t>(k));
+    Xoshiro256 signs = rng;  // the sign stream starts after the K position draws (one next() each)
+    for (std::int64_t i = 0; i < k; ++i) signs.next();
+    std::vector<bool> chosen(static_cast<std::size_t>(n), false);
     for (std::int64_t j = n - k; j < n; ++j) {
-        const std::int64_t pick = static_cast<std::int64_t>(rng.uniform() * static_cast<double>(j + 1));
-        const std::int64_t position = chosen.insert(std::min(pick, j)).second ? std::min(pick, j) : j;
-        if (position == j) chosen.insert(j);
-        order.push_back(position);
-    }
-    for (const std::int64_t position : order) {
-        const double sign = (rng.next() >> 63) ? -1.0 : 1.0;
+        const std::int64_t pick = std::min(static_cast<std::int64_t>(rng.uniform() * static_cast<double>(j + 1)), j);
+        const std::int64_t position = chosen[static_cast<std::size_t>(pick)] ? j : pick;
+        chosen[static_cast<std::size_t>(position)] = true;
+        const double sign = (signs.next() >> 63) ? -1.0 : 1.0;
         t.values[static_cast<std::size_t>(position)] = static_cast<float>(centre + sign * offset);
     }
+    rng = signs;  // as before: the stream continues after the signs
 }
 
 }  // namespace
