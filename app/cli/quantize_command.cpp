@@ -87,7 +87,7 @@ const char* const kQuantizeHelp =
     "  --outlier-scale F        F for --outliers (default 10)\n"
     "  --pin-range              seed 001's recipe: [0], [1], [2] (flat) become max + 1, min - 1 and 0, which\n"
     "                           pins the range rather than adding outliers\n"
-    "presets: lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256\n";
+    "presets: lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256, layer-64x128\n";
 
 int run_quantize(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kQuantizeHelp)) return 0;

@@ -193,6 +193,19 @@ void DrawControls(LayerSettings& s, std::int64_t in, double max_abs_x) {
 
 }  // namespace
 
+LayerSettings LayerSettingsFromLesson(const LessonLayer& layer) {
+    LayerSettings s;
+    s.inputs = layer.inputs;
+    s.activation_bits = layer.activation_bits;
+    s.act_granularity = layer.act_granularity;
+    s.act_mode = layer.act_mode;
+    s.split = layer.outlier_threshold.has_value();
+    s.threshold = layer.outlier_threshold.value_or(s.threshold);
+    s.smooth = layer.smooth_alpha.has_value();
+    s.alpha = layer.smooth_alpha.value_or(s.alpha);
+    return s;
+}
+
 LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) {
     LayerConfig c;
     c.weights = weights;
@@ -247,7 +260,7 @@ void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::share
     const float font = ImGui::GetFontSize();
     if (avail.x >= font * 55.0f && avail.y >= font * 16.0f) {
         // Wide: the heatmaps, and the numbers with the alpha curve at their right.
-        const float side_w = std::max(font * 20.0f, std::floor(avail.x * 0.30f));
+        const float side_w = std::max(font * 24.0f, std::floor(avail.x * 0.34f));
         const ImVec2 origin = ImGui::GetCursorScreenPos();
         DrawLayerMaps(st, ImVec2(avail.x - side_w - font, avail.y));
         ImGui::SetCursorScreenPos(ImVec2(origin.x + avail.x - side_w, origin.y));

@@ -18,6 +18,7 @@
 #include "gui/widgets/heatmap.hpp"
 #include "quantscope/layer.hpp"
 #include "quantscope/layer_inputs.hpp"
+#include "quantscope/lesson.hpp"
 
 namespace qs::gui {
 
@@ -41,6 +42,9 @@ struct LayerSettings {
     }
     friend bool operator!=(const LayerSettings& a, const LayerSettings& b) { return !(a == b); }
 };
+
+// A lesson step's layer as the lab's settings (a threshold or alpha it does not give is switched off).
+LayerSettings LayerSettingsFromLesson(const LessonLayer& layer);
 
 // The layer configuration of the settings with W quantized as `weights`.
 LayerConfig MakeLayerConfig(const LayerSettings& settings, const QuantConfig& weights);

@@ -11,6 +11,8 @@
 #include "quantscope/error.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/pitfalls.hpp"
+#include "quantscope/layer.hpp"
+#include "quantscope/layer_inputs.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/tensor_text.hpp"
 #include "quantscope/tensor_view.hpp"
@@ -213,7 +215,57 @@ private:
             }
         }
         if (const JsonValue* v = r.optional("hide_code", JsonValue::Type::Array)) state_.hidden_code = read_cell(*v, "state.hide_code");
+        if (const JsonValue* v = value.find("layer")) {
+            r.optional("layer", v->is_bool() ? JsonValue::Type::Bool : JsonValue::Type::Object);
+            if (v->is_bool() && v->boolean) fail("state.layer: give the layer's settings (an object), or false to leave it");
+            if (v->is_bool()) state_.layer.reset(); else read_layer(*v);
+        }
+        if (state_.layer) check_layer_state();
         r.finish();
+    }
+
+    // "layer": { "inputs", "tokens", "seed", "outlier_channels", "outlier_scale", "activations", "act_granularity",
+    // "act_mode", "outlier_threshold", "smooth_alpha" } over the previous step's layer (null ends a threshold or alpha).
+    void read_layer(const JsonValue& value) {
+        ObjectReader r(value, where() + ".state.layer", name_);
+        LessonLayer l = state_.layer.value_or(LessonLayer{});
+        const auto text = [&](const char* key, auto&& apply) {
+            if (const JsonValue* v = r.optional(key, JsonValue::Type::String))
+                context(std::string("state.layer.") + key, [&] { apply(v->text); return 0; });
+        };
+        text("inputs", [&](const std::string& t) { l.inputs.distribution = parse_input_distribution(t); });
+        text("activations", [&](const std::string& t) {
+            const IntType type = t == "none" ? IntType{} : IntType::parse(t);
+            if (!type.is_signed) throw Error("activations are none or a signed type (int8, int4, ...)");
+            l.activation_bits = t == "none" ? 0 : type.bits;
+        });
+        text("act_granularity", [&](const std::string& t) { l.act_granularity = parse_act_granularity(t); });
+        text("act_mode", [&](const std::string& t) { l.act_mode = parse_mode(t); });
+        l.inputs.tokens = r.integer("tokens", l.inputs.tokens, 1, 4096);
+        l.inputs.seed = static_cast<std::uint64_t>(r.integer("seed", static_cast<std::int64_t>(l.inputs.seed), 0, 1 << 30));
+        l.inputs.outlier_channels = r.integer("outlier_channels", l.inputs.outlier_channels, 0, kMaxElements);
+        l.inputs.outlier_scale = r.number("outlier_scale", l.inputs.outlier_scale);
+        for (const char* key : {"outlier_threshold", "smooth_alpha"}) {
+            std::optional<double>& field = std::string(key) == "smooth_alpha" ? l.smooth_alpha : l.outlier_threshold;
+            const JsonValue* v = value.find(key);
+            if (!v) continue;
+            r.optional(key, v->is_null() ? JsonValue::Type::Null : JsonValue::Type::Number);
+            if (v->is_null()) field.reset(); else field = v->number;
+        }
+        r.finish();
+        state_.layer = l;
+    }
+
+    // The layer must run on this step's tensor: W 2-D, inputs that fit, options the core accepts.
+    void check_layer_state() {
+        context("state.layer", [&] {
+            const Tensor& w = *state_.tensor;
+            if (w.rank() != 2) throw Error("the layer's W is the step's tensor and must be 2-D [out, in]");
+            check_layer_size(state_.layer->inputs.tokens, w.cols(), w.rows());
+            const Tensor x = generate_layer_inputs(state_.layer->inputs, w.cols());
+            check_layer(x, w, nullptr, lesson_layer_config(*state_.layer, state_.config));
+            return 0;
+        });
     }
 
     Tensor read_tensor(const JsonValue& v) {
@@ -299,6 +351,21 @@ const char* to_string(LessonQuantity quantity) {
     for (const QuantityName& q : kQuantities)
         if (q.quantity == quantity) return q.name;
     return "?";
+}
+
+LayerConfig lesson_layer_config(const LessonLayer& layer, const QuantConfig& weights) {
+    LayerConfig c;
+    c.weights = weights;
+    c.quantize_activations = layer.activation_bits > 0;
+    if (c.quantize_activations) {
+        c.act_dtype.bits = layer.activation_bits;
+        c.act_dtype.is_signed = true;
+        c.act_mode = layer.act_mode;
+        c.act_granularity = layer.act_granularity;
+    }
+    c.outlier_threshold = layer.outlier_threshold;
+    c.smooth_alpha = layer.smooth_alpha;
+    return c;
 }
 
 Lesson parse_lesson(std::string_view text, const std::string& name, const std::string& lesson_name) {

@@ -21,7 +21,7 @@ Tensor lesson_randn_4x4() {
 }
 
 std::vector<std::string> preset_names() {
-    return {"lesson", "lesson-manual", "lesson-randn-4x4", "randn-4x4", "outliers-4x128x256"};
+    return {"lesson", "lesson-manual", "lesson-randn-4x4", "randn-4x4", "outliers-4x128x256", "layer-64x128"};
 }
 
 Preset make_preset(const std::string& name) {
@@ -53,6 +53,15 @@ Preset make_preset(const std::string& name) {
         spec.high = 150;
         spec.pin_range = 3;  // the seed's max + 1, min - 1, 0: they pin the range, they are no outliers
         p.tensor = generate_random(spec);
+    } else if (name == "layer-64x128") {
+        p.description = "a linear layer's weights W [out, in]: normal(0, 0.05) of shape 64x128, seed 0, int8 symmetric "
+                        "per output channel (the Layer tab's W)";
+        RandomSpec spec;
+        spec.shape = {64, 128};
+        spec.std = 0.05;
+        p.tensor = generate_random(spec);
+        p.config.mode = Mode::Symmetric;
+        p.config.granularity = Granularity::Channel;
     } else {
         std::string known;
         for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;

@@ -7,11 +7,14 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "quantscope/config.hpp"
+#include "quantscope/layer.hpp"
+#include "quantscope/layer_inputs.hpp"
 #include "quantscope/tensor.hpp"
 
 namespace qs {
@@ -40,6 +43,18 @@ struct LessonNumber {
     std::string note;                  // why a tolerance was given, shown beside the number
 };
 
+// The layer lab at a step (the window's Layer tab): the step's tensor is W [out, in] of y = x W^T + 0, x is
+// generated as `inputs` says, and the activations are quantized as given (0 bits: W-only).
+struct LessonLayer {
+    LayerInputSpec inputs;
+    int activation_bits = 0;
+    ActGranularity act_granularity = ActGranularity::Tensor;
+    Mode act_mode = Mode::Symmetric;
+    std::optional<double> outlier_threshold, smooth_alpha;
+};
+// The layer configuration of a lesson's layer with W quantized as `weights`.
+LayerConfig lesson_layer_config(const LessonLayer& layer, const QuantConfig& weights);
+
 // The app's state at a step (the previous step's plus this step's fields).
 struct LessonState {
     std::shared_ptr<const Tensor> tensor;
@@ -50,6 +65,8 @@ struct LessonState {
     // This step only (not carried to the next): hidden until revealed, so students guess first.
     std::array<bool, 4> hidden{};      // by LessonPanel
     std::int64_t hidden_code = -1;     // a cell whose code (and r', e) is hidden; -1: none
+    // Set: the step shows the layer lab with these settings (carried to the next steps; "layer": false ends it).
+    std::optional<LessonLayer> layer;
 };
 
 struct LessonStep {

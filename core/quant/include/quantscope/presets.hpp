@@ -16,7 +16,7 @@ struct Preset {
     QuantConfig config;
 };
 
-// lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256.
+// lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256, layer-64x128.
 std::vector<std::string> preset_names();
 // Throws qs::Error naming the known presets when `name` is not one of them.
 Preset make_preset(const std::string& name);
