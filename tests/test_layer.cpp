@@ -374,14 +374,14 @@ TEST_CASE("layer refuses bad shapes and options with one line") {
 TEST_CASE("layer with weights in a FORMATS.md format uses their dequantized values") {
     const Tensor x = randn({6, 64}, 29), w = randn({5, 64}, 30), b = randn({5}, 31);
     for (FormatId id : {FormatId::Fp8E4M3, FormatId::Nf4, FormatId::Q4_0, FormatId::MxFp4}) {
-        FormatConfig f;
-        f.format = id;
+        LayerConfig c;
+        c.weights.format = id;
+        c.weights.mode = Mode::Symmetric;
+        const FormatConfig f = format_config(c.weights);
         INFO(format_name(id));
         std::vector<float> wd(w.values.size());
         const FormatParams fp = compute_format_params(view_of(w), f);
         quantize_format_view(view_of(w), fp, f, QuantOutputs{nullptr, wd.data(), nullptr});
-        LayerConfig c;
-        c.weight_format = f;
         std::vector<double> want;
         for (std::int64_t t = 0; t < 6; ++t)
             for (std::int64_t o = 0; o < 5; ++o) {

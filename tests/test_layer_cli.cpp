@@ -57,6 +57,12 @@ TEST_CASE("layer command: the course example with SPEC's keys and outputs") {
                                               "scale", "zero_point", "mse", "rmse", "mae", "max_abs_error", "l2_error",
                                               "sqnr_db", "clipped", "levels_used", "format_kind", "bits_per_weight",
                                               "bytes"});
+    // Exactly the object `quantize` prints for W with the same options.
+    const Run q = run("quantize " + path(dir, "w.csv") + " --mode symmetric", dir);
+    REQUIRE(q.exit_code == 0);
+    const qs::JsonValue quantized = qs::parse_json(q.out, "quantize");
+    CHECK(keys(w) == keys(quantized));
+    for (const auto& [key, value] : quantized.members) CHECK(w.find(key)->text == value.text);
     CHECK(w.find("scale")->items.at(0).text == "0.016929134609192376");
     const qs::JsonValue& out = *json.find("output");
     CHECK(keys(out) == std::vector<std::string>{"mse", "rmse", "mae", "max_abs_error", "sqnr_db", "outlier_columns",

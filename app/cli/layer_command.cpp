@@ -49,25 +49,12 @@ void add_metrics(JsonObject& json, const Metrics& m) {
         .integer("levels_used", m.levels_used);
 }
 
-// The QuantConfig `quantize --dtype FORMAT` would hold for `f` (the inverse of core's format_config).
-QuantConfig quant_config_of(const FormatConfig& f) {
-    QuantConfig c;
-    c.format = f.format;
-    c.mode = f.scaling == ElementScaling::Cast ? Mode::Cast : f.scaling == ElementScaling::Manual ? Mode::Manual : Mode::Symmetric;
-    c.granularity = f.granularity;
-    c.axis = f.axis;
-    c.group_size = f.group_size;
-    c.manual_scale = f.manual_scale;
-    return c;
-}
-
 // The object `quantize` prints (SPEC "Layer"), for one operand of the layer: the same writer, so that a
 // format's fields (format_kind, block_size, global_scale, bits_per_weight, bytes) are there too.
 // `granularity`, when given, names the activations' scales ("token": one per row of x) instead of the config.
 std::string operand_json(const OperandQuantization& q, const char* granularity, bool all) {
-    const QuantConfig config = q.format ? quant_config_of(*q.format) : q.config;
-    Quantization as_quantize{q.params, q.metrics, {}, q.format_params};
-    if (q.format) as_quantize.params.block_count = q.format_params.block_count;
+    const QuantConfig& config = q.config;  // int<N> or a FORMATS.md format, as quantize holds it
+    const Quantization as_quantize{q.params, q.metrics, {}, q.format_params};
     JsonObject json;
     json.raw("shape", shape_to_json(q.shape));
     if (granularity && !q.format) {
@@ -93,11 +80,8 @@ std::string operand_json(const OperandQuantization& q, const char* granularity, 
 double layer_bits_per_weight(const LayerResult& r) {
     const std::int64_t total = r.out * r.in, kept = r.weights.shape[0] * r.weights.shape[1];
     double bits = static_cast<double>(total - kept) * 32.0;
-    if (kept > 0) {
-        const FormatCost cost = r.weights.format ? format_cost(*r.weights.format, kept, r.weights.format_params.block_count)
-                                                 : int_cost(r.weights.config, kept, r.weights.params.block_count);
-        bits += cost.bits_per_weight * static_cast<double>(kept);
-    }
+    if (kept > 0)
+        bits += quantization_cost(r.weights.config, kept, r.weights.params.block_count).bits_per_weight * static_cast<double>(kept);
     return bits / static_cast<double>(total);
 }
 
@@ -121,44 +105,11 @@ Tensor load_named(const std::string& option, const std::string& path, const std:
     }
 }
 
-// --dtype naming a FORMATS.md format: W's FormatConfig from --mode (symmetric, cast), --scale and the
-// granularity options; a block format takes none of them.
-FormatConfig weight_format(const ParsedArgs& args, FormatId id) {
-    FormatConfig f;
-    f.format = id;
-    const bool block = format_info(id).kind == FormatKind::Block;
-    for (const char* option : {"--mode", "--scale", "--granularity", "--axis", "--group-size", "--calibrate", "--zero-point"})
-        if (args.has(option) && (block || std::string(option) == "--zero-point" || std::string(option) == "--calibrate"))
-            throw Error(std::string(option) + " does not apply to " + format_name(id));
-    if (const std::string* mode = args.get("--mode")) {
-        if (*mode == "cast") f.scaling = ElementScaling::Cast;
-        else if (*mode != "symmetric") throw Error("--mode for " + std::string(format_name(id)) + " is symmetric or cast");
-    }
-    if (const std::string* scale = args.get("--scale")) {
-        f.scaling = ElementScaling::Manual;
-        f.manual_scale = parse_double("--scale", *scale);
-    }
-    if (const std::string* g = args.get("--granularity")) f.granularity = parse_granularity(*g);
-    if (const std::string* a = args.get("--axis")) {
-        const std::int64_t axis = parse_int("--axis", *a);
-        if (axis < 0 || axis > 1) throw Error("--axis for the weights [out, in] is 0 or 1; got " + *a);
-        f.axis = static_cast<int>(axis);
-    }
-    if (const std::string* g = args.get("--group-size")) f.group_size = parse_int("--group-size", *g);
-    return f;
-}
-
 // Every option that shapes the computation, into `config`.
 void layer_config(const ParsedArgs& args, LayerConfig& config) {
     for (const char* option : {"--recipe", "--overflow"})
         if (args.has(option)) throw Error(std::string(option) + " does not apply to layer");
-    const std::string* dtype = args.get("--dtype");
-    if (const auto id = dtype ? parse_format_name(*dtype) : std::nullopt) {
-        config.weight_format = weight_format(args, *id);
-    } else {
-        if (args.has("--mode") && *args.get("--mode") == "cast") throw Error("--mode cast applies to float formats only");
-        apply_quantize_options(args, config.weights);
-    }
+    apply_quantize_options(args, config.weights);  // int<N> or a FORMATS.md format, as for quantize
     const std::string activations = args.has("--activations") ? *args.get("--activations") : "none";
     config.quantize_activations = activations != "none";
     if (config.quantize_activations) config.act_dtype = IntType::parse(activations);

@@ -74,18 +74,35 @@ Quantized quantize_operand(const Tensor& t, const QuantConfig& config, bool code
 Quantized quantize_format_operand(const Tensor& t, const FormatConfig& config) {
     Quantized q;
     q.format_params = compute_format_params(view_of(t), config);
+    q.params.block_stride = q.format_params.block_stride;  // the layout, as quantize_checked reports it
+    q.params.block_count = q.format_params.block_count;
+    q.params.scale.assign(q.format_params.scale.begin(), q.format_params.scale.end());
+    q.params.zero_point.assign(q.params.scale.size(), 0);
     q.dequantized = detail::BigBuffer<float>(static_cast<std::size_t>(t.numel()));
     q.metrics = quantize_format_view(view_of(t), q.format_params, config, QuantOutputs{nullptr, q.dequantized.data(), nullptr});
     return q;
 }
 
 // W's quantization as the result reports it.
+bool is_format(const QuantConfig& c) { return c.format != FormatId::Int; }
+
+std::optional<FormatConfig> weight_format(const LayerConfig& config) {
+    if (!is_format(config.weights)) return std::nullopt;
+    return format_config(config.weights);
+}
+
+// W quantized with the config's int<N> or FORMATS.md format, with the outputs the path reads.
+Quantized quantize_weights(const Tensor& w, const LayerConfig& config, bool codes, bool dequantized) {
+    if (is_format(config.weights)) return quantize_format_operand(w, format_config(config.weights));
+    return quantize_operand(w, config.weights, codes, dequantized);
+}
+
 OperandQuantization weights_report(const Shape& shape, const LayerConfig& config, Quantized& q) {
     OperandQuantization r;
     r.shape = shape;
     r.config = config.weights;
     r.params = std::move(q.params);
-    r.format = config.weight_format;
+    r.format = weight_format(config);
     r.format_params = std::move(q.format_params);
     r.metrics = q.metrics;
     return r;
@@ -100,7 +117,7 @@ double used_scale(const QuantParams& p, std::int64_t flat) {
 // output channel, per group), or 0 when they do not (per input channel) or W's codes are not int<N>.
 std::int64_t factoring_group(const LayerConfig& config, std::int64_t in) {
     const QuantConfig& w = config.weights;
-    if (config.weight_format) return 0;
+    if (is_format(w)) return 0;
     if (w.granularity == Granularity::Group) return w.group_size;
     if (w.granularity == Granularity::Channel && w.axis != 0) return 0;
     return in;
@@ -155,8 +172,7 @@ OperandQuantization empty_operand(std::int64_t rows, const QuantConfig& config) 
 
 // W-only ("W8A16"): y = x dequant(W)^T + b with Eigen's float32 product.
 void weights_only(const Tensor& x, const Tensor& w, const Tensor* bias, const LayerConfig& config, LayerResult& r) {
-    Quantized qw = config.weight_format ? quantize_format_operand(w, *config.weight_format)
-                                        : quantize_operand(w, config.weights, false, true);
+    Quantized qw = quantize_weights(w, config, false, true);
     r.weights = weights_report(w.shape, config, qw);
     RowMatF y = ConstMapF(x.values.data(), r.tokens, r.in) * ConstMapF(qw.dequantized.data(), r.out, r.in).transpose();
     if (bias) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias->values.data(), r.out);
@@ -197,13 +213,13 @@ void with_activations(const Tensor& x, const Tensor& w, const Tensor* bias, cons
     const auto nk = static_cast<std::int64_t>(kept.size());
     const QuantConfig act = activation_config(config);
     const std::int64_t group = factoring_group(config, nk);
-    if (!config.weight_format && config.weights.granularity == Granularity::Group && nk % config.weights.group_size != 0)
+    if (!is_format(config.weights) && config.weights.granularity == Granularity::Group && nk % config.weights.group_size != 0)
         throw Error("the outlier split keeps " + std::to_string(nk) + " input channels, not a multiple of --group-size " +
                     std::to_string(config.weights.group_size));
     std::vector<double> y(static_cast<std::size_t>(r.tokens * r.out), 0.0);
     if (config.keep_used_factors) r.x_used = x.values, r.w_used = w.values;
     r.weights = empty_operand(r.out, config.weights);
-    r.weights.format = config.weight_format;
+    r.weights.format = weight_format(config);
     r.inputs = empty_operand(r.tokens, act);
     r.path = group > 0 ? LayerPath::Integer : LayerPath::Dequantized;
     if (nk > 0) {
@@ -215,8 +231,7 @@ void with_activations(const Tensor& x, const Tensor& w, const Tensor* bias, cons
         const Tensor& xk = x_copy.values.empty() ? x : x_copy;
         const Tensor& wk = w_copy.values.empty() ? w : w_copy;
         const bool deq = group == 0 || config.keep_used_factors;
-        Quantized qw = config.weight_format ? quantize_format_operand(wk, *config.weight_format)
-                                            : quantize_operand(wk, config.weights, group > 0, deq);
+        Quantized qw = quantize_weights(wk, config, group > 0, deq);
         Quantized qx = quantize_operand(xk, act, group > 0, deq);
         if (group > 0)
             integer_layer(qx, qx.params, qw, qw.params, r.tokens, r.out, nk, group, y);
@@ -299,10 +314,7 @@ void check_layer(const Tensor& x, const Tensor& w, const Tensor* bias, const Lay
         throw Error("the outlier threshold must be a finite number > 0; got " + format_g(*config.outlier_threshold));
     if (config.smooth_alpha && !(*config.smooth_alpha >= 0 && *config.smooth_alpha <= 1))
         throw Error("the smoothing alpha must be in [0, 1]; got " + format_g(*config.smooth_alpha));
-    if (config.weight_format)
-        check_format_config(*config.weight_format, w.shape);
-    else
-        check_config(config.weights, w.shape);
+    check_config(config.weights, w.shape);  // int<N> or a FORMATS.md format
     if (config.quantize_activations) {
         if (config.act_mode != Mode::Symmetric && config.act_mode != Mode::Asymmetric)
             throw Error("activations are quantized symmetric or asymmetric (min/max ranges)");

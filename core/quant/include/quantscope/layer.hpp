@@ -28,8 +28,7 @@ ActGranularity parse_act_granularity(const std::string& text);  // tensor|token
 constexpr std::int64_t kMaxLayerMacs = std::int64_t{1} << 38;
 
 struct LayerConfig {
-    QuantConfig weights;                   // W's quantization (SPEC's quantize options) ...
-    std::optional<FormatConfig> weight_format;  // ... or a format of FORMATS.md instead (float, nf4, block)
+    QuantConfig weights;                   // W's quantization: int<N>, or any FORMATS.md format (config.format)
     bool quantize_activations = false;     // false: W-only, y = x dequant(W)^T + b in float32
     IntType act_dtype{};                   // int8
     Mode act_mode = Mode::Symmetric;       // Symmetric or Asymmetric (min/max ranges)
