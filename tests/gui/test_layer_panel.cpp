@@ -1,4 +1,4 @@
-// The Layer tab (issue 13): drawn offscreen on a random W, its layer and alpha curve finished in the background
+// The layer lab (issue 13): drawn offscreen on a random W, its layer and alpha curve finished in the background
 // and checked against the core's run_layer; and the window opened on it under Xvfb.
 #include <doctest/doctest.h>
 

@@ -21,7 +21,8 @@
 
 namespace qs::gui {
 
-// The analysis area's tabs, in their order (also --tab's names).
+// The analysis area's tabs, in their order (also --tab's names; kTabLayer opens the layer lab, which replaces
+// the figure and the analysis area rather than being one more tab there).
 enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3, kTabModel = 4, kTabLayer = 5 };
 
 struct AppState {
@@ -46,6 +47,7 @@ struct AppState {
     LessonPanelState lesson;              // the open lesson and its step (app/lesson_control.hpp)
     bool show_lesson_tab = false;         // bring the left column's Lesson tab to the front once
     LayerPanelState layer;                // the current tensor as a layer's W: from weight error to output error
+    bool layer_view = false;              // View > Layer lab (--tab layer): the lab takes the right column
     // The tab the analysis area showed last frame (AnalysisTab): the wide ones take the metrics' column too.
     int analysis_tab = 0;
     int request_tab = -1;

@@ -46,12 +46,8 @@ void GoToLessonStep(AppState& app, int step) {
     app.figure.covered = s.hidden;
     app.figure.covered_code = s.hidden_code;
     app.lesson.covers_left = s.hidden_code >= 0 || std::any_of(s.hidden.begin(), s.hidden.end(), [](bool b) { return b; });
-    if (s.layer) {  // a layer step: the Layer tab with the step's settings
-        app.layer.settings = LayerSettingsFromLesson(*s.layer);
-        app.request_tab = kTabLayer;
-    } else if (app.analysis_tab == kTabLayer) {
-        app.request_tab = kTabHistograms;
-    }
+    app.layer_view = s.layer.has_value();  // a layer step: the layer lab with the step's settings
+    if (s.layer) app.layer.settings = LayerSettingsFromLesson(*s.layer);
 }
 
 void RevealLesson(AppState& app) {

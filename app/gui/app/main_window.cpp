@@ -65,6 +65,7 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         ImGui::MenuItem("Histograms and landscape", nullptr, &app.panels.histogram);
         ImGui::Separator();
         ImGui::MenuItem("Presenter: the figure alone", "F5", &app.presenter);
+        ImGui::MenuItem("Layer lab: from weight error to output error", nullptr, &app.layer_view);
         ImGui::Separator();
         if (ImGui::MenuItem("Larger text", "Ctrl+=")) frame.font_scale *= 1.125f;
         if (ImGui::MenuItem("Smaller text", "Ctrl+-")) frame.font_scale /= 1.125f;
@@ -162,9 +163,22 @@ ImGuiTabItemFlags TabFlags(Frame& frame, int tab) {
     return ImGuiTabItemFlags_SetSelected;
 }
 
+// The layer lab in place of the figure and the analysis area (it draws W, the current tensor, itself).
+void DrawLayerView(AppState& app, const QuantView& view) {
+    ImGui::TextUnformatted("Layer lab: the current tensor as W of y = x W^T");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Back to the figure")) app.layer_view = false;
+    DrawLayerPanel(app.layer, view, app.doc.shown_tensor);
+}
+
 void DrawRightColumn(AppState& app, Frame& frame) {
     ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
     const QuantView view = app.doc.view();
+    if (app.layer_view && view.valid()) {
+        DrawLayerView(app, view);
+        ImGui::EndChild();
+        return;
+    }
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const bool bottom = app.panels.metrics || app.panels.histogram;
     const float spacing = ImGui::GetStyle().ItemSpacing.y;
@@ -182,13 +196,11 @@ void DrawRightColumn(AppState& app, Frame& frame) {
             bottom_min = std::floor(avail.y * 0.6f);
         }
     }
-    // The layer lab is a view of its own: it takes the figure's room (it draws W itself).
-    const bool layer = app.panels.histogram && app.analysis_tab == kTabLayer && view.valid();
-    if (!app.panels.figure || layer) {
+    if (!app.panels.figure) {
         figure_h = 0.0f;
         bottom_min = 0.0f;
     }
-    if (app.panels.figure && !layer) {
+    if (app.panels.figure) {
         const Stopwatch clock;
         if (view.valid()) {
             DrawFigurePanel(app.figure, view, ImVec2(avail.x, figure_h));
@@ -257,11 +269,6 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                     DrawModelPanel(app.model, app.doc.config, app.intents);
                     ImGui::EndTabItem();
                 }
-                if (ImGui::BeginTabItem("Layer", nullptr, TabFlags(frame, kTabLayer))) {
-                    app.analysis_tab = kTabLayer;
-                    DrawLayerPanel(app.layer, view, app.doc.shown_tensor);
-                    ImGui::EndTabItem();
-                }
                 ImGui::EndTabBar();
             }
             // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
@@ -279,6 +286,10 @@ void DrawMainWindow(AppState& app, Frame& frame) {
     if (app.request_tab >= 0) {
         frame.select_tab = app.request_tab;
         app.request_tab = -1;
+    }
+    if (frame.select_tab == kTabLayer) {  // --tab layer: the lab is a view of its own, not an analysis tab
+        app.layer_view = true;
+        frame.select_tab = -1;
     }
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(vp->WorkPos);

@@ -55,7 +55,7 @@ Preset make_preset(const std::string& name) {
         p.tensor = generate_random(spec);
     } else if (name == "layer-64x128") {
         p.description = "a linear layer's weights W [out, in]: normal(0, 0.05) of shape 64x128, seed 0, int8 symmetric "
-                        "per output channel (the Layer tab's W)";
+                        "per output channel (the layer lab's W)";
         RandomSpec spec;
         spec.shape = {64, 128};
         spec.std = 0.05;

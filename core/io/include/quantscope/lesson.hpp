@@ -43,7 +43,7 @@ struct LessonNumber {
     std::string note;                  // why a tolerance was given, shown beside the number
 };
 
-// The layer lab at a step (the window's Layer tab): the step's tensor is W [out, in] of y = x W^T + 0, x is
+// The layer lab at a step (the window's View > Layer lab): the step's tensor is W [out, in] of y = x W^T + 0, x is
 // generated as `inputs` says, and the activations are quantized as given (0 bits: W-only).
 struct LessonLayer {
     LayerInputSpec inputs;
