@@ -52,9 +52,10 @@ void check_against_scalar(const Tensor& t, const QuantParams& p, const QuantConf
     std::set<std::int32_t> codes;
     double sum_sq = 0;
     for (std::int64_t i = 0; i < t.numel(); ++i) {
-        const auto b = static_cast<std::size_t>(p.block_of(i));
-        const float s = static_cast<float>(p.scale[b]);
-        const std::int32_t z = p.zero_point[b];
+        double s_block;
+        std::int32_t z;
+        p.pair(p.block_of(i), s_block, z);
+        const float s = static_cast<float>(s_block);
         bool clip = false;
         const std::int32_t q = quantize_value(t.values[i], s, z, c, &clip);
         clipped += clip;
@@ -108,19 +109,23 @@ TEST_CASE("properties hold on random tensors for every type / mode and granulari
             CHECK(*std::min_element(r.codes.begin(), r.codes.end()) >= q_min);
             CHECK(*std::max_element(r.codes.begin(), r.codes.end()) <= q_max);
             // Parameters valid; symmetric means z = 0.
-            for (std::size_t b = 0; b < p.scale.size(); ++b) {
-                CHECK((std::isfinite(p.scale[b]) && p.scale[b] > 0));
-                CHECK((p.zero_point[b] >= q_min && p.zero_point[b] <= q_max));
-                if (config.mode == Mode::Symmetric) CHECK(p.zero_point[b] == 0);
+            for (std::int64_t b = 0; b < p.block_count; ++b) {
+                double s;
+                std::int32_t z;
+                p.pair(b, s, z);
+                CHECK((std::isfinite(s) && s > 0));
+                CHECK((z >= q_min && z <= q_max));
+                if (config.mode == Mode::Symmetric) CHECK(z == 0);
             }
             // |r - r'| <= s/2 where nothing clipped (plus float32 rounding of r / s + z and s (q - z)).
             for (std::int64_t i = 0; i < t.numel(); ++i) {
-                const auto b = static_cast<std::size_t>(p.block_of(i));
+                double s;
+                std::int32_t z;
+                p.pair(p.block_of(i), s, z);
                 bool clipped = false;
-                quantize_value(t.values[i], static_cast<float>(p.scale[b]), p.zero_point[b], config, &clipped);
+                quantize_value(t.values[i], static_cast<float>(s), z, config, &clipped);
                 if (clipped) continue;
-                const double s = p.scale[b];
-                const double slack = 1e-5 * (std::abs(t.values[i]) + s * (std::abs(p.zero_point[b]) + q_max - q_min));
+                const double slack = 1e-5 * (std::abs(t.values[i]) + s * (std::abs(z) + q_max - q_min));
                 if (!(r.error[i] <= s / 2 + slack)) {
                     FAIL_CHECK("element " << i << ": error " << r.error[i] << " > s/2 = " << s / 2);
                     break;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <type_traits>
 
 #include "quantscope/format_quantize.hpp"
@@ -14,16 +15,31 @@ namespace {
 constexpr std::size_t kListedBlocks = 4096;
 
 template <class T>
-std::string params_json(const std::vector<T>& values, bool all) {
+std::string summary_json(std::int64_t count, T lo, T hi) {
+    JsonObject summary;
+    summary.integer("count", count);
+    if constexpr (std::is_floating_point_v<T>)
+        summary.number("min", lo).number("max", hi);
+    else
+        summary.integer("min", lo).integer("max", hi);
+    return summary.str();
+}
+
+template <class T>
+std::string listed(const std::vector<T>& values, bool all) {
     if (all || values.size() <= kListedBlocks) return JsonObject::array(values);
     const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-    JsonObject summary;
-    summary.integer("count", static_cast<std::int64_t>(values.size()));
-    if constexpr (std::is_floating_point_v<T>)
-        summary.number("min", *lo).number("max", *hi);
-    else
-        summary.integer("min", *lo).integer("max", *hi);
-    return summary.str();
+    return summary_json(static_cast<std::int64_t>(values.size()), *lo, *hi);
+}
+
+// Every (s, z) of int<N> params, stored or computed on demand (then computed here, once each).
+void for_each_pair(const QuantParams& params, const std::function<void(double, std::int32_t)>& visit) {
+    for (std::int64_t b = 0; b < params.block_count; ++b) {
+        double s;
+        std::int32_t z;
+        params.pair(b, s, z);
+        visit(s, z);
+    }
 }
 
 void put_le(std::vector<std::uint8_t>& out, std::uint32_t value, int bytes) {
@@ -42,9 +58,9 @@ void put_float(std::vector<std::uint8_t>& out, float f) {
 std::vector<std::uint8_t> scale_section(const QuantConfig& config, const Quantization& q) {
     std::vector<std::uint8_t> out;
     if (config.format == FormatId::Int) {
-        for (double s : q.params.scale) put_float(out, static_cast<float>(s));
+        for_each_pair(q.params, [&](double s, std::int32_t) { put_float(out, static_cast<float>(s)); });
         if (config.mode != Mode::Symmetric)
-            for (std::int32_t z : q.params.zero_point) put_float(out, static_cast<float>(z));
+            for_each_pair(q.params, [&](double, std::int32_t z) { put_float(out, static_cast<float>(z)); });
         return out;
     }
     const FormatParams& p = q.format_params;
@@ -64,6 +80,33 @@ std::vector<std::uint8_t> scale_section(const QuantConfig& config, const Quantiz
 
 }  // namespace
 
+std::string listed_json(const std::vector<double>& values, bool all) { return listed(values, all); }
+
+std::string listed_json(const std::vector<float>& values, bool all) {
+    return listed(std::vector<double>(values.begin(), values.end()), all);
+}
+
+void params_json(const QuantParams& params, bool all, std::string& scales, std::string& zero_points) {
+    if (all || params.block_count <= static_cast<std::int64_t>(kListedBlocks)) {
+        if (!params.on_demand()) {
+            scales = JsonObject::array(params.scale);
+            zero_points = JsonObject::array(params.zero_point);
+            return;
+        }
+        std::vector<double> s;
+        std::vector<std::int32_t> z;
+        for_each_pair(params, [&](double sb, std::int32_t zb) { s.push_back(sb), z.push_back(zb); });
+        scales = JsonObject::array(s);
+        zero_points = JsonObject::array(z);
+        return;
+    }
+    double s_min, s_max;
+    std::int32_t z_min, z_max;
+    params.ranges(s_min, s_max, z_min, z_max);
+    scales = summary_json(params.block_count, s_min, s_max);
+    zero_points = summary_json(params.block_count, z_min, z_max);
+}
+
 NpyDtype code_npy_dtype(const QuantConfig& config) {
     if (config.format == FormatId::Int) {
         if (config.dtype.bits <= 8) return config.dtype.is_signed ? NpyDtype::I1 : NpyDtype::U1;
@@ -80,13 +123,15 @@ int code_bits(const QuantConfig& config) {
 void describe_quantization(JsonObject& json, const QuantConfig& config, const Quantization& q, bool all_params) {
     json.string("dtype", dtype_name(config));
     if (config.format == FormatId::Int) {
+        std::string scales, zero_points;
+        params_json(q.params, all_params, scales, zero_points);
         json.integer("q_min", config.dtype.q_min())
             .integer("q_max", config.dtype.q_max())
             .string("mode", to_string(config.mode))
             .string("granularity", to_string(config.granularity))
             .string("calibration", calibration_label(config))
-            .raw("scale", params_json(q.params.scale, all_params))
-            .raw("zero_point", params_json(q.params.zero_point, all_params));
+            .raw("scale", scales)
+            .raw("zero_point", zero_points);
         return;
     }
     const FormatInfo& info = format_info(config.format);
@@ -97,8 +142,8 @@ void describe_quantization(JsonObject& json, const QuantConfig& config, const Qu
     else
         json.string("mode", to_string(config.mode)).string("granularity", to_string(config.granularity));
     json.string("calibration", calibration_label(config))
-        .raw("scale", params_json(std::vector<double>(p.scale.begin(), p.scale.end()), all_params))
-        .raw("zero_point", params_json(std::vector<double>(p.offset.begin(), p.offset.end()), all_params));
+        .raw("scale", listed_json(p.scale, all_params))
+        .raw("zero_point", listed_json(p.offset, all_params));
     if (config.format == FormatId::NvFp4) json.number("global_scale", p.global_scale);
 }
 

@@ -19,6 +19,13 @@ NpyDtype code_npy_dtype(const QuantConfig& config);
 // The bits one code packs into (int<N>: N; a format: its element's bits).
 int code_bits(const QuantConfig& config);
 
+// A JSON array of every value, or, above 4096 values without `all`, a summary {"count", "min", "max"}: what
+// `quantize` and `layer` print for per-block scales (8192 x 8192 in groups of 1 would print 2 GB of numbers).
+std::string listed_json(const std::vector<double>& values, bool all);
+std::string listed_json(const std::vector<float>& values, bool all);
+// The same for the s and z of int<N> params, stored or computed on demand.
+void params_json(const QuantParams& params, bool all, std::string& scales, std::string& zero_points);
+
 // The JSON fields from "dtype" to "zero_point" for any config (formats: q_min / q_max null, mode and
 // granularity "block" for a block format with its block_size, scale as used, zero_point [] or Q4_1's m).
 // `all_params`: list every block even beyond 4096.

@@ -17,27 +17,6 @@
 namespace qs::cli {
 namespace {
 
-// As `quantize`: up to this many blocks the JSON lists every s and z, beyond a summary unless --all-params.
-constexpr std::size_t kListedBlocks = 4096;
-
-template <class T>
-std::string listed(const std::vector<T>& values, bool all) {
-    if (all || values.size() <= kListedBlocks) {
-        if constexpr (std::is_same_v<T, std::int32_t>)
-            return JsonObject::array(values);
-        else
-            return JsonObject::array(std::vector<double>(values.begin(), values.end()));
-    }
-    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-    JsonObject summary;
-    summary.integer("count", static_cast<std::int64_t>(values.size()));
-    if constexpr (std::is_floating_point_v<T>)
-        summary.number("min", *lo).number("max", *hi);
-    else
-        summary.integer("min", *lo).integer("max", *hi);
-    return summary.str();
-}
-
 void add_metrics(JsonObject& json, const Metrics& m) {
     json.number("mse", m.mse)
         .number("rmse", m.rmse)
@@ -58,14 +37,16 @@ std::string operand_json(const OperandQuantization& q, const char* granularity, 
     JsonObject json;
     json.raw("shape", shape_to_json(q.shape));
     if (granularity && !q.format) {
+        std::string scales, zero_points;
+        params_json(q.params, all, scales, zero_points);
         json.string("dtype", config.dtype.name())
             .integer("q_min", config.dtype.q_min())
             .integer("q_max", config.dtype.q_max())
             .string("mode", to_string(config.mode))
             .string("granularity", granularity)
             .string("calibration", calibration_label(config))
-            .raw("scale", listed(q.params.scale, all))
-            .raw("zero_point", listed(q.params.zero_point, all));
+            .raw("scale", scales)
+            .raw("zero_point", zero_points);
     } else {
         describe_quantization(json, config, as_quantize, all);
     }

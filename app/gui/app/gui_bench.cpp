@@ -24,8 +24,7 @@ void StartBench(AppState& app, Bench& bench) {
     if (c.mode == Mode::Manual) c.mode = app.doc.base_mode;
     app.doc.apply_config(c, false);
     app.doc.finish_recompute_now();
-    bench.s0 = app.doc.params.scale.at(0);
-    bench.z0 = app.doc.params.zero_point.at(0);
+    app.doc.params.pair(0, bench.s0, bench.z0);
     c.mode = Mode::Manual;
     c.manual_scale = bench.s0;
     c.manual_zero_point = bench.z0;

@@ -19,10 +19,12 @@ void RunRecompute(RecomputeJob& job) {
             if (computed.mode == Mode::Symmetric && !computed.dtype.is_signed) computed.mode = Mode::Asymmetric;
             if (computed.format != FormatId::Int) computed.mode = Mode::Symmetric;  // a format's computed scale
             job.computed_params = compute_params(*job.tensor, computed);
+            job.computed_params.keep_values_alive(job.tensor);
             quantize_into(*job.tensor, job.computed_params, computed, job.result);
             job.computed_metrics = job.result.metrics;
         }
         job.params = compute_params(*job.tensor, job.config);
+        job.params.keep_values_alive(job.tensor);
         quantize_into(*job.tensor, job.params, job.config, job.result);
     } catch (const std::exception& e) {
         job.error = e.what();
@@ -41,6 +43,7 @@ TensorJobResult FinishTensorJob(Tensor tensor, QuantConfig config, std::string l
     progress.set_stage("scale and zero point");
     progress.set_progress(0.55f);
     out.params = compute_params(*shared, out.config);
+    out.params.keep_values_alive(shared);
     progress.set_stage("quantizing");
     progress.set_progress(0.7f);
     quantize_into(*shared, out.params, out.config, out.result);

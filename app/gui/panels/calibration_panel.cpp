@@ -48,6 +48,7 @@ void Start(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr
         const Stopwatch clock;
         CalibrationPanelState::Table table;
         table.rows = compare_calibrators(*t, base);
+        for (CalibrationRow& row : table.rows) row.params.keep_values_alive(t);
         table.ms = clock.ms();
         if (!ctx.cancelled()) ctx.publish(std::move(table));
     });
@@ -96,17 +97,20 @@ std::string BlocksLabel(const QuantConfig& c, std::size_t blocks) {
     return std::string(c.granularity == Granularity::Group ? "per-group: " : "per-channel: ") + std::to_string(blocks);
 }
 
-template <typename T>
-void PerBlockTooltip(const std::vector<T>& v, const char* what) {
+// The range of every block's s (scales) or z, and the first few.
+void PerBlockTooltip(const QuantParams& p, bool scales) {
     if (!ImGui::IsItemHovered()) return;
-    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    double s_min, s_max;
+    std::int32_t z_min, z_max;
+    p.ranges(s_min, s_max, z_min, z_max);
+    const double lo = scales ? s_min : z_min, hi = scales ? s_max : z_max;
     ImGui::BeginTooltip();
-    ImGui::Text("%zu values of %s, from %s to %s", v.size(), what, FormatNumber(static_cast<double>(*lo)).c_str(),
-                FormatNumber(static_cast<double>(*hi)).c_str());
+    ImGui::Text("%s values of %s, from %s to %s", FormatInteger(p.block_count).c_str(), scales ? "s" : "z",
+                FormatNumber(lo).c_str(), FormatNumber(hi).c_str());
     std::string first;
-    for (std::size_t i = 0; i < std::min<std::size_t>(v.size(), 6); ++i)
-        first += (i ? ", " : "") + FormatNumber(static_cast<double>(v[i]));
-    ImGui::TextDisabled("first: %s%s", first.c_str(), v.size() > 6 ? ", ..." : "");
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(p.block_count, 6); ++i)
+        first += (i ? ", " : "") + FormatNumber(scales ? p.scale_of(i) : static_cast<double>(p.zero_point_of(i)));
+    ImGui::TextDisabled("first: %s%s", first.c_str(), p.block_count > 6 ? ", ..." : "");
     ImGui::EndTooltip();
 }
 
@@ -252,22 +256,24 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
             else ImGui::TextDisabled("%s", sym.dash);
             ImGui::TableNextColumn();
             ImGui::AlignTextToFramePadding();
-            if (row.params.scale.size() == 1) {
-                ImGui::TextUnformatted(FormatNumber(row.params.scale[0]).c_str());
+            if (row.params.block_count == 1) {
+                ImGui::TextUnformatted(FormatNumber(row.params.scale_of(0)).c_str());
             } else {
-                ImGui::TextUnformatted(BlocksLabel(row.config, row.params.scale.size()).c_str());
-                PerBlockTooltip(row.params.scale, "s");
+                ImGui::TextUnformatted(BlocksLabel(row.config, static_cast<std::size_t>(row.params.block_count)).c_str());
+                PerBlockTooltip(row.params, true);
             }
             ImGui::TableNextColumn();
             ImGui::AlignTextToFramePadding();
             const ImVec4 warn = ImGui::ColorConvertU32ToFloat4(WarningColor());
-            if (row.params.zero_point.size() == 1) {
-                if (clamped) ImGui::TextColored(warn, "%s  clamped", FormatNumber(row.params.zero_point[0]).c_str());
-                else ImGui::TextUnformatted(FormatNumber(row.params.zero_point[0]).c_str());
+            if (row.params.block_count == 1) {
+                const std::int32_t z = row.params.zero_point_of(0);
+                if (clamped) ImGui::TextColored(warn, "%s  clamped", FormatNumber(z).c_str());
+                else ImGui::TextUnformatted(FormatNumber(z).c_str());
             } else {
-                if (clamped) ImGui::TextColored(warn, "%s, some clamped", BlocksLabel(row.config, row.params.zero_point.size()).c_str());
-                else ImGui::TextUnformatted(BlocksLabel(row.config, row.params.zero_point.size()).c_str());
-                PerBlockTooltip(row.params.zero_point, "z");
+                const std::string blocks = BlocksLabel(row.config, static_cast<std::size_t>(row.params.block_count));
+                if (clamped) ImGui::TextColored(warn, "%s, some clamped", blocks.c_str());
+                else ImGui::TextUnformatted(blocks.c_str());
+                PerBlockTooltip(row.params, false);
             }
             if (clamped && ImGui::IsItemHovered())
                 ImGui::SetTooltip("z = q_min %s r_min / s fell outside [%d, %d] and was clamped;\n"

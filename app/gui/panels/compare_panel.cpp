@@ -17,7 +17,9 @@ namespace qs::gui {
 namespace {
 
 
-ComparePanelState::Computed Compute(const Tensor& t, const QuantConfig& c, const TensorKey& key) {
+ComparePanelState::Computed Compute(const std::shared_ptr<const Tensor>& shared, const QuantConfig& c,
+                                    const TensorKey& key) {
+    const Tensor& t = *shared;
     const Stopwatch clock;
     ComparePanelState::Computed out;
     out.config = c;
@@ -25,6 +27,7 @@ ComparePanelState::Computed Compute(const Tensor& t, const QuantConfig& c, const
     try {
         check_config(c, t.shape);
         out.params = compute_params(t, c);
+        out.params.keep_values_alive(shared);
         quantize_into(t, out.params, c, out.result);
     } catch (const std::exception& e) {
         out.error = e.what();
@@ -255,13 +258,13 @@ void RequestB(ComparePanelState& st, const std::shared_ptr<const Tensor>& tensor
     st.started = true;
     if (tensor->numel() <= kCompareSyncElements) {
         st.task.cancel();
-        Show(st, Compute(*tensor, st.b, key));
+        Show(st, Compute(tensor, st.b, key));
         return;
     }
     std::shared_ptr<const Tensor> owner = tensor;
     const QuantConfig c = st.b;
     st.task.start([owner, c, key](Task<ComparePanelState::Computed>::Context& ctx) {
-        ComparePanelState::Computed out = Compute(*owner, c, key);
+        ComparePanelState::Computed out = Compute(owner, c, key);
         if (!ctx.cancelled()) ctx.publish(std::move(out));
     });
 }

@@ -291,21 +291,22 @@ void DrawManual(ControlsPanelState& state, const Document& doc, Intents& out) {
 
 void DrawComputedParams(const Document& doc) {
     const QuantParams& p = doc.params;
-    if (p.scale.empty()) return;
+    if (p.scale.empty() && !p.on_demand()) return;
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    if (p.scale.size() == 1) {
+    if (p.block_count == 1) {
         char line[64];
-        std::snprintf(line, sizeof line, "s = %.10g", p.scale[0]);
+        std::snprintf(line, sizeof line, "s = %.10g", p.scale_of(0));
         TextWrappedAtSpaces(line);
-        TextWrappedAtSpaces("z = " + std::to_string(p.zero_point[0]));
+        TextWrappedAtSpaces("z = " + std::to_string(p.zero_point_of(0)));
     } else {
-        const auto [smin, smax] = std::minmax_element(p.scale.begin(), p.scale.end());
-        const auto [zmin, zmax] = std::minmax_element(p.zero_point.begin(), p.zero_point.end());
+        double s_min, s_max;
+        std::int32_t z_min, z_max;
+        p.ranges(s_min, s_max, z_min, z_max);
         char line[96];
-        TextWrappedAtSpaces(std::to_string(p.scale.size()) + " blocks");
-        std::snprintf(line, sizeof line, "s in [%.5g, %.5g]", *smin, *smax);
+        TextWrappedAtSpaces(FormatInteger(p.block_count) + " blocks");
+        std::snprintf(line, sizeof line, "s in [%.5g, %.5g]", s_min, s_max);
         TextWrappedAtSpaces(line);
-        TextWrappedAtSpaces("z in [" + std::to_string(*zmin) + ", " + std::to_string(*zmax) + "]");
+        TextWrappedAtSpaces("z in [" + std::to_string(z_min) + ", " + std::to_string(z_max) + "]");
     }
     ImGui::PopStyleColor();
 }

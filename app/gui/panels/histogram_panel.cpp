@@ -155,9 +155,11 @@ struct Grid {
 Grid ShownGrid(HistogramPanelState& st, const QuantView& qv) {
     Grid g;
     g.block = ShownBlock(st, qv);
-    const std::size_t bi = g.block < 0 ? 0 : static_cast<std::size_t>(g.block);
-    g.s = static_cast<float>(qv.params->scale[bi]);
-    g.z = qv.params->zero_point[bi];
+    double s = 1;
+    std::int32_t z = 0;
+    qv.params->pair(g.block < 0 ? 0 : g.block, s, z);
+    g.s = static_cast<float>(s);
+    g.z = z;
     g.rep_lo = g.s * (qv.config->dtype.q_min() - g.z);
     g.rep_hi = g.s * (qv.config->dtype.q_max() - g.z);
     if (qv.config->format != FormatId::Int) {
@@ -194,8 +196,7 @@ std::pair<double, double> UpdateShown(HistogramPanelState& st, const QuantView& 
         st.shown_clipped = m.clipped;
         st.shown_count = m.count;
     } else if (st.shown_block != g.block || st.clipped_generation != qv.generation) {
-        const std::size_t bi = static_cast<std::size_t>(g.block);
-        st.shown_clipped = count_clipped(st.block_values, qv.params->scale[bi], qv.params->zero_point[bi], *qv.config);
+        st.shown_clipped = count_clipped(st.block_values, qv.params->scale_of(g.block), qv.params->zero_point_of(g.block), *qv.config);
         st.shown_count = static_cast<std::int64_t>(st.block_values.size());
     }
     st.shown_block = g.block;

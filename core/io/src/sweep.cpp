@@ -35,7 +35,7 @@ void quantize_row(const TensorView& view, const SweepSettings& settings, SweepRo
     row.std = std::sqrt(std::max(0.0, m.signal_energy / n - row.mean * row.mean));
     if (row.std > 0) row.max_over_std = std::max(std::fabs(row.min), std::fabs(row.max)) / row.std;
     row.metrics = m;
-    row.bits_per_weight = sweep_bits_per_weight(config, q.params.scale.size(), row.elements);
+    row.bits_per_weight = sweep_bits_per_weight(config, static_cast<std::size_t>(q.params.block_count), row.elements);
 }
 
 void add_to_total(const SweepRow& row, SweepTotal& total, double& error_energy, double& signal_energy) {

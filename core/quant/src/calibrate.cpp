@@ -112,6 +112,24 @@ void calibrated_params(const Tensor& tensor, const QuantConfig& config, QuantPar
     if (failure) std::rethrow_exception(failure);
 }
 
+namespace {
+
+// Whether every block has the same (s, z) under both params (stored or computed on demand).
+bool same_pairs(const QuantParams& a, const QuantParams& b) {
+    if (a.block_count != b.block_count || a.block_stride != b.block_stride) return false;
+    if (!a.on_demand() && !b.on_demand()) return a.scale == b.scale && a.zero_point == b.zero_point;
+    for (std::int64_t block = 0; block < a.block_count; ++block) {
+        double sa, sb;
+        std::int32_t za, zb;
+        a.pair(block, sa, za);
+        b.pair(block, sb, zb);
+        if (sa != sb || za != zb) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
 std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const QuantConfig& base) {
     std::vector<QuantConfig> configs;
     QuantConfig c = base;
@@ -142,7 +160,7 @@ std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const Quan
     if (c.mode == Mode::Asymmetric)
         for (std::size_t i = 0; i < twins; ++i) {
             CalibrationRow& twin = rows[twins + i];
-            twin.same_as_twin = twin.params.scale == rows[i].params.scale && twin.params.zero_point == rows[i].params.zero_point;
+            twin.same_as_twin = same_pairs(twin.params, rows[i].params);
         }
     return rows;
 }

@@ -39,8 +39,9 @@ ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& 
     t.flat_index = flat_index;
     t.block = params.block_of(flat_index);
     t.r = r;
-    t.scale = static_cast<float>(params.scale[static_cast<std::size_t>(t.block)]);
-    t.zero_point = params.zero_point[static_cast<std::size_t>(t.block)];
+    double scale = 1;
+    params.pair(t.block, scale, t.zero_point);
+    t.scale = static_cast<float>(scale);
     t.scaled = scaled_value(t.r, t.scale, static_cast<float>(t.zero_point), config);
     t.rounded = round_value(t.scaled, config.rounding);
     t.code = quantize_value(t.r, t.scale, t.zero_point, config, &t.clipped);

@@ -62,6 +62,8 @@ struct Quantized {
 Quantized quantize_operand(const Tensor& t, const QuantConfig& config, bool codes, bool dequantized) {
     Quantized q;
     q.params = compute_params(t, config);
+    // The layer's kernels index every block's pair, and `t` may be a temporary (the smoothed W or x).
+    q.params.store_pairs();
     if (codes) q.codes = detail::BigBuffer<std::int32_t>(static_cast<std::size_t>(t.numel()));
     if (dequantized) q.dequantized = detail::BigBuffer<float>(static_cast<std::size_t>(t.numel()));
     q.metrics = quantize_view(view_of(t), q.params, config,

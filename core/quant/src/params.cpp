@@ -9,10 +9,11 @@
 #include <limits>
 #include <mutex>
 
+#include "block_pairs.hpp"
+#include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/format_quantize.hpp"
 #include "quantscope/error.hpp"
-#include "parallel.hpp"
 
 namespace qs {
 namespace {
@@ -243,6 +244,52 @@ void set_block_layout(const Shape& shape, const QuantConfig& config, QuantParams
 
 namespace {
 
+// Below this many blocks the pairs are stored whatever they cost (at most 768 KiB), so every panel can list them.
+constexpr std::int64_t kOnDemandMinBlocks = std::int64_t{1} << 16;
+
+// Whether storing every block's pair (a double and an int32) would cost more than the values themselves.
+bool pairs_cost_more_than_values(const TensorView& view, const QuantParams& p, const QuantConfig& config) {
+    if (config.mode == Mode::Manual || p.block_count < kOnDemandMinBlocks) return false;
+    const double pair_bytes = static_cast<double>(p.block_count) * (sizeof(double) + sizeof(std::int32_t));
+    return pair_bytes > static_cast<double>(view.numel()) * static_cast<double>(element_size(view.type));
+}
+
+// The params of `view` with nothing stored per block: the recipe and the ranges of s and z over all blocks,
+// found by computing every block's pair once (blocks in parallel, each from its few values).
+void on_demand_params(const TensorView& view, const QuantConfig& config, QuantParams& params) {
+    auto recipe = std::make_shared<BlockPairRecipe>();
+    recipe->values = view;
+    recipe->config = config;
+    params.recipe = recipe;
+    params.scale.clear();
+    params.zero_point.clear();
+    struct Ranges {
+        double s_lo = std::numeric_limits<double>::infinity(), s_hi = 0;
+        std::int32_t z_lo = std::numeric_limits<std::int32_t>::max(), z_hi = std::numeric_limits<std::int32_t>::min();
+    };
+    const int threads = detail::pass_threads(view.numel());
+    std::vector<Ranges> found(static_cast<std::size_t>(threads));
+    detail::parallel_guarded(view, threads, [&](int thread, int count) {
+        std::int64_t b_begin, b_end;
+        detail::static_share(params.block_count, thread, count, b_begin, b_end);
+        Ranges& r = found[static_cast<std::size_t>(thread)];
+        for (std::int64_t b = b_begin; b < b_end; ++b) {
+            double s;
+            std::int32_t z;
+            detail::compute_pair_unguarded(params, b, s, z);
+            r.s_lo = std::min(r.s_lo, s), r.s_hi = std::max(r.s_hi, s);
+            r.z_lo = std::min(r.z_lo, z), r.z_hi = std::max(r.z_hi, z);
+        }
+    });
+    Ranges all;
+    for (const Ranges& r : found) {
+        all.s_lo = std::min(all.s_lo, r.s_lo), all.s_hi = std::max(all.s_hi, r.s_hi);
+        all.z_lo = std::min(all.z_lo, r.z_lo), all.z_hi = std::max(all.z_hi, r.z_hi);
+    }
+    recipe->scale_min = all.s_lo, recipe->scale_max = all.s_hi;
+    recipe->zero_point_min = all.z_lo, recipe->zero_point_max = all.z_hi;
+}
+
 // `tensor`: the same values as `view` already in memory (the calibrators need them all at once), or null.
 QuantParams compute_params(const TensorView& view, const Tensor* tensor, const QuantConfig& config,
                            TensorRange* whole) {
@@ -250,6 +297,13 @@ QuantParams compute_params(const TensorView& view, const Tensor* tensor, const Q
     check_config(config, view.shape);
     QuantParams params;
     set_block_layout(view.shape, config, params);
+    if (pairs_cost_more_than_values(view, params, config)) {
+        // The min/max pass checks every value and gives the whole range; the pairs are not kept.
+        const MinMax all = block_ranges(view, params, [](std::size_t, const MinMax&) {});
+        if (whole != nullptr) *whole = {all.lo, all.hi};
+        on_demand_params(view, config, params);
+        return params;
+    }
     const auto count = static_cast<std::size_t>(params.block_count);
     params.scale.assign(count, 1.0);
     params.zero_point.assign(count, 0);
@@ -284,6 +338,89 @@ QuantParams compute_params(const Tensor& tensor, const QuantConfig& config) {
 
 QuantParams compute_params(const TensorView& view, const QuantConfig& config, TensorRange* whole) {
     return compute_params(view, nullptr, config, whole);
+}
+
+namespace detail {
+
+void compute_pair_unguarded(const QuantParams& params, std::int64_t block, double& scale, std::int32_t& zero_point) {
+    const BlockPairRecipe& recipe = *params.recipe;
+    const QuantConfig& config = recipe.config;
+    // The block's elements in flat order, exactly as gather_block collects them for the stored calibrators, and
+    // the same functions on them: a pair computed on demand has the bits it would have had stored.
+    thread_local std::vector<float> values;
+    values.clear();
+    const std::int64_t period = params.block_stride * params.block_count, n = recipe.values.numel();
+    float scratch[kMaxOnDemandBlock];
+    for (std::int64_t start = block * params.block_stride; start < n; start += period) {
+        for (std::int64_t first = start; first < start + params.block_stride; first += kMaxOnDemandBlock) {
+            const std::int64_t len = std::min(kMaxOnDemandBlock, start + params.block_stride - first);
+            const float* v = floats_at(recipe.values, first, len, scratch);
+            values.insert(values.end(), v, v + len);
+        }
+    }
+    if (config.calibration == Calibration::Mse)
+        mse_params(values.data(), static_cast<std::int64_t>(values.size()), config, false, scale, zero_point);
+    else
+        params_from_range(calibrate_block(values, config), config, scale, zero_point);
+}
+
+}  // namespace detail
+
+void QuantParams::pair(std::int64_t block, double& s, std::int32_t& z) const {
+    if (!recipe) {
+        s = scale.at(static_cast<std::size_t>(block));
+        z = zero_point.at(static_cast<std::size_t>(block));
+        return;
+    }
+    if (block < 0 || block >= block_count) throw Error("block index out of range");
+    recipe->values.guarded([&] { detail::compute_pair_unguarded(*this, block, s, z); });
+}
+
+double QuantParams::scale_of(std::int64_t block) const {
+    double s;
+    std::int32_t z;
+    pair(block, s, z);
+    return s;
+}
+
+std::int32_t QuantParams::zero_point_of(std::int64_t block) const {
+    double s;
+    std::int32_t z;
+    pair(block, s, z);
+    return z;
+}
+
+void QuantParams::keep_values_alive(std::shared_ptr<const void> values_owner) {
+    if (!recipe) return;
+    auto kept = std::make_shared<BlockPairRecipe>(*recipe);
+    kept->owner = std::move(values_owner);
+    recipe = std::move(kept);
+}
+
+void QuantParams::store_pairs() {
+    if (!recipe) return;
+    std::vector<double> s(static_cast<std::size_t>(block_count));
+    std::vector<std::int32_t> z(s.size());
+    recipe->values.guarded([&] {
+        for (std::int64_t b = 0; b < block_count; ++b)
+            detail::compute_pair_unguarded(*this, b, s[static_cast<std::size_t>(b)], z[static_cast<std::size_t>(b)]);
+    });
+    scale = std::move(s);
+    zero_point = std::move(z);
+    recipe = nullptr;
+}
+
+void QuantParams::ranges(double& s_min, double& s_max, std::int32_t& z_min, std::int32_t& z_max) const {
+    if (recipe) {
+        s_min = recipe->scale_min, s_max = recipe->scale_max;
+        z_min = recipe->zero_point_min, z_max = recipe->zero_point_max;
+        return;
+    }
+    s_min = s_max = 1, z_min = z_max = 0;
+    if (scale.empty()) return;
+    const auto [slo, shi] = std::minmax_element(scale.begin(), scale.end());
+    const auto [zlo, zhi] = std::minmax_element(zero_point.begin(), zero_point.end());
+    s_min = *slo, s_max = *shi, z_min = *zlo, z_max = *zhi;
 }
 
 }  // namespace qs

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 
+#include "block_pairs.hpp"
 #include "element_formula.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
@@ -319,13 +320,24 @@ Metrics merged_metrics(const std::vector<Partial>& partials, const Sums& total, 
     return m;
 }
 
-// An item that crosses blocks (strided blocks: channels along a later axis) gets each element's s and z.
+// An item that crosses blocks (strided blocks: channels along a later axis) gets each element's s and z,
+// stored or computed here from the block's few values (params on demand; the caller reads under the guard).
 void fill_block_params(const QuantParams& params, std::int64_t begin, std::int64_t len, float* s_out, float* z_out) {
     std::int64_t blk = params.block_of(begin);
     std::int64_t left_in_run = params.block_stride - begin % params.block_stride;
+    std::int64_t computed_block = -1;
+    double s = 1;
+    std::int32_t z = 0;
     for (std::int64_t k = 0; k < len; ++k) {
-        s_out[k] = static_cast<float>(params.scale[static_cast<std::size_t>(blk)]);
-        z_out[k] = static_cast<float>(params.zero_point[static_cast<std::size_t>(blk)]);
+        if (!params.on_demand()) {
+            s = params.scale[static_cast<std::size_t>(blk)];
+            z = params.zero_point[static_cast<std::size_t>(blk)];
+        } else if (blk != computed_block) {
+            detail::compute_pair_unguarded(params, blk, s, z);
+            computed_block = blk;
+        }
+        s_out[k] = static_cast<float>(s);
+        z_out[k] = static_cast<float>(z);
         if (--left_in_run == 0) {
             left_in_run = params.block_stride;
             if (++blk == params.block_count) blk = 0;
@@ -339,8 +351,9 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
                  const OutputSelection& wanted, const ResultSink* sink) {
     const std::int64_t n = view.numel();
     if (n == 0) throw Error("cannot quantize an empty tensor");
-    if (static_cast<std::int64_t>(params.scale.size()) != params.block_count ||
-        static_cast<std::int64_t>(params.zero_point.size()) != params.block_count || params.block_stride < 1 ||
+    const auto stored = static_cast<std::int64_t>(params.on_demand() ? 0 : params.block_count);
+    if (static_cast<std::int64_t>(params.scale.size()) != stored ||
+        static_cast<std::int64_t>(params.zero_point.size()) != stored || params.block_stride < 1 ||
         params.block_count < 1 || n % (params.block_stride * params.block_count) != 0)
         throw Error("quantization parameters do not match the tensor's shape");
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "quantscope/config.hpp"
@@ -10,9 +11,20 @@
 
 namespace qs {
 
+// What computes the (s, z) of blocks that are not stored (QuantParams::on_demand).
+struct BlockPairRecipe {
+    TensorView values;  // not owned, unless `owner` keeps them alive (QuantParams::keep_values_alive)
+    std::shared_ptr<const void> owner;
+    QuantConfig config;
+    double scale_min = 1, scale_max = 1;  // over all blocks, found when the params were computed
+    std::int32_t zero_point_min = 0, zero_point_max = 0;
+};
+
 struct QuantParams {
-    std::vector<double> scale;             // one per block, finite and >= the smallest normal float32
-    std::vector<std::int32_t> zero_point;  // one per block, in [q_min, q_max]
+    // One pair per block (s finite and >= the smallest normal float32, z in [q_min, q_max]); both empty when
+    // the pairs are computed on demand.
+    std::vector<double> scale;
+    std::vector<std::int32_t> zero_point;
     // Which block element i (flat, row-major) uses: (i / block_stride) % block_count.
     //   tensor:          stride = numel,                    count = 1
     //   channel axis A:  stride = product of dims after A,  count = shape[A]
@@ -20,7 +32,25 @@ struct QuantParams {
     std::int64_t block_stride = 1;
     std::int64_t block_count = 1;
 
+    // Set when the blocks are so many and so small that storing their pairs would cost more than their values
+    // (12 bytes a block: groups of 1 or 2 of a large tensor, a 1-D tensor per channel): then nothing is stored
+    // and each block's pair is computed from its few values when asked, by the quantize pass among others.
+    std::shared_ptr<const BlockPairRecipe> recipe;
+
     std::int64_t block_of(std::int64_t flat) const { return (flat / block_stride) % block_count; }
+    bool on_demand() const { return recipe != nullptr; }
+    // Block `block`'s pair, stored or computed (reading the values under their guard).
+    void pair(std::int64_t block, double& scale, std::int32_t& zero_point) const;
+    double scale_of(std::int64_t block) const;
+    std::int32_t zero_point_of(std::int64_t block) const;
+    // Params computed on demand read their values whenever a pair is asked for: `owner` (e.g. the shared
+    // tensor they were computed from) then lives as long as these params and their copies. No-op when stored.
+    void keep_values_alive(std::shared_ptr<const void> owner);
+    // Computes and stores every pair and drops the recipe: for a caller whose values do not outlive the
+    // params, or that indexes scale[] and zero_point[] directly. No-op when stored.
+    void store_pairs();
+    // The smallest and largest s and z over all blocks.
+    void ranges(double& scale_min, double& scale_max, std::int32_t& zero_point_min, std::int32_t& zero_point_max) const;
 };
 
 // The asymmetric rule of the lessons for one block's range, in double:
@@ -38,7 +68,8 @@ void symmetric_params(double abs_max, const IntType& dtype, double& scale, std::
 double naive_max_scale(const Tensor& tensor);
 double naive_max_scale(double abs_max);  // the same from max|r|
 
-// Computes the block layout and (s, z) of every block for `config` (manual: the given pair). Checks the
+// Computes the block layout and (s, z) of every block for `config` (manual: the given pair), or the recipe
+// that computes them on demand (QuantParams::recipe: the tensor must then outlive the params). Checks the
 // config against the shape and that every value is finite (qs::Error naming the first bad index), in the
 // same parallel min/max pass that gives the blocks' ranges.
 QuantParams compute_params(const Tensor& tensor, const QuantConfig& config);
