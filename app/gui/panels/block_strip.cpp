@@ -60,6 +60,18 @@ std::int64_t DrawBlockStrip(const QuantView& view, std::int64_t highlight, ImVec
     ImGui::Dummy(size);
     if (p.block_count <= 1) return -1;
     const char* kind = view.config->granularity == Granularity::Channel ? "channel" : "group";
+    if (p.on_demand()) {
+        // Too many tiny blocks to store their pairs (params.hpp): their ranges, not a bar each.
+        double s_min, s_max;
+        std::int32_t z_min, z_max;
+        p.ranges(s_min, s_max, z_min, z_max);
+        const std::string line = FormatInteger(p.block_count) + " " + kind + "s of " +
+                                 FormatInteger(view.tensor->numel() / p.block_count) + ": s from " + FormatNumber(s_min) +
+                                 " to " + FormatNumber(s_max) + ", z from " + FormatInteger(z_min) + " to " +
+                                 FormatInteger(z_max) + " (hover a cell for its own)";
+        ImGui::GetWindowDrawList()->AddText(origin, ImGui::GetColorU32(ImGuiCol_TextDisabled), line.c_str());
+        return -1;
+    }
     const std::string count = std::to_string(p.block_count);
     StripChart s{std::string("s per ") + kind + " (" + count + ")", p.scale, 0.0, 0.0, false};
     for (double v : p.scale) s.hi = std::max(s.hi, v);

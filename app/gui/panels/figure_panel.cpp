@@ -27,11 +27,13 @@ void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState
     ImGui::BeginTooltip();
     ImGui::Text("Element %s", index_to_string(qv.tensor->shape, flat).c_str());
     if (qv.params->block_count > 1) {
-        const std::size_t b = static_cast<std::size_t>(t.block);
+        double s;
+        std::int32_t z;
+        qv.params->pair(t.block, s, z);
         ImGui::TextDisabled("%s %lld of %lld:  s = %s,  z = %s",
                             qv.config->granularity == Granularity::Channel ? "channel" : "group",
                             static_cast<long long>(t.block), static_cast<long long>(qv.params->block_count),
-                            FormatNumber(qv.params->scale[b]).c_str(), FormatInteger(qv.params->zero_point[b]).c_str());
+                            FormatNumber(s).c_str(), FormatInteger(z).c_str());
     }
     ImGui::Separator();
     const std::vector<std::string> lines = PipelineLines(qv, t);

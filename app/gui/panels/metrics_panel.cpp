@@ -30,16 +30,15 @@ std::string Percent(std::int64_t part, std::int64_t whole) {
     return buf;
 }
 
-// The first few values of a per-block list, then how many there are.
-template <typename T>
-std::string FirstFew(const std::vector<T>& v) {
+// The first few blocks' s (or z), stored or computed on demand, and how many blocks there are.
+std::string FirstFew(const QuantParams& p, bool scales) {
     std::string s;
-    const std::size_t shown = std::min<std::size_t>(v.size(), 4);
-    for (std::size_t i = 0; i < shown; ++i) {
+    const std::int64_t shown = std::min<std::int64_t>(p.block_count, 4);
+    for (std::int64_t i = 0; i < shown; ++i) {
         if (i) s += ", ";
-        s += Num(static_cast<double>(v[i]));
+        s += Num(scales ? p.scale_of(i) : static_cast<double>(p.zero_point_of(i)));
     }
-    if (v.size() > shown) s += ", ... (" + std::to_string(v.size()) + " blocks)";
+    if (p.block_count > shown) s += ", ... (" + std::to_string(p.block_count) + " blocks)";
     return s;
 }
 
@@ -135,7 +134,7 @@ void DrawMetricsPanel(const QuantView& view) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted("scale s");
     ImGui::TableNextColumn();
-    TextWrappedAtSpaces(FirstFew(view.params->scale));  // per-block lists wrap in their cell, not cut
+    TextWrappedAtSpaces(FirstFew(*view.params, true));  // per-block lists wrap in their cell, not cut
     if (manual) {
         ImGui::TableNextColumn();
         ImGui::TextDisabled("(formula)");
@@ -144,7 +143,7 @@ void DrawMetricsPanel(const QuantView& view) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted("zero point z");
     ImGui::TableNextColumn();
-    TextWrappedAtSpaces(FirstFew(view.params->zero_point));
+    TextWrappedAtSpaces(FirstFew(*view.params, false));
     if (manual) {
         ImGui::TableNextColumn();
         ImGui::TextDisabled("(formula)");
@@ -175,7 +174,7 @@ std::string MetricsSummary(const QuantView& view) {
     const QuantConfig& c = *view.config;
     std::string s = dtype_name(c) + " " + to_string(c.mode);
     if (c.granularity != Granularity::Tensor) s += std::string(" per ") + to_string(c.granularity);
-    s += ",  s = " + FirstFew(view.params->scale) + ",  z = " + FirstFew(view.params->zero_point);
+    s += ",  s = " + FirstFew(*view.params, true) + ",  z = " + FirstFew(*view.params, false);
     s += "     MSE " + Num(m.mse) + "   max |e| " + Num(m.max_abs_error) + "   L2 " + Num(m.l2_error);
     s += "   SQNR " + (m.sqnr_db ? Num(*m.sqnr_db) + " dB" : std::string(Symbols().dash));
     s += "   clipped " + std::to_string(m.clipped) + "   levels " + std::to_string(m.levels_used) + "/" +
