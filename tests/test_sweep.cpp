@@ -116,14 +116,14 @@ TEST_CASE("sweep rows are the quantize results of every floating tensor in file 
             test::run("quantize " + test::shell_quote(c.dir / shard) + " --tensor " + name + kOptions, c.dir);
         REQUIRE(one.exit_code == 0);
         const JsonValue want = parse(one.out);
-        for (const char* key : {"mse", "rmse", "mae", "max_abs_error", "sqnr_db", "clipped"}) {
+        for (const char* key : {"mse", "rmse", "mae", "max_abs_error", "sqnr_db", "clipped", "bits_per_weight"}) {
             INFO(name << " " << key);
             CHECK(row.find(key)->text == want.find(key)->text);
         }
         elements += static_cast<std::int64_t>(row.find("elements")->number);
         weighted_mse += row.find("mse")->number * row.find("elements")->number;
-        // int4 in groups of 4: 4 bits plus a float32 scale and an int4 zero point per 4 elements.
-        CHECK(row.find("bits_per_weight")->number == 4 + 36.0 / 4);
+        // int4 in groups of 4: 4 bits plus a float32 scale and a float32 zero point per 4 elements (FORMATS.md).
+        CHECK(row.find("bits_per_weight")->number == 4 + 64.0 / 4);
     }
     CHECK(rows.items[2].find("dtype")->text == "BF16");
     CHECK(rows.items[1].find("shape")->items.size() == 1);
@@ -131,7 +131,7 @@ TEST_CASE("sweep rows are the quantize results of every floating tensor in file 
     CHECK(total.find("elements")->number == elements);
     CHECK(total.find("bytes_in")->number == 32 * 4 + 32 * 2 + 32 * 2 + 32 * 8);
     CHECK(total.find("sqnr_db")->is_number());
-    CHECK(total.find("bytes_quantized")->number == 4 * (32 * 13 / 8));
+    CHECK(total.find("bytes_quantized")->number == 4 * (32 * 20 / 8));
     CHECK(total.find("mse")->number == doctest::Approx(weighted_mse / static_cast<double>(elements)).epsilon(1e-12));
     std::vector<std::string> keys;
     for (const auto& member : total.members) keys.push_back(member.first);
@@ -180,8 +180,8 @@ TEST_CASE("sweep statistics are the tensor's min max mean population std and out
     CHECK(row.mean == doctest::Approx(mean).epsilon(1e-12));
     CHECK(row.std == doctest::Approx(sd).epsilon(1e-9));
     CHECK(*row.max_over_std == doctest::Approx(std::max(std::fabs(lo), std::fabs(hi)) / sd).epsilon(1e-9));
-    // int8 per tensor, asymmetric: 8 bits plus one float32 scale and one int8 zero point over 32 elements.
-    CHECK(row.bits_per_weight == 8 + 40.0 / 32);
+    // int8 per tensor, asymmetric: 8 bits plus one float32 scale and one float32 zero point over 32 elements.
+    CHECK(row.bits_per_weight == 8 + 64.0 / 32);
 }
 
 TEST_CASE("sweep --filter keeps the tensors whose name contains a match") {
@@ -384,4 +384,14 @@ TEST_CASE("a checkpoint index must map names to shard file names in its folder")
     const CheckpointIndex index = read_checkpoint_index(dir / "i.json");
     CHECK(index.shards == std::vector<std::string>{"2.st", "1.st"});
     CHECK(index.weight_map.size() == 3);
+}
+
+TEST_CASE("sweep bits per weight is the FORMATS.md count quantize prints: float32 s and z stored") {
+    QuantConfig config;  // int8 per tensor, asymmetric: 8 + 64/n
+    CHECK(sweep_bits_per_weight(config, 1, 32) == 8 + 64.0 / 32);
+    config.mode = Mode::Symmetric;  // symmetric stores no z: 8 + 32/n
+    CHECK(sweep_bits_per_weight(config, 1, 32) == 8 + 32.0 / 32);
+    parse_dtype("int4", config);
+    config.mode = Mode::Asymmetric;  // int4 in 8 groups of 4
+    CHECK(sweep_bits_per_weight(config, 8, 32) == 4 + 64.0 / 4);
 }

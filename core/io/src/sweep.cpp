@@ -55,10 +55,9 @@ void add_to_total(const SweepRow& row, SweepTotal& total, double& error_energy, 
 }  // namespace
 
 double sweep_bits_per_weight(const QuantConfig& config, std::size_t blocks, std::int64_t elements) {
-    if (config.format != FormatId::Int)
-        return quantization_cost(config, elements, static_cast<std::int64_t>(blocks)).bits_per_weight;
-    const double per_block = 32.0 + (config.mode == Mode::Symmetric ? 0.0 : config.dtype.bits);
-    return config.dtype.bits + per_block * static_cast<double>(blocks) / static_cast<double>(elements);
+    // The one rule quantize and formats print (FORMATS.md): a float32 s per block and a float32 z where one is
+    // stored, so a row here never disagrees with `quantize --tensor NAME` on the same options.
+    return quantization_cost(config, elements, static_cast<std::int64_t>(blocks)).bits_per_weight;
 }
 
 std::vector<const CheckpointTensor*> sweep_tensors(const Checkpoint& checkpoint, const SweepSettings& settings) {

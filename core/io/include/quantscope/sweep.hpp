@@ -76,8 +76,9 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
 std::string sweep_csv_header();
 std::string sweep_csv_line(const SweepRow& row);
 
-// Bits per weight of a quantization: the code's bits plus each block's float32 scale and (unless symmetric,
-// where z = 0 is implied) its zero point in the code's type, spread over the elements.
+// Bits per weight of a quantization, by quantization_cost (FORMATS.md, as quantize and formats print it): the
+// code's bits plus each block's float32 scale and (unless symmetric, where z = 0 is implied) its float32 zero
+// point, spread over the elements.
 double sweep_bits_per_weight(const QuantConfig& config, std::size_t blocks, std::int64_t elements);
 
 }  // namespace qs
