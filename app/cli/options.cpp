@@ -130,18 +130,21 @@ void apply_granularity_options(const ParsedArgs& args, QuantConfig& config) {
 }
 
 // A FORMATS.md format: symmetric by default, --scale S alone is manual, a block format takes none of the
-// scale options. The int<N>-only settings start from their defaults; given explicitly, check_config refuses
-// them naming the format.
-void apply_format_options(const ParsedArgs& args, QuantConfig& config) {
+// scale options. `chosen_now` (--dtype names the format): the int<N>-only settings start from their defaults;
+// otherwise (a session's format) its own settings stay and only the options given change them. Given
+// explicitly, check_config refuses int<N>-only settings naming the format.
+void apply_format_options(const ParsedArgs& args, QuantConfig& config, bool chosen_now) {
     const std::string name = format_name(config.format);
-    const QuantConfig defaults;
-    config.mode = Mode::Symmetric;
-    config.granularity = Granularity::Tensor;
-    config.calibration = defaults.calibration;
-    config.rounding = defaults.rounding;
-    config.overflow = defaults.overflow;
-    config.recompute_scale = false;
-    config.manual_zero_point = 0;
+    if (chosen_now) {
+        const QuantConfig defaults;
+        config.mode = Mode::Symmetric;
+        config.granularity = Granularity::Tensor;
+        config.calibration = defaults.calibration;
+        config.rounding = defaults.rounding;
+        config.overflow = defaults.overflow;
+        config.recompute_scale = false;
+        config.manual_zero_point = 0;
+    }
     if (format_info(config.format).kind == FormatKind::Block) {
         for (const char* option : {"--mode", "--scale", "--zero-point", "--granularity", "--axis", "--group-size",
                                    "--calibrate"})
@@ -168,8 +171,9 @@ void apply_format_options(const ParsedArgs& args, QuantConfig& config) {
 }  // namespace
 
 void apply_quantize_options(const ParsedArgs& args, QuantConfig& config) {
-    if (auto v = args.get("--dtype")) parse_dtype(*v, config);
-    if (config.format != FormatId::Int) return apply_format_options(args, config);
+    const std::string* dtype = args.get("--dtype");
+    if (dtype) parse_dtype(*dtype, config);
+    if (config.format != FormatId::Int) return apply_format_options(args, config, dtype != nullptr);
     const bool has_scale = args.has("--scale"), has_zero = args.has("--zero-point");
     if (has_scale != has_zero) throw Error("--scale and --zero-point go together (manual mode)");
     if (auto v = args.get("--mode")) {

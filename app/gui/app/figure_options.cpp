@@ -47,13 +47,6 @@ ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tens
     return view;
 }
 
-void CheckFigureShowsFormat(const QuantConfig& config) {
-    if (config.format == FormatId::Int) return;
-    throw Error("--dtype " + dtype_name(config) +
-                ": the window and the figure show int<N> and uint<N> only so far; see this format with "
-                "`quantscope quantize` or `quantscope formats`");
-}
-
 void CheckPngPath(const std::string& option, const std::string& path) {
     if (path.empty()) throw Error(option + ": the path is empty");
     if (lower_extension(path) != ".png") throw Error(option + ": " + quoted_text(path) + " must end in .png");

@@ -20,11 +20,6 @@ std::vector<cli::OptionSpec> FigureOptionSpecs();
 // option, or a slice the tensor does not have).
 ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tensor);
 
-// Throws qs::Error when `config` asks for a number format of FORMATS.md (--dtype nvfp4, fp8-e4m3, ...): the
-// window and the figure draw int<N> only so far, and quietly showing int8 instead (and saving it in a session
-// as "int8" with --mode cast, which then fails to reopen) would be a wrong answer.
-void CheckFigureShowsFormat(const QuantConfig& config);
-
 // Throws qs::Error unless `path` ends in .png (any case): `option` names where the path came from.
 void CheckPngPath(const std::string& option, const std::string& path);
 

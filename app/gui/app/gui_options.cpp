@@ -79,7 +79,6 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         args.positionals.clear();
     }
     cli::Input input = cli::load_input(args, true);
-    CheckFigureShowsFormat(input.config);
     files.view = FigureOptionsAsView(args, input.tensor);
     if (args.has("--presenter")) files.view.emplace_back("presenter", "1");
     if (const std::string* s = args.get("--panels")) {

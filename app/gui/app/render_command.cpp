@@ -35,7 +35,6 @@ int run_render(const std::vector<std::string>& args) {
         width = static_cast<int>(w);
     }
     const Input input = load_input(parsed, true);
-    CheckFigureShowsFormat(input.config);
     const ViewSettings view = FigureOptionsAsView(parsed, input.tensor);
     check_distinct_files(input_files(parsed, input), {{"--out", *out}});
     RenderFigureFile(input, view, width, *out);
