@@ -1,9 +1,34 @@
 #include "gui/panels/pipeline_text.hpp"
 
 #include "gui/widgets/text.hpp"
+#include "quantscope/bit_fields.hpp"
 #include "quantscope/format_quantize.hpp"
 
 namespace qs::gui {
+
+namespace {
+
+// "bits: sign 1 = -1 | exponent 1000 = 2^1 | mantissa 010 = 1.25" or "bits: 1101 = -3 (two's complement)":
+// the core's reading of the code (bit_fields.hpp), printed, plus how sub-byte codes share a byte.
+std::string BitsLine(const std::vector<BitField>& fields, bool is_signed, int code_bits) {
+    std::string line = "bits:";
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const BitField& f = fields[i];
+        line += i == 0 ? " " : " | ";
+        if (f.kind == BitFieldKind::Code) {
+            line += f.text + " = " + FormatNumber(f.value) + (is_signed ? " (two's complement)" : " (offset code)");
+            continue;
+        }
+        line += std::string(to_string(f.kind)) + " " + f.text + " = ";
+        if (f.kind == BitFieldKind::Exponent) line += "2^" + FormatNumber(f.value);
+        else line += FormatNumber(f.value);
+    }
+    if (code_bits < 8 && 8 % code_bits == 0)
+        line += " | " + FormatInteger(8 / code_bits) + " codes a byte, the first in the lowest bits";
+    return line;
+}
+
+}  // namespace
 
 std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace& t) {
     const Sym sym = Symbols();
@@ -19,6 +44,7 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
         lines.push_back(std::string("nearest ") + format_name(f) + " = " + FormatNumber(t.rounded));
         lines.push_back("code " + FormatInteger(t.code) + " = bits " + code_bits_text(f, t.code) +
                         (t.clipped ? " (saturated)" : ""));
+        lines.push_back(BitsLine(format_code_bit_fields(f, t.code), f == FormatId::Q8_0, format_info(f).element_bits));
         lines.push_back("r" + p + " = " + FormatNumber(t.dequantized));
         lines.push_back("|r " + std::string(sym.minus) + " r" + p + "| = " + FormatNumber(t.error));
         return lines;
@@ -35,6 +61,7 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
     q += FormatNumber(t.code);
     if (t.clipped) q += view.config->overflow == Overflow::Wrap ? "  (overflow: wrapped!)" : "  (clipped)";
     lines.push_back(q);
+    lines.push_back(BitsLine(int_bit_fields(t.code, dt.bits, dt.is_signed), dt.is_signed, dt.bits));
     lines.push_back("r" + p + " = s (q " + sym.minus + " z) = " + FormatNumber(t.dequantized));
     lines.push_back("|r " + std::string(sym.minus) + " r" + p + "| = " + FormatNumber(t.error));
     return lines;
