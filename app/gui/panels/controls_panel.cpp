@@ -65,7 +65,14 @@ bool TypeCombo(const QuantConfig& config, QuantConfig& next) {
     Label("Type");
     ImGui::SetNextItemWidth(-1);
     bool changed = false;
-    if (!ImGui::BeginCombo("##type", current.c_str())) return false;
+    // The preview ellipsizes at a word with the whole name as a tooltip, never cut mid-word ("int (signe").
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const std::string preview = FitText(
+        current, ImGui::GetContentRegionAvail().x - style.FramePadding.x * 2.0f - ImGui::GetFrameHeight());
+    if (!ImGui::BeginCombo("##type", preview.c_str())) {
+        if (preview != current && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", current.c_str());
+        return false;
+    }
     const auto group = [](const char* title) {
         ImGui::Separator();
         ImGui::TextDisabled("%s", title);
