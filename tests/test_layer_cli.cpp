@@ -191,6 +191,14 @@ TEST_CASE("layer command: hostile input is one line and exit 2") {
                 "float32");
     check_error(run("layer" + w + " --inputs " + path(dir, "x.npy") + " --out-output " + path(dir, "x.npy"), dir), "--out-output");
     check_error(run("layer --inputs " + path(dir, "x.npy"), dir), "--weights");
+    // A block format after the outlier split: the kept channels named, not a "last axis" the user never gave.
+    std::vector<float> w64(4 * 64, 0.5f), x64(2 * 64, 1.0f);
+    x64[3] = 100;
+    qs::save_floats((dir.path / "w64.npy").string(), {4, 64}, w64.data());
+    qs::save_floats((dir.path / "x64.npy").string(), {2, 64}, x64.data());
+    check_error(run("layer --weights " + path(dir, "w64.npy") + " --inputs " + path(dir, "x64.npy") +
+                        " --dtype q4_0 --activations int8 --outlier-threshold 50", dir),
+                "the outlier split keeps 63 input channels, not a multiple of q4_0's block of 32");
     qs::save_floats((dir.path / "xbig.npy").string(), {3}, std::vector<float>{3.4e38f, 3.4e38f, 1}.data());
     check_error(run("layer" + w + " --inputs " + path(dir, "xbig.npy") + " --out-output " + path(dir, "y.npy"), dir),
                 "beyond float32's range");

@@ -218,6 +218,11 @@ void with_activations(const Tensor& x, const Tensor& w, const Tensor* bias, cons
     if (!is_format(config.weights) && config.weights.granularity == Granularity::Group && nk % config.weights.group_size != 0)
         throw Error("the outlier split keeps " + std::to_string(nk) + " input channels, not a multiple of --group-size " +
                     std::to_string(config.weights.group_size));
+    if (is_format(config.weights) && format_info(config.weights.format).kind == FormatKind::Block &&
+        nk % format_info(config.weights.format).block_size != 0)  // the same for a block format's block
+        throw Error("the outlier split keeps " + std::to_string(nk) + " input channels, not a multiple of " +
+                    format_info(config.weights.format).name + "'s block of " +
+                    std::to_string(format_info(config.weights.format).block_size));
     std::vector<double> y(static_cast<std::size_t>(r.tokens * r.out), 0.0);
     if (config.keep_used_factors) r.x_used = x.values, r.w_used = w.values;
     r.weights = empty_operand(r.out, config.weights);
