@@ -12,6 +12,7 @@
 #include "cli/bench_file.hpp"
 #include "cli/bench_formats.hpp"
 #include "cli/bench_layer.hpp"
+#include "cli/bench_timing.hpp"
 #include "cli/commands.hpp"
 #include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
@@ -22,22 +23,6 @@
 #include "quantscope/random.hpp"
 
 namespace qs::cli {
-namespace {
-
-template <class F>
-double median_ms(int repeats, F&& work) {
-    std::vector<double> times;
-    for (int i = 0; i < repeats; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        work();
-        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
-
-}  // namespace
-
 const char* const kBenchHelp =
     "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15] [--layer-only]\n"
     "\n"

@@ -5,23 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_timing.hpp"
 #include "quantscope/format_table.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs::cli {
 namespace {
-
-template <class F>
-double median_of(int repeats, F&& work) {
-    std::vector<double> times;
-    for (int i = 0; i < repeats; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        work();
-        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
 
 // quantize_checked with the three outputs into whole arrays: the window's recompute, per format.
 double pipeline_ms(const Tensor& tensor, const QuantConfig& config, int repeats) {
@@ -35,7 +24,7 @@ double pipeline_ms(const Tensor& tensor, const QuantConfig& config, int repeats)
         if (b.error) std::copy(b.error, b.error + count, err.begin() + first);
     };
     quantize_checked(view_of(tensor), config, all, sink);  // warm-up
-    return median_of(repeats, [&] { quantize_checked(view_of(tensor), config, all, sink); });
+    return median_ms(repeats, [&] { quantize_checked(view_of(tensor), config, all, sink); });
 }
 
 }  // namespace

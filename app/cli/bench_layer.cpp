@@ -5,26 +5,11 @@
 #include <chrono>
 #include <vector>
 
+#include "cli/bench_timing.hpp"
 #include "quantscope/layer.hpp"
 #include "quantscope/random.hpp"
 
 namespace qs::cli {
-namespace {
-
-template <class F>
-double median_ms(int repeats, F&& work) {
-    std::vector<double> times;
-    for (int i = 0; i < repeats; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        work();
-        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
-
-}  // namespace
-
 LayerFigures measure_layer_rows(int repeats) {
     LayerFigures f;
     f.tokens = 512, f.in = 4096, f.out = 4096;

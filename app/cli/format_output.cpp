@@ -147,6 +147,17 @@ void describe_quantization(JsonObject& json, const QuantConfig& config, const Qu
     if (config.format == FormatId::NvFp4) json.number("global_scale", p.global_scale);
 }
 
+void describe_metrics(JsonObject& json, const Metrics& m) {
+    json.number("mse", m.mse)
+        .number("rmse", m.rmse)
+        .number("mae", m.mae)
+        .number("max_abs_error", m.max_abs_error)
+        .number("l2_error", m.l2_error)
+        .number("sqnr_db", m.sqnr_db)
+        .integer("clipped", m.clipped)
+        .integer("levels_used", m.levels_used);
+}
+
 void describe_cost(JsonObject& json, const QuantConfig& config, const Quantization& q, std::int64_t n) {
     const FormatCost cost = quantization_cost(config, n, q.params.block_count);
     json.string("format_kind", to_string(config.format == FormatId::Int ? FormatKind::Int : format_info(config.format).kind))

@@ -30,6 +30,8 @@ void params_json(const QuantParams& params, bool all, std::string& scales, std::
 // granularity "block" for a block format with its block_size, scale as used, zero_point [] or Q4_1's m).
 // `all_params`: list every block even beyond 4096.
 void describe_quantization(JsonObject& json, const QuantConfig& config, const Quantization& q, bool all_params);
+// SPEC's metrics, in SPEC's order: mse, rmse, mae, max_abs_error, l2_error, sqnr_db, clipped, levels_used.
+void describe_metrics(JsonObject& json, const Metrics& m);
 // format_kind, bits_per_weight and bytes (after the metrics).
 void describe_cost(JsonObject& json, const QuantConfig& config, const Quantization& q, std::int64_t n);
 

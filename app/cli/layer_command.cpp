@@ -17,17 +17,6 @@
 namespace qs::cli {
 namespace {
 
-void add_metrics(JsonObject& json, const Metrics& m) {
-    json.number("mse", m.mse)
-        .number("rmse", m.rmse)
-        .number("mae", m.mae)
-        .number("max_abs_error", m.max_abs_error)
-        .number("l2_error", m.l2_error)
-        .number("sqnr_db", m.sqnr_db)
-        .integer("clipped", m.clipped)
-        .integer("levels_used", m.levels_used);
-}
-
 // The object `quantize` prints (SPEC "Layer"), for one operand of the layer: the same writer, so that a
 // format's fields (format_kind, block_size, global_scale, bits_per_weight, bytes) are there too.
 // `granularity`, when given, names the activations' scales ("token": one per row of x) instead of the config.
@@ -50,7 +39,7 @@ std::string operand_json(const OperandQuantization& q, const char* granularity, 
     } else {
         describe_quantization(json, config, as_quantize, all);
     }
-    add_metrics(json, q.metrics);
+    describe_metrics(json, q.metrics);
     std::int64_t n = 1;
     for (const std::int64_t d : q.shape) n *= d;
     describe_cost(json, config, as_quantize, n);

@@ -156,14 +156,7 @@ int run_quantize(const std::vector<std::string>& args) {
     JsonObject json;
     json.raw("shape", shape_to_json(input.shape()));
     describe_quantization(json, input.config, result, parsed.has("--all-params"));
-    json.number("mse", m.mse)
-        .number("rmse", m.rmse)
-        .number("mae", m.mae)
-        .number("max_abs_error", m.max_abs_error)
-        .number("l2_error", m.l2_error)
-        .number("sqnr_db", m.sqnr_db)
-        .integer("clipped", m.clipped)
-        .integer("levels_used", m.levels_used);
+    describe_metrics(json, m);
     describe_cost(json, input.config, result, m.count);
     if (const std::string* recipe = parsed.get("--recipe")) json.string("recipe", *recipe);
     if (input.config.overflow == Overflow::Wrap)
