@@ -25,6 +25,7 @@
 namespace qs::cli {
 const char* const kBenchHelp =
     "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15] [--layer-only]\n"
+    "                        [--large-shape 128256x4096] [--make-large FILE.safetensors]\n"
     "\n"
     "Times the per-tensor asymmetric pipeline (min/max, s and z, quantize, dequantize, error tensor,\n"
     "metrics) on a seeded normal tensor and prints one JSON object: elements, pipeline_ms, memcpy_ms,\n"
@@ -48,12 +49,29 @@ const char* const kBenchHelp =
     "Then the number formats (FORMATS.md): formats_int8_ms (int8 per tensor, the three outputs into arrays)\n"
     "and, the same way, format_<name>_ms with its ratio to int8 for fp8_e4m3, bf16, fp4_e2m1, nf4 (targets:\n"
     "2), mxfp4, nvfp4, q4_0 (targets: 3); formats_command_ms: `quantscope formats` on the tensor (target\n"
-    "2000 on 4096 x 4096). --formats-only prints these rows alone.\n";
+    "2000 on 4096 x 4096). --formats-only prints these rows alone.\n"
+    "Then, under a display (xvfb-run), the window on a BF16 tensor of --large-shape (default 128256x4096,\n"
+    "an 8B model's embedding, 1 GB) written there: `quantscope gui FILE --bench-frames 20` as a child,\n"
+    "window_open_ms (process start to the first figure), window_recompute_ms (median slider step),\n"
+    "window_read_pass_ms (a plain read pass of the same bytes; the ratio's target is at most 1.5),\n"
+    "window_peak_mib (target window_peak_target_mib, 1.5 x the tensor's bytes + 300 MB); without a\n"
+    "display \"window\": null.\n"
+    "\n"
+    "quantscope bench --make-large FILE.safetensors [--large-shape 128256x4096]\n"
+    "  only writes that tensor (seeded, ~0.02 std, an outlier every 1000 rows) and exits.\n";
 
 int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
-    const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true}, {"--layer-only", false}, {"--formats-only", false}});
+    const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true},
+                                                {"--layer-only", false}, {"--formats-only", false},
+                                                {"--make-large", true}, {"--large-shape", true}});
     if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
+    const Shape large = parse_shape(parsed.get("--large-shape") ? *parsed.get("--large-shape") : "128256x4096",
+                                    kMaxViewElements);
+    if (const std::string* path = parsed.get("--make-large")) {
+        write_large_tensor(*path, large, 1);
+        return 0;
+    }
     RandomSpec spec;
     spec.shape = parse_shape(parsed.get("--shape") ? *parsed.get("--shape") : "4096x4096");
     QuantConfig config;
@@ -83,6 +101,7 @@ int run_bench(const std::vector<std::string>& args) {
     // First, while this process is small (the children's peak memory counts from its size).
     const FileFigures file_figures = measure_file_rows(spec, std::min(repeats, 7));
     const SweepFigures sweep_figures = measure_sweep_rows(spec.shape, std::min(repeats, 7));
+    const WindowFigures window_figures = measure_window_rows(large, 20);
     const Tensor tensor = generate_random(spec);
     QuantResult result;
     QuantParams params = compute_params(tensor, config);
@@ -153,6 +172,7 @@ int run_bench(const std::vector<std::string>& args) {
     add_sweep_rows(json, sweep_figures);
     add_layer_rows(json, measure_layer_rows(std::min(repeats, 7)));
     add_format_rows(json, tensor, std::min(repeats, 7));
+    add_window_rows(json, window_figures);
     std::printf("%s\n", json.str().c_str());
     return 0;
 }

@@ -45,7 +45,7 @@ std::string find_program(const std::string& name) {
 // Runs `argv` with its stdout dropped and waits for it; it must exit 0. A fork, not posix_spawn: a child
 // spawned on the parent's memory (vfork) and one forked while the parent is large both report the parent's
 // resident memory as their own peak; a fork of a small parent starts the child's count small.
-ProcessRun run_process(const std::vector<std::string>& argv) {
+ProcessRun run_process(const std::vector<std::string>& argv, std::string* captured) {
     const std::string program = find_program(argv[0]);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -62,8 +62,10 @@ ProcessRun run_process(const std::vector<std::string>& argv) {
     }
     ::close(out[1]);
     char dropped[4096];
-    for (ssize_t got = 1; pid > 0 && (got > 0 || (got < 0 && errno == EINTR));)
+    for (ssize_t got = 1; pid > 0 && (got > 0 || (got < 0 && errno == EINTR));) {
         got = ::read(out[0], dropped, sizeof dropped);
+        if (captured && got > 0) captured->append(dropped, static_cast<std::size_t>(got));
+    }
     ::close(out[0]);
     if (pid < 0) throw Error(std::string("bench: cannot start a process: ") + std::strerror(errno));
     int status = 0;

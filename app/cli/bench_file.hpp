@@ -15,8 +15,9 @@ struct ProcessRun {
     double wall_ms = 0;
     double peak_mib = 0;  // the child's peak resident memory, as the kernel counts it
 };
-// Runs `argv` (argv[0] looked up on PATH) with its stdout dropped and waits for it; it must exit 0.
-ProcessRun run_process(const std::vector<std::string>& argv);
+// Runs `argv` (argv[0] looked up on PATH) with its stdout dropped (or kept in `captured`) and waits for it;
+// it must exit 0.
+ProcessRun run_process(const std::vector<std::string>& argv, std::string* captured = nullptr);
 double median(std::vector<double> values);
 std::string own_executable();
 
@@ -58,5 +59,23 @@ struct SweepFigures {
 };
 SweepFigures measure_sweep_rows(const Shape& shape, int rounds);
 void add_sweep_rows(JsonObject& json, const SweepFigures& figures);
+
+// Writes one BF16 tensor "model.embed_tokens.weight" of `shape` (rank 2) as a .safetensors file through
+// AtomicFileWriter, a band of rows at a time (memory stays a few MB whatever the size): weights of std ~0.02
+// from a seeded generator, and an outlier of 1.5 in every 1000th row. Returns the file's size in bytes.
+std::uint64_t write_large_tensor(const std::string& path, const Shape& shape, std::uint64_t seed);
+
+// The window on a large tensor (issue 10, item 2): `quantscope gui FILE --bench-frames N` on a file
+// write_large_tensor made in a temporary folder, as a child under the current display. Its own JSON: time to
+// the first figure, median recompute of a slider step against a plain read pass of the same bytes, and the
+// peak resident memory against the target 1.5 x the tensor's bytes + 300 MB.
+struct WindowFigures {
+    bool measured = false;  // false without a display
+    Shape shape;
+    double tensor_mib = 0, whole_process_ms = 0, open_ms = 0, recompute_ms = 0, read_pass_ms = 0, ratio = 0;
+    double peak_mib = 0, peak_target_mib = 0;
+};
+WindowFigures measure_window_rows(const Shape& shape, int frames);
+void add_window_rows(JsonObject& json, const WindowFigures& figures);
 
 }  // namespace qs::cli

@@ -270,7 +270,20 @@ Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view
     if (session) {
         if (args.has("--tensor")) throw Error("--tensor does not apply to a session file");
         Session s = read_session(first);
-        input.tensor = load_session_tensor(s, first, &input.note);
+        if (file_as_view && s.source.kind == TensorSource::Kind::File) {
+            // A session of a file: the file opened as a view, as the file itself would be.
+            std::filesystem::path p(s.source.path);
+            if (p.is_relative()) p = std::filesystem::path(first).parent_path() / p;
+            input.file = std::make_shared<TensorFile>(p.string(), s.source.tensor_name);
+            input.note = input.file->note();
+            try {
+                check_config(s.config, input.file->view().shape);
+            } catch (const Error& e) {
+                throw Error(printable(first) + ": quantization: " + e.what());
+            }
+        } else {
+            input.tensor = load_session_tensor(s, first, &input.note);
+        }
         input.config = s.config;
         input.label = first;
         input.from_session = true;

@@ -23,6 +23,7 @@
 #include <stb_image.h>
 
 #include "quantscope/json_reader.hpp"
+#include "quantscope/overview.hpp"
 
 namespace {
 
@@ -300,6 +301,14 @@ TEST_CASE("app state: the lesson is recomputed only when something changes") {
     CHECK_FALSE(app.doc.history.can_undo());
 }
 
+// The codes on show, at full resolution (the figure's window of the whole 2-D tensor).
+std::vector<std::int32_t> shown_codes(const AppState& app) {
+    const qs::gui::TensorData& d = *app.doc.shown_data;
+    qs::WindowResults w;
+    qs::quantize_window(d.view, app.doc.params, app.doc.shown_config, 0, qs::CellWindow{0, 0, d.rows(), d.cols()}, w);
+    return w.codes;
+}
+
 TEST_CASE("app state: manual s = 3.5 and z = -70 give the lesson's codes and the computed comparison") {
     AppState app;
     load_lesson(app);
@@ -310,8 +319,11 @@ TEST_CASE("app state: manual s = 3.5 and z = -70 give the lesson's codes and the
     REQUIRE(app.doc.apply_config(c, false));
     app.doc.update();
     const std::vector<std::int32_t> want = {-15, -74, 127, -44, 14, -123, -70, 126, 0};
-    CHECK(app.doc.result.codes == want);
-    CHECK(app.doc.result.metrics.mse == doctest::Approx(170.8753).epsilon(1e-6));
+    CHECK(shown_codes(app) == want);
+    CHECK(app.doc.overview.metrics.mse == doctest::Approx(170.8753).epsilon(1e-6));
+    // The pass's own figures agree: every code counted, the 3 x 3 overview at full resolution.
+    CHECK(app.doc.overview.code_counts.at(static_cast<std::size_t>(127 + 128)) == 1);
+    CHECK(app.doc.overview.codes_mean.at(2) == 127.0f);
     const qs::gui::QuantView v = app.doc.view();
     REQUIRE(v.computed_metrics != nullptr);
     CHECK(v.computed_metrics->mse == doctest::Approx(1.5730).epsilon(1e-4));
@@ -321,7 +333,7 @@ TEST_CASE("app state: manual s = 3.5 and z = -70 give the lesson's codes and the
     c.overflow = qs::Overflow::Wrap;
     REQUIRE(app.doc.apply_config(c, false));
     app.doc.update();
-    CHECK(app.doc.result.codes[2] == -118);
+    CHECK(shown_codes(app)[2] == -118);
 }
 
 TEST_CASE("app state: an invalid combination is reported and not applied") {
@@ -365,14 +377,14 @@ TEST_CASE("app state: a slider drag is one undo step and tensor edits undo and r
     edited->values[0] = 1000.0f;
     REQUIRE(app.doc.apply_tensor(edited, "lesson (edited)"));
     app.doc.update();
-    CHECK(app.doc.shown_tensor->values[0] == 1000.0f);
+    CHECK(app.doc.shown_floats()->values[0] == 1000.0f);
     app.doc.undo();
     app.doc.update();
-    CHECK(app.doc.shown_tensor->values[0] == doctest::Approx(191.6f));
+    CHECK(app.doc.shown_floats()->values[0] == doctest::Approx(191.6f));
     CHECK(app.doc.config.manual_scale == 5.0);  // the step before the edit
     app.doc.redo();
     app.doc.update();
-    CHECK(app.doc.shown_tensor->values[0] == 1000.0f);
+    CHECK(app.doc.shown_floats()->values[0] == 1000.0f);
 
     // A NaN is refused with a message naming the index; nothing changes.
     auto bad = std::make_shared<qs::Tensor>(*app.doc.tensor);
@@ -416,7 +428,7 @@ TEST_CASE("app state: a big tensor recomputes on a worker while the last result 
     CHECK(app.doc.view().valid());  // the previous result is still shown
     REQUIRE(pump(app, [&] { return app.doc.generation > g && !app.doc.recomputing(); }));
     CHECK(app.doc.shown_config.dtype.bits == 4);
-    CHECK(*std::max_element(app.doc.result.codes.begin(), app.doc.result.codes.end()) <= 7);
+    CHECK(app.doc.overview.code_hi <= 7);
 
     // A job that lands while a worker recompute runs wins: the worker's stale result is dropped.
     c.dtype = qs::IntType{true, 8};
@@ -427,8 +439,8 @@ TEST_CASE("app state: a big tensor recomputes on a worker while the last result 
     REQUIRE(pump(app, [&] { return !app.doc.busy() && !app.doc.recomputing(); }));
     for (int i = 0; i < 3; ++i) app.doc.update();
     CHECK(app.doc.label == "lesson");
-    CHECK(app.doc.shown_tensor == app.doc.tensor);
-    CHECK(app.doc.result.codes.size() == 9);
+    CHECK(app.doc.shown_data == app.doc.data);
+    CHECK(app.doc.overview.metrics.count == 9);
 }
 
 TEST_CASE("settings: written atomically under XDG_CONFIG_HOME and read back") {

@@ -22,12 +22,15 @@ struct Quantized {
     qs::QuantConfig config;
     qs::QuantParams params;
     qs::QuantResult result;
+    std::shared_ptr<const qs::gui::TensorData> data;  // a view of `tensor` (which stays put: held by pointer)
+    qs::QuantOverview overview;
     qs::gui::QuantView view() const {
         qs::gui::QuantView v;
+        v.data = data.get();
         v.tensor = &tensor;
         v.config = &config;
         v.params = &params;
-        v.result = &result;
+        v.overview = &overview;
         v.generation = 1;
         v.tensor_generation = 1;
         return v;
@@ -43,6 +46,8 @@ std::unique_ptr<Quantized> Make(qs::Granularity g) {
     q->config.granularity = g;
     q->config.axis = 0;
     q->result = qs::quantize(q->tensor, q->config, &q->params);
+    q->data = qs::gui::MakeTensorData(std::shared_ptr<const qs::Tensor>(std::shared_ptr<const qs::Tensor>(), &q->tensor));
+    q->overview = qs::quantize_overview(q->data->view, q->params, q->config, q->data->values.grid);
     return q;
 }
 

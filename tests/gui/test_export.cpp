@@ -48,6 +48,13 @@ using qs::gui::AppState;
 
 using namespace qs::gui_test;
 
+// The whole quantization on show at full resolution (the document keeps only its overview).
+qs::QuantResult FullResult(const qs::gui::Document& doc) {
+    qs::QuantResult r;
+    qs::quantize_into(*doc.shown_floats(), doc.params, doc.shown_config, r);
+    return r;
+}
+
 // The window's start for these arguments, as run_gui does it (minus the window).
 void Start(AppState& app, const std::vector<std::string>& args) {
     std::vector<qs::cli::OptionSpec> specs = qs::cli::join(qs::cli::tensor_source_options(), qs::cli::quantize_options());
@@ -88,8 +95,9 @@ void CheckSameState(const AppState& a, const AppState& b) {
     CHECK(a.histogram.log_counts == b.histogram.log_counts);
     CHECK(a.panels.metrics == b.panels.metrics);
     // And the numbers on screen.
-    CHECK(a.doc.result.codes == b.doc.result.codes);
-    CHECK(a.doc.result.dequantized == b.doc.result.dequantized);
+    const qs::QuantResult ra = FullResult(a.doc), rb = FullResult(b.doc);
+    CHECK(ra.codes == rb.codes);
+    CHECK(ra.dequantized == rb.dequantized);
 }
 
 // A little .safetensors file: "a.weight" F32 4x6 (values 0..23) and "b.conv" F32 2x3x4x5 (values 0.5 * i).
@@ -299,8 +307,9 @@ TEST_CASE("export: the four tensors as .npy with the code dtype of the bit width
         CHECK(NpyDescr(written[3]) == "<f4");
         const qs::Tensor original = qs::read_npy(written[0]);
         CHECK(original.values == qs::lesson_tensor().values);
-        CHECK(qs::read_npy(written[2]).values == app.doc.result.dequantized);
-        CHECK(qs::read_npy(written[3]).values == app.doc.result.error);
+        const qs::QuantResult result = FullResult(app.doc);
+        CHECK(qs::read_npy(written[2]).values == result.dequantized);
+        CHECK(qs::read_npy(written[3]).values == result.error);
         // The codes' bytes, decoded by width and sign, are the result's codes.
         const std::string bytes = read_file(written[1]);
         const qs::NpyHeader h =
@@ -317,7 +326,7 @@ TEST_CASE("export: the four tensors as .npy with the code dtype of the bit width
                 std::memcpy(&u, bytes.data() + h.data_offset + 2 * i, 2);
                 v = h.descr[1] == 'i' ? static_cast<std::int16_t>(u) : u;
             }
-            CHECK(v == app.doc.result.codes[i]);
+            CHECK(v == result.codes[i]);
         }
     }
 }
@@ -527,7 +536,7 @@ TEST_CASE("safetensors: --tensor opens one tensor and a folded one says so and n
     REQUIRE(a.doc.tensor);
     CHECK(a.doc.tensor->shape == qs::Shape{6, 4, 5});
     CHECK(a.doc.notice.find("2x3x4x5 viewed as 6x4x5") != std::string::npos);
-    const qs::gui::TensorOrigin* origin = a.doc.origins.find(a.doc.tensor.get());
+    const qs::gui::TensorOrigin* origin = a.doc.origins.find(a.doc.data.get());
     REQUIRE(origin);
     CHECK(origin->note == "2x3x4x5 viewed as 6x4x5");
     CHECK(origin->source.tensor_name == "b.conv");

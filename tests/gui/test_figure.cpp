@@ -40,28 +40,32 @@ struct Rgb {
 };
 Rgb Unpack(std::uint32_t c) { return {int(c & 0xFF), int((c >> 8) & 0xFF), int((c >> 16) & 0xFF)}; }
 
-// A tensor with its quantization, owning everything a QuantView borrows.
+// A tensor with its quantization, owning everything a QuantView borrows (and the full-size result, which
+// the tests compare the figure's values with).
 struct Quantized {
-    qs::Tensor tensor;
+    std::shared_ptr<const qs::gui::TensorData> data;
+    const qs::Tensor& tensor;
     qs::QuantConfig config;
     qs::QuantParams params;
     qs::QuantResult result;
+    qs::QuantOverview overview;
     qs::gui::QuantView view() const {
         qs::gui::QuantView v;
+        v.data = data.get();
         v.tensor = &tensor;
         v.config = &config;
         v.params = &params;
-        v.result = &result;
+        v.overview = &overview;
         v.generation = 1;
         return v;
     }
 };
 
 Quantized Make(qs::Tensor tensor, qs::QuantConfig config) {
-    Quantized q;
-    q.tensor = std::move(tensor);
-    q.config = config;
+    auto data = qs::gui::MakeTensorData(std::make_shared<const qs::Tensor>(std::move(tensor)));
+    Quantized q{data, *data->floats, config, {}, {}, {}};
     q.result = qs::quantize(q.tensor, q.config, &q.params);
+    q.overview = qs::quantize_overview(data->view, q.params, q.config, data->values.grid);
     return q;
 }
 

@@ -15,16 +15,19 @@
 namespace {
 
 struct Shared {
+    std::shared_ptr<const qs::gui::TensorData> data;
     std::shared_ptr<const qs::Tensor> tensor;
     qs::QuantConfig config;
     qs::QuantParams params;
     qs::QuantResult result;
+    qs::QuantOverview overview;
     qs::gui::QuantView view() const {
         qs::gui::QuantView v;
+        v.data = data.get();
         v.tensor = tensor.get();
         v.config = &config;
         v.params = &params;
-        v.result = &result;
+        v.overview = &overview;
         v.generation = 1;
         return v;
     }
@@ -39,6 +42,8 @@ Shared MakeShared(qs::Shape shape) {
     s.config.mode = qs::Mode::Symmetric;
     s.config.granularity = qs::Granularity::Channel;
     s.result = qs::quantize(*s.tensor, s.config, &s.params);
+    s.data = qs::gui::MakeTensorData(s.tensor);
+    s.overview = qs::quantize_overview(s.data->view, s.params, s.config, s.data->values.grid);
     return s;
 }
 

@@ -48,7 +48,7 @@ TEST_CASE("lesson in the window: a step sets the tensor and settings and covers 
     CHECK(app.lesson.step == 1);
     CHECK(app.doc.config.mode == qs::Mode::Manual);
     CHECK(app.doc.config.manual_scale == 3.5);
-    CHECK(app.doc.result.codes.at(2) == 127);
+    CHECK(app.doc.overview.codes_mean.at(2) == 127.0f);  // the 3 x 3 overview is the codes themselves
     CHECK(app.figure.selected == 2);
     CHECK(app.figure.covered[qs::gui::kQuantized]);
     CHECK(app.lesson.covers_left);

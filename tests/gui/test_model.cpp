@@ -76,9 +76,10 @@ TEST_CASE("model view: the sweep rows and a tensor opened from the table and the
     const qs::gui::TensorJobIntent job = qs::gui::ModelTensorJob(st, "layers.0.down_proj", config);
     qs::gui::TaskProgress progress;
     const qs::gui::TensorJobResult loaded = job.work(progress);
-    REQUIRE(loaded.tensor);
-    CHECK(loaded.tensor->values.size() == 16u * 32u);
-    CHECK(loaded.tensor->values[5] == 60.0f);
+    REQUIRE(loaded.data);
+    REQUIRE(loaded.data->floats);
+    CHECK(loaded.data->floats->values.size() == 16u * 32u);
+    CHECK(loaded.data->floats->values[5] == 60.0f);
     CHECK_THROWS(qs::gui::ModelTensorJob(st, "no.such.tensor", config));
 
     // Drawn headless, with a filter: no crash, and the sort/filter order covers the kept rows.

@@ -69,8 +69,10 @@ void OpenTensorFile(AppState& app, const std::string& path) {
         p.set_stage("reading");
         p.set_progress(0.05f);
         TensorOrigin o = origin;
-        Tensor t = load_tensor(path, "", &o.note);
-        TensorJobResult r = FinishTensorJob(std::move(t), config, path, p);
+        // Read in its stored type from the mapping (decoded into memory when small enough).
+        auto file = std::make_shared<const TensorFile>(path, "");
+        o.note = file->note();
+        TensorJobResult r = FinishTensorJob(MakeTensorData(std::move(file)), config, path, p);
         if (!o.note.empty())
             r.notice += std::string(r.notice.empty() ? "" : "\n") + path + ": " + o.note +
                         " (rank above 3 is folded into the first axis)";

@@ -1,13 +1,16 @@
 #include "gui/app/export.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <vector>
 
 #include "gui/app/app_state.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/app/figure_png.hpp"
 #include "gui/app/session_io.hpp"
 #include "quantscope/atomic_file.hpp"
+#include "quantscope/quantize.hpp"
 #include "quantscope/tensor_io.hpp"
 
 namespace qs::gui {
@@ -19,6 +22,19 @@ namespace fs = std::filesystem;
 NpyDtype CodeDtype(const IntType& t) {
     if (t.bits <= 8) return t.is_signed ? NpyDtype::I1 : NpyDtype::U1;
     return t.is_signed ? NpyDtype::I2 : NpyDtype::U2;
+}
+
+// The values as float32, a chunk at a time straight from the view.
+void WriteValues(const TensorView& view, TensorWriter& out) {
+    constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+    std::vector<float> scratch(static_cast<std::size_t>(kChunk));
+    const std::int64_t n = view.numel();
+    view.guarded([&] {
+        for (std::int64_t at = 0; at < n; at += kChunk) {
+            const std::int64_t len = std::min(kChunk, n - at);
+            out.append(floats_at(view, at, len, scratch.data()), len);
+        }
+    });
 }
 
 }  // namespace
@@ -65,26 +81,36 @@ bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::
     app.doc.finish_recompute_now();
     const QuantView view = app.doc.view();
     if (!view.valid()) return fail("nothing to export: no quantized tensor");
-    const Tensor& t = *view.tensor;
+    const TensorData& t = *view.data;
     // Checked before the first file so that a refusal leaves nothing behind.
     if (request.format == TensorFormat::Csv && t.rank() == 3)
-        return fail("CSV holds 2-D data: this tensor is " + shape_to_string(t.shape) + "; export it as .npy");
+        return fail("CSV holds 2-D data: this tensor is " + shape_to_string(t.shape()) + "; export it as .npy");
     const std::vector<std::string> paths = TensorExportPaths(request);
     try {
         // The file the tensor was read from is not an export target, whatever the names.
         std::vector<FileRole> inputs;
-        const TensorOrigin* origin = app.doc.origins.find(app.doc.tensor.get());
+        const TensorOrigin* origin = app.doc.origins.find(view.data);
         if (origin != nullptr && origin->source.kind == TensorSource::Kind::File)
             inputs.push_back({"the tensor's file", origin->source.path});
         std::vector<FileRole> outputs;
         for (const std::string& path : paths) outputs.push_back({"the export", path});
         check_distinct_files(inputs, outputs);
-        // All four or none.
+        // All four or none, streamed: the values as they are read, the results as one pass computes them.
         OutputFiles files;
-        save_floats(files.add(paths[0]), t.shape, t.values.data());
-        save_codes(files.add(paths[1]), t.shape, view.result->codes.data(), CodeDtype(view.config->dtype));
-        save_floats(files.add(paths[2]), t.shape, view.result->dequantized.data());
-        save_floats(files.add(paths[3]), t.shape, view.result->error.data());
+        TensorWriter original(files.add(paths[0]), t.shape(), NpyDtype::F4);
+        TensorWriter codes(files.add(paths[1]), t.shape(), CodeDtype(view.config->dtype));
+        TensorWriter dequantized(files.add(paths[2]), t.shape(), NpyDtype::F4);
+        TensorWriter errors(files.add(paths[3]), t.shape(), NpyDtype::F4);
+        WriteValues(t.view, original);
+        OutputSelection all;
+        all.codes = all.dequantized = all.error = true;
+        quantize_view(t.view, *view.params, *view.config, all,
+                      [&](std::int64_t, std::int64_t count, const QuantOutputs& batch) {
+                          if (batch.codes) codes.append(batch.codes, count);
+                          if (batch.dequantized) dequantized.append(batch.dequantized, count);
+                          if (batch.error) errors.append(batch.error, count);
+                      });
+        for (const TensorWriter* w : {&original, &codes, &dequantized, &errors}) w->finish();
         files.commit();
     } catch (const std::exception& e) {
         return fail(e.what());

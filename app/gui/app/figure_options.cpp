@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "gui/app/figure_png.hpp"
+#include "gui/document/recompute.hpp"
 #include "gui/panels/figure_panel.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
@@ -16,7 +17,14 @@ std::vector<cli::OptionSpec> FigureOptionSpecs() {
             {"--slice", true}};
 }
 
-ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tensor) {
+namespace {
+
+std::int64_t SlicesOf(const Shape& shape) { return shape.size() == 3 ? shape[0] : 1; }
+
+}  // namespace
+
+ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Shape& shape) {
+    const std::int64_t slices = SlicesOf(shape);
     ViewSettings view;
     FigurePanelSettings scratch;  // the panel's parser is the one judge of a value
     if (const std::string* s = args.get("--cmap")) {
@@ -39,9 +47,9 @@ ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tens
     }
     if (const std::string* s = args.get("--slice")) {
         const std::int64_t slice = cli::parse_int("--slice", *s);
-        if (slice < 0 || slice >= tensor.slices())
-            throw Error("--slice " + *s + " is out of range (the tensor has " + std::to_string(tensor.slices()) +
-                        (tensor.slices() == 1 ? " slice)" : " slices)"));
+        if (slice < 0 || slice >= slices)
+            throw Error("--slice " + *s + " is out of range (the tensor has " + std::to_string(slices) +
+                        (slices == 1 ? " slice)" : " slices)"));
         view.emplace_back("figure.slice", std::to_string(slice));
     }
     return view;
@@ -63,19 +71,24 @@ void RenderFigureFile(const cli::Input& input, const ViewSettings& options, int 
             // A session's value is skipped when it is not a slice of this tensor, as the window does.
             char* end = nullptr;
             const long long slice = std::strtoll(value.c_str(), &end, 10);
-            if (end != value.c_str() && *end == '\0' && slice >= 0 && slice < input.tensor.slices())
+            if (end != value.c_str() && *end == '\0' && slice >= 0 && slice < SlicesOf(input.shape()))
                 png.slice = static_cast<int>(slice);
         } else if (key.rfind("figure.", 0) == 0) {
             ApplyFigurePanelSetting(settings, key.c_str() + 7, value.c_str());  // unknown keys: a newer session's
         }
     }
-    QuantParams params;
-    const QuantResult result = quantize(input.tensor, input.config, &params);
+    // The figure reads the tensor where it is (no copy) and one pass's overview, as the window does.
+    const std::shared_ptr<const TensorData> data =
+        input.file ? MakeTensorData(std::shared_ptr<const TensorFile>(input.file))
+                   : MakeTensorData(std::shared_ptr<const Tensor>(std::shared_ptr<const Tensor>(), &input.tensor));
+    const QuantParams params = ParamsFor(*data, input.config);
+    const QuantOverview overview = quantize_overview(data->view, params, input.config, data->values.grid);
     QuantView quantized;
-    quantized.tensor = &input.tensor;
+    quantized.data = data.get();
+    quantized.tensor = data->floats.get();
     quantized.config = &input.config;
     quantized.params = &params;
-    quantized.result = &result;
+    quantized.overview = &overview;
     quantized.generation = 1;
     quantized.tensor_generation = 1;
     std::string error;

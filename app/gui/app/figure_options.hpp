@@ -18,7 +18,7 @@ std::vector<cli::OptionSpec> FigureOptionSpecs();
 
 // The options given, as view pairs, each value checked by the figure panel's own parser (qs::Error naming the
 // option, or a slice the tensor does not have).
-ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Tensor& tensor);
+ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Shape& shape);
 
 // Throws qs::Error unless `path` ends in .png (any case): `option` names where the path came from.
 void CheckPngPath(const std::string& option, const std::string& path);

@@ -108,12 +108,12 @@ void DrawExportTensors(FileDialogsState& s, AppState& app) {
         ImGui::TextWrapped("Values as float32; the %s codes as numpy %s.", dtype.name().c_str(), codes);
         ImGui::PopStyleColor();
     }
-    const bool rank3 = app.doc.tensor && app.doc.tensor->rank() == 3;
+    const bool rank3 = app.doc.data && app.doc.data->rank() == 3;
     const bool csv_refused = rank3 && s.tensors.format == TensorFormat::Csv;
     if (csv_refused) {
         ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
         ImGui::TextWrapped("CSV holds 2-D data: this tensor is %s. Export it as .npy.",
-                           shape_to_string(app.doc.tensor->shape).c_str());
+                           shape_to_string(app.doc.data->shape()).c_str());
         ImGui::PopStyleColor();
     }
     // A refused CSV still goes through ExportTensors, which says why in the message.
@@ -126,17 +126,17 @@ void DrawExportTensors(FileDialogsState& s, AppState& app) {
 void DrawSaveSession(FileDialogsState& s, AppState& app) {
     Label("File");
     const bool enter = PathField(s, "##session-path", s.session_path, "session.json");
-    if (app.doc.tensor) {
-        const TensorOrigin* origin = app.doc.origins.find(app.doc.tensor.get());
+    if (app.doc.data) {
+        const TensorOrigin* origin = app.doc.origins.find(app.doc.data.get());
         const char* how = origin ? "The tensor is saved as where it came from (preset, random spec or file)."
-                          : app.doc.tensor->numel() <= kMaxInlineValues
+                          : app.doc.data->numel() <= kMaxInlineValues
                               ? "The tensor is edited: its values are saved in the session."
                               : "The tensor is edited and large: its values go to <session>.tensor.npy beside it.";
         Hint(how);
     }
     Hint("Every quantization setting and the figure settings are saved; `quantscope gui SESSION.json` or "
          "File > Open session reopens the same view.");
-    if ((Buttons(s, "Save", app.doc.tensor != nullptr) || enter) && !s.session_path.empty()) {
+    if ((Buttons(s, "Save", app.doc.data != nullptr) || enter) && !s.session_path.empty()) {
         s.queued_session = ExpandUserPath(s.session_path);
         Queued(s);
     }
@@ -193,7 +193,7 @@ void SetFileDialogDefaults(FileDialogsState& s) {
 void DrawFileMenuItems(FileDialogsState& s, AppState& app) {
     const bool shown = app.doc.view().valid();
     if (ImGui::MenuItem("Open session...", nullptr, false, !app.doc.busy())) Show(s, FileDialog::OpenSession);
-    if (ImGui::MenuItem("Save session...", nullptr, false, app.doc.tensor != nullptr)) Show(s, FileDialog::SaveSession);
+    if (ImGui::MenuItem("Save session...", nullptr, false, app.doc.data != nullptr)) Show(s, FileDialog::SaveSession);
     ImGui::Separator();
     if (ImGui::MenuItem("Save figure as PNG...", nullptr, false, shown)) Show(s, FileDialog::SaveFigure);
     if (ImGui::MenuItem("Export tensors...", nullptr, false, shown)) Show(s, FileDialog::ExportTensors);

@@ -1,5 +1,7 @@
 // --bench-frames N: the window drags the manual scale from s0/4 to 4 s0 over N frames, as a teacher would,
-// and prints the medians of what a frame costs as one JSON line.
+// and prints the medians of what a frame costs as one JSON line, beside its yardstick: a plain read pass over
+// the same bytes (the tensor in its stored type, decoded to float32 and summed), so "a slider step costs about
+// one read pass" is a ratio on any machine; also the time to the first figure and the peak resident memory.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@ struct Bench {
     double s0 = 1.0;
     std::int32_t z0 = 0;
     std::vector<double> frame_ms, recompute_ms, upload_ms, histogram_ms;
+    double open_ms = 0;  // process start to the first figure on screen
 };
 
 // Manual mode at the computed per-tensor (s, z), as a teacher would start dragging.

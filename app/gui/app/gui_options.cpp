@@ -78,8 +78,9 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         files.model = args.positionals[0];
         args.positionals.clear();
     }
-    cli::Input input = cli::load_input(args, true);
-    files.view = FigureOptionsAsView(args, input.tensor);
+    // A file is opened as a view of its mapping: a tensor larger than memory allows as float32 still opens.
+    cli::Input input = cli::load_input(args, true, true);
+    files.view = FigureOptionsAsView(args, input.shape());
     if (args.has("--presenter")) files.view.emplace_back("presenter", "1");
     if (const std::string* s = args.get("--panels")) {
         for (const auto& pair : PanelsAsView(*s)) files.view.push_back(pair);

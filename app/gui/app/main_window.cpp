@@ -87,8 +87,13 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         ImGui::ProgressBar(app.doc.jobs.progress(), ImVec2(bar_w, ImGui::GetTextLineHeight()), overlay);
     } else {
         char status[256];
-        std::snprintf(status, sizeof status, "%s   %s   recompute %.2f ms%s", app.doc.label.c_str(),
-                      app.doc.tensor ? shape_to_string(app.doc.tensor->shape).c_str() : "", app.doc.last_recompute_ms,
+        // A mapped tensor says so: it is read from its file in its own type, and not edited cell by cell.
+        const std::string shape = !app.doc.data ? ""
+                                  : shape_to_string(app.doc.data->shape()) +
+                                        (app.doc.tensor ? "" : std::string(" ") + element_type_name(app.doc.data->view.type) +
+                                                                   ", read from the file (too large to edit)");
+        std::snprintf(status, sizeof status, "%s   %s   recompute %.2f ms%s", app.doc.label.c_str(), shape.c_str(),
+                      app.doc.last_recompute_ms,
                       app.doc.recomputing() ? " (updating...)" : "");
         // Shortened at a word (whole in a tooltip) where large text leaves it less than the bar's rest.
         const float room = right - ImGui::GetCursorPosX() - style.ItemSpacing.x;
@@ -168,7 +173,7 @@ void DrawLayerView(AppState& app, const QuantView& view) {
     ImGui::TextUnformatted("Layer lab: the current tensor as W of y = x W^T");
     ImGui::SameLine();
     if (ImGui::SmallButton("Back to the figure")) app.layer_view = false;
-    DrawLayerPanel(app.layer, view, app.doc.shown_tensor);
+    DrawLayerPanel(app.layer, view, app.doc.shown_floats());
 }
 
 void DrawRightColumn(AppState& app, Frame& frame) {
@@ -235,7 +240,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 if (ImGui::BeginTabItem("Error landscape", nullptr, TabFlags(frame, kTabLandscape))) {
                     app.analysis_tab = kTabLandscape;
                     // Drawn (and computed, in the background) only while its tab is open.
-                    const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.doc.shown_tensor);
+                    const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.doc.shown_floats());
                     if (click.requested && !app.doc.busy()) {
                         QuantConfig next = app.doc.config;
                         next.mode = Mode::Manual;
@@ -251,7 +256,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 }
                 if (ImGui::BeginTabItem("Calibrators", nullptr, TabFlags(frame, kTabCalibrators))) {
                     app.analysis_tab = kTabCalibrators;
-                    const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.doc.shown_tensor);
+                    const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.doc.shown_floats());
                     if (apply.requested && !app.doc.busy()) {
                         app.intents.push(ApplyConfigIntent{apply.config, false});
                     }
@@ -259,7 +264,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 }
                 if (ImGui::BeginTabItem("Compare", nullptr, TabFlags(frame, kTabCompare))) {
                     app.analysis_tab = kTabCompare;
-                    DrawComparePanel(app.compare, view, app.doc.shown_tensor);
+                    DrawComparePanel(app.compare, view, app.doc.shown_floats());
                     ImGui::EndTabItem();
                 }
                 if (ImGui::BeginTabItem("Model", nullptr, TabFlags(frame, kTabModel))) {

@@ -34,8 +34,8 @@ int run_render(const std::vector<std::string>& args) {
         if (w < 320 || w > 8192) throw Error("--width must be between 320 and 8192 pixels");
         width = static_cast<int>(w);
     }
-    const Input input = load_input(parsed, true);
-    const ViewSettings view = FigureOptionsAsView(parsed, input.tensor);
+    const Input input = load_input(parsed, true, true);
+    const ViewSettings view = FigureOptionsAsView(parsed, input.shape());
     check_distinct_files(input_files(parsed, input), {{"--out", *out}});
     RenderFigureFile(input, view, width, *out);
     std::printf("quantscope: wrote %s\n", printable(*out, kMaxMessageChars).c_str());

@@ -125,8 +125,8 @@ ViewSettings SessionView(const AppState& app) {
 
 std::string ApplySessionView(AppState& app, const ViewSettings& view) {
     std::vector<std::string> skipped;
-    const std::int64_t slices = app.doc.tensor ? app.doc.tensor->slices() : 1;
-    const std::int64_t numel = app.doc.tensor ? app.doc.tensor->numel() : 0;
+    const std::int64_t slices = app.doc.data ? app.doc.data->slices() : 1;
+    const std::int64_t numel = app.doc.data ? app.doc.data->numel() : 0;
     for (const auto& [key, value] : view) {
         bool ok = true;
         std::int64_t n = 0;
@@ -176,13 +176,15 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view) {
 
 Session MakeSession(const AppState& app, const std::string& session_path, std::string* side_tensor) {
     if (side_tensor) side_tensor->clear();
-    if (!app.doc.tensor) throw Error("nothing to save: no tensor is open");
+    if (!app.doc.data) throw Error("nothing to save: no tensor is open");
     Session s;
     s.config = app.doc.config;
     s.view = SessionView(app);
-    if (const TensorOrigin* origin = app.doc.origins.find(app.doc.tensor.get())) {
+    if (const TensorOrigin* origin = app.doc.origins.find(app.doc.data.get())) {
         s.source = origin->source;
         if (s.source.kind == TensorSource::Kind::File) s.source.path = PathForSession(s.source.path, session_path);
+    } else if (!app.doc.tensor) {
+        throw Error("the tensor is read from a file it no longer matches: open the file again to save a session");
     } else if (app.doc.tensor->numel() <= kMaxInlineValues) {
         s.source.kind = TensorSource::Kind::Inline;
         s.tensor = *app.doc.tensor;
@@ -240,7 +242,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
             if (has_origin) {
                 TensorOrigin o = origin;
                 o.note = note;
-                a.doc.origins.record(a.doc.tensor, std::move(o));
+                a.doc.origins.record(a.doc.data, std::move(o));
             }
             const std::string problems = ApplySessionView(a, view);
             a.doc.notice = JoinLines({a.doc.notice, FoldingNotice(a.doc.label, note), problems});
@@ -250,8 +252,16 @@ void OpenSession(AppState& app, const std::string& session_path) {
 }
 
 void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files) {
-    if (!app.doc.apply_tensor(std::make_shared<Tensor>(std::move(input.tensor)), input.label, &input.config)) return;
-    if (input.source.kind != TensorSource::Kind::Inline) app.doc.origins.record(app.doc.tensor, {input.source, input.note});
+    std::shared_ptr<const TensorData> data;
+    try {
+        data = input.file ? MakeTensorData(std::shared_ptr<const TensorFile>(std::move(input.file)))
+                          : MakeTensorData(std::make_shared<const Tensor>(std::move(input.tensor)));
+    } catch (const std::exception& e) {
+        app.doc.error = e.what();
+        return;
+    }
+    if (!app.doc.apply_data(std::move(data), input.label, &input.config)) return;
+    if (input.source.kind != TensorSource::Kind::Inline) app.doc.origins.record(app.doc.data, {input.source, input.note});
     std::string problems;
     if (input.from_session) problems = ApplySessionView(app, input.view);
     const std::string override_problems = ApplySessionView(app, files.view);

@@ -15,23 +15,29 @@ bool same_computed_inputs(const QuantConfig& a, const QuantConfig& b) {
 }  // namespace
 
 std::function<void(Document&)> RecordOrigin(TensorOrigin origin) {
-    return [origin = std::move(origin)](Document& doc) { doc.origins.record(doc.tensor, origin); };
+    return [origin = std::move(origin)](Document& doc) { doc.origins.record(doc.data, origin); };
 }
 
 QuantView Document::view() const {
     QuantView v;
-    if (!shown_tensor) return v;
-    v.tensor = shown_tensor.get();
+    if (!shown_data) return v;
+    v.data = shown_data.get();
+    v.tensor = shown_data->floats.get();
     v.config = &shown_config;
     v.params = &params;
-    v.result = &result;
+    v.overview = &overview;
     v.computed_metrics = (shown_config.mode == Mode::Manual && has_computed) ? &computed_metrics : nullptr;
     v.generation = generation;
     v.tensor_generation = tensor_generation;
     return v;
 }
 
-Snapshot Document::snapshot() const { return Snapshot{tensor, config, base_mode, label}; }
+Snapshot Document::snapshot() const { return Snapshot{data, config, base_mode, label}; }
+
+void Document::set_data(std::shared_ptr<const TensorData> next) {
+    data = std::move(next);
+    tensor = data ? data->floats : nullptr;
+}
 
 void Document::mark_dirty(bool computed_too) {
     dirty_ = true;
@@ -40,9 +46,9 @@ void Document::mark_dirty(bool computed_too) {
 }
 
 bool Document::apply_config(const QuantConfig& next, bool continuous, std::string* message) {
-    if (!tensor) return false;
+    if (!data) return false;
     try {
-        check_config(next, tensor->shape);
+        check_config(next, data->shape());
     } catch (const std::exception& e) {
         if (message) *message = e.what();
         return false;
@@ -60,13 +66,23 @@ bool Document::apply_config(const QuantConfig& next, bool continuous, std::strin
 }
 
 bool Document::apply_tensor(std::shared_ptr<const Tensor> next, std::string next_label, const QuantConfig* next_config) {
+    std::shared_ptr<const TensorData> wrapped;
     try {
-        check_tensor(*next);
+        wrapped = MakeTensorData(std::move(next));  // checks it
+    } catch (const std::exception& e) {
+        error = e.what();
+        return false;
+    }
+    return apply_data(std::move(wrapped), std::move(next_label), next_config);
+}
+
+bool Document::apply_data(std::shared_ptr<const TensorData> next, std::string next_label, const QuantConfig* next_config) {
+    try {
         std::string note;
-        const QuantConfig fitted = FitConfig(next_config ? *next_config : config, next->shape, &note);
-        if (tensor) history.push(snapshot());
+        const QuantConfig fitted = FitConfig(next_config ? *next_config : config, next->shape(), &note);
+        if (data) history.push(snapshot());
         gesture_open_ = false;
-        tensor = std::move(next);
+        set_data(std::move(next));
         label = std::move(next_label);
         config = fitted;
         if (config.mode != Mode::Manual) base_mode = config.mode;
@@ -80,7 +96,7 @@ bool Document::apply_tensor(std::shared_ptr<const Tensor> next, std::string next
 }
 
 void Document::restore(const Snapshot& s) {
-    tensor = s.tensor;
+    set_data(s.data);
     config = s.config;
     base_mode = s.base_mode;
     label = s.label;
@@ -114,9 +130,9 @@ void Document::take_recompute(RecomputeJob& job) {
         return;
     }
     std::swap(params, job.params);
-    std::swap(result, job.result);
-    if (job.tensor != shown_tensor) ++tensor_generation;
-    shown_tensor = job.tensor;
+    std::swap(overview, job.overview);
+    if (job.data != shown_data) ++tensor_generation;
+    shown_data = job.data;
     shown_config = job.config;
     if (job.want_computed) {
         computed_params = job.computed_params;
@@ -130,13 +146,13 @@ void Document::take_recompute(RecomputeJob& job) {
 
 void Document::start_recompute() {
     std::shared_ptr<RecomputeJob> job = spare_ ? std::move(spare_) : std::make_shared<RecomputeJob>();
-    job->tensor = tensor;
+    job->data = data;
     job->config = config;
     job->base_mode = base_mode;
     job->want_computed = config.mode == Mode::Manual && computed_done_ != computed_inputs_;
     job->computed_stamp = computed_inputs_;
     dirty_ = false;
-    if (force_sync || tensor->numel() <= kSyncElements) {
+    if (force_sync || data->numel() <= kSyncElements) {
         RunRecompute(*job);
         take_recompute(*job);
         spare_ = std::move(job);
@@ -152,10 +168,10 @@ void Document::finish_recompute_now() {
     recompute_.wait();
     if (auto done = recompute_.take()) {
         // A result for a tensor that has since been replaced (a job finished meanwhile) is stale.
-        if ((*done)->tensor == tensor) take_recompute(**done);
+        if ((*done)->data == data) take_recompute(**done);
         spare_ = std::move(*done);
     }
-    if (dirty_ && tensor) {
+    if (dirty_ && data) {
         const bool was = force_sync;
         force_sync = true;
         start_recompute();
@@ -164,18 +180,18 @@ void Document::finish_recompute_now() {
 }
 
 void Document::take_tensor_job(TensorJobResult& done) {
-    if (tensor) history.push(snapshot());
+    if (data) history.push(snapshot());
     gesture_open_ = false;
-    tensor = done.tensor;
+    set_data(done.data);
     label = done.label;
     config = done.config;
     if (config.mode != Mode::Manual) base_mode = config.mode;
     // The job quantized its tensor already: show that result without another pass.
     RecomputeJob handed;
-    handed.tensor = tensor;
+    handed.data = data;
     handed.config = config;
     handed.params = std::move(done.params);
-    handed.result = std::move(done.result);
+    handed.overview = std::move(done.overview);
     take_recompute(handed);
     has_computed = false;
     ++computed_inputs_;
@@ -193,11 +209,11 @@ void Document::update() {
         jobs.clear_error();
     }
     if (auto done = recompute_.take()) {
-        if ((*done)->tensor == tensor) take_recompute(**done);
+        if ((*done)->data == data) take_recompute(**done);
         spare_ = std::move(*done);
     }
     // Entering manual mode, or a change made while the worker ran, may still need the comparison.
-    if (recompute_.running() || !tensor) return;
+    if (recompute_.running() || !data) return;
     if (config.mode == Mode::Manual && computed_done_ != computed_inputs_) dirty_ = true;
     if (dirty_) start_recompute();
 }

@@ -18,6 +18,7 @@
 #include "gui/document/undo_history.hpp"
 #include "quantscope/config.hpp"
 #include "quantscope/params.hpp"
+#include "quantscope/overview.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor.hpp"
 
@@ -32,7 +33,9 @@ public:
     Document(const Document&) = delete;
     Document& operator=(const Document&) = delete;
 
-    // --- The data and the settings being edited.
+    // --- The data and the settings being edited. `data` is the tensor; `tensor` its float32 values when they
+    // are in memory (always data->floats: null with no tensor, or a mapped one above kInMemoryElements).
+    std::shared_ptr<const TensorData> data;
     std::shared_ptr<const Tensor> tensor;
     std::string label;  // "lesson", "data.npy", "random normal 1024x1024 seed 0"
     QuantConfig config;
@@ -41,12 +44,14 @@ public:
     // Bumped by every applied change of tensor, label or config (an edit, undo, redo, a finished job).
     std::uint64_t revision = 1;
 
-    // --- What is on screen: the quantization of `shown_tensor` with `shown_config`. These lag `tensor`
+    // --- What is on screen: the quantization of `shown_data` with `shown_config`. These lag `data`
     // and `config` while a worker recompute runs.
-    std::shared_ptr<const Tensor> shown_tensor;
+    std::shared_ptr<const TensorData> shown_data;
     QuantConfig shown_config;
     QuantParams params;
-    QuantResult result;
+    QuantOverview overview;  // metrics and screen-resolution images of one pass
+    // The shown tensor's float32 values when in memory (what whole-tensor tools take), else null.
+    std::shared_ptr<const Tensor> shown_floats() const { return shown_data ? shown_data->floats : nullptr; }
     QuantParams computed_params;   // the base mode's (s, z), valid when has_computed
     Metrics computed_metrics;      // quantizing with computed_params, shown beside manual ones
     bool has_computed = false;
@@ -75,6 +80,11 @@ public:
     // the new shape falls back to per-tensor granularity. `next_config` also replaces the settings.
     bool apply_tensor(std::shared_ptr<const Tensor> next, std::string next_label,
                       const QuantConfig* next_config = nullptr);
+    // The same for a tensor already wrapped (e.g. a mapped file).
+    bool apply_data(std::shared_ptr<const TensorData> next, std::string next_label,
+                    const QuantConfig* next_config = nullptr);
+    // Whether a tensor is open, and its shape (empty without one).
+    bool has_tensor() const { return data != nullptr; }
     void undo();
     void redo();
 
@@ -95,6 +105,7 @@ private:
     void start_recompute();
     void take_recompute(RecomputeJob& job);
     void take_tensor_job(TensorJobResult& done);
+    void set_data(std::shared_ptr<const TensorData> next);
 
     bool dirty_ = false;
     // Changes to what the computed (s, z) depend on (tensor, dtype, rounding, overflow), and the change

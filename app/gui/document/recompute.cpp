@@ -7,25 +7,50 @@
 
 namespace qs::gui {
 
+QuantParams ParamsFor(const TensorData& data, const QuantConfig& config) {
+    // A format's scale has its own rule (format_quant_params): compute_params applies it.
+    const bool whole_range = config.granularity == Granularity::Tensor && config.calibration == Calibration::MinMax &&
+                             config.format == FormatId::Int;
+    if (config.mode != Mode::Manual && !whole_range) {
+        // Per-block ranges or a calibrator: their own pass (the calibrators need the float32 values).
+        return data.floats ? compute_params(*data.floats, config) : compute_params(data.view, config);
+    }
+    check_config(config, data.shape());
+    QuantParams params;
+    set_block_layout(data.shape(), config, params);
+    params.scale.assign(static_cast<std::size_t>(params.block_count), 1.0);
+    params.zero_point.assign(static_cast<std::size_t>(params.block_count), 0);
+    if (config.mode == Mode::Manual) {
+        params.scale[0] = config.manual_scale;
+        params.zero_point[0] = config.manual_zero_point;
+    } else if (config.mode == Mode::Asymmetric) {
+        asymmetric_params(data.values.lo, data.values.hi, config.dtype, params.scale[0], params.zero_point[0],
+                          config.recompute_scale);
+    } else {
+        symmetric_params(std::max(std::abs(static_cast<double>(data.values.lo)), std::abs(static_cast<double>(data.values.hi))),
+                         config.dtype, params.scale[0], params.zero_point[0]);
+    }
+    return params;
+}
+
 void RunRecompute(RecomputeJob& job) {
     const Stopwatch clock;
     job.error.clear();
     try {
+        const TensorData& data = *job.data;
         if (job.want_computed) {
-            // The comparison of manual mode: the base mode's own (s, z) on the same tensor. Its pass goes
-            // through job.result first; the manual pass below overwrites those buffers.
+            // The comparison of manual mode: the base mode's own (s, z) on the same tensor, metrics only.
             QuantConfig computed = job.config;
             computed.mode = job.base_mode;
             if (computed.mode == Mode::Symmetric && !computed.dtype.is_signed) computed.mode = Mode::Asymmetric;
             if (computed.format != FormatId::Int) computed.mode = Mode::Symmetric;  // a format's computed scale
-            job.computed_params = compute_params(*job.tensor, computed);
-            job.computed_params.keep_values_alive(job.tensor);
-            quantize_into(*job.tensor, job.computed_params, computed, job.result);
-            job.computed_metrics = job.result.metrics;
+            job.computed_params = ParamsFor(data, computed);
+            job.computed_params.keep_values_alive(job.data);
+            job.computed_metrics = quantize_view(data.view, job.computed_params, computed);
         }
-        job.params = compute_params(*job.tensor, job.config);
-        job.params.keep_values_alive(job.tensor);
-        quantize_into(*job.tensor, job.params, job.config, job.result);
+        job.params = ParamsFor(data, job.config);
+        job.params.keep_values_alive(job.data);
+        job.overview = quantize_overview(data.view, job.params, job.config, data.values.grid);
     } catch (const std::exception& e) {
         job.error = e.what();
     }
@@ -35,21 +60,25 @@ void RunRecompute(RecomputeJob& job) {
 TensorJobResult FinishTensorJob(Tensor tensor, QuantConfig config, std::string label, TaskProgress& progress) {
     progress.set_stage("checking");
     progress.set_progress(0.4f);
-    check_tensor(tensor);
+    return FinishTensorJob(MakeTensorData(std::make_shared<const Tensor>(std::move(tensor))), std::move(config),
+                           std::move(label), progress);
+}
+
+TensorJobResult FinishTensorJob(std::shared_ptr<const TensorData> data, QuantConfig config, std::string label,
+                                TaskProgress& progress) {
     TensorJobResult out;
-    out.config = FitConfig(config, tensor.shape, &out.notice);
+    out.config = FitConfig(config, data->shape(), &out.notice);
     out.label = std::move(label);
-    auto shared = std::make_shared<Tensor>(std::move(tensor));
     progress.set_stage("scale and zero point");
     progress.set_progress(0.55f);
-    out.params = compute_params(*shared, out.config);
-    out.params.keep_values_alive(shared);
+    out.params = ParamsFor(*data, out.config);
+    out.params.keep_values_alive(data);
     progress.set_stage("quantizing");
     progress.set_progress(0.7f);
-    quantize_into(*shared, out.params, out.config, out.result);
+    out.overview = quantize_overview(data->view, out.params, out.config, data->values.grid);
     progress.set_stage("done");
     progress.set_progress(1.0f);
-    out.tensor = std::move(shared);
+    out.data = std::move(data);
     return out;
 }
 

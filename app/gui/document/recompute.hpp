@@ -1,5 +1,7 @@
 // The document's computations, each a plain function that a worker thread or the UI thread can run: one
-// recompute of (s, z) and the quantization, and the end of every tensor job (check, fit the config, quantize).
+// recompute of (s, z) and the quantization's overview, and the end of every tensor job (check, fit the config,
+// quantize). A recompute is one pass over the tensor in its stored type: the metrics and the screen-resolution
+// images together (core's quantize_overview); no full-size result is ever allocated.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +10,9 @@
 #include <string>
 
 #include "gui/document/task.hpp"
+#include "gui/document/tensor_data.hpp"
 #include "quantscope/config.hpp"
+#include "quantscope/overview.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor.hpp"
@@ -17,30 +21,34 @@ namespace qs::gui {
 
 class Document;
 
-// One recompute of params, result and (in manual mode) the computed-parameter metrics.
+// One recompute of params, the overview and (in manual mode) the computed-parameter metrics.
 struct RecomputeJob {
-    std::shared_ptr<const Tensor> tensor;
+    std::shared_ptr<const TensorData> data;
     QuantConfig config;
     Mode base_mode = Mode::Asymmetric;
     bool want_computed = false;        // recompute the computed (s, z) and their metrics too
     std::uint64_t computed_stamp = 0;  // which change of the computed inputs this answers
     QuantParams params;
-    QuantResult result;
+    QuantOverview overview;
     QuantParams computed_params;
     Metrics computed_metrics;
-    double ms = 0;  // compute_params + quantize_into, wall time
+    double ms = 0;  // params + the pass, wall time
     std::string error;
 };
 
-// Runs `job` (compute_params + quantize_into, and the computed parameters when asked) on this thread.
+// Runs `job` on this thread.
 void RunRecompute(RecomputeJob& job);
+
+// (s, z) of `config` for the tensor: no pass over the values when the tensor's own range decides them
+// (manual values; min/max over the whole tensor), else compute_params. Throws qs::Error.
+QuantParams ParamsFor(const TensorData& data, const QuantConfig& config);
 
 // What a tensor job hands back: a checked tensor quantized with `config`.
 struct TensorJobResult {
-    std::shared_ptr<const Tensor> tensor;
+    std::shared_ptr<const TensorData> data;
     QuantConfig config;
     QuantParams params;
-    QuantResult result;
+    QuantOverview overview;
     std::string label;
     std::string notice;  // what fitting the config to the new shape changed, if anything
     // Runs on the UI thread once the tensor is on screen (where it came from, a session's view settings).
@@ -53,6 +61,9 @@ using TensorWork = std::function<TensorJobResult(TaskProgress&)>;
 // The worker side of a tensor job: checks the tensor, fits `config` to its shape (per-tensor granularity
 // when the old one does not apply), computes params and quantizes, reporting progress. Throws qs::Error.
 TensorJobResult FinishTensorJob(Tensor tensor, QuantConfig config, std::string label, TaskProgress& progress);
+// The same for a tensor already wrapped (a mapped file).
+TensorJobResult FinishTensorJob(std::shared_ptr<const TensorData> data, QuantConfig config, std::string label,
+                                TaskProgress& progress);
 
 // A config that fits `shape`: `config` itself if check_config accepts it, else the same with per-tensor
 // granularity (`note` says why). Throws qs::Error if even that does not fit.

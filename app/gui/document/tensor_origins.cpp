@@ -4,7 +4,7 @@
 
 namespace qs::gui {
 
-void TensorOrigins::record(const std::shared_ptr<const Tensor>& tensor, TensorOrigin origin) {
+void TensorOrigins::record(const std::shared_ptr<const TensorData>& tensor, TensorOrigin origin) {
     if (!tensor) return;
     // Entries of tensors that are gone could match a new tensor at the same address: drop them first.
     for (std::size_t i = 0; i < entries_.size();) {
@@ -16,10 +16,10 @@ void TensorOrigins::record(const std::shared_ptr<const Tensor>& tensor, TensorOr
     entries_.push_back(Entry{tensor, tensor.get(), std::move(origin)});
 }
 
-const TensorOrigin* TensorOrigins::find(const Tensor* tensor) const {
+const TensorOrigin* TensorOrigins::find(const TensorData* tensor) const {
     if (!tensor) return nullptr;
     for (const Entry& e : entries_) {
-        const std::shared_ptr<const Tensor> alive = e.tensor.lock();
+        const std::shared_ptr<const TensorData> alive = e.tensor.lock();
         if (alive && alive.get() == tensor) return &e.origin;
     }
     return nullptr;

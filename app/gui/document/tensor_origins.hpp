@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "gui/document/tensor_data.hpp"
 #include "quantscope/session.hpp"
-#include "quantscope/tensor.hpp"
 
 namespace qs::gui {
 
@@ -22,14 +22,14 @@ struct TensorOrigin {
 // edited tensor has no origin while an undo back to the loaded one finds it again.
 class TensorOrigins {
 public:
-    void record(const std::shared_ptr<const Tensor>& tensor, TensorOrigin origin);
+    void record(const std::shared_ptr<const TensorData>& tensor, TensorOrigin origin);
     // nullptr when `tensor` was not recorded (edited, pasted, inline from a session).
-    const TensorOrigin* find(const Tensor* tensor) const;
+    const TensorOrigin* find(const TensorData* tensor) const;
 
 private:
     struct Entry {
-        std::weak_ptr<const Tensor> tensor;
-        const Tensor* address = nullptr;
+        std::weak_ptr<const TensorData> tensor;
+        const TensorData* address = nullptr;
         TensorOrigin origin;
     };
     std::vector<Entry> entries_;

@@ -37,11 +37,13 @@ std::optional<Snapshot> UndoHistory::redo(Snapshot current) {
 void UndoHistory::trim() {
     while (undo_.size() > kMaxUndoSteps) undo_.pop_front();
     auto bytes = [this] {
-        std::set<const Tensor*> seen;
+        std::set<const TensorData*> seen;
         std::size_t total = 0;
         for (const auto* side : {&undo_, &redo_}) {
             for (const Snapshot& s : *side) {
-                if (s.tensor && seen.insert(s.tensor.get()).second) total += s.tensor->values.size() * sizeof(float);
+                // A mapped tensor holds no memory of its own (the file's pages can be dropped and read again).
+                if (s.data && s.data->floats && seen.insert(s.data.get()).second)
+                    total += s.data->floats->values.size() * sizeof(float);
             }
         }
         return total;

@@ -7,14 +7,14 @@
 #include <optional>
 #include <string>
 
+#include "gui/document/tensor_data.hpp"
 #include "quantscope/config.hpp"
-#include "quantscope/tensor.hpp"
 
 namespace qs::gui {
 
 // Everything one undo step restores.
 struct Snapshot {
-    std::shared_ptr<const Tensor> tensor;
+    std::shared_ptr<const TensorData> data;
     QuantConfig config;
     Mode base_mode = Mode::Asymmetric;
     std::string label;

@@ -157,6 +157,11 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
                                       const std::shared_ptr<const Tensor>& tensor) {
     CalibrationApply apply;
     ImGui::PushID(&st);
+    if (qv.valid() && !qv.tensor) {
+        ImGui::TextWrapped("%s", NeedsInMemoryNote("The calibrator comparison and its MSE", *qv.data).c_str());
+        ImGui::PopID();
+        return apply;
+    }
     if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();

@@ -217,11 +217,10 @@ void DrawMetricsTable(const Metrics& a, const Metrics& b) {
 void Tooltip(const QuantView& qv, const ComparePanelState& st, std::int64_t flat) {
     const Sym sym = Symbols();
     ImGui::BeginTooltip();
-    ImGui::Text("Element %s: r = %s", index_to_string(qv.tensor->shape, flat).c_str(),
-                FormatNumber(qv.tensor->values[static_cast<std::size_t>(flat)]).c_str());
-    ImGui::Text("A: q = %d, r%s = %s, |e| = %s", qv.result->codes[static_cast<std::size_t>(flat)], sym.prime,
-                FormatNumber(qv.result->dequantized[static_cast<std::size_t>(flat)]).c_str(),
-                FormatNumber(qv.result->error[static_cast<std::size_t>(flat)]).c_str());
+    const ElementTrace a = TraceOf(qv, flat);
+    ImGui::Text("Element %s: r = %s", index_to_string(qv.data->shape(), flat).c_str(), FormatNumber(a.r).c_str());
+    ImGui::Text("A: q = %d, r%s = %s, |e| = %s", a.code, sym.prime, FormatNumber(a.dequantized).c_str(),
+                FormatNumber(a.error).c_str());
     ImGui::Text("B: q = %d, r%s = %s, |e| = %s", st.shown.result.codes[static_cast<std::size_t>(flat)], sym.prime,
                 FormatNumber(st.shown.result.dequantized[static_cast<std::size_t>(flat)]).c_str(),
                 FormatNumber(st.shown.result.error[static_cast<std::size_t>(flat)]).c_str());
@@ -317,7 +316,7 @@ float DrawErrorMaps(ComparePanelState& st, const QuantView& qv, ImVec2 origin, f
     const float heat_h = std::max(font * 4.0f, height - title_h - slider_h - font * 0.5f);
 
     // One color scale for both: 0 .. the larger max error.
-    const double max_a = qv.result->metrics.max_abs_error, max_b = st.shown.result.metrics.max_abs_error;
+    const double max_a = qv.metrics().max_abs_error, max_b = st.shown.result.metrics.max_abs_error;
     st.shared_max = std::max(max_a, max_b);
     HeatmapStyle style;
     style.colormap = Colormap::Coolwarm;
@@ -331,7 +330,8 @@ float DrawErrorMaps(ComparePanelState& st, const QuantView& qv, ImVec2 origin, f
 
     const std::int64_t rows = t.rows(), cols = t.cols(), off = static_cast<std::int64_t>(st.slice) * rows * cols;
     std::array<HeatmapSource, 2> src;
-    src[0].f32 = qv.result->error.data() + off;
+    st.a_tiles.bind(qv, st.slice);
+    src[0].tiles = st.a_tiles.tiles(FigureTiles::Error);
     src[1].f32 = st.shown.result.error.data() + off;
     for (HeatmapSource& s : src) {
         s.rows = rows;
@@ -363,6 +363,11 @@ float DrawErrorMaps(ComparePanelState& st, const QuantView& qv, ImVec2 origin, f
 
 void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
     ImGui::PushID(&st);
+    if (qv.valid() && !qv.tensor) {
+        ImGui::TextWrapped("%s", NeedsInMemoryNote("Comparisons", *qv.data).c_str());
+        ImGui::PopID();
+        return;
+    }
     if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();
@@ -392,7 +397,7 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
     ImGui::BeginGroup();
     ImGui::TextUnformatted("Metrics: B against A");
     ImGui::TextDisabled("one color scale: 0 .. %s", FormatNumber(st.shared_max).c_str());
-    DrawMetricsTable(qv.result->metrics, st.shown.result.metrics);
+    DrawMetricsTable(qv.metrics(), st.shown.result.metrics);
     ImGui::EndGroup();
 
     ImGui::SetCursorScreenPos(origin);

@@ -19,6 +19,7 @@
 #include "quantscope/config.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
+#include "gui/panels/figure_tiles.hpp"
 #include "quantscope/tensor.hpp"
 
 namespace qs::gui {
@@ -49,6 +50,7 @@ struct ComparePanelState {
     TensorKey requested_tensor;
     bool started = false;
     std::array<HeatmapState, 2> maps;
+    FigureTiles a_tiles;              // A's errors: the document's quantization, as the figure reads it
     double shared_max = 0;            // the color scale's top: max(A's, B's max |r - r'|)
     std::array<ImVec2, 2> image_min{}, image_max{};  // where the last frame drew A's and B's images
 };

@@ -382,7 +382,7 @@ void DrawNaiveCast(ControlsPanelState& state, const Document& doc, Intents& out)
         out.apply_config(doc, next, false);
     }
     if (ButtonFullWidth("Lesson: /max * 255, cast to int8")) {
-        next = recipe_config(Recipe::NaiveMax255, view_of(*doc.tensor), doc.config);
+        next = recipe_config(Recipe::NaiveMax255, doc.data->view, doc.config);
         state.scale_entry = next.manual_scale;
         out.apply_config(doc, next, false, &state.manual_message);
     }
@@ -395,21 +395,20 @@ void DrawNaiveCast(ControlsPanelState& state, const Document& doc, Intents& out)
     const QuantView v = doc.view();
     if (!v.valid() || v.config->overflow != Overflow::Wrap) return;
     if (state.traced_generation != v.generation) {
-        const auto& err = v.result->error;
-        state.traced_index = std::max_element(err.begin(), err.end()) - err.begin();
-        state.overflow_sentence = overflow_sentence(farthest_overflow(view_of(*v.tensor), *v.params, *v.config), *v.config);
+        state.traced_index = v.overview->error_argmax;
+        state.overflow_sentence = overflow_sentence(farthest_overflow(v.data->view, *v.params, *v.config), *v.config);
         state.traced_generation = v.generation;
     }
     ImGui::PushStyleColor(ImGuiCol_Text, kWrongRed);
     TextWrappedAtSpaces(state.overflow_sentence);
     ImGui::PopStyleColor();
-    const ElementTrace t = trace_element(*v.tensor, *v.params, *v.config, state.traced_index);
+    const ElementTrace t = TraceOf(v, state.traced_index);
     ImGui::PushStyleColor(ImGuiCol_Text, t.clipped ? kWrongRed : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     char worst[256];
     std::snprintf(worst, sizeof worst, "Worst here %s: r = %.6g -> r/s + z = %.6g -> round %.0f -> stored %d -> r' = %.6g",
-                  index_to_string(v.tensor->shape, t.flat_index).c_str(), t.r, t.scaled, t.rounded, t.code, t.dequantized);
+                  index_to_string(v.data->shape(), t.flat_index).c_str(), t.r, t.scaled, t.rounded, t.code, t.dequantized);
     TextWrappedAtSpaces(worst);
-    ImGui::Text("%lld element(s) wrapped", static_cast<long long>(v.result->metrics.clipped));
+    ImGui::Text("%lld element(s) wrapped", static_cast<long long>(v.metrics().clipped));
     ImGui::PopStyleColor();
 }
 
@@ -449,7 +448,7 @@ void SyncControlsPanel(ControlsPanelState& state, const Document& doc) {
 }  // namespace
 
 void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& out) {
-    if (!doc.tensor) return;
+    if (!doc.data) return;
     if (state.synced_revision != doc.revision) {
         SyncControlsPanel(state, doc);
         state.synced_revision = doc.revision;

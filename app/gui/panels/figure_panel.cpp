@@ -22,10 +22,10 @@ namespace qs::gui {
 namespace {
 
 void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState& hs, int panel) {
-    const ElementTrace t = trace_element(*qv.tensor, *qv.params, *qv.config, flat);
+    const ElementTrace t = TraceOf(qv, flat);
     const Sym sym = Symbols();
     ImGui::BeginTooltip();
-    ImGui::Text("Element %s", index_to_string(qv.tensor->shape, flat).c_str());
+    ImGui::Text("Element %s", index_to_string(qv.data->shape(), flat).c_str());
     if (qv.params->block_count > 1) {
         double s;
         std::int32_t z;
@@ -95,16 +95,12 @@ namespace {
 
 // The four panels' data for slice `st.slice`: the original, the codes, r' and the error.
 std::array<HeatmapSource, 4> PanelSources(FigurePanelState& st, const QuantView& qv) {
-    const Tensor& t = *qv.tensor;
-    const std::int64_t off = static_cast<std::int64_t>(st.slice) * t.rows() * t.cols();
+    st.tiles.bind(qv, st.slice);
     std::array<HeatmapSource, 4> src;
-    src[kOriginal].f32 = t.values.data() + off;
-    src[kQuantized].i32 = qv.result->codes.data() + off;
-    src[kDequantized].f32 = qv.result->dequantized.data() + off;
-    src[kError].f32 = qv.result->error.data() + off;
-    for (HeatmapSource& s : src) {
-        s.rows = t.rows();
-        s.cols = t.cols();
+    for (int i = 0; i < 4; ++i) {
+        src[i].tiles = st.tiles.tiles(i);
+        src[i].rows = qv.data->rows();
+        src[i].cols = qv.data->cols();
     }
     if (qv.params->block_count == 1 && qv.config->format == FormatId::Int) {
         // r' = s (q - z) element by element (float32 s and z, as the quantizer uses them): the dequantized
@@ -200,13 +196,12 @@ void DrawPipeline(const FigurePanelState& st, const QuantView& qv, float x, floa
     }
     if (FigureHidesPipeline(st, st.selected)) {  // the pipeline would print what is being guessed
         ImGui::PushTextWrapPos(x + width);
-        TextWrappedAtSpaces("Selected " + index_to_string(qv.tensor->shape, st.selected) + ": predict its code, then press R.");
+        TextWrappedAtSpaces("Selected " + index_to_string(qv.data->shape(), st.selected) + ": predict its code, then press R.");
         ImGui::PopTextWrapPos();
         return;
     }
-    const Tensor& t = *qv.tensor;
-    const ElementTrace tr = trace_element(t, *qv.params, *qv.config, st.selected);
-    std::string head = "Selected " + index_to_string(t.shape, st.selected);
+    const ElementTrace tr = TraceOf(qv, st.selected);
+    std::string head = "Selected " + index_to_string(qv.data->shape(), st.selected);
     if (qv.params->block_count > 1) head += "  (block " + std::to_string(tr.block) + ")";
     head += ":";
     std::vector<std::string> parts{head};
@@ -243,8 +238,8 @@ bool ValuesHidden(const FigurePanelState& st, const FigureFrame& f, int i = -1) 
 // "values hidden: 64x64 cells are too small for this text size; zoom in (wheel) or F5: presenter", or which
 // panels hide them when the others print theirs (a code fits a cell where "-184.00" does not).
 std::string HiddenNote(const QuantView& qv, const FigureFrame& f, bool long_form) {
-    const std::string n = FormatInteger(static_cast<double>(qv.tensor->rows())) + Symbols().times +
-                          FormatInteger(static_cast<double>(qv.tensor->cols()));
+    const std::string n = FormatInteger(static_cast<double>(qv.data->rows())) + Symbols().times +
+                          FormatInteger(static_cast<double>(qv.data->cols()));
     std::string where = "values hidden";
     if (f.annotation > 0.0f) {
         const char* names[4] = {"original", "quantized", "dequantized", "error"};
@@ -259,7 +254,7 @@ std::string HiddenNote(const QuantView& qv, const FigureFrame& f, bool long_form
 
 FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size, int caption_lines,
                           const std::string& note = {}, FigureLayoutMode mode = FigureLayoutMode::Auto) {
-    const std::int64_t rows = qv.tensor->rows(), cols = qv.tensor->cols();
+    const std::int64_t rows = qv.data->rows(), cols = qv.data->cols();
     FigureFrame f;
     f.note = note;
     f.mode = mode;
@@ -316,7 +311,7 @@ FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size
 }
 
 void PrepareState(FigurePanelState& st, const QuantView& qv) {
-    const Tensor& t = *qv.tensor;
+    const TensorData& t = *qv.data;
     st.slice = std::clamp<int>(st.slice, 0, static_cast<int>(t.slices()) - 1);
     if (st.selected >= t.numel()) st.selected = -1;
     ClampView(st.view, t.rows(), t.cols());
@@ -359,7 +354,7 @@ float FigurePanelHeight(FigurePanelState& st, const QuantView& qv, float width) 
     const FigureLayout l = ComputeLayout(st, qv, width);
     float ratio = 1.0f;
     if (qv.valid()) {
-        ratio = static_cast<float>(qv.tensor->rows()) / static_cast<float>(qv.tensor->cols());
+        ratio = static_cast<float>(qv.data->rows()) / static_cast<float>(qv.data->cols());
         ratio = std::clamp(ratio, 0.3f, 1.0f);
     }
     const float heat_w = l.col_w - HeatmapColorbarWidth();
@@ -384,7 +379,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     }
     if (size.x <= 0.0f) size.x = ImGui::GetContentRegionAvail().x;
     if (size.y <= 0.0f) size.y = FigurePanelHeight(st, qv, size.x);
-    const Tensor& t = *qv.tensor;
+    const TensorData& t = *qv.data;
     const std::int64_t cols = t.cols(), slice_n = t.rows() * cols;
     PrepareState(st, qv);
 

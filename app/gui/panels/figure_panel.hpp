@@ -16,6 +16,7 @@
 #include "gui/widgets/colormap.hpp"
 #include "gui/widgets/heatmap.hpp"
 #include "gui/document/quant_view.hpp"
+#include "gui/panels/figure_tiles.hpp"
 
 namespace qs::gui {
 
@@ -62,6 +63,7 @@ struct FigurePanelState {
 
     // [Internal state]
     std::array<HeatmapState, 4> maps;
+    FigureTiles tiles;              // the cells the four heatmaps read (overview or full-resolution window)
     // Color ranges over the whole tensor (not the slice, so that slices compare). The original's range (and
     // where its extremes are) is kept per tensor; the dequantized range is redone per generation.
     TensorKey tensor_key;

@@ -8,40 +8,24 @@
 #include "quantscope/quantize.hpp"
 
 namespace qs::gui {
-namespace {
-
-void MinMax(const float* v, std::int64_t n, double& lo, double& hi) {
-    float a = 0, b = 0;
-    value_range(v, n, a, b);
-    lo = a;
-    hi = b;
-}
-
-}  // namespace
-
 void UpdateRanges(FigurePanelState& st, const QuantView& qv) {
-    const std::int64_t n = qv.tensor->numel();
     const TensorKey key = TensorKeyOf(qv);
     if (!st.orig_valid || key != st.tensor_key) {
-        const float* v = qv.tensor->values.data();
-        MinMax(v, n, st.orig_lo, st.orig_hi);
-        st.orig_argmin = std::find(v, v + n, static_cast<float>(st.orig_lo)) - v;
-        st.orig_argmax = std::find(v, v + n, static_cast<float>(st.orig_hi)) - v;
+        // The tensor's range and where its extremes first occur came with its overview pass.
+        st.orig_lo = qv.data->values.lo;
+        st.orig_hi = qv.data->values.hi;
+        st.orig_argmin = qv.data->values.argmin;
+        st.orig_argmax = qv.data->values.argmax;
         st.tensor_key = key;
         ++st.tensor_gen;
         st.orig_valid = true;
         st.ranges_valid = false;
     }
     if (st.ranges_valid && st.ranges_generation == qv.generation) return;
-    if (qv.params->block_count == 1 && qv.config->overflow == Overflow::Clamp) {
-        // One (s, z) with the clamp: r -> r' is non-decreasing (a float division, round and clamp all are), so
-        // the smallest and largest r' are those of the smallest and largest r, exactly as the quantizer made them.
-        st.deq_lo = trace_element(*qv.tensor, *qv.params, *qv.config, st.orig_argmin).dequantized;
-        st.deq_hi = trace_element(*qv.tensor, *qv.params, *qv.config, st.orig_argmax).dequantized;
-    } else {
-        MinMax(qv.result->dequantized.data(), n, st.deq_lo, st.deq_hi);
-    }
-    st.err_hi = qv.result->metrics.max_abs_error;
+    // The range of r' came with the quantization's pass (for one (s, z): r' of the smallest and largest code).
+    st.deq_lo = qv.overview->dequantized_lo;
+    st.deq_hi = qv.overview->dequantized_hi;
+    st.err_hi = qv.metrics().max_abs_error;
     st.ranges_generation = qv.generation;
     st.ranges_valid = true;
 }
@@ -82,7 +66,7 @@ PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool whi
     PanelStyles p;
     BlockGrid blocks;
     if (st.block_outlines && qv.params->block_count > 1) {
-        blocks.offset = static_cast<std::int64_t>(st.slice) * qv.tensor->rows() * qv.tensor->cols();
+        blocks.offset = static_cast<std::int64_t>(st.slice) * qv.data->rows() * qv.data->cols();
         blocks.stride = qv.params->block_stride;
         blocks.count = qv.params->block_count;
     }

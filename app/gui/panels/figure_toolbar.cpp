@@ -42,7 +42,7 @@ std::vector<float> ItemWidths(const QuantView& qv, float width) {
     std::vector<float> w = {LabelledWidth(ComboWidth(7.0f, "Colormap", width), "Colormap"), CheckboxWidth("Lesson look"),
                             LabelledWidth(LayoutComboWidth(), "Layout"), CheckboxWidth("Shared range"),
                             LabelledWidth(ComboWidth(5.0f, "Values", width), "Values")};
-    if (qv.tensor->rank() == 3) w.push_back(LabelledWidth(ComboWidth(8.0f, "Slice", width), "Slice"));
+    if (qv.data->rank() == 3) w.push_back(LabelledWidth(ComboWidth(8.0f, "Slice", width), "Slice"));
     w.push_back(ImGui::CalcTextSize("Reset zoom").x + ImGui::GetStyle().FramePadding.x * 2.0f);
     return w;
 }
@@ -70,7 +70,7 @@ int Flow(const std::vector<float>& widths, float width, std::vector<bool>* new_l
 // The text that ends the toolbar, and whether it gets its own line.
 std::string TailText(const FigurePanelState& st, const QuantView& qv, const std::string& note) {
     if (!note.empty()) return note;
-    if (!IsFullView(st.view, qv.tensor->rows(), qv.tensor->cols())) {
+    if (!IsFullView(st.view, qv.data->rows(), qv.data->cols())) {
         char buf[128];
         std::snprintf(buf, sizeof buf, "rows %lld-%lld, cols %lld-%lld", static_cast<long long>(std::floor(st.view.y0)),
                       static_cast<long long>(std::ceil(st.view.y1)) - 1, static_cast<long long>(std::floor(st.view.x0)),
@@ -144,15 +144,15 @@ void DrawFigureToolbar(FigurePanelState& st, const QuantView& qv, float width, c
     if (ImGui::Combo("Values", &ann, kAnnotateNames, 3)) set.annotate = static_cast<AnnotateMode>(ann);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("auto: the values at the text size where they fit their cells; on: shrunk to fit; off: none");
-    if (qv.tensor->rank() == 3) {
+    if (qv.data->rank() == 3) {
         next();
         ImGui::SetNextItemWidth(ComboWidth(8.0f, "Slice", width));
-        SafeSliderInt("Slice", &st.slice, 0, qv.tensor->slices() - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+        SafeSliderInt("Slice", &st.slice, 0, qv.data->slices() - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("Index along axis 0 (of %lld)", static_cast<long long>(qv.tensor->slices()));
+            ImGui::SetTooltip("Index along axis 0 (of %lld)", static_cast<long long>(qv.data->slices()));
     }
     next();
-    const bool full = IsFullView(st.view, qv.tensor->rows(), qv.tensor->cols());
+    const bool full = IsFullView(st.view, qv.data->rows(), qv.data->cols());
     ImGui::BeginDisabled(full);
     if (ImGui::Button("Reset zoom")) st.view.reset();
     ImGui::EndDisabled();

@@ -24,8 +24,6 @@ float BarHeight(double count, double max_count, bool log_scale, float h) {
 }
 
 constexpr int kFineBins = 8192;
-constexpr std::int64_t kCodeChunk = 4096;
-constexpr std::int64_t kCodeSample = std::int64_t{1} << 21;  // elements counted per frame while codes change
 
 // The values on show: the whole tensor, or the gathered elements of one block.
 struct ShownValues {
@@ -83,27 +81,29 @@ void UpdateBars(HistogramPanelState& st, const QuantView& qv, int bins, double l
 
 void UpdateCodes(HistogramPanelState& st, const QuantView& qv, std::int64_t block) {
     const bool fresh = st.codes_valid && st.codes_generation == qv.generation && st.codes_block == block;
-    if (fresh && st.code_stride == 1) return;
+    if (fresh) return;
     std::int32_t code_lo = 0, code_hi = 0;
     code_range(*qv.config, code_lo, code_hi);
-    std::int64_t n = qv.tensor->numel();
     std::vector<std::int64_t> c;
-    std::int64_t stride = 1, sampled = n;
     if (block >= 0) {
-        // One block's codes: a block is a slice of the tensor, counted exactly.
-        const std::vector<std::int32_t> codes = block_elements(qv.result->codes.data(), n, *qv.params, block);
+        // One block's codes: a block is a slice of the tensor, counted exactly from its values.
+        const std::vector<float> values = block_elements(qv.tensor->values.data(), qv.tensor->numel(), *qv.params, block);
+        const auto s = static_cast<float>(qv.params->scale_of(block));
+        const std::int32_t z = qv.params->zero_point_of(block);
+        std::vector<std::int32_t> codes(values.size());
+        const QuantParams& p = *qv.params;
+        const std::int64_t first = block * p.block_stride;  // an element of the block, for its (s, z)
+        for (std::size_t i = 0; i < values.size(); ++i)
+            codes[i] = qv.config->format == FormatId::Int ? quantize_value(values[i], s, z, *qv.config)
+                                                          : trace_value(values[i], p, *qv.config, first).code;
         c = code_counts(codes.data(), static_cast<std::int64_t>(codes.size()), code_lo, code_hi);
-        sampled = n = static_cast<std::int64_t>(codes.size());
     } else {
-        // A sample only while the result changes frame after frame; a single change, or the first frame after
-        // the last one (fresh but sampled), is counted exactly.
-        if (!fresh && st.changing && n > kCodeSample) stride = (n + kCodeSample - 1) / kCodeSample;
-        c = code_counts_sampled(qv.result->codes.data(), n, code_lo, code_hi, kCodeChunk, stride, &sampled);
+        // The whole tensor's codes were counted in the recompute's pass, exactly.
+        c = qv.overview->code_counts;
     }
-    const double up = sampled > 0 ? static_cast<double>(n) / static_cast<double>(sampled) : 1.0;
     st.codes.resize(c.size());
-    for (std::size_t i = 0; i < c.size(); ++i) st.codes[i] = static_cast<double>(c[i]) * up;
-    st.code_stride = stride;
+    for (std::size_t i = 0; i < c.size(); ++i) st.codes[i] = static_cast<double>(c[i]);
+    st.code_stride = 1;
     st.codes_generation = qv.generation;
     st.codes_block = block;
     st.codes_valid = true;
@@ -115,7 +115,7 @@ std::int64_t ShownBlock(HistogramPanelState& st, const QuantView& qv) {
     if (p.block_count <= 1) return -1;
     if (st.follow_element != st.followed) {
         st.followed = st.follow_element;
-        if (st.follow_element >= 0 && st.follow_element < qv.tensor->numel()) st.block = p.block_of(st.follow_element);
+        if (st.follow_element >= 0 && st.follow_element < qv.data->numel()) st.block = p.block_of(st.follow_element);
     }
     st.block = std::clamp<std::int64_t>(st.block, 0, p.block_count - 1);
     return st.block;
@@ -191,7 +191,7 @@ std::pair<double, double> UpdateShown(HistogramPanelState& st, const QuantView& 
     hi += pad;
     UpdateBars(st, qv, std::clamp(static_cast<int>(plot_w / 4.0f), 16, 400), lo, hi);
     UpdateCodes(st, qv, g.block);
-    const Metrics& m = qv.result->metrics;
+    const Metrics& m = qv.metrics();
     if (g.block < 0) {
         st.shown_clipped = m.clipped;
         st.shown_count = m.count;
@@ -341,10 +341,10 @@ void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const 
     const bool format = qv.config->format != FormatId::Int;
     const float text_h = ImGui::GetTextLineHeightWithSpacing();
     // The count of levels is the quantizer's own (exact even while the bars are estimated from a sample).
-    const std::int64_t levels_used = g.block < 0 ? qv.result->metrics.levels_used
+    const std::int64_t levels_used = g.block < 0 ? qv.metrics().levels_used
                                                  : std::count_if(st.codes.begin(), st.codes.end(), [](double c) { return c > 0.0; });
     ImGui::Text("Codes: %lld of %lld levels used%s", static_cast<long long>(levels_used),
-                static_cast<long long>(qv.result->metrics.levels_total), g.block < 0 ? "" : " in this block");
+                static_cast<long long>(qv.metrics().levels_total), g.block < 0 ? "" : " in this block");
     if (format) {
         ImGui::SameLine();
         ImGui::TextDisabled("  (codes are bit patterns / indices)");
@@ -376,6 +376,11 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     ImGui::PushID(&st);
     if (!qv.valid()) {
         ImGui::TextDisabled("No result yet.");
+        ImGui::PopID();
+        return;
+    }
+    if (!qv.tensor) {
+        ImGui::TextWrapped("%s", NeedsInMemoryNote("Histograms", *qv.data).c_str());
         ImGui::PopID();
         return;
     }

@@ -5,13 +5,13 @@
 namespace qs::gui {
 
 bool Intents::apply_config(const Document& doc, const QuantConfig& requested, bool continuous, std::string* message) {
-    if (!doc.tensor) return false;
+    if (!doc.data) return false;
     // A control that changes anything but the naive recipe's norm leaves the recipe (a scale slider, the
     // type, unticking the naive cast): its formula applies only as the recipe set it.
     QuantConfig next = requested;
     if (next.naive_norm == doc.config.naive_norm && next != doc.config) next.naive_norm = 0;
     try {
-        check_config(next, doc.tensor->shape);
+        check_config(next, doc.data->shape());
     } catch (const std::exception& e) {
         if (message) *message = e.what();
         return false;

@@ -147,7 +147,7 @@ std::vector<LegendEntry> MapLegend(const LandscapePanelState& st, const QuantVie
     legend.push_back(TextEntry("color: log10 MSE, dark = small error", true));
     if (has_current) {
         legend.push_back(MarkerEntry(MarkerShape::Circle, palette::kCurrent, "current: s = " + FormatNumber(cs) + ", z = " + FormatNumber(cz)));
-        legend.push_back(TextEntry("MSE " + FormatNumber(qv.result->metrics.mse), true));
+        legend.push_back(TextEntry("MSE " + FormatNumber(qv.metrics().mse), true));
     } else {
         legend.push_back(TextEntry(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own (s, z)", false, true));
         legend.push_back(TextEntry("the map is for a single pair per tensor", true));
@@ -273,7 +273,7 @@ std::vector<LegendEntry> CurveLegend(const LandscapePanelState& st, const QuantV
     legend.push_back(TextEntry(std::string("a smaller ") + sym.alpha + ": finer steps, more clipping", true));
     if (has_current) {
         legend.push_back(MarkerEntry(MarkerShape::Circle, palette::kCurrent, std::string("current: ") + sym.alpha + " = " + FormatNumber(cs * q_max)));
-        legend.push_back(TextEntry("MSE " + FormatNumber(qv.result->metrics.mse), true));
+        legend.push_back(TextEntry("MSE " + FormatNumber(qv.metrics().mse), true));
     } else {
         legend.push_back(TextEntry(std::string(to_string(qv.config->granularity)) + " granularity: each block has its own s", false, true));
         legend.push_back(TextEntry("the curve is for a single s per tensor", true));
@@ -372,7 +372,7 @@ LandscapeClick DrawCurve(LandscapePanelState& st, const QuantView& qv, ImVec2 re
     if (has_current) {
         const float x = std::round(alpha_axis.at(cs * q_max));
         dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), palette::kCurrent, 1.5f);
-        DrawMarker(dl, ImVec2(x, y_of(qv.result->metrics.mse)), MarkerShape::Circle, palette::kCurrent, mr);
+        DrawMarker(dl, ImVec2(x, y_of(qv.metrics().mse)), MarkerShape::Circle, palette::kCurrent, mr);
     }
     if (hovered) CurveHover(r, pts, p0, p1, mr, clicked, click);
     dl->PopClipRect();
@@ -404,6 +404,11 @@ void FinishLandscape(LandscapePanelState& st) {
 LandscapeClick DrawLandscapePanel(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
     LandscapeClick click;
     ImGui::PushID(&st);
+    if (qv.valid() && !qv.tensor) {
+        ImGui::TextWrapped("%s", NeedsInMemoryNote("The landscape and its MSE", *qv.data).c_str());
+        ImGui::PopID();
+        return click;
+    }
     if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();

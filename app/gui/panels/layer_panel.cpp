@@ -233,6 +233,11 @@ void FinishLayer(LayerPanelState& st) {
 
 void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::shared_ptr<const Tensor>& tensor) {
     ImGui::PushID(&st);
+    if (view.valid() && !view.tensor) {
+        ImGui::TextWrapped("%s", NeedsInMemoryNote("The layer", *view.data).c_str());
+        ImGui::PopID();
+        return;
+    }
     if (!view.valid() || !tensor || tensor.get() != view.tensor) {
         ImGui::TextDisabled("No tensor yet.");
         ImGui::PopID();

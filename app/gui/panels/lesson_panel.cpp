@@ -28,7 +28,7 @@ std::string LikePrinted(double app, const std::string& literal) {
 
 std::string CellName(const Tensor& t, std::int64_t flat) { return index_to_string(t.shape, flat); }
 
-LessonRow RowOf(const LessonNumber& n, const QuantView& view) {
+LessonRow RowOf(const LessonNumber& n, const QuantView& view, const QuantResult& full) {
     LessonRow row;
     row.label = n.label;
     row.note = n.note;
@@ -41,9 +41,14 @@ LessonRow RowOf(const LessonNumber& n, const QuantView& view) {
     };
     if (count <= kListed) row.notebook = listed([&](std::size_t i) { return n.printed[i]; });
     else row.notebook = std::to_string(count) + " values";
+    if (!view.tensor) {
+        row.applies = false;
+        row.app = NeedsInMemoryNote("Lessons", *view.data);
+        return row;
+    }
     if (n.at >= 0) row.label += " at " + CellName(*view.tensor, n.at);
     try {
-        const LessonAgreement a = compare_printed(n, *view.tensor, *view.config, *view.params, *view.result);
+        const LessonAgreement a = compare_printed(n, *view.tensor, *view.config, *view.params, full);
         row.agrees = a.agrees();
         if (count <= kListed) {
             row.app = listed([&](std::size_t i) { return LikePrinted(a.app[i], n.printed[i]); });
@@ -102,7 +107,11 @@ void DrawRow(const LessonRow& row, float width) {
 std::vector<LessonRow> LessonRows(const LessonStep& step, const QuantView& view) {
     std::vector<LessonRow> rows;
     if (!view.valid()) return rows;
-    for (const LessonNumber& n : step.printed) rows.push_back(RowOf(n, view));
+    // The quantization on show at full resolution, which the printed numbers are compared with: the document
+    // keeps only its overview, so it is made here (a lesson's tensors are small).
+    QuantResult full;
+    if (view.valid() && view.tensor) quantize_into(*view.tensor, *view.params, *view.config, full);
+    for (const LessonNumber& n : step.printed) rows.push_back(RowOf(n, view, full));
     return rows;
 }
 

@@ -88,7 +88,7 @@ void DrawMetricsPanel(const QuantView& view) {
         ImGui::TextDisabled("No result yet.");
         return;
     }
-    const Metrics& m = view.result->metrics;
+    const Metrics& m = view.metrics();
     const Metrics* computed = view.computed_metrics;
     const bool manual = view.config->mode == Mode::Manual && computed != nullptr;
     const int columns = manual ? 3 : 2;
@@ -170,7 +170,7 @@ void DrawMetricsPanel(const QuantView& view) {
 
 std::string MetricsSummary(const QuantView& view) {
     if (!view.valid()) return "";
-    const Metrics& m = view.result->metrics;
+    const Metrics& m = view.metrics();
     const QuantConfig& c = *view.config;
     std::string s = dtype_name(c) + " " + to_string(c.mode);
     if (c.granularity != Granularity::Tensor) s += std::string(" per ") + to_string(c.granularity);

@@ -24,7 +24,7 @@ ImVec2 PanelImage(const QuantView& view, ImVec2 size, int columns, int rows) {
     const float title_h = std::round(ImGui::GetTextLineHeight() * 1.6f);
     const float col_w = (size.x - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns);
     const float row_h = size.y / static_cast<float>(rows) - title_h;
-    return HeatmapImageSize(view.tensor->rows(), view.tensor->cols(), ImVec2(col_w, std::max(row_h, 1.0f)),
+    return HeatmapImageSize(view.data->rows(), view.data->cols(), ImVec2(col_w, std::max(row_h, 1.0f)),
                             HeatmapColorbarWidth(), kPresenterCellAspect);
 }
 
@@ -88,7 +88,7 @@ PresenterChoice BestScale(FigurePanelState& figure, const QuantView& view, ImVec
 // The caption row says what a pixel stands for: only a big tensor, reduced to fit, needs it (the colorbars'
 // legends are then in their tooltips: a projector's rows are better spent on the values).
 PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView& view, ImVec2 size) {
-    const bool big = view.tensor->rows() > kCaptionlessCells || view.tensor->cols() > kCaptionlessCells;
+    const bool big = view.data->rows() > kCaptionlessCells || view.data->cols() > kCaptionlessCells;
     return BestScale(figure, view, size, big);
 }
 
@@ -142,7 +142,7 @@ void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 s
     if (figure.annotation_size <= 0.0f && figure.settings.annotate != AnnotateMode::Off) {
         char note[160];
         std::snprintf(note, sizeof note, "values hidden: %lld x %lld cells are too small for their text; zoom in (wheel)",
-                      static_cast<long long>(view.tensor->rows()), static_cast<long long>(view.tensor->cols()));
+                      static_cast<long long>(view.data->rows()), static_cast<long long>(view.data->cols()));
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         TextWrappedAtSpaces(note);
         ImGui::PopStyleColor();

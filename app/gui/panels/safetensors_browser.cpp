@@ -57,7 +57,7 @@ bool SafetensorsLoadable(const SafetensorsEntry& e, std::string* why) {
     std::int64_t n = 1;
     for (std::int64_t d : e.shape) {
         if (d == 0) return no("the tensor is empty");
-        if (d > kMaxElements || n > kMaxElements / d) return no("more than 2^28 values");
+        if (d > kMaxViewElements || n > kMaxViewElements / d) return no("more than 2^31 values");
         n *= d;
     }
     return true;
@@ -88,12 +88,14 @@ TensorJobIntent SafetensorsTensorJob(std::shared_ptr<const SafetensorsFile> file
     origin.source.path = (ec ? fs::path(path) : abs).lexically_normal().string();
     origin.source.tensor_name = name;
     const std::string label = path + " : " + name;
-    return TensorJobIntent{"Reading " + name, [file = std::move(file), name, label, origin, config](TaskProgress& p) {
+    (void)file;  // the tensor is mapped anew, on its own: the browser's file may close meanwhile
+    return TensorJobIntent{"Reading " + name, [path, name, label, origin, config](TaskProgress& p) {
         p.set_stage("reading");
         p.set_progress(0.05f);
-        std::string note;
-        Tensor t = file->read(name, &note);  // only this tensor's bytes are touched
-        TensorJobResult r = FinishTensorJob(std::move(t), config, label, p);
+        // Only this tensor's bytes are read, in their stored type (decoded into memory when small enough).
+        auto tensor = std::make_shared<const TensorFile>(path, name);
+        const std::string note = tensor->note();
+        TensorJobResult r = FinishTensorJob(MakeTensorData(std::move(tensor)), config, label, p);
         TensorOrigin o = origin;
         o.note = note;
         if (!note.empty()) {

@@ -33,7 +33,7 @@ struct SafetensorsBrowserState {
 // True for a .safetensors path (case-insensitive).
 bool IsSafetensorsPath(const std::string& path);
 
-// Whether the GUI can show entry `e` (F32, F16, BF16 or F64; rank >= 1; not empty; at most kMaxElements);
+// Whether the GUI can show entry `e` (F32, F16, BF16 or F64; rank >= 1; not empty; at most kMaxViewElements);
 // otherwise `why` says why not.
 bool SafetensorsLoadable(const SafetensorsEntry& e, std::string* why);
 

@@ -302,29 +302,29 @@ void DrawSource(TensorPanelState& state, Intents& out) {
 
 // Keeps the resize fields in step with the tensor after an undo, a redo or a new tensor.
 void SyncTensorPanel(TensorPanelState& state, const Document& doc) {
-    if (!doc.tensor) return;
-    state.resize_rows = static_cast<int>(std::min<std::int64_t>(doc.tensor->rows(), kMaxEditCells));
-    state.resize_cols = static_cast<int>(std::min<std::int64_t>(doc.tensor->cols(), kMaxEditCells));
+    if (!doc.data) return;
+    state.resize_rows = static_cast<int>(std::min<std::int64_t>(doc.data->rows(), kMaxEditCells));
+    state.resize_cols = static_cast<int>(std::min<std::int64_t>(doc.data->cols(), kMaxEditCells));
     state.edit_row = state.edit_col = -1;
 }
 
 }  // namespace
 
 void DrawTensorPanel(TensorPanelState& state, const Document& doc, Intents& out, bool model_list_hidden) {
-    if (!doc.tensor) return;
+    if (!doc.data) return;
     if (state.synced_revision != doc.revision) {
         SyncTensorPanel(state, doc);
         state.synced_revision = doc.revision;
     }
-    const std::shared_ptr<const Tensor> held = doc.tensor;
-    const Tensor& t = *held;
+    const std::shared_ptr<const TensorData> held = doc.data;  // null floats: a mapped file, never edited
+    const TensorData& t = *held;
     ImGui::PushID("tensor");
     ImGui::BeginDisabled(doc.busy());
 
     Section("Tensor");
     ImGui::TextWrapped("%s", doc.label.c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::Text("shape %s,  %lld values", shape_to_string(t.shape).c_str(), static_cast<long long>(t.numel()));
+    ImGui::Text("shape %s,  %lld values", shape_to_string(t.shape()).c_str(), static_cast<long long>(t.numel()));
     ImGui::PopStyleColor();
     // A file's tensor of rank above 3 is shown folded: say so for as long as it is on screen.
     if (const TensorOrigin* origin = doc.origins.find(held.get()); origin && !origin->note.empty()) {
@@ -334,7 +334,7 @@ void DrawTensorPanel(TensorPanelState& state, const Document& doc, Intents& out,
     }
     if (model_list_hidden && ImGui::SmallButton("Show the model file's tensors")) out.push(ShowModelListIntent{});
 
-    if (Editable(t)) {
+    if (t.floats && Editable(*t.floats)) {
         DrawTable(state, doc, out);
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("Double-click a cell, type, Enter.");

@@ -43,6 +43,7 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
     reduce_key.add(generation);
     reduce_key.add(src.f32);
     reduce_key.add(src.i32);
+    reduce_key.add(src.tiles);
     reduce_key.add(src.rows);
     reduce_key.add(src.cols);
     reduce_key.add(w);
@@ -79,6 +80,8 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
         if (derived && base->reduced.size() == n) {
             for (std::size_t i = 0; i < n; ++i)
                 st.reduced[i] = static_cast<float>(src.derive_scale * base->reduced[i] + src.derive_offset);
+        } else if (src.tiles) {
+            src.tiles->reduce(w, fy, fx, style.reduction, st.reduced.data());
         } else if (src.f32) {
             downsample(src.f32, src.cols, w, fy, fx, style.reduction, st.reduced.data());
         } else {

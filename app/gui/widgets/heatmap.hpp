@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <imgui.h>
@@ -31,11 +32,19 @@ void ClampView(HeatmapView& view, std::int64_t rows, std::int64_t cols);
 // True when the view shows the whole slice.
 bool IsFullView(const HeatmapView& view, std::int64_t rows, std::int64_t cols);
 
-// A borrowed row-major slice: exactly one of f32 / i32 is set; row stride = cols.
+// A borrowed row-major slice: exactly one of f32 / i32 / reduce is set; row stride = cols.
 struct HeatmapState;
+// A slice too large to hold as an array: its owner reduces any window to the texture's blocks itself (like
+// downsample into `out`) and reads single cells (for printed values and tooltips).
+struct HeatmapTiles {
+    std::function<void(const CellWindow& window, std::int64_t fy, std::int64_t fx, Reduction reduction, float* out)>
+        reduce;
+    std::function<double(std::int64_t row, std::int64_t col)> value;
+};
 struct HeatmapSource {
     const float* f32 = nullptr;
     const std::int32_t* i32 = nullptr;
+    const HeatmapTiles* tiles = nullptr;
     std::int64_t rows = 0, cols = 0;
     // Optional: this slice is derive_scale * x + derive_offset of the slice another heatmap of the same shape
     // shows (drawn earlier in the frame), e.g. dequantized values s (q - z) of the codes. A mean-reduced view
@@ -44,8 +53,9 @@ struct HeatmapSource {
     const HeatmapState* derive_from = nullptr;
     double derive_scale = 1.0, derive_offset = 0.0;
 
-    bool valid() const { return (f32 != nullptr) != (i32 != nullptr) && rows > 0 && cols > 0; }
+    bool valid() const { return (f32 != nullptr) + (i32 != nullptr) + (tiles != nullptr) == 1 && rows > 0 && cols > 0; }
     double at(std::int64_t row, std::int64_t col) const {
+        if (tiles) return tiles->value(row, col);
         const std::int64_t i = row * cols + col;
         return f32 ? static_cast<double>(f32[i]) : static_cast<double>(i32[i]);
     }

@@ -188,7 +188,7 @@ TensorView SafetensorsFile::view(const std::string& tensor_name, std::string* fo
     }
     view.shape = fold_to_rank3(entry.shape, folding);
     try {
-        checked_numel(view.shape);
+        checked_numel(view.shape, kMaxViewElements);
     } catch (const Error& error) {
         throw Error(printable(view.name) + ": " + error.what());
     }

@@ -112,7 +112,7 @@ TensorWriter::TensorWriter(AtomicFileWriter& out, const Shape& shape, NpyDtype d
         csv_ = std::make_unique<CsvTableWriter>(out, shape);
     else
         npy_ = std::make_unique<NpyArrayWriter>(out, shape, dtype);
-    numel_ = checked_numel(shape);
+    numel_ = checked_numel(shape, kMaxViewElements);  // streamed: nothing of the tensor's size is allocated
 }
 
 TensorWriter::~TensorWriter() = default;

@@ -217,7 +217,7 @@ double naive_max_scale(const Tensor& tensor) {
 }
 
 void set_block_layout(const Shape& shape, const QuantConfig& config, QuantParams& params) {
-    const std::int64_t n = checked_numel(shape);
+    const std::int64_t n = checked_numel(shape, kMaxViewElements);
     switch (config.granularity) {
         case Granularity::Tensor:
             params.block_stride = n;

@@ -26,22 +26,26 @@ std::string shape_to_json(const Shape& shape) {
     return text + "]";
 }
 
-std::int64_t checked_numel(const Shape& shape) {
+std::int64_t checked_numel(const Shape& shape) { return checked_numel(shape, kMaxElements); }
+
+std::int64_t checked_numel(const Shape& shape, std::int64_t limit) {
     if (shape.empty() || shape.size() > 3)
         throw Error("tensor rank " + std::to_string(shape.size()) + " is not supported (rank 1 to 3)");
     std::int64_t n = 1;
     for (std::int64_t d : shape) {
         if (d < 1) throw Error("tensor shape " + shape_to_json(shape) + " is empty (a dimension is " +
                                std::to_string(d) + ")");
-        if (d > kMaxElements || n > kMaxElements / d)
-            throw Error("tensor shape " + shape_to_json(shape) + " has more than " + std::to_string(kMaxElements) +
+        if (d > limit || n > limit / d)
+            throw Error("tensor shape " + shape_to_json(shape) + " has more than " + std::to_string(limit) +
                         " elements");
         n *= d;
     }
     return n;
 }
 
-Shape parse_shape(const std::string& text) {
+Shape parse_shape(const std::string& text) { return parse_shape(text, kMaxElements); }
+
+Shape parse_shape(const std::string& text, std::int64_t limit) {
     Shape shape;
     std::size_t pos = 0;
     while (true) {
@@ -55,7 +59,7 @@ Shape parse_shape(const std::string& text) {
         pos = end + 1;
     }
     try {
-        checked_numel(shape);
+        checked_numel(shape, limit);
     } catch (const Error& e) {
         throw Error("bad shape " + quoted_text(text) + ": " + e.what());
     }

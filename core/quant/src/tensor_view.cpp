@@ -77,6 +77,11 @@ std::int64_t first_nonfinite(const TensorView& view) {
 }
 
 Tensor materialize(const TensorView& view) {
+    try {
+        checked_numel(view.shape);  // a view may be larger than any float32 copy the program makes
+    } catch (const Error& error) {
+        throw Error((view.name.empty() ? std::string() : printable(view.name) + ": ") + error.what());
+    }
     Tensor tensor;
     tensor.shape = view.shape;
     tensor.values.resize(static_cast<std::size_t>(view.numel()));

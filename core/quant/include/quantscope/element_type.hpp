@@ -21,6 +21,17 @@ inline std::size_t element_size(ElementType type) {
     return 0;
 }
 
+// "f16", "bf16", "f32", "f64": for messages and status lines.
+inline const char* element_type_name(ElementType type) {
+    switch (type) {
+        case ElementType::F16: return "f16";
+        case ElementType::BF16: return "bf16";
+        case ElementType::F32: return "f32";
+        case ElementType::F64: return "f64";
+    }
+    return "?";
+}
+
 // Assembling bytes (not memcpy + swap) is endian-neutral and compiles to a single load on x86.
 inline std::uint16_t load_le16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
 inline std::uint32_t load_le32(const std::uint8_t* p) {

@@ -10,6 +10,9 @@ namespace qs {
 // Upper bound on the number of elements of any tensor the program creates or reads (2^28 floats = 1 GiB).
 // Keeps a lying header or an absurd --shape from turning into an unbounded allocation.
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;
+// Upper bound on the elements of a tensor read as a view of a file's mapping (no float32 copy is made, so
+// the memory is the file's own): 2^31, beyond the largest tensor of an 8B-parameter model (128256 x 4096).
+constexpr std::int64_t kMaxViewElements = std::int64_t{1} << 31;
 
 using Shape = std::vector<std::int64_t>;
 
@@ -33,9 +36,13 @@ std::string shape_to_json(const Shape& shape);
 // Parses "RxC[xD]" (or a single "N"); throws qs::Error on anything else, a zero dimension, a rank above 3
 // or more than kMaxElements elements.
 Shape parse_shape(const std::string& text);
+// The same with another bound on the elements (kMaxViewElements for a tensor only ever written or mapped).
+Shape parse_shape(const std::string& text, std::int64_t limit);
 // Product of the dimensions; throws qs::Error if the rank is not 1..3, a dimension is < 1, or the product
 // exceeds kMaxElements (checked without overflow).
 std::int64_t checked_numel(const Shape& shape);
+// The same with another bound (kMaxViewElements for a view of a mapped file).
+std::int64_t checked_numel(const Shape& shape, std::int64_t limit);
 
 // Throws qs::Error unless the tensor is usable: rank 1..3, no empty dimension, values.size() matching the
 // shape, and every value finite. The message names the first bad index, e.g. "NaN at index [1, 2]".

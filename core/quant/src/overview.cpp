@@ -1,0 +1,496 @@
+#include "quantscope/overview.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "parallel.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/format_quantize.hpp"
+
+namespace qs {
+namespace {
+
+constexpr std::int64_t kChunk = 4096;
+
+OverviewGrid slices_of(const Shape& shape) {
+    OverviewGrid g;
+    const std::size_t rank = shape.size();
+    if (rank == 0) return g;
+    g.cols = shape[rank - 1];
+    g.rows = rank >= 2 ? shape[rank - 2] : 1;
+    g.slices = rank == 3 ? shape[0] : 1;
+    return g;
+}
+
+// Where the elements [first, first + count) of the flat array fall in the grid: calls
+// `segment(cell_row_base, col, len, offset)` for each run of one row of one slice, `cell_row_base` the index
+// of the row's first block in slice-major block order, `offset` the run's position within [first, ...).
+template <typename F>
+void for_each_row_run(const OverviewGrid& g, std::int64_t first, std::int64_t count, F&& segment) {
+    const std::int64_t slice_size = g.rows * g.cols;
+    std::int64_t done = 0;
+    while (done < count) {
+        const std::int64_t flat = first + done;
+        const std::int64_t slice = flat / slice_size, within = flat % slice_size;
+        const std::int64_t row = within / g.cols, col = within % g.cols;
+        const std::int64_t len = std::min(g.cols - col, count - done);
+        segment(slice * g.cells_per_slice() + (row / g.fy) * g.out_cols(), col, len, done);
+        done += len;
+    }
+}
+
+// Sums per block into means (blocks at the end of a row or column hold fewer cells).
+template <typename A>
+std::vector<float> means(const OverviewGrid& g, const std::vector<A>& sums) {
+    std::vector<float> out(sums.size());
+    for (std::int64_t s = 0; s < g.slices; ++s)
+        for (std::int64_t orow = 0; orow < g.out_rows(); ++orow) {
+            const std::int64_t h = std::min(g.rows, (orow + 1) * g.fy) - orow * g.fy;
+            for (std::int64_t oc = 0; oc < g.out_cols(); ++oc) {
+                const std::int64_t w = std::min(g.cols, (oc + 1) * g.fx) - oc * g.fx;
+                const std::size_t i = static_cast<std::size_t>(s * g.cells_per_slice() + orow * g.out_cols() + oc);
+                out[i] = static_cast<float>(static_cast<double>(sums[i]) / static_cast<double>(h * w));
+            }
+        }
+    return out;
+}
+
+}  // namespace
+
+OverviewGrid overview_grid(const Shape& shape, std::int64_t max_cells) {
+    OverviewGrid g = slices_of(shape);
+    max_cells = std::max<std::int64_t>(max_cells, g.slices);
+    // Grow the blocks along whichever side has more blocks per cell of the other, keeping them about as
+    // tall as wide in blocks of the slice (a tall slice gets tall blocks), until the grid fits.
+    while (g.cells() > max_cells) {
+        if (g.out_rows() >= g.out_cols() && g.fy < g.rows) {
+            g.fy = std::min(g.rows, std::max(g.fy + 1, g.fy * 5 / 4));
+        } else if (g.fx < g.cols) {
+            g.fx = std::min(g.cols, std::max(g.fx + 1, g.fx * 5 / 4));
+        } else {
+            g.fy = std::min(g.rows, std::max(g.fy + 1, g.fy * 5 / 4));
+        }
+    }
+    return g;
+}
+
+namespace {
+
+// One kind's results folded into the overview as the pass streams them (in flat order, one batch at a time):
+// the rows of the band of blocks being filled add (or max) into a row of per-column accumulators, a
+// contiguous loop the compiler vectorises, and only when the band ends are its columns folded into blocks.
+template <bool kMax, typename Cell>
+class BandFolder {
+public:
+    BandFolder(const OverviewGrid& grid, Cell* cells) : g_(grid), cells_(cells), acc_(static_cast<std::size_t>(grid.cols)) {}
+    template <typename T>
+    void add(std::int64_t first, std::int64_t count, const T* values) {
+        for_each_row_run(g_, first, count, [&](std::int64_t base, std::int64_t col, std::int64_t len, std::int64_t off) {
+            if (base != band_) {
+                flush();
+                band_ = base;
+            }
+            const T* v = values + off;
+            Acc* a = acc_.data() + col;
+            for (std::int64_t k = 0; k < len; ++k) {
+                if constexpr (kMax) a[k] = a[k] < static_cast<Acc>(v[k]) ? static_cast<Acc>(v[k]) : a[k];
+                else a[k] += static_cast<Acc>(v[k]);
+            }
+        });
+    }
+    void flush() {
+        if (band_ < 0) return;
+        for (std::int64_t oc = 0; oc < g_.out_cols(); ++oc) {
+            const std::int64_t c1 = std::min(g_.cols, (oc + 1) * g_.fx);
+            Acc r = acc_[static_cast<std::size_t>(oc * g_.fx)];
+            for (std::int64_t c = oc * g_.fx + 1; c < c1; ++c) {
+                const Acc x = acc_[static_cast<std::size_t>(c)];
+                if constexpr (kMax) r = r < x ? x : r;
+                else r += x;
+            }
+            Cell& cell = cells_[band_ + oc];
+            if constexpr (kMax) cell = cell < static_cast<Cell>(r) ? static_cast<Cell>(r) : cell;
+            else cell += static_cast<Cell>(r);
+        }
+        std::fill(acc_.begin(), acc_.end(), Acc{});
+        band_ = -1;
+    }
+
+private:
+    using Acc = std::conditional_t<kMax, float, double>;
+    const OverviewGrid& g_;
+    Cell* cells_;
+    std::vector<Acc> acc_;
+    std::int64_t band_ = -1;
+};
+
+// How many of each code a batch holds: four interleaved tables, so runs of one code do not wait on each
+// other's increments.
+void count_codes(const std::int32_t* q, std::int64_t n, std::int32_t q_min, std::vector<std::int64_t>& counts,
+                 std::vector<std::uint32_t>& scratch) {
+    const std::size_t levels = counts.size();
+    scratch.assign(4 * levels, 0);
+    std::uint32_t* t = scratch.data();
+    std::int64_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        ++t[static_cast<std::size_t>(q[k] - q_min)];
+        ++t[levels + static_cast<std::size_t>(q[k + 1] - q_min)];
+        ++t[2 * levels + static_cast<std::size_t>(q[k + 2] - q_min)];
+        ++t[3 * levels + static_cast<std::size_t>(q[k + 3] - q_min)];
+    }
+    for (; k < n; ++k) ++t[static_cast<std::size_t>(q[k] - q_min)];
+    for (std::size_t i = 0; i < levels; ++i) counts[i] += t[i] + t[levels + i] + t[2 * levels + i] + t[3 * levels + i];
+}
+
+// The smallest and largest of n floats and whether all are finite, in 16 lanes so that the loop vectorises
+// (a NaN or an infinity makes v * 0 a NaN, which the lanes' sum keeps).
+struct Extremes {
+    float lo, hi;
+    bool finite;
+};
+Extremes extremes(const float* v, std::int64_t n) {
+    float lo[16], hi[16], zero[16];
+    std::fill(lo, lo + 16, std::numeric_limits<float>::infinity());
+    std::fill(hi, hi + 16, -std::numeric_limits<float>::infinity());
+    std::fill(zero, zero + 16, 0.0f);
+    std::int64_t k = 0;
+    for (; k + 16 <= n; k += 16)
+        for (int j = 0; j < 16; ++j) {
+            const float x = v[k + j];
+            lo[j] = x < lo[j] ? x : lo[j];
+            hi[j] = x > hi[j] ? x : hi[j];
+            zero[j] += x * 0.0f;
+        }
+    Extremes e{*std::min_element(lo, lo + 16), *std::max_element(hi, hi + 16), true};
+    float z = 0.0f;
+    for (int j = 0; j < 16; ++j) z += zero[j];
+    for (; k < n; ++k) {
+        e.lo = std::min(e.lo, v[k]);
+        e.hi = std::max(e.hi, v[k]);
+        z += v[k] * 0.0f;
+    }
+    e.finite = z == 0.0f;
+    return e;
+}
+
+// The largest of n floats (not NaN), in 16 lanes so that the loop vectorises.
+float batch_max(const float* v, std::int64_t n) {
+    float lanes[16];
+    std::fill(lanes, lanes + 16, -std::numeric_limits<float>::infinity());
+    std::int64_t k = 0;
+    for (; k + 16 <= n; k += 16)
+        for (int j = 0; j < 16; ++j) lanes[j] = lanes[j] < v[k + j] ? v[k + j] : lanes[j];
+    float top = *std::max_element(lanes, lanes + 16);
+    for (; k < n; ++k) top = std::max(top, v[k]);
+    return top;
+}
+
+}  // namespace
+
+ValueOverview overview_values(const TensorView& view, const OverviewGrid& grid) {
+    const std::int64_t n = view.numel();
+    if (n == 0) throw Error("cannot show an empty tensor");
+    const int threads = detail::pass_threads(n);
+    struct Part {
+        float lo = std::numeric_limits<float>::infinity(), hi = -std::numeric_limits<float>::infinity();
+        std::int64_t argmin = 0, argmax = 0;
+        bool finite = true;
+    };
+    std::vector<Part> parts(static_cast<std::size_t>(threads));
+    // Each thread takes whole bands of blocks (fy rows of one slice), so no two threads add into one block and
+    // the shared sums need no merge (nor lock).
+    std::vector<double> sums(static_cast<std::size_t>(grid.cells()), 0.0);
+    const std::int64_t bands = grid.slices * grid.out_rows();
+    detail::NextIndex next(0, bands);
+    detail::parallel_guarded(view, threads, [&](int thread, int) {
+        Part& p = parts[static_cast<std::size_t>(thread)];
+        BandFolder<false, double> folder(grid, sums.data());
+        std::vector<float> scratch(kChunk);
+        for (std::int64_t band = 0; next.take(band);) {
+            const std::int64_t slice = band / grid.out_rows(), orow = band % grid.out_rows();
+            const std::int64_t r0 = orow * grid.fy, r1 = std::min(grid.rows, r0 + grid.fy);
+            const std::int64_t first = (slice * grid.rows + r0) * grid.cols, count = (r1 - r0) * grid.cols;
+            for (std::int64_t at = 0; at < count; at += kChunk) {
+                const std::int64_t len = std::min(kChunk, count - at);
+                const float* v = floats_at(view, first + at, len, scratch.data());
+                const Extremes e = extremes(v, len);
+                p.finite = p.finite && e.finite;
+                // Chunks come in flat order within a thread: a strictly new extreme is its first occurrence.
+                if (e.lo < p.lo) p.lo = e.lo, p.argmin = first + at + (std::find(v, v + len, e.lo) - v);
+                if (e.hi > p.hi) p.hi = e.hi, p.argmax = first + at + (std::find(v, v + len, e.hi) - v);
+                folder.add(first + at, len, v);
+            }
+            folder.flush();
+        }
+    });
+    ValueOverview out;
+    out.grid = grid;
+    bool first = true;
+    for (const Part& p : parts) {
+        if (!p.finite) throw_nonfinite(view, first_nonfinite(view));
+        if (p.lo == std::numeric_limits<float>::infinity()) continue;  // a thread that got no band
+        if (first || p.lo < out.lo || (p.lo == out.lo && p.argmin < out.argmin)) out.lo = p.lo, out.argmin = p.argmin;
+        if (first || p.hi > out.hi || (p.hi == out.hi && p.argmax < out.argmax)) out.hi = p.hi, out.argmax = p.argmax;
+        first = false;
+    }
+    out.mean = means(grid, sums);
+    return out;
+}
+
+namespace {
+
+// The pass is cut into pieces of about kPiece elements, each inside one band of blocks, quantized by
+// quantize_view into per-thread buffers small enough to stay in cache and folded at once: the results
+// cross memory once (the input), not three more times as full arrays or streamed batches would.
+constexpr std::int64_t kPiece = std::int64_t{1} << 17;
+
+// Pieces of the band [a, b) and the (s, z) each one reads. Returns false when the layout cannot be cut so
+// (a period that does not divide the band), which the callers of overview_grid never produce.
+struct Piece {
+    std::int64_t first = 0, count = 0;
+};
+bool cut_band(const QuantParams& p, std::int64_t a, std::int64_t b, std::vector<Piece>& out) {
+    const std::int64_t period = p.block_stride * p.block_count;
+    std::int64_t step = 0;
+    const bool one_run = a / p.block_stride == (b - 1) / p.block_stride;
+    if (period <= kPiece && a % period == 0 && (b - a) % period == 0) step = std::max<std::int64_t>(1, kPiece / period) * period;
+    else if (p.block_stride >= kPiece || one_run) step = kPiece;  // cut at run ends too: each piece has one (s, z)
+    else if (a % p.block_stride == 0 && (b - a) % p.block_stride == 0) step = (kPiece / p.block_stride) * p.block_stride;
+    else return false;
+    for (std::int64_t at = a; at < b;) {
+        std::int64_t end = std::min(b, at + step);
+        if (p.block_stride >= kPiece || one_run) end = std::min(end, (at / p.block_stride + 1) * p.block_stride);
+        out.push_back({at, end - at});
+        at = end;
+    }
+    return true;
+}
+
+// The (s, z) of elements [first, first + count) of `p` as a layout of their own.
+const QuantParams& piece_params(const QuantParams& p, const Piece& piece, QuantParams& scratch) {
+    const std::int64_t period = p.block_stride * p.block_count;
+    if (piece.first % period == 0 && piece.count % period == 0) return p;
+    const std::int64_t run0 = piece.first / p.block_stride;
+    if (p.block_stride >= kPiece || (piece.first + piece.count - 1) / p.block_stride == run0) {
+        const auto b = static_cast<std::size_t>(run0 % p.block_count);
+        scratch.scale.assign(1, p.scale_of(static_cast<std::int64_t>(b)));
+        scratch.zero_point.assign(1, p.zero_point_of(static_cast<std::int64_t>(b)));
+        scratch.block_stride = piece.count;
+        scratch.block_count = 1;
+        return scratch;
+    }
+    scratch.block_stride = p.block_stride;
+    scratch.block_count = piece.count / p.block_stride;
+    scratch.scale.resize(static_cast<std::size_t>(scratch.block_count));
+    scratch.zero_point.resize(static_cast<std::size_t>(scratch.block_count));
+    for (std::int64_t j = 0; j < scratch.block_count; ++j) {
+        const auto b = static_cast<std::size_t>((run0 + j) % p.block_count);
+        scratch.scale[static_cast<std::size_t>(j)] = p.scale_of(static_cast<std::int64_t>(b));
+        scratch.zero_point[static_cast<std::size_t>(j)] = p.zero_point_of(static_cast<std::int64_t>(b));
+    }
+    return scratch;
+}
+
+// The metrics of the whole from its pieces' (sums added in piece order: the same bits on any thread count).
+Metrics merge_metrics(const std::vector<Metrics>& parts, const std::vector<std::int64_t>& counts, std::int64_t levels) {
+    if (parts.size() == 1) return parts[0];
+    Metrics m;
+    double abs_sum = 0;
+    for (const Metrics& p : parts) {
+        m.count += p.count;
+        m.error_energy += p.error_energy;
+        m.signal_energy += p.signal_energy;
+        m.sum += p.sum;
+        abs_sum += p.mae * static_cast<double>(p.count);
+        m.max_abs_error = std::max(m.max_abs_error, p.max_abs_error);
+        m.clipped += p.clipped;
+        m.levels_used = std::max(m.levels_used, p.levels_used);
+    }
+    const auto n = static_cast<double>(m.count);
+    m.mse = m.error_energy / n;
+    m.rmse = std::sqrt(m.mse);
+    m.mae = abs_sum / n;
+    m.l2_error = std::sqrt(m.error_energy);
+    if (m.signal_energy > 0 && m.error_energy > 0) m.sqnr_db = 10.0 * std::log10(m.signal_energy / m.error_energy);
+    if (!counts.empty()) m.levels_used = std::count_if(counts.begin(), counts.end(), [](std::int64_t c) { return c > 0; });
+    m.levels_total = levels;
+    return m;
+}
+
+}  // namespace
+
+QuantOverview quantize_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                                const OverviewGrid& grid) {
+    const std::int64_t levels = config.dtype.levels();
+    if (levels > kMaxCountedLevels) throw Error("the window counts codes of at most 16 bits");
+    // The work: runs of whole bands of blocks (fy rows of one slice; consecutive bands are contiguous in
+    // the flat array) of at least kPiece elements, each cut in pieces. A small tensor is one piece: one
+    // quantize_view call, whose metrics are those of `quantscope quantize` bit for bit.
+    std::vector<Piece> pieces;
+    std::vector<std::int64_t> band_start{0};  // pieces of work unit k: [band_start[k], band_start[k + 1])
+    const std::int64_t grid_bands = grid.slices * grid.out_rows();
+    const auto band_end = [&](std::int64_t band) {  // flat index one past grid band `band`
+        const std::int64_t slice = band / grid.out_rows(), r0 = (band % grid.out_rows()) * grid.fy;
+        return (slice * grid.rows + std::min(grid.rows, r0 + grid.fy)) * grid.cols;
+    };
+    for (std::int64_t band = 0, a = 0; band < grid_bands;) {
+        std::int64_t b = band_end(band++);
+        while (band < grid_bands && b - a < kPiece) b = band_end(band++);
+        if (!cut_band(params, a, b, pieces)) throw Error("quantization parameters do not match the tensor's shape");
+        band_start.push_back(static_cast<std::int64_t>(pieces.size()));
+        a = b;
+    }
+    const auto bands = static_cast<std::int64_t>(band_start.size()) - 1;
+    const auto cells = static_cast<std::size_t>(grid.cells());
+    const bool one_block = params.block_count == 1;
+    std::vector<double> code_sums(cells, 0.0), deq_sums(one_block ? 0 : cells, 0.0);
+    std::vector<float> err_max(cells, 0.0f);
+    std::vector<Metrics> piece_metrics(pieces.size());
+    struct Part {
+        std::vector<std::int64_t> counts;
+        float deq_lo = std::numeric_limits<float>::infinity(), deq_hi = -std::numeric_limits<float>::infinity();
+        float worst = -1.0f;
+        std::int64_t worst_at = 0;
+    };
+    const int threads = detail::pass_threads(view.numel());
+    std::vector<Part> parts(static_cast<std::size_t>(threads));
+    detail::NextIndex next(0, bands);
+    const std::int32_t q_min = config.dtype.q_min();
+    detail::parallel_run(nullptr, threads, [&](int thread, int) {
+        Part& part = parts[static_cast<std::size_t>(thread)];
+        part.counts.assign(static_cast<std::size_t>(levels), 0);
+        std::vector<std::int32_t> codes(kPiece);
+        std::vector<float> deq(one_block ? 0 : kPiece), err(kPiece);
+        std::vector<std::uint32_t> count_scratch;
+        QuantParams scratch;
+        // Bands are whole to one thread: the blocks it adds into are its own.
+        BandFolder<false, double> code_folder(grid, code_sums.data());
+        BandFolder<true, float> err_folder(grid, err_max.data());
+        BandFolder<false, double> deq_folder(grid, one_block ? nullptr : deq_sums.data());
+        for (std::int64_t band = 0; next.take(band);) {
+            for (std::int64_t i = band_start[static_cast<std::size_t>(band)]; i < band_start[static_cast<std::size_t>(band) + 1]; ++i) {
+                const Piece& piece = pieces[static_cast<std::size_t>(i)];
+                TensorView sub = view;
+                sub.shape = {piece.count};
+                sub.data = view.data + static_cast<std::size_t>(piece.first) * element_size(view.type);
+                const QuantOutputs out{codes.data(), one_block ? nullptr : deq.data(), err.data()};
+                piece_metrics[static_cast<std::size_t>(i)] = quantize_view(sub, piece_params(params, piece, scratch), config, out);
+                count_codes(codes.data(), piece.count, q_min, part.counts, count_scratch);
+                code_folder.add(piece.first, piece.count, codes.data());
+                const float top = batch_max(err.data(), piece.count);
+                if (top > part.worst) {  // pieces come in flat order within a thread: the first maximum wins
+                    part.worst = top;
+                    part.worst_at = piece.first + (std::find(err.begin(), err.begin() + piece.count, top) - err.begin());
+                }
+                err_folder.add(piece.first, piece.count, err.data());
+                if (!one_block) {
+                    const Extremes e = extremes(deq.data(), piece.count);
+                    part.deq_lo = std::min(part.deq_lo, e.lo);
+                    part.deq_hi = std::max(part.deq_hi, e.hi);
+                    deq_folder.add(piece.first, piece.count, deq.data());
+                }
+            }
+            code_folder.flush();
+            err_folder.flush();
+            if (!one_block) deq_folder.flush();
+        }
+    });
+    QuantOverview out;
+    out.grid = grid;
+    out.code_counts.assign(static_cast<std::size_t>(levels), 0);
+    float deq_lo = std::numeric_limits<float>::infinity(), deq_hi = -std::numeric_limits<float>::infinity();
+    float worst = -1.0f;
+    for (const Part& part : parts) {
+        if (part.counts.empty()) continue;
+        for (std::size_t k = 0; k < part.counts.size(); ++k) out.code_counts[k] += part.counts[k];
+        deq_lo = std::min(deq_lo, part.deq_lo);
+        deq_hi = std::max(deq_hi, part.deq_hi);
+        if (part.worst > worst || (part.worst == worst && part.worst_at < out.error_argmax))
+            worst = part.worst, out.error_argmax = part.worst_at;
+    }
+    out.metrics = merge_metrics(piece_metrics, out.code_counts, levels);
+    const auto used = [](std::int64_t c) { return c > 0; };
+    const auto& counts = out.code_counts;
+    out.code_lo = q_min + static_cast<std::int32_t>(std::find_if(counts.begin(), counts.end(), used) - counts.begin());
+    out.code_hi = q_min + static_cast<std::int32_t>(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), used)) - 1;
+    out.codes_mean = means(grid, code_sums);
+    out.error_max = std::move(err_max);
+    if (one_block) {
+        // r' = s (q - z) in float32, as the quantizer computes it; a mean commutes with the affine map.
+        const float s = static_cast<float>(params.scale_of(0));
+        const float z = static_cast<float>(params.zero_point_of(0));
+        out.dequantized_lo = s * (static_cast<float>(out.code_lo) - z);
+        out.dequantized_hi = s * (static_cast<float>(out.code_hi) - z);
+        out.dequantized_mean.resize(out.codes_mean.size());
+        for (std::size_t i = 0; i < out.codes_mean.size(); ++i)
+            out.dequantized_mean[i] =
+                static_cast<float>(static_cast<double>(s) * (static_cast<double>(out.codes_mean[i]) - z));
+    } else {
+        out.dequantized_lo = deq_lo;
+        out.dequantized_hi = deq_hi;
+        out.dequantized_mean = means(grid, deq_sums);
+    }
+    return out;
+}
+
+void quantize_window(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                     std::int64_t slice, const CellWindow& window, WindowResults& out) {
+    const OverviewGrid g = slices_of(view.shape);
+    if (slice < 0 || slice >= g.slices || window.row0 < 0 || window.col0 < 0 || window.rows < 1 || window.cols < 1 ||
+        window.row0 + window.rows > g.rows || window.col0 + window.cols > g.cols)
+        throw Error("the window is outside the tensor");
+    const auto n = static_cast<std::size_t>(window.rows * window.cols);
+    out.slice = slice;
+    out.window = window;
+    out.original.resize(n);
+    out.dequantized.resize(n);
+    out.error.resize(n);
+    out.codes.resize(n);
+    view.guarded([&] {
+        std::vector<float> scratch(static_cast<std::size_t>(window.cols));
+        for (std::int64_t r = 0; r < window.rows; ++r) {
+            const std::int64_t first = (slice * g.rows + window.row0 + r) * g.cols + window.col0;
+            const float* v = floats_at(view, first, window.cols, scratch.data());
+            for (std::int64_t c = 0; c < window.cols; ++c) {
+                // The scalar formula the fused kernel vectorises (the tests hold them to the same bits).
+                const ElementTrace t = trace_value(v[c], params, config, first + c);
+                const auto i = static_cast<std::size_t>(r * window.cols + c);
+                out.original[i] = t.r;
+                out.codes[i] = t.code;
+                out.dequantized[i] = t.dequantized;
+                out.error[i] = t.error;
+            }
+        }
+    });
+}
+
+double read_pass(const TensorView& view) {
+    const std::int64_t n = view.numel();
+    const int threads = detail::pass_threads(n);
+    std::vector<double> sums(static_cast<std::size_t>(threads), 0.0);
+    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+    detail::parallel_guarded(view, threads, [&](int thread, int count) {
+        std::int64_t c0 = 0, c1 = 0;
+        detail::static_share(chunks, thread, count, c0, c1);
+        std::vector<float> scratch(kChunk);
+        float acc[16] = {};  // 16 lanes: the sum vectorises, as a memory-bound read should
+        for (std::int64_t c = c0; c < c1; ++c) {
+            const std::int64_t len = std::min(kChunk, n - c * kChunk);
+            const float* v = floats_at(view, c * kChunk, len, scratch.data());
+            std::int64_t k = 0;
+            for (; k + 16 <= len; k += 16)
+                for (int j = 0; j < 16; ++j) acc[j] += v[k + j];
+            for (; k < len; ++k) acc[0] += v[k];
+        }
+        double total = 0;
+        for (float a : acc) total += a;
+        sums[static_cast<std::size_t>(thread)] = total;
+    });
+    double total = 0;
+    for (double s : sums) total += s;
+    return total;
+}
+
+}  // namespace qs
