@@ -131,16 +131,21 @@ private:
 void count_codes(const std::int32_t* q, std::int64_t n, std::int32_t q_min, std::vector<std::int64_t>& counts,
                  std::vector<std::uint32_t>& scratch) {
     const std::size_t levels = counts.size();
-    scratch.assign(4 * levels, 0);
+    scratch.assign(4 * levels + 1, 0);
     std::uint32_t* t = scratch.data();
     std::int64_t k = 0;
+    // A code outside the range (which the quantizer never writes) is not counted rather than written past.
+    const auto at = [&](std::int32_t code) {
+        const auto i = static_cast<std::size_t>(static_cast<std::uint32_t>(code - q_min));
+        return i < levels ? i : levels;
+    };
     for (; k + 4 <= n; k += 4) {
-        ++t[static_cast<std::size_t>(q[k] - q_min)];
-        ++t[levels + static_cast<std::size_t>(q[k + 1] - q_min)];
-        ++t[2 * levels + static_cast<std::size_t>(q[k + 2] - q_min)];
-        ++t[3 * levels + static_cast<std::size_t>(q[k + 3] - q_min)];
+        ++t[at(q[k])];
+        ++t[std::min(levels + at(q[k + 1]), 4 * levels)];
+        ++t[std::min(2 * levels + at(q[k + 2]), 4 * levels)];
+        ++t[std::min(3 * levels + at(q[k + 3]), 4 * levels)];
     }
-    for (; k < n; ++k) ++t[static_cast<std::size_t>(q[k] - q_min)];
+    for (; k < n; ++k) ++t[at(q[k])];
     for (std::size_t i = 0; i < levels; ++i) counts[i] += t[i] + t[levels + i] + t[2 * levels + i] + t[3 * levels + i];
 }
 
