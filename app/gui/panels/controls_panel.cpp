@@ -33,30 +33,6 @@ void Note(const ImVec4& color, const std::string& text) {
     ImGui::PopStyleColor();
 }
 
-// The settings a format keeps from an int<N> config (or the reverse): FORMATS.md's defaults, so the
-// switch never lands on a refused combination (a format has no zero point, calibrator or wrap).
-QuantConfig WithFormat(QuantConfig next, FormatId id) {
-    const QuantConfig defaults;
-    next.format = id;
-    next.calibration = Calibration::MinMax;
-    next.rounding = defaults.rounding;
-    next.overflow = defaults.overflow;
-    next.recompute_scale = false;
-    next.naive_norm = defaults.naive_norm;
-    if (id == FormatId::Int) {
-        if (next.mode == Mode::Cast) next.mode = Mode::Asymmetric;
-        if (next.mode == Mode::Symmetric && !next.dtype.is_signed) next.mode = Mode::Asymmetric;
-        return next;
-    }
-    next.manual_zero_point = 0;
-    const FormatKind kind = format_info(id).kind;
-    if (next.mode == Mode::Asymmetric || (next.mode == Mode::Cast && kind != FormatKind::Float) ||
-        kind == FormatKind::Block)
-        next.mode = Mode::Symmetric;
-    if (kind == FormatKind::Block) next.granularity = Granularity::Tensor;
-    return next;
-}
-
 // The type list: integers (signed, unsigned; bits below), then the float, codebook and block formats.
 bool TypeCombo(const QuantConfig& config, QuantConfig& next) {
     const std::string current = config.format == FormatId::Int
@@ -82,7 +58,7 @@ bool TypeCombo(const QuantConfig& config, QuantConfig& next) {
         const bool is_signed = sign == 0;
         const bool selected = config.format == FormatId::Int && config.dtype.is_signed == is_signed;
         if (ImGui::Selectable(is_signed ? "int (signed)" : "uint (unsigned)", selected)) {
-            next = WithFormat(config, FormatId::Int);
+            next = with_format(config, FormatId::Int);
             next.dtype.is_signed = is_signed;
             if (!is_signed && next.mode == Mode::Symmetric) next.mode = Mode::Asymmetric;
             changed = true;
@@ -93,7 +69,7 @@ bool TypeCombo(const QuantConfig& config, QuantConfig& next) {
         for (FormatId id : all_formats()) {
             if (format_info(id).kind != kind) continue;
             if (ImGui::Selectable(format_name(id), config.format == id)) {
-                next = WithFormat(config, id);
+                next = with_format(config, id);
                 changed = true;
             }
         }

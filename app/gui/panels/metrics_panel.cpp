@@ -168,7 +168,7 @@ void DrawMetricsPanel(const QuantView& view) {
     if (manual) ImGui::TextDisabled("Green: the better of the two for that metric.");
 }
 
-std::string MetricsSummary(const QuantView& view) {
+std::string MetricsSummary(const QuantView& view, bool with_cost) {
     if (!view.valid()) return "";
     const Metrics& m = view.metrics();
     const QuantConfig& c = *view.config;
@@ -179,6 +179,10 @@ std::string MetricsSummary(const QuantView& view) {
     s += "   SQNR " + (m.sqnr_db ? Num(*m.sqnr_db) + " dB" : std::string(Symbols().dash));
     s += "   clipped " + std::to_string(m.clipped) + "   levels " + std::to_string(m.levels_used) + "/" +
          std::to_string(m.levels_total);
+    if (with_cost) {
+        const FormatCost cost = quantization_cost(c, m.count, view.params->block_count);
+        s += "   " + FormatNumber(cost.bits_per_weight) + " bits/weight";
+    }
     return s;
 }
 

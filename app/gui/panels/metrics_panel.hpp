@@ -13,7 +13,8 @@ namespace qs::gui {
 void DrawMetricsPanel(const QuantView& view);
 
 // One line: "int8 asymmetric, s = 3.57882, z = -77 | MSE 1.573 | RMSE ... | SQNR ... dB | clipped 0 | levels 9/256".
-std::string MetricsSummary(const QuantView& view);
+// with_cost: also the bits per weight (presenter mode's cost ledger; the PNG caption stays as it was).
+std::string MetricsSummary(const QuantView& view, bool with_cost = false);
 // Draws MetricsSummary wrapped to the available width (the PNG export's caption).
 void DrawMetricsLine(const QuantView& view);
 

@@ -30,7 +30,7 @@ ImVec2 PanelImage(const QuantView& view, ImVec2 size, int columns, int rows) {
 
 // The metrics strip's height at `width`: as many lines as its text needs.
 float MetricsHeight(const QuantView& view, float width) {
-    const float lines = std::ceil(ImGui::CalcTextSize(MetricsSummary(view).c_str()).x / std::max(width, 1.0f) + 0.15f);
+    const float lines = std::ceil(ImGui::CalcTextSize(MetricsSummary(view, true).c_str()).x / std::max(width, 1.0f) + 0.15f);
     return ImGui::GetTextLineHeightWithSpacing() * std::max(lines, 1.0f);
 }
 
@@ -123,7 +123,7 @@ void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 s
     // their own, and one still wider than the screen is shortened at a word (the normal layout's metrics
     // table has them whole).
     std::vector<std::string> items;
-    const std::string summary = MetricsSummary(view);
+    const std::string summary = MetricsSummary(view, true);
     for (std::size_t at = 0; at < summary.size();) {
         std::size_t gap = summary.find("   ", at);
         const std::size_t list = summary.find(",  ", at);

@@ -181,7 +181,13 @@ private:
             if (const JsonValue* v = r.optional(key, JsonValue::Type::String))
                 context(std::string("state.") + key, [&] { apply(v->text); return 0; });
         };
-        text("dtype", [&](const std::string& t) { c.dtype = IntType::parse(t); });
+        text("dtype", [&](const std::string& t) {
+            QuantConfig parsed = c;
+            parse_dtype(t, parsed);
+            const IntType dtype = parsed.dtype;
+            c = with_format(c, parsed.format);
+            c.dtype = dtype;
+        });
         text("mode", [&](const std::string& t) { c.mode = t == "manual" ? Mode::Manual : parse_mode(t); });
         text("granularity", [&](const std::string& t) { c.granularity = parse_granularity(t); });
         text("rounding", [&](const std::string& t) { c.rounding = parse_rounding(t); });

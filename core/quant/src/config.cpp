@@ -194,4 +194,28 @@ void check_config(const QuantConfig& config, const Shape& shape) {
     }
 }
 
+// The settings a format keeps from an int<N> config (or the reverse): FORMATS.md's defaults, so the
+// switch never lands on a refused combination (a format has no zero point, calibrator or wrap).
+QuantConfig with_format(QuantConfig next, FormatId id) {
+    const QuantConfig defaults;
+    next.format = id;
+    next.calibration = Calibration::MinMax;
+    next.rounding = defaults.rounding;
+    next.overflow = defaults.overflow;
+    next.recompute_scale = false;
+    next.naive_norm = defaults.naive_norm;
+    if (id == FormatId::Int) {
+        if (next.mode == Mode::Cast) next.mode = Mode::Asymmetric;
+        if (next.mode == Mode::Symmetric && !next.dtype.is_signed) next.mode = Mode::Asymmetric;
+        return next;
+    }
+    next.manual_zero_point = 0;
+    const FormatKind kind = format_info(id).kind;
+    if (next.mode == Mode::Asymmetric || (next.mode == Mode::Cast && kind != FormatKind::Float) ||
+        kind == FormatKind::Block)
+        next.mode = Mode::Symmetric;
+    if (kind == FormatKind::Block) next.granularity = Granularity::Tensor;
+    return next;
+}
+
 }  // namespace qs

@@ -72,6 +72,10 @@ Mode parse_mode(const std::string& text);                // asymmetric|symmetric
 void parse_dtype(const std::string& text, QuantConfig& config);
 // "int8", "fp8-e4m3", ...
 std::string dtype_name(const QuantConfig& config);
+// `next` switched to format `id`, keeping what the new format allows (the window's type list, a lesson's
+// step) and falling back to FORMATS.md's defaults for the rest: a format has no zero point, calibrator or
+// wrap; a block format takes no mode or granularity; int<N> has no cast mode.
+QuantConfig with_format(QuantConfig next, FormatId id);
 Granularity parse_granularity(const std::string& text);  // tensor|channel|group
 Rounding parse_rounding(const std::string& text);        // half-even|half-away
 Overflow parse_overflow(const std::string& text);        // clamp|wrap
