@@ -324,6 +324,28 @@ Metrics merge_metrics(const std::vector<Metrics>& parts, const std::vector<std::
     return m;
 }
 
+// The same for a number format's scales: blocks [first block, last block] of `p` as a layout of their own
+// (per-block scales, Q4_1's offsets and the stored bits sliced; NVFP4's one tensor scale g kept). A piece's
+// own compute_format_params would see only the piece: a per-tensor s or g from a part of the tensor.
+FormatParams piece_format_params(const FormatParams& p, const Piece& piece) {
+    const std::int64_t period = p.block_stride * p.block_count;
+    if (piece.first % period == 0 && piece.count % period == 0) return p;
+    FormatParams s = p;
+    const std::int64_t run0 = piece.first / p.block_stride;
+    const bool one_run = (piece.first + piece.count - 1) / p.block_stride == run0;
+    s.block_stride = one_run ? piece.count : p.block_stride;
+    s.block_count = one_run ? 1 : piece.count / p.block_stride;
+    const auto take = [&](const auto& all, auto& out) {
+        if (all.empty()) return;
+        out.clear();
+        for (std::int64_t j = 0; j < s.block_count; ++j) out.push_back(all[static_cast<std::size_t>((run0 + j) % p.block_count)]);
+    };
+    take(p.scale, s.scale);
+    take(p.offset, s.offset);
+    take(p.stored, s.stored);
+    return s;
+}
+
 }  // namespace
 
 QuantOverview quantize_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
@@ -363,6 +385,10 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     std::vector<Part> parts(static_cast<std::size_t>(threads));
     detail::NextIndex next(0, bands);
     const std::int32_t q_min = config.dtype.q_min();
+    // A number format's scales for the whole tensor, once (see piece_format_params).
+    const bool is_format = config.format != FormatId::Int;
+    const FormatConfig format = is_format ? format_config(config) : FormatConfig{};
+    const FormatParams format_params = is_format ? compute_format_params(view, format) : FormatParams{};
     detail::parallel_run(nullptr, threads, [&](int thread, int) {
         Part& part = parts[static_cast<std::size_t>(thread)];
         part.counts.assign(static_cast<std::size_t>(levels), 0);
@@ -381,7 +407,9 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
                 sub.shape = {piece.count};
                 sub.data = view.data + static_cast<std::size_t>(piece.first) * element_size(view.type);
                 const QuantOutputs out{codes.data(), one_block ? nullptr : deq.data(), err.data()};
-                piece_metrics[static_cast<std::size_t>(i)] = quantize_view(sub, piece_params(params, piece, scratch), config, out);
+                piece_metrics[static_cast<std::size_t>(i)] =
+                    is_format ? quantize_format_view(sub, piece_format_params(format_params, piece), format, out)
+                              : quantize_view(sub, piece_params(params, piece, scratch), config, out);
                 count_codes(codes.data(), piece.count, q_min, part.counts, count_scratch);
                 code_folder.add(piece.first, piece.count, codes.data());
                 const float top = batch_max(err.data(), piece.count);
