@@ -279,6 +279,8 @@ void DrawRangeLabels(ImDrawList* dl, const Grid& g, const PlotAxis& ax, float y)
 // codes are red when values were clamped there.
 void DrawCodeBars(ImDrawList* dl, const HistogramPanelState& st, std::int64_t levels, float x0, float x1, float y0,
                   float y1) {
+    levels = std::min<std::int64_t>(levels, static_cast<std::int64_t>(st.codes.size()));  // never past the counts
+    if (levels < 1) return;
     const std::int64_t columns = std::min<std::int64_t>(levels, static_cast<std::int64_t>((x1 - x0) / 2.0f));
     std::vector<double> col_counts(static_cast<std::size_t>(std::max<std::int64_t>(columns, 1)), 0.0);
     for (std::int64_t i = 0; i < levels; ++i)

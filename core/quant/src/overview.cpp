@@ -320,7 +320,7 @@ Metrics merge_metrics(const std::vector<Metrics>& parts, const std::vector<std::
     m.l2_error = std::sqrt(m.error_energy);
     if (m.signal_energy > 0 && m.error_energy > 0) m.sqnr_db = 10.0 * std::log10(m.signal_energy / m.error_energy);
     if (!counts.empty()) m.levels_used = std::count_if(counts.begin(), counts.end(), [](std::int64_t c) { return c > 0; });
-    m.levels_total = levels;
+    m.levels_total = parts.empty() ? levels : parts[0].levels_total;  // the pass's own count (a format's numbers)
     return m;
 }
 
@@ -350,7 +350,10 @@ FormatParams piece_format_params(const FormatParams& p, const Piece& piece) {
 
 QuantOverview quantize_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                                 const OverviewGrid& grid) {
-    const std::int64_t levels = config.dtype.levels();
+    // The codes the config can produce (a format's bit patterns or indices, not int8's range).
+    std::int32_t code_first = 0, code_last = 0;
+    code_range(config, code_first, code_last);
+    const std::int64_t levels = std::int64_t{code_last} - code_first + 1;
     if (levels > kMaxCountedLevels) throw Error("the window counts codes of at most 16 bits");
     // The work: runs of whole bands of blocks (fy rows of one slice; consecutive bands are contiguous in
     // the flat array) of at least kPiece elements, each cut in pieces. A small tensor is one piece: one
@@ -384,7 +387,7 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     const int threads = detail::pass_threads(view.numel());
     std::vector<Part> parts(static_cast<std::size_t>(threads));
     detail::NextIndex next(0, bands);
-    const std::int32_t q_min = config.dtype.q_min();
+    const std::int32_t q_min = code_first;
     // A number format's scales for the whole tensor, once (see piece_format_params).
     const bool is_format = config.format != FormatId::Int;
     const FormatConfig format = is_format ? format_config(config) : FormatConfig{};
