@@ -3,8 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "quantscope/config.hpp"
+#include "quantscope/format_quantize.hpp"
 #include "quantscope/overview.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
@@ -28,5 +31,38 @@ TEST_CASE("overview of a number format over many pieces has the metrics of quant
         CHECK(o.metrics.mse == doctest::Approx(whole.metrics.mse).epsilon(1e-9));
         CHECK(o.metrics.max_abs_error == whole.metrics.max_abs_error);
         CHECK(o.metrics.clipped == whole.metrics.clipped);
+    }
+}
+
+TEST_CASE("a slice quantized with the whole tensor's format params gives the whole pass's results") {
+    qs::RandomSpec spec;
+    spec.shape = {64, 256};
+    spec.seed = 9;
+    qs::Tensor t = qs::generate_random(spec);
+    t.values[3] = 25.0f;  // outside the slice: the slice's own per-tensor s or g would differ
+    const qs::TensorView view = qs::view_of(t);
+    const std::int64_t n = t.numel(), first = 4096, count = 2048;
+    for (const char* dtype : {"fp8-e4m3", "bf16", "nf4", "nf4 groups of 64", "nvfp4", "mxfp4", "q4_1"}) {
+        CAPTURE(dtype);
+        qs::QuantConfig config;
+        const bool grouped = std::strchr(dtype, ' ') != nullptr;
+        qs::parse_dtype(grouped ? "nf4" : dtype, config);
+        config = qs::with_format(config, config.format);
+        if (grouped) config.granularity = qs::Granularity::Group, config.group_size = 64;
+        const qs::FormatConfig format = qs::format_config(config);
+        const qs::FormatParams params = qs::compute_format_params(view, format);
+        std::vector<std::int32_t> codes(static_cast<std::size_t>(n)), slice_codes(static_cast<std::size_t>(count));
+        std::vector<float> deq(static_cast<std::size_t>(n)), slice_deq(static_cast<std::size_t>(count));
+        qs::quantize_format_view(view, params, format, qs::QuantOutputs{codes.data(), deq.data(), nullptr});
+        qs::TensorView sub = view;
+        sub.shape = {count};
+        sub.data = view.data + static_cast<std::size_t>(first) * qs::element_size(view.type);
+        qs::quantize_format_slice(sub, first, params, format, qs::QuantOutputs{slice_codes.data(), slice_deq.data(), nullptr});
+        bool same = true;
+        for (std::int64_t k = 0; k < count; ++k) {
+            const auto i = static_cast<std::size_t>(first + k), j = static_cast<std::size_t>(k);
+            same = same && codes[i] == slice_codes[j] && std::memcmp(&deq[i], &slice_deq[j], sizeof(float)) == 0;
+        }
+        CHECK(same);
     }
 }

@@ -166,12 +166,17 @@ Metrics merged(const std::vector<Partial>& partials, const ChunkSums& total, std
     return m;
 }
 
-Metrics run_pass(const TensorView& view, const FormatParams& p, const QuantOutputs* whole, const OutputSelection& wanted,
-                 const ResultSink* sink) {
+// The pass over `view`, elements [origin, origin + numel) of the tensor `p` was computed over (-1: the whole).
+Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams& p, const QuantOutputs* whole,
+                 const OutputSelection& wanted, const ResultSink* sink) {
     const std::int64_t n = view.numel();
     if (n == 0) throw Error("cannot quantize an empty tensor");
+    const bool block_format = format_info(p.format).kind == FormatKind::Block;
+    const bool whole_tensor = origin < 0;  // the params' own tensor: its size a whole number of periods
+    origin = std::max<std::int64_t>(origin, 0);
     if (static_cast<std::int64_t>(p.scale.size()) != p.block_count || p.block_stride < 1 || p.block_count < 1 ||
-        n % (p.block_stride * p.block_count) != 0)
+        (whole_tensor && n % (p.block_stride * p.block_count) != 0) || origin < 0 ||
+        (block_format && (origin % p.block_stride != 0 || n % p.block_stride != 0)))
         throw Error("format parameters do not match the tensor's shape");
     const int bits = format_info(p.format).element_bits;
     const std::uint32_t mask = (std::uint32_t{1} << bits) - 1;
@@ -200,7 +205,7 @@ Metrics run_pass(const TensorView& view, const FormatParams& p, const QuantOutpu
                 const std::int64_t begin = c * kChunk, len = std::min(kChunk, n - begin), at = begin - offset;
                 const ChunkOut out{codes ? codes + at : nullptr, deq ? deq + at : nullptr, err ? err + at : nullptr};
                 chunk_sums[static_cast<std::size_t>(c)] =
-                    run_chunk(floats_at(view, begin, len, scratch.data()), begin, len, p, mask, out, acc, ws);
+                    run_chunk(floats_at(view, begin, len, scratch.data()), origin + begin, len, p, mask, out, acc, ws);
             }
         });
         if (sink) {
@@ -223,12 +228,18 @@ Metrics run_pass(const TensorView& view, const FormatParams& p, const QuantOutpu
 
 Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig&,
                              const QuantOutputs& out) {
-    return run_pass(view, params, &out, {}, nullptr);
+    return run_pass(view, -1, params, &out, {}, nullptr);
 }
 
 Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig&,
                              const OutputSelection& wanted, const ResultSink& sink) {
-    return run_pass(view, params, nullptr, wanted, &sink);
+    return run_pass(view, -1, params, nullptr, wanted, &sink);
+}
+
+Metrics quantize_format_slice(const TensorView& view, std::int64_t first, const FormatParams& params, const FormatConfig&,
+                              const QuantOutputs& out) {
+    if (first < 0) throw Error("format parameters do not match the tensor's shape");
+    return run_pass(view, first, params, &out, {}, nullptr);
 }
 
 FormatQuantization quantize_format(const TensorView& view, const FormatConfig& config, const QuantOutputs& out) {
@@ -275,7 +286,7 @@ Metrics quantize_format_config(const TensorView& view, const QuantConfig& qc, co
                                const OutputSelection& wanted, const ResultSink* sink) {
     const FormatConfig config = format_config(qc);
     const FormatParams p = compute_format_params(view, config);
-    return run_pass(view, p, whole, wanted, sink);
+    return run_pass(view, -1, p, whole, wanted, sink);
 }
 
 ElementTrace format_element_trace(const TensorView& view, const QuantParams& params, const QuantConfig& qc,

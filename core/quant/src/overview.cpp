@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "overview_pieces.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format_quantize.hpp"
@@ -246,57 +247,10 @@ ValueOverview overview_values(const TensorView& view, const OverviewGrid& grid) 
 
 namespace {
 
-// The pass is cut into pieces of about kPiece elements, each inside one band of blocks, quantized by
-// quantize_view into per-thread buffers small enough to stay in cache and folded at once: the results
-// cross memory once (the input), not three more times as full arrays or streamed batches would.
-constexpr std::int64_t kPiece = std::int64_t{1} << 17;
-
-// Pieces of the band [a, b) and the (s, z) each one reads. Returns false when the layout cannot be cut so
-// (a period that does not divide the band), which the callers of overview_grid never produce.
-struct Piece {
-    std::int64_t first = 0, count = 0;
-};
-bool cut_band(const QuantParams& p, std::int64_t a, std::int64_t b, std::vector<Piece>& out) {
-    const std::int64_t period = p.block_stride * p.block_count;
-    std::int64_t step = 0;
-    const bool one_run = a / p.block_stride == (b - 1) / p.block_stride;
-    if (period <= kPiece && a % period == 0 && (b - a) % period == 0) step = std::max<std::int64_t>(1, kPiece / period) * period;
-    else if (p.block_stride >= kPiece || one_run) step = kPiece;  // cut at run ends too: each piece has one (s, z)
-    else if (a % p.block_stride == 0 && (b - a) % p.block_stride == 0) step = (kPiece / p.block_stride) * p.block_stride;
-    else return false;
-    for (std::int64_t at = a; at < b;) {
-        std::int64_t end = std::min(b, at + step);
-        if (p.block_stride >= kPiece || one_run) end = std::min(end, (at / p.block_stride + 1) * p.block_stride);
-        out.push_back({at, end - at});
-        at = end;
-    }
-    return true;
-}
-
-// The (s, z) of elements [first, first + count) of `p` as a layout of their own.
-const QuantParams& piece_params(const QuantParams& p, const Piece& piece, QuantParams& scratch) {
-    const std::int64_t period = p.block_stride * p.block_count;
-    if (piece.first % period == 0 && piece.count % period == 0) return p;
-    const std::int64_t run0 = piece.first / p.block_stride;
-    if (p.block_stride >= kPiece || (piece.first + piece.count - 1) / p.block_stride == run0) {
-        const auto b = static_cast<std::size_t>(run0 % p.block_count);
-        scratch.scale.assign(1, p.scale_of(static_cast<std::int64_t>(b)));
-        scratch.zero_point.assign(1, p.zero_point_of(static_cast<std::int64_t>(b)));
-        scratch.block_stride = piece.count;
-        scratch.block_count = 1;
-        return scratch;
-    }
-    scratch.block_stride = p.block_stride;
-    scratch.block_count = piece.count / p.block_stride;
-    scratch.scale.resize(static_cast<std::size_t>(scratch.block_count));
-    scratch.zero_point.resize(static_cast<std::size_t>(scratch.block_count));
-    for (std::int64_t j = 0; j < scratch.block_count; ++j) {
-        const auto b = static_cast<std::size_t>((run0 + j) % p.block_count);
-        scratch.scale[static_cast<std::size_t>(j)] = p.scale_of(static_cast<std::int64_t>(b));
-        scratch.zero_point[static_cast<std::size_t>(j)] = p.zero_point_of(static_cast<std::int64_t>(b));
-    }
-    return scratch;
-}
+using detail::cut_band;
+using detail::kPiece;
+using detail::Piece;
+using detail::piece_params;
 
 // The metrics of the whole from its pieces' (sums added in piece order: the same bits on any thread count).
 Metrics merge_metrics(const std::vector<Metrics>& parts, const std::vector<std::int64_t>& counts, std::int64_t levels) {
@@ -322,28 +276,6 @@ Metrics merge_metrics(const std::vector<Metrics>& parts, const std::vector<std::
     if (!counts.empty()) m.levels_used = std::count_if(counts.begin(), counts.end(), [](std::int64_t c) { return c > 0; });
     m.levels_total = parts.empty() ? levels : parts[0].levels_total;  // the pass's own count (a format's numbers)
     return m;
-}
-
-// The same for a number format's scales: blocks [first block, last block] of `p` as a layout of their own
-// (per-block scales, Q4_1's offsets and the stored bits sliced; NVFP4's one tensor scale g kept). A piece's
-// own compute_format_params would see only the piece: a per-tensor s or g from a part of the tensor.
-FormatParams piece_format_params(const FormatParams& p, const Piece& piece) {
-    const std::int64_t period = p.block_stride * p.block_count;
-    if (piece.first % period == 0 && piece.count % period == 0) return p;
-    FormatParams s = p;
-    const std::int64_t run0 = piece.first / p.block_stride;
-    const bool one_run = (piece.first + piece.count - 1) / p.block_stride == run0;
-    s.block_stride = one_run ? piece.count : p.block_stride;
-    s.block_count = one_run ? 1 : piece.count / p.block_stride;
-    const auto take = [&](const auto& all, auto& out) {
-        if (all.empty()) return;
-        out.clear();
-        for (std::int64_t j = 0; j < s.block_count; ++j) out.push_back(all[static_cast<std::size_t>((run0 + j) % p.block_count)]);
-    };
-    take(p.scale, s.scale);
-    take(p.offset, s.offset);
-    take(p.stored, s.stored);
-    return s;
 }
 
 }  // namespace
@@ -388,7 +320,8 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     std::vector<Part> parts(static_cast<std::size_t>(threads));
     detail::NextIndex next(0, bands);
     const std::int32_t q_min = code_first;
-    // A number format's scales for the whole tensor, once (see piece_format_params).
+    // A number format's scales for the whole tensor, once: each piece is quantized as the slice it is of
+    // the whole (its own scales from the piece alone would be a per-tensor s or g from a part of the tensor).
     const bool is_format = config.format != FormatId::Int;
     const FormatConfig format = is_format ? format_config(config) : FormatConfig{};
     const FormatParams format_params = is_format ? compute_format_params(view, format) : FormatParams{};
@@ -411,7 +344,7 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
                 sub.data = view.data + static_cast<std::size_t>(piece.first) * element_size(view.type);
                 const QuantOutputs out{codes.data(), one_block ? nullptr : deq.data(), err.data()};
                 piece_metrics[static_cast<std::size_t>(i)] =
-                    is_format ? quantize_format_view(sub, piece_format_params(format_params, piece), format, out)
+                    is_format ? quantize_format_slice(sub, piece.first, format_params, format, out)
                               : quantize_view(sub, piece_params(params, piece, scratch), config, out);
                 count_codes(codes.data(), piece.count, q_min, part.counts, count_scratch);
                 code_folder.add(piece.first, piece.count, codes.data());

@@ -60,6 +60,12 @@ Metrics quantize_format_view(const TensorView& view, const FormatParams& params,
                              const QuantOutputs& out = {});
 Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig& config,
                              const OutputSelection& wanted, const ResultSink& sink);
+// The same for a slice of a tensor: `view` holds elements [first, first + numel) of the tensor whose
+// params these are (computed once over the whole: a per-tensor s or NVFP4's g from a slice alone would
+// differ), each element taking its block's scale by its index in the whole. A block format's slice starts on
+// a block boundary. The results are those elements' results in the whole tensor's pass, bit for bit.
+Metrics quantize_format_slice(const TensorView& view, std::int64_t first, const FormatParams& params,
+                              const FormatConfig& config, const QuantOutputs& out = {});
 
 // compute_format_params + quantize_format_view, with the range of the values (what quantize_checked is
 // for int<N>). An r' beyond float32 cannot occur (every grid value times its scale stays finite).
