@@ -1,12 +1,15 @@
-// The Bits line of the selected cell's pipeline (issue 12 item 5): the core's fields of its code, printed.
+// The Bits line of the selected cell's pipeline and the window's Bits tab (issue 12 item 5): the core's fields
+// of its code, its block's scale and its packed byte, printed.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <imgui.h>
 
 #include "gui/panels/pipeline_text.hpp"
+#include "gui_test_support.hpp"
 
 using namespace qs;
 using namespace qs::gui;
@@ -49,4 +52,77 @@ TEST_CASE("bits view: fp8-e4m3 448 shows its sign exponent and mantissa fields")
     CHECK(line.find("exponent 1111 = 2^8") != std::string::npos);
     CHECK(line.find("mantissa 110 = 1.75") != std::string::npos);
     CHECK(line.find("codes a byte") == std::string::npos);  // a whole byte: no packing
+}
+
+// ---- the Bits tab in the window (--select a cell, --tab bits, --layout-report prints its lines) -----------
+
+namespace {
+
+using namespace qs::gui_test;
+
+// The window on a one-row CSV with `options`, the Bits tab in front: its --layout-report line.
+std::string BitsReport(const std::string& csv, const std::string& options) {
+    TempDir dir;
+    {
+        std::ofstream out(dir.path + "/w.csv");
+        out << csv << "\n";
+    }
+    const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + dir.path + "/w.csv' " + options +
+                               " --tab bits --screenshot '" + dir.path + "/shot.png' --layout-report");
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(file_exists(dir.path + "/shot.png"));
+    return r.out;
+}
+
+bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("bits tab: fp8-e4m3 448 shows its fields and value and the float32 scale") {
+    REQUIRE(have_xvfb());
+    const std::string out = BitsReport("448, -3, 0.5, 1", "--dtype fp8-e4m3 --select 0,0");
+    INFO(out);
+    CHECK(Has(out, "\"bits\": [\"code (fp8-e4m3): 0 1111 110 "));
+    CHECK(Has(out, " 1.75 = 448\""));
+    CHECK(Has(out, "scale s (float32): 0 01111111 00000000000000000000000"));
+    CHECK(!Has(out, "packed byte"));  // a code of 8 bits packs into whole bytes
+}
+
+TEST_CASE("bits tab: int4 -3 is 1101 in a byte shared with the code before it") {
+    REQUIRE(have_xvfb());
+    const std::string out = BitsReport("7, -3, 1, 0", "--dtype int4 --mode symmetric --select 0,1");
+    INFO(out);
+    CHECK(Has(out, "code (int4): 1101 "));
+    CHECK(Has(out, "3 (two's complement)"));
+    CHECK(Has(out, "packed byte 0 = 215 = 0b11010111: codes 7 -3 of [0, 0] to [0, 1]"));
+}
+
+TEST_CASE("bits tab: the course's uint2 codes 1 0 3 2 pack into the byte 177") {
+    REQUIRE(have_xvfb());
+    const std::string out = BitsReport("1, 0, 3, 2", "--dtype uint2 --select 0,2");
+    INFO(out);
+    CHECK(Has(out, "code (uint2): 11 "));
+    CHECK(Has(out, "packed byte 0 = 177 = 0b10110001: codes 1 0 3 2 of [0, 0] to [0, 3], the first in the lowest bits"));
+}
+
+TEST_CASE("bits tab: an mxfp4 cell shows its block's E8M0 scale 124 = 2^-3 at a projector's text size") {
+    REQUIRE(have_xvfb());
+    std::string csv = "0.75";
+    for (int i = 1; i < 32; ++i) csv += ", 0.01";
+    const std::string out = BitsReport(csv, "--dtype mxfp4 --select 0,0 --size 1280x720 --font-scale 2 --panels histogram");
+    INFO(out);
+    CHECK(Has(out, "code (fp4-e2m1): 0 11 1 "));
+    CHECK(Has(out, "block scale X (E8M0): 01111100 "));
+    CHECK(Has(out, " 0.125\""));
+    CHECK(Has(out, "packed byte 0 = "));
+    CHECK(Has(out, "\"overflowing_windows\": 0"));
+}
+
+TEST_CASE("--select names an element of the tensor or is one line") {
+    TempDir dir;
+    const Run r = run(dir, "'" QS_BINARY "' render --preset lesson --select 3,0 --out '" + dir.path + "/f.png'");
+    CHECK(r.exit_code == 2);
+    CHECK(Has(r.err, "--select: '3,0' is not an element of the 3x3 tensor"));
+    CHECK(run(dir, "'" QS_BINARY "' render --preset lesson --select 1,2 --out '" + dir.path + "/f.png'").exit_code == 0);
 }

@@ -5,6 +5,7 @@
 
 #include "gui/app/file_dialogs.hpp"
 #include "gui/document/document.hpp"
+#include "gui/panels/bits_panel.hpp"
 #include "gui/panels/calibration_panel.hpp"
 #include "gui/panels/compare_panel.hpp"
 #include "gui/panels/controls_panel.hpp"
@@ -23,7 +24,8 @@ namespace qs::gui {
 
 // The analysis area's tabs, in their order (also --tab's names; kTabLayer opens the layer lab, which replaces
 // the figure and the analysis area rather than being one more tab there).
-enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3, kTabModel = 4, kTabLayer = 5 };
+enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3, kTabModel = 4, kTabLayer = 5,
+                   kTabBits = 6 };
 
 struct AppState {
     AppState() = default;
@@ -44,6 +46,7 @@ struct AppState {
     CalibrationPanelState calibration;
     ComparePanelState compare;
     ModelPanelState model;                // a whole checkpoint under the current settings
+    BitsPanelState bits;                  // the selected cell's code, scale and packed byte, bit by bit
     LessonPanelState lesson;              // the open lesson and its step (app/lesson_control.hpp)
     bool show_lesson_tab = false;         // bring the left column's Lesson tab to the front once
     LayerPanelState layer;                // the current tensor as a layer's W: from weight error to output error

@@ -1,5 +1,6 @@
 #include "gui/app/figure_options.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "gui/app/figure_png.hpp"
@@ -14,12 +15,41 @@ namespace qs::gui {
 
 std::vector<cli::OptionSpec> FigureOptionSpecs() {
     return {{"--cmap", true}, {"--annotate", true}, {"--lesson-look", false}, {"--grid", false}, {"--layout", true},
-            {"--slice", true}};
+            {"--slice", true}, {"--select", true}};
 }
 
 namespace {
 
 std::int64_t SlicesOf(const Shape& shape) { return shape.size() == 3 ? shape[0] : 1; }
+
+// --select I,J (one index per axis, from 0): the element's flat index. Throws qs::Error naming the option.
+std::int64_t ParseSelect(const std::string& text, const Shape& shape) {
+    std::vector<std::int64_t> index;
+    std::size_t start = 0;
+    while (start <= text.size() && index.size() <= shape.size()) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        std::string part = text.substr(start, comma - start);
+        part.erase(0, part.find_first_not_of(' '));
+        part.erase(part.find_last_not_of(' ') + 1);
+        const bool digits = !part.empty() && part.size() <= 12 && part.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits) break;
+        index.push_back(std::stoll(part));
+        start = comma + 1;
+    }
+    std::string dims;
+    for (std::int64_t d : shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    bool ok = start > text.size() && index.size() == shape.size();
+    std::int64_t flat = 0;
+    for (std::size_t a = 0; ok && a < shape.size(); ++a) {
+        ok = index[a] < shape[a];
+        flat = flat * shape[a] + index[a];
+    }
+    if (!ok)
+        throw Error("--select: " + quoted_text(text) + " is not an element of the " + dims + " tensor (" +
+                    std::to_string(shape.size()) + " indices from 0, e.g. --select " +
+                    (shape.size() == 1 ? "0" : shape.size() == 2 ? "0,1" : "0,0,1") + ")");
+    return flat;
+}
 
 }  // namespace
 
@@ -52,6 +82,16 @@ ViewSettings FigureOptionsAsView(const cli::ParsedArgs& args, const Shape& shape
                         (slices == 1 ? " slice)" : " slices)"));
         view.emplace_back("figure.slice", std::to_string(slice));
     }
+    if (const std::string* s = args.get("--select")) {
+        // The selected element's pipeline under the figure (and its bits in the window's Bits tab); on a
+        // rank-3 tensor its slice is shown unless --slice says otherwise.
+        const std::int64_t flat = ParseSelect(*s, shape);
+        view.emplace_back("figure.selected", std::to_string(flat));
+        if (shape.size() == 3 && !args.has("--slice"))
+            view.emplace_back("figure.slice", std::to_string(flat / (shape[1] * shape[2])));
+        else if (shape.size() == 3 && flat / (shape[1] * shape[2]) != cli::parse_int("--slice", *args.get("--slice")))
+            throw Error("--select " + *s + " is not in --slice " + *args.get("--slice"));
+    }
     return view;
 }
 
@@ -66,13 +106,21 @@ void RenderFigureFile(const cli::Input& input, const ViewSettings& options, int 
     FigurePanelSettings settings;  // defaults: a PNG must not depend on a user's settings file
     settings.show_toolbar = false;
     FigurePngOptions png;
-    for (const auto& [key, value] : view) {
+    std::int64_t numel = 1;
+    for (std::int64_t d : input.shape()) numel *= d;
+    const std::size_t from_session = view.size() - options.size();
+    for (std::size_t i = 0; i < view.size(); ++i) {
+        const auto& [key, value] = view[i];
         if (key == "figure.slice") {
             // A session's value is skipped when it is not a slice of this tensor, as the window does.
             char* end = nullptr;
             const long long slice = std::strtoll(value.c_str(), &end, 10);
             if (end != value.c_str() && *end == '\0' && slice >= 0 && slice < SlicesOf(input.shape()))
                 png.slice = static_cast<int>(slice);
+        } else if (key == "figure.selected" && i >= from_session) {  // a session's selection: not in its PNG
+            char* end = nullptr;
+            const long long flat = std::strtoll(value.c_str(), &end, 10);
+            if (end != value.c_str() && *end == '\0' && flat >= -1 && flat < numel) png.selected = flat;
         } else if (key.rfind("figure.", 0) == 0) {
             ApplyFigurePanelSetting(settings, key.c_str() + 7, value.c_str());  // unknown keys: a newer session's
         }

@@ -151,7 +151,20 @@ void PrintLayoutReport(const AppState& app, const Frame& frame) {
         }
         out += "\"";
     }
-    out += "]}";
+    out += "]";
+    if (app.analysis_tab == kTabBits && !app.bits.report.empty()) {  // the Bits tab's lines, as printed
+        out += ", \"bits\": [";
+        for (std::size_t i = 0; i < app.bits.report.size(); ++i) {
+            out += i ? ", \"" : "\"";
+            for (char c : app.bits.report[i]) {
+                if (c == '"' || c == '\\') out += '\\';
+                out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+            }
+            out += "\"";
+        }
+        out += "]";
+    }
+    out += "}";
     std::printf("%s\n", out.c_str());
     std::fflush(stdout);
 }

@@ -94,7 +94,7 @@ const char* const kGuiHelp =
     "                        [--pin-range]]\n"
     "                        [quantize options] [--size WxH] [--font-scale F] [--no-settings]\n"
     "                        [--cmap NAME] [--annotate auto|on|off] [--lesson-look] [--layout auto|row|grid]\n"
-    "                        [--slice I] [--panels controls,figure,metrics,histogram]\n"
+    "                        [--slice I] [--select I,J] [--panels controls,figure,metrics,histogram]\n"
     "                        [--screenshot out.png [--frames N] [--save-figure F.png] [--save-session S.json]]\n"
     "                        [--bench-frames N] [--tab NAME] [--presenter] [--lesson NAME [--step K]]\n"
     "                        [--layout-report]\n"
@@ -111,17 +111,21 @@ const char* const kGuiHelp =
     "  --screenshot PNG    draw N frames (default 5, at least 3), save the window as PNG, exit\n"
     "  --cmap, --annotate, --lesson-look, --layout, --slice   figure settings, as for `quantscope render`\n"
     "                      (--layout row: the four panels in a row, grid: 2x2; --grid is --layout grid)\n"
+    "  --select I,J        select that element (one index per axis, from 0), as a click on its cell does:\n"
+    "                      its pipeline under the figure, its bits in the Bits tab (--tab bits)\n"
     "  --panels LIST       the View menu's panels to show, the others hidden (e.g. --panels figure,metrics)\n"
     "  --save-figure PNG   with --screenshot: also File > Save figure as PNG (the `render` image)\n"
     "  --save-session JSON with --screenshot: also File > Save session\n"
     "  --layout-report     with --screenshot: print one JSON line of what the figure showed (cells whose value\n"
-    "                      was printed per panel, the values' size, windows whose contents are cut at the edge)\n"
+    "                      was printed per panel, the values' size, windows whose contents are cut at the edge,\n"
+    "                      the Bits tab's lines when it is shown)\n"
     "  --bench-frames N    drag the manual scale for N frames, print timing medians as JSON, exit\n"
     "  --presenter         start in presenter mode: the figure alone, for a projector (F5 / Esc in the window)\n"
     "  --lesson NAME       open a lesson (quantscope lesson list) or a lesson FILE.json at --step K (from 1):\n"
     "                      PageDown / PageUp or the arrows step through it, R reveals what a step hides\n"
     "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare, model,\n"
-    "                      layer (the current tensor as W of y = x W^T: output error, LLM.int8, SmoothQuant)\n"
+    "                      layer (the current tensor as W of y = x W^T: output error, LLM.int8, SmoothQuant),\n"
+    "                      bits (the selected cell's code, block scale and packed byte, bit by bit)\n"
     "                      (a screenshot waits until its background computation is done)\n"
     "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"
     "--screenshot path).\n";
@@ -197,11 +201,11 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
         o.font_scale = static_cast<float>(f);
     }
     if (const std::string* v = parsed.get("--tab")) {
-        const char* const names[] = {"histograms", "landscape", "calibrators", "compare", "model", "layer"};
-        for (int i = 0; i < 6; ++i)
+        const char* const names[] = {"histograms", "landscape", "calibrators", "compare", "model", "layer", "bits"};
+        for (int i = 0; i < 7; ++i)
             if (*v == names[i]) o.tab = i;
         if (o.tab < 0)
-            throw Error("--tab: " + quoted_text(*v) + " is not histograms, landscape, calibrators, compare, model or layer");
+            throw Error("--tab: " + quoted_text(*v) + " is not histograms, landscape, calibrators, compare, model, layer or bits");
     }
     o.layout_report = parsed.has("--layout-report");
     if (o.layout_report && o.screenshot.empty()) throw Error("--layout-report needs --screenshot");

@@ -15,6 +15,7 @@
 #include "gui/app/lesson_control.hpp"
 #include "cli/lessons.hpp"
 #include "gui/document/stopwatch.hpp"
+#include "gui/panels/figure_cover.hpp"
 #include "gui/panels/metrics_panel.hpp"
 #include "gui/panels/presenter_view.hpp"
 #include "gui/widgets/palette.hpp"
@@ -265,6 +266,12 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 if (ImGui::BeginTabItem("Compare", nullptr, TabFlags(frame, kTabCompare))) {
                     app.analysis_tab = kTabCompare;
                     DrawComparePanel(app.compare, view, app.doc.shown_floats());
+                    ImGui::EndTabItem();
+                }
+                if (ImGui::BeginTabItem("Bits", nullptr, TabFlags(frame, kTabBits))) {
+                    app.analysis_tab = kTabBits;
+                    DrawBitsPanel(app.bits, view, app.figure.selected,
+                                  app.figure.selected >= 0 && FigureHidesPipeline(app.figure, app.figure.selected));
                     ImGui::EndTabItem();
                 }
                 if (ImGui::BeginTabItem("Model", nullptr, TabFlags(frame, kTabModel))) {

@@ -14,10 +14,11 @@ namespace qs::gui {
 const char* const kRenderHelp =
     "usage: quantscope render [INPUT | --preset NAME | --random ...] [quantize options] --out FIG.png\n"
     "                         [--width PX] [--annotate auto|on|off] [--cmap coolwarm|viridis|greys]\n"
-    "                         [--slice I] [--lesson-look] [--layout auto|row|grid] [--grid]\n"
+    "                         [--slice I] [--select I,J] [--lesson-look] [--layout auto|row|grid] [--grid]\n"
     "\n"
     "Writes the four-panel figure (original, quantized, dequantized, error) as a PNG without any display.\n"
-    "The same input gives the same bytes. Quantize options as for `quantscope quantize --help`.\n";
+    "The same input gives the same bytes. Quantize options as for `quantscope quantize --help`.\n"
+    "--select I,J prints that element's pipeline under the figure (one index per axis, from 0).\n";
 
 int run_render(const std::vector<std::string>& args) {
     if (cli::print_help_if_asked(args, kRenderHelp)) return 0;

@@ -40,6 +40,16 @@ constexpr ImU32 kCover = IM_COL32(208, 210, 216, 255);
 constexpr ImU32 kCoverText = IM_COL32(70, 72, 84, 255);
 // Behind the one-line error banner at the top of the window (white text on it in either theme).
 constexpr ImU32 kErrorBanner = IM_COL32(115, 26, 26, 255);
+// The Bits view's boxes, one colour per field of a code (the usual float-converter colours: sign blue,
+// exponent green, mantissa red), an integer code, the other codes that share its packed byte, and the
+// dark digits and outlines on them (readable in either theme: the fills are light).
+constexpr ImU32 kBitSign = IM_COL32(140, 180, 240, 255);
+constexpr ImU32 kBitExponent = IM_COL32(140, 210, 140, 255);
+constexpr ImU32 kBitMantissa = IM_COL32(240, 150, 140, 255);
+constexpr ImU32 kBitCode = IM_COL32(200, 170, 235, 255);
+constexpr ImU32 kBitOtherCode = IM_COL32(205, 205, 205, 255);
+constexpr ImU32 kBitDigit = IM_COL32(20, 20, 24, 255);
+constexpr ImU32 kBitOutline = IM_COL32(40, 40, 48, 255);
 
 }  // namespace palette
 

@@ -64,6 +64,20 @@ std::string FitText(const std::string& text, float width) {
     return text.substr(0, cut) + dots;
 }
 
+namespace {
+
+std::vector<std::string> SplitAtSpaces(const std::string& text) {
+    std::vector<std::string> words;
+    for (std::size_t start = 0; start <= text.size();) {
+        const std::size_t end = std::min(text.find(' ', start), text.size());
+        if (end > start) words.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return words;
+}
+
+}  // namespace
+
 void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator,
                       int gap_spaces) {
     const ImVec2 start = ImGui::GetCursorScreenPos();
@@ -76,32 +90,32 @@ void DrawWrappedParts(const std::vector<std::string>& parts, float width, int hi
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     float x = start.x, y = start.y;
     for (std::size_t i = 0; i < parts.size(); ++i) {
-        const ImVec2 ts = ImGui::CalcTextSize(parts[i].c_str());
         const bool joined = i >= 2 && separator;  // part 0 is the heading, 1 the first step
-        const float lead = i == 0 ? 0.0f : (joined ? sep_w : gap);
-        if (x > start.x && x + lead + ts.x > start.x + width) {
-            x = start.x;
-            y += line_h;
-        } else if (x > start.x) {
-            if (joined) dl->AddText(ImVec2(std::round(x + space), std::round(y)), dim, separator);
-            x += lead;
-        }
         const ImU32 col = static_cast<int>(i) == highlight ? WarningColor() : text;
-        dl->AddText(ImVec2(std::round(x), std::round(y)), col, parts[i].c_str());
-        x += ts.x;
+        // A part wider than the whole width (a code's bits line at a projector's text size) breaks at its
+        // spaces instead of running past the edge.
+        const std::vector<std::string> pieces =
+            ImGui::CalcTextSize(parts[i].c_str()).x > width ? SplitAtSpaces(parts[i]) : std::vector<std::string>{parts[i]};
+        for (std::size_t k = 0; k < pieces.size(); ++k) {
+            const ImVec2 ts = ImGui::CalcTextSize(pieces[k].c_str());
+            const float lead = k > 0 ? space : i == 0 ? 0.0f : (joined ? sep_w : gap);
+            if (x > start.x && x + lead + ts.x > start.x + width) {
+                x = start.x;
+                y += line_h;
+            } else if (x > start.x) {
+                if (joined && k == 0) dl->AddText(ImVec2(std::round(x + space), std::round(y)), dim, separator);
+                x += lead;
+            }
+            dl->AddText(ImVec2(std::round(x), std::round(y)), col, pieces[k].c_str());
+            x += ts.x;
+        }
     }
     ImGui::SetCursorScreenPos(start);
     ImGui::Dummy(ImVec2(width, y + line_h - start.y));
 }
 
 void TextWrappedAtSpaces(const std::string& text) {
-    std::vector<std::string> words;
-    for (std::size_t start = 0; start <= text.size();) {
-        const std::size_t end = std::min(text.find(' ', start), text.size());
-        if (end > start) words.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    DrawWrappedParts(words, ImGui::GetContentRegionAvail().x, -1, nullptr, 1);
+    DrawWrappedParts(SplitAtSpaces(text), ImGui::GetContentRegionAvail().x, -1, nullptr, 1);
 }
 
 }  // namespace qs::gui

@@ -1,0 +1,180 @@
+#include "gui/panels/bits_panel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+#include <imgui.h>
+
+#include "gui/panels/bits_text.hpp"
+#include "gui/widgets/palette.hpp"
+#include "gui/widgets/text.hpp"
+#include "gui/widgets/widgets.hpp"
+
+namespace qs::gui {
+
+namespace {
+
+ImU32 FieldColor(BitFieldKind kind) {
+    switch (kind) {
+        case BitFieldKind::Sign: return palette::kBitSign;
+        case BitFieldKind::Exponent: return palette::kBitExponent;
+        case BitFieldKind::Mantissa: return palette::kBitMantissa;
+        case BitFieldKind::Code: break;
+    }
+    return palette::kBitCode;
+}
+
+// Boxes of 1.7 em (or as wide as `label_w`, a bit's weight, needs), narrower when `bits` of them would not fit
+// the width (a float32 row at a projector's text size).
+float BoxWidth(int bits, float label_w = 0.0f) {
+    const float avail = std::max(ImGui::GetContentRegionAvail().x, 8.0f * static_cast<float>(bits));
+    const float want = std::max(ImGui::GetFontSize() * 1.7f, label_w + ImGui::GetFontSize() * 0.5f);
+    return std::floor(std::min(want, avail / static_cast<float>(std::max(bits, 1))));
+}
+
+// One box with its digit centred (when the digit fits).
+void DrawBox(ImDrawList* dl, ImVec2 min, float w, float h, ImU32 fill, char digit) {
+    dl->AddRectFilled(min, ImVec2(min.x + w, min.y + h), fill);
+    dl->AddRect(min, ImVec2(min.x + w, min.y + h), palette::kBitOutline);
+    const char text[2] = {digit, '\0'};
+    const ImVec2 ts = ImGui::CalcTextSize(text);
+    if (ts.x + 2.0f <= w)
+        dl->AddText(ImVec2(std::round(min.x + (w - ts.x) * 0.5f), std::round(min.y + (h - ts.y) * 0.5f)),
+                    palette::kBitDigit, text);
+}
+
+// The first of `labels` that fits under [x0, x1), centred there (none when none fits: the weights of narrow
+// boxes are in the decoded line too).
+void LabelUnder(ImDrawList* dl, const std::vector<std::string>& labels, float x0, float x1, float y) {
+    for (const std::string& label : labels) {
+        const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+        if (ts.x > x1 - x0 + ImGui::GetFontSize() * 0.2f) continue;
+        dl->AddText(ImVec2(std::round((x0 + x1 - ts.x) * 0.5f), y), ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+        return;
+    }
+}
+
+// The row's bits, most significant left, coloured by field; under them each field's name (a float) or each
+// bit's weight (an integer code).
+void DrawBitBoxes(const BitRow& row) {
+    int bits = 0;
+    for (const BitField& f : row.fields) bits += f.bits;
+    std::vector<std::string> weights;
+    float label_w = 0.0f;
+    for (double wt : row.weights) {
+        weights.push_back(FormatNumber(wt));
+        label_w = std::max(label_w, ImGui::CalcTextSize(weights.back().c_str()).x);
+    }
+    const float w = BoxWidth(bits, label_w), h = std::round(ImGui::GetTextLineHeight() * 1.5f);
+    // Every weight under its box, or none (the decoded line sums them anyway).
+    if (label_w > w + ImGui::GetFontSize() * 0.2f) weights.clear();
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float label_y = at.y + h + 2.0f;
+    float x = at.x;
+    int bit = 0;
+    for (const BitField& f : row.fields) {
+        const float x0 = x;
+        for (char c : f.text) {
+            DrawBox(dl, ImVec2(x, at.y), w, h, FieldColor(f.kind), c);
+            if (!weights.empty()) LabelUnder(dl, {weights[static_cast<std::size_t>(bit)]}, x, x + w, label_y);
+            x += w;
+            ++bit;
+        }
+        if (row.weights.empty()) LabelUnder(dl, FieldNames(f.kind), x0, x, label_y);
+        // A thicker line between fields.
+        dl->AddLine(ImVec2(x0, at.y), ImVec2(x0, at.y + h), palette::kBitOutline, 2.0f);
+    }
+    dl->AddLine(ImVec2(x, at.y), ImVec2(x, at.y + h), palette::kBitOutline, 2.0f);
+    ImGui::Dummy(ImVec2(x - at.x, h + 2.0f + ImGui::GetTextLineHeight()));
+}
+
+void DrawBitRow(const BitRow& row, const QuantConfig& config) {
+    SectionHeader(BitRowTitle(row, config).c_str());
+    DrawBitBoxes(row);
+    TextWrappedAtSpaces(BitRowBits(row) + " " + Symbols().arrow + " " + BitRowDecoded(row));
+}
+
+// The packed byte, bit 7 left: each code's span outlined, the selected code in the code colour, the others
+// grey, each span's code under it.
+void DrawPackedByte(const PackedByte& packed, std::int64_t selected, const Shape& shape) {
+    SectionHeader("packed byte (--out-packed, first code in the lowest bits)");
+    const float w = BoxWidth(8), h = std::round(ImGui::GetTextLineHeight() * 1.5f);
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    for (int p = 7; p >= 0; --p) {
+        const float x = at.x + static_cast<float>(7 - p) * w;
+        ImU32 fill = palette::kBitOtherCode;
+        for (const PackedSlot& s : packed.slots)
+            if (p >= s.low_bit && p < s.low_bit + s.bits && s.element == selected) fill = palette::kBitCode;
+        DrawBox(dl, ImVec2(x, at.y), w, h, fill, ((packed.value >> p) & 1) != 0 ? '1' : '0');
+    }
+    for (const PackedSlot& s : packed.slots) {
+        const int hi = std::min(7, s.low_bit + s.bits - 1), lo = std::max(0, s.low_bit);
+        const float x0 = at.x + static_cast<float>(7 - hi) * w, x1 = at.x + static_cast<float>(8 - lo) * w;
+        dl->AddRect(ImVec2(x0, at.y), ImVec2(x1, at.y + h), palette::kBitOutline, 0.0f, 0, 2.0f);
+        LabelUnder(dl, {FormatInteger(s.code)}, x0, x1, at.y + h + 2.0f);
+    }
+    ImGui::Dummy(ImVec2(8.0f * w, h + 2.0f + ImGui::GetTextLineHeight()));
+    TextWrappedAtSpaces(PackedByteLine(packed, shape));
+    std::string who;
+    for (const PackedSlot& s : packed.slots) {
+        const int hi = s.low_bit + s.bits - 1;
+        who += (who.empty() ? "" : ";  ") + std::string("bits ") + FormatInteger(std::min(hi, 7)) + "-" +
+               FormatInteger(std::max(s.low_bit, 0)) + (hi > 7 || s.low_bit < 0 ? " (part)" : "") + ": " +
+               index_to_string(shape, s.element) + (s.element == selected ? " (selected)" : "");
+    }
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    TextWrappedAtSpaces(who);
+    ImGui::PopStyleColor();
+}
+
+// The selected cell's bits, recomputed only when the selection or the quantization changed.
+void Refresh(BitsPanelState& st, const QuantView& qv, std::int64_t selected) {
+    if (st.generation == qv.generation && st.flat == selected) return;
+    st.generation = qv.generation;
+    st.flat = selected;
+    st.valid = false;
+    st.error.clear();
+    try {
+        // NVFP4's g comes from the tensor's max |r|, which the tensor's own range already holds.
+        const float amax = std::max(std::fabs(qv.data->values.lo), std::fabs(qv.data->values.hi));
+        st.bits = cell_bits(qv.data->view, *qv.params, *qv.config, selected, amax);
+        st.valid = true;
+    } catch (const std::exception& e) {
+        st.error = e.what();
+    }
+}
+
+}  // namespace
+
+void DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t selected, bool hidden) {
+    st.report.clear();
+    if (!qv.valid()) return;
+    const Shape& shape = qv.data->shape();
+    ImGui::PushTextWrapPos(0.0f);
+    if (selected < 0 || selected >= qv.data->numel()) {
+        TextWrappedAtSpaces("Click a cell in the figure to see its code bit by bit: a float's sign, exponent and "
+                            "mantissa, an integer's two's complement, the block's stored scale and the packed byte.");
+    } else if (hidden) {
+        TextWrappedAtSpaces("Selected " + index_to_string(shape, selected) + ": predict its code, then press R.");
+    } else {
+        Refresh(st, qv, selected);
+        if (!st.valid) {
+            TextWrappedAtSpaces(st.error);
+        } else {
+            const CellBits& b = st.bits;
+            std::string head = "Element " + index_to_string(shape, selected);
+            if (!b.scales.empty()) head += ", block " + FormatInteger(static_cast<double>(b.block));
+            TextWrappedAtSpaces(head + ": " + FormatInteger(b.code_bits) + " bits a code");
+            DrawBitRow(b.code, *qv.config);
+            for (const BitRow& row : b.scales) DrawBitRow(row, *qv.config);
+            if (b.packed.offset >= 0) DrawPackedByte(b.packed, selected, shape);
+            st.report = BitsReportLines(b, *qv.config, shape);
+        }
+    }
+    ImGui::PopTextWrapPos();
+}
+
+}  // namespace qs::gui

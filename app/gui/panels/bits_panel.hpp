@@ -1,0 +1,32 @@
+// The Bits tab (issue 12 item 5): the selected cell's code as a row of bit boxes (a float's sign, exponent
+// and mantissa coloured, an integer's bits with their weights, NF4's index), what they decode to, the
+// block's stored scale(s) as their own rows (E8M0, E4M3 sb and float32 g, fp16 d, float32 s), and for codes
+// narrower than a byte the packed byte that holds the code, with the codes it shares that byte with.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gui/document/quant_view.hpp"
+#include "quantscope/cell_bits.hpp"
+
+namespace qs::gui {
+
+struct BitsPanelState {
+    // [Internal] the selected cell's bits, recomputed when the selection or the quantization changes.
+    std::uint64_t generation = 0;
+    std::int64_t flat = -1;
+    bool valid = false;
+    CellBits bits;
+    std::string error;
+    // [Out] the lines the panel printed last frame (BitsReportLines; empty without a selection), for tests
+    // and --layout-report.
+    std::vector<std::string> report;
+};
+
+// Contents only (draw inside any window). `selected`: the figure's selected flat index (-1: none);
+// `hidden`: a lesson step covers that cell's code (predict first), so its bits are not shown either.
+void DrawBitsPanel(BitsPanelState& state, const QuantView& view, std::int64_t selected, bool hidden);
+
+}  // namespace qs::gui

@@ -1,0 +1,79 @@
+// Everything the window's Bits view shows of one element (issue 12 item 5): the fields of its code and
+// what they decode to, its block's stored scale(s) as bits, and, for codes narrower than a byte, the byte
+// of `--out-packed` that holds it with the codes it shares that byte with (first code in the lowest bits).
+// The GUI only lays these out and prints them; every reading of a bit lives here and in bit_fields.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "quantscope/bit_fields.hpp"
+#include "quantscope/config.hpp"
+#include "quantscope/params.hpp"
+#include "quantscope/tensor_view.hpp"
+
+namespace qs {
+
+// What a float code stands for.
+enum class FloatClass { Zero, Subnormal, Normal, Infinity, NaN };
+const char* to_string(FloatClass c);  // "zero", "subnormal", "normal", "infinity", "NaN"
+FloatClass classify_float_code(std::uint32_t code, const FloatSpec& spec);
+
+// The float32 layout (IEEE binary32), for scales stored as float32 (s, absmax, NVFP4's g).
+FloatSpec float32_spec();
+
+// One row of bit boxes: an element's code or a stored scale.
+enum class BitRowRole { Code, BlockScale, TensorScale, Offset };
+struct BitRow {
+    BitRowRole role = BitRowRole::Code;
+    std::string encoding;          // "fp8-e4m3", "int4", "uint2", "nf4 index", "E8M0", "E4M3", "fp16", "float32"
+    std::uint32_t bits_value = 0;  // the stored bits as an unsigned number
+    std::vector<BitField> fields;  // most significant first
+    bool is_float = false;         // fields are sign / exponent [/ mantissa]
+    FloatClass float_class = FloatClass::Normal;
+    // What the row stands for: a float's value, an integer code's value (two's complement, or the offset
+    // code itself), NF4's codebook level, Q4_0's q - 8, an E8M0 byte's 2^(raw - 127).
+    double value = 0;
+    // Integer codes (and NF4's index): each bit's weight, most significant first (two's complement: the top
+    // bit weighs -2^(N-1)); `value` is the sum of the weights of the set bits (minus 8 for Q4_0).
+    std::vector<double> weights;
+};
+
+// The byte of --out-packed that holds element `flat` when codes take fewer than 8 bits.
+struct PackedSlot {
+    std::int64_t element = 0;
+    std::int32_t code = 0;  // as --out-quantized writes it
+    int low_bit = 0;        // where the code's lowest bit lies in the byte (negative: it began a byte before)
+    int bits = 0;
+};
+struct PackedByte {
+    std::int64_t offset = -1;  // the byte's offset in the file; -1: the codes take whole bytes (none shown)
+    std::uint8_t value = 0;
+    std::vector<PackedSlot> slots;  // every code with a bit in this byte, the lowest bits first
+};
+
+struct CellBits {
+    std::int64_t flat_index = 0, block = 0;
+    int code_bits = 0;  // bits of one code as --out-packed stores it
+    BitRow code;
+    // The scales stored for the element's block, as --out-packed writes them: MX's E8M0 X; NVFP4's E4M3 sb
+    // and the tensor's float32 g; ggml's fp16 d (and Q4_1's fp16 m); an element format's float32 s (NF4:
+    // the absmax); int<N>'s float32 s. Empty in cast mode.
+    std::vector<BitRow> scales;
+    PackedByte packed;
+};
+
+// The Bits view of element `flat` of `view` quantized with `params` (as compute_params gives them) and
+// `config`. `tensor_amax` is max |r| over the tensor (NVFP4 derives its g from it; the window knows it
+// from the tensor's range); pass a negative number to have it computed (one pass over the view).
+// Throws qs::Error for an index out of range.
+CellBits cell_bits(const TensorView& view, const QuantParams& params, const QuantConfig& config, std::int64_t flat,
+                   float tensor_amax);
+
+// The packed byte alone (offset -1 when config's codes take 8 bits or more). The byte is core packing's
+// (pack_codes) over the codes around `flat`, the one --out-packed writes at `offset`.
+PackedByte packed_byte_of(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                          std::int64_t flat);
+
+}  // namespace qs
