@@ -258,6 +258,15 @@ TEST_CASE("random tensors from the command line") {
         CHECK(qs::test::one_line(r.err));
     }
     CHECK(run("quantize --preset lesson --pin-range", dir).exit_code == 2);
+    // Fewer than the three elements the recipe sets: one line that names the recipe and the tensor's size.
+    for (const char* shape : {"1", "2", "1x2"}) {
+        r = run(std::string("quantize --random normal --pin-range --shape ") + shape, dir);
+        INFO(shape << ": " << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(qs::test::one_line(r.err));
+        CHECK(r.err.find("--pin-range sets the first 3 elements") != std::string::npos);
+        CHECK(r.err.find("has only") != std::string::npos);
+    }
 }
 
 TEST_CASE("every bad input or option: exit 2 / one clear line / the output file unchanged") {

@@ -243,7 +243,14 @@ RandomSpec random_spec(const ParsedArgs& args) {
         if (!args.has("--outliers")) throw Error("--outlier-scale needs --outliers K");
         spec.outlier_scale = parse_double("--outlier-scale", *v);
     }
-    if (args.has("--pin-range")) spec.pin_range = 3;  // seed 001's [0,0,0..2] = max + 1, min - 1, 0
+    if (args.has("--pin-range")) {
+        // seed 001's [0,0,0..2] = max + 1, min - 1, 0: a flag, so the count the core would name is not the user's.
+        const std::int64_t n = checked_numel(spec.shape);
+        if (n < 3)
+            throw Error("--pin-range sets the first 3 elements (max + 1, min - 1 and 0), but --shape " +
+                        shape_to_string(spec.shape) + " has only " + std::to_string(n));
+        spec.pin_range = 3;
+    }
     return spec;
 }
 

@@ -97,8 +97,10 @@ Tensor generate_random(const RandomSpec& spec) {
                     ", " + format_g(spec.high) + ")");
     if (spec.outliers < 0 || spec.outliers > n)
         throw Error("outliers must be between 0 and the number of elements (" + std::to_string(n) + ")");
-    if (spec.pin_range < 0 || spec.pin_range > n)
-        throw Error("pin-range must be between 0 and the number of elements (" + std::to_string(n) + ")");
+    if (spec.pin_range < 0) throw Error("pin-range must be >= 0 (got " + std::to_string(spec.pin_range) + ")");
+    if (spec.pin_range > n)
+        throw Error("pinning the range sets the first " + std::to_string(spec.pin_range) +
+                    " elements (max + 1, min - 1, 0, ...), but the tensor has only " + std::to_string(n));
     if (spec.outliers > 0 && !(std::isfinite(spec.outlier_scale) && spec.outlier_scale > 0))
         throw Error("outlier scale must be a finite number > 0 (got " + format_g(spec.outlier_scale) + ")");
 
