@@ -1,5 +1,6 @@
 // What the window tests share: a temporary directory, running the built binary (under xvfb-run) with
-// its output captured and the user's settings kept out of it, and reading files back.
+// its output captured and the user's settings kept out of it, and reading files back; for the panel tests, a
+// tensor with its quantization as the app hands it to the panels, and an offscreen window drawing a panel.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -7,11 +8,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cfloat>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <imgui.h>
+
+#include "gui/document/quant_view.hpp"
+#include "gui/document/tensor_data.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
+#include "gui/widgets/style.hpp"
+#include "quantscope/overview.hpp"
+#include "quantscope/quantize.hpp"
 
 namespace qs::gui_test {
 
@@ -67,5 +81,74 @@ inline Run run(const TempDir& dir, const std::string& command) {
     r.err = read_file(err);
     return r;
 }
+
+// A shared tensor with its quantization: what the app hands the panels. The full-size result is the tests'
+// reference; the view carries only the overview, as the document's does.
+struct SharedQuant {
+    std::shared_ptr<const qs::gui::TensorData> data;
+    std::shared_ptr<const qs::Tensor> tensor;
+    qs::QuantConfig config;
+    qs::QuantParams params;
+    qs::QuantResult result;
+    qs::QuantOverview overview;
+    std::uint64_t generation = 1;
+    qs::gui::QuantView view() const {
+        qs::gui::QuantView v;
+        v.data = data.get();
+        v.tensor = tensor.get();
+        v.config = &config;
+        v.params = &params;
+        v.overview = &overview;
+        v.generation = generation;
+        return v;
+    }
+    void requantize(const qs::QuantConfig& c) {
+        config = c;
+        result = qs::quantize(*tensor, config, &params);
+        overview = qs::quantize_overview(data->view, params, config, data->values.grid);
+        ++generation;
+    }
+};
+
+inline SharedQuant MakeSharedQuant(qs::Tensor t, const qs::QuantConfig& c) {
+    SharedQuant s;
+    s.tensor = std::make_shared<const qs::Tensor>(std::move(t));
+    s.data = qs::gui::MakeTensorData(s.tensor);
+    s.requantize(c);
+    return s;
+}
+
+// An offscreen window of the app's look (fonts at `font_px`), drawing a frame's `body` full-size in one
+// undecorated ImGui window, as a panel in the app's column would be. Set QS_FIGURE_PNG_DIR to keep save()'s PNGs.
+struct PanelWindow {
+    qs::gui::OffscreenRenderer r;
+    explicit PanelWindow(int w = 1400, int h = 800, float font_px = 16.0f) {
+        std::string error;
+        const bool ok = r.init(w, h, [font_px] {
+            qs::gui::BuildFonts(font_px);
+            qs::gui::ApplyStyle(true, font_px / 16.0f);
+        }, &error);
+        REQUIRE_MESSAGE(ok, "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
+    }
+    template <typename F>
+    void frame(F&& body, ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool down = false) {
+        r.frame([&] {
+            ImGui::SetNextWindowPos(ImVec2(0, 0));
+            ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+            ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
+            body();
+            ImGui::End();
+        }, mouse, down);
+    }
+    void save(const std::string& name) {
+        if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
+            std::vector<std::uint8_t> px;
+            r.read_pixels(px);
+            std::string error;
+            CHECK(qs::gui::WritePngAtomic(std::string(dir) + "/qs_panel_" + name + ".png", r.width(), r.height(), px,
+                                            true, &error));
+        }
+    }
+};
 
 }  // namespace qs::gui_test

@@ -6,68 +6,25 @@
 #include <memory>
 
 #include "gui/panels/layer_panel.hpp"
-#include "gui/platform/offscreen_renderer.hpp"
-#include "gui/widgets/style.hpp"
 #include "gui_test_support.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/random.hpp"
 
 namespace {
 
-struct Shared {
-    std::shared_ptr<const qs::gui::TensorData> data;
-    std::shared_ptr<const qs::Tensor> tensor;
-    qs::QuantConfig config;
-    qs::QuantParams params;
-    qs::QuantResult result;
-    qs::QuantOverview overview;
-    qs::gui::QuantView view() const {
-        qs::gui::QuantView v;
-        v.data = data.get();
-        v.tensor = tensor.get();
-        v.config = &config;
-        v.params = &params;
-        v.overview = &overview;
-        v.generation = 1;
-        return v;
-    }
-};
+using Shared = qs::gui_test::SharedQuant;
+using Window = qs::gui_test::PanelWindow;
 
+// A seeded normal W quantized symmetric per channel.
 Shared MakeShared(qs::Shape shape) {
     qs::RandomSpec spec;
     spec.shape = std::move(shape);
     spec.seed = 5;
-    Shared s;
-    s.tensor = std::make_shared<const qs::Tensor>(qs::generate_random(spec));
-    s.config.mode = qs::Mode::Symmetric;
-    s.config.granularity = qs::Granularity::Channel;
-    s.result = qs::quantize(*s.tensor, s.config, &s.params);
-    s.data = qs::gui::MakeTensorData(s.tensor);
-    s.overview = qs::quantize_overview(s.data->view, s.params, s.config, s.data->values.grid);
-    return s;
+    qs::QuantConfig config;
+    config.mode = qs::Mode::Symmetric;
+    config.granularity = qs::Granularity::Channel;
+    return qs::gui_test::MakeSharedQuant(qs::generate_random(spec), config);
 }
-
-struct Window {
-    qs::gui::OffscreenRenderer r;
-    Window() {
-        std::string error;
-        const bool ok = r.init(1400, 800, [] {
-            qs::gui::BuildFonts(16.0f);
-            qs::gui::ApplyStyle(true, 1.0f);
-        }, &error);
-        REQUIRE_MESSAGE(ok, "offscreen rendering failed: " << error);
-    }
-    template <typename F>
-    void frame(F&& body) {
-        r.frame([&] {
-            ImGui::SetNextWindowPos(ImVec2(0, 0));
-            ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
-            ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
-            body();
-            ImGui::End();
-        }, ImVec2(-FLT_MAX, -FLT_MAX), false);
-    }
-};
 
 }  // namespace
 

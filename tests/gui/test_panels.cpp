@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "gui_test_support.hpp"
+
 #include "gui/panels/calibration_panel.hpp"
 #include "gui/panels/compare_panel.hpp"
 #include "gui/panels/figure_panel.hpp"
@@ -32,78 +34,15 @@
 
 namespace {
 
-// A shared tensor with its quantization: what the app hands the panels.
-// The full-size result is the tests' reference; the view carries only the overview, as the document's does.
-struct Shared {
-    std::shared_ptr<const qs::gui::TensorData> data;
-    std::shared_ptr<const qs::Tensor> tensor;
-    qs::QuantConfig config;
-    qs::QuantParams params;
-    qs::QuantResult result;
-    qs::QuantOverview overview;
-    std::uint64_t generation = 1;
-    qs::gui::QuantView view() const {
-        qs::gui::QuantView v;
-        v.data = data.get();
-        v.tensor = tensor.get();
-        v.config = &config;
-        v.params = &params;
-        v.overview = &overview;
-        v.generation = generation;
-        return v;
-    }
-    void requantize(const qs::QuantConfig& c) {
-        config = c;
-        result = qs::quantize(*tensor, config, &params);
-        overview = qs::quantize_overview(data->view, params, config, data->values.grid);
-        ++generation;
-    }
-};
+using Shared = qs::gui_test::SharedQuant;
+using Window = qs::gui_test::PanelWindow;
 
-Shared MakeShared(qs::Tensor t, const qs::QuantConfig& c) {
-    Shared s;
-    s.tensor = std::make_shared<const qs::Tensor>(std::move(t));
-    s.data = qs::gui::MakeTensorData(s.tensor);
-    s.requantize(c);
-    return s;
-}
+Shared MakeShared(qs::Tensor t, const qs::QuantConfig& c) { return qs::gui_test::MakeSharedQuant(std::move(t), c); }
 
 Shared FromPreset(const std::string& name) {
     qs::Preset p = qs::make_preset(name);
     return MakeShared(std::move(p.tensor), p.config);
 }
-
-// An offscreen window of the app's look, drawing `body` full-size.
-struct Window {
-    qs::gui::OffscreenRenderer r;
-    explicit Window(int w, int h, float font_px = 16.0f) {
-        std::string error;
-        const bool ok = r.init(w, h, [font_px] {
-            qs::gui::BuildFonts(font_px);
-            qs::gui::ApplyStyle(true, font_px / 16.0f);
-        }, &error);
-        REQUIRE_MESSAGE(ok, "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
-    }
-    template <typename F>
-    void frame(F&& body, ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool down = false) {
-        r.frame([&] {
-            ImGui::SetNextWindowPos(ImVec2(0, 0));
-            ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
-            ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
-            body();
-            ImGui::End();
-        }, mouse, down);
-    }
-    void save(const std::string& name) {
-        if (const char* dir = std::getenv("QS_FIGURE_PNG_DIR")) {
-            std::vector<std::uint8_t> px;
-            r.read_pixels(px);
-            std::string error;
-            CHECK(qs::gui::WritePngAtomic(std::string(dir) + "/qs_panel_" + name + ".png", r.width(), r.height(), px,
-                                            true, &error));
-        }
-    }
-};
 
 }  // namespace
 

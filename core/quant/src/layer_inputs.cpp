@@ -10,17 +10,6 @@
 #include "quantscope/text.hpp"
 
 namespace qs {
-namespace {
-
-// SplitMix64: fully specified, so the channels a seed picks are the same everywhere.
-std::uint64_t splitmix64(std::uint64_t& state) {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-}  // namespace
 
 InputDistribution parse_input_distribution(const std::string& text) {
     if (text == "normal") return InputDistribution::Normal;

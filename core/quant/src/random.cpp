@@ -9,10 +9,7 @@
 #include "quantscope/format.hpp"
 
 namespace qs {
-namespace {
 
-// SplitMix64 seeds xoshiro256**; both are fully specified, so a seed gives the same tensor on every
-// platform and compiler (std::normal_distribution is implementation-defined).
 std::uint64_t splitmix64(std::uint64_t& state) {
     std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -20,6 +17,10 @@ std::uint64_t splitmix64(std::uint64_t& state) {
     return z ^ (z >> 31);
 }
 
+namespace {
+
+// SplitMix64 seeds xoshiro256**; both are fully specified, so a seed gives the same tensor on every
+// platform and compiler (std::normal_distribution is implementation-defined).
 class Xoshiro256 {
 public:
     explicit Xoshiro256(std::uint64_t seed) {

@@ -27,6 +27,10 @@ struct RandomSpec {
     std::int64_t pin_range = 0;
 };
 
+// SplitMix64's next output (advances `state`): fully specified, so whatever a seed picks (the random tensors'
+// generator state, the layer's outlier channels) is the same on every platform and compiler.
+std::uint64_t splitmix64(std::uint64_t& state);
+
 Distribution parse_distribution(const std::string& text);  // normal|uniform
 // Throws qs::Error for a bad shape, std <= 0 or non-finite, high <= low, low or high outside float32's range,
 // a normal value outside float32's range (naming its index), outliers or pin_range < 0 or > numel, an
