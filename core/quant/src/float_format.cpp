@@ -1,6 +1,10 @@
 // Rounding onto a small binary float format and the bit patterns of its codes (FORMATS.md "Element formats").
 // Everything works on float32 bits: a format's every value is a float32, so rounding is exact float32
 // arithmetic and no double rounding can occur.
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -112,8 +116,17 @@ std::vector<float> float_grid(const FloatSpec& spec) {
 }
 
 std::uint16_t fp16_bits_saturating(float x) {
+#ifdef __F16C__
+    // The hardware conversion rounds half to even as round_to_float does (subnormals too); the magnitude
+    // is first clamped to 65504 (a NaN too: round_to_float saturates whatever is not <= the largest).
+    const float a = std::fabs(x);
+    const float clamped = a <= 65504.0f ? a : 65504.0f;
+    const auto h = static_cast<std::uint16_t>(_cvtss_sh(clamped, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return static_cast<std::uint16_t>(h | (std::signbit(x) ? 0x8000u : 0u));
+#else
     static const FloatSpec kHalf{5, 10, 15, FloatSpecials::Ieee};
     return static_cast<std::uint16_t>(float_code(round_to_float(x, kHalf), kHalf));
+#endif
 }
 
 }  // namespace qs

@@ -6,7 +6,9 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
+#include "format_simd_avx2.hpp"
 #include "quantscope/element_type.hpp"
 #include "quantscope/number_format.hpp"
 
@@ -50,6 +52,9 @@ inline ElementResult element_nf4(float r, float s) {
 }
 
 inline float block_amax(const float* r, int n) {
+#ifdef QS_HAVE_FORMAT_AVX2
+    if (n % 8 == 0) return abs_max_avx2(r, n);  // a maximum of magnitudes: the same in any order
+#endif
     float amax = 0;
     for (int k = 0; k < n; ++k) amax = std::max(amax, std::fabs(r[k]));
     return amax;
@@ -62,12 +67,16 @@ inline BlockScale mx_scale(const float* r, int n, const FloatSpec& element) {
     const float amax = block_amax(r, n);
     int shared = 0;
     if (amax > 0) {
-        int e = 0;
-        std::frexp(amax, &e);  // amax = m 2^e, m in [0.5, 1): floor(log2 amax) = e - 1 (exact, subnormals too)
-        shared = std::clamp(e - 1 - element.max_normal_exponent(), -127, 127);
+        // floor(log2 amax) from the bits: the exponent field, or for a subnormal m 2^-149 the top bit of m.
+        std::uint32_t u;
+        std::memcpy(&u, &amax, sizeof u);
+        const int floor_log2 = u >= 0x00800000u ? static_cast<int>(u >> 23) - 127 : -149 + 31 - __builtin_clz(u);
+        shared = std::clamp(floor_log2 - element.max_normal_exponent(), -127, 127);
     }
     b.stored = static_cast<std::uint16_t>(shared + 127);
-    b.scale = static_cast<float>(std::ldexp(1.0, shared));  // 2^-127 is a float32 subnormal: exact
+    // 2^shared, exact: a normal float32's exponent field, or 2^-127, a float32 subnormal.
+    const std::uint32_t bits = shared >= -126 ? static_cast<std::uint32_t>(shared + 127) << 23 : 0x00400000u;
+    std::memcpy(&b.scale, &bits, sizeof bits);
     return b;
 }
 
@@ -76,16 +85,38 @@ inline float nvfp4_global_scale(float amax_tensor) { return amax_tensor > 0 ? am
 
 // sb = E4M3(amax_block / (6 g)), saturating; the scale as used is sb * g (float32). 6 g is 0 only when g
 // underflowed (a tensor of values below ~4e-42): sb saturates and sb * g is 0, so the block dequantizes to 0.
-inline BlockScale nvfp4_scale(const float* r, int n, float g) {
+inline BlockScale nvfp4_scale_of_amax(float amax, float g) {
     static const FloatSpec kE4M3{4, 3, 7, FloatSpecials::E4M3Fn};
     BlockScale b;
-    const float amax = block_amax(r, n);
     const float six_g = 6.0f * g;
     const float t = amax == 0 ? 0.0f : (six_g > 0 ? amax / six_g : FLT_MAX);
     const float sb = round_to_float(t, kE4M3);
     b.stored = static_cast<std::uint16_t>(float_code(sb, kE4M3));
     b.scale = sb * g;
     return b;
+}
+inline BlockScale nvfp4_scale(const float* r, int n, float g) { return nvfp4_scale_of_amax(block_amax(r, n), g); }
+
+// The smallest and largest of n finite values folded into lo and hi, as the sequential std::min / std::max
+// scan gives them (of +0 and -0, the first seen).
+inline void min_max_in_order(const float* r, int n, float& lo, float& hi) {
+#ifdef QS_HAVE_FORMAT_AVX2
+    if (n % 8 == 0 && n > 0) {
+        float l = 0, h = 0;
+        bool nonfinite = false;
+        min_max_avx2(r, n, l, h, nonfinite);
+        const auto first_zero = [&] {
+            for (int k = 0; k < n; ++k)
+                if (r[k] == 0) return r[k];
+            return 0.0f;
+        };
+        if (l == 0) l = first_zero();
+        if (h == 0) h = first_zero();
+        lo = l < lo ? l : lo, hi = h > hi ? h : hi;
+        return;
+    }
+#endif
+    for (int k = 0; k < n; ++k) lo = std::min(lo, r[k]), hi = std::max(hi, r[k]);
 }
 
 // q = codes as ggml's reference quantizers compute them; d (and m) stored as fp16, saturated.
@@ -100,9 +131,18 @@ inline BlockScale q8_0_scale(const float* r, int n) {
 
 inline BlockScale q4_0_scale(const float* r, int n) {
     BlockScale b;
-    float amax = 0, max = 0;
-    for (int k = 0; k < n; ++k)  // the first value of largest magnitude, with its sign
-        if (amax < std::fabs(r[k])) amax = std::fabs(r[k]), max = r[k];
+    float max = 0;
+#ifdef QS_HAVE_FORMAT_AVX2
+    if (n % 8 == 0) {  // the largest magnitude, then the first value that has it
+        const float amax = abs_max_avx2(r, n);
+        if (amax > 0) max = r[first_with_magnitude_avx2(r, n, amax)];
+    } else
+#endif
+    {
+        float amax = 0;
+        for (int k = 0; k < n; ++k)  // the first value of largest magnitude, with its sign
+            if (amax < std::fabs(r[k])) amax = std::fabs(r[k]), max = r[k];
+    }
     const float d = max / -8.0f;
     b.inv = d != 0 ? 1.0f / d : 0.0f;
     b.stored = fp16_bits_saturating(d);
@@ -113,7 +153,7 @@ inline BlockScale q4_0_scale(const float* r, int n) {
 inline BlockScale q4_1_scale(const float* r, int n) {
     BlockScale b;
     float lo = FLT_MAX, hi = -FLT_MAX;
-    for (int k = 0; k < n; ++k) lo = std::min(lo, r[k]), hi = std::max(hi, r[k]);
+    min_max_in_order(r, n, lo, hi);
     const float d = (hi - lo) / 15.0f;
     b.inv = d != 0 ? 1.0f / d : 0.0f;
     b.low = lo;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "format_kernels.hpp"
+#include "format_simd_avx2.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
@@ -24,6 +25,33 @@ struct BlockStats {
     float lo = FLT_MAX, hi = -FLT_MAX;
 };
 
+// Folds n values into the running smallest, largest and largest magnitude, as the sequential std::min /
+// std::max scan does (of +0 and -0, the first seen is kept); false when one is not finite.
+bool scan_values(const float* r, std::int64_t len, float& lo, float& hi, float& amax) {
+    float l = lo, h = hi, a = amax;
+    float nonfinite = 0;  // r - r is NaN exactly for a NaN or an Inf (min/max would skip a NaN)
+    std::int64_t k = 0;
+#ifdef QS_HAVE_FORMAT_AVX2
+    if (len >= 8) {
+        k = len - len % 8;
+        float cl = 0, ch = 0;
+        bool bad_lanes = false;
+        detail::stats_avx2(r, k, cl, ch, a, bad_lanes);
+        if (bad_lanes) nonfinite = NAN;
+        const auto first_zero = [&] { return *std::find(r, r + k, 0.0f); };
+        if (cl == 0) cl = first_zero();
+        if (ch == 0) ch = first_zero();
+        l = std::min(l, cl), h = std::max(h, ch);
+    }
+#endif
+    for (; k < len; ++k) {
+        l = std::min(l, r[k]), h = std::max(h, r[k]), a = std::max(a, std::fabs(r[k]));
+        nonfinite += r[k] - r[k];
+    }
+    lo = l, hi = h, amax = a;
+    return nonfinite == 0 && std::isfinite(l) && std::isfinite(h);
+}
+
 BlockStats block_stats(const TensorView& view, std::int64_t stride, std::int64_t count) {
     const std::int64_t n = view.numel();
     BlockStats stats;
@@ -33,14 +61,7 @@ BlockStats block_stats(const TensorView& view, std::int64_t stride, std::int64_t
     std::vector<float> one_amax(static_cast<std::size_t>(threads), 0.0f);
     std::atomic<bool> bad{false};
     const auto scan = [&](const float* r, std::int64_t len, int thread, float& amax) {
-        float l = lo[static_cast<std::size_t>(thread)], h = hi[static_cast<std::size_t>(thread)], a = amax;
-        float nonfinite = 0;  // r - r is NaN exactly for a NaN or an Inf (min/max would skip a NaN)
-        for (std::int64_t k = 0; k < len; ++k) {
-            l = std::min(l, r[k]), h = std::max(h, r[k]), a = std::max(a, std::fabs(r[k]));
-            nonfinite += r[k] - r[k];
-        }
-        if (nonfinite != 0 || !std::isfinite(l) || !std::isfinite(h)) bad = true;
-        lo[static_cast<std::size_t>(thread)] = l, hi[static_cast<std::size_t>(thread)] = h, amax = a;
+        if (!scan_values(r, len, lo[static_cast<std::size_t>(thread)], hi[static_cast<std::size_t>(thread)], amax)) bad = true;
     };
     detail::parallel_guarded(view, threads, [&](int thread, int) {
         std::vector<float> scratch(static_cast<std::size_t>(kChunk));
@@ -86,7 +107,9 @@ float symmetric_scale(float amax, FormatId format) {
     return s;
 }
 
-void block_format_scales(const TensorView& view, FormatParams& p) {
+// A block format's stats and every block's scale in one read of the values. NVFP4's sb needs the tensor's g,
+// known only at the end: its blocks' amax are kept in `scale` meanwhile, and their scales set from them.
+BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
     const FormatInfo& info = format_info(p.format);
     const std::int64_t n = view.numel(), blocks = n / info.block_size;
     p.block_stride = info.block_size;
@@ -94,19 +117,56 @@ void block_format_scales(const TensorView& view, FormatParams& p) {
     p.scale.assign(static_cast<std::size_t>(blocks), 1.0f);
     p.stored.assign(static_cast<std::size_t>(blocks), 0);
     if (p.format == FormatId::Q4_1) p.offset.assign(static_cast<std::size_t>(blocks), 0.0f);
+    const bool nvfp4 = p.format == FormatId::NvFp4;
+    BlockStats stats;
+    stats.amax.assign(1, 0.0f);
+    std::vector<BlockStats> parts;
     const int threads = detail::pass_threads(n);
+    const std::int64_t per_chunk = kChunk / info.block_size;  // kChunk is a multiple of every block size
+    for (int t = 0; t < threads; ++t) parts.push_back(stats);
+    std::atomic<bool> bad{false};
     detail::parallel_guarded(view, threads, [&](int thread, int) {
-        std::vector<float> scratch(static_cast<std::size_t>(info.block_size));
-        std::int64_t b0, b1;
-        detail::static_share(blocks, thread, threads, b0, b1);
-        for (std::int64_t b = b0; b < b1; ++b) {
-            const float* r = floats_at(view, b * info.block_size, info.block_size, scratch.data());
-            const detail::BlockScale s = detail::block_scale(p.format, r, info.block_size, p.global_scale);
-            p.scale[static_cast<std::size_t>(b)] = s.scale;
-            p.stored[static_cast<std::size_t>(b)] = s.stored;
-            if (!p.offset.empty()) p.offset[static_cast<std::size_t>(b)] = s.offset;
+        BlockStats& part = parts[static_cast<std::size_t>(thread)];
+        std::vector<float> scratch(static_cast<std::size_t>(kChunk));
+        std::int64_t c0, c1;
+        detail::static_share((blocks + per_chunk - 1) / per_chunk, thread, threads, c0, c1);
+        for (std::int64_t c = c0; c < c1; ++c) {
+            const std::int64_t b0 = c * per_chunk, b1 = std::min(blocks, b0 + per_chunk);
+            const std::int64_t len = (b1 - b0) * info.block_size;
+            const float* r = floats_at(view, b0 * info.block_size, len, scratch.data());
+            if (!scan_values(r, len, part.lo, part.hi, part.amax[0])) bad = true;
+            for (std::int64_t b = b0; b < b1; ++b) {
+                const float* block = r + (b - b0) * info.block_size;
+                if (nvfp4) {
+                    p.scale[static_cast<std::size_t>(b)] = detail::block_amax(block, info.block_size);
+                    continue;
+                }
+                const detail::BlockScale s = detail::block_scale(p.format, block, info.block_size, 1.0f);
+                p.scale[static_cast<std::size_t>(b)] = s.scale;
+                p.stored[static_cast<std::size_t>(b)] = s.stored;
+                if (!p.offset.empty()) p.offset[static_cast<std::size_t>(b)] = s.offset;
+            }
         }
     });
+    if (bad) throw_nonfinite(view, first_nonfinite(view));
+    for (const BlockStats& part : parts) {
+        stats.lo = std::min(stats.lo, part.lo);
+        stats.hi = std::max(stats.hi, part.hi);
+        stats.amax[0] = std::max(stats.amax[0], part.amax[0]);
+    }
+    if (nvfp4) {
+        p.global_scale = detail::nvfp4_global_scale(stats.amax[0]);
+        detail::parallel_run(nullptr, detail::pass_threads(blocks * 16), [&](int thread, int count) {
+            std::int64_t b0, b1;
+            detail::static_share(blocks, thread, count, b0, b1);
+            for (std::int64_t b = b0; b < b1; ++b) {
+                const detail::BlockScale s = detail::nvfp4_scale_of_amax(p.scale[static_cast<std::size_t>(b)], p.global_scale);
+                p.scale[static_cast<std::size_t>(b)] = s.scale;
+                p.stored[static_cast<std::size_t>(b)] = s.stored;
+            }
+        });
+    }
+    return stats;
 }
 
 }  // namespace
@@ -118,15 +178,15 @@ FormatParams compute_format_params(const TensorView& view, const FormatConfig& c
     const FormatInfo& info = format_info(config.format);
     QuantParams layout;
     if (info.kind != FormatKind::Block) set_block_layout(view.shape, format_layout_config(config), layout);
-    const bool per_block_stats = info.kind != FormatKind::Block && config.scaling == ElementScaling::Symmetric;
+    if (info.kind == FormatKind::Block) {
+        const BlockStats stats = block_format_pass(view, p);
+        if (range) *range = {stats.lo, stats.hi};
+        return p;
+    }
+    const bool per_block_stats = config.scaling == ElementScaling::Symmetric;
     const BlockStats stats = block_stats(view, per_block_stats ? layout.block_stride : view.numel(),
                                          per_block_stats ? layout.block_count : 1);
     if (range) *range = {stats.lo, stats.hi};
-    if (info.kind == FormatKind::Block) {
-        if (config.format == FormatId::NvFp4) p.global_scale = detail::nvfp4_global_scale(stats.amax[0]);
-        block_format_scales(view, p);
-        return p;
-    }
     p.block_stride = layout.block_stride;
     p.block_count = layout.block_count;
     if (config.scaling == ElementScaling::Symmetric) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "deliver.hpp"
 #include "format_kernels.hpp"
 #include "format_simd.hpp"
 #include "parallel.hpp"
@@ -36,34 +37,32 @@ struct ChunkOut {
     float* err;
 };
 
-// Records one element's results; the sums are the chunk's, added in element order.
-inline void record(float r, const detail::ElementResult& e, std::int64_t k, std::uint32_t mask, const ChunkOut& out,
-                   ChunkSums& sums, Partial& acc) {
-    const float err = std::fabs(r - e.deq);
-    if (out.codes) out.codes[k] = e.code;
-    if (out.deq) out.deq[k] = e.deq;
-    if (out.err) out.err[k] = err;
-    sums.sum_sq_err += static_cast<double>(err) * err;
-    sums.sum_abs_err += err;
-    sums.sum_sq_r += static_cast<double>(r) * r;
-    sums.sum_r += r;
-    acc.max_err = std::max(acc.max_err, err);
-    acc.clipped += e.clipped ? 1 : 0;
-    acc.seen[static_cast<std::uint32_t>(e.code) & mask] = 1;
-}
-
-// A block format's chunk: whole blocks, each one's scale recomputed from its values by the recipe (the
-// float32 d and min ggml's codes use are not kept in the params).
-template <class F>
-ChunkSums block_chunk(const float* r, std::int64_t len, const FormatParams& p, std::uint32_t mask, const ChunkOut& out,
-                      Partial& acc, const F& convert) {
-    ChunkSums sums;
-    const int size = format_info(p.format).block_size;
+// ggml's formats: each block's float32 d (and min) recomputed from its values (the params keep only fp16(d)),
+// its codes and r' by the reference quantizer's recipe. Returns how many clipped.
+std::int64_t ggml_chunk(const float* r, std::int64_t len, FormatId format, std::int32_t* codes, float* deq) {
+    const int size = format_info(format).block_size;
+    const int kind = format == FormatId::Q8_0 ? 0 : format == FormatId::Q4_0 ? 1 : 2;
+    std::int64_t clipped = 0;
     for (std::int64_t b = 0; b < len; b += size) {
-        const detail::BlockScale scale = detail::block_scale(p.format, r + b, size, p.global_scale);
-        for (std::int64_t k = b; k < b + size; ++k) record(r[k], convert(r[k], scale), k, mask, out, sums, acc);
+        const detail::BlockScale scale = detail::block_scale(format, r + b, size, 1.0f);
+        std::int64_t k = b;
+#ifdef QS_HAVE_FORMAT_AVX2
+        if (scale.scale != 0) {
+            k = b + size - size % 8;
+            clipped += detail::ggml_block_avx2(kind, r + b, k - b, scale.inv, scale.scale, scale.low, scale.offset,
+                                               codes + b, deq + b);
+        }
+#endif
+        for (; k < b + size; ++k) {
+            const detail::ElementResult e = kind == 0   ? detail::q8_0_element(r[k], scale)
+                                            : kind == 1 ? detail::q4_0_element(r[k], scale)
+                                                        : detail::q4_1_element(r[k], scale);
+            codes[k] = e.code;
+            deq[k] = e.deq;
+            clipped += e.clipped ? 1 : 0;
+        }
     }
-    return sums;
+    return clipped;
 }
 
 // One thread's scratch for a chunk (per-element scales and the outputs not wanted).
@@ -73,16 +72,8 @@ struct Scratch {
     Scratch() : scale(kChunk), deq(kChunk), err(kChunk), codes(kChunk) {}
 };
 
-// Each element's scale: its block's (element formats: the params; MX / NVFP4: each block's recipe).
-void fill_scales(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, float* out) {
-    const FormatInfo& info = format_info(p.format);
-    if (info.kind == FormatKind::Block) {
-        for (std::int64_t b = 0; b < len; b += info.block_size) {
-            const float scale = detail::block_scale(p.format, r + b, info.block_size, p.global_scale).scale;
-            std::fill(out + b, out + b + info.block_size, scale);
-        }
-        return;
-    }
+// Each element's scale: its block's in the params (MX / NVFP4: the scale each block's recipe gave).
+void fill_scales(std::int64_t begin, std::int64_t len, const FormatParams& p, float* out) {
     std::int64_t block = p.block_of(begin);
     std::int64_t left_in_run = p.block_stride - begin % p.block_stride;
     for (std::int64_t k = 0; k < len;) {
@@ -100,11 +91,15 @@ ChunkSums finish_chunk(const float* r, std::int64_t len, const std::int32_t* cod
                        std::uint32_t mask, Partial& acc) {
     double sq[8] = {}, ab[8] = {}, rr[8] = {}, rs[8] = {};
     float max_err = acc.max_err;
-    for (std::int64_t k = 0; k < len; ++k) {
-        err[k] = std::fabs(r[k] - deq[k]);
-        max_err = std::max(max_err, err[k]);
-    }
     std::int64_t k = 0;
+#ifdef QS_HAVE_FORMAT_AVX2
+    k = len - len % 8;
+    detail::error_sums_avx2(r, deq, k, err, max_err, sq, ab, rr, rs);
+#endif
+    for (std::int64_t i = k; i < len; ++i) {
+        err[i] = std::fabs(r[i] - deq[i]);
+        max_err = std::max(max_err, err[i]);
+    }
     for (; k + 8 <= len; k += 8)
         for (int j = 0; j < 8; ++j) {
             const double e = err[k + j], x = r[k + j];
@@ -118,22 +113,21 @@ ChunkSums finish_chunk(const float* r, std::int64_t len, const std::int32_t* cod
     for (int j = 0; j < 8; ++j)
         sums.sum_sq_err += sq[j], sums.sum_abs_err += ab[j], sums.sum_sq_r += rr[j], sums.sum_r += rs[j];
     acc.max_err = max_err;
-    for (std::int64_t i = 0; i < len; ++i) acc.seen[static_cast<std::uint32_t>(codes[i]) & mask] = 1;
+    std::uint8_t* const seen = acc.seen.data();  // held: a byte store could alias the vector's own pointer
+    for (std::int64_t i = 0; i < len; ++i) seen[static_cast<std::uint32_t>(codes[i]) & mask] = 1;
     return sums;
 }
 
 ChunkSums run_chunk(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, std::uint32_t mask,
                     const ChunkOut& out, Partial& acc, Scratch& ws) {
-    switch (p.format) {  // ggml's formats: their own integer recipes, one element at a time
-        case FormatId::Q8_0: return block_chunk(r, len, p, mask, out, acc, detail::q8_0_element);
-        case FormatId::Q4_0: return block_chunk(r, len, p, mask, out, acc, detail::q4_0_element);
-        case FormatId::Q4_1: return block_chunk(r, len, p, mask, out, acc, detail::q4_1_element);
-        default: break;
-    }
     std::int32_t* codes = out.codes ? out.codes : ws.codes.data();
     float* deq = out.deq ? out.deq : ws.deq.data();
     float* err = out.err ? out.err : ws.err.data();
-    fill_scales(r, begin, len, p, ws.scale.data());
+    if (p.format == FormatId::Q8_0 || p.format == FormatId::Q4_0 || p.format == FormatId::Q4_1) {
+        acc.clipped += ggml_chunk(r, len, p.format, codes, deq);
+        return finish_chunk(r, len, codes, deq, err, mask, acc);
+    }
+    fill_scales(begin, len, p, ws.scale.data());
     if (p.format == FormatId::Nf4) {
         static const detail::Nf4Consts nf4;
         acc.clipped += detail::nf4_elements(r, ws.scale.data(), len, nf4, codes, deq);
@@ -208,11 +202,7 @@ Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams
                     run_chunk(floats_at(view, begin, len, scratch.data()), origin + begin, len, p, mask, out, acc, ws);
             }
         });
-        if (sink) {
-            if (codes_buf) (*sink)(first, end - first, {codes_buf.get(), nullptr, nullptr});
-            if (deq_buf) (*sink)(first, end - first, {nullptr, deq_buf.get(), nullptr});
-            if (err_buf) (*sink)(first, end - first, {nullptr, nullptr, err_buf.get()});
-        }
+        if (sink) detail::deliver(*sink, first, end - first, {codes_buf.get(), deq_buf.get(), err_buf.get()}, threads);
     }
     ChunkSums total;  // in chunk order: the same bits on any thread count
     for (const ChunkSums& s : chunk_sums) {

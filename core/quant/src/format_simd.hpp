@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "format_simd_avx2.hpp"
 #include "quantscope/number_format.hpp"
 
 namespace qs::detail {
@@ -50,8 +51,12 @@ struct FloatConsts {
 // block whose sb is 0) gives code 0 and r' = +0. Returns how many saturated.
 inline std::int64_t float_elements(const float* r, const float* s, std::int64_t n, const FloatConsts& k,
                                    std::int32_t* codes, float* deq) {
-    std::int64_t clipped = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t clipped = 0, i = 0;
+#ifdef QS_HAVE_FORMAT_AVX2
+    i = n - n % 8;
+    clipped = float_elements_avx2(r, s, i, k, codes, deq);
+#endif
+    for (; i < n; ++i) {
         const float sk = s[i];
         const float x = r[i] / sk;
         const std::uint32_t ux = as_bits(x);
@@ -80,8 +85,9 @@ inline std::int64_t float_elements(const float* r, const float* s, std::int64_t 
 // NF4: the index is the number of midpoints below x (a midpoint's float32 rounded down stands for it
 // exactly: x > m holds for a float x exactly when x > the largest float <= m); r' = s * codebook[index].
 struct Nf4Consts {
-    float mid_low[15];
+    float mid_low[16];  // the 15 midpoints, then +Inf (no x passes it: a search may probe 16 entries)
     Nf4Consts() {
+        mid_low[15] = INFINITY;
         const auto& cb = nf4_codebook();
         for (int j = 0; j < 15; ++j) {
             const double m = (static_cast<double>(cb[j]) + cb[j + 1]) / 2;
@@ -95,8 +101,12 @@ struct Nf4Consts {
 inline std::int64_t nf4_elements(const float* r, const float* s, std::int64_t n, const Nf4Consts& k,
                                  std::int32_t* codes, float* deq) {
     const auto& cb = nf4_codebook();
-    std::int64_t clipped = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t clipped = 0, i = 0;
+#ifdef QS_HAVE_FORMAT_AVX2
+    i = n - n % 8;
+    clipped = nf4_elements_avx2(r, s, i, k.mid_low, cb.data(), codes, deq);
+#endif
+    for (; i < n; ++i) {
         const float x = r[i] / s[i];
         std::int32_t index = 0;
         for (int j = 0; j < 15; ++j) index += x > k.mid_low[j] ? 1 : 0;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "block_pairs.hpp"
+#include "deliver.hpp"
 #include "element_formula.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
@@ -280,20 +281,6 @@ struct Workspace {
         : scratch(kChunk), s_buf(kChunk), z_buf(kChunk), decoded(kChunk), deq(kChunk), err(kChunk), codes(kChunk) {}
 };
 
-// Hands each wanted output of a batch to the sink, the outputs on different threads at once: their writes
-// (to different files) then overlap instead of queueing behind each other.
-void deliver(const ResultSink& sink, std::int64_t first, std::int64_t count, const QuantOutputs& batch, int threads) {
-    std::vector<QuantOutputs> parts;
-    if (batch.codes) parts.push_back({batch.codes, nullptr, nullptr});
-    if (batch.dequantized) parts.push_back({nullptr, batch.dequantized, nullptr});
-    if (batch.error) parts.push_back({nullptr, nullptr, batch.error});
-    const auto count_parts = static_cast<std::int64_t>(parts.size());
-    detail::NextIndex next(0, count_parts);
-    detail::parallel_run(nullptr, static_cast<int>(std::min<std::int64_t>(threads, count_parts)), [&](int, int) {
-        for (std::int64_t k = 0; next.take(k);) sink(first, count, parts[static_cast<std::size_t>(k)]);
-    });
-}
-
 // The metrics of a whole pass: the per-thread maxima, counts and levels merged, the sums as added in order.
 Metrics merged_metrics(const std::vector<Partial>& partials, const Sums& total, std::int64_t n, std::int64_t levels) {
     Partial merged;
@@ -429,7 +416,7 @@ Metrics run_pass(const TensorView& view, const QuantParams& params, const QuantC
 #endif
         });
         for (std::int64_t i = i_first; i < i_last; ++i) ordered.add(i, item_sums[static_cast<std::size_t>(i - i_first)]);
-        if (sink) deliver(*sink, first, end - first, {codes_buf.get(), deq_buf.get(), err_buf.get()}, threads);
+        if (sink) detail::deliver(*sink, first, end - first, {codes_buf.get(), deq_buf.get(), err_buf.get()}, threads);
     }
 
     return merged_metrics(partials, ordered.total(), n, levels);
