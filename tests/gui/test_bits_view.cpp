@@ -3,13 +3,19 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <imgui.h>
 
+#include "gui/document/tensor_data.hpp"
+#include "gui/panels/figure_panel.hpp"
 #include "gui/panels/pipeline_text.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
 #include "gui_test_support.hpp"
+#include "quantscope/overview.hpp"
+#include "quantscope/presets.hpp"
 
 using namespace qs;
 using namespace qs::gui;
@@ -125,4 +131,36 @@ TEST_CASE("--select names an element of the tensor or is one line") {
     CHECK(r.exit_code == 2);
     CHECK(Has(r.err, "--select: '3,0' is not an element of the 3x3 tensor"));
     CHECK(run(dir, "'" QS_BINARY "' render --preset lesson --select 1,2 --out '" + dir.path + "/f.png'").exit_code == 0);
+}
+
+TEST_CASE("the figure reserves every line the selected cell's pipeline wraps to") {
+    // Narrow figure: the lesson's pipeline wraps to more than the two lines a figure reserves without a
+    // selection; the extra lines used to be drawn over whatever followed the figure.
+    Preset p = make_preset("lesson");
+    auto data = MakeTensorData(std::make_shared<const Tensor>(std::move(p.tensor)));
+    QuantParams params;
+    quantize(*data->floats, p.config, &params);
+    const QuantOverview overview = quantize_overview(data->view, params, p.config, data->values.grid);
+    QuantView view;
+    view.data = data.get();
+    view.tensor = data->floats.get();
+    view.config = &p.config;
+    view.params = &params;
+    view.overview = &overview;
+    view.generation = 1;
+    OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(500, 400, nullptr, &error), error);
+    FigurePanelState st;
+    float none = 0, selected = 0, minimum = 0, line = 0;
+    r.frame([&] {
+        line = ImGui::GetTextLineHeightWithSpacing();
+        none = FigurePanelHeight(st, view, 420.0f);
+        st.selected = 2;
+        selected = FigurePanelHeight(st, view, 420.0f);
+        minimum = FigurePanelMinHeight(st, view, 420.0f);
+    });
+    CHECK(selected >= none + 2.0f * line);  // at 420 px the lesson's steps take at least four lines
+    CHECK(minimum < selected);  // the heatmaps may shrink, the pipeline's lines may not
+    CHECK(minimum >= selected - none);
 }

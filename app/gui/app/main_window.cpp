@@ -197,7 +197,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
         figure_h = std::min(std::floor(avail.y * 0.70f), natural);
         // A projector's text on a small window: 70% of the column would squeeze the heatmaps to thumbnails.
         // The figure then keeps the height its square cells need and the column scrolls to the numbers below.
-        if (figure_h < 0.75f * natural) {
+        if (figure_h < 0.75f * natural || figure_h < FigurePanelMinHeight(app.figure, view, avail.x)) {
             figure_h = natural;
             bottom_min = std::floor(avail.y * 0.6f);
         }

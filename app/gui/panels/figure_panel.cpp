@@ -51,6 +51,19 @@ void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState
     ImGui::EndTooltip();
 }
 
+// The selected element's heading and pipeline steps as DrawPipeline prints them (`highlight`: the clamp step
+// of a clipped element, else -1); empty without a selection to print.
+std::vector<std::string> SelectedPipelineParts(const FigurePanelState& st, const QuantView& qv, int* highlight) {
+    if (st.selected < 0 || !qv.valid() || st.selected >= qv.data->numel() || FigureHidesPipeline(st, st.selected)) return {};
+    const ElementTrace tr = TraceOf(qv, st.selected);
+    std::string head = "Selected " + index_to_string(qv.data->shape(), st.selected);
+    if (qv.params->block_count > 1) head += "  (block " + std::to_string(tr.block) + ")";
+    std::vector<std::string> parts{head + ":"};
+    for (const std::string& s : PipelineLines(qv, tr)) parts.push_back(s);
+    if (highlight) *highlight = tr.clipped ? 4 : -1;
+    return parts;
+}
+
 }  // namespace
 
 namespace {
@@ -76,6 +89,12 @@ FigureLayout ComputeLayout(const FigurePanelState& st, const QuantView& qv, floa
                               : 0.0f;
     l.strip_h = st.block_strip && qv.valid() ? BlockStripHeight(qv) : 0.0f;
     l.pipeline_h = st.settings.show_pipeline ? std::round(ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize()) : 0.0f;
+    if (st.settings.show_pipeline && st.selected >= 0) {
+        // A selected element's steps at a projector's text size take more than two lines: room for all.
+        const std::vector<std::string> parts = SelectedPipelineParts(st, qv, nullptr);
+        if (!parts.empty())
+            l.pipeline_h = std::max(l.pipeline_h, std::round(WrappedPartsHeight(parts, width, Symbols().arrow) + ImGui::GetFontSize()));
+    }
     l.gap = std::round(ImGui::GetFontSize() * 1.0f);
     l.col_w = std::max(16.0f, std::floor((width - 3.0f * l.gap) / 4.0f));
     // Large text (a projector's font scale) or a narrow window: the colorbar labels would take most of a
@@ -200,13 +219,9 @@ void DrawPipeline(const FigurePanelState& st, const QuantView& qv, float x, floa
         ImGui::PopTextWrapPos();
         return;
     }
-    const ElementTrace tr = TraceOf(qv, st.selected);
-    std::string head = "Selected " + index_to_string(qv.data->shape(), st.selected);
-    if (qv.params->block_count > 1) head += "  (block " + std::to_string(tr.block) + ")";
-    head += ":";
-    std::vector<std::string> parts{head};
-    for (const std::string& s : PipelineLines(qv, tr)) parts.push_back(s);
-    DrawWrappedParts(parts, width, tr.clipped ? 4 : -1, Symbols().arrow);
+    int highlight = -1;
+    const std::vector<std::string> parts = SelectedPipelineParts(st, qv, &highlight);
+    DrawWrappedParts(parts, width, highlight, Symbols().arrow);
 }
 
 }  // namespace
@@ -350,15 +365,29 @@ float FigureAnnotationSize(FigurePanelState& st, const QuantView& qv, ImVec2 siz
     return PrepareFigure(st, qv, size, 1).annotation;
 }
 
-float FigurePanelHeight(FigurePanelState& st, const QuantView& qv, float width) {
-    const FigureLayout l = ComputeLayout(st, qv, width);
+namespace {
+
+// The heatmaps' height for square-ish cells at this layout's column width.
+float NaturalHeatHeight(const FigureLayout& l, const QuantView& qv) {
     float ratio = 1.0f;
     if (qv.valid()) {
         ratio = static_cast<float>(qv.data->rows()) / static_cast<float>(qv.data->cols());
         ratio = std::clamp(ratio, 0.3f, 1.0f);
     }
-    const float heat_w = l.col_w - HeatmapColorbarWidth();
-    const float base = l.toolbar_h + static_cast<float>(l.rows) * (l.title_h + heat_w * ratio + l.caption_h) + l.strip_h +
+    return (l.col_w - HeatmapColorbarWidth()) * ratio;
+}
+
+}  // namespace
+
+float FigurePanelMinHeight(FigurePanelState& st, const QuantView& qv, float width) {
+    const FigureLayout l = ComputeLayout(st, qv, width);
+    const float shrink = std::max(0.0f, NaturalHeatHeight(l, qv) - 3.0f * ImGui::GetTextLineHeightWithSpacing());
+    return FigurePanelHeight(st, qv, width) - static_cast<float>(l.rows) * shrink;
+}
+
+float FigurePanelHeight(FigurePanelState& st, const QuantView& qv, float width) {
+    const FigureLayout l = ComputeLayout(st, qv, width);
+    const float base = l.toolbar_h + static_cast<float>(l.rows) * (l.title_h + NaturalHeatHeight(l, qv) + l.caption_h) + l.strip_h +
                        l.pipeline_h;
     if (!qv.valid()) return std::ceil(base);
     // What the frame at that height adds: the toolbar's line saying values are hidden, a caption's second line

@@ -119,5 +119,8 @@ float FigureAnnotationSize(FigurePanelState& state, const QuantView& view, ImVec
 // A height that gives square-ish heatmaps for this width, with titles, toolbar and pipeline, for the current
 // font: what the PNG export uses.
 float FigurePanelHeight(FigurePanelState& state, const QuantView& view, float width);
+// The least height that leaves the heatmaps about three lines of text tall beside the toolbar, titles,
+// captions, block strip and the selected element's pipeline (less would draw them over what follows).
+float FigurePanelMinHeight(FigurePanelState& state, const QuantView& view, float width);
 
 }  // namespace qs::gui

@@ -76,16 +76,13 @@ std::vector<std::string> SplitAtSpaces(const std::string& text) {
     return words;
 }
 
-}  // namespace
-
-void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator,
-                      int gap_spaces) {
-    const ImVec2 start = ImGui::GetCursorScreenPos();
+// Lays the parts out from `start` (drawing them into `dl` unless it is null); returns the height used.
+float LayOutParts(ImDrawList* dl, ImVec2 start, const std::vector<std::string>& parts, float width, int highlight,
+                  const char* separator, int gap_spaces) {
     const float space = ImGui::CalcTextSize(" ").x;
     const float gap = static_cast<float>(gap_spaces) * space;
     const float sep_w = separator ? ImGui::CalcTextSize(separator).x + gap : gap;
     const float line_h = ImGui::GetTextLineHeightWithSpacing();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     float x = start.x, y = start.y;
@@ -103,15 +100,28 @@ void DrawWrappedParts(const std::vector<std::string>& parts, float width, int hi
                 x = start.x;
                 y += line_h;
             } else if (x > start.x) {
-                if (joined && k == 0) dl->AddText(ImVec2(std::round(x + space), std::round(y)), dim, separator);
+                if (dl && joined && k == 0) dl->AddText(ImVec2(std::round(x + space), std::round(y)), dim, separator);
                 x += lead;
             }
-            dl->AddText(ImVec2(std::round(x), std::round(y)), col, pieces[k].c_str());
+            if (dl) dl->AddText(ImVec2(std::round(x), std::round(y)), col, pieces[k].c_str());
             x += ts.x;
         }
     }
+    return y + line_h - start.y;
+}
+
+}  // namespace
+
+void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator,
+                      int gap_spaces) {
+    const ImVec2 start = ImGui::GetCursorScreenPos();
+    const float h = LayOutParts(ImGui::GetWindowDrawList(), start, parts, width, highlight, separator, gap_spaces);
     ImGui::SetCursorScreenPos(start);
-    ImGui::Dummy(ImVec2(width, y + line_h - start.y));
+    ImGui::Dummy(ImVec2(width, h));
+}
+
+float WrappedPartsHeight(const std::vector<std::string>& parts, float width, const char* separator, int gap_spaces) {
+    return LayOutParts(nullptr, ImVec2(0.0f, 0.0f), parts, width, -1, separator, gap_spaces);
 }
 
 void TextWrappedAtSpaces(const std::string& text) {

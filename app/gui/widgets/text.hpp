@@ -39,6 +39,8 @@ std::string FormatFixed(double v, int decimals, int max_decimals);
 // drawn in the warning color (a clipped value).
 void DrawWrappedParts(const std::vector<std::string>& parts, float width, int highlight, const char* separator,
                       int gap_spaces = 2);
+// The height DrawWrappedParts would take for these parts (what a layout reserves for them), drawing nothing.
+float WrappedPartsHeight(const std::vector<std::string>& parts, float width, const char* separator, int gap_spaces = 2);
 
 // Like ImGui::TextWrapped in the current text color, but breaks only at spaces: TextWrapped also breaks after
 // '.', which splits a number ("2." / "85725").
