@@ -50,7 +50,7 @@ void RunRecompute(RecomputeJob& job) {
         }
         job.params = ParamsFor(data, job.config);
         job.params.keep_values_alive(job.data);
-        job.overview = quantize_overview(data.view, job.params, job.config, data.values.grid);
+        job.overview = quantize_overview(data.view, job.params, job.config, data.values.grid, &data.values);
     } catch (const std::exception& e) {
         job.error = e.what();
     }
@@ -75,7 +75,7 @@ TensorJobResult FinishTensorJob(std::shared_ptr<const TensorData> data, QuantCon
     out.params.keep_values_alive(data);
     progress.set_stage("quantizing");
     progress.set_progress(0.7f);
-    out.overview = quantize_overview(data->view, out.params, out.config, data->values.grid);
+    out.overview = quantize_overview(data->view, out.params, out.config, data->values.grid, &data->values);
     progress.set_stage("done");
     progress.set_progress(1.0f);
     out.data = std::move(data);

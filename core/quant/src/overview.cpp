@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "overview_fused.hpp"
 #include "overview_pieces.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
@@ -198,6 +199,7 @@ float batch_max(const float* v, std::int64_t n) {
 ValueOverview overview_values(const TensorView& view, const OverviewGrid& grid) {
     const std::int64_t n = view.numel();
     if (n == 0) throw Error("cannot show an empty tensor");
+    if (ValueOverview fused; detail::fused_values_overview(view, grid, fused)) return fused;
     const int threads = detail::pass_threads(n);
     struct Part {
         float lo = std::numeric_limits<float>::infinity(), hi = -std::numeric_limits<float>::infinity();
@@ -281,7 +283,9 @@ Metrics merge_metrics(const std::vector<Metrics>& parts, const std::vector<std::
 }  // namespace
 
 QuantOverview quantize_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
-                                const OverviewGrid& grid) {
+                                const OverviewGrid& grid, const ValueOverview* values) {
+    const std::vector<std::int64_t>* bits = values && !values->bit_counts.empty() ? &values->bit_counts : nullptr;
+    if (QuantOverview fused; detail::fused_int_overview(view, params, config, grid, bits, fused)) return fused;
     // The codes the config can produce (a format's bit patterns or indices, not int8's range).
     std::int32_t code_first = 0, code_last = 0;
     code_range(config, code_first, code_last);

@@ -40,6 +40,10 @@ struct ValueOverview {
     std::vector<float> mean;
     float lo = 0, hi = 0;
     std::int64_t argmin = 0, argmax = 0;
+    // A bf16 or f16 view: how many elements hold each of the 2^16 bit patterns (else empty). No quantization
+    // setting changes it, and with one (s, z) for the tensor it gives the code counts, the clipped count and
+    // the largest error of any (s, z) without a pass (quantize_overview's `values`).
+    std::vector<std::int64_t> bit_counts;
 };
 ValueOverview overview_values(const TensorView& view, const OverviewGrid& grid);
 
@@ -56,8 +60,9 @@ struct QuantOverview {
     std::vector<std::int64_t> code_counts;      // index q - q_min; empty above kMaxCountedLevels
 };
 constexpr std::int64_t kMaxCountedLevels = std::int64_t{1} << 16;
+// `values`, if given, is overview_values of the same view: its bit_counts then spare the pass the counting.
 QuantOverview quantize_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
-                                const OverviewGrid& grid);
+                                const OverviewGrid& grid, const ValueOverview* values = nullptr);
 
 // Full-resolution results for a window of cells of one slice: row-major window.rows x window.cols arrays of
 // the values, codes, r' and |r - r'|, each element exactly as quantize_view computes it.

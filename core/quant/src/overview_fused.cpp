@@ -1,0 +1,464 @@
+#include "overview_fused.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+
+#include "element_loads_avx2.hpp"
+#include "parallel.hpp"
+#include "quantize_kernel_avx2.hpp"
+#include "quantize_plan.hpp"
+
+namespace qs::detail {
+
+#ifndef QS_HAVE_AVX2_KERNEL
+bool fused_int_overview(const TensorView&, const QuantParams&, const QuantConfig&, const OverviewGrid&, QuantOverview&) {
+    return false;
+}
+#else
+namespace {
+
+// A unit of work: whole bands of blocks (so no two threads add into one block) of at least this many
+// elements, ending where a work item ends (so each item's sums come from one thread, as quantize's do).
+constexpr std::int64_t kUnit = std::int64_t{1} << 18;
+// A row of per-column accumulators per thread: 16 bytes a column.
+constexpr std::int64_t kMaxColumns = std::int64_t{1} << 20;
+// Rows an int32 column sum takes before it is flushed into the blocks: codes are below 2^16 in magnitude.
+constexpr std::int64_t kRowsPerFlush = std::int64_t{1} << 14;
+
+struct Cells {
+    double* code_sums;
+    float* err_max;
+    double* deq_sums;  // null: one (s, z) for the tensor, r' follows from the codes
+};
+
+// One thread's running position in the grid and the band of blocks it fills: per-column sums (codes in
+// int32, r' in double) and maxima (|r - r'|) of the band's rows so far, folded into the blocks when the band
+// ends; and the code counts in four interleaved tables, so runs of one code do not wait on each other.
+class Folder {
+public:
+    Folder(const OverviewGrid& g, std::int32_t q_min, std::int64_t levels, const Cells& cells)
+        : g_(g), cells_(cells), q_min_(q_min), levels_(static_cast<std::size_t>(levels)),
+          code_(static_cast<std::size_t>(g.cols), 0), err_(static_cast<std::size_t>(g.cols), 0.0f),
+          deq_(cells.deq_sums ? static_cast<std::size_t>(g.cols) : 0, 0.0), tables_(4 * levels_, 0) {}
+
+    // Starts at flat index `flat`, the first element of a band.
+    void start(std::int64_t flat) {
+        const std::int64_t slice_size = g_.rows * g_.cols;
+        slice_ = flat / slice_size;
+        row_ = flat % slice_size / g_.cols;
+        col_ = flat % g_.cols;
+        base_ = slice_ * g_.cells_per_slice() + (row_ / g_.fy) * g_.out_cols();
+    }
+
+    // The current row's columns from the position on, for the kernel's inner loop (which calls nothing, so
+    // that its sums stay in registers); advance() then moves past what it added.
+    std::int64_t room() const { return g_.cols - col_; }
+    std::int32_t* codes_here() { return code_.data() + col_; }
+    float* errors_here() { return err_.data() + col_; }
+    double* dequantized_here() { return deq_.data() + col_; }
+    std::uint32_t* tables() { return tables_.data(); }
+    std::size_t levels() const { return levels_; }
+    void advance(std::int64_t n) {
+        if ((col_ += n) == g_.cols) next_row();
+    }
+
+    template <bool kDeq, bool kCount>
+    void add1(std::int32_t q, float e, float d) {
+        const auto c = static_cast<std::size_t>(col_);
+        code_[c] += q;
+        err_[c] = std::max(err_[c], e);
+        if constexpr (kDeq) deq_[c] += d;
+        if constexpr (kCount) ++tables_[static_cast<std::size_t>(q - q_min_)];
+        if (++col_ == g_.cols) next_row();
+    }
+
+    // The band's columns into its blocks (also mid-band, before an int32 column sum could overflow).
+    void flush() {
+        if (rows_ == 0 && col_ == 0) return;
+        for (std::int64_t oc = 0; oc < g_.out_cols(); ++oc) {
+            const auto c0 = static_cast<std::size_t>(oc * g_.fx), c1 = static_cast<std::size_t>(std::min(g_.cols, (oc + 1) * g_.fx));
+            std::int64_t codes = 0;
+            float worst = 0.0f;
+            double deq = 0.0;
+            for (std::size_t c = c0; c < c1; ++c) {
+                codes += code_[c];
+                worst = std::max(worst, err_[c]);
+                if (!deq_.empty()) deq += deq_[c];
+            }
+            const auto cell = static_cast<std::size_t>(base_ + oc);
+            cells_.code_sums[cell] += static_cast<double>(codes);
+            cells_.err_max[cell] = std::max(cells_.err_max[cell], worst);
+            if (!deq_.empty()) cells_.deq_sums[cell] += deq;
+        }
+        std::fill(code_.begin(), code_.end(), 0);
+        std::fill(err_.begin(), err_.end(), 0.0f);
+        std::fill(deq_.begin(), deq_.end(), 0.0);
+        rows_ = 0;
+    }
+
+    // Adds this thread's code counts to `counts` and clears its tables.
+    void take_counts(std::vector<std::int64_t>& counts) {
+        for (std::size_t i = 0; i < levels_; ++i)
+            counts[i] += std::int64_t{tables_[i]} + tables_[levels_ + i] + tables_[2 * levels_ + i] + tables_[3 * levels_ + i];
+        std::fill(tables_.begin(), tables_.end(), 0u);
+    }
+
+private:
+    void next_row() {
+        col_ = 0;
+        ++rows_;
+        if (++row_ == g_.rows) row_ = 0, ++slice_;
+        if (row_ % g_.fy == 0) {
+            flush();
+            base_ = slice_ * g_.cells_per_slice() + (row_ / g_.fy) * g_.out_cols();
+        } else if (rows_ >= kRowsPerFlush) {
+            flush();
+        }
+    }
+
+    const OverviewGrid& g_;
+    Cells cells_;
+    std::int32_t q_min_;
+    std::size_t levels_;
+    std::vector<std::int32_t> code_;
+    std::vector<float> err_;
+    std::vector<double> deq_;
+    std::vector<std::uint32_t> tables_;
+    std::int64_t slice_ = 0, row_ = 0, col_ = 0, base_ = 0, rows_ = 0;
+};
+
+// What a thread finds whose merge does not depend on order.
+struct ThreadPart {
+    float max_err = 0, worst = -1.0f;
+    std::int64_t worst_at = 0, clipped = 0;
+    float deq_lo = std::numeric_limits<float>::infinity(), deq_hi = -std::numeric_limits<float>::infinity();
+};
+
+// The first element of an item whose |r - r'| is `target` (the scalar formula gives the kernel's bits).
+template <class Ld>
+std::int64_t first_error_at(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config, float target) {
+    for (std::int64_t k = 0; k < len; ++k) {
+        const float r = ld.one(k);
+        const float d = s * (static_cast<float>(quantize_value(r, s, static_cast<std::int32_t>(z), config)) - z);
+        if (std::abs(r - d) == target) return k;
+    }
+    return 0;
+}
+
+// Eight results into the per-column sums and maxima at c, m, ds and the count tables t (four interleaved).
+template <bool kDeq, bool kCount>
+inline void fold8(std::int32_t* c, float* m, double* ds, std::uint32_t* t, std::size_t levels, __m256i q, __m256i q_min,
+                  __m256 e, __m256 d) {
+    auto* cv = reinterpret_cast<__m256i*>(c);
+    _mm256_storeu_si256(cv, _mm256_add_epi32(_mm256_loadu_si256(cv), q));
+    _mm256_storeu_ps(m, _mm256_max_ps(_mm256_loadu_ps(m), e));
+    if constexpr (kDeq) {
+        _mm256_storeu_pd(ds, _mm256_add_pd(_mm256_loadu_pd(ds), _mm256_cvtps_pd(_mm256_castps256_ps128(d))));
+        _mm256_storeu_pd(ds + 4, _mm256_add_pd(_mm256_loadu_pd(ds + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1))));
+    }
+    if constexpr (kCount) {
+        alignas(32) std::int32_t codes[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(codes), _mm256_sub_epi32(q, q_min));
+        for (int j = 0; j < 8; ++j) ++t[static_cast<std::size_t>(j & 3) * levels + static_cast<std::size_t>(codes[j])];
+    }
+}
+
+// One work item: quantize_chunk's AVX2 arithmetic on the first n - n % 8 elements and its scalar formula on
+// the rest, the same sums in the same order, each result folded into the overview instead of stored. Without
+// kCount the codes are not counted (nor the clipped ones: the caller has the bit patterns' counts).
+template <bool kHalfEven, bool kDeq, bool kCount, class Ld>
+void run_item(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config,
+              const Quantize8<kHalfEven>& quantize_ref, Folder& folder, KernelSums& ks) {
+    const Quantize8<kHalfEven> quantize = quantize_ref;  // a local copy: its constants stay in registers
+    const std::int64_t n8 = len - len % 8;
+    const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z);
+    const __m256i q_min = _mm256_set1_epi32(config.dtype.q_min());
+    MetricLanes lanes;
+    __m256 cmin = quantize.vq_max, cmax = quantize.vq_min;
+    std::int64_t clipped = 0;
+    // One group of eight: its codes (as floats), r' and |r - r'|, added to the sums.
+    const auto group = [&](std::int64_t k, __m256& v, __m256& d, __m256& e) {
+        const __m256 r = ld.at(k);
+        v = kCount ? quantize(r, vs, vz, clipped) : quantize.clamp(quantize.rounded(r, vs, vz));
+        if constexpr (kDeq) {
+            cmin = _mm256_min_ps(cmin, v);
+            cmax = _mm256_max_ps(cmax, v);
+        }
+        d = dequantize8(v, vs, vz);
+        e = abs_error8(r, d);
+        lanes.add(r, e);
+    };
+    for (std::int64_t k = 0; k < n8;) {
+        __m256 v, d, e;
+        const std::int64_t fit = std::min(n8 - k, folder.room() / 8 * 8);  // groups inside the current row
+        if (fit > 0) {
+            std::int32_t* c = folder.codes_here();
+            float* m = folder.errors_here();
+            double* ds = folder.dequantized_here();
+            std::uint32_t* t = folder.tables();
+            const std::size_t levels = folder.levels();
+            for (std::int64_t j = 0; j < fit; j += 8) {
+                group(k + j, v, d, e);
+                fold8<kDeq, kCount>(c + j, m + j, kDeq ? ds + j : nullptr, t, levels, _mm256_cvtps_epi32(v), q_min, e, d);
+            }
+            k += fit;
+            folder.advance(fit);
+            continue;
+        }
+        group(k, v, d, e);  // eight that cross a row's end: folded one at a time
+        alignas(32) std::int32_t codes[8];
+        alignas(32) float errs[8], deqs[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(codes), _mm256_cvtps_epi32(v));
+        _mm256_store_ps(errs, e);
+        _mm256_store_ps(deqs, d);
+        for (int j = 0; j < 8; ++j) folder.add1<kDeq, kCount>(codes[j], errs[j], deqs[j]);
+        k += 8;
+    }
+    lanes.finish(ks);
+    ks.code_min = hmin(cmin);
+    ks.code_max = hmax(cmax);
+    ks.clipped = clipped;
+    for (std::int64_t k = n8; k < len; ++k) {
+        const float r = ld.one(k);
+        bool out = false;
+        const std::int32_t q = quantize_value(r, s, static_cast<std::int32_t>(z), config, &out);
+        const float d = s * (static_cast<float>(q) - z), e = std::abs(r - d);
+        ks.clipped += out;
+        ks.sum_sq_err += static_cast<double>(e) * e;
+        ks.sum_abs_err += e;
+        ks.sum_sq_r += static_cast<double>(r) * r;
+        ks.sum_r += r;
+        ks.max_err = std::max(ks.max_err, e);
+        ks.code_min = std::min(ks.code_min, static_cast<float>(q));
+        ks.code_max = std::max(ks.code_max, static_cast<float>(q));
+        folder.add1<kDeq, kCount>(q, e, d);
+    }
+}
+
+struct Unit {
+    std::int64_t first, end, item_begin, item_end;
+};
+
+// Every unit's items through run_item, in the loader `Ld` (a float32 view: `decode` for float64).
+template <bool kHalfEven, bool kDeq, bool kCount, class Ld>
+void run_units(const TensorView& view, const Plan& plan, const QuantParams& params, const QuantConfig& config,
+               const std::vector<Unit>& units, NextIndex& next, Folder& folder, ThreadPart& part,
+               const std::function<void(std::int64_t, std::vector<Sums>&)>& done) {
+    const Quantize8<kHalfEven> quantize(static_cast<float>(config.dtype.q_min()), static_cast<float>(config.dtype.q_max()));
+    const std::size_t size = element_size(view.type);
+    std::vector<float> scratch(view.type == ElementType::F64 ? static_cast<std::size_t>(plan.item_max) : 0);
+    std::vector<Sums> sums;
+    for (std::int64_t u = 0; next.take(u);) {
+        const Unit& unit = units[static_cast<std::size_t>(u)];
+        sums.resize(static_cast<std::size_t>(unit.item_end - unit.item_begin));
+        folder.start(unit.first);
+        for (std::int64_t i = unit.item_begin; i < unit.item_end; ++i) {
+            std::int64_t begin, len, block;
+            plan.item(i, begin, len, block);
+            const float s = static_cast<float>(params.scale[static_cast<std::size_t>(block)]);
+            const float z = static_cast<float>(params.zero_point[static_cast<std::size_t>(block)]);
+            const std::uint8_t* at = view.data + static_cast<std::size_t>(begin) * size;
+            if (!scratch.empty()) at = reinterpret_cast<const std::uint8_t*>(floats_at(view, begin, len, scratch.data()));
+            const Ld ld{at};
+            KernelSums ks;
+            run_item<kHalfEven, kDeq, kCount>(ld, len, s, z, config, quantize, folder, ks);
+            sums[static_cast<std::size_t>(i - unit.item_begin)] = {ks.sum_sq_err, ks.sum_abs_err, ks.sum_sq_r, ks.sum_r};
+            part.clipped += ks.clipped;
+            part.max_err = std::max(part.max_err, ks.max_err);
+            if (ks.max_err > part.worst)  // units come in flat order within a thread: the first maximum wins
+                part.worst = ks.max_err, part.worst_at = begin + first_error_at(ld, len, s, z, config, ks.max_err);
+            if constexpr (kDeq) {  // s > 0: r' grows with the code
+                part.deq_lo = std::min(part.deq_lo, s * (ks.code_min - z));
+                part.deq_hi = std::max(part.deq_hi, s * (ks.code_max - z));
+            }
+        }
+        folder.flush();
+        done(u, sums);
+    }
+}
+
+template <bool kHalfEven, bool kDeq, bool kCount>
+void run_typed(const TensorView& view, const Plan& plan, const QuantParams& params, const QuantConfig& config,
+               const std::vector<Unit>& units, NextIndex& next, Folder& folder, ThreadPart& part,
+               const std::function<void(std::int64_t, std::vector<Sums>&)>& done) {
+    switch (view.type) {
+        case ElementType::BF16:
+            return run_units<kHalfEven, kDeq, kCount, LoadBf16>(view, plan, params, config, units, next, folder, part, done);
+#ifdef __F16C__
+        case ElementType::F16:
+            return run_units<kHalfEven, kDeq, kCount, LoadF16>(view, plan, params, config, units, next, folder, part, done);
+#endif
+        default:
+            return run_units<kHalfEven, kDeq, kCount, LoadF32>(view, plan, params, config, units, next, folder, part, done);
+    }
+}
+
+// Units of whole bands ending on item boundaries (the last one at n, always a boundary).
+std::vector<Unit> cut_units(const OverviewGrid& g, const Plan& plan) {
+    const auto item_at = [&](std::int64_t flat) {
+        return (flat / plan.stride) * plan.chunks_per_run + (flat % plan.stride) / kChunk;
+    };
+    std::vector<Unit> units;
+    const std::int64_t bands = g.slices * g.out_rows();
+    std::int64_t first = 0;
+    for (std::int64_t band = 0; band < bands; ++band) {
+        const std::int64_t slice = band / g.out_rows(), r1 = std::min(g.rows, (band % g.out_rows() + 1) * g.fy);
+        const std::int64_t end = (slice * g.rows + r1) * g.cols;
+        if ((end - first >= kUnit || band + 1 == bands) && (end % plan.stride) % kChunk == 0) {
+            units.push_back({first, end, item_at(first), item_at(end)});
+            first = end;
+        }
+    }
+    return units;
+}
+
+template <typename A>
+std::vector<float> block_means(const OverviewGrid& g, const std::vector<A>& sums) {
+    std::vector<float> out(sums.size());
+    for (std::int64_t s = 0; s < g.slices; ++s)
+        for (std::int64_t orow = 0; orow < g.out_rows(); ++orow) {
+            const std::int64_t h = std::min(g.rows, (orow + 1) * g.fy) - orow * g.fy;
+            for (std::int64_t oc = 0; oc < g.out_cols(); ++oc) {
+                const std::int64_t w = std::min(g.cols, (oc + 1) * g.fx) - oc * g.fx;
+                const std::size_t i = static_cast<std::size_t>(s * g.cells_per_slice() + orow * g.out_cols() + oc);
+                out[i] = static_cast<float>(static_cast<double>(sums[i]) / static_cast<double>(h * w));
+            }
+        }
+    return out;
+}
+
+bool applies(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid) {
+    const std::int64_t n = view.numel();
+    if (config.format != FormatId::Int || config.overflow != Overflow::Clamp || config.active_naive_norm() != 0 ||
+        portable_only() || params.on_demand() || n == 0 || grid.cols > kMaxColumns ||
+        config.dtype.levels() > kMaxCountedLevels)
+        return false;
+#ifndef __F16C__
+    if (view.type == ElementType::F16) return false;
+#endif
+    // A layout that does not fit is the general pass's to report.
+    if (static_cast<std::int64_t>(params.scale.size()) != params.block_count ||
+        static_cast<std::int64_t>(params.zero_point.size()) != params.block_count || params.block_stride < 1 ||
+        params.block_count < 1 || n % (params.block_stride * params.block_count) != 0 ||
+        grid.slices * grid.rows * grid.cols != n)
+        return false;
+    return params.block_stride >= kMinRun;  // one (s, z) per item
+}
+
+// With one (s, z), an element's code is a function of its 16 bits: every pattern that occurs is quantized
+// once (the scalar formula, the kernel's bits) and its count added to its code's. Returns the clipped count.
+std::int64_t count_by_patterns(ElementType type, const std::vector<std::int64_t>& bit_counts, const QuantParams& params,
+                               const QuantConfig& config, std::vector<std::int64_t>& counts) {
+    const float s = static_cast<float>(params.scale[0]);
+    const std::int32_t z = params.zero_point[0], q_min = config.dtype.q_min();
+    std::int64_t clipped = 0;
+    for (std::size_t b = 0; b < bit_counts.size(); ++b) {
+        if (bit_counts[b] == 0) continue;
+        const auto bits = static_cast<std::uint16_t>(b);
+        const float r = type == ElementType::BF16 ? bf16_to_float(bits) : half_to_float(bits);
+        bool out = false;
+        const std::int32_t q = quantize_value(r, s, z, config, &out);
+        counts[static_cast<std::size_t>(q - q_min)] += bit_counts[b];
+        if (out) clipped += bit_counts[b];
+    }
+    return clipped;
+}
+
+}  // namespace
+
+bool fused_int_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                        const OverviewGrid& grid, const std::vector<std::int64_t>* bit_counts, QuantOverview& out) {
+    if (!applies(view, params, config, grid)) return false;
+    const std::int64_t n = view.numel();
+    const Plan plan(n, params);
+    const std::vector<Unit> units = cut_units(grid, plan);
+    const bool one_block = params.block_count == 1;
+    const bool by_patterns = one_block && bit_counts && bit_counts->size() == (std::size_t{1} << 16) &&
+                             (view.type == ElementType::BF16 || view.type == ElementType::F16);
+    const auto cells = static_cast<std::size_t>(grid.cells());
+    std::vector<double> code_sums(cells, 0.0), deq_sums(one_block ? 0 : cells, 0.0);
+    std::vector<float> err_max(cells, 0.0f);
+    const std::int32_t q_min = config.dtype.q_min();
+    const std::int64_t levels = config.dtype.levels();
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(levels), 0);
+
+    // Each unit's item sums join quantize's ordered sums as soon as every earlier unit's have.
+    OrderedSums ordered(plan.items, n >= 2 * kChunk ? omp_get_num_procs() : 1);
+    std::mutex fold_mutex;
+    std::map<std::int64_t, std::vector<Sums>> pending;
+    std::int64_t next_fold = 0;
+    const std::function<void(std::int64_t, std::vector<Sums>&)> done = [&](std::int64_t u, std::vector<Sums>& sums) {
+        const std::lock_guard<std::mutex> lock(fold_mutex);
+        pending[u].swap(sums);
+        for (auto it = pending.begin(); it != pending.end() && it->first == next_fold; it = pending.erase(it), ++next_fold) {
+            const std::int64_t i0 = units[static_cast<std::size_t>(next_fold)].item_begin;
+            for (std::size_t j = 0; j < it->second.size(); ++j) ordered.add(i0 + static_cast<std::int64_t>(j), it->second[j]);
+        }
+    };
+
+    const int threads = std::min<std::int64_t>(pass_threads(n), static_cast<std::int64_t>(units.size()));
+    std::vector<ThreadPart> parts(static_cast<std::size_t>(threads));
+    NextIndex next(0, static_cast<std::int64_t>(units.size()));
+    std::mutex counts_mutex;
+    parallel_guarded(view, threads, [&](int thread, int) {
+        Folder folder(grid, q_min, levels, Cells{code_sums.data(), err_max.data(), one_block ? nullptr : deq_sums.data()});
+        ThreadPart& part = parts[static_cast<std::size_t>(thread)];
+        const bool half_even = config.rounding == Rounding::HalfEven;
+        if (by_patterns) {
+            if (half_even) run_typed<true, false, false>(view, plan, params, config, units, next, folder, part, done);
+            else run_typed<false, false, false>(view, plan, params, config, units, next, folder, part, done);
+        } else if (one_block) {
+            if (half_even) run_typed<true, false, true>(view, plan, params, config, units, next, folder, part, done);
+            else run_typed<false, false, true>(view, plan, params, config, units, next, folder, part, done);
+        } else {
+            if (half_even) run_typed<true, true, true>(view, plan, params, config, units, next, folder, part, done);
+            else run_typed<false, true, true>(view, plan, params, config, units, next, folder, part, done);
+        }
+        const std::lock_guard<std::mutex> lock(counts_mutex);
+        folder.take_counts(counts);
+    });
+
+    float max_err = 0, worst = -1.0f, deq_lo = std::numeric_limits<float>::infinity(), deq_hi = -deq_lo;
+    std::int64_t clipped = 0;
+    if (by_patterns) clipped = count_by_patterns(view.type, *bit_counts, params, config, counts);
+    out = QuantOverview{};
+    for (const ThreadPart& p : parts) {
+        max_err = std::max(max_err, p.max_err);
+        if (!by_patterns) clipped += p.clipped;  // else counted by pattern
+        deq_lo = std::min(deq_lo, p.deq_lo);
+        deq_hi = std::max(deq_hi, p.deq_hi);
+        if (p.worst > worst || (p.worst == worst && p.worst_at < out.error_argmax)) worst = p.worst, out.error_argmax = p.worst_at;
+    }
+    const auto used = [](std::int64_t c) { return c > 0; };
+    out.grid = grid;
+    out.metrics = metrics_from_sums(ordered.total(), n, max_err, clipped, std::count_if(counts.begin(), counts.end(), used), levels);
+    out.code_lo = q_min + static_cast<std::int32_t>(std::find_if(counts.begin(), counts.end(), used) - counts.begin());
+    out.code_hi = q_min + static_cast<std::int32_t>(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), used)) - 1;
+    out.code_counts = std::move(counts);
+    out.codes_mean = block_means(grid, code_sums);
+    out.error_max = std::move(err_max);
+    if (one_block) {
+        // r' = s (q - z) in float32, as the quantizer computes it; a mean commutes with the affine map.
+        const float s = static_cast<float>(params.scale_of(0));
+        const float z = static_cast<float>(params.zero_point_of(0));
+        out.dequantized_lo = s * (static_cast<float>(out.code_lo) - z);
+        out.dequantized_hi = s * (static_cast<float>(out.code_hi) - z);
+        out.dequantized_mean.resize(out.codes_mean.size());
+        for (std::size_t i = 0; i < out.codes_mean.size(); ++i)
+            out.dequantized_mean[i] = static_cast<float>(static_cast<double>(s) * (static_cast<double>(out.codes_mean[i]) - z));
+    } else {
+        out.dequantized_lo = deq_lo;
+        out.dequantized_hi = deq_hi;
+        out.dequantized_mean = block_means(grid, deq_sums);
+    }
+    return true;
+}
+#endif
+
+}  // namespace qs::detail

@@ -1,0 +1,234 @@
+// The window's overview of an integer quantization is one fused pass that folds each element's results as it
+// computes them: its metrics must be quantize_view's to the bit, and its counts, block means and maxima those
+// of quantize_view's full outputs folded by hand, for every stored type, ragged shapes (rows that are not a
+// multiple of eight elements, blocks cut short at the edges, work items across rows) and layouts.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "quantscope/config.hpp"
+#include "quantscope/element_type.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/overview.hpp"
+#include "quantscope/params.hpp"
+#include "quantscope/quantize.hpp"
+#include "quantscope/random.hpp"
+
+namespace {
+
+// The tensor's values stored as `type` (bf16 and f16 by truncating float32's bits: any finite pattern will do).
+std::vector<std::uint8_t> stored_as(const std::vector<float>& values, qs::ElementType type) {
+    std::vector<std::uint8_t> out(values.size() * qs::element_size(type));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &values[i], 4);
+        if (type == qs::ElementType::F32) std::memcpy(&out[4 * i], &values[i], 4);
+        if (type == qs::ElementType::F64) {
+            const double d = values[i];
+            std::memcpy(&out[8 * i], &d, 8);
+        }
+        if (type == qs::ElementType::BF16) {
+            const auto h = static_cast<std::uint16_t>(bits >> 16);
+            std::memcpy(&out[2 * i], &h, 2);
+        }
+        if (type == qs::ElementType::F16) {
+            // |r| < 8 (normal, std 1) as a half: sign, a 5-bit exponent from float32's, 10 mantissa bits.
+            const std::uint32_t exponent = (bits >> 23) & 0xff, sign = (bits >> 16) & 0x8000;
+            const std::uint32_t e = exponent < 113 ? 0 : exponent - 112;  // tiny values: a half subnormal pattern
+            const auto h = static_cast<std::uint16_t>(sign | (std::min<std::uint32_t>(e, 30) << 10) | ((bits >> 13) & 0x3ff));
+            std::memcpy(&out[2 * i], &h, 2);
+        }
+    }
+    return out;
+}
+
+struct Reference {
+    qs::Metrics metrics;
+    std::vector<std::int32_t> codes;
+    std::vector<float> dequantized, error;
+};
+
+void check_metrics_equal(const qs::Metrics& a, const qs::Metrics& b) {
+    CHECK(a.count == b.count);
+    CHECK(a.mse == b.mse);
+    CHECK(a.rmse == b.rmse);
+    CHECK(a.mae == b.mae);
+    CHECK(a.max_abs_error == b.max_abs_error);
+    CHECK(a.l2_error == b.l2_error);
+    CHECK(a.sqnr_db == b.sqnr_db);
+    CHECK(a.clipped == b.clipped);
+    CHECK(a.levels_used == b.levels_used);
+    CHECK(a.levels_total == b.levels_total);
+    CHECK(a.sum == b.sum);
+    CHECK(a.signal_energy == b.signal_energy);
+    CHECK(a.error_energy == b.error_energy);
+}
+
+// The overview folded by hand from full outputs: per block the sums over its columns of each column's sum over
+// the block's rows (in double, the order the pass adds r'), the largest error, the code counts.
+void check_against_outputs(const qs::QuantOverview& o, const Reference& ref, const qs::OverviewGrid& g,
+                           const qs::QuantConfig& config, bool one_block) {
+    const std::int32_t q_min = config.dtype.q_min();
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(config.dtype.levels()), 0);
+    for (std::int32_t q : ref.codes) ++counts[static_cast<std::size_t>(q - q_min)];
+    CHECK(o.code_counts == counts);
+    std::size_t worst = 0;
+    for (std::size_t i = 0; i < ref.error.size(); ++i)
+        if (ref.error[i] > ref.error[worst]) worst = i;
+    CHECK(o.error_argmax == static_cast<std::int64_t>(worst));
+    CHECK(o.code_lo == *std::min_element(ref.codes.begin(), ref.codes.end()));
+    CHECK(o.code_hi == *std::max_element(ref.codes.begin(), ref.codes.end()));
+    if (!one_block) {
+        CHECK(o.dequantized_lo == *std::min_element(ref.dequantized.begin(), ref.dequantized.end()));
+        CHECK(o.dequantized_hi == *std::max_element(ref.dequantized.begin(), ref.dequantized.end()));
+    }
+    int bad_blocks = 0;
+    for (std::int64_t s = 0; s < g.slices; ++s)
+        for (std::int64_t orow = 0; orow < g.out_rows(); ++orow)
+            for (std::int64_t oc = 0; oc < g.out_cols(); ++oc) {
+                const std::int64_t r0 = orow * g.fy, r1 = std::min(g.rows, r0 + g.fy);
+                const std::int64_t c0 = oc * g.fx, c1 = std::min(g.cols, c0 + g.fx);
+                double codes = 0, deq = 0;
+                float err = 0;
+                for (std::int64_t c = c0; c < c1; ++c) {
+                    double column = 0;
+                    for (std::int64_t r = r0; r < r1; ++r) {
+                        const auto i = static_cast<std::size_t>((s * g.rows + r) * g.cols + c);
+                        codes += ref.codes[i];
+                        column += ref.dequantized[i];
+                        err = std::max(err, ref.error[i]);
+                    }
+                    deq += column;
+                }
+                const double cells = static_cast<double>((r1 - r0) * (c1 - c0));
+                const auto b = static_cast<std::size_t>(s * g.cells_per_slice() + orow * g.out_cols() + oc);
+                const bool same = o.codes_mean[b] == static_cast<float>(codes / cells) && o.error_max[b] == err &&
+                                  (one_block || o.dequantized_mean[b] == static_cast<float>(deq / cells));
+                bad_blocks += same ? 0 : 1;
+            }
+    CHECK(bad_blocks == 0);
+}
+
+qs::QuantConfig config_named(int which) {
+    qs::QuantConfig c;
+    switch (which) {
+        case 0: break;  // int8 asymmetric per tensor
+        case 1:
+            c.dtype = qs::IntType{true, 4};
+            c.mode = qs::Mode::Symmetric;
+            c.rounding = qs::Rounding::HalfAway;
+            break;
+        case 2:
+            c.dtype = qs::IntType{false, 8};
+            c.granularity = qs::Granularity::Channel;
+            c.axis = 0;
+            break;
+        case 3:
+            c.granularity = qs::Granularity::Group;
+            c.group_size = 64;
+            break;
+        case 4: c.dtype = qs::IntType{true, 16}; break;
+        default:  // manual, a scale small enough to clip most values
+            c.mode = qs::Mode::Manual;
+            c.manual_scale = 0.004;
+            c.manual_zero_point = 3;
+    }
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("overview of an int quantization folds the outputs of quantize_view in one pass") {
+    const std::vector<qs::Shape> shapes = {{300, 1003}, {3, 129, 640}, {130001}, {64, 64}};
+    const qs::ElementType types[] = {qs::ElementType::F32, qs::ElementType::BF16, qs::ElementType::F16, qs::ElementType::F64};
+    int checked = 0;
+    for (std::size_t si = 0; si < shapes.size(); ++si) {
+        qs::RandomSpec spec;
+        spec.shape = shapes[si];
+        spec.seed = 11 + si;
+        spec.outliers = 3;
+        const qs::Tensor t = qs::generate_random(spec);
+        for (const qs::ElementType type : types) {
+            const std::vector<std::uint8_t> bytes = stored_as(t.values, type);
+            qs::TensorView view;
+            view.shape = t.shape;
+            view.type = type;
+            view.data = bytes.data();
+            for (int which = 0; which < 6; ++which) {
+                const qs::QuantConfig config = config_named(which);
+                qs::QuantParams params;
+                try {
+                    params = qs::compute_params(view, config);
+                } catch (const qs::Error&) {
+                    continue;  // a layout this shape does not have (groups of 64 of 1003 columns)
+                }
+                for (const std::int64_t max_cells : {std::int64_t{1} << 20, std::int64_t{999}}) {
+                    CAPTURE(si);
+                    CAPTURE(static_cast<int>(type));
+                    CAPTURE(which);
+                    CAPTURE(max_cells);
+                    const qs::OverviewGrid grid = qs::overview_grid(t.shape, max_cells);
+                    const auto n = static_cast<std::size_t>(t.numel());
+                    Reference ref;
+                    ref.codes.resize(n);
+                    ref.dequantized.resize(n);
+                    ref.error.resize(n);
+                    ref.metrics = qs::quantize_view(view, params, config,
+                                                    qs::QuantOutputs{ref.codes.data(), ref.dequantized.data(), ref.error.data()});
+                    const qs::ValueOverview values = qs::overview_values(view, grid);
+                    const bool one_block = params.block_count == 1;
+                    for (const qs::ValueOverview* with : {static_cast<const qs::ValueOverview*>(nullptr), &values}) {
+                        const qs::QuantOverview o = qs::quantize_overview(view, params, config, grid, with);
+                        check_metrics_equal(o.metrics, ref.metrics);
+                        check_against_outputs(o, ref, grid, config, one_block);
+                    }
+                    // The general pass (the portable kernel turns the fused one off) folds the same figures.
+                    // (Its piece cutter refuses channels of axis 0 of a 3-D tensor whose slices are smaller
+                    // than a piece, a known defect of that pass: skipped here.)
+                    qs::use_portable_kernel(true);
+                    try {
+                        const qs::QuantOverview general = qs::quantize_overview(view, params, config, grid);
+                        check_against_outputs(general, ref, grid, config, one_block);
+                    } catch (const qs::Error&) {
+                        CHECK((shapes[si].size() == 3 && config.granularity == qs::Granularity::Channel));
+                    }
+                    qs::use_portable_kernel(false);
+                    ++checked;
+                }
+            }
+        }
+    }
+    CHECK(checked > 100);
+}
+
+TEST_CASE("values overview of a 16-bit view counts every bit pattern") {
+    qs::RandomSpec spec;
+    spec.shape = {77, 301};
+    spec.seed = 5;
+    const qs::Tensor t = qs::generate_random(spec);
+    for (const qs::ElementType type : {qs::ElementType::BF16, qs::ElementType::F16, qs::ElementType::F32}) {
+        const std::vector<std::uint8_t> bytes = stored_as(t.values, type);
+        qs::TensorView view;
+        view.shape = t.shape;
+        view.type = type;
+        view.data = bytes.data();
+        const qs::ValueOverview v = qs::overview_values(view, qs::overview_grid(t.shape, 500));
+        if (type == qs::ElementType::F32) {
+            CHECK(v.bit_counts.empty());
+            continue;
+        }
+        std::vector<std::int64_t> counts(std::size_t{1} << 16, 0);
+        for (std::size_t i = 0; i < t.values.size(); ++i) ++counts[bytes[2 * i] | (bytes[2 * i + 1] << 8)];
+        CHECK(v.bit_counts == counts);
+        const qs::Tensor decoded = qs::materialize(view);
+        const auto lo = std::min_element(decoded.values.begin(), decoded.values.end());
+        const auto hi = std::max_element(decoded.values.begin(), decoded.values.end());
+        CHECK(v.lo == *lo);
+        CHECK(v.hi == *hi);
+        CHECK(v.argmin == lo - decoded.values.begin());
+        CHECK(v.argmax == hi - decoded.values.begin());
+    }
+}
