@@ -10,6 +10,7 @@
 #include "gui/panels/compare_panel.hpp"
 #include "gui/panels/controls_panel.hpp"
 #include "gui/panels/figure_panel.hpp"
+#include "gui/panels/formats_panel.hpp"
 #include "gui/panels/histogram_panel.hpp"
 #include "gui/panels/intents.hpp"
 #include "gui/panels/landscape_panel.hpp"
@@ -24,8 +25,10 @@ namespace qs::gui {
 
 // The analysis area's tabs, in their order (also --tab's names; kTabLayer opens the layer lab, which replaces
 // the figure and the analysis area rather than being one more tab there).
-enum AnalysisTab : int { kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3, kTabModel = 4, kTabLayer = 5,
-                   kTabBits = 6 };
+enum AnalysisTab : int {
+    kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3, kTabModel = 4, kTabLayer = 5, kTabBits = 6,
+    kTabFormats = 7
+};
 
 struct AppState {
     AppState() = default;
@@ -45,6 +48,7 @@ struct AppState {
     SafetensorsBrowserState safetensors;  // the tensor list of an opened .safetensors file
     CalibrationPanelState calibration;
     ComparePanelState compare;
+    FormatsPanelState formats;            // every number format on the tensor: cost against error
     ModelPanelState model;                // a whole checkpoint under the current settings
     BitsPanelState bits;                  // the selected cell's code, scale and packed byte, bit by bit
     LessonPanelState lesson;              // the open lesson and its step (app/lesson_control.hpp)

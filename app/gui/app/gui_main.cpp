@@ -71,7 +71,7 @@ bool Scripted(const GuiOptions& o) { return !o.screenshot.empty() || o.bench_fra
 // Anything computing in the background: the loop keeps drawing, a screenshot waits for it.
 bool AnythingRunning(const AppState& app) {
     return app.doc.busy() || app.doc.recomputing() || LandscapeBusy(app.landscape) ||
-           CalibrationBusy(app.calibration) || CompareBusy(app.compare) || ModelSweepBusy(app.model) ||
+           CalibrationBusy(app.calibration) || CompareBusy(app.compare) || ModelSweepBusy(app.model) || FormatsBusy(app.formats) ||
            LayerBusy(app.layer);
 }
 

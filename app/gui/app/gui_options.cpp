@@ -123,9 +123,10 @@ const char* const kGuiHelp =
     "  --presenter         start in presenter mode: the figure alone, for a projector (F5 / Esc in the window)\n"
     "  --lesson NAME       open a lesson (quantscope lesson list) or a lesson FILE.json at --step K (from 1):\n"
     "                      PageDown / PageUp or the arrows step through it, R reveals what a step hides\n"
-    "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare, model,\n"
-    "                      layer (the current tensor as W of y = x W^T: output error, LLM.int8, SmoothQuant),\n"
-    "                      bits (the selected cell's code, block scale and packed byte, bit by bit)\n"
+    "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare, formats\n"
+    "                      (every number format: bits per weight against SQNR), model, layer (the current\n"
+    "                      tensor as W of y = x W^T: output error, LLM.int8, SmoothQuant), bits (the selected\n"
+    "                      cell's code, block scale and packed byte, bit by bit)\n"
     "                      (a screenshot waits until its background computation is done)\n"
     "Without a display the figure is rendered headless to ~/.cache/quantscope/figure.png (or the\n"
     "--screenshot path).\n";
@@ -201,11 +202,13 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
         o.font_scale = static_cast<float>(f);
     }
     if (const std::string* v = parsed.get("--tab")) {
-        const char* const names[] = {"histograms", "landscape", "calibrators", "compare", "model", "layer", "bits"};
-        for (int i = 0; i < 7; ++i)
+        // Indexed by AnalysisTab.
+        const char* const names[] = {"histograms", "landscape", "calibrators", "compare", "model", "layer", "bits", "formats"};
+        for (int i = 0; i < 8; ++i)
             if (*v == names[i]) o.tab = i;
         if (o.tab < 0)
-            throw Error("--tab: " + quoted_text(*v) + " is not histograms, landscape, calibrators, compare, model, layer or bits");
+            throw Error("--tab: " + quoted_text(*v) +
+                        " is not histograms, landscape, calibrators, compare, formats, model, layer or bits");
     }
     o.layout_report = parsed.has("--layout-report");
     if (o.layout_report && o.screenshot.empty()) throw Error("--layout-report needs --screenshot");

@@ -177,6 +177,14 @@ void DrawLayerView(AppState& app, const QuantView& view) {
     DrawLayerPanel(app.layer, view, app.doc.shown_floats());
 }
 
+// The Formats tab; a click on a point or a row switches the settings to it (one undo step).
+void DrawFormatsTab(AppState& app, const QuantView& view) {
+    const FormatsClick click = DrawFormatsPanel(app.formats, view, app.doc.shown_data);
+    if (!click.requested || app.doc.busy()) return;
+    std::string problem;
+    if (!app.intents.apply_config(app.doc, click.config, false, &problem)) app.intents.push(ErrorIntent{problem});
+}
+
 void DrawRightColumn(AppState& app, Frame& frame) {
     ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
     const QuantView view = app.doc.view();
@@ -274,6 +282,11 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                                   app.figure.selected >= 0 && FigureHidesPipeline(app.figure, app.figure.selected));
                     ImGui::EndTabItem();
                 }
+                if (ImGui::BeginTabItem("Formats", nullptr, TabFlags(frame, kTabFormats))) {
+                    app.analysis_tab = kTabFormats;
+                    DrawFormatsTab(app, view);
+                    ImGui::EndTabItem();
+                }
                 if (ImGui::BeginTabItem("Model", nullptr, TabFlags(frame, kTabModel))) {
                     app.analysis_tab = kTabModel;
                     // Swept when first shown, with the current settings (reading a whole checkpoint is not free).
@@ -285,6 +298,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
             }
             // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
             if (app.analysis_tab != kTabLandscape) SuspendLandscape(app.landscape);
+            if (app.analysis_tab != kTabFormats) SuspendFormats(app.formats);
             ImGui::EndChild();
         }
     }

@@ -35,6 +35,12 @@ constexpr ImU32 kBlockBarSpan = IM_COL32(70, 110, 170, 110);
 // A translucent green behind what is best (a table row, a metric that beats the other column).
 constexpr ImU32 kBetterRowLight = IM_COL32(120, 200, 120, 90);
 constexpr ImU32 kBetterRowDark = IM_COL32(60, 160, 80, 90);
+// The Formats chart: a point per format, colored by its kind (the shapes differ too), and the Pareto front's
+// staircase in kCurve.
+constexpr ImU32 kFormatInt = IM_COL32(150, 150, 160, 255);
+constexpr ImU32 kFormatFloat = IM_COL32(30, 160, 130, 255);
+constexpr ImU32 kFormatCodebook = IM_COL32(160, 90, 190, 255);
+constexpr ImU32 kFormatBlock = IM_COL32(225, 170, 40, 255);
 // What a lesson covers until it is revealed ("predict, then reveal"), and the "?" on it.
 constexpr ImU32 kCover = IM_COL32(208, 210, 216, 255);
 constexpr ImU32 kCoverText = IM_COL32(70, 72, 84, 255);

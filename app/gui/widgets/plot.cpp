@@ -283,7 +283,29 @@ void DrawMarker(ImDrawList* dl, ImVec2 c, MarkerShape shape, ImU32 fill, float r
                                   fill);
             break;
         }
+        case MarkerShape::Square: {
+            const float h = r * 0.85f;  // the same area as the diamond, about
+            dl->AddRectFilled(ImVec2(c.x - h - 1.5f, c.y - h - 1.5f), ImVec2(c.x + h + 1.5f, c.y + h + 1.5f), outline);
+            dl->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h), fill);
+            break;
+        }
+        case MarkerShape::Dot:
+            dl->AddCircleFilled(c, r + 1.5f, outline, 20);
+            dl->AddCircleFilled(c, r, fill, 20);
+            break;
     }
+}
+
+void DrawStepLine(ImDrawList* dl, const std::vector<ImVec2>& points, ImU32 color, float thickness, float x_end) {
+    if (points.empty()) return;
+    std::vector<ImVec2> path;
+    path.reserve(points.size() * 2 + 1);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        if (i > 0) path.push_back(ImVec2(points[i].x, points[i - 1].y));
+        path.push_back(points[i]);
+    }
+    if (x_end > points.back().x) path.push_back(ImVec2(x_end, points.back().y));
+    if (path.size() >= 2) dl->AddPolyline(path.data(), static_cast<int>(path.size()), color, 0, thickness);
 }
 
 LegendEntry MarkerEntry(MarkerShape shape, ImU32 color, std::string text) {
@@ -329,6 +351,46 @@ void DrawLegend(const std::vector<LegendEntry>& entries, ImVec2 at) {
         else ImGui::TextUnformatted(e.text.c_str());
     }
     ImGui::EndGroup();
+}
+
+namespace {
+
+// Lays the entries out left to right in lines of at most `width`: `draw` gets each entry and its position.
+template <typename Draw>
+float LayOutLegendRow(const std::vector<LegendEntry>& entries, ImVec2 at, float width, Draw draw) {
+    const float font = ImGui::GetFontSize();
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const float indent = font * 1.3f, gap = font * 1.0f;
+    float x = at.x, y = at.y;
+    for (const LegendEntry& e : entries) {
+        const float w = (e.has_marker ? indent : 0.0f) + ImGui::CalcTextSize(e.text.c_str()).x;
+        if (x > at.x && x + w > at.x + width) {
+            x = at.x;
+            y += line;
+        }
+        draw(e, ImVec2(x, y));
+        x += w + gap;
+    }
+    return entries.empty() ? 0.0f : y + line - at.y;
+}
+
+}  // namespace
+
+float LegendRowHeight(const std::vector<LegendEntry>& entries, float width) {
+    return LayOutLegendRow(entries, ImVec2(0.0f, 0.0f), width, [](const LegendEntry&, ImVec2) {});
+}
+
+float DrawLegendRow(ImDrawList* dl, const std::vector<LegendEntry>& entries, ImVec2 at, float width) {
+    const float font = ImGui::GetFontSize();
+    return LayOutLegendRow(entries, at, width, [&](const LegendEntry& e, ImVec2 p) {
+        float x = p.x;
+        if (e.has_marker) {
+            DrawMarker(dl, ImVec2(p.x + font * 0.5f, p.y + ImGui::GetTextLineHeight() * 0.5f), e.shape, e.color, font * 0.32f);
+            x += font * 1.3f;
+        }
+        const ImU32 col = e.warn ? WarningColor() : ImGui::GetColorU32(e.dim ? ImGuiCol_TextDisabled : ImGuiCol_Text);
+        dl->AddText(ImVec2(x, p.y), col, e.text.c_str());
+    });
 }
 
 }  // namespace qs::gui

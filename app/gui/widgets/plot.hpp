@@ -78,9 +78,17 @@ void BarsAt(std::size_t count, float x0, float x1, float x, std::int64_t& first,
 
 // ------------------------------------------------------------------------------------ markers, legends
 
-enum class MarkerShape { Circle, Diamond, Triangle };
+// Circle is a ring (what lies beneath stays visible: the current point); Dot and Square are filled.
+enum class MarkerShape { Circle, Diamond, Triangle, Square, Dot };
 // A marker of `radius` pixels with a dark outline, so it stays visible on any color beneath.
 void DrawMarker(ImDrawList* dl, ImVec2 centre, MarkerShape shape, ImU32 fill, float radius);
+
+// ------------------------------------------------------------------------------------------------ lines
+
+// The staircase through `points` (screen positions in increasing x): from each point level to the next one's
+// x, then up (or down) to it, and from the last point level on to x_end (a Pareto front: the best y any
+// point offers for a budget of at most x).
+void DrawStepLine(ImDrawList* dl, const std::vector<ImVec2>& points, ImU32 color, float thickness, float x_end);
 
 // One line of a legend: a marker and its text, or text alone (dim: an indented detail; warn: the warning color).
 struct LegendEntry {
@@ -96,5 +104,10 @@ LegendEntry TextEntry(std::string text, bool dim, bool warn = false);
 float LegendWidth(const std::vector<LegendEntry>& entries);
 // The entries top-down from `at` (screen position), as ImGui items.
 void DrawLegend(const std::vector<LegendEntry>& entries, ImVec2 at);
+// The entries left to right from `at` into `dl`, wrapping to a new line before `width` is exceeded (no ImGui
+// items: it takes no part in the layout). Returns the height drawn (lines times the text line height).
+float DrawLegendRow(ImDrawList* dl, const std::vector<LegendEntry>& entries, ImVec2 at, float width);
+// The height DrawLegendRow will take for `entries` in `width`.
+float LegendRowHeight(const std::vector<LegendEntry>& entries, float width);
 
 }  // namespace qs::gui

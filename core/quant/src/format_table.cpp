@@ -1,6 +1,7 @@
 #include "quantscope/format_table.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "quantscope/error.hpp"
 #include "quantscope/format_quantize.hpp"
@@ -39,27 +40,62 @@ std::vector<QuantConfig> format_table_configs(const Shape& shape) {
     return configs;
 }
 
+FormatRow format_table_row(const TensorView& view, const QuantConfig& c) {
+    const Quantization q = quantize_checked(view, c);
+    FormatRow row;
+    row.config = c;
+    row.format = dtype_name(c);
+    const bool block = c.format != FormatId::Int && format_info(c.format).kind == FormatKind::Block;
+    row.granularity = block ? "block" : to_string(c.granularity);
+    if (block) row.group_size = format_info(c.format).block_size;
+    if (c.granularity == Granularity::Group) row.group_size = c.group_size;
+    const FormatCost cost = quantization_cost(c, view.numel(), q.params.block_count);
+    row.bits_per_weight = cost.bits_per_weight;
+    row.bytes = cost.bytes;
+    row.metrics = q.metrics;
+    return row;
+}
+
+void sort_by_bits(std::vector<FormatRow>& rows) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const FormatRow& a, const FormatRow& b) { return a.bits_per_weight < b.bits_per_weight; });
+}
+
 std::vector<FormatRow> format_table(const TensorView& view, const std::function<bool()>& keep_going) {
     std::vector<FormatRow> rows;
     for (const QuantConfig& c : format_table_configs(view.shape)) {
         if (keep_going && !keep_going()) break;
-        const Quantization q = quantize_checked(view, c);
-        FormatRow row;
-        row.config = c;
-        row.format = dtype_name(c);
-        const bool block = c.format != FormatId::Int && format_info(c.format).kind == FormatKind::Block;
-        row.granularity = block ? "block" : to_string(c.granularity);
-        if (block) row.group_size = format_info(c.format).block_size;
-        if (c.granularity == Granularity::Group) row.group_size = c.group_size;
-        const FormatCost cost = quantization_cost(c, view.numel(), q.params.block_count);
-        row.bits_per_weight = cost.bits_per_weight;
-        row.bytes = cost.bytes;
-        row.metrics = q.metrics;
-        rows.push_back(std::move(row));
+        rows.push_back(format_table_row(view, c));
     }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const FormatRow& a, const FormatRow& b) { return a.bits_per_weight < b.bits_per_weight; });
+    sort_by_bits(rows);
     return rows;
+}
+
+double comparable_sqnr_db(const FormatRow& row) {
+    if (row.metrics.sqnr_db) return *row.metrics.sqnr_db;
+    return row.metrics.mse == 0.0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+}
+
+std::vector<std::size_t> pareto_front(const std::vector<FormatRow>& rows) {
+    std::vector<std::size_t> order(rows.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        if (rows[a].bits_per_weight != rows[b].bits_per_weight) return rows[a].bits_per_weight < rows[b].bits_per_weight;
+        return comparable_sqnr_db(rows[a]) > comparable_sqnr_db(rows[b]);
+    });
+    // Walking by bits (ties: the best SQNR first), a row is on the front when its SQNR beats every cheaper
+    // row's, or equals the best so far at the same bits as the row that set it (an exact tie).
+    std::vector<std::size_t> front;
+    double best = -std::numeric_limits<double>::infinity();
+    for (std::size_t i : order) {
+        const double q = comparable_sqnr_db(rows[i]);
+        const bool tie = !front.empty() && q == best && rows[i].bits_per_weight == rows[front.back()].bits_per_weight;
+        if (front.empty() || q > best || tie) {
+            front.push_back(i);
+            best = q;
+        }
+    }
+    return front;
 }
 
 }  // namespace qs

@@ -29,8 +29,25 @@ struct FormatRow {
 // those that cannot apply to `shape` (a block or group size not dividing the last axis) are left out.
 std::vector<QuantConfig> format_table_configs(const Shape& shape);
 
+// One row: `view` quantized with `config` (one of format_table_configs; metrics only). The window computes
+// the table a row at a time, to show progress and stop between rows.
+FormatRow format_table_row(const TensorView& view, const QuantConfig& config);
+
+// Sorts rows by bits per weight, ties keeping their order (the table's order).
+void sort_by_bits(std::vector<FormatRow>& rows);
+
 // Quantizes `view` with each of them (metrics only) and returns the rows sorted by bits per weight (ties
 // in table order). `keep_going` (if given) is asked between rows; false stops with the rows so far.
 std::vector<FormatRow> format_table(const TensorView& view, const std::function<bool()>& keep_going = {});
+
+// A row's SQNR for comparing rows: its sqnr_db, else +infinity where the error is exactly 0 (a lossless
+// format) and -infinity where the tensor is all zeros with an error (no signal to compare with).
+double comparable_sqnr_db(const FormatRow& row);
+
+// The Pareto front of cost against error: the indices of the rows that no other row beats, i.e. no other
+// row has at most as many bits per weight and at least as high an SQNR (comparable_sqnr_db) with one of the
+// two strictly better. Rows equal in both are all on the front. Ordered by bits per weight (equal rows by
+// index), so the front reads left to right as a staircase that only rises.
+std::vector<std::size_t> pareto_front(const std::vector<FormatRow>& rows);
 
 }  // namespace qs

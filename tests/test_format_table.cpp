@@ -1,0 +1,90 @@
+// The table behind `quantscope formats` and the window's Formats tab: its rows one at a time, and the
+// Pareto front of bits per weight against SQNR that the tab's chart draws.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "quantscope/format_table.hpp"
+#include "quantscope/random.hpp"
+
+using namespace qs;
+
+namespace {
+
+FormatRow Row(double bits, std::optional<double> sqnr, double mse = 1.0) {
+    FormatRow r;
+    r.bits_per_weight = bits;
+    r.metrics.sqnr_db = sqnr;
+    r.metrics.mse = mse;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("pareto front: the rows no other row beats in both fewer bits and higher SQNR") {
+    const std::vector<FormatRow> rows = {
+        Row(8.25, 40.0),  // 0: beaten by 3 (fewer bits, higher SQNR)
+        Row(4.0, 10.0),   // 1: the cheapest
+        Row(5.0, 15.0),   // 2: beaten by 4 (fewer bits, higher SQNR)
+        Row(8.0, 41.0),   // 3
+        Row(4.5, 20.0),   // 4
+        Row(4.5, 18.0),   // 5: the same bits as 4, lower SQNR
+        Row(16.0, 41.0),  // 6: as good as 3 for twice the bits
+        Row(32.0, std::nullopt, 0.0),  // 7: lossless (no error): beats everything
+        Row(4.0, 10.0),   // 8: equal to 1 in both: on the front too
+    };
+    CHECK(pareto_front(rows) == std::vector<std::size_t>{1, 8, 4, 3, 7});
+    CHECK(comparable_sqnr_db(rows[7]) == std::numeric_limits<double>::infinity());
+    // An error on an all-zero tensor has no SQNR: the worst possible, on the front only where it is cheapest.
+    const std::vector<FormatRow> zero = {Row(4.0, std::nullopt, 2.0), Row(8.0, std::nullopt, 1.0), Row(3.0, std::nullopt, 3.0)};
+    CHECK(comparable_sqnr_db(zero[0]) == -std::numeric_limits<double>::infinity());
+    CHECK(pareto_front(zero) == std::vector<std::size_t>{2});
+    CHECK(pareto_front({}).empty());
+}
+
+TEST_CASE("pareto front: on a real table it rises with the bits and every other row is beaten by a front row") {
+    RandomSpec spec;
+    spec.shape = {8, 256};
+    spec.outliers = 3;
+    const Tensor t = generate_random(spec);
+    const std::vector<FormatRow> rows = format_table(view_of(t));
+    REQUIRE(rows.size() == 25);
+    const std::vector<std::size_t> front = pareto_front(rows);
+    REQUIRE(front.size() >= 2);
+    CHECK(front.size() < rows.size());
+    for (std::size_t k = 1; k < front.size(); ++k) {
+        CHECK(rows[front[k]].bits_per_weight > rows[front[k - 1]].bits_per_weight);
+        CHECK(comparable_sqnr_db(rows[front[k]]) > comparable_sqnr_db(rows[front[k - 1]]));
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        bool on_front = false, beaten = false;
+        for (std::size_t f : front) {
+            on_front = on_front || f == i;
+            beaten = beaten || (rows[f].bits_per_weight <= rows[i].bits_per_weight &&
+                                comparable_sqnr_db(rows[f]) >= comparable_sqnr_db(rows[i]));
+        }
+        CHECK((on_front || beaten));
+    }
+}
+
+TEST_CASE("format table: one row at a time gives the rows of the whole table") {
+    RandomSpec spec;
+    spec.shape = {4, 128};
+    const Tensor t = generate_random(spec);
+    const std::vector<FormatRow> whole = format_table(view_of(t));
+    std::vector<FormatRow> by_row;
+    for (const QuantConfig& c : format_table_configs(t.shape)) by_row.push_back(format_table_row(view_of(t), c));
+    sort_by_bits(by_row);
+    REQUIRE(by_row.size() == whole.size());
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+        CHECK(by_row[i].format == whole[i].format);
+        CHECK(by_row[i].config == whole[i].config);
+        CHECK(by_row[i].metrics.mse == whole[i].metrics.mse);
+        CHECK(by_row[i].bytes == whole[i].bytes);
+    }
+    // Stopping between rows keeps the rows so far.
+    int asked = 0;
+    CHECK(format_table(view_of(t), [&] { return ++asked <= 3; }).size() == 3);
+}
