@@ -24,6 +24,7 @@ struct Quantized {
     qs::QuantResult result;
     std::shared_ptr<const qs::gui::TensorData> data;  // a view of `tensor` (which stays put: held by pointer)
     qs::QuantOverview overview;
+    std::uint64_t generation = 1;
     qs::gui::QuantView view() const {
         qs::gui::QuantView v;
         v.data = data.get();
@@ -31,7 +32,7 @@ struct Quantized {
         v.config = &config;
         v.params = &params;
         v.overview = &overview;
-        v.generation = 1;
+        v.generation = generation;
         v.tensor_generation = 1;
         return v;
     }
@@ -117,5 +118,30 @@ TEST_CASE("block outlines: drawn per channel and not per tensor and a strip clic
     r.run([&] {
         for (auto* s : {&with, &without, &t1, &t2})
             for (qs::gui::HeatmapState& m : s->maps) m.texture.reset();
+    });
+}
+
+TEST_CASE("block strip: its charts are made once per quantization and not copied every frame") {
+    qs::gui::OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(1200, 700, [] {
+        qs::gui::BuildFonts(16.0f);
+        qs::gui::ApplyStyle(true, 1.0f);
+    }, &error), error);
+    auto q = Make(qs::Granularity::Channel);
+    q->params.zero_point.back() = 7;  // a z to chart
+    qs::gui::FigurePanelState st;
+    Draw(r, st, *q);  // four frames
+    CHECK(st.strip_cache.builds == 1);
+    CHECK(st.strip_cache.z == std::vector<double>(q->params.zero_point.begin(), q->params.zero_point.end()));
+    CHECK(st.strip_cache.any_z);
+    // Another quantization (a new generation): made again, from the new pairs.
+    q->params.zero_point.back() = -3;
+    ++q->generation;
+    Draw(r, st, *q);
+    CHECK(st.strip_cache.builds == 2);
+    CHECK(st.strip_cache.z.back() == -3.0);
+    r.run([&] {
+        for (qs::gui::HeatmapState& m : st.maps) m.texture.reset();
     });
 }

@@ -18,6 +18,7 @@
 #include "gui/panels/figure_panel.hpp"
 #include "gui/panels/histogram_panel.hpp"
 #include "gui/panels/landscape_panel.hpp"
+#include "gui/panels/metrics_panel.hpp"
 #include "gui/panels/presenter_view.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/app/figure_png.hpp"
@@ -431,12 +432,16 @@ TEST_CASE("presenter view: the lesson's values are printed at a projector's text
     qs::gui::FigurePanelState figure;
     figure.settings.layout = qs::gui::FigureLayoutMode::Row;
     figure.settings.show_toolbar = true;
+    qs::gui::PresenterViewState presenter;
     const auto draw = [&] {
         figure.annotation_font = nullptr;
-        qs::gui::DrawPresenterView(figure, lesson.view(), ImGui::GetContentRegionAvail());
+        qs::gui::DrawPresenterView(presenter, figure, lesson.view(), ImGui::GetContentRegionAvail());
     };
     for (int i = 0; i < 3; ++i) w.frame(draw);
     CHECK(figure.annotation_size >= 0.7f * 36.0f);  // printed, and at least 0.7 of the UI text
+    // The metrics strip's text is made once for the quantization, not for every layout tried in every frame.
+    CHECK(presenter.builds == 1);
+    w.frame([&] { CHECK(presenter.summary == qs::gui::MetricsSummary(lesson.view(), true)); });
     w.frame([&] {  // (measuring needs the frame's fonts)
         CHECK(qs::gui::PresenterUsesGrid(lesson.view(), ImVec2(1280, 720)));  // 2x2 gives 3x3 cells more room
         CHECK_FALSE(qs::gui::PresenterUsesGrid(lesson.view(), ImVec2(4000, 500)));  // a very wide screen: one row

@@ -17,6 +17,7 @@
 #include "gui/panels/lesson_panel.hpp"
 #include "gui/panels/layer_panel.hpp"
 #include "gui/panels/model_panel.hpp"
+#include "gui/panels/presenter_view.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "gui/panels/tensor_panel.hpp"
 #include "gui/platform/settings.hpp"
@@ -42,6 +43,7 @@ struct AppState {
     ControlsPanelState controls;
     TensorPanelState tensor_panel;
     FigurePanelState figure;
+    PresenterViewState presenter_view;    // presenter mode's cached metrics strip (the mode itself: `presenter`)
     HistogramPanelState histogram;
     LandscapePanelState landscape;
     FileDialogsState files;               // File menu: figure PNG, tensors, sessions

@@ -338,10 +338,10 @@ void DrawMainWindow(AppState& app, Frame& frame) {
             ImGui::SameLine();
             // In a child of its own: the presenter's lines under the figure start at the column's left edge.
             ImGui::BeginChild("##presenter-figure", ImVec2(0.0f, 0.0f), false, ImGuiWindowFlags_NoScrollbar);
-            DrawPresenterView(app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
+            DrawPresenterView(app.presenter_view, app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
             ImGui::EndChild();
         } else {
-            DrawPresenterView(app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
+            DrawPresenterView(app.presenter_view, app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
         }
         ImGui::End();
         DrawFileDialogs(app.files, app);

@@ -15,10 +15,32 @@ namespace {
 
 struct StripChart {
     std::string title;
-    std::vector<double> values;
+    const std::vector<double>* values = nullptr;  // the params' s or the cache's z: borrowed, not copied
     double lo = 0, hi = 1;
     bool integers = false;
 };
+
+// The z values as doubles and both charts' ranges, remade only for another quantization.
+const BlockStripCache& UpdateCache(BlockStripCache& c, const QuantView& view) {
+    const QuantParams& p = *view.params;
+    if (view.generation != 0 && c.generation == view.generation && c.params == &p) return c;
+    c.generation = view.generation;
+    c.params = &p;
+    ++c.builds;
+    c.s_hi = 0.0;
+    for (double v : p.scale) c.s_hi = std::max(c.s_hi, v);
+    c.s_hi = c.s_hi > 0.0 ? c.s_hi * 1.05 : 1.0;
+    c.z.assign(p.zero_point.begin(), p.zero_point.end());
+    c.z_lo = c.z_hi = 0.0;
+    c.any_z = false;
+    for (double v : c.z) {
+        c.z_lo = std::min(c.z_lo, v);
+        c.z_hi = std::max(c.z_hi, v);
+        c.any_z = c.any_z || v != 0.0;
+    }
+    if (c.z_hi == c.z_lo) c.z_hi = c.z_lo + 1.0;
+    return c;
+}
 
 // Draws one chart in [a, b]; returns the block under the mouse (or -1) and whether it was clicked.
 std::int64_t DrawChart(ImDrawList* dl, const StripChart& c, ImVec2 a, ImVec2 b, std::int64_t highlight, bool& clicked,
@@ -36,11 +58,11 @@ std::int64_t DrawChart(ImDrawList* dl, const StripChart& c, ImVec2 a, ImVec2 b, 
     y.p1 = top;
     dl->AddRect(ImVec2(plot_x0 - 1.0f, top - 1.0f), ImVec2(b.x + 1.0f, bottom + 1.0f), ImGui::GetColorU32(ImGuiCol_Border));
     DrawTicksLeft(dl, y, plot_x0 - 1.0f, 2, c.integers);
-    DrawBars(dl, c.values, y, std::clamp(0.0, c.lo, c.hi), plot_x0, b.x, palette::kBlockBar, palette::kBlockBarSpan, highlight);
+    DrawBars(dl, *c.values, y, std::clamp(0.0, c.lo, c.hi), plot_x0, b.x, palette::kBlockBar, palette::kBlockBarSpan, highlight);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     if (!ImGui::IsWindowHovered() || mouse.y < top || mouse.y > bottom) return -1;
     std::int64_t first = 0, last = -1;
-    BarsAt(c.values.size(), plot_x0, b.x, mouse.x, first, last);
+    BarsAt(c.values->size(), plot_x0, b.x, mouse.x, first, last);
     if (first > last) return -1;
     clicked = ImGui::IsMouseClicked(ImGuiMouseButton_Left);
     hover_last = last;
@@ -54,7 +76,7 @@ float BlockStripHeight(const QuantView& view) {
     return std::round(ImGui::GetTextLineHeightWithSpacing() + ImGui::GetFontSize() * 3.2f);
 }
 
-std::int64_t DrawBlockStrip(const QuantView& view, std::int64_t highlight, ImVec2 size) {
+std::int64_t DrawBlockStrip(BlockStripCache& cache, const QuantView& view, std::int64_t highlight, ImVec2 size) {
     const QuantParams& p = *view.params;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImGui::Dummy(size);
@@ -72,19 +94,11 @@ std::int64_t DrawBlockStrip(const QuantView& view, std::int64_t highlight, ImVec
         ImGui::GetWindowDrawList()->AddText(origin, ImGui::GetColorU32(ImGuiCol_TextDisabled), line.c_str());
         return -1;
     }
+    const BlockStripCache& c = UpdateCache(cache, view);
     const std::string count = std::to_string(p.block_count);
-    StripChart s{std::string("s per ") + kind + " (" + count + ")", p.scale, 0.0, 0.0, false};
-    for (double v : p.scale) s.hi = std::max(s.hi, v);
-    s.hi = s.hi > 0.0 ? s.hi * 1.05 : 1.0;
-    StripChart z{std::string("z per ") + kind, {}, 0.0, 0.0, true};
-    bool any_z = false;
-    for (std::int32_t v : p.zero_point) {
-        z.values.push_back(v);
-        z.lo = std::min(z.lo, static_cast<double>(v));
-        z.hi = std::max(z.hi, static_cast<double>(v));
-        any_z = any_z || v != 0;
-    }
-    if (z.hi == z.lo) z.hi = z.lo + 1.0;
+    const StripChart s{std::string("s per ") + kind + " (" + count + ")", &p.scale, 0.0, c.s_hi, false};
+    const StripChart z{std::string("z per ") + kind, &c.z, c.z_lo, c.z_hi, true};
+    const bool any_z = c.any_z;
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float gap = ImGui::GetFontSize() * 1.5f;
     const float s_w = any_z ? std::floor((size.x - gap) * 0.6f) : size.x;

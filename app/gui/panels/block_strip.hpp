@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <imgui.h>
 
@@ -12,11 +13,22 @@
 
 namespace qs::gui {
 
+// What the charts need beyond the params' own s (read in place), made once per quantization: z as the charts'
+// doubles and the charts' ranges. A frame redraws from it instead of copying every block's pair.
+struct BlockStripCache {
+    std::uint64_t generation = 0;  // of the view it was made for (0: none; a view of generation 0 is never cached)
+    const QuantParams* params = nullptr;
+    std::vector<double> z;
+    double s_hi = 1.0, z_lo = 0.0, z_hi = 1.0;
+    bool any_z = false;
+    int builds = 0;  // how many times it was made (a test's way to see it is not remade each frame)
+};
+
 // The strip's height for the current font (0 when the view has one block).
 float BlockStripHeight(const QuantView& view);
 
 // Draws the strip in `size` at the cursor; `highlight` is the block to mark (the followed element's, or -1).
 // Returns the block clicked this frame, or -1.
-std::int64_t DrawBlockStrip(const QuantView& view, std::int64_t highlight, ImVec2 size);
+std::int64_t DrawBlockStrip(BlockStripCache& cache, const QuantView& view, std::int64_t highlight, ImVec2 size);
 
 }  // namespace qs::gui

@@ -479,7 +479,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     if (l.strip_h > 0.0f) {
         ImGui::SetCursorScreenPos(ImVec2(origin.x, below));
         const std::int64_t highlight = st.selected >= 0 ? qv.params->block_of(st.selected) : -1;
-        const std::int64_t block = DrawBlockStrip(qv, highlight, ImVec2(size.x, l.strip_h - ImGui::GetFontSize() * 0.3f));
+        const std::int64_t block = DrawBlockStrip(st.strip_cache, qv, highlight, ImVec2(size.x, l.strip_h - ImGui::GetFontSize() * 0.3f));
         if (block >= 0) {
             // Follow the block's first element: the pipeline, the outline and the histogram go with it.
             st.clicked_block = block;

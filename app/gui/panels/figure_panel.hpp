@@ -16,6 +16,7 @@
 #include "gui/widgets/colormap.hpp"
 #include "gui/widgets/heatmap.hpp"
 #include "gui/document/quant_view.hpp"
+#include "gui/panels/block_strip.hpp"
 #include "gui/panels/figure_tiles.hpp"
 
 namespace qs::gui {
@@ -64,6 +65,7 @@ struct FigurePanelState {
     // [Internal state]
     std::array<HeatmapState, 4> maps;
     FigureTiles tiles;              // the cells the four heatmaps read (overview or full-resolution window)
+    BlockStripCache strip_cache;    // the block strip's charts, made once per quantization
     // Color ranges over the whole tensor (not the slice, so that slices compare). The original's range (and
     // where its extremes are) is kept per tensor; the dequantized range is redone per generation.
     TensorKey tensor_key;

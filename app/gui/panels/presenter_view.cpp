@@ -28,21 +28,34 @@ ImVec2 PanelImage(const QuantView& view, ImVec2 size, int columns, int rows) {
                             HeatmapColorbarWidth(), kPresenterCellAspect);
 }
 
-// The metrics strip's height at `width`: as many lines as its text needs.
-float MetricsHeight(const QuantView& view, float width) {
-    const float lines = std::ceil(ImGui::CalcTextSize(MetricsSummary(view, true).c_str()).x / std::max(width, 1.0f) + 0.15f);
+// The metrics strip's height at `width`: as many lines as its text (`summary`) needs.
+float MetricsHeight(const std::string& summary, float width) {
+    const float lines = std::ceil(ImGui::CalcTextSize(summary.c_str()).x / std::max(width, 1.0f) + 0.15f);
     return ImGui::GetTextLineHeightWithSpacing() * std::max(lines, 1.0f);
+}
+
+const std::string& CachedSummary(PresenterViewState& st, const QuantView& view) {
+    if (view.generation == 0 || st.generation != view.generation || st.font != ImGui::GetFont()) {
+        st.summary = MetricsSummary(view, true);
+        st.generation = view.generation;
+        st.font = ImGui::GetFont();
+        ++st.builds;
+    }
+    return st.summary;
+}
+
+bool UsesGrid(const QuantView& view, const std::string& summary, ImVec2 size) {
+    // The figure panel's own pipeline lines (two and a gap) and the metrics strip come off the height.
+    const float strip = ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize() + MetricsHeight(summary, size.x);
+    const ImVec2 figure(size.x, std::max(size.y - strip, 1.0f));
+    const ImVec2 row = PanelImage(view, figure, 4, 1), grid = PanelImage(view, figure, 2, 2);
+    return grid.x * grid.y > row.x * row.y;
 }
 
 }  // namespace
 
 bool PresenterUsesGrid(const QuantView& view, ImVec2 size) {
-    if (!view.valid()) return false;
-    // The figure panel's own pipeline lines (two and a gap) and the metrics strip come off the height.
-    const float strip = ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize() + MetricsHeight(view, size.x);
-    const ImVec2 figure(size.x, std::max(size.y - strip, 1.0f));
-    const ImVec2 row = PanelImage(view, figure, 4, 1), grid = PanelImage(view, figure, 2, 2);
-    return grid.x * grid.y > row.x * row.y;
+    return view.valid() && UsesGrid(view, MetricsSummary(view, true), size);
 }
 
 namespace {
@@ -65,15 +78,16 @@ struct PresenterChoice {
 
 // The text scale and layout that print the values biggest while the text around them stays as big as it
 // can: the largest min(value size, text size); a tie keeps the larger text. Score 0: the values fit nowhere.
-PresenterChoice BestScale(FigurePanelState& figure, const QuantView& view, ImVec2 size, bool captions) {
+PresenterChoice BestScale(FigurePanelState& figure, const QuantView& view, const std::string& summary, ImVec2 size,
+                          bool captions) {
     const float font = ImGui::GetFontSize();
     PresenterChoice best;
-    best.layout = PresenterUsesGrid(view, size) ? FigureLayoutMode::Grid : FigureLayoutMode::Row;
+    best.layout = UsesGrid(view, summary, size) ? FigureLayoutMode::Grid : FigureLayoutMode::Row;
     figure.captions = captions;
     for (float scale : kChromeScales) {
         if (scale < 1.0f && font * scale < kMinChromePx) break;
         ImGui::SetWindowFontScale(scale);
-        const ImVec2 area(size.x, std::max(size.y - MetricsHeight(view, size.x), 1.0f));
+        const ImVec2 area(size.x, std::max(size.y - MetricsHeight(summary, size.x), 1.0f));
         for (FigureLayoutMode layout : {FigureLayoutMode::Grid, FigureLayoutMode::Row}) {
             figure.settings.layout = layout;
             const float ann = FigureAnnotationSize(figure, view, area);
@@ -87,14 +101,15 @@ PresenterChoice BestScale(FigurePanelState& figure, const QuantView& view, ImVec
 
 // The caption row says what a pixel stands for: only a big tensor, reduced to fit, needs it (the colorbars'
 // legends are then in their tooltips: a projector's rows are better spent on the values).
-PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView& view, ImVec2 size) {
+PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView& view, const std::string& summary,
+                                      ImVec2 size) {
     const bool big = view.data->rows() > kCaptionlessCells || view.data->cols() > kCaptionlessCells;
-    return BestScale(figure, view, size, big);
+    return BestScale(figure, view, summary, size, big);
 }
 
 }  // namespace
 
-void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 size) {
+void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, const QuantView& view, ImVec2 size) {
     if (!view.valid()) {
         ImGui::TextDisabled("Nothing to show yet: load or generate a tensor (F5 leaves presenter mode).");
         return;
@@ -106,11 +121,12 @@ void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 s
     figure.annotation_min_px = kPresenterMinValuePx;
     figure.settings.show_toolbar = false;
     figure.settings.show_pipeline = true;
-    const PresenterChoice choice = ChoosePresenterLayout(figure, view, size);
+    const std::string& summary = CachedSummary(state, view);
+    const PresenterChoice choice = ChoosePresenterLayout(figure, view, summary, size);
     figure.settings.layout = choice.layout;
     figure.captions = choice.captions;
     ImGui::SetWindowFontScale(choice.scale);
-    const float figure_h = std::max(size.y - MetricsHeight(view, size.x), 1.0f);
+    const float figure_h = std::max(size.y - MetricsHeight(summary, size.x), 1.0f);
     DrawFigurePanel(figure, view, ImVec2(size.x, figure_h));
     figure.settings = saved;
     figure.max_cell_aspect = kDefaultCellAspect;
@@ -123,7 +139,6 @@ void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 s
     // their own, and one still wider than the screen is shortened at a word (the normal layout's metrics
     // table has them whole).
     std::vector<std::string> items;
-    const std::string summary = MetricsSummary(view, true);
     for (std::size_t at = 0; at < summary.size();) {
         std::size_t gap = summary.find("   ", at);
         const std::size_t list = summary.find(",  ", at);

@@ -3,6 +3,9 @@
 // one-line metrics strip stay under it; everything else is hidden. Esc or F5 leaves.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include <imgui.h>
 
 #include "gui/document/quant_view.hpp"
@@ -10,11 +13,20 @@
 
 namespace qs::gui {
 
+// The metrics strip's text, made once per quantization (and font): choosing the layout measures it a dozen
+// times a frame.
+struct PresenterViewState {
+    std::uint64_t generation = 0;  // of the view it was made for (0: none; a view of generation 0 is never cached)
+    const ImFont* font = nullptr;  // the text's symbols (a real minus sign) depend on the font
+    std::string summary;
+    int builds = 0;                // how many times it was made (for a test)
+};
+
 // Whether the four panels get bigger cells as a 2x2 grid than as a row, in a `size` area.
 bool PresenterUsesGrid(const QuantView& view, ImVec2 size);
 
 // The presenter's contents in `size` (inside any window). The figure's own settings (grid, toolbar) are the
 // user's again afterwards: presenter mode overrides them only while it draws.
-void DrawPresenterView(FigurePanelState& figure, const QuantView& view, ImVec2 size);
+void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, const QuantView& view, ImVec2 size);
 
 }  // namespace qs::gui
