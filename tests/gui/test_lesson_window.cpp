@@ -15,6 +15,7 @@
 #include "gui/app/lesson_control.hpp"
 #include "gui/panels/lesson_panel.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
+#include <imgui_internal.h>  // the keyboard focus (NavId) and SetFocusID
 #include "gui/widgets/palette.hpp"
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>  // key codes: ImGui 1.86 indexes io.KeysDown by them
@@ -97,6 +98,59 @@ TEST_CASE("lesson in the window: PageDown and Right step forward and PageUp and 
     CHECK(app.lesson.step == 0);
     press(GLFW_KEY_PAGE_UP);
     CHECK(app.lesson.step == 0);  // the first step stays the first
+}
+
+TEST_CASE("lesson in the window: the arrows step the lesson and do not move the keyboard focus") {
+    qs::gui::OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(320, 240, [] {
+        ImGuiIO& io = ImGui::GetIO();
+        io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;  // as the window sets it
+        io.KeyMap[ImGuiKey_LeftArrow] = GLFW_KEY_LEFT;          // as ImGui's GLFW backend maps them
+        io.KeyMap[ImGuiKey_RightArrow] = GLFW_KEY_RIGHT;
+        io.KeyMap[ImGuiKey_UpArrow] = GLFW_KEY_UP;
+        io.KeyMap[ImGuiKey_DownArrow] = GLFW_KEY_DOWN;
+        io.KeyMap[ImGuiKey_PageUp] = GLFW_KEY_PAGE_UP;
+        io.KeyMap[ImGuiKey_PageDown] = GLFW_KEY_PAGE_DOWN;
+        io.KeyMap[ImGuiKey_Space] = GLFW_KEY_SPACE;  // navigation requires it mapped
+    }, &error), error);
+    qs::gui::AppState app;
+    app.doc.force_sync = true;
+    qs::gui::OpenLesson(app, std::make_shared<const qs::Lesson>(qs::cli::load_lesson("a-quantize-by-hand")), 0);
+    // Two buttons side by side, the left one with the keyboard focus; the app's shortcuts run every frame.
+    ImGuiID left = 0;
+    bool focus = true;
+    const auto body = [&](int key, bool down) {
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+        ImGui::Begin("lesson-keys", nullptr, ImGuiWindowFlags_NoDecoration);
+        ImGui::Button("left");
+        left = ImGui::GetItemID();
+        if (focus) {
+            ImGui::SetFocusID(left, ImGui::GetCurrentWindow());
+            GImGui->NavDisableHighlight = false;
+            focus = false;
+        }
+        ImGui::SameLine();
+        ImGui::Button("right");
+        ImGui::End();
+        qs::gui::HandleLessonKeys(app);
+        if (key >= 0) ImGui::GetIO().KeysDown[key] = down;
+    };
+    for (int i = 0; i < 3; ++i) r.frame([&] { body(-1, false); });
+    REQUIRE(r.imgui_context()->NavId == left);
+    r.frame([&] { body(GLFW_KEY_RIGHT, true); });
+    r.frame([&] { body(GLFW_KEY_RIGHT, false); });
+    for (int i = 0; i < 3; ++i) r.frame([&] { body(-1, false); });
+    CHECK(app.lesson.step == 1);
+    CHECK(r.imgui_context()->NavId == left);  // ImGui's navigation would have moved it to "right"
+    // Without a lesson the arrows are ImGui's again.
+    app.lesson.lesson.reset();
+    for (int i = 0; i < 2; ++i) r.frame([&] { body(-1, false); });
+    r.frame([&] { body(GLFW_KEY_RIGHT, true); });
+    r.frame([&] { body(GLFW_KEY_RIGHT, false); });
+    for (int i = 0; i < 3; ++i) r.frame([&] { body(-1, false); });
+    CHECK(r.imgui_context()->NavId != left);
 }
 
 TEST_CASE("lesson in the window: every shipped step's printed numbers agree with what the window shows") {

@@ -57,7 +57,18 @@ void RevealLesson(AppState& app) {
 }
 
 void HandleLessonKeys(AppState& app) {
-    const ImGuiIO& io = ImGui::GetIO();
+    ImGuiIO& io = ImGui::GetIO();
+    // While a lesson is open the arrows and PageUp / PageDown are the lesson's: ImGui's keyboard navigation
+    // would also move the focus with them (and page the window), so it rests from the next frame on (it reads the
+    // keys in NewFrame, before any of this), unless a text field has the keys. Tab still moves between fields.
+    const bool lesson_keys = app.lesson.lesson && !io.WantTextInput;
+    if (lesson_keys && (io.ConfigFlags & ImGuiConfigFlags_NavEnableKeyboard)) {
+        io.ConfigFlags &= ~ImGuiConfigFlags_NavEnableKeyboard;
+        app.lesson.keyboard_nav_suspended = true;
+    } else if (!lesson_keys && app.lesson.keyboard_nav_suspended) {
+        io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+        app.lesson.keyboard_nav_suspended = false;
+    }
     if (!app.lesson.lesson || io.WantTextInput || ImGui::IsAnyItemActive() || io.KeyCtrl || io.KeyAlt) return;
     if (ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN) || ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) GoToLessonStep(app, app.lesson.step + 1);
     if (ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP) || ImGui::IsKeyPressed(GLFW_KEY_LEFT)) GoToLessonStep(app, app.lesson.step - 1);

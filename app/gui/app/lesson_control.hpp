@@ -20,7 +20,9 @@ void OpenLessonNamed(AppState& app, const std::string& name_or_path);
 void GoToLessonStep(AppState& app, int step);
 // Uncovers what the step hid.
 void RevealLesson(AppState& app);
-// Next / previous / reveal from the keyboard, unless a text field or a widget has it.
+// Next / previous / reveal from the keyboard, unless a text field or a widget has it. Call every frame: while a
+// lesson is open (and no text field has the keys) it also keeps ImGui's keyboard navigation off, so that the
+// arrows and PageUp / PageDown step the lesson only and leave the focus where it is.
 void HandleLessonKeys(AppState& app);
 
 }  // namespace qs::gui

@@ -28,6 +28,7 @@ struct LessonPanelState {
     std::shared_ptr<const Lesson> lesson;  // nullptr: no lesson open
     int step = 0;                          // 0-based
     bool covers_left = false;              // something of this step is still covered (Reveal shown)
+    bool keyboard_nav_suspended = false;   // the app turned ImGui's keyboard navigation off for the lesson's keys
 
     // [Internal state] the rows, redone when the quantization on show or the step changes
     std::uint64_t rows_generation = 0;
