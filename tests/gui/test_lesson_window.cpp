@@ -5,13 +5,17 @@
 
 #include "gui_test_support.hpp"
 
+#include <fstream>
 #include <memory>
 
 #include <stb_image.h>
 
 #include "cli/lessons.hpp"
+#include "cli/options.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/apply_intents.hpp"
+#include "gui/app/gui_options.hpp"
+#include "gui/app/session_io.hpp"
 #include "gui/app/lesson_control.hpp"
 #include "gui/panels/lesson_panel.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
@@ -151,6 +155,77 @@ TEST_CASE("lesson in the window: the arrows step the lesson and do not move the 
     r.frame([&] { body(GLFW_KEY_RIGHT, false); });
     for (int i = 0; i < 3; ++i) r.frame([&] { body(-1, false); });
     CHECK(r.imgui_context()->NavId != left);
+}
+
+namespace {
+
+// The window's start on a session file, as `quantscope gui SESSION.json` does.
+void StartOnSession(qs::gui::AppState& app, const std::string& path) {
+    std::vector<qs::cli::OptionSpec> specs = qs::cli::join(qs::cli::tensor_source_options(), qs::cli::quantize_options());
+    specs = qs::cli::join(specs, qs::gui::GuiFileOptionSpecs());
+    qs::gui::GuiFileOptions files;
+    qs::cli::Input input = qs::gui::LoadGuiInput(qs::cli::parse_args({path}, specs), false, files);
+    app.doc.force_sync = true;
+    qs::gui::StartWithInput(app, input, files);
+    app.doc.finish_recompute_now();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    REQUIRE(out.good());
+}
+
+}  // namespace
+
+TEST_CASE("lesson in the window: a session keeps the open lesson and its step and older sessions open none") {
+    TempDir dir;
+    qs::gui::AppState a;
+    a.doc.force_sync = true;
+    qs::gui::OpenLessonNamed(a, "a-quantize-by-hand");
+    REQUIRE(a.lesson.lesson);
+    qs::gui::GoToLessonStep(a, 2);
+    a.doc.finish_recompute_now();
+    a.doc.update();
+    const std::string path = dir / "lesson.json";
+    std::string error;
+    REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
+    const std::string json = read_file(path);
+    CHECK(json.find("\"lesson\": \"a-quantize-by-hand\"") != std::string::npos);
+    CHECK(json.find("\"lesson.step\": \"3\"") != std::string::npos);
+
+    qs::gui::AppState b;
+    StartOnSession(b, path);
+    INFO(b.doc.notice);
+    CHECK(b.doc.notice.empty());
+    REQUIRE(b.lesson.lesson);
+    CHECK(b.lesson.lesson->name == "a-quantize-by-hand");
+    CHECK(b.lesson.step == 2);
+    CHECK(b.doc.config == a.doc.config);  // the session's own state, which the step had set
+    // Saved again, the same lesson and step.
+    REQUIRE(qs::gui::SaveSession(b, dir / "again.json", &error));
+    CHECK(read_file(dir / "again.json").find("\"lesson.step\": \"3\"") != std::string::npos);
+
+    // A session of before lessons were kept (no lesson keys) opens no lesson; one naming a lesson that does not
+    // load opens the rest and says which lesson it skipped.
+    std::string old = json;
+    const std::size_t at = old.find(", \"lesson\": ");
+    REQUIRE(at != std::string::npos);
+    old.erase(at, old.find('}', at) - at);
+    write_file(dir / "old.json", old);
+    qs::gui::AppState c;
+    StartOnSession(c, dir / "old.json");
+    CHECK(c.doc.notice.empty());
+    CHECK(!c.lesson.lesson);
+    CHECK(c.doc.config == a.doc.config);
+    std::string missing = json;
+    missing.replace(missing.find("a-quantize-by-hand"), 18, "no-such-lesson");
+    write_file(dir / "missing.json", missing);
+    qs::gui::AppState d;
+    StartOnSession(d, dir / "missing.json");
+    CHECK(!d.lesson.lesson);
+    CHECK(d.doc.notice.find("lesson=no-such-lesson") != std::string::npos);
+    CHECK(d.doc.config == a.doc.config);
 }
 
 TEST_CASE("lesson in the window: every shipped step's printed numbers agree with what the window shows") {

@@ -221,7 +221,7 @@ int RunWindow(AppWindow& window, GuiOptions& options, const Settings& settings, 
     app->doc.force_sync = scripted;
     StartWithInput(*app, options.input, options.files);  // also a session's view; not an undoable step
     if (options.lesson) {
-        OpenLesson(*app, options.lesson, options.lesson_step);
+        OpenLesson(*app, options.lesson, options.lesson_step, options.lesson_ref);
         app->doc.history = UndoHistory{};
     }
     if (scripted) app->doc.finish_recompute_now();

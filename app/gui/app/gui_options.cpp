@@ -138,6 +138,7 @@ void ApplyLessonOption(const cli::ParsedArgs& parsed, const std::string& name, G
     if (!parsed.positionals.empty() || parsed.has("--preset") || parsed.has("--random"))
         throw Error("--lesson sets its own tensor: give no INPUT, --preset or --random with it");
     o.lesson = std::make_shared<const Lesson>(cli::load_lesson(name));
+    o.lesson_ref = name;
     const std::int64_t steps = static_cast<std::int64_t>(o.lesson->steps.size());
     if (const std::string* v = parsed.get("--step")) {
         const std::int64_t k = cli::parse_int("--step", *v);

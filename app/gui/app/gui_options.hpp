@@ -43,6 +43,7 @@ struct GuiOptions {
     // --lesson NAME|FILE [--step K]: the lesson to open and its step (0-based); `input` holds that step's
     // tensor and settings (what a headless render shows).
     std::shared_ptr<const Lesson> lesson;
+    std::string lesson_ref;     // the NAME or FILE given, as sessions name the lesson again
     int lesson_step = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 
 #include <imgui.h>
 #define GLFW_INCLUDE_NONE
@@ -12,7 +13,10 @@
 
 namespace qs::gui {
 
-void OpenLesson(AppState& app, std::shared_ptr<const Lesson> lesson, int step) {
+namespace fs = std::filesystem;
+
+void OpenLesson(AppState& app, std::shared_ptr<const Lesson> lesson, int step, const std::string& ref) {
+    app.lesson.ref = ref.empty() && lesson ? lesson->name : ref;
     app.lesson.lesson = std::move(lesson);
     app.lesson.rows_step = -1;
     app.show_lesson_tab = true;
@@ -21,10 +25,41 @@ void OpenLesson(AppState& app, std::shared_ptr<const Lesson> lesson, int step) {
 
 void OpenLessonNamed(AppState& app, const std::string& name_or_path) {
     try {
-        OpenLesson(app, std::make_shared<const Lesson>(cli::load_lesson(name_or_path)), 0);
+        OpenLesson(app, std::make_shared<const Lesson>(cli::load_lesson(name_or_path)), 0, name_or_path);
     } catch (const std::exception& e) {
         app.doc.error = e.what();  // the window stays; the banner names the file and step
     }
+}
+
+bool RestoreLesson(AppState& app, const std::string& ref, int step, std::string* error) {
+    std::shared_ptr<const Lesson> lesson;
+    try {
+        lesson = std::make_shared<const Lesson>(cli::load_lesson(ref));
+    } catch (const std::exception& e) {
+        if (error) *error = e.what();
+        return false;
+    }
+    app.lesson.step = std::clamp(step, 0, static_cast<int>(lesson->steps.size()) - 1);
+    app.lesson.lesson = std::move(lesson);
+    app.lesson.ref = ref;
+    app.lesson.rows_step = -1;
+    app.lesson.covers_left = false;
+    app.show_lesson_tab = true;
+    return true;
+}
+
+std::string LessonRefForSession(const AppState& app) {
+    if (!app.lesson.lesson) return {};
+    const std::string& ref = app.lesson.ref.empty() ? app.lesson.lesson->name : app.lesson.ref;
+    if (ref.size() <= 5 || ref.compare(ref.size() - 5, 5, ".json") != 0) return ref;  // a shipped name
+    std::error_code ec;
+    const fs::path file = fs::absolute(ref, ec).lexically_normal();
+    if (ec) return ref;
+    // The shipped folder's own file (File > Lessons opens them by path): its name, which loads it anywhere.
+    const std::string dir = cli::lessons_dir();
+    const fs::path shipped = fs::path(dir) / (app.lesson.lesson->name + ".json");
+    if (!dir.empty() && fs::equivalent(file, shipped, ec) && !ec) return app.lesson.lesson->name;
+    return file.string();
 }
 
 void GoToLessonStep(AppState& app, int step) {

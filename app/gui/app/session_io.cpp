@@ -1,5 +1,6 @@
 #include "gui/app/session_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "gui/app/app_state.hpp"
+#include "gui/app/lesson_control.hpp"
 #include "gui/widgets/colormap.hpp"
 #include "gui/panels/figure_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
@@ -120,11 +122,19 @@ ViewSettings SessionView(const AppState& app) {
     v.emplace_back("panels.histogram", BoolText(app.panels.histogram));
     v.emplace_back("histogram.log_counts", BoolText(app.histogram.log_counts));
     v.emplace_back("presenter", BoolText(app.presenter));
+    const std::string lesson = LessonRefForSession(app);
+    if (!lesson.empty()) {
+        v.emplace_back("lesson", lesson);
+        v.emplace_back("lesson.step", std::to_string(app.lesson.step + 1));  // from 1, as --step
+    }
     return v;
 }
 
 std::string ApplySessionView(AppState& app, const ViewSettings& view) {
     std::vector<std::string> skipped;
+    // The lesson is opened after the loop, at its step, whatever order the keys come in.
+    const std::string* lesson = nullptr;
+    const std::string* lesson_step = nullptr;
     const std::int64_t slices = app.doc.data ? app.doc.data->slices() : 1;
     const std::int64_t numel = app.doc.data ? app.doc.data->numel() : 0;
     for (const auto& [key, value] : view) {
@@ -158,10 +168,25 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view) {
             ok = ParseBool(value, app.histogram.log_counts);
         } else if (key == "presenter") {
             ok = ParseBool(value, app.presenter);
+        } else if (key == "lesson") {
+            ok = !value.empty();
+            if (ok) lesson = &value;
+        } else if (key == "lesson.step") {
+            ok = ParseInt(value, n) && n >= 1;
+            if (ok) lesson_step = &value;
         } else {
             ok = false;
         }
         if (!ok) skipped.push_back(key + "=" + value);
+    }
+    if (lesson) {
+        std::int64_t step = 1;
+        if (lesson_step) ParseInt(*lesson_step, step);
+        std::string problem;
+        if (!RestoreLesson(app, *lesson, static_cast<int>(std::min<std::int64_t>(step, 1 << 20)) - 1, &problem))
+            skipped.push_back("lesson=" + *lesson + " (" + problem + ")");
+    } else if (lesson_step) {
+        skipped.push_back("lesson.step=" + *lesson_step + " (no lesson)");
     }
     if (skipped.empty()) return {};
     // The pairs come from the file: a few, escaped and shortened, keep the notice one readable line.
@@ -244,6 +269,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
                 o.note = note;
                 a.doc.origins.record(a.doc.data, std::move(o));
             }
+            a.lesson.lesson.reset();  // the session's lesson, or none
             const std::string problems = ApplySessionView(a, view);
             a.doc.notice = JoinLines({a.doc.notice, FoldingNotice(a.doc.label, note), problems});
         };

@@ -22,7 +22,8 @@ struct AppState;
 
 // The window's settings a session keeps: label, base_mode, figure.* (FigurePanelSettings' key=value lines,
 // plus figure.slice, figure.selected and figure.view = "x0 y0 x1 y1" when zoomed), panels.*, histogram.*,
-// presenter.
+// presenter, and with a lesson open lesson (a shipped name or a file's absolute path) and lesson.step (from 1).
+// A session without them (older ones too) opens no lesson.
 ViewSettings SessionView(const AppState& app);
 // Applies SessionView's pairs. Unknown keys and bad values are skipped; the returned text names them (empty:
 // all applied), so that a newer or hand-edited session still opens.

@@ -26,6 +26,7 @@ struct LessonRow {
 
 struct LessonPanelState {
     std::shared_ptr<const Lesson> lesson;  // nullptr: no lesson open
+    std::string ref;                       // what it was opened by: a shipped lesson's name or a lesson file's path
     int step = 0;                          // 0-based
     bool covers_left = false;              // something of this step is still covered (Reveal shown)
     bool keyboard_nav_suspended = false;   // the app turned ImGui's keyboard navigation off for the lesson's keys
