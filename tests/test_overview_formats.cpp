@@ -2,8 +2,10 @@
 // the whole tensor's (a per-tensor fp8 s, NVFP4's g), so its metrics equal `quantize`'s.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "quantscope/config.hpp"
@@ -64,5 +66,46 @@ TEST_CASE("a slice quantized with the whole tensor's format params gives the who
             same = same && codes[i] == slice_codes[j] && std::memcmp(&deq[i], &slice_deq[j], sizeof(float)) == 0;
         }
         CHECK(same);
+    }
+}
+
+TEST_CASE("the window's zoomed cells of a number format are quantize's outputs bit for bit") {
+    qs::RandomSpec spec;
+    spec.shape = {3, 40, 96};
+    spec.seed = 12;
+    const qs::Tensor t = qs::generate_random(spec);
+    const qs::TensorView view = qs::view_of(t);
+    const auto n = static_cast<std::size_t>(t.numel());
+    for (const char* dtype : {"q4_0", "q8_0", "q4_1", "nvfp4", "mxfp4", "fp8-e4m3", "nf4"}) {
+        const std::string name = dtype;
+        CAPTURE(name);
+        qs::QuantConfig config;
+        qs::parse_dtype(dtype, config);
+        config = qs::with_format(config, config.format);
+        // What `quantscope quantize --out-quantized --out-dequantized --out-error` writes.
+        std::vector<std::int32_t> codes(n);
+        std::vector<float> deq(n), err(n);
+        const qs::Quantization q = qs::quantize_checked(
+            view, config, qs::OutputSelection{true, true, true},
+            [&](std::int64_t first, std::int64_t count, const qs::QuantOutputs& b) {
+                if (b.codes) std::copy(b.codes, b.codes + count, codes.begin() + first);
+                if (b.dequantized) std::copy(b.dequantized, b.dequantized + count, deq.begin() + first);
+                if (b.error) std::copy(b.error, b.error + count, err.begin() + first);
+            });
+        // A window that starts and ends inside blocks of 32 of the last axis, in the second slice.
+        const qs::CellWindow w{5, 13, 20, 70};
+        qs::WindowResults out;
+        qs::quantize_window(view, q.params, config, 1, w, out);
+        int mismatches = 0;
+        for (std::int64_t r = 0; r < w.rows; ++r)
+            for (std::int64_t c = 0; c < w.cols; ++c) {
+                const auto flat = static_cast<std::size_t>((40 + w.row0 + r) * 96 + w.col0 + c);
+                const auto i = static_cast<std::size_t>(r * w.cols + c);
+                mismatches += out.codes[i] != codes[flat];
+                mismatches += std::memcmp(&out.dequantized[i], &deq[flat], sizeof(float)) != 0;
+                mismatches += std::memcmp(&out.error[i], &err[flat], sizeof(float)) != 0;
+                mismatches += out.original[i] != t.values[flat];
+            }
+        CHECK(mismatches == 0);
     }
 }

@@ -9,6 +9,7 @@
 #include "overview_pieces.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
 
 namespace qs {
@@ -408,6 +409,49 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     return out;
 }
 
+namespace {
+
+// A number format's window: each row's cells (widened to whole blocks, whose values a block format's scale
+// comes from: ggml's float32 d is in no params) quantized as a slice of the whole tensor by the format's
+// pass, so the cells are `quantize`'s bits. The params' scales are the whole tensor's (as used: exact).
+void format_window(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& g,
+                   std::int64_t slice, const CellWindow& window, WindowResults& out) {
+    FormatParams fp;
+    fp.format = config.format;
+    fp.block_stride = params.block_stride;
+    fp.block_count = params.block_count;
+    for (std::int64_t b = 0; b < params.block_count; ++b) fp.scale.push_back(static_cast<float>(params.scale_of(b)));
+    const FormatConfig format = format_config(config);
+    const std::int64_t align = format_info(config.format).kind == FormatKind::Block ? params.block_stride : 1;
+    std::vector<std::int32_t> codes;
+    std::vector<float> deq, err;
+    for (std::int64_t r = 0; r < window.rows; ++r) {
+        const std::int64_t first = (slice * g.rows + window.row0 + r) * g.cols + window.col0;
+        const std::int64_t a = first / align * align, b = (first + window.cols + align - 1) / align * align;
+        codes.resize(static_cast<std::size_t>(b - a));
+        deq.resize(codes.size());
+        err.resize(codes.size());
+        TensorView sub = view;
+        sub.shape = {b - a};
+        sub.data = view.data + static_cast<std::size_t>(a) * element_size(view.type);
+        quantize_format_slice(sub, a, fp, format, QuantOutputs{codes.data(), deq.data(), err.data()});
+        const auto from = static_cast<std::size_t>(first - a), to = static_cast<std::size_t>(r * window.cols);
+        std::copy_n(codes.begin() + from, window.cols, out.codes.begin() + to);
+        std::copy_n(deq.begin() + from, window.cols, out.dequantized.begin() + to);
+        std::copy_n(err.begin() + from, window.cols, out.error.begin() + to);
+    }
+    view.guarded([&] {
+        for (std::int64_t r = 0; r < window.rows; ++r) {
+            const std::int64_t first = (slice * g.rows + window.row0 + r) * g.cols + window.col0;
+            float* row = out.original.data() + r * window.cols;
+            const float* v = floats_at(view, first, window.cols, row);
+            if (v != row) std::copy_n(v, window.cols, row);
+        }
+    });
+}
+
+}  // namespace
+
 void quantize_window(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                      std::int64_t slice, const CellWindow& window, WindowResults& out) {
     const OverviewGrid g = slices_of(view.shape);
@@ -421,6 +465,7 @@ void quantize_window(const TensorView& view, const QuantParams& params, const Qu
     out.dequantized.resize(n);
     out.error.resize(n);
     out.codes.resize(n);
+    if (config.format != FormatId::Int) return format_window(view, params, config, g, slice, window, out);
     view.guarded([&] {
         std::vector<float> scratch(static_cast<std::size_t>(window.cols));
         for (std::int64_t r = 0; r < window.rows; ++r) {
