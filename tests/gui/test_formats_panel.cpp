@@ -4,6 +4,7 @@
 // `gui --tab formats` under Xvfb with nothing cut at normal and large text.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <memory>
 #include <string>
@@ -135,6 +136,36 @@ TEST_CASE("formats tab: a click on a point or on a row asks for that row's setti
     CHECK(*by_row == st.sorted[first].config);
     // Nothing is asked for by a click beside every point.
     CHECK_FALSE(w.click(s, ImVec2(st.plot_min.x + 2.0f, st.plot_min.y + 2.0f)));
+}
+
+TEST_CASE("formats tab: a click on a header sorts the table by that column and a second click reverses it") {
+    FormatsWindow w;
+    qs::gui::FormatsPanelState& st = w.st;
+    const SharedQuant s = RandomShared(4);
+    w.finish(s);
+    const auto column = [&](auto key) {
+        std::vector<double> v;
+        for (std::size_t i : st.order) v.push_back(key(st.sorted[i]));
+        return v;
+    };
+    const auto bits = [](const qs::FormatRow& r) { return r.bits_per_weight; };
+    const auto sqnr = [](const qs::FormatRow& r) { return qs::comparable_sqnr_db(r); };
+    const auto sorted = [](const std::vector<double>& v) { return std::is_sorted(v.begin(), v.end()); };
+    CHECK(sorted(column(bits)));  // by bits per weight, as the command
+    REQUIRE(st.header_center.size() == 7);
+    const ImVec2 header = st.header_center[5];  // SQNR dB
+    w.click(s, header);
+    w.draw(s);
+    const std::vector<double> up = column(sqnr);
+    CHECK_FALSE(sorted(column(bits)));
+    w.click(s, header);
+    w.draw(s);
+    const std::vector<double> down = column(sqnr);
+    // One click sorts one way, the next the other way.
+    const bool up_ascending = std::is_sorted(up.begin(), up.end());
+    CHECK((up_ascending || std::is_sorted(up.rbegin(), up.rend())));
+    CHECK(std::is_sorted(down.rbegin(), down.rend()) == up_ascending);
+    CHECK(std::is_sorted(down.begin(), down.end()) != up_ascending);
 }
 
 TEST_CASE("formats tab in the window: a click on a point switches the type and undo brings the last one back") {

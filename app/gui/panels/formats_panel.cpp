@@ -23,7 +23,7 @@ enum Column : int { kColFormat, kColGranularity, kColBits, kColBytes, kColMse, k
 constexpr const char* kHeaders[kColumns] = {"Format", "Granularity", "Bits/w", "Bytes", "MSE", "SQNR dB", "Max error"};
 
 std::string GranularityText(const FormatRow& r) {
-    return r.granularity + (r.group_size ? " " + std::to_string(*r.group_size) : "");
+    return r.granularity + (r.group_size ? " " + FormatInteger(static_cast<double>(*r.group_size)) : "");
 }
 
 // What row `r` shows in column `c`; `dim` set where it is no number (an SQNR without error or signal).
@@ -145,7 +145,8 @@ void DrawStatus(FormatsPanelState& st, const std::shared_ptr<const TensorData>& 
     const std::size_t total = st.shown.total ? st.shown.total : format_table_configs(data->shape()).size();
     char buf[96];
     if (st.task.running()) {
-        std::snprintf(buf, sizeof buf, "%zu of %zu formats", done, total);
+        std::snprintf(buf, sizeof buf, "%s of %s formats", FormatInteger(static_cast<double>(done)).c_str(),
+                      FormatInteger(static_cast<double>(total)).c_str());
         ImGui::ProgressBar(total ? static_cast<float>(done) / static_cast<float>(total) : 0.0f,
                            ImVec2(ImGui::GetFontSize() * 12.0f, 0.0f), buf);
         ImGui::SameLine();
@@ -154,11 +155,13 @@ void DrawStatus(FormatsPanelState& st, const std::shared_ptr<const TensorData>& 
             st.stopped = true;
         }
     } else if (!Complete(st) && st.stopped) {
-        ImGui::TextDisabled("stopped after %zu of %zu formats", done, total);
+        ImGui::TextDisabled("stopped after %s of %s formats", FormatInteger(static_cast<double>(done)).c_str(),
+                            FormatInteger(static_cast<double>(total)).c_str());
         ImGui::SameLine();
         if (ImGui::SmallButton("Continue")) Start(st, data, st.shown);
     } else if (Complete(st)) {
-        ImGui::TextDisabled("%zu formats in %s s", total, FormatFixed(st.shown.ms / 1000.0, 2, 4).c_str());
+        ImGui::TextDisabled("%s formats in %s s", FormatInteger(static_cast<double>(total)).c_str(),
+                            FormatFixed(st.shown.ms / 1000.0, 2, 4).c_str());
     }
     if (!st.task.error().empty()) {
         ImGui::SameLine();
@@ -188,7 +191,17 @@ int DrawTable(FormatsPanelState& st, const QuantConfig& current, const std::vect
     for (int c = 0; c < kColumns; ++c)
         ImGui::TableSetupColumn(kHeaders[c], ImGuiTableColumnFlags_WidthFixed | (c == kColBits ? ImGuiTableColumnFlags_DefaultSort : 0),
                                 widths[static_cast<std::size_t>(c)]);
-    ImGui::TableHeadersRow();
+    // The header row by hand (what TableHeadersRow does), to know where each header is (tests click them).
+    ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+    st.header_center.assign(kColumns, ImVec2(-1.0f, -1.0f));
+    for (int c = 0; c < kColumns; ++c) {
+        if (!ImGui::TableSetColumnIndex(c)) continue;
+        ImGui::PushID(c);
+        ImGui::TableHeader(kHeaders[c]);
+        const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+        st.header_center[static_cast<std::size_t>(c)] = ImVec2((a.x + b.x) * 0.5f, (a.y + b.y) * 0.5f);
+        ImGui::PopID();
+    }
     UpdateDisplay(st, current, ImGui::TableGetSortSpecs());
     st.row_center.assign(st.sorted.size(), ImVec2(-1.0f, -1.0f));
     for (std::size_t i : st.order) {
@@ -244,7 +257,8 @@ std::string FormatRowName(const FormatRow& r) {
     return r.format + " " + GranularityText(r);
 }
 
-bool FormatsBusy(const FormatsPanelState& st) { return st.task.running(); }
+// Also finished with rows not yet taken: a screenshot must wait for the frame that shows the last row.
+bool FormatsBusy(const FormatsPanelState& st) { return st.task.busy(); }
 
 void SuspendFormats(FormatsPanelState& st) {
     if (!st.task.running()) return;

@@ -51,6 +51,7 @@ struct FormatsPanelState {
     // `sorted`; x < 0 where not drawn), the plot's frame and each table row's centre (indexed like `sorted`).
     std::vector<ImVec2> point;
     std::vector<ImVec2> row_center;
+    std::vector<ImVec2> header_center;  // the table's headers, by column (Format, Granularity, Bits/w, ..., Max error)
     ImVec2 plot_min, plot_max;
 };
 
