@@ -201,4 +201,23 @@ FormatParams compute_format_params(const TensorView& view, const FormatConfig& c
     return p;
 }
 
+bool format_params_from_amax(const FormatConfig& config, const Shape& shape, float amax, FormatParams& out) {
+    const FormatInfo& info = format_info(config.format);
+    FormatParams p;
+    p.format = config.format;
+    if (info.kind == FormatKind::Block) {
+        p.block_stride = info.block_size;
+        p.block_count = checked_numel(shape) / info.block_size;
+        if (config.format == FormatId::NvFp4) p.global_scale = detail::nvfp4_global_scale(amax);
+        out = std::move(p);
+        return true;
+    }
+    if (config.granularity != Granularity::Tensor || config.scaling != ElementScaling::Symmetric) return false;
+    p.block_stride = checked_numel(shape);
+    p.block_count = 1;
+    p.scale.assign(1, symmetric_scale(amax, config.format));
+    out = std::move(p);
+    return true;
+}
+
 }  // namespace qs

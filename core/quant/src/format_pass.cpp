@@ -72,8 +72,15 @@ struct Scratch {
     Scratch() : scale(kChunk), deq(kChunk), err(kChunk), codes(kChunk) {}
 };
 
-// Each element's scale: its block's in the params (MX / NVFP4: the scale each block's recipe gave).
-void fill_scales(std::int64_t begin, std::int64_t len, const FormatParams& p, float* out) {
+// Each element's scale: its block's in the params (MX / NVFP4: the scale each block's recipe gave), or for
+// block format params without scales (format_params_from_amax), each block's recipe on its values.
+void fill_scales(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, float* out) {
+    if (p.scale.empty()) {
+        const int size = format_info(p.format).block_size;
+        for (std::int64_t b = 0; b < len; b += size)
+            std::fill(out + b, out + b + size, detail::block_scale(p.format, r + b, size, p.global_scale).scale);
+        return;
+    }
     std::int64_t block = p.block_of(begin);
     std::int64_t left_in_run = p.block_stride - begin % p.block_stride;
     for (std::int64_t k = 0; k < len;) {
@@ -127,7 +134,7 @@ ChunkSums run_chunk(const float* r, std::int64_t begin, std::int64_t len, const 
         acc.clipped += ggml_chunk(r, len, p.format, codes, deq);
         return finish_chunk(r, len, codes, deq, err, mask, acc);
     }
-    fill_scales(begin, len, p, ws.scale.data());
+    fill_scales(r, begin, len, p, ws.scale.data());
     if (p.format == FormatId::Nf4) {
         static const detail::Nf4Consts nf4;
         acc.clipped += detail::nf4_elements(r, ws.scale.data(), len, nf4, codes, deq);
@@ -168,7 +175,8 @@ Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams
     const bool block_format = format_info(p.format).kind == FormatKind::Block;
     const bool whole_tensor = origin < 0;  // the params' own tensor: its size a whole number of periods
     origin = std::max<std::int64_t>(origin, 0);
-    if (static_cast<std::int64_t>(p.scale.size()) != p.block_count || p.block_stride < 1 || p.block_count < 1 ||
+    const bool scales_in_pass = block_format && p.scale.empty();  // format_params_from_amax's
+    if ((static_cast<std::int64_t>(p.scale.size()) != p.block_count && !scales_in_pass) || p.block_stride < 1 || p.block_count < 1 ||
         (whole_tensor && n % (p.block_stride * p.block_count) != 0) || origin < 0 ||
         (block_format && (origin % p.block_stride != 0 || n % p.block_stride != 0)))
         throw Error("format parameters do not match the tensor's shape");

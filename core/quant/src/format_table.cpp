@@ -1,6 +1,8 @@
 #include "quantscope/format_table.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <limits>
 
 #include "quantscope/error.hpp"
@@ -40,8 +42,31 @@ std::vector<QuantConfig> format_table_configs(const Shape& shape) {
     return configs;
 }
 
-FormatRow format_table_row(const TensorView& view, const QuantConfig& c) {
-    const Quantization q = quantize_checked(view, c);
+namespace {
+
+// A row's pass: quantize_checked's metrics and blocks. Once one pass has checked the values and found their
+// range (`amax` then set), element formats per tensor and block formats skip their own statistics pass: one
+// read of the tensor each.
+Quantization row_quantization(const TensorView& view, const QuantConfig& c, std::optional<float>& amax) {
+    if (c.format != FormatId::Int && amax) {
+        const FormatConfig config = format_config(c);
+        FormatParams p;
+        if (format_params_from_amax(config, view.shape, *amax, p)) {
+            Quantization q;
+            q.metrics = quantize_format_view(view, p, config);
+            q.params.block_stride = p.block_stride;
+            q.params.block_count = p.block_count;
+            // A float32 overflow of r' is an error naming the element: quantize_checked's own pass says it.
+            if (std::isfinite(q.metrics.max_abs_error)) return q;
+        }
+    }
+    Quantization q = quantize_checked(view, c);
+    if (!amax) amax = std::max(std::fabs(q.range.min), std::fabs(q.range.max));
+    return q;
+}
+
+FormatRow table_row(const TensorView& view, const QuantConfig& c, std::optional<float>& amax) {
+    const Quantization q = row_quantization(view, c, amax);
     FormatRow row;
     row.config = c;
     row.format = dtype_name(c);
@@ -56,6 +81,13 @@ FormatRow format_table_row(const TensorView& view, const QuantConfig& c) {
     return row;
 }
 
+}  // namespace
+
+FormatRow format_table_row(const TensorView& view, const QuantConfig& c) {
+    std::optional<float> amax;
+    return table_row(view, c, amax);
+}
+
 void sort_by_bits(std::vector<FormatRow>& rows) {
     std::stable_sort(rows.begin(), rows.end(),
                      [](const FormatRow& a, const FormatRow& b) { return a.bits_per_weight < b.bits_per_weight; });
@@ -63,9 +95,10 @@ void sort_by_bits(std::vector<FormatRow>& rows) {
 
 std::vector<FormatRow> format_table(const TensorView& view, const std::function<bool()>& keep_going) {
     std::vector<FormatRow> rows;
+    std::optional<float> amax;  // the values' largest magnitude, from the first row's checked pass
     for (const QuantConfig& c : format_table_configs(view.shape)) {
         if (keep_going && !keep_going()) break;
-        rows.push_back(format_table_row(view, c));
+        rows.push_back(table_row(view, c, amax));
     }
     sort_by_bits(rows);
     return rows;

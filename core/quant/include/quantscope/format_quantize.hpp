@@ -52,6 +52,13 @@ void check_format_config(const FormatConfig& config, const Shape& shape);
 // the smallest and largest value.
 FormatParams compute_format_params(const TensorView& view, const FormatConfig& config, TensorRange* range = nullptr);
 
+// The params of a config that needs no statistics of its blocks, from the tensor's largest magnitude alone:
+// an element format per tensor (s as compute_format_params gives it), or a block format, whose params then
+// hold no per-block scales (`scale` empty): the pass computes each block's from its values as
+// compute_format_params would (NVFP4's g from amax). False, `out` untouched, for any other config. For a
+// caller that has the tensor's range already (`quantscope formats`: one check of the values for all rows).
+bool format_params_from_amax(const FormatConfig& config, const Shape& shape, float amax, FormatParams& out);
+
 // The fused pass: codes (FORMATS.md "--out-quantized": the element's bit pattern, the NF4 index, the ggml
 // integer), r', |r - r'| and the metrics (clipped: saturated elements, or for ggml codes the clamp changed;
 // levels_used: distinct codes, levels_total: codes that are numbers). Sums in a fixed order: the same bits
