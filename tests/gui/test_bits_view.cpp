@@ -10,6 +10,7 @@
 #include <imgui.h>
 
 #include "gui/document/tensor_data.hpp"
+#include "gui/panels/bits_panel.hpp"
 #include "gui/panels/figure_panel.hpp"
 #include "gui/panels/pipeline_text.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
@@ -163,4 +164,53 @@ TEST_CASE("the figure reserves every line the selected cell's pipeline wraps to"
     CHECK(selected >= none + 2.0f * line);  // at 420 px the lesson's steps take at least four lines
     CHECK(minimum < selected);  // the heatmaps may shrink, the pipeline's lines may not
     CHECK(minimum >= selected - none);
+}
+
+TEST_CASE("bits panel: a covered code stays hidden and a click on a packed code follows its element") {
+    Tensor t;
+    t.shape = {1, 4};
+    t.values = {1.0f, 0.0f, 3.0f, 2.0f};
+    QuantConfig config;
+    parse_dtype("uint2", config);  // asymmetric over [0, 3]: s = 1, z = 0, codes = values
+    auto data = MakeTensorData(std::make_shared<const Tensor>(std::move(t)));
+    QuantParams params;
+    quantize(*data->floats, config, &params);
+    const QuantOverview overview = quantize_overview(data->view, params, config, data->values.grid);
+    QuantView view;
+    view.data = data.get();
+    view.tensor = data->floats.get();
+    view.config = &config;
+    view.params = &params;
+    view.overview = &overview;
+    view.generation = 1;
+    OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(900, 700, nullptr, &error), error);
+    BitsPanelState st;
+    std::int64_t follow = -1;
+    bool hidden = true;
+    auto draw = [&] {
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+        ImGui::Begin("bits", nullptr, ImGuiWindowFlags_NoDecoration);
+        const std::int64_t f = DrawBitsPanel(st, view, 2, hidden);
+        if (f >= 0) follow = f;
+        ImGui::End();
+    };
+    r.frame(draw);
+    CHECK(st.report.empty());  // a lesson's "predict, then reveal": no bits before R
+    hidden = false;
+    r.frame(draw);
+    REQUIRE(st.report.size() == 4);  // code, s, z, packed byte
+    CHECK(st.report[0].find("code (uint2): 11 ") == 0);
+    CHECK(st.report[0].find("= 3 (unsigned)") != std::string::npos);
+    CHECK(st.report[3].find("packed byte 0 = 177 = 0b10110001") == 0);
+    REQUIRE(st.packed_rects.size() == 4);  // the four codes, the first (element 0) in the lowest bits: right
+    CHECK(st.packed_rects[0].x > st.packed_rects[3].x);
+    const ImVec4 first = st.packed_rects[0];
+    const ImVec2 at((first.x + first.z) * 0.5f, (first.y + first.w) * 0.5f);
+    r.frame(draw, at, false);
+    r.frame(draw, at, true);
+    r.frame(draw, at, false);
+    CHECK(follow == 0);
 }

@@ -278,8 +278,13 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 }
                 if (ImGui::BeginTabItem("Bits", nullptr, TabFlags(frame, kTabBits))) {
                     app.analysis_tab = kTabBits;
-                    DrawBitsPanel(app.bits, view, app.figure.selected,
-                                  app.figure.selected >= 0 && FigureHidesPipeline(app.figure, app.figure.selected));
+                    const std::int64_t follow = DrawBitsPanel(
+                        app.bits, view, app.figure.selected,
+                        app.figure.selected >= 0 && FigureHidesPipeline(app.figure, app.figure.selected));
+                    if (follow >= 0) {  // a code of the packed byte clicked: the figure follows that element
+                        app.figure.selected = follow;
+                        app.figure.slice = static_cast<int>(follow / (view.data->rows() * view.data->cols()));
+                    }
                     ImGui::EndTabItem();
                 }
                 if (ImGui::BeginTabItem("Formats", nullptr, TabFlags(frame, kTabFormats))) {

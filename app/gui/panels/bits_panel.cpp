@@ -74,10 +74,17 @@ void DrawBitBoxes(const BitRow& row) {
     const float label_y = at.y + h + 2.0f;
     float x = at.x;
     int bit = 0;
+    const bool hover_window = ImGui::IsWindowHovered();
     for (const BitField& f : row.fields) {
         const float x0 = x;
         for (char c : f.text) {
             DrawBox(dl, ImVec2(x, at.y), w, h, FieldColor(f.kind), c);
+            if (hover_window && ImGui::IsMouseHoveringRect(ImVec2(x, at.y), ImVec2(x + w, at.y + h))) {
+                // Which bit this is (numbered from the lowest, as the packing and the weights count).
+                const std::string what = row.weights.empty() ? FieldNames(f.kind).front()
+                                                             : "weight " + FormatNumber(row.weights[static_cast<std::size_t>(bit)]);
+                ImGui::SetTooltip("bit %d: %s", bits - 1 - bit, what.c_str());
+            }
             if (!weights.empty()) LabelUnder(dl, {weights[static_cast<std::size_t>(bit)]}, x, x + w, label_y);
             x += w;
             ++bit;
@@ -98,7 +105,8 @@ void DrawBitRow(const BitRow& row, const QuantConfig& config) {
 
 // The packed byte, bit 7 left: each code's span outlined, the selected code in the code colour, the others
 // grey, each span's code under it.
-void DrawPackedByte(const PackedByte& packed, std::int64_t selected, const Shape& shape) {
+std::int64_t DrawPackedByte(const PackedByte& packed, std::int64_t selected, const Shape& shape,
+                            std::vector<ImVec4>& rects) {
     SectionHeader("packed byte (--out-packed, first code in the lowest bits)");
     const float w = BoxWidth(8), h = std::round(ImGui::GetTextLineHeight() * 1.5f);
     const ImVec2 at = ImGui::GetCursorScreenPos();
@@ -110,12 +118,23 @@ void DrawPackedByte(const PackedByte& packed, std::int64_t selected, const Shape
             if (p >= s.low_bit && p < s.low_bit + s.bits && s.element == selected) fill = palette::kBitCode;
         DrawBox(dl, ImVec2(x, at.y), w, h, fill, ((packed.value >> p) & 1) != 0 ? '1' : '0');
     }
+    std::int64_t follow = -1;
     for (const PackedSlot& s : packed.slots) {
         const int hi = std::min(7, s.low_bit + s.bits - 1), lo = std::max(0, s.low_bit);
         const float x0 = at.x + static_cast<float>(7 - hi) * w, x1 = at.x + static_cast<float>(8 - lo) * w;
         dl->AddRect(ImVec2(x0, at.y), ImVec2(x1, at.y + h), palette::kBitOutline, 0.0f, 0, 2.0f);
         LabelUnder(dl, {FormatInteger(s.code)}, x0, x1, at.y + h + 2.0f);
+        // A code of the byte is a button: click it to follow that element (the figure selects it).
+        rects.emplace_back(x0, at.y, x1, at.y + h);
+        ImGui::SetCursorScreenPos(ImVec2(x0, at.y));
+        ImGui::PushID(static_cast<int>(s.element % 1000003));
+        if (ImGui::InvisibleButton("##code", ImVec2(std::max(x1 - x0, 1.0f), h)) && s.element != selected) follow = s.element;
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s: code %s%s", index_to_string(shape, s.element).c_str(), FormatInteger(s.code).c_str(),
+                              s.element == selected ? " (selected)" : ", click to select it");
+        ImGui::PopID();
     }
+    ImGui::SetCursorScreenPos(at);
     ImGui::Dummy(ImVec2(8.0f * w, h + 2.0f + ImGui::GetTextLineHeight()));
     TextWrappedAtSpaces(PackedByteLine(packed, shape));
     std::string who;
@@ -128,6 +147,7 @@ void DrawPackedByte(const PackedByte& packed, std::int64_t selected, const Shape
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     TextWrappedAtSpaces(who);
     ImGui::PopStyleColor();
+    return follow;
 }
 
 // The selected cell's bits, recomputed only when the selection or the quantization changed.
@@ -149,9 +169,11 @@ void Refresh(BitsPanelState& st, const QuantView& qv, std::int64_t selected) {
 
 }  // namespace
 
-void DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t selected, bool hidden) {
+std::int64_t DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t selected, bool hidden) {
     st.report.clear();
-    if (!qv.valid()) return;
+    st.packed_rects.clear();
+    if (!qv.valid()) return -1;
+    std::int64_t follow = -1;
     const Shape& shape = qv.data->shape();
     ImGui::PushTextWrapPos(0.0f);
     if (selected < 0 || selected >= qv.data->numel()) {
@@ -170,11 +192,12 @@ void DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t selecte
             TextWrappedAtSpaces(head + ": " + FormatInteger(b.code_bits) + " bits a code");
             DrawBitRow(b.code, *qv.config);
             for (const BitRow& row : b.scales) DrawBitRow(row, *qv.config);
-            if (b.packed.offset >= 0) DrawPackedByte(b.packed, selected, shape);
+            if (b.packed.offset >= 0) follow = DrawPackedByte(b.packed, selected, shape, st.packed_rects);
             st.report = BitsReportLines(b, *qv.config, shape);
         }
     }
     ImGui::PopTextWrapPos();
+    return follow;
 }
 
 }  // namespace qs::gui

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <imgui.h>
+
 #include "gui/document/quant_view.hpp"
 #include "quantscope/cell_bits.hpp"
 
@@ -23,10 +25,13 @@ struct BitsPanelState {
     // [Out] the lines the panel printed last frame (BitsReportLines; empty without a selection), for tests
     // and --layout-report.
     std::vector<std::string> report;
+    // [Out] where last frame put each code of the packed byte (screen x0, y0, x1, y1; the packed slots' order).
+    std::vector<ImVec4> packed_rects;
 };
 
 // Contents only (draw inside any window). `selected`: the figure's selected flat index (-1: none);
 // `hidden`: a lesson step covers that cell's code (predict first), so its bits are not shown either.
-void DrawBitsPanel(BitsPanelState& state, const QuantView& view, std::int64_t selected, bool hidden);
+// Returns the element whose code was clicked in the packed byte (the app selects it), else -1.
+std::int64_t DrawBitsPanel(BitsPanelState& state, const QuantView& view, std::int64_t selected, bool hidden);
 
 }  // namespace qs::gui

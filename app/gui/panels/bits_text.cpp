@@ -56,7 +56,7 @@ std::string IntDecoded(const BitRow& row) {
     const bool is_signed = !row.weights.empty() && row.weights[0] < 0;
     if (row.encoding == "nf4 index") return s + " " + Symbols().arrow + " level " + FormatNumber(row.value);
     if (row.value != f.value) return s + " " + Symbols().arrow + " q " + Symbols().minus + " 8 = " + FormatNumber(row.value);
-    return s + (is_signed ? " (two's complement)" : "");
+    return s + (is_signed ? " (two's complement)" : " (unsigned)");
 }
 
 }  // namespace
