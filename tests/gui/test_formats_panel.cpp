@@ -111,6 +111,13 @@ TEST_CASE("formats tab: the table is quantscope formats' and the chart draws eac
     CHECK_FALSE(qs::gui::FormatsBusy(st));
     CHECK(st.current == static_cast<int>(a));
     CHECK(st.sorted.size() == 25);
+    // Settings that are no row (a percentile calibrator): no row is current, the ring stands alone.
+    qs::QuantConfig percentile;
+    percentile.calibration = qs::Calibration::Percentile;
+    s.requantize(percentile);
+    w.draw(s);
+    CHECK(st.current == -1);
+    CHECK_FALSE(qs::gui::FormatsBusy(st));
     // Another tensor starts the table again.
     const SharedQuant other = RandomShared(2);
     w.finish(other);

@@ -90,6 +90,17 @@ void Label(ImDrawList* dl, std::vector<ImVec4>& taken, ImVec2 p, float gap, cons
     }
 }
 
+// The point of `points` nearest to `m` within `reach` pixels, or -1 (points can sit on top of each other).
+int Nearest(const std::vector<ImVec2>& points, ImVec2 m, float reach) {
+    int found = -1;
+    float best = reach * reach;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const float dx = points[i].x - m.x, dy = points[i].y - m.y;
+        if (dx * dx + dy * dy <= best) best = dx * dx + dy * dy, found = static_cast<int>(i);
+    }
+    return found;
+}
+
 // The kinds' shapes and the current ring, on a line (or two) above the plot.
 std::vector<LegendEntry> LegendEntries() {
     return {
@@ -103,7 +114,8 @@ std::vector<LegendEntry> LegendEntries() {
 
 }  // namespace
 
-int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, double current_sqnr) {
+int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, double current_sqnr,
+                     const std::string& current_label) {
     const std::vector<FormatRow>& rows = st.sorted;
     st.point.assign(rows.size(), ImVec2(-1.0f, -1.0f));
     const float font = ImGui::GetFontSize();
@@ -160,16 +172,7 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
     for (std::size_t i : st.front) front.push_back(st.point[i]);
     DrawStepLine(dl, front, palette::kCurve, 2.5f, p1.x);
     const float mr = std::max(4.0f, font * 0.3f);
-    // The point under the mouse: the nearest within a few pixels (points can sit on top of each other).
-    int hover = -1;
-    if (hovered) {
-        const ImVec2 m = ImGui::GetIO().MousePos;
-        float best = (mr * 2.5f) * (mr * 2.5f);
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            const float dx = st.point[i].x - m.x, dy = st.point[i].y - m.y;
-            if (dx * dx + dy * dy <= best) best = dx * dx + dy * dy, hover = static_cast<int>(i);
-        }
-    }
+    const int hover = hovered ? Nearest(st.point, ImGui::GetIO().MousePos, mr * 2.5f) : -1;
     for (std::size_t i = 0; i < rows.size(); ++i) DrawMarker(dl, st.point[i], ShapeOf(KindOf(rows[i])), ColorOf(KindOf(rows[i])), mr);
     // Labels: the current choice first, then the front left to right; a label that would cover another is left out.
     std::vector<ImVec4> taken;
@@ -177,9 +180,8 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
     for (const ImVec2& p : st.point) taken.push_back(ImVec4(p.x - keep, p.y - keep, p.x + keep, p.y + keep));
     const ImVec2 cur = at(current_bits, current_sqnr);
     const float ring = mr * 1.3f;
-    if (st.current >= 0)
-        Label(dl, taken, cur, ring * 1.45f + font * 0.4f, FormatRowName(rows[static_cast<std::size_t>(st.current)]),
-              palette::kCurrent, p0, p1);
+    Label(dl, taken, cur, ring * 1.45f + font * 0.4f,
+          st.current >= 0 ? FormatRowName(rows[static_cast<std::size_t>(st.current)]) : "current", palette::kCurrent, p0, p1);
     for (std::size_t i : st.front)
         if (static_cast<int>(i) != st.current) Label(dl, taken, st.point[i], font * 0.55f, FormatRowName(rows[i]), text, p0, p1);
     DrawMarker(dl, cur, MarkerShape::Circle, palette::kCurrent, ring);
@@ -193,6 +195,13 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
         st.hovered = hover;
         ImGui::SetTooltip("%s", FormatRowTooltip(st, static_cast<std::size_t>(hover)).c_str());
         if (clicked) click = hover;
+    } else if (hovered && Nearest({cur}, ImGui::GetIO().MousePos, mr * 2.5f) == 0) {
+        // The ring alone (settings that are no row of the table, e.g. a percentile calibrator): its numbers.
+        const std::string sqnr = std::isfinite(current_sqnr) ? FormatFixed(current_sqnr, 2, 4) + " dB"
+                                 : current_sqnr > 0                ? "no error"
+                                                                   : "no signal";
+        ImGui::SetTooltip("the current settings: %s\n%s bits per weight, SQNR %s", current_label.c_str(),
+                          FormatFixed(current_bits, 4, 4).c_str(), sqnr.c_str());
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);

@@ -116,8 +116,9 @@ double SortKey(const FormatRow& r, int col) {
     }
 }
 
-// state.sorted, .front, .current and .order from the shown rows and the table's sort.
-void UpdateDisplay(FormatsPanelState& st, const QuantConfig& current, const ImGuiTableSortSpecs* specs) {
+// state.sorted, .front and .current from the shown rows and the document's settings; .order from the sort the
+// table's headers asked for last (state.sort_column, by bits per weight at first).
+void UpdateDisplay(FormatsPanelState& st, const QuantConfig& current) {
     st.sorted = st.shown.rows;
     sort_by_bits(st.sorted);
     st.front = pareto_front(st.sorted);
@@ -126,17 +127,28 @@ void UpdateDisplay(FormatsPanelState& st, const QuantConfig& current, const ImGu
         if (st.sorted[i].config == current) st.current = static_cast<int>(i);
     st.order.resize(st.sorted.size());
     for (std::size_t i = 0; i < st.order.size(); ++i) st.order[i] = i;
-    if (!specs || specs->SpecsCount == 0) return;
-    const int col = specs->Specs[0].ColumnIndex;
-    const bool descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
+    const int col = st.sort_column;
     std::stable_sort(st.order.begin(), st.order.end(), [&](std::size_t a, std::size_t b) {
         const FormatRow &ra = st.sorted[a], &rb = st.sorted[b];
         int c = 0;
         if (col == kColFormat) c = ra.format.compare(rb.format);
         else if (col == kColGranularity) c = FormatRowName(ra).compare(FormatRowName(rb));
         else c = SortKey(ra, col) < SortKey(rb, col) ? -1 : SortKey(rb, col) < SortKey(ra, col) ? 1 : 0;
-        return descending ? c > 0 : c < 0;
+        return st.sort_descending ? c > 0 : c < 0;
     });
+}
+
+// "int8 asymmetric per tensor, minmax", "fp8-e4m3 symmetric, group 32", "nvfp4": the ring's tooltip.
+std::string SettingsSummary(const QuantConfig& c) {
+    std::string s = dtype_name(c);
+    if (c.format != FormatId::Int && format_info(c.format).kind == FormatKind::Block) return s;  // its own recipe
+    s += std::string(" ") + to_string(c.mode);
+    if (c.mode == Mode::Manual) return s;
+    if (c.granularity == Granularity::Channel) s += ", channel axis " + FormatInteger(c.axis);
+    else if (c.granularity == Granularity::Group) s += ", group " + FormatInteger(static_cast<double>(c.group_size));
+    else s += " per tensor";
+    if (c.format == FormatId::Int) s += ", " + calibration_label(c);
+    return s;
 }
 
 // The status line: progress with Stop while computing, Continue after a stop, the time once complete.
@@ -202,7 +214,13 @@ int DrawTable(FormatsPanelState& st, const QuantConfig& current, const std::vect
         st.header_center[static_cast<std::size_t>(c)] = ImVec2((a.x + b.x) * 0.5f, (a.y + b.y) * 0.5f);
         ImGui::PopID();
     }
-    UpdateDisplay(st, current, ImGui::TableGetSortSpecs());
+    // A click on a header changes the sort: the rows are ordered again for this frame.
+    if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsCount > 0 && specs->SpecsDirty) {
+        st.sort_column = specs->Specs[0].ColumnIndex;
+        st.sort_descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
+        specs->SpecsDirty = false;
+        UpdateDisplay(st, current);
+    }
     st.row_center.assign(st.sorted.size(), ImVec2(-1.0f, -1.0f));
     for (std::size_t i : st.order) {
         const FormatRow& r = st.sorted[i];
@@ -295,6 +313,7 @@ FormatsClick DrawFormatsPanel(FormatsPanelState& st, const QuantView& qv, const 
     }
     if (std::optional<FormatsPanelState::Table> t = st.task.take()) st.shown = std::move(*t);
 
+    UpdateDisplay(st, *qv.config);
     const int hovered_before = st.hovered;  // what the chart or the table had under the mouse last frame
     st.hovered = -1;
     // The title gives way to the status (a progress bar and Stop: about 16 characters' width).
@@ -323,7 +342,7 @@ FormatsClick DrawFormatsPanel(FormatsPanelState& st, const QuantView& qv, const 
     const double bits = quantization_cost(*qv.config, qv.metrics().count, qv.params->block_count).bits_per_weight;
     FormatRow current_row;
     current_row.metrics = qv.metrics();
-    const int point_click = DrawFormatsChart(st, chart_size, bits, comparable_sqnr_db(current_row));
+    const int point_click = DrawFormatsChart(st, chart_size, bits, comparable_sqnr_db(current_row), SettingsSummary(*qv.config));
     const int chosen = point_click >= 0 ? point_click : row_click;
     if (chosen >= 0) {
         click.requested = true;

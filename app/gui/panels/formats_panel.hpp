@@ -45,6 +45,8 @@ struct FormatsPanelState {
     std::vector<FormatRow> sorted;
     std::vector<std::size_t> front;  // pareto_front(sorted)
     std::vector<std::size_t> order;  // indices into sorted, in the table's order
+    int sort_column = 2;             // the table's sort (a column: 2 is bits per weight), as its headers set it
+    bool sort_descending = false;
     int current = -1;                // the row of `sorted` equal to the document's config, or -1
     int hovered = -1;                // the row under the mouse (chart or table), or -1
     // Where the last frame drew things (screen coordinates, for tests): each row's point (indexed like
@@ -74,7 +76,9 @@ std::string FormatRowTooltip(const FormatsPanelState& state, std::size_t i);
 
 // The chart (formats_chart.cpp): SQNR (dB) against bits per weight for the rows of state.sorted, the front,
 // the current choice (`current_bits`, `current_sqnr`: the document's own numbers, drawn even where no row
-// has its settings). Returns the row clicked, or -1; sets state.hovered when the mouse is over a point.
-int DrawFormatsChart(FormatsPanelState& state, ImVec2 size, double current_bits, double current_sqnr);
+// has its settings; `current_label` names them in the ring's tooltip). Returns the row clicked, or -1; sets
+// state.hovered when the mouse is over a point.
+int DrawFormatsChart(FormatsPanelState& state, ImVec2 size, double current_bits, double current_sqnr,
+                     const std::string& current_label);
 
 }  // namespace qs::gui
