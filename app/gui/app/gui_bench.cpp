@@ -73,7 +73,7 @@ void PrintBench(const AppState& app, const Bench& bench) {
     // What the keys measure, and the rest of the frame, for a person reading the numbers.
     std::fprintf(stderr,
                  "quantscope: bench: recompute = (s, z) + one pass (metrics and the screen-resolution overview) on "
-                 "the UI thread; read pass = the tensor's bytes decoded and summed once, all threads; upload = the "
+                 "the UI thread; read pass = the tensor's bytes summed once as 64-bit words, on the pass's threads; upload = the "
                  "figure panel's draw (reduce + colormap + texture upload of 4 heatmaps + draw list); histograms "
                  "%.3f ms median; frame = poll to swap\n",
                  Median(bench.histogram_ms));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -485,30 +486,36 @@ void quantize_window(const TensorView& view, const QuantParams& params, const Qu
 }
 
 double read_pass(const TensorView& view) {
+    // The bytes as 64-bit words, summed in four lanes (which the compiler vectorises): a memory-bound read
+    // with next to no arithmetic, on as many threads as the overview's pass.
     const std::int64_t n = view.numel();
+    const auto bytes = static_cast<std::int64_t>(n * static_cast<std::int64_t>(element_size(view.type)));
+    const std::int64_t words = bytes / 8;
     const int threads = detail::pass_threads(n);
-    std::vector<double> sums(static_cast<std::size_t>(threads), 0.0);
-    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<std::uint64_t> sums(static_cast<std::size_t>(threads), 0);
     detail::parallel_guarded(view, threads, [&](int thread, int count) {
-        std::int64_t c0 = 0, c1 = 0;
-        detail::static_share(chunks, thread, count, c0, c1);
-        std::vector<float> scratch(kChunk);
-        float acc[16] = {};  // 16 lanes: the sum vectorises, as a memory-bound read should
-        for (std::int64_t c = c0; c < c1; ++c) {
-            const std::int64_t len = std::min(kChunk, n - c * kChunk);
-            const float* v = floats_at(view, c * kChunk, len, scratch.data());
-            std::int64_t k = 0;
-            for (; k + 16 <= len; k += 16)
-                for (int j = 0; j < 16; ++j) acc[j] += v[k + j];
-            for (; k < len; ++k) acc[0] += v[k];
+        std::int64_t w0 = 0, w1 = 0;
+        detail::static_share(words, thread, count, w0, w1);
+        std::uint64_t acc[4] = {};
+        std::int64_t w = w0;
+        for (; w + 4 <= w1; w += 4)
+            for (int j = 0; j < 4; ++j) {
+                std::uint64_t word;
+                std::memcpy(&word, view.data + 8 * (w + j), 8);
+                acc[j] += word;
+            }
+        for (; w < w1; ++w) {
+            std::uint64_t word;
+            std::memcpy(&word, view.data + 8 * w, 8);
+            acc[0] += word;
         }
-        double total = 0;
-        for (float a : acc) total += a;
-        sums[static_cast<std::size_t>(thread)] = total;
+        if (thread == 0)
+            for (std::int64_t b = words * 8; b < bytes; ++b) acc[0] += view.data[b];
+        sums[static_cast<std::size_t>(thread)] = acc[0] + acc[1] + acc[2] + acc[3];
     });
-    double total = 0;
-    for (double s : sums) total += s;
-    return total;
+    std::uint64_t total = 0;
+    for (std::uint64_t s : sums) total += s;
+    return static_cast<double>(total);
 }
 
 }  // namespace qs

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "element_loads_avx2.hpp"
+#include "overview_folder.hpp"
 #include "parallel.hpp"
 #include "quantize_kernel_avx2.hpp"
 #include "quantize_plan.hpp"
@@ -17,7 +18,8 @@
 namespace qs::detail {
 
 #ifndef QS_HAVE_AVX2_KERNEL
-bool fused_int_overview(const TensorView&, const QuantParams&, const QuantConfig&, const OverviewGrid&, QuantOverview&) {
+bool fused_int_overview(const TensorView&, const QuantParams&, const QuantConfig&, const OverviewGrid&,
+                        const std::vector<std::int64_t>*, QuantOverview&) {
     return false;
 }
 #else
@@ -28,151 +30,12 @@ namespace {
 constexpr std::int64_t kUnit = std::int64_t{1} << 18;
 // A row of per-column accumulators per thread: 16 bytes a column.
 constexpr std::int64_t kMaxColumns = std::int64_t{1} << 20;
-// Rows an int32 column sum takes before it is flushed into the blocks: codes are below 2^16 in magnitude.
-constexpr std::int64_t kRowsPerFlush = std::int64_t{1} << 14;
-
-struct Cells {
-    double* code_sums;
-    float* err_max;
-    double* deq_sums;  // null: one (s, z) for the tensor, r' follows from the codes
-};
-
-// One thread's running position in the grid and the band of blocks it fills: per-column sums (codes in
-// int32, r' in double) and maxima (|r - r'|) of the band's rows so far, folded into the blocks when the band
-// ends; and the code counts in four interleaved tables, so runs of one code do not wait on each other.
-class Folder {
-public:
-    Folder(const OverviewGrid& g, std::int32_t q_min, std::int64_t levels, const Cells& cells)
-        : g_(g), cells_(cells), q_min_(q_min), levels_(static_cast<std::size_t>(levels)),
-          code_(static_cast<std::size_t>(g.cols), 0), err_(static_cast<std::size_t>(g.cols), 0.0f),
-          deq_(cells.deq_sums ? static_cast<std::size_t>(g.cols) : 0, 0.0), tables_(4 * levels_, 0) {}
-
-    // Starts at flat index `flat`, the first element of a band.
-    void start(std::int64_t flat) {
-        const std::int64_t slice_size = g_.rows * g_.cols;
-        slice_ = flat / slice_size;
-        row_ = flat % slice_size / g_.cols;
-        col_ = flat % g_.cols;
-        base_ = slice_ * g_.cells_per_slice() + (row_ / g_.fy) * g_.out_cols();
-    }
-
-    // The current row's columns from the position on, for the kernel's inner loop (which calls nothing, so
-    // that its sums stay in registers); advance() then moves past what it added.
-    std::int64_t room() const { return g_.cols - col_; }
-    std::int32_t* codes_here() { return code_.data() + col_; }
-    float* errors_here() { return err_.data() + col_; }
-    double* dequantized_here() { return deq_.data() + col_; }
-    std::uint32_t* tables() { return tables_.data(); }
-    std::size_t levels() const { return levels_; }
-    void advance(std::int64_t n) {
-        if ((col_ += n) == g_.cols) next_row();
-    }
-
-    template <bool kDeq, bool kCount>
-    void add1(std::int32_t q, float e, float d) {
-        const auto c = static_cast<std::size_t>(col_);
-        code_[c] += q;
-        err_[c] = std::max(err_[c], e);
-        if constexpr (kDeq) deq_[c] += d;
-        if constexpr (kCount) ++tables_[static_cast<std::size_t>(q - q_min_)];
-        if (++col_ == g_.cols) next_row();
-    }
-
-    // The band's columns into its blocks (also mid-band, before an int32 column sum could overflow).
-    void flush() {
-        if (rows_ == 0 && col_ == 0) return;
-        for (std::int64_t oc = 0; oc < g_.out_cols(); ++oc) {
-            const auto c0 = static_cast<std::size_t>(oc * g_.fx), c1 = static_cast<std::size_t>(std::min(g_.cols, (oc + 1) * g_.fx));
-            std::int64_t codes = 0;
-            float worst = 0.0f;
-            double deq = 0.0;
-            for (std::size_t c = c0; c < c1; ++c) {
-                codes += code_[c];
-                worst = std::max(worst, err_[c]);
-                if (!deq_.empty()) deq += deq_[c];
-            }
-            const auto cell = static_cast<std::size_t>(base_ + oc);
-            cells_.code_sums[cell] += static_cast<double>(codes);
-            cells_.err_max[cell] = std::max(cells_.err_max[cell], worst);
-            if (!deq_.empty()) cells_.deq_sums[cell] += deq;
-        }
-        std::fill(code_.begin(), code_.end(), 0);
-        std::fill(err_.begin(), err_.end(), 0.0f);
-        std::fill(deq_.begin(), deq_.end(), 0.0);
-        rows_ = 0;
-    }
-
-    // Adds this thread's code counts to `counts` and clears its tables.
-    void take_counts(std::vector<std::int64_t>& counts) {
-        for (std::size_t i = 0; i < levels_; ++i)
-            counts[i] += std::int64_t{tables_[i]} + tables_[levels_ + i] + tables_[2 * levels_ + i] + tables_[3 * levels_ + i];
-        std::fill(tables_.begin(), tables_.end(), 0u);
-    }
-
-private:
-    void next_row() {
-        col_ = 0;
-        ++rows_;
-        if (++row_ == g_.rows) row_ = 0, ++slice_;
-        if (row_ % g_.fy == 0) {
-            flush();
-            base_ = slice_ * g_.cells_per_slice() + (row_ / g_.fy) * g_.out_cols();
-        } else if (rows_ >= kRowsPerFlush) {
-            flush();
-        }
-    }
-
-    const OverviewGrid& g_;
-    Cells cells_;
-    std::int32_t q_min_;
-    std::size_t levels_;
-    std::vector<std::int32_t> code_;
-    std::vector<float> err_;
-    std::vector<double> deq_;
-    std::vector<std::uint32_t> tables_;
-    std::int64_t slice_ = 0, row_ = 0, col_ = 0, base_ = 0, rows_ = 0;
-};
-
-// What a thread finds whose merge does not depend on order.
-struct ThreadPart {
-    float max_err = 0, worst = -1.0f;
-    std::int64_t worst_at = 0, clipped = 0;
-    float deq_lo = std::numeric_limits<float>::infinity(), deq_hi = -std::numeric_limits<float>::infinity();
-};
-
-// The first element of an item whose |r - r'| is `target` (the scalar formula gives the kernel's bits).
-template <class Ld>
-std::int64_t first_error_at(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config, float target) {
-    for (std::int64_t k = 0; k < len; ++k) {
-        const float r = ld.one(k);
-        const float d = s * (static_cast<float>(quantize_value(r, s, static_cast<std::int32_t>(z), config)) - z);
-        if (std::abs(r - d) == target) return k;
-    }
-    return 0;
-}
-
-// Eight results into the per-column sums and maxima at c, m, ds and the count tables t (four interleaved).
-template <bool kDeq, bool kCount>
-inline void fold8(std::int32_t* c, float* m, double* ds, std::uint32_t* t, std::size_t levels, __m256i q, __m256i q_min,
-                  __m256 e, __m256 d) {
-    auto* cv = reinterpret_cast<__m256i*>(c);
-    _mm256_storeu_si256(cv, _mm256_add_epi32(_mm256_loadu_si256(cv), q));
-    _mm256_storeu_ps(m, _mm256_max_ps(_mm256_loadu_ps(m), e));
-    if constexpr (kDeq) {
-        _mm256_storeu_pd(ds, _mm256_add_pd(_mm256_loadu_pd(ds), _mm256_cvtps_pd(_mm256_castps256_ps128(d))));
-        _mm256_storeu_pd(ds + 4, _mm256_add_pd(_mm256_loadu_pd(ds + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1))));
-    }
-    if constexpr (kCount) {
-        alignas(32) std::int32_t codes[8];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(codes), _mm256_sub_epi32(q, q_min));
-        for (int j = 0; j < 8; ++j) ++t[static_cast<std::size_t>(j & 3) * levels + static_cast<std::size_t>(codes[j])];
-    }
-}
 
 // One work item: quantize_chunk's AVX2 arithmetic on the first n - n % 8 elements and its scalar formula on
 // the rest, the same sums in the same order, each result folded into the overview instead of stored. Without
-// kCount the codes are not counted (nor the clipped ones: the caller has the bit patterns' counts).
-template <bool kHalfEven, bool kDeq, bool kCount, class Ld>
+// kCount the codes are not counted (nor the clipped ones: the caller has the bit patterns' counts); without
+// kClamp (which needs !kCount) the caller knows from them that no element clips, and the clamp is left out.
+template <bool kHalfEven, bool kDeq, bool kCount, bool kClamp, class Ld>
 void run_item(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config,
               const Quantize8<kHalfEven>& quantize_ref, Folder& folder, KernelSums& ks) {
     const Quantize8<kHalfEven> quantize = quantize_ref;  // a local copy: its constants stay in registers
@@ -185,7 +48,9 @@ void run_item(const Ld& ld, std::int64_t len, float s, float z, const QuantConfi
     // One group of eight: its codes (as floats), r' and |r - r'|, added to the sums.
     const auto group = [&](std::int64_t k, __m256& v, __m256& d, __m256& e) {
         const __m256 r = ld.at(k);
-        v = kCount ? quantize(r, vs, vz, clipped) : quantize.clamp(quantize.rounded(r, vs, vz));
+        if constexpr (kCount) v = quantize(r, vs, vz, clipped);
+        else if constexpr (kClamp) v = quantize.clamp(quantize.rounded(r, vs, vz));
+        else v = quantize.rounded(r, vs, vz);
         if constexpr (kDeq) {
             cmin = _mm256_min_ps(cmin, v);
             cmax = _mm256_max_ps(cmax, v);
@@ -241,14 +106,91 @@ void run_item(const Ld& ld, std::int64_t len, float s, float z, const QuantConfi
     }
 }
 
+// With one (s, z) for the tensor, r / s as r * (1 / s) plus z, wherever no rounding boundary (k + 1/2) lies
+// within `margin` of it: there both round to the same code (the two differ by a few float32 ulps of r / s + z,
+// which `margin` bounds), elsewhere the true division decides.
+struct Reciprocal {
+    bool use = false;
+    float inv = 1, near = 0;  // 1 / s; a distance to the nearest integer at or above which a boundary is near
+};
+Reciprocal reciprocal_for(float s, float z, float max_abs_r) {
+    Reciprocal rc;
+    rc.inv = 1.0f / s;
+    // |fl(r * inv) - fl(r / s)| <= 3.01 u |r / s|, and adding z rounds each once more: at most 5.2 u |r / s| +
+    // 2 u |z| apart (u = 2^-24); 2^-21 (|r| / s + |z| + 1) is above that for every r of the tensor.
+    const float margin = 0x1p-21f * (max_abs_r * rc.inv + std::abs(z) + 1.0f);
+    rc.use = std::isfinite(margin) && margin < 0.25f;
+    rc.near = 0.5f - margin;
+    return rc;
+}
+
+// One work item when the metrics come from the bit patterns' counts: per element only the code and
+// |r - r'| (the same bits as quantize's), folded. Returns the item's largest |r - r'|.
+template <bool kHalfEven, bool kClamp, class Ld>
+float run_item_patterns(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config,
+                        const Quantize8<kHalfEven>& quantize_ref, const Reciprocal& rc, Folder& folder) {
+    const Quantize8<kHalfEven> quantize = quantize_ref;
+    const std::int64_t n8 = len - len % 8;
+    const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z), inv = _mm256_set1_ps(rc.inv);
+    const __m256 near = _mm256_set1_ps(rc.near), sign = _mm256_set1_ps(-0.0f);
+    const __m256i unused = _mm256_setzero_si256();
+    __m256 emax = _mm256_setzero_ps();
+    const auto group = [&](std::int64_t k, __m256& v, __m256& d, __m256& e) {
+        const __m256 r = ld.at(k);
+        if (rc.use) {
+            const __m256 a = _mm256_add_ps(_mm256_mul_ps(r, inv), vz);
+            v = _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            const __m256 away = _mm256_andnot_ps(sign, _mm256_sub_ps(a, v));  // 0 .. 1/2
+            if (_mm256_movemask_ps(_mm256_cmp_ps(away, near, _CMP_GE_OQ)) != 0) v = quantize.rounded(r, vs, vz);
+        } else {
+            v = quantize.rounded(r, vs, vz);
+        }
+        if constexpr (kClamp) v = quantize.clamp(v);
+        d = dequantize8(v, vs, vz);
+        e = abs_error8(r, d);
+        emax = _mm256_max_ps(emax, e);
+    };
+    for (std::int64_t k = 0; k < n8;) {
+        __m256 v, d, e;
+        const std::int64_t fit = std::min(n8 - k, folder.room() / 8 * 8);  // groups inside the current row
+        if (fit > 0) {
+            std::int32_t* c = folder.codes_here();
+            float* m = folder.errors_here();
+            for (std::int64_t j = 0; j < fit; j += 8) {
+                group(k + j, v, d, e);
+                fold8<false, false>(c + j, m + j, nullptr, nullptr, 0, _mm256_cvtps_epi32(v), unused, e, d);
+            }
+            k += fit;
+            folder.advance(fit);
+            continue;
+        }
+        group(k, v, d, e);  // eight that cross a row's end: folded one at a time
+        alignas(32) std::int32_t codes[8];
+        alignas(32) float errs[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(codes), _mm256_cvtps_epi32(v));
+        _mm256_store_ps(errs, e);
+        for (int j = 0; j < 8; ++j) folder.add1<false, false>(codes[j], errs[j], 0.0f);
+        k += 8;
+    }
+    float top = hmax(emax);
+    for (std::int64_t k = n8; k < len; ++k) {
+        const float r = ld.one(k);
+        const std::int32_t q = quantize_value(r, s, static_cast<std::int32_t>(z), config);
+        const float e = std::abs(r - s * (static_cast<float>(q) - z));
+        top = std::max(top, e);
+        folder.add1<false, false>(q, e, 0.0f);
+    }
+    return top;
+}
+
 struct Unit {
     std::int64_t first, end, item_begin, item_end;
 };
 
 // Every unit's items through run_item, in the loader `Ld` (a float32 view: `decode` for float64).
-template <bool kHalfEven, bool kDeq, bool kCount, class Ld>
+template <bool kHalfEven, bool kDeq, bool kCount, bool kClamp, class Ld>
 void run_units(const TensorView& view, const Plan& plan, const QuantParams& params, const QuantConfig& config,
-               const std::vector<Unit>& units, NextIndex& next, Folder& folder, ThreadPart& part,
+               const std::vector<Unit>& units, NextIndex& next, Folder& folder, ThreadPart& part, const Reciprocal& rc,
                const std::function<void(std::int64_t, std::vector<Sums>&)>& done) {
     const Quantize8<kHalfEven> quantize(static_cast<float>(config.dtype.q_min()), static_cast<float>(config.dtype.q_max()));
     const std::size_t size = element_size(view.type);
@@ -266,8 +208,13 @@ void run_units(const TensorView& view, const Plan& plan, const QuantParams& para
             const std::uint8_t* at = view.data + static_cast<std::size_t>(begin) * size;
             if (!scratch.empty()) at = reinterpret_cast<const std::uint8_t*>(floats_at(view, begin, len, scratch.data()));
             const Ld ld{at};
+            if constexpr (!kCount) {  // the metrics come from the patterns' counts
+                const float top = run_item_patterns<kHalfEven, kClamp>(ld, len, s, z, config, quantize, rc, folder);
+                if (top > part.worst) part.worst = top, part.worst_at = begin + first_error_at(ld, len, s, z, config, top);
+                continue;
+            }
             KernelSums ks;
-            run_item<kHalfEven, kDeq, kCount>(ld, len, s, z, config, quantize, folder, ks);
+            run_item<kHalfEven, kDeq, kCount, kClamp>(ld, len, s, z, config, quantize, folder, ks);
             sums[static_cast<std::size_t>(i - unit.item_begin)] = {ks.sum_sq_err, ks.sum_abs_err, ks.sum_sq_r, ks.sum_r};
             part.clipped += ks.clipped;
             part.max_err = std::max(part.max_err, ks.max_err);
@@ -279,23 +226,23 @@ void run_units(const TensorView& view, const Plan& plan, const QuantParams& para
             }
         }
         folder.flush();
-        done(u, sums);
+        if constexpr (kCount) done(u, sums);
     }
 }
 
-template <bool kHalfEven, bool kDeq, bool kCount>
+template <bool kHalfEven, bool kDeq, bool kCount, bool kClamp = true>
 void run_typed(const TensorView& view, const Plan& plan, const QuantParams& params, const QuantConfig& config,
-               const std::vector<Unit>& units, NextIndex& next, Folder& folder, ThreadPart& part,
+               const std::vector<Unit>& units, NextIndex& next, Folder& folder, ThreadPart& part, const Reciprocal& rc,
                const std::function<void(std::int64_t, std::vector<Sums>&)>& done) {
     switch (view.type) {
         case ElementType::BF16:
-            return run_units<kHalfEven, kDeq, kCount, LoadBf16>(view, plan, params, config, units, next, folder, part, done);
+            return run_units<kHalfEven, kDeq, kCount, kClamp, LoadBf16>(view, plan, params, config, units, next, folder, part, rc, done);
 #ifdef __F16C__
         case ElementType::F16:
-            return run_units<kHalfEven, kDeq, kCount, LoadF16>(view, plan, params, config, units, next, folder, part, done);
+            return run_units<kHalfEven, kDeq, kCount, kClamp, LoadF16>(view, plan, params, config, units, next, folder, part, rc, done);
 #endif
         default:
-            return run_units<kHalfEven, kDeq, kCount, LoadF32>(view, plan, params, config, units, next, folder, part, done);
+            return run_units<kHalfEven, kDeq, kCount, kClamp, LoadF32>(view, plan, params, config, units, next, folder, part, rc, done);
     }
 }
 
@@ -351,23 +298,38 @@ bool applies(const TensorView& view, const QuantParams& params, const QuantConfi
     return params.block_stride >= kMinRun;  // one (s, z) per item
 }
 
-// With one (s, z), an element's code is a function of its 16 bits: every pattern that occurs is quantized
-// once (the scalar formula, the kernel's bits) and its count added to its code's. Returns the clipped count.
-std::int64_t count_by_patterns(ElementType type, const std::vector<std::int64_t>& bit_counts, const QuantParams& params,
-                               const QuantConfig& config, std::vector<std::int64_t>& counts) {
+// With one (s, z), an element's code, r' and |r - r'| are functions of its 16 bits: every pattern that
+// occurs is quantized once (the scalar formula, the kernel's bits) and its count added to its code's, and the
+// metrics' sums are the patterns' terms times their counts, added in pattern order (the same values as
+// quantize's element-by-element sums up to the order of addition: equal to ~1e-15 relative, not to the bit).
+struct PatternSummary {
+    Sums sums;
+    std::int64_t clipped = 0;
+    float max_err = 0, max_abs_r = 0;
+};
+PatternSummary count_by_patterns(ElementType type, const std::vector<std::int64_t>& bit_counts, const QuantParams& params,
+                                 const QuantConfig& config, std::vector<std::int64_t>& counts) {
     const float s = static_cast<float>(params.scale[0]);
     const std::int32_t z = params.zero_point[0], q_min = config.dtype.q_min();
-    std::int64_t clipped = 0;
+    PatternSummary out;
     for (std::size_t b = 0; b < bit_counts.size(); ++b) {
         if (bit_counts[b] == 0) continue;
         const auto bits = static_cast<std::uint16_t>(b);
         const float r = type == ElementType::BF16 ? bf16_to_float(bits) : half_to_float(bits);
-        bool out = false;
-        const std::int32_t q = quantize_value(r, s, z, config, &out);
+        bool clipped = false;
+        const std::int32_t q = quantize_value(r, s, z, config, &clipped);
+        const float e = std::abs(r - s * (static_cast<float>(q) - static_cast<float>(z)));
+        const auto c = static_cast<double>(bit_counts[b]);
         counts[static_cast<std::size_t>(q - q_min)] += bit_counts[b];
-        if (out) clipped += bit_counts[b];
+        if (clipped) out.clipped += bit_counts[b];
+        out.sums.sum_sq_err += c * (static_cast<double>(e) * e);
+        out.sums.sum_abs_err += c * e;
+        out.sums.sum_sq_r += c * (static_cast<double>(r) * r);
+        out.sums.sum_r += c * r;
+        out.max_err = std::max(out.max_err, e);
+        out.max_abs_r = std::max(out.max_abs_r, std::abs(r));
     }
-    return clipped;
+    return out;
 }
 
 }  // namespace
@@ -402,6 +364,11 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
         }
     };
 
+    // The patterns' counts first: with no element clipped, the pass can leave the clamp out.
+    const PatternSummary patterns = by_patterns ? count_by_patterns(view.type, *bit_counts, params, config, counts) : PatternSummary{};
+    const Reciprocal rc = by_patterns ? reciprocal_for(static_cast<float>(params.scale[0]), static_cast<float>(params.zero_point[0]),
+                                                       patterns.max_abs_r)
+                                      : Reciprocal{};
     const int threads = std::min<std::int64_t>(pass_threads(n), static_cast<std::int64_t>(units.size()));
     std::vector<ThreadPart> parts(static_cast<std::size_t>(threads));
     NextIndex next(0, static_cast<std::int64_t>(units.size()));
@@ -410,23 +377,25 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
         Folder folder(grid, q_min, levels, Cells{code_sums.data(), err_max.data(), one_block ? nullptr : deq_sums.data()});
         ThreadPart& part = parts[static_cast<std::size_t>(thread)];
         const bool half_even = config.rounding == Rounding::HalfEven;
-        if (by_patterns) {
-            if (half_even) run_typed<true, false, false>(view, plan, params, config, units, next, folder, part, done);
-            else run_typed<false, false, false>(view, plan, params, config, units, next, folder, part, done);
+        if (by_patterns && patterns.clipped == 0) {
+            if (half_even) run_typed<true, false, false, false>(view, plan, params, config, units, next, folder, part, rc, done);
+            else run_typed<false, false, false, false>(view, plan, params, config, units, next, folder, part, rc, done);
+        } else if (by_patterns) {
+            if (half_even) run_typed<true, false, false>(view, plan, params, config, units, next, folder, part, rc, done);
+            else run_typed<false, false, false>(view, plan, params, config, units, next, folder, part, rc, done);
         } else if (one_block) {
-            if (half_even) run_typed<true, false, true>(view, plan, params, config, units, next, folder, part, done);
-            else run_typed<false, false, true>(view, plan, params, config, units, next, folder, part, done);
+            if (half_even) run_typed<true, false, true>(view, plan, params, config, units, next, folder, part, rc, done);
+            else run_typed<false, false, true>(view, plan, params, config, units, next, folder, part, rc, done);
         } else {
-            if (half_even) run_typed<true, true, true>(view, plan, params, config, units, next, folder, part, done);
-            else run_typed<false, true, true>(view, plan, params, config, units, next, folder, part, done);
+            if (half_even) run_typed<true, true, true>(view, plan, params, config, units, next, folder, part, rc, done);
+            else run_typed<false, true, true>(view, plan, params, config, units, next, folder, part, rc, done);
         }
         const std::lock_guard<std::mutex> lock(counts_mutex);
         folder.take_counts(counts);
     });
 
     float max_err = 0, worst = -1.0f, deq_lo = std::numeric_limits<float>::infinity(), deq_hi = -deq_lo;
-    std::int64_t clipped = 0;
-    if (by_patterns) clipped = count_by_patterns(view.type, *bit_counts, params, config, counts);
+    std::int64_t clipped = patterns.clipped;
     out = QuantOverview{};
     for (const ThreadPart& p : parts) {
         max_err = std::max(max_err, p.max_err);
@@ -437,7 +406,8 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
     }
     const auto used = [](std::int64_t c) { return c > 0; };
     out.grid = grid;
-    out.metrics = metrics_from_sums(ordered.total(), n, max_err, clipped, std::count_if(counts.begin(), counts.end(), used), levels);
+    out.metrics = metrics_from_sums(by_patterns ? patterns.sums : ordered.total(), n, by_patterns ? patterns.max_err : max_err,
+                                    clipped, std::count_if(counts.begin(), counts.end(), used), levels);
     out.code_lo = q_min + static_cast<std::int32_t>(std::find_if(counts.begin(), counts.end(), used) - counts.begin());
     out.code_hi = q_min + static_cast<std::int32_t>(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), used)) - 1;
     out.code_counts = std::move(counts);

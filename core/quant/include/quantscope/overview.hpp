@@ -75,8 +75,9 @@ struct WindowResults {
 void quantize_window(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                      std::int64_t slice, const CellWindow& window, WindowResults& out);
 
-// The bytes of `view` read once in flat order and decoded to float32 (their sum, so the read is not
-// optimised away): the yardstick a recompute is measured against ("about one read pass of the tensor").
+// The bytes of `view` read once, as 64-bit words summed on as many threads as quantize_overview uses (the sum
+// is returned so that the read is not optimised away): the yardstick a recompute is measured against ("about
+// one read pass of the tensor"), a plain read with next to no arithmetic.
 double read_pass(const TensorView& view);
 
 }  // namespace qs
