@@ -13,6 +13,7 @@
 #include "gui/panels/figure_cover.hpp"
 #include "gui/panels/block_strip.hpp"
 #include "gui/panels/figure_styles.hpp"
+#include "gui/panels/figure_pipeline.hpp"
 #include "gui/panels/figure_toolbar.hpp"
 #include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/text.hpp"
@@ -49,19 +50,6 @@ void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState
                             static_cast<long long>(hs.fx));
     }
     ImGui::EndTooltip();
-}
-
-// The selected element's heading and pipeline steps as DrawPipeline prints them (`highlight`: the clamp step
-// of a clipped element, else -1); empty without a selection to print.
-std::vector<std::string> SelectedPipelineParts(const FigurePanelState& st, const QuantView& qv, int* highlight) {
-    if (st.selected < 0 || !qv.valid() || st.selected >= qv.data->numel() || FigureHidesPipeline(st, st.selected)) return {};
-    const ElementTrace tr = TraceOf(qv, st.selected);
-    std::string head = "Selected " + index_to_string(qv.data->shape(), st.selected);
-    if (qv.params->block_count > 1) head += "  (block " + std::to_string(tr.block) + ")";
-    std::vector<std::string> parts{head + ":"};
-    for (const std::string& s : PipelineLines(qv, tr)) parts.push_back(s);
-    if (highlight) *highlight = tr.clipped ? 4 : -1;
-    return parts;
 }
 
 }  // namespace
@@ -196,32 +184,6 @@ void DrawPanelTitle(const std::string& title, const HeatmapResult& r, float x, f
     dl->AddText(ImVec2(tx, ty), ImGui::GetColorU32(ImGuiCol_Text), shown.c_str());
     if (shown != title && ImGui::IsMouseHoveringRect(ImVec2(tx, ty), ImVec2(tx + ts.x, ty + ts.y)) && ImGui::IsWindowHovered())
         ImGui::SetTooltip("%s", title.c_str());
-}
-
-// The selected element's pipeline right under the images (a wide slice leaves the rest of the panel empty).
-void DrawPipeline(const FigurePanelState& st, const QuantView& qv, float x, float y, float width) {
-    ImGui::SetCursorScreenPos(ImVec2(x, y));
-    if (st.selected < 0) {
-        const Sym y = Symbols();
-        const std::string hint = std::string("Click a cell to follow one element through r ") + y.arrow + " r/s + z " +
-                                 y.arrow + " round " + y.arrow + " clamp " + y.arrow + " s(q " + y.minus + " z) " + y.arrow +
-                                 " |r " + y.minus + " r'|.";
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::PushTextWrapPos(x + width);
-        TextWrappedAtSpaces(hint);  // large text on a projector: the hint wraps instead of running off the panel
-        ImGui::PopTextWrapPos();
-        ImGui::PopStyleColor();
-        return;
-    }
-    if (FigureHidesPipeline(st, st.selected)) {  // the pipeline would print what is being guessed
-        ImGui::PushTextWrapPos(x + width);
-        TextWrappedAtSpaces("Selected " + index_to_string(qv.data->shape(), st.selected) + ": predict its code, then press R.");
-        ImGui::PopTextWrapPos();
-        return;
-    }
-    int highlight = -1;
-    const std::vector<std::string> parts = SelectedPipelineParts(st, qv, &highlight);
-    DrawWrappedParts(parts, width, highlight, Symbols().arrow);
 }
 
 }  // namespace
@@ -496,7 +458,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         }
         below += l.strip_h;
     }
-    if (st.settings.show_pipeline) DrawPipeline(st, qv, origin.x, below, size.x);
+    if (st.settings.show_pipeline) DrawFigurePipeline(st, qv, origin.x, below, size.x);
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);
     ImGui::PopID();
