@@ -1,7 +1,7 @@
 // The classroom sizes (issue 11): a projector's 1280x720 and a 1080p screen at font scales 1 to 3, in the
 // normal layout and in presenter mode, for the lesson's 3x3 tensor and a 16x16 one. The window reports what
-// it showed (--layout-report): in presenter mode every cell prints its value, and in no layout does a
-// window's content run past its edge (a label cut at the border).
+// it showed (--layout-report): in presenter mode every cell prints its value and the colorbars' legend is on
+// screen, and in no layout does a window's content run past its edge (a label cut at the border).
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -68,6 +68,9 @@ TEST_CASE("classroom screens: presenter mode prints every cell of the lesson and
                 CHECK(annotated[i] == visible[i]);
             }
             CHECK(ReportNumber(report, "overflowing_windows") == 0);
+            // The diverging colorbars' legend is on screen (a class cannot hover its tooltip), not instead of values.
+            CHECK(report.find("\"colorbar_legend\": \"original and dequantized bars centred on 0; quantized bar centred on z = ") !=
+                  std::string::npos);
         }
     }
 }

@@ -124,6 +124,23 @@ void DrawFrame(AppWindow& window, AppState& app, Frame& frame, bool scripted) {
     window.render_frame();
 }
 
+// `text` as a JSON string: the window's own names and lines are ASCII or UTF-8, but keep the JSON valid whatever
+// they are.
+std::string JsonQuoted(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+    }
+    return out + "\"";
+}
+
+std::string JsonStrings(const std::vector<std::string>& list) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + JsonQuoted(list[i]);
+    return out + "]";
+}
+
 // --layout-report: what the last frame showed, for tests and for checking a lesson's screens by script.
 void PrintLayoutReport(const AppState& app, const Frame& frame) {
     std::vector<std::string> names;
@@ -142,28 +159,10 @@ void PrintLayoutReport(const AppState& app, const Frame& frame) {
     };
     list("annotated", f.annotated_cells);
     list("visible", f.visible_cells);
-    out += ", \"overflowing_windows\": " + std::to_string(overflowing) + ", \"overflowing\": [";
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        out += i ? ", \"" : "\"";
-        for (char c : names[i]) {  // the window's own names: ASCII, but keep the JSON valid whatever they are
-            if (c == '"' || c == '\\') out += '\\';
-            out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-        }
-        out += "\"";
-    }
-    out += "]";
-    if (app.analysis_tab == kTabBits && !app.bits.report.empty()) {  // the Bits tab's lines, as printed
-        out += ", \"bits\": [";
-        for (std::size_t i = 0; i < app.bits.report.size(); ++i) {
-            out += i ? ", \"" : "\"";
-            for (char c : app.bits.report[i]) {
-                if (c == '"' || c == '\\') out += '\\';
-                out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-            }
-            out += "\"";
-        }
-        out += "]";
-    }
+    out += ", \"overflowing_windows\": " + std::to_string(overflowing) + ", \"overflowing\": " + JsonStrings(names);
+    out += ", \"colorbar_legend\": " + JsonQuoted(f.colorbar_legend);
+    if (app.analysis_tab == kTabBits && !app.bits.report.empty())  // the Bits tab's lines, as printed
+        out += ", \"bits\": " + JsonStrings(app.bits.report);
     out += "}";
     std::printf("%s\n", out.c_str());
     std::fflush(stdout);

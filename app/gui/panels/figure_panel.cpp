@@ -58,6 +58,7 @@ namespace {
 
 struct FigureLayout {
     float toolbar_h = 0, title_h = 0, caption_h = 0, strip_h = 0, pipeline_h = 0, gap = 0, col_w = 0;
+    float legend_h = 0;  // no caption rows (presenter mode): the colorbars' legend under the images
     int columns = 4;  // 4 in a row, or 2 x 2
     int rows = 1;
 };
@@ -161,17 +162,6 @@ std::string ReductionCaption(const HeatmapState& hs, int panel) {
     return cap;
 }
 
-// A diverging colorbar with a centre (0, or z for codes) stretches each side to its own extreme: the ticks of
-// the two sides are not evenly spaced, and this line says why.
-bool HasCenteredLegend(const HeatmapStyle& s) {
-    return s.colorbar == ColorbarMode::Show && s.norm.centered && s.bar_lo < s.norm.center && s.norm.center < s.bar_hi;
-}
-
-std::string CenteredLegend(const HeatmapStyle& s, int panel, bool short_form) {
-    const std::string on = panel == kQuantized ? "centred on z = " + FormatInteger(s.norm.center) : "centred on 0";
-    return short_form ? on : on + ": each side scaled to its extreme";
-}
-
 // The title centered over the image, like a matplotlib axes title; over the column if it is wider. A title
 // wider than its column is shortened at a word with "..." (hover for all of it), never cut mid-word.
 void DrawPanelTitle(const std::string& title, const HeatmapResult& r, float x, float col_w, float top, float title_h) {
@@ -229,16 +219,12 @@ std::string HiddenNote(const QuantView& qv, const FigureFrame& f, bool long_form
                      : where + ": " + n + " cells, zoom in or F5";
 }
 
-FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size, int caption_lines,
-                          const std::string& note = {}, FigureLayoutMode mode = FigureLayoutMode::Auto) {
+// The panels' height, styles and printed size for the frame's layout.
+void FillFrame(FigurePanelState& st, const QuantView& qv, ImVec2 size, FigureFrame& f) {
     const std::int64_t rows = qv.data->rows(), cols = qv.data->cols();
-    FigureFrame f;
-    f.note = note;
-    f.mode = mode;
-    f.l = ComputeLayout(st, qv, size.x, caption_lines, note, mode);
     const FigureLayout& l = f.l;
-    f.heat_h = std::max(16.0f, (size.y - l.toolbar_h - l.pipeline_h - l.strip_h) / static_cast<float>(l.rows) - l.title_h -
-                                   l.caption_h);
+    f.heat_h = std::max(16.0f, (size.y - l.toolbar_h - l.pipeline_h - l.strip_h - l.legend_h) / static_cast<float>(l.rows) -
+                                   l.title_h - l.caption_h);
     f.src = PanelSources(st, qv);
     const ImVec2 panel(l.col_w, f.heat_h);
     if (st.annotation_rule == AnnotationRule::Fill) {
@@ -256,8 +242,26 @@ FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size
             f.annotation = ShareColorbarAndAnnotation(f.ps, f.src, st.view, panel, rows, cols, &f.printed);
         }
     }
+}
+
+FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size, int caption_lines,
+                          const std::string& note = {}, FigureLayoutMode mode = FigureLayoutMode::Auto) {
+    FigureFrame f;
+    f.note = note;
+    f.mode = mode;
+    f.l = ComputeLayout(st, qv, size.x, caption_lines, note, mode);
+    FillFrame(st, qv, size, f);
     if (st.colorbar_legends && st.captions)
         for (const HeatmapStyle& s : f.ps.styles) f.legends = f.legends || HasCenteredLegend(s);
+    if (st.colorbar_legends && !st.captions) {
+        // No caption rows to put a legend under each bar: one legend for all of them under the images, on
+        // screen (a class cannot hover a tooltip). Its room comes off the images, so the values' size knows it.
+        const std::vector<std::string> parts = ColorbarLegendParts(f.ps);
+        if (!parts.empty()) {
+            f.l.legend_h = std::round(WrappedPartsHeight(parts, size.x, nullptr));
+            FillFrame(st, qv, size, f);
+        }
+    }
     return f;
 }
 
@@ -356,7 +360,7 @@ float FigurePanelHeight(FigurePanelState& st, const QuantView& qv, float width) 
     // (a diverging colorbar's legend under a reduction caption). Nothing for an exported figure.
     PrepareState(st, qv);
     const FigureLayout& t = PrepareFigure(st, qv, ImVec2(width, base)).l;
-    const float extra = (t.toolbar_h - l.toolbar_h) + static_cast<float>(t.rows) * (t.caption_h - l.caption_h);
+    const float extra = (t.toolbar_h - l.toolbar_h) + static_cast<float>(t.rows) * (t.caption_h - l.caption_h) + t.legend_h;
     return std::ceil(base + std::max(0.0f, extra));
 }
 
@@ -417,7 +421,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         st.annotated_cells[i] = r.annotated;
         st.visible_cells[i] = r.visible;
         if (st.captions) DrawCaptions(st, qv, f, i, r, x);
-        // The legend also on the colorbar itself (presenter mode has no caption row for it).
+        // The legend also on the colorbar itself.
         const HeatmapStyle& hs = f.ps.styles[i];
         if (st.colorbar_legends && HasCenteredLegend(hs) && ImGui::IsWindowHovered() &&
             ImGui::IsMouseHoveringRect(ImVec2(r.image_max.x, r.image_min.y), ImVec2(r.image_max.x + hs.colorbar_width, r.image_max.y)))
@@ -438,6 +442,16 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     float images_bottom = heat_top;
     for (const ImVec2& m : st.image_max) images_bottom = std::max(images_bottom, m.y);
     float below = images_bottom + l.caption_h + ImGui::GetFontSize() * 0.2f;
+    st.colorbar_legend.clear();
+    if (l.legend_h > 0.0f) {
+        const std::vector<std::string> parts = ColorbarLegendParts(f.ps);  // (none when a style lost its bar)
+        ImGui::SetCursorScreenPos(ImVec2(origin.x, below));
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        DrawWrappedParts(parts, size.x, -1, nullptr);
+        ImGui::PopStyleColor();
+        for (const std::string& p : parts) st.colorbar_legend += (st.colorbar_legend.empty() ? "" : " ") + p;
+        below += l.legend_h;
+    }
     if (l.strip_h > 0.0f) {
         ImGui::SetCursorScreenPos(ImVec2(origin.x, below));
         const std::int64_t highlight = st.selected >= 0 ? qv.params->block_of(st.selected) : -1;

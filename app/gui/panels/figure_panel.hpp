@@ -106,6 +106,9 @@ struct FigurePanelState {
     std::array<std::int64_t, 4> annotated_cells{}, visible_cells{};
     bool used_grid = false;
     float presenter_text_scale = 1.0f;  // [Out] how far presenter mode shrank the text around the figure
+    // [Out] the colorbars' one legend under the images last frame, when there are no caption rows to give each
+    // bar its own (presenter mode); empty: none drawn.
+    std::string colorbar_legend;
     // [Out] a click in the block strip this frame: the block to show (the app points the histogram at it).
     std::int64_t clicked_block = -1;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/widgets/text.hpp"
 #include "quantscope/format_quantize.hpp"
 #include "quantscope/histogram.hpp"
 #include "quantscope/quantize.hpp"
@@ -130,6 +131,41 @@ PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool whi
     e.bar_lo = 0.0;
     e.bar_hi = st.err_hi;
     return p;
+}
+
+bool HasCenteredLegend(const HeatmapStyle& s) {
+    return s.colorbar == ColorbarMode::Show && s.norm.centered && s.bar_lo < s.norm.center && s.norm.center < s.bar_hi;
+}
+
+std::string CenteredLegend(const HeatmapStyle& s, int panel, bool short_form) {
+    const std::string on = panel == kQuantized ? "centred on z = " + FormatInteger(s.norm.center) : "centred on 0";
+    return short_form ? on : on + ": each side scaled to its extreme";
+}
+
+std::vector<std::string> ColorbarLegendParts(const PanelStyles& ps) {
+    const char* names[4] = {"original", "quantized", "dequantized", "error"};
+    std::vector<std::string> centres;            // each distinct centre, in panel order
+    std::vector<std::vector<std::string>> whose;  // the panels centred there
+    for (int i = 0; i < 4; ++i) {
+        const HeatmapStyle& s = ps.styles[static_cast<std::size_t>(i)];
+        if (!HasCenteredLegend(s)) continue;
+        const std::string on = CenteredLegend(s, i, true);
+        const std::size_t k = static_cast<std::size_t>(std::find(centres.begin(), centres.end(), on) - centres.begin());
+        if (k == centres.size()) {
+            centres.push_back(on);
+            whose.emplace_back();
+        }
+        whose[k].push_back(names[i]);
+    }
+    std::vector<std::string> parts;
+    for (std::size_t k = 0; k < centres.size(); ++k) {
+        std::string p;
+        for (std::size_t j = 0; j < whose[k].size(); ++j)
+            p += (j == 0 ? "" : j + 1 == whose[k].size() ? " and " : ", ") + whose[k][j];
+        parts.push_back(p + (whose[k].size() > 1 ? " bars " : " bar ") + centres[k] + ";");
+    }
+    if (!parts.empty()) parts.push_back("each side of a bar scaled to its extreme");
+    return parts;
 }
 
 }  // namespace qs::gui
