@@ -14,6 +14,7 @@
 #include "gui/widgets/heatmap.hpp"
 #include "gui/widgets/plot.hpp"
 #include "gui/widgets/widgets.hpp"
+#include "gui_test_support.hpp"
 
 namespace {
 
@@ -176,4 +177,35 @@ TEST_CASE("cell values: a tiny tensor's values print as numbers and not as 0.000
     CHECK(std::string(buf) == "191.60");
     qs::gui::FormatCell(buf, sizeof buf, -0.001, qs::gui::CellFormat::Real, 2);
     CHECK(std::string(buf) == "0.00");
+}
+
+TEST_CASE("clipped table cells: a column narrower than its text is counted and named and one that fits is not") {
+    qs::gui_test::PanelWindow w(600, 300);
+    int clipped = -1;
+    std::vector<std::string> names;
+    const auto table = [&](float width, const char* text) {
+        w.frame([&] {
+            if (ImGui::BeginTable("cells", 2, ImGuiTableFlags_Borders)) {
+                ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthFixed, width);
+                ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(text);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted("1.57297");
+                ImGui::EndTable();
+            }
+        });
+        w.r.run([&] {  // after the frame, as --layout-report asks
+            names.clear();
+            clipped = qs::gui::CountClippedTableColumns(&names);
+        });
+    };
+    for (int i = 0; i < 3; ++i) table(40.0f, "a label far wider than forty pixels");
+    CHECK(clipped == 1);
+    REQUIRE(names.size() == 1);
+    CHECK(names[0] == "panel / name");
+    for (int i = 0; i < 3; ++i) table(400.0f, "a label far wider than forty pixels");
+    CHECK(clipped == 0);
+    CHECK(names.empty());
 }

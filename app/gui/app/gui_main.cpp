@@ -160,6 +160,9 @@ void PrintLayoutReport(const AppState& app, const Frame& frame) {
     list("annotated", f.annotated_cells);
     list("visible", f.visible_cells);
     out += ", \"overflowing_windows\": " + std::to_string(overflowing) + ", \"overflowing\": " + JsonStrings(names);
+    std::vector<std::string> columns;
+    const int clipped = CountClippedTableColumns(&columns);
+    out += ", \"clipped_table_columns\": " + std::to_string(clipped) + ", \"clipped_columns\": " + JsonStrings(columns);
     out += ", \"colorbar_legend\": " + JsonQuoted(f.colorbar_legend);
     if (app.analysis_tab == kTabBits && !app.bits.report.empty())  // the Bits tab's lines, as printed
         out += ", \"bits\": " + JsonStrings(app.bits.report);

@@ -154,6 +154,28 @@ int CountOverflowingWindows(std::vector<std::string>* names) {
     return n;
 }
 
+int CountClippedTableColumns(std::vector<std::string>* names) {
+    ImGuiContext& g = *ImGui::GetCurrentContext();
+    int n = 0;
+    for (int t = 0; t < g.Tables.GetMapSize(); ++t) {
+        const ImGuiTable* table = g.Tables.TryGetMapData(t);
+        if (!table || table->LastFrameActive != g.FrameCount || !table->OuterWindow) continue;  // drawn this frame
+        for (int c = 0; c < table->ColumnsCount; ++c) {
+            const ImGuiTableColumn& col = table->Columns[c];
+            if (!col.IsEnabled || !col.IsVisibleX) continue;
+            // The cells' contents reach past the column's right border: the column clips them there (or, without
+            // clipping, they run into the next column). Header rows truncate themselves with "..." and are not counted.
+            if (std::max(col.ContentMaxXFrozen, col.ContentMaxXUnfrozen) <= col.MaxX + 1.0f) continue;
+            ++n;
+            if (!names) continue;
+            const char* column = ImGui::TableGetColumnName(table, c);
+            names->push_back(std::string(table->OuterWindow->Name) + " / " +
+                             (column && *column ? std::string(column) : "column " + std::to_string(c)));
+        }
+    }
+    return n;
+}
+
 void HelpTooltip(const char* text) {
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
         ImGui::BeginTooltip();

@@ -27,6 +27,9 @@ bool ButtonFullWidth(const char* label);
 // label or value in them runs past the edge and is cut. Their names in `names` (may be null). What the window
 // tests count; call after the frame's windows have ended (it reads the sizes ImGui measured last frame).
 int CountOverflowingWindows(std::vector<std::string>* names);
+// Columns of the tables drawn this frame whose cells hold text or items wider than the column: a window can
+// fit its table while a cell of it is cut at the column's border. Their "window / column" names in `names`.
+int CountClippedTableColumns(std::vector<std::string>* names);
 
 // A wrapped tooltip for the last item, also when it is disabled (to say why it is).
 void HelpTooltip(const char* text);
