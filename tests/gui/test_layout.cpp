@@ -68,6 +68,7 @@ TEST_CASE("classroom screens: presenter mode prints every cell of the lesson and
                 CHECK(annotated[i] == visible[i]);
             }
             CHECK(ReportNumber(report, "overflowing_windows") == 0);
+            CHECK(ReportNumber(report, "clipped_table_columns") == 0);
             // The diverging colorbars' legend is on screen (a class cannot hover its tooltip), not instead of values.
             CHECK(report.find("\"colorbar_legend\": \"original and dequantized bars centred on 0; quantized bar centred on z = ") !=
                   std::string::npos);
@@ -83,6 +84,7 @@ TEST_CASE("classroom screens: the normal layout cuts no label at the edge of its
             const std::string report = Report(dir, options);
             INFO(options << "\n" << report);
             CHECK(ReportNumber(report, "overflowing_windows") == 0);
+            CHECK(ReportNumber(report, "clipped_table_columns") == 0);
             // A panel prints all its values or none (a value does not drop out of a table it fits in).
             const std::vector<long long> annotated = ReportList(report, "annotated"), visible = ReportList(report, "visible");
             REQUIRE(annotated.size() == 4);
@@ -93,6 +95,20 @@ TEST_CASE("classroom screens: the normal layout cuts no label at the edge of its
     const std::string report = Report(dir, "--preset lesson --size 1920x1080 --font-scale 1");
     CHECK(ReportList(report, "annotated") == std::vector<long long>{9, 9, 9, 9});
     CHECK(report.find("\"annotation_px\": 18.00") != std::string::npos);
+}
+
+TEST_CASE("classroom screens: the metrics beside the histograms cut no cell at font scale 2 on 1280x720") {
+    // The metrics table in a third of the width: its columns were too narrow for "170.875" and "computed s, z"
+    // (cut at the column border, which the window's own size does not show); the metrics go one under another.
+    TempDir dir;
+    for (const char* manual : {"", " --scale 3.5 --zero-point -70"}) {
+        const std::string options = std::string("--preset lesson --panels controls,metrics,histogram --size 1280x720 "
+                                                "--font-scale 2") + manual;
+        const std::string report = Report(dir, options);
+        INFO(options << "\n" << report);
+        CHECK(ReportNumber(report, "clipped_table_columns") == 0);
+        CHECK(ReportNumber(report, "overflowing_windows") == 0);
+    }
 }
 
 TEST_CASE("--layout-report needs --screenshot") {

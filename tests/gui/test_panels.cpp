@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gui_test_support.hpp"
@@ -19,6 +20,8 @@
 #include "gui/panels/histogram_panel.hpp"
 #include "gui/panels/landscape_panel.hpp"
 #include "gui/panels/metrics_panel.hpp"
+#include "gui/widgets/widgets.hpp"
+#include <imgui_internal.h>  // the tables drawn this frame
 #include "gui/panels/presenter_view.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/app/figure_png.hpp"
@@ -454,4 +457,31 @@ TEST_CASE("presenter view: the lesson's values are printed at a projector's text
     w.r.run([&] {  // the textures belong to this context: free them in it
         for (qs::gui::HeatmapState& m : figure.maps) m.texture.reset();
     });
+}
+
+TEST_CASE("metrics panel: a table where its columns fit and one metric under another where they would cut cells") {
+    Shared lesson = FromPreset("lesson");
+    qs::Metrics computed = lesson.overview.metrics;  // manual mode's second column
+    qs::QuantConfig manual = lesson.config;
+    manual.mode = qs::Mode::Manual;
+    manual.manual_scale = 3.5;
+    manual.manual_zero_point = -70;
+    lesson.requantize(manual);
+    qs::gui::QuantView view = lesson.view();
+    view.computed_metrics = &computed;
+    for (const auto& [width, font, table] : {std::tuple<int, float, bool>{1000, 16.0f, true}, {300, 36.0f, false}}) {
+        CAPTURE(width);
+        Window w(width, 1400, font);
+        bool drew_table = false;
+        int clipped = -1;
+        for (int i = 0; i < 3; ++i) w.frame([&] { qs::gui::DrawMetricsPanel(view); });
+        w.r.run([&] {
+            ImGuiContext& g = *ImGui::GetCurrentContext();
+            for (int t = 0; t < g.Tables.GetMapSize(); ++t)
+                if (const ImGuiTable* tb = g.Tables.TryGetMapData(t)) drew_table |= tb->LastFrameActive == g.FrameCount;
+            clipped = qs::gui::CountClippedTableColumns(nullptr);
+        });
+        CHECK(drew_table == table);
+        CHECK(clipped == 0);
+    }
 }

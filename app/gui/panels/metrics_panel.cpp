@@ -83,89 +83,162 @@ const Row kRows[] = {
 
 }  // namespace
 
+namespace {
+
+// One line of the panel: the metric's name and its value(s) as printed.
+struct MetricLine {
+    std::string name;
+    const char* help = nullptr;
+    std::string yours, computed;  // computed: manual mode's second column
+    int winner = -1;              // 1: yours, 2: computed is the better (manual mode), -1: neither
+    bool wrap = false;            // a per-block list: wraps at its commas
+    bool computed_dim = false;    // "(formula)": the pair itself is not part of the view
+};
+
+std::vector<MetricLine> MetricLines(const QuantView& view, bool manual) {
+    const Metrics& m = view.metrics();
+    std::vector<MetricLine> lines;
+    for (int i = 0; i < static_cast<int>(sizeof kRows / sizeof kRows[0]); ++i) {
+        MetricLine l;
+        l.name = kRows[i].name;
+        l.help = kRows[i].help;
+        double a = 0, b = 0;
+        const bool ha = MetricValue(m, i, a, l.yours);
+        if (manual) {
+            const bool hb = MetricValue(*view.computed_metrics, i, b, l.computed);
+            // Highlight the strictly better side; a tie highlights neither.
+            if (ha && hb && kRows[i].better != Better::None && a != b)
+                l.winner = (kRows[i].better == Better::Lower ? a < b : a > b) ? 1 : 2;
+        }
+        lines.push_back(l);
+    }
+    // Parameters: manual shows the user's pair; the computed pair is not part of the view, only its metrics.
+    for (bool scales : {true, false}) {
+        MetricLine l;
+        l.name = scales ? "scale s" : "zero point z";
+        l.yours = FirstFew(*view.params, scales);
+        l.wrap = true;
+        if (manual) l.computed = "(formula)";
+        l.computed_dim = true;
+        lines.push_back(l);
+    }
+    // The cost ledger (FORMATS.md): element bits plus the stored scales and zero points.
+    const FormatCost cost = quantization_cost(*view.config, m.count, view.params->block_count);
+    MetricLine bits;
+    bits.name = "bits / weight";
+    bits.help = "the code's bits plus every stored scale (and zero point) spread over the elements";
+    bits.yours = FormatNumber(cost.bits_per_weight);
+    lines.push_back(bits);
+    MetricLine bytes;
+    bytes.name = "bytes";
+    bytes.yours = FormatInteger(static_cast<double>(cost.bytes)) + " (float32: " + FormatInteger(4.0 * static_cast<double>(m.count)) + ")";
+    lines.push_back(bytes);
+    return lines;
+}
+
+// The width a cell's text needs: all of it, or its widest word when it wraps.
+float NeededWidth(const std::string& text, bool wrap) {
+    if (!wrap) return ImGui::CalcTextSize(text.c_str()).x;
+    float widest = 0.0f;
+    for (std::size_t at = 0; at <= text.size();) {
+        const std::size_t end = std::min(text.find(' ', at), text.size());
+        widest = std::max(widest, ImGui::CalcTextSize(text.substr(at, end - at).c_str()).x);
+        at = end + 1;
+    }
+    return widest;
+}
+
+// Whether the table's columns can each hold their widest cell in the width available (a narrow column at a
+// projector's text size cannot: the cells would be cut at the column's border).
+bool TableFits(const std::vector<MetricLine>& lines, bool manual, const char* const headers[3]) {
+    float cols[3] = {ImGui::CalcTextSize(headers[0]).x, ImGui::CalcTextSize(headers[1]).x,
+                     manual ? ImGui::CalcTextSize(headers[2]).x : 0.0f};
+    for (const MetricLine& l : lines) {
+        cols[0] = std::max(cols[0], ImGui::CalcTextSize(l.name.c_str()).x);
+        cols[1] = std::max(cols[1], NeededWidth(l.yours, l.wrap));
+        if (manual) cols[2] = std::max(cols[2], NeededWidth(l.computed, false));
+    }
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const int n = manual ? 3 : 2;
+    // Stretch columns share the width in proportion 1 : 1.4 (: 1.4): each must get its own widest cell.
+    const float weights[3] = {1.0f, 1.4f, 1.4f};
+    const float total_weight = manual ? 3.8f : 2.4f;
+    const float room = ImGui::GetContentRegionAvail().x - static_cast<float>(n) * (style.CellPadding.x * 2.0f + 1.0f) - 2.0f;
+    for (int i = 0; i < n; ++i)
+        if (cols[i] > room * weights[i] / total_weight) return false;
+    return true;
+}
+
+void DrawMetricsTable(const std::vector<MetricLine>& lines, bool manual, const char* const headers[3]) {
+    const int columns = manual ? 3 : 2;
+    const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_RowBg |
+                                  ImGuiTableFlags_SizingStretchProp;
+    if (!ImGui::BeginTable("##metrics", columns, flags)) return;
+    ImGui::TableSetupColumn(headers[0], ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn(headers[1], ImGuiTableColumnFlags_WidthStretch, 1.4f);
+    if (manual) ImGui::TableSetupColumn(headers[2], ImGuiTableColumnFlags_WidthStretch, 1.4f);
+    ImGui::TableHeadersRow();
+    const ImU32 better_bg = BetterRowColor();
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const MetricLine& l = lines[i];
+        ImGui::PushID(static_cast<int>(i));
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(l.name.c_str());
+        if (l.help && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l.help);
+        ImGui::TableNextColumn();
+        if (l.winner == 1) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, better_bg);
+        if (l.wrap) TextWrappedAtSpaces(l.yours);  // per-block lists wrap in their cell, not cut
+        else ImGui::TextUnformatted(l.yours.c_str());
+        if (manual) {
+            ImGui::TableNextColumn();
+            if (l.winner == 2) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, better_bg);
+            if (l.computed_dim) ImGui::TextDisabled("%s", l.computed.c_str());
+            else ImGui::TextUnformatted(l.computed.c_str());
+        }
+        ImGui::PopID();
+    }
+    ImGui::EndTable();
+}
+
+// Too narrow for the table: each metric's name (dimmed, as a heading), then its value(s) below it, wrapped at
+// spaces and not indented (a narrow column at a large text size has no room to spare); the better of the two
+// pairs' values in the better text colour.
+void DrawMetricsStacked(const std::vector<MetricLine>& lines, bool manual) {
+    for (const MetricLine& l : lines) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces(l.name);
+        ImGui::PopStyleColor();
+        if (l.help && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l.help);
+        const auto value = [&](const std::string& head, const std::string& text, bool better, bool dim) {
+            if (better) ImGui::PushStyleColor(ImGuiCol_Text, BetterTextColor());
+            else if (dim) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            TextWrappedAtSpaces(manual ? head + ": " + text : text);
+            if (better || dim) ImGui::PopStyleColor();
+        };
+        value("yours", l.yours, l.winner == 1, false);  // short: the table's headers would take a line each
+        if (manual) value("computed", l.computed, l.winner == 2, l.computed_dim);
+        ImGui::Spacing();
+    }
+}
+
+}  // namespace
+
 void DrawMetricsPanel(const QuantView& view) {
     if (!view.valid()) {
         ImGui::TextDisabled("No result yet.");
         return;
     }
-    const Metrics& m = view.metrics();
-    const Metrics* computed = view.computed_metrics;
-    const bool manual = view.config->mode == Mode::Manual && computed != nullptr;
-    const int columns = manual ? 3 : 2;
-    const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_RowBg |
-                                  ImGuiTableFlags_SizingStretchProp;
-    if (!ImGui::BeginTable("##metrics", columns, flags)) return;
-    ImGui::TableSetupColumn("metric", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn(manual ? "your s, z" : "value", ImGuiTableColumnFlags_WidthStretch, 1.4f);
-    if (manual) ImGui::TableSetupColumn("computed s, z", ImGuiTableColumnFlags_WidthStretch, 1.4f);
-    ImGui::TableHeadersRow();
-
-    const ImU32 better_bg = BetterRowColor();
-    for (int i = 0; i < static_cast<int>(sizeof kRows / sizeof kRows[0]); ++i) {
-        ImGui::PushID(i);
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(kRows[i].name);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kRows[i].help);
-        double a = 0, b = 0;
-        std::string ta, tb;
-        const bool ha = MetricValue(m, i, a, ta);
-        ImGui::TableNextColumn();
-        if (manual) {
-            const bool hb = MetricValue(*computed, i, b, tb);
-            // Highlight the strictly better side; a tie highlights neither.
-            int winner = -1;
-            if (ha && hb && kRows[i].better != Better::None && a != b) {
-                const bool a_wins = kRows[i].better == Better::Lower ? a < b : a > b;
-                winner = a_wins ? 1 : 2;
-            }
-            if (winner == 1) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, better_bg);
-            ImGui::TextUnformatted(ta.c_str());
-            ImGui::TableNextColumn();
-            if (winner == 2) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, better_bg);
-            ImGui::TextUnformatted(tb.c_str());
-        } else {
-            ImGui::TextUnformatted(ta.c_str());
-        }
-        ImGui::PopID();
+    const bool manual = view.config->mode == Mode::Manual && view.computed_metrics != nullptr;
+    const char* const headers[3] = {"metric", manual ? "your s, z" : "value", "computed s, z"};
+    const std::vector<MetricLine> lines = MetricLines(view, manual);
+    if (TableFits(lines, manual, headers)) DrawMetricsTable(lines, manual, headers);
+    else DrawMetricsStacked(lines, manual);
+    if (manual) {  // wrapped: a narrow column at a large text size would cut it
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces("Green: the better of the two for that metric.");
+        ImGui::PopStyleColor();
     }
-    // Parameters: manual shows the user's pair; the computed pair is not part of the view, only its metrics.
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("scale s");
-    ImGui::TableNextColumn();
-    TextWrappedAtSpaces(FirstFew(*view.params, true));  // per-block lists wrap in their cell, not cut
-    if (manual) {
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("(formula)");
-    }
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("zero point z");
-    ImGui::TableNextColumn();
-    TextWrappedAtSpaces(FirstFew(*view.params, false));
-    if (manual) {
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("(formula)");
-    }
-    // The cost ledger (FORMATS.md): element bits plus the stored scales and zero points.
-    const FormatCost cost = quantization_cost(*view.config, m.count, view.params->block_count);
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("bits / weight");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("the code's bits plus every stored scale (and zero point) spread over the elements");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(FormatNumber(cost.bits_per_weight).c_str());
-    if (manual) ImGui::TableNextColumn();
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("bytes");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted((FormatInteger(static_cast<double>(cost.bytes)) + " (float32: " + FormatInteger(4.0 * static_cast<double>(m.count)) + ")").c_str());
-    if (manual) ImGui::TableNextColumn();
-    ImGui::EndTable();
-    if (manual) ImGui::TextDisabled("Green: the better of the two for that metric.");
 }
 
 std::string MetricsSummary(const QuantView& view, bool with_cost) {
