@@ -74,15 +74,27 @@ TEST_CASE("format table: one row at a time gives the rows of the whole table") {
     spec.shape = {4, 128};
     const Tensor t = generate_random(spec);
     const std::vector<FormatRow> whole = format_table(view_of(t));
-    std::vector<FormatRow> by_row;
-    for (const QuantConfig& c : format_table_configs(t.shape)) by_row.push_back(format_table_row(view_of(t), c));
+    // Each row on its own, and the rows sharing the values' amax as the window computes them.
+    std::vector<FormatRow> by_row, shared;
+    std::optional<float> amax;
+    for (const QuantConfig& c : format_table_configs(t.shape)) {
+        by_row.push_back(format_table_row(view_of(t), c));
+        shared.push_back(format_table_row(view_of(t), c, amax));
+    }
+    CHECK(amax.has_value());
     sort_by_bits(by_row);
+    sort_by_bits(shared);
     REQUIRE(by_row.size() == whole.size());
+    REQUIRE(shared.size() == whole.size());
     for (std::size_t i = 0; i < whole.size(); ++i) {
         CHECK(by_row[i].format == whole[i].format);
         CHECK(by_row[i].config == whole[i].config);
         CHECK(by_row[i].metrics.mse == whole[i].metrics.mse);
+        CHECK(by_row[i].metrics.max_abs_error == whole[i].metrics.max_abs_error);
         CHECK(by_row[i].bytes == whole[i].bytes);
+        CHECK(shared[i].config == whole[i].config);
+        CHECK(shared[i].metrics.mse == whole[i].metrics.mse);
+        CHECK(shared[i].metrics.sqnr_db == whole[i].metrics.sqnr_db);
     }
     // Stopping between rows keeps the rows so far.
     int asked = 0;

@@ -89,7 +89,7 @@ void Start(FormatsPanelState& st, const std::shared_ptr<const TensorData>& data,
         for (std::size_t i = first; i < configs.size() && !ctx.cancelled(); ++i) {
             ctx.set_progress(static_cast<float>(i) / static_cast<float>(configs.size()));
             try {
-                table.rows.push_back(format_table_row(d->view, configs[i]));
+                table.rows.push_back(format_table_row(d->view, configs[i], table.amax));
             } catch (const std::exception& e) {
                 // One format failing on this tensor (e.g. r' beyond float32) leaves the others standing.
                 table.skipped.push_back(dtype_name(configs[i]) + ": " + e.what());

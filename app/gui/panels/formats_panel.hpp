@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct FormatsPanelState {
         std::vector<FormatRow> rows;       // in format_table_configs order, as far as computed
         std::vector<std::string> skipped;  // "fp16: <why>" for a configuration that failed on this tensor
         std::size_t total = 0;             // configurations in the table
+        std::optional<float> amax;         // the values' largest magnitude once a row has read them
         double ms = 0;
     };
     Task<Table> task;

@@ -88,6 +88,10 @@ FormatRow format_table_row(const TensorView& view, const QuantConfig& c) {
     return table_row(view, c, amax);
 }
 
+FormatRow format_table_row(const TensorView& view, const QuantConfig& c, std::optional<float>& amax) {
+    return table_row(view, c, amax);
+}
+
 void sort_by_bits(std::vector<FormatRow>& rows) {
     std::stable_sort(rows.begin(), rows.end(),
                      [](const FormatRow& a, const FormatRow& b) { return a.bits_per_weight < b.bits_per_weight; });

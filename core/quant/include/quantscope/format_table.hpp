@@ -32,6 +32,10 @@ std::vector<QuantConfig> format_table_configs(const Shape& shape);
 // One row: `view` quantized with `config` (one of format_table_configs; metrics only). The window computes
 // the table a row at a time, to show progress and stop between rows.
 FormatRow format_table_row(const TensorView& view, const QuantConfig& config);
+// The same, as format_table computes its rows: `amax` (empty at first) is set by the first row's checked pass
+// to the values' largest magnitude, and lets the later element formats per tensor and block formats skip
+// their own statistics pass (one read of the tensor each). The numbers are format_table_row's.
+FormatRow format_table_row(const TensorView& view, const QuantConfig& config, std::optional<float>& amax);
 
 // Sorts rows by bits per weight, ties keeping their order (the table's order).
 void sort_by_bits(std::vector<FormatRow>& rows);
