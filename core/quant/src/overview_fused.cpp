@@ -126,7 +126,7 @@ Reciprocal reciprocal_for(float s, float z, float max_abs_r) {
 
 // One work item when the metrics come from the bit patterns' counts: per element only the code and
 // |r - r'| (the same bits as quantize's), folded. Returns the item's largest |r - r'|.
-template <bool kHalfEven, bool kClamp, class Ld>
+template <bool kHalfEven, bool kClamp, bool kReciprocal, class Ld>
 float run_item_patterns(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config,
                         const Quantize8<kHalfEven>& quantize_ref, const Reciprocal& rc, Folder& folder) {
     const Quantize8<kHalfEven> quantize = quantize_ref;
@@ -137,7 +137,7 @@ float run_item_patterns(const Ld& ld, std::int64_t len, float s, float z, const 
     __m256 emax = _mm256_setzero_ps();
     const auto group = [&](std::int64_t k, __m256& v, __m256& d, __m256& e) {
         const __m256 r = ld.at(k);
-        if (rc.use) {
+        if constexpr (kReciprocal) {
             const __m256 a = _mm256_add_ps(_mm256_mul_ps(r, inv), vz);
             v = _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
             const __m256 away = _mm256_andnot_ps(sign, _mm256_sub_ps(a, v));  // 0 .. 1/2
@@ -209,7 +209,8 @@ void run_units(const TensorView& view, const Plan& plan, const QuantParams& para
             if (!scratch.empty()) at = reinterpret_cast<const std::uint8_t*>(floats_at(view, begin, len, scratch.data()));
             const Ld ld{at};
             if constexpr (!kCount) {  // the metrics come from the patterns' counts
-                const float top = run_item_patterns<kHalfEven, kClamp>(ld, len, s, z, config, quantize, rc, folder);
+                const float top = rc.use ? run_item_patterns<kHalfEven, kClamp, true>(ld, len, s, z, config, quantize, rc, folder)
+                                         : run_item_patterns<kHalfEven, kClamp, false>(ld, len, s, z, config, quantize, rc, folder);
                 if (top > part.worst) part.worst = top, part.worst_at = begin + first_error_at(ld, len, s, z, config, top);
                 continue;
             }
