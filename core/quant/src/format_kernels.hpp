@@ -120,17 +120,18 @@ inline void min_max_in_order(const float* r, int n, float& lo, float& hi) {
 }
 
 // q = codes as ggml's reference quantizers compute them; d (and m) stored as fp16, saturated.
-inline BlockScale q8_0_scale(const float* r, int n) {
+// A ggml block's scale from its float32 d: id = 1 / d for the codes (0 when d = 0), fp16(d) as stored.
+inline BlockScale ggml_scale(float d) {
     BlockScale b;
-    const float d = block_amax(r, n) / 127.0f;
     b.inv = d != 0 ? 1.0f / d : 0.0f;
     b.stored = fp16_bits_saturating(d);
     b.scale = half_to_float(b.stored);
     return b;
 }
 
+inline BlockScale q8_0_scale(const float* r, int n) { return ggml_scale(block_amax(r, n) / 127.0f); }
+
 inline BlockScale q4_0_scale(const float* r, int n) {
-    BlockScale b;
     float max = 0;
 #ifdef QS_HAVE_FORMAT_AVX2
     if (n % 8 == 0) {  // the largest magnitude, then the first value that has it
@@ -143,22 +144,14 @@ inline BlockScale q4_0_scale(const float* r, int n) {
         for (int k = 0; k < n; ++k)  // the first value of largest magnitude, with its sign
             if (amax < std::fabs(r[k])) amax = std::fabs(r[k]), max = r[k];
     }
-    const float d = max / -8.0f;
-    b.inv = d != 0 ? 1.0f / d : 0.0f;
-    b.stored = fp16_bits_saturating(d);
-    b.scale = half_to_float(b.stored);
-    return b;
+    return ggml_scale(max / -8.0f);
 }
 
 inline BlockScale q4_1_scale(const float* r, int n) {
-    BlockScale b;
     float lo = FLT_MAX, hi = -FLT_MAX;
     min_max_in_order(r, n, lo, hi);
-    const float d = (hi - lo) / 15.0f;
-    b.inv = d != 0 ? 1.0f / d : 0.0f;
+    BlockScale b = ggml_scale((hi - lo) / 15.0f);
     b.low = lo;
-    b.stored = fp16_bits_saturating(d);
-    b.scale = half_to_float(b.stored);
     b.offset = half_to_float(fp16_bits_saturating(lo));
     return b;
 }
@@ -215,6 +208,11 @@ inline ElementResult q4_1_element(float r, const BlockScale& b) {
     e.grid = static_cast<float>(e.code);
     e.deq = e.grid * b.scale + b.offset + 0.0f;
     return e;
+}
+
+// An element of a ggml block (q8_0, q4_0 or q4_1) at the block's scale.
+inline ElementResult ggml_element(FormatId id, float r, const BlockScale& b) {
+    return id == FormatId::Q8_0 ? q8_0_element(r, b) : id == FormatId::Q4_0 ? q4_0_element(r, b) : q4_1_element(r, b);
 }
 
 // The block's scale by its format's recipe (g: NVFP4's per-tensor scale, unused otherwise).

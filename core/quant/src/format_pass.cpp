@@ -54,9 +54,7 @@ std::int64_t ggml_chunk(const float* r, std::int64_t len, FormatId format, std::
         }
 #endif
         for (; k < b + size; ++k) {
-            const detail::ElementResult e = kind == 0   ? detail::q8_0_element(r[k], scale)
-                                            : kind == 1 ? detail::q4_0_element(r[k], scale)
-                                                        : detail::q4_1_element(r[k], scale);
+            const detail::ElementResult e = detail::ggml_element(format, r[k], scale);
             codes[k] = e.code;
             deq[k] = e.deq;
             clipped += e.clipped ? 1 : 0;
@@ -258,6 +256,16 @@ QuantParams as_quant_params(const FormatParams& p) {
     return q;
 }
 
+// The element's results into its trace (f.r set).
+void take_result(FormatTrace& f, const detail::ElementResult& e) {
+    f.scaled = e.scaled;
+    f.grid_value = e.grid;
+    f.code = e.code;
+    f.clipped = e.clipped;
+    f.dequantized = e.deq;
+    f.error = std::fabs(f.r - e.deq);
+}
+
 ElementTrace as_element_trace(const FormatTrace& f) {
     ElementTrace t;
     t.flat_index = f.flat_index;
@@ -305,21 +313,13 @@ ElementTrace format_element_trace(const TensorView& view, const QuantParams& par
         b = detail::block_scale(qc.format, values, info.block_size, 1.0f);
         r = values[flat_index - start];
     });
-    const detail::ElementResult e = qc.format == FormatId::Q8_0   ? detail::q8_0_element(r, b)
-                                    : qc.format == FormatId::Q4_0 ? detail::q4_0_element(r, b)
-                                                                  : detail::q4_1_element(r, b);
     FormatTrace f;
     f.flat_index = flat_index;
     f.block = flat_index / info.block_size;
     f.r = r;
     f.scale = b.scale;
     f.offset = b.offset;
-    f.scaled = e.scaled;
-    f.grid_value = e.grid;
-    f.code = e.code;
-    f.clipped = e.clipped;
-    f.dequantized = e.deq;
-    f.error = std::fabs(r - e.deq);
+    take_result(f, detail::ggml_element(qc.format, r, b));
     return as_element_trace(f);
 }
 
@@ -343,14 +343,9 @@ ElementTrace format_value_trace(float r, const QuantParams& params, const QuantC
         detail::BlockScale b;
         b.scale = f.scale;
         b.inv = f.scale != 0 ? 1.0f / f.scale : 0.0f;
-        e = config.format == FormatId::Q8_0 ? detail::q8_0_element(r, b) : detail::q4_0_element(r, b);
+        e = detail::ggml_element(config.format, r, b);
     }
-    f.scaled = e.scaled;
-    f.grid_value = e.grid;
-    f.code = e.code;
-    f.clipped = e.clipped;
-    f.dequantized = e.deq;
-    f.error = std::fabs(r - e.deq);
+    take_result(f, e);
     return as_element_trace(f);
 }
 
@@ -392,22 +387,15 @@ FormatTrace trace_format_element(const TensorView& view, const FormatParams& p, 
             const float* r = floats_at(view, start, info.block_size, scratch.data());
             const detail::BlockScale b = detail::block_scale(p.format, r, info.block_size, p.global_scale);
             t.r = r[flat_index - start];
-            if (p.format == FormatId::Q8_0) e = detail::q8_0_element(t.r, b);
-            else if (p.format == FormatId::Q4_0) e = detail::q4_0_element(t.r, b);
-            else if (p.format == FormatId::Q4_1) e = detail::q4_1_element(t.r, b);
-            else e = detail::block_float_element(t.r, b.scale, info.element);
+            e = has_float_element(p.format) ? detail::block_float_element(t.r, b.scale, info.element)
+                                            : detail::ggml_element(p.format, t.r, b);
             return;
         }
         float r = 0;
         t.r = *floats_at(view, flat_index, 1, &r);
         e = p.format == FormatId::Nf4 ? detail::element_nf4(t.r, t.scale) : detail::element_float(t.r, t.scale, info.element);
     });
-    t.scaled = e.scaled;
-    t.grid_value = e.grid;
-    t.code = e.code;
-    t.clipped = e.clipped;
-    t.dequantized = e.deq;
-    t.error = std::fabs(t.r - e.deq);
+    take_result(t, e);
     return t;
 }
 
