@@ -66,7 +66,9 @@ std::vector<std::uint8_t> scale_section(const QuantConfig& config, const Quantiz
     const FormatParams& p = q.format_params;
     const FormatInfo& info = format_info(config.format);
     if (info.kind != FormatKind::Block) {
-        if (p.scaled)
+        if (p.scaled && p.on_demand())  // the same scales, computed block by block
+            for_each_pair(q.params, [&](double s, std::int32_t) { put_float(out, static_cast<float>(s)); });
+        else if (p.scaled)
             for (float s : p.scale) put_float(out, s);
         return out;
     }
@@ -141,8 +143,10 @@ void describe_quantization(JsonObject& json, const QuantConfig& config, const Qu
         json.string("mode", "block").string("granularity", "block").integer("block_size", info.block_size);
     else
         json.string("mode", to_string(config.mode)).string("granularity", to_string(config.granularity));
+    std::string scales = listed_json(p.scale, all_params), unused;
+    if (p.on_demand()) params_json(q.params, all_params, scales, unused);
     json.string("calibration", calibration_label(config))
-        .raw("scale", listed_json(p.scale, all_params))
+        .raw("scale", scales)
         .raw("zero_point", listed_json(p.offset, all_params));
     if (config.format == FormatId::NvFp4) json.number("global_scale", p.global_scale);
 }

@@ -13,7 +13,41 @@
 #include "quantscope/params.hpp"
 
 namespace qs {
+namespace detail {
+
+// s = max|r| / largest, rounded up to float32 so that max|r| / s never passes the largest value (the
+// nearest float32 below the exact quotient would make the block's own maximum saturate, counted as clipped);
+// nf4: s = max|r|. An all-zero block has s = 1.
+float symmetric_format_scale(float amax, FormatId format) {
+    if (amax == 0) return 1.0f;
+    if (format == FormatId::Nf4) return amax;
+    const double exact = static_cast<double>(amax) / format_info(format).element.largest();
+    float s = static_cast<float>(exact);
+    if (static_cast<double>(s) < exact) s = std::nextafter(s, FLT_MAX);
+    // At float32's limit (max|r| near 3.4e38) s * largest would overflow: the float32 below, and the maximum
+    // saturates (by less than an ulp) instead of dequantizing to Inf.
+    if (static_cast<double>(s) * format_info(format).element.largest() > FLT_MAX) s = std::nextafter(s, 0.0f);
+    return s;
+}
+
+float on_demand_scale_unguarded(const FormatParams& params, std::int64_t block) {
+    float scratch[8];
+    const std::int64_t n = params.block_stride;  // one run of at most 8 values (compute_format_params)
+    return symmetric_format_scale(values_amax(floats_at(params.recipe->values, block * n, n, scratch), n), params.format);
+}
+
+}  // namespace detail
+
 namespace {
+
+// Element formats' scales are computed on demand when they are many, each block one short run, and a float
+// apiece would cost more than the values (QuantParams' rule: kOnDemandMinBlocks blocks of at most 8).
+bool scales_cost_more_than_values(const TensorView& view, const QuantParams& layout) {
+    return layout.block_count >= (std::int64_t{1} << 16) && layout.block_stride <= 8 &&
+           layout.block_stride * layout.block_count == view.numel() &&
+           static_cast<double>(layout.block_count) * sizeof(float) >
+               static_cast<double>(view.numel()) * static_cast<double>(element_size(view.type));
+}
 
 constexpr std::int64_t kChunk = 4096;
 
@@ -90,21 +124,6 @@ BlockStats block_stats(const TensorView& view, std::int64_t stride, std::int64_t
         if (count == 1) stats.amax[0] = std::max(stats.amax[0], one_amax[static_cast<std::size_t>(t)]);
     }
     return stats;
-}
-
-// s = max|r| / largest, rounded up to float32 so that max|r| / s never passes the largest value (the
-// nearest float32 below the exact quotient would make the block's own maximum saturate, counted as clipped);
-// nf4: s = max|r|. An all-zero block has s = 1.
-float symmetric_scale(float amax, FormatId format) {
-    if (amax == 0) return 1.0f;
-    if (format == FormatId::Nf4) return amax;
-    const double exact = static_cast<double>(amax) / format_info(format).element.largest();
-    float s = static_cast<float>(exact);
-    if (static_cast<double>(s) < exact) s = std::nextafter(s, FLT_MAX);
-    // At float32's limit (max|r| near 3.4e38) s * largest would overflow: the float32 below, and the maximum
-    // saturates (by less than an ulp) instead of dequantizing to Inf.
-    if (static_cast<double>(s) * format_info(format).element.largest() > FLT_MAX) s = std::nextafter(s, 0.0f);
-    return s;
 }
 
 // A block format's stats and every block's scale in one read of the values. NVFP4's sb needs the tensor's g,
@@ -184,6 +203,14 @@ FormatParams compute_format_params(const TensorView& view, const FormatConfig& c
         return p;
     }
     const bool per_block_stats = config.scaling == ElementScaling::Symmetric;
+    if (per_block_stats && scales_cost_more_than_values(view, layout)) {
+        const BlockStats stats = block_stats(view, view.numel(), 1);  // checks every value; no scale kept
+        if (range) *range = {stats.lo, stats.hi};
+        p.block_stride = layout.block_stride;
+        p.block_count = layout.block_count;
+        p.recipe = std::make_shared<FormatScaleRecipe>(FormatScaleRecipe{view, nullptr});
+        return p;
+    }
     const BlockStats stats = block_stats(view, per_block_stats ? layout.block_stride : view.numel(),
                                          per_block_stats ? layout.block_count : 1);
     if (range) *range = {stats.lo, stats.hi};
@@ -192,7 +219,7 @@ FormatParams compute_format_params(const TensorView& view, const FormatConfig& c
     if (config.scaling == ElementScaling::Symmetric) {
         p.scale.resize(stats.amax.size());
         std::transform(stats.amax.begin(), stats.amax.end(), p.scale.begin(),
-                       [&](float a) { return symmetric_scale(a, config.format); });
+                       [&](float a) { return detail::symmetric_format_scale(a, config.format); });
     } else {
         p.scaled = config.scaling == ElementScaling::Manual;
         p.scale.assign(static_cast<std::size_t>(p.block_count),
@@ -215,9 +242,34 @@ bool format_params_from_amax(const FormatConfig& config, const Shape& shape, flo
     if (config.granularity != Granularity::Tensor || config.scaling != ElementScaling::Symmetric) return false;
     p.block_stride = checked_numel(shape);
     p.block_count = 1;
-    p.scale.assign(1, symmetric_scale(amax, config.format));
+    p.scale.assign(1, detail::symmetric_format_scale(amax, config.format));
     out = std::move(p);
     return true;
+}
+
+float FormatParams::scale_of(std::int64_t block) const {
+    if (!recipe) return scale.at(static_cast<std::size_t>(block));
+    if (block < 0 || block >= block_count) throw Error("block index out of range");
+    float s = 1;
+    recipe->values.guarded([&] { s = detail::on_demand_scale_unguarded(*this, block); });
+    return s;
+}
+
+void FormatParams::keep_values_alive(std::shared_ptr<const void> values_owner) {
+    if (!recipe) return;
+    auto kept = std::make_shared<FormatScaleRecipe>(*recipe);
+    kept->owner = std::move(values_owner);
+    recipe = std::move(kept);
+}
+
+void FormatParams::store_scales() {
+    if (!recipe) return;
+    std::vector<float> s(static_cast<std::size_t>(block_count));
+    recipe->values.guarded([&] {
+        for (std::int64_t b = 0; b < block_count; ++b) s[static_cast<std::size_t>(b)] = detail::on_demand_scale_unguarded(*this, b);
+    });
+    scale = std::move(s);
+    recipe = nullptr;
 }
 
 }  // namespace qs

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 
+#include "block_pairs.hpp"
 #include "deliver.hpp"
 #include "format_kernels.hpp"
 #include "format_simd.hpp"
@@ -73,6 +74,18 @@ struct Scratch {
 // Each element's scale: its block's in the params (MX / NVFP4: the scale each block's recipe gave), or for
 // block format params without scales (format_params_from_amax), each block's recipe on its values.
 void fill_scales(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, float* out) {
+    if (p.on_demand()) {  // runs of at most 8: each block's s from its values in the chunk (or read again)
+        for (std::int64_t k = 0; k < len;) {
+            const std::int64_t block = (begin + k) / p.block_stride, b0 = block * p.block_stride - begin;
+            const std::int64_t run = std::min(b0 + p.block_stride, len) - k;
+            const float s = b0 >= 0 && b0 + p.block_stride <= len
+                                ? detail::symmetric_format_scale(detail::values_amax(r + b0, p.block_stride), p.format)
+                                : detail::on_demand_scale_unguarded(p, block);  // straddles the chunk (guard held)
+            std::fill(out + k, out + k + run, s);
+            k += run;
+        }
+        return;
+    }
     if (p.scale.empty()) {
         const int size = format_info(p.format).block_size;
         for (std::int64_t b = 0; b < len; b += size)
@@ -173,7 +186,7 @@ Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams
     const bool block_format = format_info(p.format).kind == FormatKind::Block;
     const bool whole_tensor = origin < 0;  // the params' own tensor: its size a whole number of periods
     origin = std::max<std::int64_t>(origin, 0);
-    const bool scales_in_pass = block_format && p.scale.empty();  // format_params_from_amax's
+    const bool scales_in_pass = (block_format && p.scale.empty()) || p.on_demand();
     if ((static_cast<std::int64_t>(p.scale.size()) != p.block_count && !scales_in_pass) || p.block_stride < 1 || p.block_count < 1 ||
         (whole_tensor && n % (p.block_stride * p.block_count) != 0) || origin < 0 ||
         (block_format && (origin % p.block_stride != 0 || n % p.block_stride != 0)))
@@ -247,10 +260,15 @@ FormatQuantization quantize_format(const TensorView& view, const FormatConfig& c
 
 namespace {
 
-QuantParams as_quant_params(const FormatParams& p) {
+// The format's params as a QuantParams (zero points 0); on demand when the format's scales are.
+QuantParams as_quant_params(const TensorView& view, const QuantConfig& config, const FormatParams& p) {
     QuantParams q;
     q.block_stride = p.block_stride;
     q.block_count = p.block_count;
+    if (p.on_demand()) {
+        detail::on_demand_params(view, config, q);
+        return q;
+    }
     q.scale.assign(p.scale.begin(), p.scale.end());
     q.zero_point.assign(p.scale.size(), 0);
     return q;
@@ -285,7 +303,7 @@ ElementTrace as_element_trace(const FormatTrace& f) {
 
 QuantParams format_quant_params(const TensorView& view, const QuantConfig& config, TensorRange* range) {
     check_config(config, view.shape);
-    return as_quant_params(compute_format_params(view, format_config(config), range));
+    return as_quant_params(view, config, compute_format_params(view, format_config(config), range));
 }
 
 Metrics quantize_format_config(const TensorView& view, const QuantConfig& qc, const QuantOutputs* whole,
@@ -365,7 +383,7 @@ Quantization quantize_format_checked(const TensorView& view, const QuantConfig& 
                             " (the values are too close to float32's limits)");
         }
     }
-    q.params = as_quant_params(p);
+    q.params = as_quant_params(view, qc, p);
     return q;
 }
 
@@ -376,7 +394,7 @@ FormatTrace trace_format_element(const TensorView& view, const FormatParams& p, 
     FormatTrace t;
     t.flat_index = flat_index;
     t.block = p.block_of(flat_index);
-    t.scale = p.scale[static_cast<std::size_t>(t.block)];
+    t.scale = p.scale_of(t.block);
     if (!p.offset.empty()) t.offset = p.offset[static_cast<std::size_t>(t.block)];
     if (!p.stored.empty()) t.stored_scale = p.stored[static_cast<std::size_t>(t.block)];
     detail::ElementResult e;

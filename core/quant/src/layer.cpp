@@ -76,6 +76,7 @@ Quantized quantize_operand(const Tensor& t, const QuantConfig& config, bool code
 Quantized quantize_format_operand(const Tensor& t, const FormatConfig& config) {
     Quantized q;
     q.format_params = compute_format_params(view_of(t), config);
+    q.format_params.store_scales();  // the kernels index every block's s, and `t` may be a temporary
     q.params.block_stride = q.format_params.block_stride;  // the layout, as quantize_checked reports it
     q.params.block_count = q.format_params.block_count;
     q.params.scale.assign(q.format_params.scale.begin(), q.format_params.scale.end());

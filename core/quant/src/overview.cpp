@@ -421,7 +421,10 @@ void format_window(const TensorView& view, const QuantParams& params, const Quan
     fp.format = config.format;
     fp.block_stride = params.block_stride;
     fp.block_count = params.block_count;
-    for (std::int64_t b = 0; b < params.block_count; ++b) fp.scale.push_back(static_cast<float>(params.scale_of(b)));
+    if (params.on_demand())  // scales too many to store: the pass computes each from its values
+        fp.recipe = std::make_shared<FormatScaleRecipe>(FormatScaleRecipe{params.recipe->values, params.recipe->owner});
+    else
+        for (std::int64_t b = 0; b < params.block_count; ++b) fp.scale.push_back(static_cast<float>(params.scale_of(b)));
     const FormatConfig format = format_config(config);
     const std::int64_t align = format_info(config.format).kind == FormatKind::Block ? params.block_stride : 1;
     std::vector<std::int32_t> codes;

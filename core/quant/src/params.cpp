@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "block_pairs.hpp"
+#include "format_kernels.hpp"
 #include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/format_quantize.hpp"
@@ -254,41 +255,6 @@ bool pairs_cost_more_than_values(const TensorView& view, const QuantParams& p, c
     return pair_bytes > static_cast<double>(view.numel()) * static_cast<double>(element_size(view.type));
 }
 
-// The params of `view` with nothing stored per block: the recipe and the ranges of s and z over all blocks,
-// found by computing every block's pair once (blocks in parallel, each from its few values).
-void on_demand_params(const TensorView& view, const QuantConfig& config, QuantParams& params) {
-    auto recipe = std::make_shared<BlockPairRecipe>();
-    recipe->values = view;
-    recipe->config = config;
-    params.recipe = recipe;
-    params.scale.clear();
-    params.zero_point.clear();
-    struct Ranges {
-        double s_lo = std::numeric_limits<double>::infinity(), s_hi = 0;
-        std::int32_t z_lo = std::numeric_limits<std::int32_t>::max(), z_hi = std::numeric_limits<std::int32_t>::min();
-    };
-    const int threads = detail::pass_threads(view.numel());
-    std::vector<Ranges> found(static_cast<std::size_t>(threads));
-    detail::parallel_guarded(view, threads, [&](int thread, int count) {
-        std::int64_t b_begin, b_end;
-        detail::static_share(params.block_count, thread, count, b_begin, b_end);
-        Ranges& r = found[static_cast<std::size_t>(thread)];
-        for (std::int64_t b = b_begin; b < b_end; ++b) {
-            double s;
-            std::int32_t z;
-            detail::compute_pair_unguarded(params, b, s, z);
-            r.s_lo = std::min(r.s_lo, s), r.s_hi = std::max(r.s_hi, s);
-            r.z_lo = std::min(r.z_lo, z), r.z_hi = std::max(r.z_hi, z);
-        }
-    });
-    Ranges all;
-    for (const Ranges& r : found) {
-        all.s_lo = std::min(all.s_lo, r.s_lo), all.s_hi = std::max(all.s_hi, r.s_hi);
-        all.z_lo = std::min(all.z_lo, r.z_lo), all.z_hi = std::max(all.z_hi, r.z_hi);
-    }
-    recipe->scale_min = all.s_lo, recipe->scale_max = all.s_hi;
-    recipe->zero_point_min = all.z_lo, recipe->zero_point_max = all.z_hi;
-}
 
 // `tensor`: the same values as `view` already in memory (the calibrators need them all at once), or null.
 QuantParams compute_params(const TensorView& view, const Tensor* tensor, const QuantConfig& config,
@@ -301,7 +267,7 @@ QuantParams compute_params(const TensorView& view, const Tensor* tensor, const Q
         // The min/max pass checks every value and gives the whole range; the pairs are not kept.
         const MinMax all = block_ranges(view, params, [](std::size_t, const MinMax&) {});
         if (whole != nullptr) *whole = {all.lo, all.hi};
-        on_demand_params(view, config, params);
+        detail::on_demand_params(view, config, params);
         return params;
     }
     const auto count = static_cast<std::size_t>(params.block_count);
@@ -342,6 +308,42 @@ QuantParams compute_params(const TensorView& view, const QuantConfig& config, Te
 
 namespace detail {
 
+// The params of `view` with nothing stored per block: the recipe and the ranges of s and z over all blocks,
+// found by computing every block's pair once (blocks in parallel, each from its few values).
+void on_demand_params(const TensorView& view, const QuantConfig& config, QuantParams& params) {
+    auto recipe = std::make_shared<BlockPairRecipe>();
+    recipe->values = view;
+    recipe->config = config;
+    params.recipe = recipe;
+    params.scale.clear();
+    params.zero_point.clear();
+    struct Ranges {
+        double s_lo = std::numeric_limits<double>::infinity(), s_hi = 0;
+        std::int32_t z_lo = std::numeric_limits<std::int32_t>::max(), z_hi = std::numeric_limits<std::int32_t>::min();
+    };
+    const int threads = detail::pass_threads(view.numel());
+    std::vector<Ranges> found(static_cast<std::size_t>(threads));
+    detail::parallel_guarded(view, threads, [&](int thread, int count) {
+        std::int64_t b_begin, b_end;
+        detail::static_share(params.block_count, thread, count, b_begin, b_end);
+        Ranges& r = found[static_cast<std::size_t>(thread)];
+        for (std::int64_t b = b_begin; b < b_end; ++b) {
+            double s;
+            std::int32_t z;
+            detail::compute_pair_unguarded(params, b, s, z);
+            r.s_lo = std::min(r.s_lo, s), r.s_hi = std::max(r.s_hi, s);
+            r.z_lo = std::min(r.z_lo, z), r.z_hi = std::max(r.z_hi, z);
+        }
+    });
+    Ranges all;
+    for (const Ranges& r : found) {
+        all.s_lo = std::min(all.s_lo, r.s_lo), all.s_hi = std::max(all.s_hi, r.s_hi);
+        all.z_lo = std::min(all.z_lo, r.z_lo), all.z_hi = std::max(all.z_hi, r.z_hi);
+    }
+    recipe->scale_min = all.s_lo, recipe->scale_max = all.s_hi;
+    recipe->zero_point_min = all.z_lo, recipe->zero_point_max = all.z_hi;
+}
+
 void compute_pair_unguarded(const QuantParams& params, std::int64_t block, double& scale, std::int32_t& zero_point) {
     const BlockPairRecipe& recipe = *params.recipe;
     const QuantConfig& config = recipe.config;
@@ -357,6 +359,11 @@ void compute_pair_unguarded(const QuantParams& params, std::int64_t block, doubl
             const float* v = floats_at(recipe.values, first, len, scratch);
             values.insert(values.end(), v, v + len);
         }
+    }
+    if (config.format != FormatId::Int) {  // an element format's symmetric s (format_params.cpp), z = 0
+        scale = symmetric_format_scale(values_amax(values.data(), static_cast<std::int64_t>(values.size())), config.format);
+        zero_point = 0;
+        return;
     }
     if (config.calibration == Calibration::Mse)
         mse_params(values.data(), static_cast<std::int64_t>(values.size()), config, false, scale, zero_point);

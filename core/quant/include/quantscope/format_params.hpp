@@ -2,11 +2,20 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "quantscope/number_format.hpp"
+#include "quantscope/tensor_view.hpp"
 
 namespace qs {
+
+// What computes the scales of blocks that are not stored (FormatParams::on_demand): an element format's
+// symmetric s of each block, one run of at most 8 values, from their largest magnitude.
+struct FormatScaleRecipe {
+    TensorView values;  // not owned, unless `owner` keeps them alive
+    std::shared_ptr<const void> owner;
+};
 
 struct FormatParams {
     FormatId format = FormatId::Fp8E4M3;
@@ -19,7 +28,19 @@ struct FormatParams {
     float global_scale = 1;             // NVFP4: g (1 otherwise)
     bool scaled = true;                 // false in cast mode: no scale is stored
 
+    // Set when the blocks are so many and so small that storing a float per block would cost more than their
+    // values (groups of 1 on 16-bit input: 4 bytes of scale per 2-byte element), as QuantParams::recipe:
+    // then `scale` is empty and each block's s is computed from its few values when asked.
+    std::shared_ptr<const FormatScaleRecipe> recipe;
+
     std::int64_t block_of(std::int64_t flat) const { return (flat / block_stride) % block_count; }
+    bool on_demand() const { return recipe != nullptr; }
+    // Block `block`'s scale, stored or computed (reading the values under their guard).
+    float scale_of(std::int64_t block) const;
+    // As QuantParams: `owner` lives as long as these params and their copies. No-op when stored.
+    void keep_values_alive(std::shared_ptr<const void> owner);
+    // Computes and stores every block's scale and drops the recipe. No-op when stored.
+    void store_scales();
 };
 
 }  // namespace qs
