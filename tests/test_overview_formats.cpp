@@ -109,3 +109,27 @@ TEST_CASE("the window's zoomed cells of a number format are quantize's outputs b
         CHECK(mismatches == 0);
     }
 }
+
+TEST_CASE("quantize_view given a number format quantizes with the params it is passed") {
+    qs::RandomSpec spec;
+    spec.shape = {64, 256};
+    spec.seed = 5;
+    const qs::Tensor t = qs::generate_random(spec);
+    qs::Tensor half = t;  // the same shape, other values: its own scales would be half of t's
+    for (float& v : half.values) v *= 0.5f;
+    const auto n = static_cast<std::size_t>(t.numel());
+    for (const char* dtype : {"fp8-e4m3", "nf4", "nvfp4", "q4_0"}) {
+        const std::string name = dtype;
+        CAPTURE(name);
+        qs::QuantConfig config;
+        qs::parse_dtype(dtype, config);
+        config = qs::with_format(config, config.format);
+        const qs::QuantParams params = qs::compute_params(qs::view_of(t), config);
+        std::vector<float> got(n), want(n);
+        qs::quantize_view(qs::view_of(half), params, config, qs::QuantOutputs{nullptr, got.data(), nullptr});
+        const qs::FormatConfig format = qs::format_config(config);
+        qs::quantize_format_view(qs::view_of(half), qs::compute_format_params(qs::view_of(t), format), format,
+                                 qs::QuantOutputs{nullptr, want.data(), nullptr});
+        CHECK(std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0);
+    }
+}

@@ -306,11 +306,23 @@ QuantParams format_quant_params(const TensorView& view, const QuantConfig& confi
     return as_quant_params(view, config, compute_format_params(view, format_config(config), range));
 }
 
-Metrics quantize_format_config(const TensorView& view, const QuantConfig& qc, const QuantOutputs* whole,
-                               const OutputSelection& wanted, const ResultSink* sink) {
-    const FormatConfig config = format_config(qc);
-    const FormatParams p = compute_format_params(view, config);
-    return run_pass(view, -1, p, whole, wanted, sink);
+FormatParams format_params_of(const QuantParams& params, FormatId format) {
+    FormatParams p;
+    p.format = format;
+    p.block_stride = params.block_stride;
+    p.block_count = params.block_count;
+    if (params.on_demand()) {  // too many to store: the pass computes each from its values
+        p.recipe = std::make_shared<FormatScaleRecipe>(FormatScaleRecipe{params.recipe->values, params.recipe->owner});
+        return p;
+    }
+    p.scale.assign(params.scale.begin(), params.scale.end());  // each a float32: exact
+    return p;
+}
+
+Metrics quantize_format_config(const TensorView& view, const QuantParams& params, const QuantConfig& qc,
+                               const QuantOutputs* whole, const OutputSelection& wanted, const ResultSink* sink) {
+    check_format_config(format_config(qc), view.shape);
+    return run_pass(view, -1, format_params_of(params, qc.format), whole, wanted, sink);
 }
 
 ElementTrace format_element_trace(const TensorView& view, const QuantParams& params, const QuantConfig& qc,

@@ -326,11 +326,11 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     std::vector<Part> parts(static_cast<std::size_t>(threads));
     detail::NextIndex next(0, bands);
     const std::int32_t q_min = code_first;
-    // A number format's scales for the whole tensor, once: each piece is quantized as the slice it is of
-    // the whole (its own scales from the piece alone would be a per-tensor s or g from a part of the tensor).
+    // A number format's scales are the given params' (the whole tensor's): each piece is quantized as the
+    // slice it is of the whole (its own scales from the piece alone would be a per-tensor s from a part).
     const bool is_format = config.format != FormatId::Int;
     const FormatConfig format = is_format ? format_config(config) : FormatConfig{};
-    const FormatParams format_params = is_format ? compute_format_params(view, format) : FormatParams{};
+    const FormatParams format_params = is_format ? format_params_of(params, config.format) : FormatParams{};
     detail::parallel_run(nullptr, threads, [&](int thread, int) {
         Part& part = parts[static_cast<std::size_t>(thread)];
         part.counts.assign(static_cast<std::size_t>(levels), 0);
@@ -417,14 +417,7 @@ namespace {
 // pass, so the cells are `quantize`'s bits. The params' scales are the whole tensor's (as used: exact).
 void format_window(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& g,
                    std::int64_t slice, const CellWindow& window, WindowResults& out) {
-    FormatParams fp;
-    fp.format = config.format;
-    fp.block_stride = params.block_stride;
-    fp.block_count = params.block_count;
-    if (params.on_demand())  // scales too many to store: the pass computes each from its values
-        fp.recipe = std::make_shared<FormatScaleRecipe>(FormatScaleRecipe{params.recipe->values, params.recipe->owner});
-    else
-        for (std::int64_t b = 0; b < params.block_count; ++b) fp.scale.push_back(static_cast<float>(params.scale_of(b)));
+    const FormatParams fp = format_params_of(params, config.format);
     const FormatConfig format = format_config(config);
     const std::int64_t align = format_info(config.format).kind == FormatKind::Block ? params.block_stride : 1;
     std::vector<std::int32_t> codes;

@@ -335,13 +335,13 @@ void use_portable_kernel(bool on) { g_portable_only = on; }
 
 Metrics quantize_view(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                       const QuantOutputs& out) {
-    if (config.format != FormatId::Int) return quantize_format_config(view, config, &out, {}, nullptr);
+    if (config.format != FormatId::Int) return quantize_format_config(view, params, config, &out, {}, nullptr);
     return run_pass(view, params, config, &out, {}, nullptr);
 }
 
 Metrics quantize_view(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                       const OutputSelection& wanted, const ResultSink& sink) {
-    if (config.format != FormatId::Int) return quantize_format_config(view, config, nullptr, wanted, &sink);
+    if (config.format != FormatId::Int) return quantize_format_config(view, params, config, nullptr, wanted, &sink);
     return run_pass(view, params, config, nullptr, wanted, &sink);
 }
 

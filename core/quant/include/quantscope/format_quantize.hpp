@@ -89,13 +89,19 @@ FormatQuantization quantize_format(const TensorView& view, const FormatConfig& c
 Quantization quantize_format_checked(const TensorView& view, const QuantConfig& config, const OutputSelection& wanted,
                                      const ResultSink& sink);
 
+// The scales a QuantParams holds for a format (format_quant_params / quantize_checked give them: each s a
+// float32 as used, zero points 0) as the FormatParams the pass takes, exactly; on demand when they are.
+// NVFP4's g and Q4_1's m are not in a QuantParams and the pass needs neither (MX and NVFP4 read their
+// scales, ggml's d and m come from each block's values); the stored bits are not filled.
+FormatParams format_params_of(const QuantParams& params, FormatId format);
+
 // The int<N> entry points (compute_params, quantize_view, trace_element, trace_value) on a config whose
-// format is not Int come here: the format's scales as a QuantParams (zero points 0), the pass (its scales
-// recomputed from the values: NVFP4's g and Q4_1's m are not in a QuantParams), one element's trace (scaled
-// = the value rounded onto the grid, rounded = grid[code]).
+// format is not Int come here: the format's scales as a QuantParams (zero points 0), the pass with the
+// given params (format_params_of: a caller quantizing a slice passes the whole tensor's), one element's
+// trace (scaled = the value rounded onto the grid, rounded = grid[code]).
 QuantParams format_quant_params(const TensorView& view, const QuantConfig& config, TensorRange* range);
-Metrics quantize_format_config(const TensorView& view, const QuantConfig& config, const QuantOutputs* whole,
-                               const OutputSelection& wanted, const ResultSink* sink);
+Metrics quantize_format_config(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                               const QuantOutputs* whole, const OutputSelection& wanted, const ResultSink* sink);
 ElementTrace format_element_trace(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                                   std::int64_t flat_index);
 ElementTrace format_value_trace(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index);
