@@ -315,11 +315,11 @@ TEST_CASE("calibrators: the table matches compare_calibrators and Apply returns 
     qs::gui::CalibrationPanelState st;
     qs::gui::CalibrationApply applied;
     auto draw = [&] {
-        const qs::gui::CalibrationApply a = qs::gui::DrawCalibrationPanel(st, s.view(), s.tensor);
+        const qs::gui::CalibrationApply a = qs::gui::DrawCalibrationPanel(st, s.view(), s.data);
         if (a.requested) applied = a;
     };
     w.frame(draw);
-    qs::gui::FinishCalibration(st, s.view(), s.tensor);
+    qs::gui::FinishCalibration(st, s.view(), s.data);
     for (int i = 0; i < 3; ++i) w.frame(draw);
     REQUIRE(st.has_shown);
     CHECK_FALSE(qs::gui::CalibrationBusy(st));
@@ -357,9 +357,9 @@ TEST_CASE("calibrators: an all-positive tensor shows the clamped zero point and 
     Shared s = MakeShared(std::move(t), qs::QuantConfig{});
     Window w(1300, 420);
     qs::gui::CalibrationPanelState st;
-    auto draw = [&] { qs::gui::DrawCalibrationPanel(st, s.view(), s.tensor); };
+    auto draw = [&] { qs::gui::DrawCalibrationPanel(st, s.view(), s.data); };
     w.frame(draw);
-    qs::gui::FinishCalibration(st, s.view(), s.tensor);
+    qs::gui::FinishCalibration(st, s.view(), s.data);
     w.frame(draw);
     w.frame(draw);
     REQUIRE(st.shown.rows.size() == 8);
@@ -380,14 +380,15 @@ TEST_CASE("compare: B is the core's quantization and both heatmaps share one col
         Shared s = FromPreset(preset);
         Window w(1400, 400);
         qs::gui::ComparePanelState st;
-        auto draw = [&] { qs::gui::DrawComparePanel(st, s.view(), s.tensor); };
+        auto draw = [&] { qs::gui::DrawComparePanel(st, s.view(), s.data); };
         w.frame(draw);
         qs::gui::FinishCompare(st);
         for (int i = 0; i < 3; ++i) w.frame(draw);
         REQUIRE(st.has_shown);
         CHECK(st.b.dtype.bits == 4);  // B starts as A in int4
         const qs::QuantResult b = qs::quantize(*s.tensor, st.b);
-        CHECK(st.shown.result.metrics.mse == b.metrics.mse);
+        CHECK(st.shown.overview.metrics.mse == b.metrics.mse);
+        CHECK(st.shown.overview.metrics.levels_used == b.metrics.levels_used);
         CHECK(st.shared_max == std::max(s.result.metrics.max_abs_error, b.metrics.max_abs_error));
         CHECK(st.shared_max == b.metrics.max_abs_error);  // int4 is the worse of the two
         // Same image size for A and B, side by side.

@@ -70,7 +70,7 @@ bool Scripted(const GuiOptions& o) { return !o.screenshot.empty() || o.bench_fra
 
 // Anything computing in the background: the loop keeps drawing, a screenshot waits for it.
 bool AnythingRunning(const AppState& app) {
-    return app.doc.busy() || app.doc.recomputing() || LandscapeBusy(app.landscape) ||
+    return app.doc.busy() || app.doc.recomputing() || LandscapeBusy(app.landscape) || HistogramBusy(app.histogram) ||
            CalibrationBusy(app.calibration) || CompareBusy(app.compare) || ModelSweepBusy(app.model) || FormatsBusy(app.formats) ||
            LayerBusy(app.layer);
 }
@@ -166,7 +166,11 @@ void PrintLayoutReport(const AppState& app, const Frame& frame) {
     out += ", \"colorbar_legend\": " + JsonQuoted(f.colorbar_legend);
     if (app.analysis_tab == kTabBits && !app.bits.report.empty())  // the Bits tab's lines, as printed
         out += ", \"bits\": " + JsonStrings(app.bits.report);
-    out += "}";
+    // What the analysis tabs showed: the error banner, the histogram's bars, the calibrator table, comparison B.
+    const auto bars = std::count_if(app.histogram.bars.begin(), app.histogram.bars.end(), [](double b) { return b > 0.0; });
+    out += ", \"error\": " + JsonQuoted(app.doc.error) + ", \"histogram_bars\": " + std::to_string(bars) +
+           ", \"calibrator_rows\": " + std::to_string(app.calibration.has_shown ? app.calibration.shown.rows.size() : 0) +
+           ", \"compare_ready\": " + (app.compare.has_shown && app.compare.shown.error.empty() ? "true" : "false") + "}";
     std::printf("%s\n", out.c_str());
     std::fflush(stdout);
 }
@@ -252,10 +256,12 @@ int RunWindow(AppWindow& window, GuiOptions& options, const Settings& settings, 
             titled_label = app->doc.label;
             window.set_title("QuantScope - " + titled_label);
         }
+        const bool ran_before = AnythingRunning(*app);
         DrawFrame(window, *app, frame, scripted);
 
-        // A screenshot waits (up to a minute) for the background work of what it shows to finish.
-        const bool settled = !AnythingRunning(*app) || run_clock.seconds() > 60.0;
+        // A screenshot waits (up to a minute) for the background work of what it shows to finish, and for a
+        // frame drawn after it finished (work that ends while a frame is drawn shows in the next one).
+        const bool settled = (!ran_before && !AnythingRunning(*app)) || run_clock.seconds() > 60.0;
         if (!options.screenshot.empty() && frame_index + 1 >= options.frames && settled) {
             if (!SaveScreenshot(window, options.screenshot)) exit_code = 2;
             if (options.layout_report) PrintLayoutReport(*app, frame);

@@ -242,7 +242,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                     app.analysis_tab = kTabHistograms;
                     app.histogram.follow_element = app.figure.selected;
                     const Stopwatch clock;
-                    DrawHistogramPanel(app.histogram, view);
+                    DrawHistogramPanel(app.histogram, view, app.doc.shown_data);
                     frame.histogram_ms = clock.ms();
                     ImGui::EndTabItem();
                 }
@@ -265,7 +265,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 }
                 if (ImGui::BeginTabItem("Calibrators", nullptr, TabFlags(frame, kTabCalibrators))) {
                     app.analysis_tab = kTabCalibrators;
-                    const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.doc.shown_floats());
+                    const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.doc.shown_data);
                     if (apply.requested && !app.doc.busy()) {
                         app.intents.push(ApplyConfigIntent{apply.config, false});
                     }
@@ -273,7 +273,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 }
                 if (ImGui::BeginTabItem("Compare", nullptr, TabFlags(frame, kTabCompare))) {
                     app.analysis_tab = kTabCompare;
-                    DrawComparePanel(app.compare, view, app.doc.shown_floats());
+                    DrawComparePanel(app.compare, view, app.doc.shown_data);
                     ImGui::EndTabItem();
                 }
                 if (ImGui::BeginTabItem("Bits", nullptr, TabFlags(frame, kTabBits))) {
@@ -304,6 +304,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
             // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
             if (app.analysis_tab != kTabLandscape) SuspendLandscape(app.landscape);
             if (app.analysis_tab != kTabFormats) SuspendFormats(app.formats);
+            if (app.analysis_tab != kTabHistograms) SuspendHistogram(app.histogram);
             ImGui::EndChild();
         }
     }

@@ -28,10 +28,10 @@ std::shared_ptr<const TensorData> MakeTensorData(std::shared_ptr<const TensorFil
     return WithOverview(std::move(data));
 }
 
-std::string NeedsInMemoryNote(const std::string& what, const TensorData& data) {
-    return what + " need the values in memory: tensors of up to " + std::to_string(kInMemoryElements) +
-           " elements; this one has " + std::to_string(data.numel()) +
-           " and is read from its file (the figure, its tooltips and the metrics are exact).";
+std::string SmallTensorNote(const std::string& what, const std::string& why, const TensorData& data) {
+    return what + " " + why + "; this tensor has " + std::to_string(data.numel()) +
+           " elements and is read from its file. The figure, the metrics, the histograms, the calibrators and "
+           "the comparison work on it.";
 }
 
 }  // namespace qs::gui

@@ -17,8 +17,9 @@ namespace qs::gui {
 // Blocks in a tensor's overview (all slices): about a screen's worth, 16 MB of figures per kind at most.
 constexpr std::int64_t kOverviewCells = std::int64_t{1} << 20;
 // Files of up to this many elements are also decoded into a float32 tensor in memory (256 MB at most), which
-// the whole-tensor tools need (editing, calibrators, landscape, compare, exact histograms); larger ones are
-// only mapped, and those tools say so.
+// editing and the tools built for small tensors need (the layer lab, the lessons); larger ones are only
+// mapped: the figure, histograms, calibrators and comparison read them in their stored type, and those tools
+// say why they do not.
 constexpr std::int64_t kInMemoryElements = std::int64_t{1} << 24;
 
 struct TensorData {
@@ -43,8 +44,9 @@ std::shared_ptr<const TensorData> MakeTensorData(std::shared_ptr<const Tensor> t
 // pass checks the values). Throws qs::Error naming the file.
 std::shared_ptr<const TensorData> MakeTensorData(std::shared_ptr<const TensorFile> file);
 
-// What a whole-tensor tool says on a mapped tensor: "<what> need the values in memory: tensors of up to
-// 16777216 elements; this one has 525336576 and is read from its file (the figure and metrics are exact)."
-std::string NeedsInMemoryNote(const std::string& what, const TensorData& data);
+// What a tool that works on small tensors only says on a mapped one: "<what> <why>; this tensor has
+// 525,336,576 elements and is read from its file. The figure, the metrics, the histograms, the calibrators
+// and the comparison work on it." (`why` says what the tool needs that a tensor of this size cannot give.)
+std::string SmallTensorNote(const std::string& what, const std::string& why, const TensorData& data);
 
 }  // namespace qs::gui

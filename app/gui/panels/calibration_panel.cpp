@@ -32,7 +32,7 @@ bool SameInputs(const QuantConfig& a, const QuantConfig& b) {
            a.group_size == b.group_size && a.rounding == b.rounding;
 }
 
-void Start(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
+void Start(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data) {
     st.inputs = Inputs(*qv.config);
     st.tensor_key = TensorKeyOf(qv);
     st.started = true;
@@ -43,12 +43,19 @@ void Start(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr
         base.mode = Mode::Asymmetric;
         base.granularity = Granularity::Tensor;
     }
-    std::shared_ptr<const Tensor> t = tensor;
-    st.task.start([t, base](Task<CalibrationPanelState::Table>::Context& ctx) {
+    std::shared_ptr<const TensorData> owner = data;
+    st.task.start([owner, base](Task<CalibrationPanelState::Table>::Context& ctx) {
         const Stopwatch clock;
         CalibrationPanelState::Table table;
-        table.rows = compare_calibrators(*t, base);
-        for (CalibrationRow& row : table.rows) row.params.keep_values_alive(t);
+        if (owner->floats) {
+            table.rows = compare_calibrators(*owner->floats, base);
+        } else {  // a mapped tensor: passes over its file, in its stored type
+            PassControl control;
+            control.cancel = &ctx.cancel_flag();
+            control.progress = [&ctx](float f) { ctx.set_progress(f); };
+            table.rows = compare_calibrators(owner->view, base, control);
+        }
+        for (CalibrationRow& row : table.rows) row.params.keep_values_alive(owner);
         table.ms = clock.ms();
         if (!ctx.cancelled()) ctx.publish(std::move(table));
     });
@@ -141,7 +148,7 @@ bool ZeroPointClamped(const CalibrationRow& row, const CalibrationRow* twin) {
 
 bool CalibrationBusy(const CalibrationPanelState& st) { return st.task.running() || st.pending; }
 
-void FinishCalibration(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
+void FinishCalibration(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data) {
     for (int guard = 0; guard < 3; ++guard) {
         st.task.wait();
         if (std::optional<CalibrationPanelState::Table> t = st.task.take()) {
@@ -149,20 +156,15 @@ void FinishCalibration(CalibrationPanelState& st, const QuantView& qv, const std
             st.has_shown = true;
         }
         if (!st.pending) break;
-        Start(st, qv, tensor);
+        Start(st, qv, data);
     }
 }
 
 CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView& qv,
-                                      const std::shared_ptr<const Tensor>& tensor) {
+                                      const std::shared_ptr<const TensorData>& data) {
     CalibrationApply apply;
     ImGui::PushID(&st);
-    if (qv.valid() && !qv.tensor) {
-        ImGui::TextWrapped("%s", NeedsInMemoryNote("The calibrator comparison and its MSE", *qv.data).c_str());
-        ImGui::PopID();
-        return apply;
-    }
-    if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
+    if (!qv.valid() || !data || data.get() != qv.data) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();
         return apply;
@@ -172,13 +174,13 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
     const bool changed = !st.started || st.tensor_key != TensorKeyOf(qv) || !SameInputs(st.inputs, Inputs(*qv.config));
     if (changed) {
         if (st.task.running()) st.pending = true;
-        else Start(st, qv, tensor);
+        else Start(st, qv, data);
     }
     if (std::optional<CalibrationPanelState::Table> t = st.task.take()) {
         st.shown = std::move(*t);
         st.has_shown = true;
     }
-    if (st.pending && !st.task.running()) Start(st, qv, tensor);
+    if (st.pending && !st.task.running()) Start(st, qv, data);
     const bool stale = st.task.running() || st.pending;
 
     const Sym sym = Symbols();
@@ -189,7 +191,11 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
                 to_string(qv.config->granularity));
     ImGui::SameLine();
     if (stale) {
-        ImGui::TextDisabled("  computing%s", st.has_shown ? " (the table below is for the previous settings)" : "...");
+        if (!qv.tensor)  // a mapped tensor: several passes over its file per row
+            ImGui::TextDisabled("  computing on the file's %s values: %.0f%%%s", FormatInteger(qv.data->numel()).c_str(),
+                                100.0 * st.task.progress(), st.has_shown ? " (the table below is for the previous settings)" : "");
+        else
+            ImGui::TextDisabled("  computing%s", st.has_shown ? " (the table below is for the previous settings)" : "...");
     } else if (!st.task.error().empty()) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "  %s", st.task.error().c_str());
     } else if (st.has_shown) {

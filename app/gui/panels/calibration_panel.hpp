@@ -3,7 +3,9 @@
 // highlighted and an Apply button per row. In asymmetric mode each calibrator appears twice, the lessons' way
 // (a clamped zero point keeps its scale) and with "recompute s": a row whose zero point was clamped says so, and
 // the clipped % beside its twin shows what the lessons' rule costs an all-positive tensor.
-// The numbers are qs::compare_calibrators' (core), run on a background thread when the inputs change.
+// The numbers are qs::compare_calibrators' (core), run on a background thread when the inputs change; a tensor
+// read from its file's mapping (too large for a float32 copy) is calibrated on its view in its stored type
+// (a few passes over the file per row, about a dozen for the MSE search), with the progress on show.
 #pragma once
 
 #include <cstdint>
@@ -47,13 +49,13 @@ struct CalibrationPanelState {
     std::vector<ImVec2> apply_center;
 };
 
-// Contents only (a table as wide as the region). `tensor` is the shared owner of view.tensor.
+// Contents only (a table as wide as the region). `data` is the shared owner of view.data.
 CalibrationApply DrawCalibrationPanel(CalibrationPanelState& state, const QuantView& view,
-                                      const std::shared_ptr<const Tensor>& tensor);
+                                      const std::shared_ptr<const TensorData>& data);
 
 bool CalibrationBusy(const CalibrationPanelState& state);
 // Blocks until the current table is complete and shows it (tests, scripted screenshots).
-void FinishCalibration(CalibrationPanelState& state, const QuantView& view, const std::shared_ptr<const Tensor>& tensor);
+void FinishCalibration(CalibrationPanelState& state, const QuantView& view, const std::shared_ptr<const TensorData>& data);
 
 // "min/max", "percentile 99.9", "MSE search": the name a row's calibrator is listed under.
 std::string CalibratorName(const QuantConfig& config);

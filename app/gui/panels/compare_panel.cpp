@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "gui/document/recompute.hpp"
 #include "gui/document/stopwatch.hpp"
 #include "gui/widgets/colormap.hpp"
 #include "gui/widgets/palette.hpp"
@@ -17,25 +18,36 @@ namespace qs::gui {
 namespace {
 
 
-ComparePanelState::Computed Compute(const std::shared_ptr<const Tensor>& shared, const QuantConfig& c,
+ComparePanelState::Computed Compute(const std::shared_ptr<const TensorData>& data, const QuantConfig& c,
                                     const TensorKey& key) {
-    const Tensor& t = *shared;
     const Stopwatch clock;
     ComparePanelState::Computed out;
     out.config = c;
     out.tensor = key;
     try {
-        check_config(c, t.shape);
-        out.params = compute_params(t, c);
-        out.params.keep_values_alive(shared);
-        quantize_into(t, out.params, c, out.result);
+        check_config(c, data->shape());
+        out.params = ParamsFor(*data, c);
+        out.params.keep_values_alive(data);
+        out.overview = quantize_overview(data->view, out.params, c, data->values.grid);
     } catch (const std::exception& e) {
         out.error = e.what();
         out.params = QuantParams{};
-        out.result = QuantResult{};
+        out.overview = QuantOverview{};
     }
     out.ms = clock.ms();
     return out;
+}
+
+// B as a view the figure's tile reader understands (the document's tensor, B's config, params and overview).
+QuantView ViewOfB(const ComparePanelState& st, const QuantView& a) {
+    QuantView b = a;
+    b.tensor = nullptr;
+    b.config = &st.shown.config;
+    b.params = &st.shown.params;
+    b.overview = &st.shown.overview;
+    b.computed_metrics = nullptr;
+    b.generation = st.b_generation;
+    return b;
 }
 
 void Show(ComparePanelState& st, ComparePanelState::Computed c) {
@@ -55,7 +67,7 @@ void InitB(ComparePanelState& st, const QuantConfig& a) {
 }
 
 // The compact selector of B: returns true when it changed.
-bool DrawSelector(ComparePanelState& st, const Tensor& t) {
+bool DrawSelector(ComparePanelState& st, const TensorData& t) {
     bool changed = false;
     const float font = ImGui::GetFontSize();
     QuantConfig& b = st.b;
@@ -221,9 +233,9 @@ void Tooltip(const QuantView& qv, const ComparePanelState& st, std::int64_t flat
     ImGui::Text("Element %s: r = %s", index_to_string(qv.data->shape(), flat).c_str(), FormatNumber(a.r).c_str());
     ImGui::Text("A: q = %d, r%s = %s, |e| = %s", a.code, sym.prime, FormatNumber(a.dequantized).c_str(),
                 FormatNumber(a.error).c_str());
-    ImGui::Text("B: q = %d, r%s = %s, |e| = %s", st.shown.result.codes[static_cast<std::size_t>(flat)], sym.prime,
-                FormatNumber(st.shown.result.dequantized[static_cast<std::size_t>(flat)]).c_str(),
-                FormatNumber(st.shown.result.error[static_cast<std::size_t>(flat)]).c_str());
+    const ElementTrace b = TraceOf(ViewOfB(st, qv), flat);
+    ImGui::Text("B: q = %d, r%s = %s, |e| = %s", b.code, sym.prime, FormatNumber(b.dequantized).c_str(),
+                FormatNumber(b.error).c_str());
     ImGui::EndTooltip();
 }
 
@@ -250,17 +262,17 @@ void FinishCompare(ComparePanelState& st) {
 namespace {
 
 // (Re)computes B when its config or the tensor changed: at once for a small tensor, else in the background.
-void RequestB(ComparePanelState& st, const std::shared_ptr<const Tensor>& tensor, const TensorKey& key) {
+void RequestB(ComparePanelState& st, const std::shared_ptr<const TensorData>& data, const TensorKey& key) {
     if (st.started && key == st.requested_tensor && st.b == st.requested) return;
     st.requested = st.b;
     st.requested_tensor = key;
     st.started = true;
-    if (tensor->numel() <= kCompareSyncElements) {
+    if (data->numel() <= kCompareSyncElements) {
         st.task.cancel();
-        Show(st, Compute(tensor, st.b, key));
+        Show(st, Compute(data, st.b, key));
         return;
     }
-    std::shared_ptr<const Tensor> owner = tensor;
+    std::shared_ptr<const TensorData> owner = data;
     const QuantConfig c = st.b;
     st.task.start([owner, c, key](Task<ComparePanelState::Computed>::Context& ctx) {
         ComparePanelState::Computed out = Compute(owner, c, key);
@@ -269,16 +281,18 @@ void RequestB(ComparePanelState& st, const std::shared_ptr<const Tensor>& tensor
 }
 
 // B's state when it is not ready to show (computing, failed); true when it is.
-bool BReady(const ComparePanelState& st, const Tensor& t, const TensorKey& key) {
+bool BReady(const ComparePanelState& st, const TensorData& t, const TensorKey& key) {
     if (st.task.running()) {
         ImGui::SameLine();
-        ImGui::TextDisabled("  computing B...");
+        if (t.floats) ImGui::TextDisabled("  computing B...");
+        else ImGui::TextDisabled("  computing B: a pass over the file's %s values, %.0f s", FormatInteger(t.numel()).c_str(),
+                                 st.task.elapsed_seconds());
     }
     if (st.has_shown && !st.shown.error.empty()) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "B: %s", st.shown.error.c_str());
         return false;
     }
-    const bool ready = st.has_shown && st.shown.tensor == key && st.shown.result.error.size() == t.values.size();
+    const bool ready = st.has_shown && st.shown.tensor == key && st.shown.overview.metrics.count == t.numel();
     if (!ready) ImGui::TextDisabled("Quantizing B...");
     return ready;
 }
@@ -301,7 +315,7 @@ void DrawMapTitle(const std::string& title, double max_error, float x, float wid
 
 // A's and B's error heatmaps side by side on one color scale, `width` wide from `origin`; returns the bottom.
 float DrawErrorMaps(ComparePanelState& st, const QuantView& qv, ImVec2 origin, float width, float height) {
-    const Tensor& t = *qv.tensor;
+    const TensorData& t = *qv.data;
     const float font = ImGui::GetFontSize();
     const float gap = std::round(font * 1.0f);
     const float title_h = ImGui::GetTextLineHeightWithSpacing() * 2.0f;
@@ -316,7 +330,7 @@ float DrawErrorMaps(ComparePanelState& st, const QuantView& qv, ImVec2 origin, f
     const float heat_h = std::max(font * 4.0f, height - title_h - slider_h - font * 0.5f);
 
     // One color scale for both: 0 .. the larger max error.
-    const double max_a = qv.metrics().max_abs_error, max_b = st.shown.result.metrics.max_abs_error;
+    const double max_a = qv.metrics().max_abs_error, max_b = st.shown.overview.metrics.max_abs_error;
     st.shared_max = std::max(max_a, max_b);
     HeatmapStyle style;
     style.colormap = Colormap::Coolwarm;
@@ -331,8 +345,9 @@ float DrawErrorMaps(ComparePanelState& st, const QuantView& qv, ImVec2 origin, f
     const std::int64_t rows = t.rows(), cols = t.cols(), off = static_cast<std::int64_t>(st.slice) * rows * cols;
     std::array<HeatmapSource, 2> src;
     st.a_tiles.bind(qv, st.slice);
+    st.b_tiles.bind(ViewOfB(st, qv), st.slice);
     src[0].tiles = st.a_tiles.tiles(FigureTiles::Error);
-    src[1].f32 = st.shown.result.error.data() + off;
+    src[1].tiles = st.b_tiles.tiles(FigureTiles::Error);
     for (HeatmapSource& s : src) {
         s.rows = rows;
         s.cols = cols;
@@ -361,25 +376,20 @@ float DrawErrorMaps(ComparePanelState& st, const QuantView& qv, ImVec2 origin, f
 
 }  // namespace
 
-void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
+void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data) {
     ImGui::PushID(&st);
-    if (qv.valid() && !qv.tensor) {
-        ImGui::TextWrapped("%s", NeedsInMemoryNote("Comparisons", *qv.data).c_str());
-        ImGui::PopID();
-        return;
-    }
-    if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
+    if (!qv.valid() || !data || data.get() != qv.data) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();
         return;
     }
-    const Tensor& t = *qv.tensor;
+    const TensorData& t = *data;
     if (!st.b_initialized) InitB(st, *qv.config);
     st.b.rounding = qv.config->rounding;
     st.b.overflow = qv.config->overflow;
     DrawSelector(st, t);
     const TensorKey key = TensorKeyOf(qv);
-    RequestB(st, tensor, key);
+    RequestB(st, data, key);
     if (std::optional<ComparePanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
     if (!BReady(st, t, key)) {
         ImGui::PopID();
@@ -397,7 +407,7 @@ void DrawComparePanel(ComparePanelState& st, const QuantView& qv, const std::sha
     ImGui::BeginGroup();
     ImGui::TextUnformatted("Metrics: B against A");
     ImGui::TextDisabled("one color scale: 0 .. %s", FormatNumber(st.shared_max).c_str());
-    DrawMetricsTable(qv.metrics(), st.shown.result.metrics);
+    DrawMetricsTable(qv.metrics(), st.shown.overview.metrics);
     ImGui::EndGroup();
 
     ImGui::SetCursorScreenPos(origin);

@@ -2,8 +2,10 @@
 // picked with a compact selector (dtype, mode, granularity, calibration). Both error tensors |r - r'| are drawn
 // on ONE color scale (0 .. the larger of the two max errors), so the same color means the same error in both,
 // and a table gives A's and B's metrics with B - A colored better (green) or worse (red).
-// B is quantized by the core (qs::compute_params + qs::quantize_into) when its inputs change: on the UI thread
-// for small tensors, on a background thread for big ones (the last B stays on screen meanwhile).
+// B is quantized by the core exactly as the document quantizes A (ParamsFor + qs::quantize_overview: one pass
+// over the tensor in its stored type, its metrics and screen-resolution images; zoomed-in cells computed on
+// demand through FigureTiles), so a tensor read from its file's mapping compares too. On the UI thread for
+// small tensors, on a background thread for big ones (the last B stays on screen meanwhile).
 #pragma once
 
 #include <array>
@@ -38,7 +40,7 @@ struct ComparePanelState {
         QuantConfig config;
         TensorKey tensor;
         QuantParams params;
-        QuantResult result;
+        QuantOverview overview;  // B's metrics, code counts and reduced images (one pass)
         std::string error;  // check_config's (or the core's) message; nothing else is set then
         double ms = 0;
     };
@@ -51,12 +53,13 @@ struct ComparePanelState {
     bool started = false;
     std::array<HeatmapState, 2> maps;
     FigureTiles a_tiles;              // A's errors: the document's quantization, as the figure reads it
+    FigureTiles b_tiles;              // B's errors, read the same way from B's overview and params
     double shared_max = 0;            // the color scale's top: max(A's, B's max |r - r'|)
     std::array<ImVec2, 2> image_min{}, image_max{};  // where the last frame drew A's and B's images
 };
 
-// Contents only; fills the available region. `tensor` is the shared owner of view.tensor.
-void DrawComparePanel(ComparePanelState& state, const QuantView& view, const std::shared_ptr<const Tensor>& tensor);
+// Contents only; fills the available region. `data` is the shared owner of view.data.
+void DrawComparePanel(ComparePanelState& state, const QuantView& view, const std::shared_ptr<const TensorData>& data);
 
 bool CompareBusy(const ComparePanelState& state);
 // Blocks until B is computed and shown (tests, scripted screenshots).

@@ -25,19 +25,54 @@ float BarHeight(double count, double max_count, bool log_scale, float h) {
 
 constexpr int kFineBins = 8192;
 
-// The values on show: the whole tensor, or the gathered elements of one block.
+// The values on show: one block's gathered elements (the whole tensor is read from its view).
 struct ShownValues {
     const float* data;
     std::int64_t n;
 };
-ShownValues Shown(const HistogramPanelState& st, const QuantView& qv) {
-    if (st.values_block < 0) return {qv.tensor->values.data(), qv.tensor->numel()};
+ShownValues Shown(const HistogramPanelState& st) {
     return {st.block_values.data(), static_cast<std::int64_t>(st.block_values.size())};
+}
+
+// A whole tensor's fine histogram over its range: at once for a tensor in memory, in the background (a pass
+// over the file) for a mapped one when the panel has its owner.
+void CountFine(HistogramPanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& owner,
+               const TensorKey& key) {
+    const double lo = st.data_min, hi = st.data_max;
+    st.fine = Histogram{};
+    st.fine_waiting = false;
+    if (qv.tensor || !owner || owner.get() != qv.data) {
+        st.fine_task.cancel();
+        st.fine = histogram(qv.data->view, kFineBins, lo, hi);
+        return;
+    }
+    st.fine_waiting = true;
+    std::shared_ptr<const TensorData> data = owner;
+    st.fine_task.start([data, key, lo, hi](Task<HistogramPanelState::FineCount>::Context& ctx) {
+        PassControl control;
+        control.cancel = &ctx.cancel_flag();
+        control.progress = [&ctx](float f) { ctx.set_progress(f); };
+        HistogramPanelState::FineCount out;
+        out.key = key;
+        out.fine = histogram(data->view, kFineBins, lo, hi, control);
+        if (!ctx.cancelled()) ctx.publish(std::move(out));
+    });
+}
+
+void TakeFine(HistogramPanelState& st) {
+    if (std::optional<HistogramPanelState::FineCount> c = st.fine_task.take()) {
+        if (st.fine_waiting && st.tensor_valid && c->key == st.tensor_key && st.values_block < 0) {
+            st.fine = std::move(c->fine);
+            st.fine_waiting = false;
+            st.bars_valid = false;
+        }
+    }
 }
 
 // What depends on the values alone (the tensor, or block `block` of it; -1 for the whole tensor): their range
 // and, when there are many, a fine histogram over it.
-void UpdateValuesCache(HistogramPanelState& st, const QuantView& qv, std::int64_t block) {
+void UpdateValuesCache(HistogramPanelState& st, const QuantView& qv, std::int64_t block,
+                       const std::shared_ptr<const TensorData>& owner) {
     const TensorKey key = TensorKeyOf(qv);
     const QuantParams& p = *qv.params;
     const std::int64_t stride = block < 0 ? 0 : p.block_stride, count = block < 0 ? 0 : p.block_count;
@@ -47,36 +82,48 @@ void UpdateValuesCache(HistogramPanelState& st, const QuantView& qv, std::int64_
     st.values_block = block;
     st.values_stride = stride;
     st.values_count = count;
-    if (block >= 0) st.block_values = block_elements(qv.tensor->values.data(), qv.tensor->numel(), p, block);
-    else std::vector<float>().swap(st.block_values);
-    const ShownValues v = Shown(st, qv);
+    st.tensor_key = key;
+    st.tensor_valid = true;
+    st.bars_valid = false;
+    if (block < 0) {
+        // The whole tensor's range is the document's (its first pass found it).
+        std::vector<float>().swap(st.block_values);
+        st.data_min = qv.data->values.lo;
+        st.data_max = qv.data->values.hi;
+        if (qv.data->numel() > kHistogramExactElements) CountFine(st, qv, owner, key);
+        else st.fine = Histogram{}, st.fine_waiting = false;
+        return;
+    }
+    st.fine_waiting = false;
+    st.block_values = block_elements(qv.data->view, p, block);
+    const ShownValues v = Shown(st);
     float a = 0, b = 0;
     value_range(v.data, v.n, a, b);
     st.data_min = a;
     st.data_max = b;
     if (v.n > kHistogramExactElements) st.fine = histogram(v.data, v.n, kFineBins, a, b);
     else st.fine = Histogram{};
-    st.tensor_key = key;
-    st.tensor_valid = true;
-    st.bars_valid = false;
 }
 
 // The bars of the values for display bins over [lo, hi]: counted exactly for a few values, resampled from the
 // fine histogram for many (which then need no pass at all when s or z change).
 void UpdateBars(HistogramPanelState& st, const QuantView& qv, int bins, double lo, double hi) {
     if (st.bars_valid && st.bins == bins && st.lo == lo && st.hi == hi) return;
-    const ShownValues v = Shown(st, qv);
-    if (v.n > kHistogramExactElements) {
+    const std::int64_t n = st.values_block < 0 ? qv.data->numel() : static_cast<std::int64_t>(st.block_values.size());
+    if (st.fine_waiting) {
+        st.bars.clear();  // nothing to draw until the count is done
+    } else if (n > kHistogramExactElements) {
         st.bars = rebin(st.fine, bins, lo, hi);
     } else {
-        const Histogram h = histogram(v.data, v.n, bins, lo, hi);
+        const Histogram h = st.values_block < 0 ? histogram(qv.data->view, bins, lo, hi)
+                                                : histogram(st.block_values.data(), n, bins, lo, hi);
         st.bars.assign(h.counts.begin(), h.counts.end());
     }
     st.bars_max = st.bars.empty() ? 0.0 : *std::max_element(st.bars.begin(), st.bars.end());
     st.bins = bins;
     st.lo = lo;
     st.hi = hi;
-    st.bars_valid = true;
+    st.bars_valid = !st.fine_waiting;
 }
 
 void UpdateCodes(HistogramPanelState& st, const QuantView& qv, std::int64_t block) {
@@ -87,7 +134,7 @@ void UpdateCodes(HistogramPanelState& st, const QuantView& qv, std::int64_t bloc
     std::vector<std::int64_t> c;
     if (block >= 0) {
         // One block's codes: a block is a slice of the tensor, counted exactly from its values.
-        const std::vector<float> values = block_elements(qv.tensor->values.data(), qv.tensor->numel(), *qv.params, block);
+        const std::vector<float>& values = st.block_values;  // the block on show, gathered from the view
         const auto s = static_cast<float>(qv.params->scale_of(block));
         const std::int32_t z = qv.params->zero_point_of(block);
         std::vector<std::int32_t> codes(values.size());
@@ -174,13 +221,14 @@ Grid ShownGrid(HistogramPanelState& st, const QuantView& qv) {
 // Brings the caches up to date for this frame (the values and codes of the shown block, the bars over [lo, hi],
 // its clipped count) and returns [lo, hi]: the data and the representable range, padded. A too-small s shows
 // data spilling past the orange lines, a too-large s the data squeezed into a few levels.
-std::pair<double, double> UpdateShown(HistogramPanelState& st, const QuantView& qv, const Grid& g, float plot_w) {
+std::pair<double, double> UpdateShown(HistogramPanelState& st, const QuantView& qv, const Grid& g, float plot_w,
+                                      const std::shared_ptr<const TensorData>& owner) {
     // A new generation on this draw and on the previous one: a slider is being dragged.
     const bool changed_now = qv.generation != st.last_generation;
     st.changing = changed_now && st.changed_last;
     st.changed_last = changed_now;
     st.last_generation = qv.generation;
-    UpdateValuesCache(st, qv, g.block);
+    UpdateValuesCache(st, qv, g.block, owner);
     double lo = std::min(st.data_min, g.rep_lo), hi = std::max(st.data_max, g.rep_hi);
     if (!(hi > lo)) {
         lo -= 0.5;
@@ -374,23 +422,38 @@ void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const 
 
 }  // namespace
 
-void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
+bool HistogramBusy(const HistogramPanelState& st) { return st.fine_task.busy(); }
+
+void SuspendHistogram(HistogramPanelState& st) {
+    if (!st.fine_waiting) return;
+    st.fine_task.cancel();
+    st.fine_waiting = false;
+    st.tensor_valid = false;  // UpdateValuesCache: count again when drawn
+}
+
+void FinishHistogram(HistogramPanelState& st) {
+    st.fine_task.wait();
+    TakeFine(st);
+}
+
+void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data) {
     ImGui::PushID(&st);
     if (!qv.valid()) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();
         return;
     }
-    if (!qv.tensor) {
-        ImGui::TextWrapped("%s", NeedsInMemoryNote("Histograms", *qv.data).c_str());
-        ImGui::PopID();
-        return;
-    }
+    TakeFine(st);
     const Grid g = ShownGrid(st, qv);
     ImGui::Checkbox("log counts", &st.log_counts);
     ImGui::SameLine();
     if (g.block >= 0) DrawBlockPicker(st, qv, g.s, g.z);
     else ImGui::TextDisabled("s = %s, z = %s", FormatNumber(g.s).c_str(), FormatNumber(g.z).c_str());
+    if (st.fine_waiting) {  // the values of a mapped tensor are being counted (the previous frame started it)
+        ImGui::SameLine();
+        ImGui::TextDisabled("   counting %s values from the file: %.0f%%", FormatInteger(qv.data->numel()).c_str(),
+                            100.0 * st.fine_task.progress());
+    }
 
     const float font = ImGui::GetFontSize();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -401,7 +464,7 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv) {
     const float plot2_h = std::floor((total_h - 8.6f * text_h) * 0.4f);
     const float plot_x0 = ImGui::GetCursorScreenPos().x + font * 0.5f;
     const float plot_x1 = ImGui::GetCursorScreenPos().x + width - font * 0.5f;
-    const auto [lo, hi] = UpdateShown(st, qv, g, plot_x1 - plot_x0);
+    const auto [lo, hi] = UpdateShown(st, qv, g, plot_x1 - plot_x0, data);
     DrawValuesSection(st, qv, g, PlotAxis{lo, hi, plot_x0, plot_x1}, width, plot1_h);
     DrawCodesSection(st, qv, g, plot_x0, plot_x1, width, plot2_h);
     ImGui::PopID();

@@ -2,13 +2,18 @@
 // s (q - z) as thin lines and the representable range [s (q_min - z), s (q_max - z)] as two strong lines with
 // the outside shaded, so clipped mass shows as red bars beyond them. Bottom: histogram of the codes, i.e. how
 // many of the type's levels the tensor actually uses. Counting is in qs::histogram (core), redone only when
-// the view's generation (or the plot width) changes; drawing is ImDrawList only.
+// the view's generation (or the plot width) changes; drawing is ImDrawList only. A tensor read from its file's
+// mapping (too large for a float32 copy) is counted in its stored type by core's view histograms: the whole
+// tensor's fine histogram is one pass over the file, on a background task with its progress on show.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+
 #include "gui/document/quant_view.hpp"
+#include "gui/document/task.hpp"
 #include "quantscope/histogram.hpp"
 
 namespace qs::gui {
@@ -35,6 +40,14 @@ struct HistogramPanelState {
     std::vector<float> block_values;
     double data_min = 0, data_max = 0;
     Histogram fine;
+    // A mapped tensor's fine histogram, counted in the background (one pass over the file); `fine` is empty
+    // and the bars wait until it is done.
+    struct FineCount {
+        TensorKey key;
+        Histogram fine;
+    };
+    Task<FineCount> fine_task;
+    bool fine_waiting = false;
     // What the plot shows for the current result: the block (-1: whole tensor), its range lines
     // s (q_min - z), s (q_max - z), and its elements that round outside [q_min, q_max].
     std::int64_t shown_block = -1;
@@ -61,6 +74,17 @@ struct HistogramPanelState {
 };
 
 // Contents only: fills the available region of the current window (height: at least a few text lines).
-void DrawHistogramPanel(HistogramPanelState& state, const QuantView& view);
+// `data` is the shared owner of view.data: with it, a mapped tensor's whole-tensor count runs in the background
+// (without it, on this thread).
+void DrawHistogramPanel(HistogramPanelState& state, const QuantView& view,
+                        const std::shared_ptr<const TensorData>& data = nullptr);
+
+// Stops a mapped tensor's count when the panel is hidden (its result would never be taken); the next draw
+// starts it again.
+void SuspendHistogram(HistogramPanelState& state);
+// True while a mapped tensor's values are being counted (or counted and not yet shown).
+bool HistogramBusy(const HistogramPanelState& state);
+// Blocks until the count is done and takes it (tests, scripted screenshots).
+void FinishHistogram(HistogramPanelState& state);
 
 }  // namespace qs::gui

@@ -234,7 +234,14 @@ void FinishLayer(LayerPanelState& st) {
 void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::shared_ptr<const Tensor>& tensor) {
     ImGui::PushID(&st);
     if (view.valid() && !view.tensor) {
-        ImGui::TextWrapped("%s", NeedsInMemoryNote("The layer", *view.data).c_str());
+        // y = x W^T is computed densely: W's float32 copy and its dequantized twin, and one more per alpha of
+        // the SmoothQuant sweep, 4 bytes an element each, are what a mapped tensor must not be copied into.
+        ImGui::TextWrapped("%s", SmallTensorNote("The layer lab",
+                                                 "multiplies dense float32 copies of W (the weights, their "
+                                                 "dequantized twin, one more per alpha of the SmoothQuant sweep: "
+                                                 "4 bytes an element each), so it takes tensors of up to " +
+                                                     std::to_string(kInMemoryElements) + " elements",
+                                                 *view.data).c_str());
         ImGui::PopID();
         return;
     }

@@ -43,7 +43,8 @@ LessonRow RowOf(const LessonNumber& n, const QuantView& view, const QuantResult&
     else row.notebook = std::to_string(count) + " values";
     if (!view.tensor) {
         row.applies = false;
-        row.app = NeedsInMemoryNote("Lessons", *view.data);
+        row.app = SmallTensorNote("Lessons", "check the notebook's printed numbers on the lesson's own small "
+                                  "tensor (open the lesson to load it)", *view.data);
         return row;
     }
     if (n.at >= 0) row.label += " at " + CellName(*view.tensor, n.at);

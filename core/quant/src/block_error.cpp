@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
 
 namespace qs {
@@ -65,24 +66,28 @@ double serial_sse(const float* values, std::int64_t n, double scale, std::int32_
     return total;
 }
 
-MomentHistogram::MomentHistogram(const float* values, std::int64_t n, double lo, double hi, bool parallel) {
+namespace {
+
+// One slice's values into its bins (count, sum, sum of squares per bin), in order.
+void add_to_slice(const float* values, std::int64_t len, double lo, double inv_width, std::size_t bins, double* h) {
+    for (std::int64_t i = 0; i < len; ++i) {
+        const double v = values[i];
+        const auto b = std::min(static_cast<std::size_t>((v - lo) * inv_width), bins - 1);
+        h[3 * b] += 1.0;
+        h[3 * b + 1] += v;
+        h[3 * b + 2] += v * v;
+    }
+}
+
+}  // namespace
+
+std::size_t MomentHistogram::start(std::int64_t n, double lo, double hi) {
     const auto bins = static_cast<std::size_t>(std::clamp<std::int64_t>(n / 4, 1, kMaxBins));
     width_ = hi > lo ? (hi - lo) / static_cast<double>(bins) : 1.0;
-    const double inv_width = 1.0 / width_;
-    std::vector<double> slices(static_cast<std::size_t>(kHistogramSlices) * 3 * bins, 0.0);
-    const std::int64_t per_slice = (n + kHistogramSlices - 1) / kHistogramSlices;
-#pragma omp parallel for schedule(static, 1) if (parallel)
-    for (int k = 0; k < kHistogramSlices; ++k) {
-        double* h = slices.data() + static_cast<std::size_t>(k) * 3 * bins;
-        const std::int64_t end = std::min(n, (k + 1) * per_slice);
-        for (std::int64_t i = k * per_slice; i < end; ++i) {
-            const double v = values[i];
-            const auto b = std::min(static_cast<std::size_t>((v - lo) * inv_width), bins - 1);
-            h[3 * b] += 1.0;
-            h[3 * b + 1] += v;
-            h[3 * b + 2] += v * v;
-        }
-    }
+    return bins;
+}
+
+void MomentHistogram::finish(const std::vector<double>& slices, std::size_t bins, double lo) {
     for (std::size_t b = 0; b < bins; ++b) {
         Bin sum;
         for (int k = 0; k < kHistogramSlices; ++k) {
@@ -96,6 +101,40 @@ MomentHistogram::MomentHistogram(const float* values, std::int64_t n, double lo,
             bins_.push_back(sum);
         }
     }
+}
+
+MomentHistogram::MomentHistogram(const float* values, std::int64_t n, double lo, double hi, bool parallel) {
+    const std::size_t bins = start(n, lo, hi);
+    const double inv_width = 1.0 / width_;
+    std::vector<double> slices(static_cast<std::size_t>(kHistogramSlices) * 3 * bins, 0.0);
+    const std::int64_t per_slice = (n + kHistogramSlices - 1) / kHistogramSlices;
+#pragma omp parallel for schedule(static, 1) if (parallel)
+    for (int k = 0; k < kHistogramSlices; ++k) {
+        const std::int64_t begin = std::min(n, k * per_slice), end = std::min(n, (k + 1) * per_slice);
+        add_to_slice(values + begin, end - begin, lo, inv_width, bins, slices.data() + static_cast<std::size_t>(k) * 3 * bins);
+    }
+    finish(slices, bins, lo);
+}
+
+MomentHistogram::MomentHistogram(const TensorView& view, double lo, double hi) {
+    const std::int64_t n = view.numel();
+    const std::size_t bins = start(n, lo, hi);
+    const double inv_width = 1.0 / width_;
+    std::vector<double> slices(static_cast<std::size_t>(kHistogramSlices) * 3 * bins, 0.0);
+    const std::int64_t per_slice = (n + kHistogramSlices - 1) / kHistogramSlices;
+    const int threads = std::min(kHistogramSlices, detail::pass_threads(n));
+    detail::parallel_guarded(view, threads, [&](int thread, int count) {
+        float scratch[kSseChunk];
+        for (int k = thread; k < kHistogramSlices; k += count) {
+            double* h = slices.data() + static_cast<std::size_t>(k) * 3 * bins;
+            const std::int64_t end = std::min(n, (k + 1) * per_slice);
+            for (std::int64_t first = std::min(n, k * per_slice); first < end; first += kSseChunk) {
+                const std::int64_t len = std::min(kSseChunk, end - first);
+                add_to_slice(floats_at(view, first, len, scratch), len, lo, inv_width, bins, h);
+            }
+        }
+    });
+    finish(slices, bins, lo);
 }
 
 double MomentHistogram::sse(double scale, std::int32_t zero_point, const QuantConfig& config) const {
@@ -151,6 +190,31 @@ double values_mse(const float* values, std::int64_t n, double scale, std::int32_
         for (std::int64_t c = 0; c < chunks; ++c) sums[static_cast<std::size_t>(c)] = chunk(c);
         for (double v : sums) total += v;
     }
+    return total / static_cast<double>(n);
+}
+
+double values_mse(const TensorView& view, double scale, std::int32_t zero_point, const QuantConfig& config,
+                  const PassControl& control) {
+    using detail::kSseChunk;
+    const std::int64_t n = view.numel();
+    const float s = static_cast<float>(scale), z = static_cast<float>(zero_point);
+    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
+    // Each chunk's sum, then the chunks added in order: the bits of values_mse over the decoded values.
+    const std::int64_t chunks = (n + kSseChunk - 1) / kSseChunk;
+    std::vector<double> sums(static_cast<std::size_t>(chunks), 0.0);
+    detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int count) {
+        std::int64_t begin, end;
+        detail::static_share(chunks, thread, count, begin, end);
+        float scratch[kSseChunk];
+        for (std::int64_t c = begin; c < end; ++c) {
+            if ((c - begin) % 256 == 0 && control.cancelled()) return;
+            const std::int64_t first = c * kSseChunk, len = std::min(kSseChunk, n - first);
+            sums[static_cast<std::size_t>(c)] =
+                detail::chunk_sse(floats_at(view, first, len, scratch), len, s, z, q_min, q_max, config.rounding);
+        }
+    });
+    double total = 0;
+    for (double v : sums) total += v;
     return total / static_cast<double>(n);
 }
 

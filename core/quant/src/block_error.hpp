@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "quantscope/config.hpp"
+#include "quantscope/tensor_view.hpp"
 
 namespace qs::detail {
 
@@ -23,6 +24,9 @@ double serial_sse(const float* values, std::int64_t n, double scale, std::int32_
 class MomentHistogram {
 public:
     MomentHistogram(const float* values, std::int64_t n, double lo, double hi, bool parallel);
+    // The same of a whole view in its stored type, read in pieces under its guard on every core: the same
+    // slices summed in the same order, so the same bits as the float32 version of its decoded values.
+    MomentHistogram(const TensorView& view, double lo, double hi);
 
     // The squared error of quantizing the block with (s, z), estimated: a bin inside one code's interval is
     // exact; a bin wider than a step, inside the representable range, counts the uniform rounding error s^2/12.
@@ -34,6 +38,9 @@ public:
 
 private:
     MomentHistogram() = default;
+    // Bins and width for n values over [lo, hi]; then each slice's sums, merged in slice order.
+    std::size_t start(std::int64_t n, double lo, double hi);
+    void finish(const std::vector<double>& slices, std::size_t bins, double lo);
     struct Bin {
         double lo = 0, count = 0, sum = 0, sum_sq = 0;
     };

@@ -130,7 +130,11 @@ bool same_pairs(const QuantParams& a, const QuantParams& b) {
 
 }  // namespace
 
-std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const QuantConfig& base) {
+namespace {
+
+// The table's configs: minmax, percentile 99.9 and 99.99, mse; then, in asymmetric mode, the same again with
+// recompute_scale. Every row clamps.
+std::vector<QuantConfig> calibrator_configs(const QuantConfig& base) {
     std::vector<QuantConfig> configs;
     QuantConfig c = base;
     if (c.mode == Mode::Manual) c.mode = Mode::Asymmetric;
@@ -147,21 +151,54 @@ std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const Quan
         c.calibration = Calibration::Mse;
         configs.push_back(c);
     }
+    for (QuantConfig& config : configs) config.overflow = Overflow::Clamp;
+    return configs;
+}
+
+void mark_twins(std::vector<CalibrationRow>& rows) {
+    if (rows.empty() || rows.front().config.mode != Mode::Asymmetric || rows.size() % 2 != 0) return;
+    const std::size_t twins = rows.size() / 2;
+    for (std::size_t i = 0; i < twins; ++i) {
+        CalibrationRow& twin = rows[twins + i];
+        twin.same_as_twin = same_pairs(twin.params, rows[i].params);
+    }
+}
+
+}  // namespace
+
+std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const QuantConfig& base) {
     std::vector<CalibrationRow> rows;
-    for (const QuantConfig& config : configs) {
+    for (const QuantConfig& config : calibrator_configs(base)) {
         CalibrationRow row;
         row.config = config;
-        row.config.overflow = Overflow::Clamp;
         QuantResult result = quantize(tensor, row.config, &row.params);
         row.metrics = result.metrics;
         rows.push_back(std::move(row));
     }
-    const std::size_t twins = rows.size() / 2;
-    if (c.mode == Mode::Asymmetric)
-        for (std::size_t i = 0; i < twins; ++i) {
-            CalibrationRow& twin = rows[twins + i];
-            twin.same_as_twin = same_pairs(twin.params, rows[i].params);
-        }
+    mark_twins(rows);
+    return rows;
+}
+
+std::vector<CalibrationRow> compare_calibrators(const TensorView& view, const QuantConfig& base,
+                                                const PassControl& control) {
+    const std::vector<QuantConfig> configs = calibrator_configs(base);
+    std::vector<CalibrationRow> rows;
+    for (const QuantConfig& config : configs) {
+        if (control.cancelled()) return rows;
+        const float done = static_cast<float>(rows.size()), total = static_cast<float>(configs.size());
+        PassControl row_control;
+        row_control.cancel = control.cancel;
+        if (control.progress)
+            row_control.progress = [&control, done, total](float f) { control.report((done + f) / total); };
+        CalibrationRow row;
+        row.config = config;
+        row.params = compute_params(view, row.config, nullptr, row_control);
+        if (control.cancelled()) return rows;
+        row.metrics = quantize_view(view, row.params, row.config);
+        rows.push_back(std::move(row));
+        control.report(static_cast<float>(rows.size()) / total);
+    }
+    mark_twins(rows);
     return rows;
 }
 

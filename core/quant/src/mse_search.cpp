@@ -11,6 +11,7 @@
 #include "block_error.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/histogram.hpp"
 #include "quantscope/landscape.hpp"
 #include "quantscope/params.hpp"
 
@@ -161,11 +162,17 @@ public:
     MseSearch(const float* values, std::int64_t n, const QuantConfig& config, bool whole_tensor)
         : values_(values), n_(n), config_(config), whole_tensor_(whole_tensor) {
         ConstMapF a(values, n);
-        actual_lo_ = a.minCoeff();
-        actual_hi_ = a.maxCoeff();
-        const double m = std::max(std::abs(actual_lo_), std::abs(actual_hi_));
-        full_ = config.mode == Mode::Symmetric ? ValueRange{-m, m} : ValueRange{actual_lo_, actual_hi_};
+        set_range(a.minCoeff(), a.maxCoeff());
         if (n > kExactSearchMax) histogram_ = std::make_unique<MomentHistogram>(values, n, actual_lo_, actual_hi_, whole_tensor);
+    }
+    // A whole tensor read from a view in its stored type (more than kExactPlaneMax values: every search
+    // then runs on the histogram, and only the exact measurements read the view again, a pass each).
+    MseSearch(const TensorView& view, const QuantConfig& config, const PassControl& control)
+        : view_(&view), n_(view.numel()), config_(config), whole_tensor_(true), control_(control) {
+        float lo = 0, hi = 0;
+        value_range(view, lo, hi);
+        set_range(lo, hi);
+        histogram_ = std::make_unique<MomentHistogram>(view, actual_lo_, actual_hi_);
     }
 
     void run(double& scale, std::int32_t& zero_point) {
@@ -189,7 +196,15 @@ private:
         params_from_range(shrink(full_, c), config_, p.scale, p.zero_point);
         return p;
     }
+    void set_range(float lo, float hi) {
+        actual_lo_ = lo;
+        actual_hi_ = hi;
+        const double m = std::max(std::abs(actual_lo_), std::abs(actual_hi_));
+        full_ = config_.mode == Mode::Symmetric ? ValueRange{-m, m} : ValueRange{actual_lo_, actual_hi_};
+    }
     double exact(const Point& p) const {
+        if (view_ != nullptr)
+            return values_mse(*view_, p.scale, p.zero_point, config_, control_) * static_cast<double>(n_);
         return whole_tensor_ ? values_mse(values_, n_, p.scale, p.zero_point, config_) * static_cast<double>(n_)
                          : serial_sse(values_, n_, p.scale, p.zero_point, config_);
     }
@@ -349,10 +364,12 @@ private:
         }
     }
 
-    const float* values_;
+    const float* values_ = nullptr;
+    const TensorView* view_ = nullptr;  // instead of values_: a whole tensor read in pieces
     std::int64_t n_;
     const QuantConfig& config_;
     bool whole_tensor_;
+    PassControl control_;
     double actual_lo_ = 0, actual_hi_ = 0;
     ValueRange full_;
     std::unique_ptr<MomentHistogram> histogram_;
@@ -364,6 +381,18 @@ void mse_params(const float* values, std::int64_t n, const QuantConfig& config, 
                 std::int32_t& zero_point) {
     if (n < 1) throw Error("cannot calibrate an empty block");
     MseSearch(values, n, config, whole_tensor).run(scale, zero_point);
+}
+
+void mse_params(const TensorView& view, const QuantConfig& config, double& scale, std::int32_t& zero_point,
+                const PassControl& control) {
+    const std::int64_t n = view.numel();
+    if (n < 1) throw Error("cannot calibrate an empty block");
+    if (n <= kExactPlaneMax) {  // searched on the values themselves: a float32 copy of at most 64 KiB
+        const Tensor values = materialize(view);
+        mse_params(values.values.data(), n, config, true, scale, zero_point);
+        return;
+    }
+    MseSearch(view, config, control).run(scale, zero_point);
 }
 
 }  // namespace qs

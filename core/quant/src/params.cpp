@@ -258,7 +258,7 @@ bool pairs_cost_more_than_values(const TensorView& view, const QuantParams& p, c
 
 // `tensor`: the same values as `view` already in memory (the calibrators need them all at once), or null.
 QuantParams compute_params(const TensorView& view, const Tensor* tensor, const QuantConfig& config,
-                           TensorRange* whole) {
+                           TensorRange* whole, const PassControl& control) {
     if (config.format != FormatId::Int) return format_quant_params(view, config, whole);
     check_config(config, view.shape);
     QuantParams params;
@@ -290,7 +290,8 @@ QuantParams compute_params(const TensorView& view, const Tensor* tensor, const Q
         return params;
     }
     if (config.calibration != Calibration::MinMax) {
-        calibrated_params(tensor != nullptr ? *tensor : materialize(view), config, params);
+        if (tensor != nullptr) calibrated_params(*tensor, config, params);
+        else calibrated_params(view, config, params, control);
         return params;
     }
     return params;
@@ -299,11 +300,12 @@ QuantParams compute_params(const TensorView& view, const Tensor* tensor, const Q
 }  // namespace
 
 QuantParams compute_params(const Tensor& tensor, const QuantConfig& config) {
-    return compute_params(view_of(tensor), &tensor, config, nullptr);
+    return compute_params(view_of(tensor), &tensor, config, nullptr, {});
 }
 
-QuantParams compute_params(const TensorView& view, const QuantConfig& config, TensorRange* whole) {
-    return compute_params(view, nullptr, config, whole);
+QuantParams compute_params(const TensorView& view, const QuantConfig& config, TensorRange* whole,
+                           const PassControl& control) {
+    return compute_params(view, nullptr, config, whole, control);
 }
 
 namespace detail {

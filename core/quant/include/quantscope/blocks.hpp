@@ -7,12 +7,15 @@
 
 #include "quantscope/config.hpp"
 #include "quantscope/params.hpp"
+#include "quantscope/tensor_view.hpp"
 
 namespace qs {
 
 // The elements of block `block` (0 <= block < params.block_count) of an n-element array laid out as
 // `params` says, in flat order.
 std::vector<float> block_elements(const float* values, std::int64_t n, const QuantParams& params, std::int64_t block);
+// The same read from a view in its stored type (decoded to float32, under the view's guard).
+std::vector<float> block_elements(const TensorView& view, const QuantParams& params, std::int64_t block);
 std::vector<std::int32_t> block_elements(const std::int32_t* codes, std::int64_t n, const QuantParams& params,
                                          std::int64_t block);
 

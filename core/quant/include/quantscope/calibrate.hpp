@@ -24,6 +24,8 @@
 #include "quantscope/config.hpp"
 #include "quantscope/landscape.hpp"  // mse_landscape, next to the calibrators that share its plane
 #include "quantscope/params.hpp"
+#include "quantscope/pass_control.hpp"
+#include "quantscope/tensor_view.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor.hpp"
 
@@ -35,6 +37,11 @@ struct ValueRange {
 
 // The exact MSE of quantizing `n` values with (s, z) under `config` (dtype, rounding; clamp), in double.
 double values_mse(const float* values, std::int64_t n, double scale, std::int32_t zero_point, const QuantConfig& config);
+
+// The same over a whole view in its stored type, read in pieces under its guard on every core: the bits of
+// values_mse over its decoded values. Cancelled (control): stops early with a meaningless result.
+double values_mse(const TensorView& view, double scale, std::int32_t zero_point, const QuantConfig& config,
+                  const PassControl& control = {});
 
 // (s, z) for a range under config.mode (asymmetric: with config.recompute_scale; symmetric: hi = max|r|).
 void params_from_range(const ValueRange& range, const QuantConfig& config, double& scale, std::int32_t& zero_point);
@@ -49,12 +56,28 @@ ValueRange calibrate_block(std::vector<float>& values, const QuantConfig& config
 void mse_params(const float* values, std::int64_t n, const QuantConfig& config, bool whole_tensor, double& scale,
                 std::int32_t& zero_point);
 
+// mse_params of a whole tensor (whole_tensor = true) read from a view in its stored type, without a float32
+// copy: the same search on the same histograms and exact measurements (a pass each, about a dozen passes in
+// all), so the same (s, z) as mse_params over the decoded values.
+void mse_params(const TensorView& view, const QuantConfig& config, double& scale, std::int32_t& zero_point,
+                const PassControl& control = {});
+
+// The percentile calibrator's range of a whole view (config.percentile, config.mode), found exactly without
+// a float32 copy: a radix selection over the values' order-preserving 32-bit keys, one pass counting the top 16
+// bits, one more counting the low 16 bits within the few top bins that hold the ranks (none for bf16, whose
+// low bits are 0). The same numbers as calibrate_block over the decoded values.
+ValueRange percentile_range(const TensorView& view, const QuantConfig& config, const PassControl& control = {});
+
 // The elements of block `block` under `params`' layout, in flat order.
 void gather_block(const Tensor& tensor, const QuantParams& params, std::int64_t block, std::vector<float>& out);
 
 // Fills params.scale / zero_point of every block (layout already set) with config's percentile or mse
 // calibrator, blocks in parallel.
 void calibrated_params(const Tensor& tensor, const QuantConfig& config, QuantParams& params);
+// The same reading a view in its stored type: the whole tensor by the streaming calibrators above, blocks
+// gathered a few at a time (never a float32 copy of the tensor); the same (s, z) as over the decoded values.
+void calibrated_params(const TensorView& view, const QuantConfig& config, QuantParams& params,
+                       const PassControl& control = {});
 
 // Every calibrator side by side for the GUI's table: the same config with minmax, percentile 99.9 and
 // 99.99, and mse; each with and without recompute_scale when the mode is asymmetric (all rows without it
@@ -68,5 +91,10 @@ struct CalibrationRow {
     bool same_as_twin = false;
 };
 std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const QuantConfig& base);
+// The same rows of a view in its stored type (a mapped tensor): compute_params and quantize_view per row,
+// each a few passes (the MSE rows about a dozen), the same numbers as over the decoded values. Progress
+// counts rows; a cancel stops between (and within the MSE search of) rows and returns what is done.
+std::vector<CalibrationRow> compare_calibrators(const TensorView& view, const QuantConfig& base,
+                                                const PassControl& control = {});
 
 }  // namespace qs

@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "quantscope/params.hpp"
+#include "quantscope/pass_control.hpp"
+#include "quantscope/tensor_view.hpp"
+
 namespace qs {
 
 struct Histogram {
@@ -27,6 +31,14 @@ Histogram histogram(const float* values, std::int64_t n, int bins);
 
 // Smallest and largest of n >= 1 values, in one vectorised, multithreaded pass.
 void value_range(const float* values, std::int64_t n, float& lo, float& hi);
+
+// The same three over a view in its stored type (bf16/f16/f32/f64, e.g. a file's mapping), read in pieces
+// under its guard with every core: the counts and the range equal those of the decoded float32 values (the
+// bins are chosen by the same arithmetic), without a float32 copy of the tensor. A cancelled pass (control)
+// returns early with incomplete counts, which the caller drops.
+Histogram histogram(const TensorView& view, int bins, double lo, double hi, const PassControl& control = {});
+Histogram histogram(const TensorView& view, int bins, const PassControl& control = {});
+void value_range(const TensorView& view, float& lo, float& hi);
 
 // Occurrences of each code q in [q_min, q_max]: result[q - q_min]. Codes outside the range (there are none
 // after a clamp; a wrap keeps them inside too) are ignored.

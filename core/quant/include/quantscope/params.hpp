@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "quantscope/config.hpp"
+#include "quantscope/pass_control.hpp"
 #include "quantscope/tensor.hpp"
 #include "quantscope/tensor_view.hpp"
 
@@ -78,8 +79,11 @@ struct TensorRange {
     float min = 0, max = 0;
 };
 // The same reading the view in its stored type, chunk by chunk (the percentile and mse calibrators decode
-// a float32 copy first); `whole` (if given) receives the smallest and largest value.
-QuantParams compute_params(const TensorView& view, const QuantConfig& config, TensorRange* whole = nullptr);
+// them without a float32 copy too); `whole` (if given) receives the smallest and largest value.
+// A percentile or mse calibrator on a whole tensor reads it several times (calibrate.hpp): `control` may
+// cancel it (the params are then meaningless) and hears its progress.
+QuantParams compute_params(const TensorView& view, const QuantConfig& config, TensorRange* whole = nullptr,
+                           const PassControl& control = {});
 
 // The block layout alone (no statistics), e.g. for manual parameters.
 void set_block_layout(const Shape& shape, const QuantConfig& config, QuantParams& params);
