@@ -10,6 +10,7 @@
 #include "quantscope/blocks.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/histogram.hpp"
+#include "quantscope/landscape.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor_view.hpp"
@@ -177,4 +178,51 @@ TEST_CASE("a cancelled view calibrator table stops before its first row") {
     PassControl control;
     control.cancel = &cancel;
     CHECK(compare_calibrators(s.view, QuantConfig{}, control).empty());
+}
+
+TEST_CASE("the landscape of a view equals the float32 landscape pass by pass") {
+    std::uint64_t seed = 31;
+    for (ElementType type : kTypes)
+        for (bool curve : {false, true}) {
+            CAPTURE(static_cast<int>(type));
+            CAPTURE(curve);
+            // 77100 values: a coarse pass on every 2nd element, then the exact pass on the view itself.
+            const Stored s = make_stored(type, {300, 257}, seed++);
+            LandscapeRequest rq;
+            rq.curve = curve;
+            rq.config.mode = curve ? Mode::Symmetric : Mode::Asymmetric;
+            rq.config.dtype = {true, curve ? 4 : 8};
+            std::vector<LandscapeResult> want, got;
+            LandscapeCallbacks to_want, to_got;
+            to_want.publish = [&want](LandscapeResult r) { want.push_back(std::move(r)); };
+            to_got.publish = [&got](LandscapeResult r) { got.push_back(std::move(r)); };
+            REQUIRE(compute_landscape(s.copy, rq, to_want));
+            REQUIRE(compute_landscape(s.view, rq, to_got));
+            REQUIRE(got.size() == want.size());
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                CAPTURE(i);
+                CHECK(got[i].mse == want[i].mse);
+                CHECK(got[i].scales == want[i].scales);
+                CHECK(got[i].zero_points == want[i].zero_points);
+                CHECK(got[i].stride == want[i].stride);
+                CHECK(same_double(got[i].minmax_mse, want[i].minmax_mse));
+                CHECK(got[i].best_scale == want[i].best_scale);
+            }
+            CHECK(got.back().exact);
+        }
+}
+
+TEST_CASE("mse_grid over a view reports its progress and stops when cancelled") {
+    const Stored s = make_stored(ElementType::BF16, {1100, 1000}, 5);  // two blocks of 2^20 elements
+    const std::vector<double> scales{0.01, 0.02, 0.05};
+    const std::vector<std::int32_t> zps{-3, 0, 4};
+    std::vector<double> want, got;
+    REQUIRE(mse_grid(s.copy.values.data(), s.copy.numel(), QuantConfig{}, scales, zps, want));
+    std::vector<float> progress;
+    REQUIRE(mse_grid(s.view, QuantConfig{}, scales, zps, got, nullptr, [&](float f) { progress.push_back(f); }));
+    CHECK(got == want);
+    REQUIRE(progress.size() == 2);
+    CHECK(progress.back() == 1.0f);
+    std::atomic<bool> cancel{true};
+    CHECK_FALSE(mse_grid(s.view, QuantConfig{}, scales, zps, got, &cancel, nullptr));
 }

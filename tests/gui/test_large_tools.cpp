@@ -11,6 +11,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../test_helpers.hpp"
@@ -21,6 +22,7 @@
 #include "gui/panels/calibration_panel.hpp"
 #include "gui/panels/compare_panel.hpp"
 #include "gui/panels/histogram_panel.hpp"
+#include "gui/panels/landscape_panel.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/widgets/style.hpp"
 #include "quantscope/calibrate.hpp"
@@ -104,7 +106,7 @@ struct Window {
 
 }  // namespace
 
-TEST_CASE("large tensor: the histograms the calibrators and compare work on a mapped bf16 tensor") {
+TEST_CASE("large tensor: the histograms the calibrators compare and the landscape work on a mapped bf16 tensor") {
     TempDir dir;
     const Mapped m = Open(WriteBf16(dir));
     REQUIRE(m.data->floats == nullptr);  // only mapped: no float32 copy for the tools to use
@@ -154,6 +156,21 @@ TEST_CASE("large tensor: the histograms the calibrators and compare work on a ma
     CHECK(cmp.shown.overview.metrics.max_abs_error == b.metrics.max_abs_error);
     CHECK(cmp.shown.overview.metrics.levels_used == b.metrics.levels_used);
     CHECK(cmp.shared_max == std::max(m.overview.metrics.max_abs_error, b.metrics.max_abs_error));
+
+    // The landscape: the sampled maps of the mapped tensor come first (the 64 x 64 grid on a 1M-element sample),
+    // while the exact pass reads the file; hiding the tab stops it.
+    qs::gui::LandscapePanelState land;
+    auto draw_land = [&] { qs::gui::DrawLandscapePanel(land, m.view(), m.data); };
+    for (int i = 0; i < 600 && !(land.has_shown && land.shown.scales.size() == 64); ++i) {
+        w.frame(draw_land);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    REQUIRE(land.has_shown);
+    CHECK(land.shown.scales.size() == 64);
+    CHECK(land.shown.stride == (n + qs::kLandscapeMidSample - 1) / qs::kLandscapeMidSample);
+    CHECK(land.task.error().empty());
+    qs::gui::SuspendLandscape(land);
+    CHECK_FALSE(qs::gui::LandscapeBusy(land));
 }
 
 #if !defined(__SANITIZE_ADDRESS__)

@@ -215,7 +215,7 @@ TEST_CASE("landscape: the lesson's map completes and a click asks for an (s z) o
     qs::gui::LandscapePanelState st;
     qs::gui::LandscapeClick click;
     auto draw = [&] {
-        const qs::gui::LandscapeClick c = qs::gui::DrawLandscapePanel(st, s.view(), s.tensor);
+        const qs::gui::LandscapeClick c = qs::gui::DrawLandscapePanel(st, s.view(), s.data);
         if (c.requested) click = c;
     };
     w.frame(draw);
@@ -286,7 +286,7 @@ TEST_CASE("landscape: symmetric mode draws MSE against the clipping range on the
     qs::gui::LandscapePanelState st;
     qs::gui::LandscapeClick click;
     auto draw = [&] {
-        const qs::gui::LandscapeClick k = qs::gui::DrawLandscapePanel(st, s.view(), s.tensor);
+        const qs::gui::LandscapeClick k = qs::gui::DrawLandscapePanel(st, s.view(), s.data);
         if (k.requested) click = k;
     };
     w.frame(draw);

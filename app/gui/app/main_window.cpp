@@ -249,7 +249,7 @@ void DrawRightColumn(AppState& app, Frame& frame) {
                 if (ImGui::BeginTabItem("Error landscape", nullptr, TabFlags(frame, kTabLandscape))) {
                     app.analysis_tab = kTabLandscape;
                     // Drawn (and computed, in the background) only while its tab is open.
-                    const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.doc.shown_floats());
+                    const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.doc.shown_data);
                     if (click.requested && !app.doc.busy()) {
                         QuantConfig next = app.doc.config;
                         next.mode = Mode::Manual;

@@ -16,7 +16,7 @@ namespace {
 
 // What the worker needs, copied on the UI thread.
 struct Request {
-    std::shared_ptr<const Tensor> tensor;
+    std::shared_ptr<const TensorData> data;
     LandscapeRequest landscape;
 };
 
@@ -26,7 +26,9 @@ void RunRequest(const Request& rq, Task<LandscapeResult>::Context& ctx) {
     callbacks.cancel = &ctx.cancel_flag();
     callbacks.progress = [&ctx](float p) { ctx.set_progress(p); };
     callbacks.publish = [&ctx](LandscapeResult r) { ctx.publish(std::move(r)); };
-    compute_landscape(*rq.tensor, rq.landscape, callbacks);
+    // A mapped tensor is read in its stored type (its exact map is one read of the file, minutes of arithmetic).
+    if (rq.data->floats) compute_landscape(*rq.data->floats, rq.landscape, callbacks);
+    else compute_landscape(rq.data->view, rq.landscape, callbacks);
 }
 
 bool CurrentPoint(const QuantView& qv, double& s, std::int32_t& z) {
@@ -55,9 +57,9 @@ bool NeedsRequest(const LandscapePanelState& st, const QuantView& qv, bool curve
            z > r.zero_points.back();
 }
 
-void StartRequest(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor, bool curve) {
+void StartRequest(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data, bool curve) {
     Request rq;
-    rq.tensor = tensor;
+    rq.data = data;
     rq.landscape.config = *qv.config;
     rq.landscape.curve = curve;
     rq.landscape.has_current = CurrentPoint(qv, rq.landscape.current.scale, rq.landscape.current.zero_point);
@@ -82,11 +84,21 @@ std::string StatusText(const LandscapePanelState& st, const QuantView& qv, bool*
         const int k = st.curve ? (refining ? kCurveFine : kCurveCoarse) : (refining ? kLandscapeFine : kLandscapeCoarse);
         const std::string grid = st.curve ? std::to_string(k) + " points" : std::to_string(k) + times + std::to_string(k);
         // The pass after the coarse one reads every element, except the middle pass of a big tensor's map.
-        const bool exact_next = refining && (st.curve || qv.tensor->numel() <= kLandscapeMidSample ||
+        const bool exact_next = refining && (st.curve || qv.data->numel() <= kLandscapeMidSample ||
                                              st.shown.scales.size() == static_cast<std::size_t>(kLandscapeFine));
         std::snprintf(buf, sizeof buf, "%s %s, %s  %3.0f%%", refining ? "refining:" : "computing", grid.c_str(),
                       exact_next ? "every element" : "on a sample", 100.0 * st.task.progress());
-        return buf;
+        std::string text = buf;
+        // A big tensor's exact pass takes minutes: how long is left, from the pace so far.
+        const double p = st.task.progress(), elapsed = st.task.elapsed_seconds();
+        if (exact_next && p > 0.1 && elapsed > 5.0) {
+            const double left = elapsed * (1.0 - p) / p;
+            std::snprintf(buf, sizeof buf, ", about %s left (the map shown is the 1M-element sample's)",
+                          left >= 90.0 ? (FormatInteger(std::round(left / 60.0)) + " min").c_str()
+                                       : (FormatInteger(std::round(left)) + " s").c_str());
+            text += buf;
+        }
+        return text;
     }
     if (!st.task.error().empty()) {
         *is_error = true;
@@ -97,7 +109,7 @@ std::string StatusText(const LandscapePanelState& st, const QuantView& qv, bool*
     const std::string grid = r.curve ? std::to_string(r.alphas.size()) + " points"
                                      : std::to_string(r.scales.size()) + times + std::to_string(r.zero_points.size());
     std::snprintf(buf, sizeof buf, "%s, exact over %lld elements, %.0f ms", grid.c_str(),
-                  static_cast<long long>(qv.tensor->numel()), r.ms);
+                  static_cast<long long>(qv.data->numel()), r.ms);
     return buf;
 }
 
@@ -401,22 +413,16 @@ void FinishLandscape(LandscapePanelState& st) {
     }
 }
 
-LandscapeClick DrawLandscapePanel(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const Tensor>& tensor) {
+LandscapeClick DrawLandscapePanel(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data) {
     LandscapeClick click;
     ImGui::PushID(&st);
-    if (qv.valid() && !qv.tensor) {
-        ImGui::TextWrapped("%s", SmallTensorNote("The landscape", "measures the MSE of 64 x 64 (s, z) pairs on every "
-                                                 "element (minutes for a billion elements)", *qv.data).c_str());
-        ImGui::PopID();
-        return click;
-    }
-    if (!qv.valid() || !tensor || tensor.get() != qv.tensor) {
+    if (!qv.valid() || !data || data.get() != qv.data) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();
         return click;
     }
     const bool curve = qv.config->mode == Mode::Symmetric;
-    if (NeedsRequest(st, qv, curve)) StartRequest(st, qv, tensor, curve);
+    if (NeedsRequest(st, qv, curve)) StartRequest(st, qv, data, curve);
     if (std::optional<LandscapeResult> r = st.task.take()) {
         st.shown = std::move(*r);
         st.has_shown = true;

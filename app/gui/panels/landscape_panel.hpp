@@ -56,10 +56,12 @@ struct LandscapePanelState {
     ImVec2 plot_min{}, plot_max{};
 };
 
-// Contents only: fills the available width (height: the region left, at least a few lines). `tensor` is the
-// shared owner of view.tensor (the background work keeps it alive). Returns the (s, z) a click asked for.
+// Contents only: fills the available width (height: the region left, at least a few lines). `data` is the
+// shared owner of view.data (the background work keeps it alive). Returns the (s, z) a click asked for. A
+// tensor read from its file's mapping gets the same passes on its stored type: the sampled maps in about a
+// second, the exact one after minutes for a billion elements (the status line says how long is left).
 LandscapeClick DrawLandscapePanel(LandscapePanelState& state, const QuantView& view,
-                                  const std::shared_ptr<const Tensor>& tensor);
+                                  const std::shared_ptr<const TensorData>& data);
 
 // Stops a running request (e.g. when the panel's tab is hidden, so that a big tensor's exact map does not keep
 // the cores busy); the next draw starts it again. What is shown stays.

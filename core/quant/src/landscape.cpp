@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/params.hpp"
 
@@ -16,22 +17,57 @@ namespace {
 constexpr std::int64_t kChunk = 4096;
 using ConstMapF = Eigen::Map<const Eigen::ArrayXf>;
 
+// values_mse of a view: straight over its floats when it is float32 in memory, else read in its stored type.
+double MseOf(const TensorView& values, double s, std::int32_t z, const QuantConfig& config, const LandscapeCallbacks& cb) {
+    if (const float* direct = detail::direct_floats(values)) return values_mse(direct, values.numel(), s, z, config);
+    PassControl control;
+    control.cancel = cb.cancel;
+    return values_mse(values, s, z, config, control);
+}
+
+// A flat view of a sample in memory.
+TensorView flat_view(const Tensor& sample) {
+    TensorView v = view_of(sample);
+    v.shape = {sample.numel()};
+    return v;
+}
+
+// Every stride-th element of a view (stride >= 1), decoded.
+Tensor gather_every(const TensorView& view, std::int64_t stride) {
+    Tensor sample;
+    const std::int64_t n = view.numel();
+    sample.values.reserve(static_cast<std::size_t>((n + stride - 1) / stride));
+    view.guarded([&] {
+        float v = 0;
+        for (std::int64_t i = 0; i < n; i += stride) sample.values.push_back(*floats_at(view, i, 1, &v));
+    });
+    sample.shape = {sample.numel()};
+    return sample;
+}
+
 // Map pass: an ns x nz grid, mse_landscape over batches of scales so that progress shows and a cancel is
 // seen within a batch.
 bool map_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, LandscapeResult& r, int n,
-             const Tensor& data, std::int64_t stride, float progress_from, float progress_to) {
+             const TensorView& data, std::int64_t stride, float progress_from, float progress_to) {
     const auto start = std::chrono::steady_clock::now();
     landscape_grid(rq.config.dtype, {r.minmax_scale, r.minmax_zero_point}, rq.has_current ? &rq.current : nullptr, n,
                    r.scales, r.zero_points);
     const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
     r.mse.assign(ns * nz, 0.0);
+    if (detail::direct_floats(data) == nullptr) {
+        // In its stored type: one read of the view for the whole grid, the progress by the fraction read.
+        const bool done = mse_grid(data, rq.config, r.scales, r.zero_points, r.mse, cb.cancel, [&](float f) {
+            cb.set_progress(progress_from + (progress_to - progress_from) * f);
+        });
+        if (!done) return false;
+    }
     const std::size_t batch = 8;
     std::vector<double> part;
-    for (std::size_t s0 = 0; s0 < ns; s0 += batch) {
+    for (std::size_t s0 = 0; s0 < ns && detail::direct_floats(data) != nullptr; s0 += batch) {
         const std::size_t s1 = std::min(ns, s0 + batch);
         const std::vector<double> scales(r.scales.begin() + static_cast<std::ptrdiff_t>(s0),
                                          r.scales.begin() + static_cast<std::ptrdiff_t>(s1));
-        if (!mse_grid(data.values.data(), data.numel(), rq.config, scales, r.zero_points, part, cb.cancel))
+        if (!mse_grid(detail::direct_floats(data), data.numel(), rq.config, scales, r.zero_points, part, cb.cancel))
             return false;
         for (std::size_t zi = 0; zi < nz; ++zi)
             for (std::size_t si = s0; si < s1; ++si) r.mse[zi * ns + si] = part[zi * (s1 - s0) + (si - s0)];
@@ -47,7 +83,7 @@ bool map_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, Landscap
 // Curve pass: n clipping ranges alpha in [alpha_max / 50, alpha_max], each evaluated with values_mse on
 // `values` (the tensor, or a strided sample of it).
 bool curve_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, LandscapeResult& r, int n,
-               const float* values, std::int64_t count, std::int64_t stride, float progress_from, float progress_to) {
+               const TensorView& values, std::int64_t stride, float progress_from, float progress_to) {
     const auto start = std::chrono::steady_clock::now();
     const double q_max = rq.config.dtype.q_max();
     double alpha_max = r.minmax_scale * q_max;
@@ -63,7 +99,8 @@ bool curve_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, Landsc
         params_from_range(ValueRange{-alpha, alpha}, rq.config, s, z);
         r.alphas[static_cast<std::size_t>(i)] = alpha;
         r.scales[static_cast<std::size_t>(i)] = s;
-        r.mse[static_cast<std::size_t>(i)] = values_mse(values, count, s, z, rq.config);
+        r.mse[static_cast<std::size_t>(i)] = MseOf(values, s, z, rq.config, cb);
+        if (cb.cancelled()) return false;
         cb.set_progress(progress_from + (progress_to - progress_from) * static_cast<float>(i + 1) / static_cast<float>(n));
     }
     r.stride = stride;
@@ -194,6 +231,10 @@ void find_best(LandscapeResult& r) {
 }
 
 bool compute_landscape(const Tensor& t, const LandscapeRequest& rq, const LandscapeCallbacks& cb) {
+    return compute_landscape(view_of(t), rq, cb);
+}
+
+bool compute_landscape(const TensorView& t, const LandscapeRequest& rq, const LandscapeCallbacks& cb) {
     const std::int64_t n = t.numel();
     // The lessons' choice: per-tensor min/max, the scale kept when z is clamped.
     QuantConfig mm = rq.config;
@@ -209,21 +250,22 @@ bool compute_landscape(const Tensor& t, const LandscapeRequest& rq, const Landsc
     base.curve = rq.curve;
     base.minmax_scale = p.scale[0];
     base.minmax_zero_point = p.zero_point[0];
-    base.minmax_mse = values_mse(t.values.data(), n, base.minmax_scale, base.minmax_zero_point, mm);
+    base.minmax_mse = MseOf(t, base.minmax_scale, base.minmax_zero_point, mm, cb);
     if (cb.cancelled()) return false;
 
     // Samples are gathered once (every stride-th element) and then evaluated whole: mse_landscape would gather
     // its own strided copy on every call, a pass over the big tensor per batch of scales.
-    auto gather = [&t, n](std::int64_t stride) {
-        Tensor sample;
-        for (std::int64_t i = 0; i < n; i += stride) sample.values.push_back(t.values[static_cast<std::size_t>(i)]);
-        sample.shape = {sample.numel()};
-        return sample;
-    };
     const std::int64_t stride = std::max<std::int64_t>(1, (n + kLandscapeCoarseSample - 1) / kLandscapeCoarseSample);
+    const TensorView whole = [&t, n] {
+        TensorView v = t;
+        v.shape = {n};
+        return v;
+    }();
     if (!rq.curve) {
         LandscapeResult coarse = base;
-        if (!map_pass(rq, cb, coarse, kLandscapeCoarse, stride > 1 ? gather(stride) : t, stride, 0.0f, 0.05f)) return false;
+        const Tensor coarse_sample = stride > 1 ? gather_every(t, stride) : Tensor{};
+        if (!map_pass(rq, cb, coarse, kLandscapeCoarse, stride > 1 ? flat_view(coarse_sample) : whole, stride, 0.0f, 0.05f))
+            return false;
         cb.deliver(coarse);
         // A big tensor's exact map takes seconds: first the full grid on a 1M-element sample.
         const std::int64_t mid_stride = (n + kLandscapeMidSample - 1) / kLandscapeMidSample;
@@ -231,26 +273,74 @@ bool compute_landscape(const Tensor& t, const LandscapeRequest& rq, const Landsc
         if (mid_stride > 1) {
             LandscapeResult mid = base;
             from = 0.05f + 0.9f / static_cast<float>(mid_stride + 1);
-            if (!map_pass(rq, cb, mid, kLandscapeFine, gather(mid_stride), mid_stride, 0.05f, from)) return false;
+            const Tensor mid_sample = gather_every(t, mid_stride);
+            if (!map_pass(rq, cb, mid, kLandscapeFine, flat_view(mid_sample), mid_stride, 0.05f, from)) return false;
             cb.deliver(mid);
         }
         LandscapeResult fine = base;
-        if (!map_pass(rq, cb, fine, kLandscapeFine, t, 1, from, 1.0f)) return false;
+        if (!map_pass(rq, cb, fine, kLandscapeFine, whole, 1, from, 1.0f)) return false;
         cb.deliver(std::move(fine));
         return true;
     }
-    std::vector<float> sample;
-    for (std::int64_t i = 0; i < n; i += stride) sample.push_back(t.values[static_cast<std::size_t>(i)]);
+    const Tensor sample = gather_every(t, stride);
     LandscapeResult coarse = base;
-    if (!curve_pass(rq, cb, coarse, kCurveCoarse, sample.data(), static_cast<std::int64_t>(sample.size()), stride, 0.0f,
-                   0.1f))
-        return false;
+    if (!curve_pass(rq, cb, coarse, kCurveCoarse, flat_view(sample), stride, 0.0f, 0.1f)) return false;
     cb.deliver(coarse);
     LandscapeResult fine = base;
-    if (!curve_pass(rq, cb, fine, kCurveFine, t.values.data(), n, 1, 0.1f, 1.0f)) return false;
+    if (!curve_pass(rq, cb, fine, kCurveFine, whole, 1, 0.1f, 1.0f)) return false;
     cb.deliver(std::move(fine));
     return true;
 }
 
+bool mse_grid(const TensorView& view, const QuantConfig& config, const std::vector<double>& scales,
+              const std::vector<std::int32_t>& zero_points, std::vector<double>& mse, const std::atomic<bool>* cancel,
+              const std::function<void(float)>& progress) {
+    const std::int64_t n = view.numel();
+    const auto ns = static_cast<std::int64_t>(scales.size()), nz = static_cast<std::int64_t>(zero_points.size());
+    const float q_min = static_cast<float>(config.dtype.q_min()), q_max = static_cast<float>(config.dtype.q_max());
+    // sums[si * nz + zi]: each (s, z)'s chunk sums added in chunk order, as mse_grid over floats adds them.
+    std::vector<double> sums(static_cast<std::size_t>(ns * nz), 0.0);
+    constexpr std::int64_t kBlock = kChunk * 256;
+    std::vector<float> block(static_cast<std::size_t>(std::min(n, kBlock)));
+    const int threads = static_cast<int>(std::min<std::int64_t>(ns, detail::pass_threads(n)));
+    for (std::int64_t b0 = 0; b0 < n; b0 += kBlock) {
+        if (cancel && cancel->load()) return false;
+        const std::int64_t len = std::min(kBlock, n - b0);
+        view.guarded([&] {
+            for (std::int64_t k = 0; k < len; k += kChunk) {
+                const std::int64_t piece = std::min(kChunk, len - k);
+                float* dst = block.data() + k;
+                const float* src = floats_at(view, b0 + k, piece, dst);
+                if (src != dst) std::copy(src, src + piece, dst);
+            }
+        });
+        detail::NextIndex rows(0, ns);
+        detail::parallel_run(nullptr, threads, [&](int, int) {
+            alignas(64) float x[kChunk];
+            for (std::int64_t si; rows.take(si);) {
+                const float s = static_cast<float>(scales[static_cast<std::size_t>(si)]);
+                double* row = sums.data() + si * nz;
+                for (std::int64_t begin = 0; begin < len; begin += kChunk) {
+                    const std::int64_t piece = std::min(kChunk, len - begin);
+                    ConstMapF r(block.data() + begin, piece);
+                    Eigen::Map<Eigen::ArrayXf> xs(x, piece);
+                    xs = r / s;
+                    for (std::int64_t zi = 0; zi < nz; ++zi) {  // the expression of mse_grid over floats
+                        const float z = static_cast<float>(zero_points[static_cast<std::size_t>(zi)]);
+                        row[zi] += config.rounding == Rounding::HalfEven
+                                       ? (r - s * ((xs + z).rint().max(q_min).min(q_max) - z)).square().sum()
+                                       : (r - s * ((xs + z).round().max(q_min).min(q_max) - z)).square().sum();
+                    }
+                }
+            }
+        });
+        if (progress) progress(static_cast<float>(b0 + len) / static_cast<float>(n));
+    }
+    mse.assign(static_cast<std::size_t>(ns * nz), 0.0);
+    for (std::int64_t si = 0; si < ns; ++si)
+        for (std::int64_t zi = 0; zi < nz; ++zi)
+            mse[static_cast<std::size_t>(zi * ns + si)] = sums[static_cast<std::size_t>(si * nz + zi)] / static_cast<double>(n);
+    return !(cancel && cancel->load());
+}
 
 }  // namespace qs

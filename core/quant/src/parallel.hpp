@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -40,9 +41,17 @@ inline void parallel_run(const TensorView* view, int threads, const std::functio
             errors[static_cast<std::size_t>(thread)] = std::current_exception();
         }
     };
+    // A thread that cannot be started (no address space left for its stack under a memory cap) must not end
+    // the program: std::thread throws, and its share runs on this thread instead.
     std::vector<std::thread> others;
-    for (int thread = 1; thread < threads; ++thread) others.emplace_back(run_one, thread);
+    others.reserve(static_cast<std::size_t>(threads));
+    int started = 1;
+    try {
+        for (; started < threads; ++started) others.emplace_back(run_one, started);
+    } catch (const std::system_error&) {
+    }
     run_one(0);
+    for (int thread = started; thread < threads; ++thread) run_one(thread);
     for (std::thread& other : others) other.join();
     for (const std::exception_ptr& error : errors)
         if (error) std::rethrow_exception(error);
@@ -50,6 +59,14 @@ inline void parallel_run(const TensorView* view, int threads, const std::functio
 
 inline void parallel_guarded(const TensorView& view, int threads, const std::function<void(int, int)>& body) {
     parallel_run(&view, threads, body);
+}
+
+// The view's values as float32 straight from memory (aligned little-endian float32 without a guard), or null.
+inline const float* direct_floats(const TensorView& view) {
+    if (view.type != ElementType::F32 || view.guard != nullptr || !host_is_little_endian() ||
+        reinterpret_cast<std::uintptr_t>(view.data) % alignof(float) != 0)
+        return nullptr;
+    return reinterpret_cast<const float*>(view.data);
 }
 
 // Thread `thread` of `threads`'s share of [0, count): contiguous, the first (count % threads) one longer.

@@ -12,6 +12,7 @@
 
 #include "quantscope/config.hpp"
 #include "quantscope/tensor.hpp"
+#include "quantscope/tensor_view.hpp"
 
 namespace qs {
 
@@ -96,6 +97,13 @@ void find_best(LandscapeResult& r);
 bool mse_grid(const float* values, std::int64_t n, const QuantConfig& config, const std::vector<double>& scales,
               const std::vector<std::int32_t>& zero_points, std::vector<double>& mse,
               const std::atomic<bool>* cancel = nullptr, std::atomic<int>* progress = nullptr);
+// The same over a view in its stored type (e.g. a file's mapping), read once in blocks of 2^20 elements
+// decoded under its guard, every block's chunks added to each (s, z)'s sum in order: the bits of mse_grid over
+// the decoded values. `progress` (if given) is called with the fraction of the view done after each block;
+// a cancel is seen between blocks.
+bool mse_grid(const TensorView& view, const QuantConfig& config, const std::vector<double>& scales,
+              const std::vector<std::int32_t>& zero_points, std::vector<double>& mse,
+              const std::atomic<bool>* cancel, const std::function<void(float)>& progress);
 // The same over every `stride`-th element of a tensor (1 = all of them).
 bool mse_landscape(const Tensor& tensor, const QuantConfig& config, const std::vector<double>& scales,
                    const std::vector<std::int32_t>& zero_points, std::int64_t stride, std::vector<double>& mse,
@@ -105,5 +113,10 @@ bool mse_landscape(const Tensor& tensor, const QuantConfig& config, const std::v
 // 1M elements the fine grid on a 1M sample, then the exact fine grid) or the curve (coarse on a subsample,
 // then exact). Returns false when cancelled.
 bool compute_landscape(const Tensor& tensor, const LandscapeRequest& request, const LandscapeCallbacks& callbacks);
+// The same passes over a view in its stored type (a tensor too large for a float32 copy): the samples gathered
+// from the view, the exact pass reading it once (mse_grid above), each pass the numbers of the float32
+// version. The exact map evaluates every (s, z) of the 64 x 64 grid on every element: minutes for a
+// billion-element tensor (the middle pass's time, times its stride, says about how long).
+bool compute_landscape(const TensorView& view, const LandscapeRequest& request, const LandscapeCallbacks& callbacks);
 
 }  // namespace qs
