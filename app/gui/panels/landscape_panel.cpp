@@ -93,7 +93,7 @@ std::string StatusText(const LandscapePanelState& st, const QuantView& qv, bool*
         const double p = st.task.progress(), elapsed = st.task.elapsed_seconds();
         if (exact_next && p > 0.1 && elapsed > 5.0) {
             const double left = elapsed * (1.0 - p) / p;
-            std::snprintf(buf, sizeof buf, ", about %s left (the map shown is the 1M-element sample's)",
+            std::snprintf(buf, sizeof buf, ", about %s left",
                           left >= 90.0 ? (FormatInteger(std::round(left / 60.0)) + " min").c_str()
                                        : (FormatInteger(std::round(left)) + " s").c_str());
             text += buf;
