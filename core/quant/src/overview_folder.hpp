@@ -49,7 +49,7 @@ public:
     std::int64_t room() const { return g_.cols - col_; }
     std::int32_t* codes_here() { return code_.data() + col_; }
     float* errors_here() { return err_.data() + col_; }
-    double* dequantized_here() { return deq_.data() + col_; }
+    double* dequantized_here() { return deq_.empty() ? nullptr : deq_.data() + col_; }  // null: not kept
     std::uint32_t* tables() { return tables_.data(); }
     std::size_t levels() const { return levels_; }
     void advance(std::int64_t n) {

@@ -157,6 +157,7 @@ float run_item_patterns(const Ld& ld, std::int64_t len, float s, float z, const 
             std::int32_t* c = folder.codes_here();
             float* m = folder.errors_here();
             for (std::int64_t j = 0; j < fit; j += 8) {
+                ld.prefetch(k + j);
                 group(k + j, v, d, e);
                 fold8<false, false>(c + j, m + j, nullptr, nullptr, 0, _mm256_cvtps_epi32(v), unused, e, d);
             }

@@ -94,6 +94,7 @@ void run_span(const TensorView& view, std::int64_t first, std::int64_t end, Valu
         __m256 lo = _mm256_set1_ps(std::numeric_limits<float>::infinity()), hi = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
         __m256 bad = _mm256_setzero_ps();  // r - r is 0 for a finite r, NaN otherwise: NaN bits survive the ors
         for (std::int64_t k = 0; k < n8; k += 8) {
+            ld.prefetch(k);
             const __m256 r = ld.at(k);
             lo = _mm256_min_ps(r, lo);  // on a tie the earlier value stays (a -0 before a +0)
             hi = _mm256_max_ps(r, hi);
