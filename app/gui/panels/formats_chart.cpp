@@ -44,6 +44,7 @@ ImU32 ColorOf(FormatKind k) {
 struct Ranges {
     double bits_lo = 0, bits_hi = 1, sqnr_lo = 0, sqnr_hi = 1;
     bool exact_band = false, zero_band = false;  // rows of +infinity / -infinity SQNR
+    bool finite = false;                         // any finite SQNR (else the SQNR axis has no ticks)
 };
 
 Ranges RangesOf(const std::vector<FormatRow>& rows, double current_bits, double current_sqnr) {
@@ -59,7 +60,8 @@ Ranges RangesOf(const std::vector<FormatRow>& rows, double current_bits, double 
     };
     for (const FormatRow& row : rows) add(row.bits_per_weight, comparable_sqnr_db(row));
     add(current_bits, current_sqnr);
-    if (!std::isfinite(slo)) slo = 0.0, shi = 1.0;
+    r.finite = std::isfinite(slo);
+    if (!r.finite) slo = 0.0, shi = 1.0;
     const double bspan = std::max(bhi - blo, 1.0), sspan = std::max(shi - slo, 1.0);
     r.bits_lo = std::max(0.0, blo - 0.06 * bspan);
     r.bits_hi = bhi + 0.06 * bspan;
@@ -88,6 +90,22 @@ void Label(ImDrawList* dl, std::vector<ImVec4>& taken, ImVec2 p, float gap, cons
         taken.push_back(box);
         return;
     }
+}
+
+// The bands of infinite SQNR named like ticks left of the plot ("exact": no error at all; "none": an all-zero
+// tensor with an error) and, where no SQNR is finite, a note in the plot instead of an axis of nothing.
+void DrawBands(ImDrawList* dl, const Ranges& rg, ImVec2 p0, ImVec2 p1) {
+    const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
+    const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    auto left = [&](const char* label, float y) {
+        dl->AddText(ImVec2(p0.x - font * 0.4f - ImGui::CalcTextSize(label).x, y), dim, label);
+    };
+    if (rg.exact_band) left("exact", p0.y + (line - ImGui::GetTextLineHeight()) * 0.5f);
+    if (rg.zero_band) left("none", p1.y - line + (line - ImGui::GetTextLineHeight()) * 0.5f);
+    if (rg.finite) return;
+    const char* note = rg.exact_band ? "every format is exact on this tensor" : "no SQNR: the tensor is all zeros";
+    const ImVec2 size = ImGui::CalcTextSize(note);
+    dl->AddText(ImVec2(std::round((p0.x + p1.x - size.x) * 0.5f), std::round((p0.y + p1.y - size.y) * 0.5f)), dim, note);
 }
 
 // The point of `points` nearest to `m` within `reach` pixels, or -1 (points can sit on top of each other).
@@ -123,7 +141,8 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float ylab_w = ImGui::CalcTextSize("-100").x + font * 0.8f;
+    const Ranges rg = RangesOf(rows, current_bits, current_sqnr);
+    const float ylab_w = std::max(ImGui::CalcTextSize("-100").x, rg.exact_band ? ImGui::CalcTextSize("exact").x : 0.0f) + font * 0.8f;
     const std::vector<LegendEntry> legend = LegendEntries();
     const float legend_h = LegendRowHeight(legend, size.x);
     const ImVec2 p0(std::floor(origin.x + ylab_w), std::floor(origin.y + line + legend_h + font * 0.3f));
@@ -134,7 +153,6 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
         ImGui::Dummy(size);
         return -1;
     }
-    const Ranges rg = RangesOf(rows, current_bits, current_sqnr);
     // Bands for SQNR of +infinity (no error) and -infinity (an all-zero tensor): a line of text each.
     const float top = p0.y + (rg.exact_band ? line : 0.0f), bottom = p1.y - (rg.zero_band ? line : 0.0f);
     const PlotAxis bx{rg.bits_lo, rg.bits_hi, p0.x, p1.x};
@@ -152,7 +170,8 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
     dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
     DrawTicksBelow(dl, bx, p1.y + 1.0f, std::max(2, static_cast<int>((p1.x - p0.x) / (font * 4.0f))), p0.x - ylab_w * 0.5f,
                    p1.x + font * 0.5f);
-    DrawTicksLeft(dl, sy, p0.x - 1.0f, std::max(2, static_cast<int>((bottom - top) / (font * 2.5f))), false, p1.x);
+    if (rg.finite) DrawTicksLeft(dl, sy, p0.x - 1.0f, std::max(2, static_cast<int>((bottom - top) / (font * 2.5f))), false, p1.x);
+    DrawBands(dl, rg, p0, p1);
     // Titles shortened at a word where the chart is narrow (large text on a small window).
     const std::string xtitle = FitText("bits per weight (elements + stored scales and zero points)", p1.x - origin.x);
     const float xtitle_w = ImGui::CalcTextSize(xtitle.c_str()).x;
@@ -164,9 +183,6 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
     DrawLegendRow(dl, legend, ImVec2(origin.x, origin.y + line), size.x);
 
     dl->PushClipRect(ImVec2(p0.x - font, p0.y - font), ImVec2(p1.x + font, p1.y + font), true);
-    if (rg.exact_band) dl->AddText(ImVec2(p0.x + 4.0f, p0.y + 1.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no error");
-    if (rg.zero_band)
-        dl->AddText(ImVec2(p0.x + 4.0f, p1.y - line + 1.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no signal");
     for (std::size_t i = 0; i < rows.size(); ++i) st.point[i] = at(rows[i].bits_per_weight, comparable_sqnr_db(rows[i]));
     std::vector<ImVec2> front;
     for (std::size_t i : st.front) front.push_back(st.point[i]);
