@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "quantscope/config.hpp"
@@ -257,4 +258,100 @@ TEST_CASE("values overview of a 16-bit view counts every bit pattern") {
         CHECK(v.argmin == lo - decoded.values.begin());
         CHECK(v.argmax == hi - decoded.values.begin());
     }
+}
+
+namespace {
+
+// A bf16 or f16 view of raw 16-bit patterns (so a test can plant subnormals, +-0, the largest finite).
+struct Patterns {
+    std::vector<std::uint16_t> bits;
+    qs::TensorView view(const qs::Shape& shape, qs::ElementType type) const {
+        qs::TensorView v;
+        v.shape = shape;
+        v.type = type;
+        v.data = reinterpret_cast<const std::uint8_t*>(bits.data());
+        return v;
+    }
+};
+
+Patterns hostile_patterns(int which, std::size_t n, qs::ElementType type) {
+    const bool bf = type == qs::ElementType::BF16;
+    const std::uint16_t one = bf ? 0x3f80 : 0x3c00, max_finite = bf ? 0x7f7f : 0x7bff;
+    Patterns p;
+    p.bits.resize(n);
+    qs::RandomSpec spec;
+    spec.shape = {static_cast<std::int64_t>(n)};
+    spec.seed = 3 + which;
+    const qs::Tensor t = qs::generate_random(spec);
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint16_t b = one;
+        switch (which) {
+            case 0: break;  // all equal
+            case 1: b = i % 2 ? 0x8000 : 0x0000; break;  // +-0 only
+            case 2: b = static_cast<std::uint16_t>((i % 127 + 1) | (i % 3 ? 0x8000 : 0)); break;  // subnormals
+            case 3: b = static_cast<std::uint16_t>(i % 5 == 0 ? max_finite : i % 5 == 1 ? (max_finite | 0x8000) : one); break;
+            default: {  // normal values, a few subnormals and the largest finite
+                std::uint32_t f;
+                std::memcpy(&f, &t.values[i], 4);
+                b = bf ? static_cast<std::uint16_t>(f >> 16) : static_cast<std::uint16_t>(i % 2 ? 0x3555 : 0xb401);
+                if (i % 97 == 5) b = 0x0003;
+                if (i == 7) b = max_finite;
+            }
+        }
+        p.bits[i] = b;
+    }
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("overview by bit patterns equals quantize_view on hostile tensors and manual scales") {
+    const double tiny = static_cast<double>(std::numeric_limits<float>::min());
+    const double huge = static_cast<double>(std::numeric_limits<float>::max());
+    const double scales[] = {tiny, 1e-30, 1e-3, 0.125, 1.0, 3.0, 1e30, 1e38, huge};
+    const qs::IntType dtypes[] = {qs::IntType{true, 8}, qs::IntType{false, 4}, qs::IntType{true, 16}};
+    int checked = 0;
+    for (const qs::ElementType type : {qs::ElementType::BF16, qs::ElementType::F16})
+        for (int which = 0; which < 5; ++which)
+            for (const std::size_t n : {std::size_t{1}, std::size_t{4099}}) {
+                const Patterns p = hostile_patterns(which, n, type);
+                const qs::Shape shape = n == 1 ? qs::Shape{1} : qs::Shape{4099};
+                const qs::TensorView view = p.view(shape, type);
+                const qs::OverviewGrid grid = qs::overview_grid(shape, 999);
+                const qs::ValueOverview values = qs::overview_values(view, grid);
+                for (const qs::IntType dtype : dtypes)
+                    for (const double s : scales)
+                        for (const std::int32_t z : {dtype.q_min(), 0, dtype.q_max()})
+                            for (const qs::Rounding rounding : {qs::Rounding::HalfEven, qs::Rounding::HalfAway}) {
+                                qs::QuantConfig config;
+                                config.dtype = dtype;
+                                config.mode = qs::Mode::Manual;
+                                config.manual_scale = s;
+                                config.manual_zero_point = z;
+                                config.rounding = rounding;
+                                qs::QuantParams params;
+                                try {
+                                    params = qs::compute_params(view, config);
+                                } catch (const qs::Error&) {
+                                    continue;
+                                }
+                                CAPTURE(static_cast<int>(type));
+                                CAPTURE(which);
+                                CAPTURE(n);
+                                CAPTURE(dtype.bits);
+                                CAPTURE(s);
+                                CAPTURE(z);
+                                Reference ref;
+                                ref.codes.resize(n);
+                                ref.dequantized.resize(n);
+                                ref.error.resize(n);
+                                ref.metrics = qs::quantize_view(view, params, config,
+                                                                qs::QuantOutputs{ref.codes.data(), ref.dequantized.data(), ref.error.data()});
+                                const qs::QuantOverview o = qs::quantize_overview(view, params, config, grid, &values);
+                                check_metrics_close(o.metrics, ref.metrics);
+                                check_against_outputs(o, ref, grid, config, true);
+                                ++checked;
+                            }
+            }
+    CHECK(checked > 500);
 }
