@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -334,6 +335,37 @@ TEST_CASE("app state: manual s = 3.5 and z = -70 give the lesson's codes and the
     REQUIRE(app.doc.apply_config(c, false));
     app.doc.update();
     CHECK(shown_codes(app)[2] == -118);
+}
+
+// quantize refuses an (s, z) whose r' = s (q - z) overflows float32 with a line naming the element; the
+// window showed inf metrics with no word of why.
+TEST_CASE("app state: an r' that overflows float32 is reported with quantize's line") {
+    AppState app;
+    const auto t = std::make_shared<qs::Tensor>();
+    t->shape = {1, 3};
+    t->values = {1.0f, -3.38e38f, 3.38e38f};
+    qs::QuantConfig c;
+    c.mode = qs::Mode::Manual;
+    c.manual_scale = 2e38;
+    c.manual_zero_point = 127;
+    REQUIRE(app.doc.apply_tensor(t, "near float32's limits", &c));
+    REQUIRE(pump(app, [&] { return app.doc.view().valid() && !app.doc.busy(); }));
+    std::string want;
+    try {
+        (void)qs::quantize_checked(qs::view_of(*t), c);
+    } catch (const std::exception& e) {
+        want = e.what();
+    }
+    REQUIRE(want.find("float32 overflow at index [0, 1]") != std::string::npos);
+    CHECK(app.doc.error == want);
+    CHECK_FALSE(std::isfinite(app.doc.overview.metrics.max_abs_error));  // the numbers stay on show
+
+    c.manual_scale = 1e38;  // no overflow: the line goes
+    REQUIRE(app.doc.apply_config(c, false));
+    REQUIRE(pump(app, [&] { return app.doc.shown_config.manual_scale == 1e38 && !app.doc.busy(); }));
+    INFO(app.doc.error);
+    CHECK(app.doc.error.empty());
+    CHECK(std::isfinite(app.doc.overview.metrics.max_abs_error));
 }
 
 TEST_CASE("app state: an invalid combination is reported and not applied") {

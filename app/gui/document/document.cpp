@@ -142,6 +142,10 @@ void Document::take_recompute(RecomputeJob& job) {
     }
     last_recompute_ms = job.ms;
     ++generation;
+    // quantize's refusal, shown with the (infinite) numbers it explains; it goes when they do.
+    if (!job.overflow.empty()) error = job.overflow;
+    else if (!overflow_shown_.empty() && error == overflow_shown_) error.clear();
+    overflow_shown_ = job.overflow;
 }
 
 void Document::start_recompute() {
@@ -197,7 +201,8 @@ void Document::take_tensor_job(TensorJobResult& done) {
     ++computed_inputs_;
     ++revision;
     dirty_ = config.mode == Mode::Manual;  // the computed comparison still has to run
-    error.clear();
+    error = done.overflow;
+    overflow_shown_ = done.overflow;
     notice = done.notice;
     if (done.then) done.then(*this);
 }

@@ -115,6 +115,7 @@ private:
     bool gesture_open_ = false;
     Task<std::shared_ptr<RecomputeJob>> recompute_{TaskPriority::Normal};
     std::shared_ptr<RecomputeJob> spare_;  // the buffers of the previous result, reused
+    std::string overflow_shown_;  // the float32 overflow line the error banner shows for the result on show
 };
 
 // A job's `then` that records the job's tensor (now the document's) as coming from `origin`.

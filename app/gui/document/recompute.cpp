@@ -1,11 +1,25 @@
 #include "gui/document/recompute.hpp"
 
+#include <cmath>
 #include <exception>
 #include <utility>
 
 #include "gui/document/stopwatch.hpp"
+#include "quantscope/overflow_message.hpp"
 
 namespace qs::gui {
+
+namespace {
+
+// `quantize` refuses a quantization whose r' overflows float32 with a line naming the element; the window
+// shows its (infinite) numbers with that same line, not infinities alone. (Formats report their own.)
+std::string OverflowLine(const TensorData& data, const QuantParams& params, const QuantConfig& config,
+                         const QuantOverview& overview) {
+    if (config.format != FormatId::Int || std::isfinite(overview.metrics.max_abs_error)) return {};
+    return float32_overflow_message(data.view, params, config);
+}
+
+}  // namespace
 
 QuantParams ParamsFor(const TensorData& data, const QuantConfig& config) {
     // A format's scale has its own rule (format_quant_params): compute_params applies it.
@@ -36,6 +50,7 @@ QuantParams ParamsFor(const TensorData& data, const QuantConfig& config) {
 void RunRecompute(RecomputeJob& job) {
     const Stopwatch clock;
     job.error.clear();
+    job.overflow.clear();
     try {
         const TensorData& data = *job.data;
         if (job.want_computed) {
@@ -51,6 +66,7 @@ void RunRecompute(RecomputeJob& job) {
         job.params = ParamsFor(data, job.config);
         job.params.keep_values_alive(job.data);
         job.overview = quantize_overview(data.view, job.params, job.config, data.values.grid, &data.values);
+        job.overflow = OverflowLine(data, job.params, job.config, job.overview);
     } catch (const std::exception& e) {
         job.error = e.what();
     }
@@ -76,6 +92,7 @@ TensorJobResult FinishTensorJob(std::shared_ptr<const TensorData> data, QuantCon
     progress.set_stage("quantizing");
     progress.set_progress(0.7f);
     out.overview = quantize_overview(data->view, out.params, out.config, data->values.grid, &data->values);
+    out.overflow = OverflowLine(*data, out.params, out.config, out.overview);
     progress.set_stage("done");
     progress.set_progress(1.0f);
     out.data = std::move(data);

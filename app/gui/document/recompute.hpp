@@ -34,6 +34,7 @@ struct RecomputeJob {
     Metrics computed_metrics;
     double ms = 0;  // params + the pass, wall time
     std::string error;
+    std::string overflow;  // quantize's line when r' overflowed float32 (the metrics came out inf), else empty
 };
 
 // Runs `job` on this thread.
@@ -51,6 +52,7 @@ struct TensorJobResult {
     QuantOverview overview;
     std::string label;
     std::string notice;  // what fitting the config to the new shape changed, if anything
+    std::string overflow;  // as RecomputeJob::overflow
     // Runs on the UI thread once the tensor is on screen (where it came from, a session's view settings).
     std::function<void(Document&)> then;
 };

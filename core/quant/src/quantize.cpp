@@ -16,6 +16,7 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/overflow_message.hpp"
 #include "quantize_kernel_avx2.hpp"
 #include "quantize_plan.hpp"
 
@@ -352,13 +353,17 @@ Quantization quantize_checked(const TensorView& view, const QuantConfig& config,
     q.params = compute_params(view, config, &q.range);
     q.metrics = sink ? quantize_view(view, q.params, config, wanted, sink) : quantize_view(view, q.params, config);
     if (!std::isfinite(q.metrics.max_abs_error)) {
-        const std::int64_t i = first_nonfinite_error(view, q.params, config);
-        const ElementTrace t = trace_element(view, q.params, config, std::max<std::int64_t>(i, 0));
-        throw Error("float32 overflow at index " + index_to_string(view.shape, t.flat_index) + ": r = " + format_g(t.r) +
-                    " gives r' = s (q - z) = " + format_g(t.dequantized) + ", |r - r'| = " + format_g(t.error) +
-                    " (the values are too close to float32's limits)");
+        throw Error(float32_overflow_message(view, q.params, config));
     }
     return q;
+}
+
+std::string float32_overflow_message(const TensorView& view, const QuantParams& params, const QuantConfig& config) {
+    const std::int64_t i = first_nonfinite_error(view, params, config);
+    const ElementTrace t = trace_element(view, params, config, std::max<std::int64_t>(i, 0));
+    return "float32 overflow at index " + index_to_string(view.shape, t.flat_index) + ": r = " + format_g(t.r) +
+           " gives r' = s (q - z) = " + format_g(t.dequantized) + ", |r - r'| = " + format_g(t.error) +
+           " (the values are too close to float32's limits)";
 }
 
 void quantize_into(const Tensor& tensor, const QuantParams& params, const QuantConfig& config, QuantResult& out) {
