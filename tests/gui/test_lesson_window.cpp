@@ -224,8 +224,29 @@ TEST_CASE("lesson in the window: a session keeps the open lesson and its step an
     qs::gui::AppState d;
     StartOnSession(d, dir / "missing.json");
     CHECK(!d.lesson.lesson);
-    CHECK(d.doc.notice.find("lesson=no-such-lesson") != std::string::npos);
+    CHECK(d.doc.notice.find("the session's lesson 'no-such-lesson' did not open: unknown lesson") != std::string::npos);
     CHECK(d.doc.config == a.doc.config);
+}
+
+// A session file can lie: a lesson named by megabytes of text, steps out of range. The notice names the lesson
+// shortened and keeps the reason (the name's length used to push it out of the shortened notice).
+TEST_CASE("lesson in the window: a session's hostile lesson keys open the rest with a short notice") {
+    qs::gui::AppState a;
+    const std::string notice = qs::gui::ApplySessionView(a, {{"lesson", std::string(1 << 20, 'x')}, {"lesson.step", "3"}});
+    INFO(notice);
+    CHECK(!a.lesson.lesson);
+    CHECK(notice.find("did not open: unknown lesson") != std::string::npos);
+    CHECK(notice.size() < 600);
+    for (const char* step : {"-1", "0", "1099511627776", "99999999999999999999", "2abc"}) {
+        qs::gui::AppState b;
+        const std::string n = qs::gui::ApplySessionView(b, {{"lesson", "a-quantize-by-hand"}, {"lesson.step", step}});
+        CAPTURE(step);
+        REQUIRE(b.lesson.lesson);
+        const int last = static_cast<int>(b.lesson.lesson->steps.size()) - 1;
+        const bool huge = std::string(step) == "1099511627776";  // a step past the end: the last one
+        CHECK(b.lesson.step == (huge ? last : 0));
+        CHECK((n.find(std::string("lesson.step=") + step) != std::string::npos) == !huge);
+    }
 }
 
 TEST_CASE("lesson in the window: every shipped step's printed numbers agree with what the window shows") {

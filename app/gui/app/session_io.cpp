@@ -179,22 +179,25 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view) {
         }
         if (!ok) skipped.push_back(key + "=" + value);
     }
+    // A lesson that does not load is named (quoted: the file's name may be anything) with its reason, on a line
+    // of its own: it is understood, it just did not open (in the list below, a long name hid the reason).
+    std::string lesson_line;
     if (lesson) {
         std::int64_t step = 1;
         if (lesson_step) ParseInt(*lesson_step, step);
         std::string problem;
         if (!RestoreLesson(app, *lesson, static_cast<int>(std::min<std::int64_t>(step, 1 << 20)) - 1, &problem))
-            skipped.push_back("lesson=" + *lesson + " (" + problem + ")");
+            lesson_line = "the session's lesson " + quoted_text(*lesson) + " did not open: " + printable(problem, 240);
     } else if (lesson_step) {
         skipped.push_back("lesson.step=" + *lesson_step + " (no lesson)");
     }
-    if (skipped.empty()) return {};
+    if (skipped.empty()) return lesson_line;
     // The pairs come from the file: a few, escaped and shortened, keep the notice one readable line.
     constexpr std::size_t kShown = 5;
     std::string out = "skipped view settings this version does not understand:";
     for (std::size_t i = 0; i < skipped.size() && i < kShown; ++i) out += " " + printable(skipped[i]);
     if (skipped.size() > kShown) out += " … (" + std::to_string(skipped.size()) + " in all)";
-    return out;
+    return JoinLines({lesson_line, out});
 }
 
 // ------------------------------------------------------------------------------------------------ sessions
