@@ -111,6 +111,16 @@ TEST_CASE("classroom screens: the metrics beside the histograms cut no cell at f
     }
 }
 
+TEST_CASE("classroom screens: a long error line wraps in its banner at font scale 2 on 1280x720") {
+    // quantize's float32 overflow line (~140 characters) ran under the Dismiss button and off the window's edge.
+    TempDir dir;
+    const std::string options = "--random uniform --low -3.38e38 --high 3.38e38 --shape 8x8 --pin-range --scale 2e38 "
+                                "--zero-point 127 --size 1280x720 --font-scale 2";
+    const std::string report = Report(dir, options);
+    INFO(report);
+    CHECK(ReportNumber(report, "overflowing_windows") == 0);
+}
+
 TEST_CASE("--layout-report needs --screenshot") {
     TempDir dir;
     const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --layout-report");

@@ -110,13 +110,22 @@ void DrawMenuBar(AppState& app, Frame& frame) {
 void DrawErrorBanner(AppState& app) {
     if (app.doc.error.empty()) return;
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::ColorConvertU32ToFloat4(palette::kErrorBanner));
-    const float h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
+    // A long line (a path, quantize's float32 overflow line) wraps before the button: it ran under the button
+    // and off the window's edge, cut, at a projector's text size. The banner is as tall as the wrapped text.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float button = ImGui::GetFontSize() * 5.0f;
+    const float label = ImGui::CalcTextSize("Error:").x + style.ItemSpacing.x;
+    const float wrap = std::max(ImGui::GetFontSize() * 8.0f, ImGui::GetContentRegionAvail().x - label - button - style.ItemSpacing.x);
+    const float text_h = ImGui::CalcTextSize(app.doc.error.c_str(), nullptr, false, wrap).y;
+    const float h = std::max(ImGui::GetFrameHeight(), text_h + 2.0f * style.FramePadding.y) + style.ItemSpacing.y + style.WindowPadding.y;
     ImGui::BeginChild("##error", ImVec2(-1.0f, h), false, ImGuiWindowFlags_NoScrollbar);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Error:");
     ImGui::SameLine();
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
     ImGui::TextUnformatted(app.doc.error.c_str());
-    ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowWidth() - ImGui::GetFontSize() * 5.0f));
+    ImGui::PopTextWrapPos();
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowWidth() - button));
     if (ImGui::Button("Dismiss")) app.doc.error.clear();
     ImGui::EndChild();
     ImGui::PopStyleColor();
