@@ -112,9 +112,12 @@ TEST_CASE("large tensor: 64M bf16 elements open in the window under an address-s
     // once depends on timing: under load the test failed 1 run in 3 by a few MB, so stacks are 2 MB here.
     const Run r = run(dir, std::string(kXvfb) + "sh -c \"ulimit -s 2048 && ulimit -v " + std::to_string(cap_kb) +
                                " && exec env MALLOC_ARENA_MAX=2 timeout -k 5 120 '" QS_BINARY "' gui '" + path +
-                               "' --no-settings --size 1280x720 --screenshot '" + png + "'\"");
+                               "' --no-settings --size 1280x720 --screenshot '" + png + "' --layout-report\"");
     CHECK_MESSAGE(r.exit_code == 0, r.err);
     CHECK(file_exists(png));
+    // The window reports an allocation that failed under the cap in its banner and still exits 0: the
+    // report's error field must be empty for the bound to hold.
+    CHECK_MESSAGE(r.out.find("\"error\": \"\"") != std::string::npos, r.out);
     // The same cap refuses a float32 copy of the tensor plus its three full-size results (12 bytes each),
     // which is what the window held before: the bound is doing the work.
     CHECK(64LL * 1024 * 1024 * (4 + 12) / 1024 > cap_kb);
