@@ -71,14 +71,19 @@ struct Run {
 
 // Runs `command` through the shell with stdout and stderr captured to files in `dir`; the child's config
 // and cache directories point into `dir`, so no test reads or writes the user's settings.
+// xvfb-run's own failures (two servers started at once racing for a display number under `-a`, a lock
+// left behind) say "xvfb-run: error" and are not the program's: the command is run again, up to three times.
 inline Run run(const TempDir& dir, const std::string& command) {
     const std::string out = dir.path + "/stdout", err = dir.path + "/stderr";
     const std::string env = "XDG_CONFIG_HOME='" + dir.path + "/config' XDG_CACHE_HOME='" + dir.path + "/cache' ";
-    const int status = std::system((env + command + " >'" + out + "' 2>'" + err + "'").c_str());
     Run r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_file(out);
-    r.err = read_file(err);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const int status = std::system((env + command + " >'" + out + "' 2>'" + err + "'").c_str());
+        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        r.out = read_file(out);
+        r.err = read_file(err);
+        if (r.err.find("xvfb-run: error") == std::string::npos) break;
+    }
     return r;
 }
 
