@@ -75,7 +75,10 @@ inline std::int64_t float_elements(const float* r, const float* s, std::int64_t 
         deq[i] = zero ? 0.0f : sk * v;
         const std::uint32_t normal_code =
             (((uv >> 23) - k.exponent_offset) << k.m_bits) | ((uv >> k.shift) & k.mantissa_mask);
-        const auto sub_code = static_cast<std::uint32_t>(static_cast<std::int32_t>(as_float(uv) * k.sub_units));
+        // Only a subnormal's units are converted: a normal's would not fit an int (undefined behaviour, caught by
+        // -fsanitize=float-cast-overflow), and its code is normal_code anyway.
+        const float sub_units = uv < k.min_normal_bits ? as_float(uv) * k.sub_units : 0.0f;
+        const auto sub_code = static_cast<std::uint32_t>(static_cast<std::int32_t>(sub_units));
         const std::uint32_t magnitude_code = k.wide ? (uv >> 16) : (uv < k.min_normal_bits ? sub_code : normal_code);
         codes[i] = static_cast<std::int32_t>(magnitude_code | (sv != 0 ? k.sign_bit : 0u));
     }
