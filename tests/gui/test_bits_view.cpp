@@ -93,7 +93,7 @@ TEST_CASE("bits tab: fp8-e4m3 448 shows its fields and value and the float32 sca
     CHECK(Has(out, "\"bits\": [\"code (fp8-e4m3): 0 1111 110 "));
     CHECK(Has(out, " 1.75 = 448\""));
     CHECK(Has(out, "scale s (float32): 0 01111111 00000000000000000000000"));
-    CHECK(!Has(out, "packed byte"));  // a code of 8 bits packs into whole bytes
+    CHECK(!Has(out, "of --out-packed"));  // a code of 8 bits packs into whole bytes
 }
 
 TEST_CASE("bits tab: int4 -3 is 1101 in a byte shared with the code before it") {
@@ -102,7 +102,7 @@ TEST_CASE("bits tab: int4 -3 is 1101 in a byte shared with the code before it") 
     INFO(out);
     CHECK(Has(out, "code (int4): 1101 "));
     CHECK(Has(out, "3 (two's complement)"));
-    CHECK(Has(out, "packed byte 0 = 215 = 0b11010111: codes 7 -3 of [0, 0] to [0, 1]"));
+    CHECK(Has(out, "byte 0 of --out-packed = 215 = 0b11010111: codes 7 -3 of [0, 0] to [0, 1]"));
 }
 
 TEST_CASE("bits tab: the course's uint2 codes 1 0 3 2 pack into the byte 177") {
@@ -110,7 +110,15 @@ TEST_CASE("bits tab: the course's uint2 codes 1 0 3 2 pack into the byte 177") {
     const std::string out = BitsReport("1, 0, 3, 2", "--dtype uint2 --select 0,2");
     INFO(out);
     CHECK(Has(out, "code (uint2): 11 "));
-    CHECK(Has(out, "packed byte 0 = 177 = 0b10110001: codes 1 0 3 2 of [0, 0] to [0, 3], the first in the lowest bits"));
+    CHECK(Has(out, "byte 0 of --out-packed = 177 = 0b10110001: codes 1 0 3 2 of [0, 0] to [0, 3], the first in the lowest bits"));
+}
+
+TEST_CASE("bits tab: the packed byte's line says its number is the byte's offset in --out-packed") {
+    // The file's second byte: codes 2 3 0 1, the first in the lowest bits, are 2 + 3*4 + 0*16 + 1*64 = 78.
+    REQUIRE(have_xvfb());
+    const std::string out = BitsReport("1, 0, 3, 2, 2, 3, 0, 1", "--dtype uint2 --select 0,5");
+    INFO(out);
+    CHECK(Has(out, "byte 1 of --out-packed = 78 = 0b01001110: codes 2 3 0 1 of [0, 4] to [0, 7]"));
 }
 
 TEST_CASE("bits tab: an mxfp4 cell shows its block's E8M0 scale 124 = 2^-3 at a projector's text size") {
@@ -122,7 +130,7 @@ TEST_CASE("bits tab: an mxfp4 cell shows its block's E8M0 scale 124 = 2^-3 at a 
     CHECK(Has(out, "code (fp4-e2m1): 0 11 1 "));
     CHECK(Has(out, "block scale X (E8M0): 01111100 "));
     CHECK(Has(out, " 0.125\""));
-    CHECK(Has(out, "packed byte 0 = "));
+    CHECK(Has(out, "byte 0 of --out-packed = "));
     CHECK(Has(out, "\"overflowing_windows\": 0"));
 }
 
@@ -204,7 +212,7 @@ TEST_CASE("bits panel: a covered code stays hidden and a click on a packed code 
     REQUIRE(st.report.size() == 4);  // code, s, z, packed byte
     CHECK(st.report[0].find("code (uint2): 11 ") == 0);
     CHECK(st.report[0].find("= 3 (unsigned)") != std::string::npos);
-    CHECK(st.report[3].find("packed byte 0 = 177 = 0b10110001") == 0);
+    CHECK(st.report[3].find("byte 0 of --out-packed = 177 = 0b10110001") == 0);
     REQUIRE(st.packed_rects.size() == 4);  // the four codes, the first (element 0) in the lowest bits: right
     CHECK(st.packed_rects[0].x > st.packed_rects[3].x);
     const ImVec4 first = st.packed_rects[0];

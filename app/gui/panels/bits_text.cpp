@@ -97,8 +97,9 @@ std::string PackedByteLine(const PackedByte& packed, const Shape& shape) {
     for (int b = 7; b >= 0; --b) bits += ((packed.value >> b) & 1) != 0 ? '1' : '0';
     std::string codes;
     for (const PackedSlot& s : packed.slots) codes += (codes.empty() ? "" : " ") + FormatInteger(s.code);
-    return "packed byte " + FormatInteger(static_cast<double>(packed.offset)) + " = " + FormatInteger(packed.value) +
-           " = 0b" + bits + ": codes " + codes + " of " + index_to_string(shape, packed.slots.front().element) + " to " +
+    const std::string offset = FormatInteger(static_cast<double>(packed.offset));
+    return "byte " + offset + " of --out-packed = " + FormatInteger(packed.value) + " = 0b" + bits + ": codes " + codes +
+           " of " + index_to_string(shape, packed.slots.front().element) + " to " +
            index_to_string(shape, packed.slots.back().element) + ", the first in the lowest bits";
 }
 

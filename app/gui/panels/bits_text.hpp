@@ -22,7 +22,8 @@ std::string BitRowDecoded(const BitRow& row);
 // The name under a float's field, longest first, then shorter ones for a narrow field ("exponent", "exp", "e").
 std::vector<std::string> FieldNames(BitFieldKind kind);
 
-// "packed byte 0 = 177 = 0b10110001: codes 1 0 3 2 of [0, 0] to [0, 3], the first in the lowest bits".
+// "byte 0 of --out-packed = 177 = 0b10110001: codes 1 0 3 2 of [0, 0] to [0, 3], the first in the lowest bits".
+// The number after "byte" is the byte's offset in the file, named as such: "packed byte 68 = 3" read as a value.
 std::string PackedByteLine(const PackedByte& packed, const Shape& shape);
 
 // Every line the view shows, "<title>: <bits> → <decoded>", then the packed byte's line (if any).
