@@ -150,3 +150,15 @@ TEST_CASE("--panels and --layout set the View menu's panels and the figure's lay
         CHECK(b.err.find(std::string(bad).substr(0, 7)) != std::string::npos);
     }
 }
+
+TEST_CASE("classroom screens: a block format's controls cut no text at font scale 2 on 1280x720") {
+    // "The block format chooses its own scales." was one unwrapped line: cut at the left column's edge.
+    TempDir dir;
+    for (const char* dtype : {"mxfp4", "nvfp4", "q4_1"}) {
+        const std::string options = std::string("--random normal --shape 64x64 --dtype ") + dtype +
+                                    " --size 1280x720 --font-scale 2";
+        const std::string report = Report(dir, options);
+        INFO(options << "\n" << report);
+        CHECK(ReportNumber(report, "overflowing_windows") == 0);
+    }
+}

@@ -439,7 +439,10 @@ void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& 
     if (format != FormatId::Int) {
         // A format: its scale choice (none for a block format: its recipe is fixed) and granularity.
         if (format_info(format).kind == FormatKind::Block) {
-            ImGui::TextDisabled("The block format chooses its own scales.");
+            // Wrapped: at a projector's text size one line ran past the left column's edge.
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            TextWrappedAtSpaces("The block format chooses its own scales.");
+            ImGui::PopStyleColor();
         } else {
             Section("Scale");
             DrawFormatMode(state, doc, out);
