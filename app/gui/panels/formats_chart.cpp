@@ -213,11 +213,8 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
         if (clicked) click = hover;
     } else if (hovered && Nearest({cur}, ImGui::GetIO().MousePos, mr * 2.5f) == 0) {
         // The ring alone (settings that are no row of the table, e.g. a percentile calibrator): its numbers.
-        const std::string sqnr = std::isfinite(current_sqnr) ? FormatFixed(current_sqnr, 2, 4) + " dB"
-                                 : current_sqnr > 0                ? "no error"
-                                                                   : "no signal";
         ImGui::SetTooltip("the current settings: %s\n%s bits per weight, SQNR %s", current_label.c_str(),
-                          FormatFixed(current_bits, 4, 4).c_str(), sqnr.c_str());
+                          FormatFixed(current_bits, 4, 4).c_str(), SqnrTooltipText(current_sqnr).c_str());
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);

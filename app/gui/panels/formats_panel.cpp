@@ -247,10 +247,15 @@ int DrawTable(FormatsPanelState& st, const QuantConfig& current, const std::vect
 
 }  // namespace
 
+std::string SqnrTooltipText(double comparable_db) {
+    if (std::isfinite(comparable_db)) return FormatFixed(comparable_db, 2, 4) + " dB";
+    return comparable_db > 0 ? "no error" : "no signal";
+}
+
 std::string FormatRowTooltip(const FormatsPanelState& st, std::size_t i) {
     const FormatRow& r = st.sorted[i];
     const double q = comparable_sqnr_db(r);
-    const std::string sqnr = std::isfinite(q) ? FormatFixed(q, 2, 4) + " dB" : q > 0 ? "no error" : "no signal";
+    const std::string sqnr = SqnrTooltipText(q);
     std::string out = FormatRowName(r) + "\n" + FormatFixed(r.bits_per_weight, 4, 4) + " bits per weight, " +
                       FormatInteger(static_cast<double>(r.bytes)) + " bytes\nSQNR " + sqnr + ", MSE " +
                       FormatNumber(r.metrics.mse) + "\n";
