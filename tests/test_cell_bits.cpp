@@ -8,6 +8,7 @@
 #include <string>
 
 #include "quantscope/cell_bits.hpp"
+#include "quantscope/overview.hpp"
 #include "quantscope/params.hpp"
 #include "test_helpers.hpp"
 
@@ -184,6 +185,24 @@ TEST_CASE("cell bits: nvfp4 stores the E4M3 sb per block and the float32 g per t
     CHECK(b1.scales[0].bits_value == 0x40);
     CHECK(b1.scales[0].value == 2.0);
     CHECK(static_cast<float>(b1.scales[0].value * b1.scales[1].value) == static_cast<float>(p.scale[1]));
+}
+
+TEST_CASE("cell bits: nvfp4's g from the values overview's amax is the one quantize used") {
+    // The window passes ValueOverview::amax(); here the largest |r| is the minimum, -2688: g = 2688 / 2688 = 1.
+    std::vector<float> v(32, 0.5f);
+    v[3] = -2688.0f;
+    v[16] = 12.0f;
+    const Tensor t = row(v);
+    const ValueOverview values = overview_values(view_of(t), overview_grid(t.shape, 1 << 20));
+    CHECK(values.amax() == 2688.0f);
+    const QuantConfig c = config_of("nvfp4", Mode::Symmetric);
+    const QuantParams p = compute_params(t, c);
+    for (std::int64_t flat : {0, 20}) {
+        const CellBits b = cell_bits(view_of(t), p, c, flat, values.amax());
+        REQUIRE(b.scales.size() == 2);
+        CHECK(b.scales[1].value == 1.0);
+        CHECK(static_cast<float>(b.scales[0].value * b.scales[1].value) == static_cast<float>(p.scale[static_cast<std::size_t>(b.block)]));
+    }
 }
 
 TEST_CASE("cell bits: nf4 shows the 4-bit index its codebook level and the block's absmax") {

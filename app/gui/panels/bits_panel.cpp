@@ -158,9 +158,7 @@ void Refresh(BitsPanelState& st, const QuantView& qv, std::int64_t selected) {
     st.valid = false;
     st.error.clear();
     try {
-        // NVFP4's g comes from the tensor's max |r|, which the tensor's own range already holds.
-        const float amax = std::max(std::fabs(qv.data->values.lo), std::fabs(qv.data->values.hi));
-        st.bits = cell_bits(qv.data->view, *qv.params, *qv.config, selected, amax);
+        st.bits = cell_bits(qv.data->view, *qv.params, *qv.config, selected, qv.data->values.amax());
         st.valid = true;
     } catch (const std::exception& e) {
         st.error = e.what();

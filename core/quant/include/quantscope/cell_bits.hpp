@@ -65,8 +65,8 @@ struct CellBits {
 };
 
 // The Bits view of element `flat` of `view` quantized with `params` (as compute_params gives them) and
-// `config`. `tensor_amax` is max |r| over the tensor (NVFP4 derives its g from it; the window knows it
-// from the tensor's range); pass a negative number to have it computed (one pass over the view).
+// `config`. `tensor_amax` is max |r| over the tensor (NVFP4 derives its g from it; the window passes
+// ValueOverview::amax()); pass a negative number to have it computed (one pass over the view).
 // Throws qs::Error for an index out of range.
 CellBits cell_bits(const TensorView& view, const QuantParams& params, const QuantConfig& config, std::int64_t flat,
                    float tensor_amax);

@@ -4,6 +4,8 @@
 // computed only for a window of cells when it is looked at closely. Nothing here is O(numel) in memory.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -40,6 +42,8 @@ struct ValueOverview {
     std::vector<float> mean;
     float lo = 0, hi = 0;
     std::int64_t argmin = 0, argmax = 0;
+    // max |r| over the tensor (what NVFP4's g and a symmetric s come from), so callers need not derive it.
+    float amax() const { return std::max(std::fabs(lo), std::fabs(hi)); }
     // A bf16 or f16 view: how many elements hold each of the 2^16 bit patterns (else empty). No quantization
     // setting changes it, and with one (s, z) for the tensor it gives the code counts, the clipped count and
     // the largest error of any (s, z) without a pass (quantize_overview's `values`).
