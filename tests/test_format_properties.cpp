@@ -10,7 +10,10 @@
 #include <string>
 
 #include "quantscope/error.hpp"
+#include "quantscope/blocks.hpp"
+#include "quantscope/config.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/quantize.hpp"
 
 using namespace qs;
 
@@ -241,5 +244,28 @@ TEST_CASE("format through the int entry points: compute_params quantize and trac
             REQUIRE(tr.code == codes[static_cast<std::size_t>(i)]);
             REQUIRE(tr.dequantized == deq[static_cast<std::size_t>(i)]);
         }
+    }
+}
+
+TEST_CASE("block codes: one block's codes from its gathered values equal the pass's for every format") {
+    // The window's code histogram of one block reads these; for ggml the codes must come from the block's
+    // float32 d (r / fp16(d) moves some codes across a rounding boundary: q4_0 and q8_0 failed before).
+    const Tensor t = random_tensor(11, {8, 256});
+    for (const FormatId id : {FormatId::Q8_0, FormatId::Q4_0, FormatId::Q4_1, FormatId::Nf4, FormatId::MxFp4,
+                              FormatId::NvFp4, FormatId::Fp8E4M3}) {
+        const QuantConfig config = with_format(QuantConfig{}, id);
+        QuantParams params;
+        const QuantResult whole = quantize(t, config, &params);
+        std::int64_t mismatches = 0;
+        for (std::int64_t b = 0; b < params.block_count; ++b) {
+            const std::vector<float> values = block_elements(t.values.data(), t.numel(), params, b);
+            const std::vector<std::int32_t> want =
+                block_elements(whole.codes.data(), t.numel(), params, b);
+            const std::vector<std::int32_t> got =
+                block_codes(values.data(), static_cast<std::int64_t>(values.size()), params, config, b);
+            REQUIRE(got.size() == want.size());
+            for (std::size_t i = 0; i < got.size(); ++i) mismatches += got[i] != want[i];
+        }
+        CHECK_MESSAGE(mismatches == 0, format_name(id));
     }
 }

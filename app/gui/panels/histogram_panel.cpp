@@ -135,14 +135,8 @@ void UpdateCodes(HistogramPanelState& st, const QuantView& qv, std::int64_t bloc
     if (block >= 0) {
         // One block's codes: a block is a slice of the tensor, counted exactly from its values.
         const std::vector<float>& values = st.block_values;  // the block on show, gathered from the view
-        const auto s = static_cast<float>(qv.params->scale_of(block));
-        const std::int32_t z = qv.params->zero_point_of(block);
-        std::vector<std::int32_t> codes(values.size());
-        const QuantParams& p = *qv.params;
-        const std::int64_t first = block * p.block_stride;  // an element of the block, for its (s, z)
-        for (std::size_t i = 0; i < values.size(); ++i)
-            codes[i] = qv.config->format == FormatId::Int ? quantize_value(values[i], s, z, *qv.config)
-                                                          : trace_value(values[i], p, *qv.config, first).code;
+        const std::vector<std::int32_t> codes = block_codes(values.data(), static_cast<std::int64_t>(values.size()),
+                                                            *qv.params, *qv.config, block);
         c = code_counts(codes.data(), static_cast<std::int64_t>(codes.size()), code_lo, code_hi);
     } else {
         // The whole tensor's codes were counted in the recompute's pass, exactly.

@@ -50,6 +50,16 @@ ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& 
     return t;
 }
 
+std::vector<std::int32_t> block_codes(const float* values, std::int64_t n, const QuantParams& params,
+                                      const QuantConfig& config, std::int64_t block) {
+    if (config.format != FormatId::Int) return format_block_codes(values, n, params, config, block);
+    const auto s = static_cast<float>(params.scale_of(block));
+    const std::int32_t z = params.zero_point_of(block);
+    std::vector<std::int32_t> codes(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) codes[static_cast<std::size_t>(i)] = quantize_value(values[i], s, z, config);
+    return codes;
+}
+
 ElementTrace trace_element(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                            std::int64_t flat_index) {
     if (flat_index < 0 || flat_index >= view.numel()) throw Error("element index out of range");

@@ -379,6 +379,22 @@ ElementTrace format_value_trace(float r, const QuantParams& params, const QuantC
     return as_element_trace(f);
 }
 
+std::vector<std::int32_t> format_block_codes(const float* values, std::int64_t n, const QuantParams& params,
+                                             const QuantConfig& config, std::int64_t block) {
+    std::vector<std::int32_t> codes(static_cast<std::size_t>(n));
+    const FormatInfo& info = format_info(config.format);
+    if (info.kind == FormatKind::Block && !has_float_element(config.format) && n == info.block_size) {
+        const detail::BlockScale b = detail::block_scale(config.format, values, info.block_size, 1.0f);
+        for (std::int64_t i = 0; i < n; ++i)
+            codes[static_cast<std::size_t>(i)] = detail::ggml_element(config.format, values[i], b).code;
+        return codes;
+    }
+    const std::int64_t first = block * params.block_stride;  // an element of the block, for its scale
+    for (std::int64_t i = 0; i < n; ++i)
+        codes[static_cast<std::size_t>(i)] = format_value_trace(values[i], params, config, first).code;
+    return codes;
+}
+
 Quantization quantize_format_checked(const TensorView& view, const QuantConfig& qc, const OutputSelection& wanted,
                                      const ResultSink& sink) {
     const FormatConfig config = format_config(qc);

@@ -105,6 +105,8 @@ Metrics quantize_format_config(const TensorView& view, const QuantParams& params
 ElementTrace format_element_trace(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                                   std::int64_t flat_index);
 ElementTrace format_value_trace(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index);
+std::vector<std::int32_t> format_block_codes(const float* values, std::int64_t n, const QuantParams& params,
+                                             const QuantConfig& config, std::int64_t block);
 
 // One element through the format, every intermediate value (for the window's tooltip and the Bits view).
 struct FormatTrace {

@@ -108,6 +108,12 @@ ElementTrace trace_element(const TensorView& view, const QuantParams& params, co
 // The same for a value already read (no access to the values, so no guarded region per element).
 ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index);
 
+// The codes of one block's values (all of them, in the order block_elements gathers them), as the pass
+// gives them: for ggml's formats the codes come from the block's float32 d (and min) computed from these
+// values, which trace_value cannot see (it has only the stored fp16 d).
+std::vector<std::int32_t> block_codes(const float* values, std::int64_t n, const QuantParams& params,
+                                      const QuantConfig& config, std::int64_t block);
+
 // The first element whose error |r - r'| is not finite (r' overflowed float32 near its limits), or -1.
 // Sequential: for the error message after a pass whose max_abs_error came out infinite.
 std::int64_t first_nonfinite_error(const TensorView& view, const QuantParams& params, const QuantConfig& config);
