@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "quantscope/format_table.hpp"
@@ -42,6 +43,14 @@ TEST_CASE("pareto front: the rows no other row beats in both fewer bits and high
     CHECK(comparable_sqnr_db(zero[0]) == -std::numeric_limits<double>::infinity());
     CHECK(pareto_front(zero) == std::vector<std::size_t>{2});
     CHECK(pareto_front({}).empty());
+    // Why a row is off the front: the cheapest front row that costs no more and loses no more.
+    const std::vector<std::size_t> front = pareto_front(rows);
+    CHECK(pareto_dominator(rows, front, 0) == std::optional<std::size_t>{3});
+    CHECK(pareto_dominator(rows, front, 2) == std::optional<std::size_t>{4});
+    CHECK(pareto_dominator(rows, front, 5) == std::optional<std::size_t>{4});
+    CHECK(pareto_dominator(rows, front, 6) == std::optional<std::size_t>{3});
+    CHECK_FALSE(pareto_dominator(rows, front, 3).has_value());
+    CHECK_FALSE(pareto_dominator(rows, front, 8).has_value());
 }
 
 TEST_CASE("pareto front: on a real table it rises with the bits and every other row is beaten by a front row") {

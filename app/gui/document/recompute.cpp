@@ -41,8 +41,7 @@ QuantParams ParamsFor(const TensorData& data, const QuantConfig& config) {
         asymmetric_params(data.values.lo, data.values.hi, config.dtype, params.scale[0], params.zero_point[0],
                           config.recompute_scale);
     } else {
-        symmetric_params(std::max(std::abs(static_cast<double>(data.values.lo)), std::abs(static_cast<double>(data.values.hi))),
-                         config.dtype, params.scale[0], params.zero_point[0]);
+        symmetric_params(data.values.amax(), config.dtype, params.scale[0], params.zero_point[0]);
     }
     return params;
 }

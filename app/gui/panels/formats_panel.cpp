@@ -261,14 +261,10 @@ std::string FormatRowTooltip(const FormatsPanelState& st, std::size_t i) {
                       FormatNumber(r.metrics.mse) + "\n";
     // Why a row is off the front: the cheapest front row that costs no more and loses no more.
     const bool on_front = std::find(st.front.begin(), st.front.end(), i) != st.front.end();
-    for (std::size_t f : st.front) {
-        if (on_front) break;
-        const FormatRow& b = st.sorted[f];
-        if (b.bits_per_weight <= r.bits_per_weight && comparable_sqnr_db(b) >= q) {
-            out += "beaten by " + FormatRowName(b) + " (" + FormatFixed(b.bits_per_weight, 4, 4) + " bits, " +
-                   FormatFixed(comparable_sqnr_db(b), 2, 4) + " dB)\n";
-            break;
-        }
+    if (const std::optional<std::size_t> f = pareto_dominator(st.sorted, st.front, i)) {
+        const FormatRow& b = st.sorted[*f];
+        out += "beaten by " + FormatRowName(b) + " (" + FormatFixed(b.bits_per_weight, 4, 4) + " bits, " +
+               FormatFixed(comparable_sqnr_db(b), 2, 4) + " dB)\n";
     }
     if (on_front) out += "on the Pareto front: nothing cheaper is as good\n";
     out += static_cast<int>(i) == st.current ? "(the current choice)" : "click: use it";

@@ -135,4 +135,13 @@ std::vector<std::size_t> pareto_front(const std::vector<FormatRow>& rows) {
     return front;
 }
 
+std::optional<std::size_t> pareto_dominator(const std::vector<FormatRow>& rows, const std::vector<std::size_t>& front,
+                                            std::size_t i) {
+    if (std::find(front.begin(), front.end(), i) != front.end()) return std::nullopt;
+    const double q = comparable_sqnr_db(rows[i]);
+    for (std::size_t f : front)
+        if (rows[f].bits_per_weight <= rows[i].bits_per_weight && comparable_sqnr_db(rows[f]) >= q) return f;
+    return std::nullopt;
+}
+
 }  // namespace qs

@@ -54,4 +54,9 @@ double comparable_sqnr_db(const FormatRow& row);
 // index), so the front reads left to right as a staircase that only rises.
 std::vector<std::size_t> pareto_front(const std::vector<FormatRow>& rows);
 
+// Why row `i` is off the front: the first row of `front` (pareto_front's order, cheapest first) that costs
+// no more bits per weight and loses no more (SQNR at least as high); none for a row on the front.
+std::optional<std::size_t> pareto_dominator(const std::vector<FormatRow>& rows, const std::vector<std::size_t>& front,
+                                            std::size_t i);
+
 }  // namespace qs
