@@ -173,14 +173,14 @@ struct Run {
 
 #ifdef QS_BINARY
 // Runs the built binary with `args` (shell syntax) and `env` (NAME=value ... for the binary alone), stdout
-// and stderr captured in files in `dir`. A run that takes more than a minute is killed and fails (exit code
-// 124): no test waits forever. `address_space_kb` > 0 caps the child's virtual memory (RLIMIT_AS, through
+// and stderr captured in files in `dir`. A run that takes more than `seconds` (a minute unless told) is
+// killed and fails (exit code 124): no test waits forever. `address_space_kb` > 0 caps the child's virtual memory (RLIMIT_AS, through
 // the shell's ulimit -v): a memory bound checked by failing allocations, not by timing.
 inline Run run(const std::string& args, const TempDir& dir, const std::string& env = "",
-               long long address_space_kb = 0) {
+               long long address_space_kb = 0, int seconds = 60) {
     const std::string out = dir / "stdout.txt", err = dir / "stderr.txt";
     const std::string limit = address_space_kb > 0 ? "ulimit -v " + std::to_string(address_space_kb) + " && " : "";
-    const std::string cmd = limit + "timeout -k 5 60 env " + env + " " + shell_quote(QS_BINARY) + " " + args + " >" +
+    const std::string cmd = limit + "timeout -k 5 " + std::to_string(seconds) + " env " + env + " " + shell_quote(QS_BINARY) + " " + args + " >" +
                             shell_quote(out) + " 2>" + shell_quote(err);
     const int status = std::system(cmd.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_bytes(out), read_bytes(err)};
