@@ -45,22 +45,6 @@ void for_each_row_run(const OverviewGrid& g, std::int64_t first, std::int64_t co
     }
 }
 
-// Sums per block into means (blocks at the end of a row or column hold fewer cells).
-template <typename A>
-std::vector<float> means(const OverviewGrid& g, const std::vector<A>& sums) {
-    std::vector<float> out(sums.size());
-    for (std::int64_t s = 0; s < g.slices; ++s)
-        for (std::int64_t orow = 0; orow < g.out_rows(); ++orow) {
-            const std::int64_t h = std::min(g.rows, (orow + 1) * g.fy) - orow * g.fy;
-            for (std::int64_t oc = 0; oc < g.out_cols(); ++oc) {
-                const std::int64_t w = std::min(g.cols, (oc + 1) * g.fx) - oc * g.fx;
-                const std::size_t i = static_cast<std::size_t>(s * g.cells_per_slice() + orow * g.out_cols() + oc);
-                out[i] = static_cast<float>(static_cast<double>(sums[i]) / static_cast<double>(h * w));
-            }
-        }
-    return out;
-}
-
 }  // namespace
 
 OverviewGrid overview_grid(const Shape& shape, std::int64_t max_cells) {
@@ -245,7 +229,7 @@ ValueOverview overview_values(const TensorView& view, const OverviewGrid& grid) 
         if (first || p.hi > out.hi || (p.hi == out.hi && p.argmax < out.argmax)) out.hi = p.hi, out.argmax = p.argmax;
         first = false;
     }
-    out.mean = means(grid, sums);
+    out.mean = detail::block_means(grid, sums);
     return out;
 }
 
@@ -390,7 +374,7 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     const auto& counts = out.code_counts;
     out.code_lo = q_min + static_cast<std::int32_t>(std::find_if(counts.begin(), counts.end(), used) - counts.begin());
     out.code_hi = q_min + static_cast<std::int32_t>(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), used)) - 1;
-    out.codes_mean = means(grid, code_sums);
+    out.codes_mean = detail::block_means(grid, code_sums);
     out.error_max = std::move(err_max);
     if (one_block) {
         // r' = s (q - z) in float32, as the quantizer computes it; a mean commutes with the affine map.
@@ -405,7 +389,7 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     } else {
         out.dequantized_lo = deq_lo;
         out.dequantized_hi = deq_hi;
-        out.dequantized_mean = means(grid, deq_sums);
+        out.dequantized_mean = detail::block_means(grid, deq_sums);
     }
     return out;
 }

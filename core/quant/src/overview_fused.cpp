@@ -267,21 +267,6 @@ std::vector<Unit> cut_units(const OverviewGrid& g, const Plan& plan) {
     return units;
 }
 
-template <typename A>
-std::vector<float> block_means(const OverviewGrid& g, const std::vector<A>& sums) {
-    std::vector<float> out(sums.size());
-    for (std::int64_t s = 0; s < g.slices; ++s)
-        for (std::int64_t orow = 0; orow < g.out_rows(); ++orow) {
-            const std::int64_t h = std::min(g.rows, (orow + 1) * g.fy) - orow * g.fy;
-            for (std::int64_t oc = 0; oc < g.out_cols(); ++oc) {
-                const std::int64_t w = std::min(g.cols, (oc + 1) * g.fx) - oc * g.fx;
-                const std::size_t i = static_cast<std::size_t>(s * g.cells_per_slice() + orow * g.out_cols() + oc);
-                out[i] = static_cast<float>(static_cast<double>(sums[i]) / static_cast<double>(h * w));
-            }
-        }
-    return out;
-}
-
 bool applies(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid) {
     const std::int64_t n = view.numel();
     if (config.format != FormatId::Int || config.overflow != Overflow::Clamp || config.active_naive_norm() != 0 ||

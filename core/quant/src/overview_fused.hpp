@@ -1,9 +1,29 @@
 // Internal to the window's overview (overview.cpp): the integer quantization's overview as one fused pass.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #include "quantscope/overview.hpp"
 
 namespace qs::detail {
+
+// Sums per block into means (blocks at the end of a row or column hold fewer cells); both passes use it.
+template <typename A>
+std::vector<float> block_means(const OverviewGrid& g, const std::vector<A>& sums) {
+    std::vector<float> out(sums.size());
+    for (std::int64_t s = 0; s < g.slices; ++s)
+        for (std::int64_t orow = 0; orow < g.out_rows(); ++orow) {
+            const std::int64_t h = std::min(g.rows, (orow + 1) * g.fy) - orow * g.fy;
+            for (std::int64_t oc = 0; oc < g.out_cols(); ++oc) {
+                const std::int64_t w = std::min(g.cols, (oc + 1) * g.fx) - oc * g.fx;
+                const std::size_t i = static_cast<std::size_t>(s * g.cells_per_slice() + orow * g.out_cols() + oc);
+                out[i] = static_cast<float>(static_cast<double>(sums[i]) / static_cast<double>(h * w));
+            }
+        }
+    return out;
+}
 
 // The overview of an integer quantization in one read of the view: each element is loaded in its stored type
 // (bf16, f16, f32 converted in registers), quantized with quantize's AVX2 arithmetic and folded at once into
