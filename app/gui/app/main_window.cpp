@@ -194,6 +194,125 @@ void DrawFormatsTab(AppState& app, const QuantView& view) {
     if (!app.intents.apply_config(app.doc, click.config, false, &problem)) app.intents.push(ErrorIntent{problem});
 }
 
+// How tall the figure is, and how much height the numbers below it keep at least.
+struct RightColumnLayout {
+    float figure_h = 0.0f;
+    float bottom_min = 0.0f;
+};
+
+RightColumnLayout LayOutRightColumn(AppState& app, const QuantView& view, ImVec2 avail, bool bottom) {
+    RightColumnLayout layout;
+    if (!app.panels.figure) return layout;
+    // The figure first, as tall as its heatmaps need for square cells (at most 70%); the numbers and
+    // histograms take the rest.
+    layout.figure_h = avail.y;
+    if (bottom && view.valid()) {
+        const float natural = FigurePanelHeight(app.figure, view, avail.x);
+        layout.figure_h = std::min(std::floor(avail.y * 0.70f), natural);
+        // A projector's text on a small window: 70% of the column would squeeze the heatmaps to thumbnails.
+        // The figure then keeps the height its square cells need and the column scrolls to the numbers below.
+        if (layout.figure_h < 0.75f * natural || layout.figure_h < FigurePanelMinHeight(app.figure, view, avail.x)) {
+            layout.figure_h = natural;
+            layout.bottom_min = std::floor(avail.y * 0.6f);
+        }
+    }
+    return layout;
+}
+
+// A click on the error landscape: manual s and z for the whole tensor (one undo step).
+void ApplyLandscapeClick(AppState& app, const LandscapeClick& click) {
+    if (!click.requested || app.doc.busy()) return;
+    QuantConfig next = app.doc.config;
+    next.mode = Mode::Manual;
+    next.granularity = Granularity::Tensor;
+    next.axis = 0;
+    next.group_size = 0;
+    next.calibration = Calibration::MinMax;  // manual s and z: no calibrator
+    next.manual_scale = click.scale;
+    next.manual_zero_point = click.zero_point;
+    app.intents.push(ApplyConfigIntent{next, false});
+}
+
+// The Bits tab; a code of the packed byte clicked: the figure follows that element.
+void DrawBitsTab(AppState& app, const QuantView& view) {
+    const std::int64_t follow = DrawBitsPanel(
+        app.bits, view, app.figure.selected,
+        app.figure.selected >= 0 && FigureHidesPipeline(app.figure, app.figure.selected));
+    if (follow < 0) return;
+    app.figure.selected = follow;
+    app.figure.slice = static_cast<int>(follow / (view.data->rows() * view.data->cols()));
+}
+
+// The analysis tabs' bar; the open tab is remembered in app.analysis_tab.
+void DrawAnalysisTabBar(AppState& app, Frame& frame, const QuantView& view) {
+    if (!ImGui::BeginTabBar("##analysis-tabs", ImGuiTabBarFlags_FittingPolicyScroll)) return;
+    if (ImGui::BeginTabItem("Histograms", nullptr, TabFlags(frame, kTabHistograms))) {
+        app.analysis_tab = kTabHistograms;
+        app.histogram.follow_element = app.figure.selected;
+        const Stopwatch clock;
+        DrawHistogramPanel(app.histogram, view, app.doc.shown_data);
+        frame.histogram_ms = clock.ms();
+        ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Error landscape", nullptr, TabFlags(frame, kTabLandscape))) {
+        app.analysis_tab = kTabLandscape;
+        // Drawn (and computed, in the background) only while its tab is open.
+        ApplyLandscapeClick(app, DrawLandscapePanel(app.landscape, view, app.doc.shown_data));
+        ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Calibrators", nullptr, TabFlags(frame, kTabCalibrators))) {
+        app.analysis_tab = kTabCalibrators;
+        const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.doc.shown_data);
+        if (apply.requested && !app.doc.busy()) app.intents.push(ApplyConfigIntent{apply.config, false});
+        ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Compare", nullptr, TabFlags(frame, kTabCompare))) {
+        app.analysis_tab = kTabCompare;
+        DrawComparePanel(app.compare, view, app.doc.shown_data);
+        ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Bits", nullptr, TabFlags(frame, kTabBits))) {
+        app.analysis_tab = kTabBits;
+        DrawBitsTab(app, view);
+        ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Formats", nullptr, TabFlags(frame, kTabFormats))) {
+        app.analysis_tab = kTabFormats;
+        DrawFormatsTab(app, view);
+        ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Model", nullptr, TabFlags(frame, kTabModel))) {
+        app.analysis_tab = kTabModel;
+        // Swept when first shown, with the current settings (reading a whole checkpoint is not free).
+        if (app.model.checkpoint && !app.model.started) StartModelSweep(app.model, app.doc.config);
+        DrawModelPanel(app.model, app.doc.config, app.intents);
+        ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+}
+
+// Below the figure: the metrics beside the analysis tabs, `h` tall.
+void DrawBottomArea(AppState& app, Frame& frame, const QuantView& view, float width, float h) {
+    // The landscape, the calibrator table and the comparison need the width: the metrics step aside.
+    const bool wide = app.panels.histogram && app.analysis_tab != kTabHistograms;
+    const bool show_metrics = app.panels.metrics && !wide;
+    const float metrics_w = app.panels.histogram ? std::floor(width * 0.42f) : width;
+    if (show_metrics) {
+        ImGui::BeginChild("##metrics", ImVec2(metrics_w, h), true);
+        DrawMetricsPanel(view);
+        ImGui::EndChild();
+        if (app.panels.histogram) ImGui::SameLine();
+    }
+    if (!app.panels.histogram) return;
+    ImGui::BeginChild("##analysis", ImVec2(0.0f, h), true);
+    DrawAnalysisTabBar(app, frame, view);
+    // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
+    if (app.analysis_tab != kTabLandscape) SuspendLandscape(app.landscape);
+    if (app.analysis_tab != kTabFormats) SuspendFormats(app.formats);
+    if (app.analysis_tab != kTabHistograms) SuspendHistogram(app.histogram);
+    ImGui::EndChild();
+}
+
 void DrawRightColumn(AppState& app, Frame& frame) {
     ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
     const QuantView view = app.doc.view();
@@ -204,120 +323,18 @@ void DrawRightColumn(AppState& app, Frame& frame) {
     }
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const bool bottom = app.panels.metrics || app.panels.histogram;
-    const float spacing = ImGui::GetStyle().ItemSpacing.y;
-    // The figure first, as tall as its heatmaps need for square cells (at most 70%); the numbers and
-    // histograms take the rest.
-    float figure_h = avail.y;
-    float bottom_min = 0.0f;
-    if (bottom && view.valid()) {
-        const float natural = FigurePanelHeight(app.figure, view, avail.x);
-        figure_h = std::min(std::floor(avail.y * 0.70f), natural);
-        // A projector's text on a small window: 70% of the column would squeeze the heatmaps to thumbnails.
-        // The figure then keeps the height its square cells need and the column scrolls to the numbers below.
-        if (figure_h < 0.75f * natural || figure_h < FigurePanelMinHeight(app.figure, view, avail.x)) {
-            figure_h = natural;
-            bottom_min = std::floor(avail.y * 0.6f);
-        }
-    }
-    if (!app.panels.figure) {
-        figure_h = 0.0f;
-        bottom_min = 0.0f;
-    }
+    const RightColumnLayout layout = LayOutRightColumn(app, view, avail, bottom);
     if (app.panels.figure) {
         const Stopwatch clock;
         if (view.valid()) {
-            DrawFigurePanel(app.figure, view, ImVec2(avail.x, figure_h));
+            DrawFigurePanel(app.figure, view, ImVec2(avail.x, layout.figure_h));
         } else {
-            ImGui::Dummy(ImVec2(avail.x, figure_h));
+            ImGui::Dummy(ImVec2(avail.x, layout.figure_h));
         }
         frame.figure_ms = clock.ms();
     }
-    if (bottom && view.valid()) {
-        const float h = std::max(ImGui::GetContentRegionAvail().y, bottom_min);
-        // The landscape, the calibrator table and the comparison need the width: the metrics step aside.
-        const bool wide = app.panels.histogram && app.analysis_tab != kTabHistograms;
-        const bool show_metrics = app.panels.metrics && !wide;
-        const float metrics_w = app.panels.histogram ? std::floor(avail.x * 0.42f) : avail.x;
-        if (show_metrics) {
-            ImGui::BeginChild("##metrics", ImVec2(metrics_w, h), true);
-            DrawMetricsPanel(view);
-            ImGui::EndChild();
-            if (app.panels.histogram) ImGui::SameLine();
-        }
-        if (app.panels.histogram) {
-            ImGui::BeginChild("##analysis", ImVec2(0.0f, h), true);
-            if (ImGui::BeginTabBar("##analysis-tabs", ImGuiTabBarFlags_FittingPolicyScroll)) {
-                if (ImGui::BeginTabItem("Histograms", nullptr, TabFlags(frame, kTabHistograms))) {
-                    app.analysis_tab = kTabHistograms;
-                    app.histogram.follow_element = app.figure.selected;
-                    const Stopwatch clock;
-                    DrawHistogramPanel(app.histogram, view, app.doc.shown_data);
-                    frame.histogram_ms = clock.ms();
-                    ImGui::EndTabItem();
-                }
-                if (ImGui::BeginTabItem("Error landscape", nullptr, TabFlags(frame, kTabLandscape))) {
-                    app.analysis_tab = kTabLandscape;
-                    // Drawn (and computed, in the background) only while its tab is open.
-                    const LandscapeClick click = DrawLandscapePanel(app.landscape, view, app.doc.shown_data);
-                    if (click.requested && !app.doc.busy()) {
-                        QuantConfig next = app.doc.config;
-                        next.mode = Mode::Manual;
-                        next.granularity = Granularity::Tensor;
-                        next.axis = 0;
-                        next.group_size = 0;
-                        next.calibration = Calibration::MinMax;  // manual s and z: no calibrator
-                        next.manual_scale = click.scale;
-                        next.manual_zero_point = click.zero_point;
-                        app.intents.push(ApplyConfigIntent{next, false});
-                    }
-                    ImGui::EndTabItem();
-                }
-                if (ImGui::BeginTabItem("Calibrators", nullptr, TabFlags(frame, kTabCalibrators))) {
-                    app.analysis_tab = kTabCalibrators;
-                    const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.doc.shown_data);
-                    if (apply.requested && !app.doc.busy()) {
-                        app.intents.push(ApplyConfigIntent{apply.config, false});
-                    }
-                    ImGui::EndTabItem();
-                }
-                if (ImGui::BeginTabItem("Compare", nullptr, TabFlags(frame, kTabCompare))) {
-                    app.analysis_tab = kTabCompare;
-                    DrawComparePanel(app.compare, view, app.doc.shown_data);
-                    ImGui::EndTabItem();
-                }
-                if (ImGui::BeginTabItem("Bits", nullptr, TabFlags(frame, kTabBits))) {
-                    app.analysis_tab = kTabBits;
-                    const std::int64_t follow = DrawBitsPanel(
-                        app.bits, view, app.figure.selected,
-                        app.figure.selected >= 0 && FigureHidesPipeline(app.figure, app.figure.selected));
-                    if (follow >= 0) {  // a code of the packed byte clicked: the figure follows that element
-                        app.figure.selected = follow;
-                        app.figure.slice = static_cast<int>(follow / (view.data->rows() * view.data->cols()));
-                    }
-                    ImGui::EndTabItem();
-                }
-                if (ImGui::BeginTabItem("Formats", nullptr, TabFlags(frame, kTabFormats))) {
-                    app.analysis_tab = kTabFormats;
-                    DrawFormatsTab(app, view);
-                    ImGui::EndTabItem();
-                }
-                if (ImGui::BeginTabItem("Model", nullptr, TabFlags(frame, kTabModel))) {
-                    app.analysis_tab = kTabModel;
-                    // Swept when first shown, with the current settings (reading a whole checkpoint is not free).
-                    if (app.model.checkpoint && !app.model.started) StartModelSweep(app.model, app.doc.config);
-                    DrawModelPanel(app.model, app.doc.config, app.intents);
-                    ImGui::EndTabItem();
-                }
-                ImGui::EndTabBar();
-            }
-            // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
-            if (app.analysis_tab != kTabLandscape) SuspendLandscape(app.landscape);
-            if (app.analysis_tab != kTabFormats) SuspendFormats(app.formats);
-            if (app.analysis_tab != kTabHistograms) SuspendHistogram(app.histogram);
-            ImGui::EndChild();
-        }
-    }
-    (void)spacing;
+    if (bottom && view.valid())
+        DrawBottomArea(app, frame, view, avail.x, std::max(ImGui::GetContentRegionAvail().y, layout.bottom_min));
     ImGui::EndChild();
 }
 
