@@ -15,45 +15,12 @@
 #include "gui/panels/figure_styles.hpp"
 #include "gui/panels/figure_pipeline.hpp"
 #include "gui/panels/figure_toolbar.hpp"
+#include "gui/panels/figure_tooltip.hpp"
 #include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
 
 namespace qs::gui {
-namespace {
-
-void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState& hs, int panel) {
-    const ElementTrace t = TraceOf(qv, flat);
-    const Sym sym = Symbols();
-    ImGui::BeginTooltip();
-    ImGui::Text("Element %s", index_to_string(qv.data->shape(), flat).c_str());
-    if (qv.params->block_count > 1) {
-        double s;
-        std::int32_t z;
-        qv.params->pair(t.block, s, z);
-        ImGui::TextDisabled("%s %lld of %lld:  s = %s,  z = %s",
-                            qv.config->granularity == Granularity::Channel ? "channel" : "group",
-                            static_cast<long long>(t.block), static_cast<long long>(qv.params->block_count),
-                            FormatNumber(s).c_str(), FormatInteger(z).c_str());
-    }
-    ImGui::Separator();
-    const std::vector<std::string> lines = PipelineLines(qv, t);
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-        // Line 3 is the clamp: the step a clipped element goes wrong in.
-        if (i == 3 && t.clipped) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", lines[i].c_str());
-        else ImGui::TextUnformatted(lines[i].c_str());
-    }
-    if (hs.fx > 1 || hs.fy > 1) {
-        ImGui::Separator();
-        ImGui::TextDisabled("each pixel of this panel shows the %s of %lld %s %lld cells", 
-                            panel == kError ? "max" : "mean", static_cast<long long>(hs.fy), sym.times,
-                            static_cast<long long>(hs.fx));
-    }
-    ImGui::EndTooltip();
-}
-
-}  // namespace
-
 namespace {
 
 struct FigureLayout {
@@ -364,43 +331,38 @@ float FigurePanelHeight(FigurePanelState& st, const QuantView& qv, float width) 
     return std::ceil(base + std::max(0.0f, extra));
 }
 
-void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
-    ImGui::PushID(&st);
-    st.clicked_block = -1;
-    if (!qv.valid()) {
-        ImGui::TextDisabled("Nothing to show yet: load or generate a tensor.");
-        ImGui::PopID();
-        return;
-    }
-    if (size.x <= 0.0f) size.x = ImGui::GetContentRegionAvail().x;
-    if (size.y <= 0.0f) size.y = FigurePanelHeight(st, qv, size.x);
-    const TensorData& t = *qv.data;
-    const std::int64_t cols = t.cols(), slice_n = t.rows() * cols;
-    PrepareState(st, qv);
+namespace {
 
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    FigureFrame f = PrepareFigure(st, qv, size);
+// The four panels' titles as the lessons name them, and what a column too narrow for them shows instead
+// (overlapping titles read as neither). The full title is also the heatmap's ImGui id.
+struct PanelTitles {
+    std::string full[4];
+    std::string shown[4];
+};
+
+PanelTitles MakePanelTitles(const QuantView& qv, float col_w) {
+    const bool int_type = qv.config->format == FormatId::Int;
+    const std::string bits = std::to_string(qv.config->dtype.bits);
+    const std::string format = format_name(qv.config->format);
+    PanelTitles t{{"Original Tensor", int_type ? bits + "-bit Linear Quantized Tensor" : format + " Codes", "Dequantized Tensor",
+                   "Quantization Error Tensor"},
+                  {"Original", int_type ? bits + "-bit quantized" : format, "Dequantized", "Error"}};
+    bool short_needed = false;  // all four alike
+    for (const std::string& title : t.full) short_needed |= ImGui::CalcTextSize(title.c_str()).x > col_w;
+    if (!short_needed)
+        for (int i = 0; i < 4; ++i) t.shown[i] = t.full[i];
+    return t;
+}
+
+// Draws the four heatmaps with their covers, captions and titles; a click selects (or clears) an element,
+// a hover shows its trace.
+void DrawFigureHeatmaps(FigurePanelState& st, const QuantView& qv, const FigureFrame& f, ImVec2 origin) {
     const FigureLayout& l = f.l;
-    st.used_grid = l.columns == 2;
-    if (st.settings.show_toolbar) DrawFigureToolbar(st, qv, size.x, f.note);
-
+    const std::int64_t cols = qv.data->cols(), slice_n = qv.data->rows() * cols;
+    const std::int64_t off = static_cast<std::int64_t>(st.slice) * slice_n;
     const float heat_top = origin.y + l.toolbar_h + l.title_h;
     const float row_step = l.title_h + f.heat_h + l.caption_h;
-    const std::int64_t off = static_cast<std::int64_t>(st.slice) * slice_n;
-    const bool int_type = qv.config->format == FormatId::Int;
-    const std::string titles[4] = {"Original Tensor",
-                                   int_type ? std::to_string(qv.config->dtype.bits) + "-bit Linear Quantized Tensor"
-                                            : std::string(format_name(qv.config->format)) + " Codes",
-                                   "Dequantized Tensor", "Quantization Error Tensor"};
-    // What a column too narrow for the lessons' titles shows instead (overlapping titles read as neither).
-    const std::string short_titles[4] = {"Original",
-                                         int_type ? std::to_string(qv.config->dtype.bits) + "-bit quantized"
-                                                  : std::string(format_name(qv.config->format)),
-                                         "Dequantized", "Error"};
-    bool short_titles_needed = false;  // all four alike
-    for (const std::string& title : titles) short_titles_needed |= ImGui::CalcTextSize(title.c_str()).x > l.col_w;
-    st.annotation_size = f.annotation;
-
+    const PanelTitles titles = MakePanelTitles(qv, l.col_w);
     HeatmapCell selected;
     if (st.selected >= 0 && st.selected / slice_n == st.slice) {
         selected = HeatmapCell{(st.selected % slice_n) / cols, st.selected % cols};
@@ -413,7 +375,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         ImGui::SetCursorScreenPos(ImVec2(x, top));
         // The original's data change only with the tensor: a new s or z recolors it at most.
         const std::uint64_t data_gen = i == kOriginal ? st.tensor_gen : qv.generation;
-        const HeatmapResult r = DrawHeatmap(titles[i].c_str(), st.maps[i], f.src[i], data_gen, f.ps.styles[i], st.view,
+        const HeatmapResult r = DrawHeatmap(titles.full[i].c_str(), st.maps[i], f.src[i], data_gen, f.ps.styles[i], st.view,
                                             selected, ImVec2(l.col_w, f.heat_h));
         st.image_min[i] = r.image_min;
         st.image_max[i] = r.image_max;
@@ -426,7 +388,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         if (st.colorbar_legends && HasCenteredLegend(hs) && ImGui::IsWindowHovered() &&
             ImGui::IsMouseHoveringRect(ImVec2(r.image_max.x, r.image_min.y), ImVec2(r.image_max.x + hs.colorbar_width, r.image_max.y)))
             ImGui::SetTooltip("%s", CenteredLegend(hs, i, false).c_str());
-        DrawPanelTitle(short_titles_needed ? short_titles[i] : titles[i], r, x, l.col_w, top, l.title_h);
+        DrawPanelTitle(titles.shown[i], r, x, l.col_w, top, l.title_h);
         if (r.hovered.valid()) {
             hovered_flat = off + r.hovered.row * cols + r.hovered.col;
             hovered_panel = i;
@@ -439,37 +401,71 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
     if (hovered_flat >= 0 && !ImGui::IsMouseDragging(ImGuiMouseButton_Left) && !FigureCovers(st, hovered_panel, hovered_flat)) {
         DrawTraceTooltip(qv, hovered_flat, st.maps[hovered_panel], hovered_panel);
     }
-    float images_bottom = heat_top;
+}
+
+// No caption rows: the colorbars' one legend under the images, at `at`; st.colorbar_legend keeps its text.
+void DrawColorbarLegendLine(FigurePanelState& st, const FigureFrame& f, ImVec2 at, float width) {
+    const std::vector<std::string> parts = ColorbarLegendParts(f.ps);  // (none when a style lost its bar)
+    ImGui::SetCursorScreenPos(at);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    DrawWrappedParts(parts, width, -1, nullptr);
+    ImGui::PopStyleColor();
+    for (const std::string& p : parts) st.colorbar_legend += (st.colorbar_legend.empty() ? "" : " ") + p;
+}
+
+// A block clicked on the strip: select its first element, so the pipeline, the outline and the histogram
+// go with it.
+void FollowBlock(FigurePanelState& st, const QuantView& qv, std::int64_t block) {
+    const TensorData& t = *qv.data;
+    const std::int64_t slice_n = t.rows() * t.cols();
+    const QuantParams& p = *qv.params;
+    st.clicked_block = block;
+    if (p.block_stride * p.block_count < t.numel()) {
+        // Channels repeat along the tensor: the block's first element in the slice on show.
+        const std::int64_t first = static_cast<std::int64_t>(st.slice) * slice_n, b0 = p.block_of(first);
+        st.selected = first + ((block - b0 + p.block_count) % p.block_count) * p.block_stride;
+    } else {
+        st.selected = block * p.block_stride;
+    }
+    st.selected = std::clamp<std::int64_t>(st.selected, 0, t.numel() - 1);
+    st.slice = static_cast<int>(st.selected / slice_n);
+}
+
+}  // namespace
+
+void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
+    ImGui::PushID(&st);
+    st.clicked_block = -1;
+    if (!qv.valid()) {
+        ImGui::TextDisabled("Nothing to show yet: load or generate a tensor.");
+        ImGui::PopID();
+        return;
+    }
+    if (size.x <= 0.0f) size.x = ImGui::GetContentRegionAvail().x;
+    if (size.y <= 0.0f) size.y = FigurePanelHeight(st, qv, size.x);
+    PrepareState(st, qv);
+
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const FigureFrame f = PrepareFigure(st, qv, size);
+    const FigureLayout& l = f.l;
+    st.used_grid = l.columns == 2;
+    if (st.settings.show_toolbar) DrawFigureToolbar(st, qv, size.x, f.note);
+    st.annotation_size = f.annotation;
+    DrawFigureHeatmaps(st, qv, f, origin);
+
+    float images_bottom = origin.y + l.toolbar_h + l.title_h;
     for (const ImVec2& m : st.image_max) images_bottom = std::max(images_bottom, m.y);
     float below = images_bottom + l.caption_h + ImGui::GetFontSize() * 0.2f;
     st.colorbar_legend.clear();
     if (l.legend_h > 0.0f) {
-        const std::vector<std::string> parts = ColorbarLegendParts(f.ps);  // (none when a style lost its bar)
-        ImGui::SetCursorScreenPos(ImVec2(origin.x, below));
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        DrawWrappedParts(parts, size.x, -1, nullptr);
-        ImGui::PopStyleColor();
-        for (const std::string& p : parts) st.colorbar_legend += (st.colorbar_legend.empty() ? "" : " ") + p;
+        DrawColorbarLegendLine(st, f, ImVec2(origin.x, below), size.x);
         below += l.legend_h;
     }
     if (l.strip_h > 0.0f) {
         ImGui::SetCursorScreenPos(ImVec2(origin.x, below));
         const std::int64_t highlight = st.selected >= 0 ? qv.params->block_of(st.selected) : -1;
         const std::int64_t block = DrawBlockStrip(st.strip_cache, qv, highlight, ImVec2(size.x, l.strip_h - ImGui::GetFontSize() * 0.3f));
-        if (block >= 0) {
-            // Follow the block's first element: the pipeline, the outline and the histogram go with it.
-            st.clicked_block = block;
-            const QuantParams& p = *qv.params;
-            if (p.block_stride * p.block_count < t.numel()) {
-                // Channels repeat along the tensor: the block's first element in the slice on show.
-                const std::int64_t first = off, b0 = p.block_of(first);
-                st.selected = first + ((block - b0 + p.block_count) % p.block_count) * p.block_stride;
-            } else {
-                st.selected = block * p.block_stride;
-            }
-            st.selected = std::clamp<std::int64_t>(st.selected, 0, t.numel() - 1);
-            st.slice = static_cast<int>(st.selected / slice_n);
-        }
+        if (block >= 0) FollowBlock(st, qv, block);
         below += l.strip_h;
     }
     if (st.settings.show_pipeline) DrawFigurePipeline(st, qv, origin.x, below, size.x);
