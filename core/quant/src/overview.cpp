@@ -18,16 +18,6 @@ namespace {
 
 constexpr std::int64_t kChunk = 4096;
 
-OverviewGrid slices_of(const Shape& shape) {
-    OverviewGrid g;
-    const std::size_t rank = shape.size();
-    if (rank == 0) return g;
-    g.cols = shape[rank - 1];
-    g.rows = rank >= 2 ? shape[rank - 2] : 1;
-    g.slices = rank == 3 ? shape[0] : 1;
-    return g;
-}
-
 // Where the elements [first, first + count) of the flat array fall in the grid: calls
 // `segment(cell_row_base, col, len, offset)` for each run of one row of one slice, `cell_row_base` the index
 // of the row's first block in slice-major block order, `offset` the run's position within [first, ...).
@@ -48,7 +38,7 @@ void for_each_row_run(const OverviewGrid& g, std::int64_t first, std::int64_t co
 }  // namespace
 
 OverviewGrid overview_grid(const Shape& shape, std::int64_t max_cells) {
-    OverviewGrid g = slices_of(shape);
+    OverviewGrid g = detail::slices_of(shape);
     max_cells = std::max<std::int64_t>(max_cells, g.slices);
     // Grow the blocks along whichever side has more blocks per cell of the other, keeping them about as
     // tall as wide in blocks of the slice (a tall slice gets tall blocks), until the grid fits.
@@ -268,20 +258,19 @@ Metrics merge_metrics(const std::vector<Metrics>& parts, const std::vector<std::
 
 }  // namespace
 
-QuantOverview quantize_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
-                                const OverviewGrid& grid, const ValueOverview* values) {
-    const std::vector<std::int64_t>* bits = values && !values->bit_counts.empty() ? &values->bit_counts : nullptr;
-    if (QuantOverview fused; detail::fused_int_overview(view, params, config, grid, bits, fused)) return fused;
-    // The codes the config can produce (a format's bit patterns or indices, not int8's range).
-    std::int32_t code_first = 0, code_last = 0;
-    code_range(config, code_first, code_last);
-    const std::int64_t levels = std::int64_t{code_last} - code_first + 1;
-    if (levels > kMaxCountedLevels) throw Error("the window counts codes of at most 16 bits");
-    // The work: runs of whole bands of blocks (fy rows of one slice; consecutive bands are contiguous in
-    // the flat array) of at least kPiece elements, each cut in pieces. A small tensor is one piece: one
-    // quantize_view call, whose metrics are those of `quantscope quantize` bit for bit.
+namespace {
+
+// quantize_overview's work: runs of whole bands of blocks (fy rows of one slice; consecutive bands are
+// contiguous in the flat array) of at least kPiece elements, each cut in pieces. A small tensor is one piece:
+// one quantize_view call, whose metrics are those of `quantscope quantize` bit for bit.
+struct Work {
     std::vector<Piece> pieces;
-    std::vector<std::int64_t> band_start{0};  // pieces of work unit k: [band_start[k], band_start[k + 1])
+    std::vector<std::int64_t> unit_start{0};  // pieces of work unit k: [unit_start[k], unit_start[k + 1])
+    std::int64_t units() const { return static_cast<std::int64_t>(unit_start.size()) - 1; }
+};
+
+Work cut_work(const QuantParams& params, const OverviewGrid& grid) {
+    Work work;
     const std::int64_t grid_bands = grid.slices * grid.out_rows();
     const auto band_end = [&](std::int64_t band) {  // flat index one past grid band `band`
         const std::int64_t slice = band / grid.out_rows(), r0 = (band % grid.out_rows()) * grid.fy;
@@ -290,78 +279,107 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     for (std::int64_t band = 0, a = 0; band < grid_bands;) {
         std::int64_t b = band_end(band++);
         while (band < grid_bands && b - a < kPiece) b = band_end(band++);
-        if (!cut_band(params, a, b, pieces)) throw Error("quantization parameters do not match the tensor's shape");
-        band_start.push_back(static_cast<std::int64_t>(pieces.size()));
+        if (!cut_band(params, a, b, work.pieces)) throw Error("quantization parameters do not match the tensor's shape");
+        work.unit_start.push_back(static_cast<std::int64_t>(work.pieces.size()));
         a = b;
     }
-    const auto bands = static_cast<std::int64_t>(band_start.size()) - 1;
-    const auto cells = static_cast<std::size_t>(grid.cells());
-    const bool one_block = params.block_count == 1;
-    std::vector<double> code_sums(cells, 0.0), deq_sums(one_block ? 0 : cells, 0.0);
-    std::vector<float> err_max(cells, 0.0f);
-    std::vector<Metrics> piece_metrics(pieces.size());
-    struct Part {
-        std::vector<std::int64_t> counts;
-        float deq_lo = std::numeric_limits<float>::infinity(), deq_hi = -std::numeric_limits<float>::infinity();
-        float worst = -1.0f;
-        std::int64_t worst_at = 0;
-    };
-    const int threads = detail::pass_threads(view.numel());
-    std::vector<Part> parts(static_cast<std::size_t>(threads));
-    detail::NextIndex next(0, bands);
-    const std::int32_t q_min = code_first;
-    // A number format's scales are the given params' (the whole tensor's): each piece is quantized as the
-    // slice it is of the whole (its own scales from the piece alone would be a per-tensor s from a part).
-    const bool is_format = config.format != FormatId::Int;
-    const FormatConfig format = is_format ? format_config(config) : FormatConfig{};
-    const FormatParams format_params = is_format ? format_params_of(params, config.format) : FormatParams{};
-    detail::parallel_run(nullptr, threads, [&](int thread, int) {
-        Part& part = parts[static_cast<std::size_t>(thread)];
-        part.counts.assign(static_cast<std::size_t>(levels), 0);
-        std::vector<std::int32_t> codes(kPiece);
-        std::vector<float> deq(one_block ? 0 : kPiece), err(kPiece);
-        std::vector<std::uint32_t> count_scratch;
-        QuantParams scratch;
-        // Bands are whole to one thread: the blocks it adds into are its own.
-        BandFolder<false, double> code_folder(grid, code_sums.data());
-        BandFolder<true, float> err_folder(grid, err_max.data());
-        BandFolder<false, double> deq_folder(grid, one_block ? nullptr : deq_sums.data());
-        for (std::int64_t band = 0; next.take(band);) {
-            for (std::int64_t i = band_start[static_cast<std::size_t>(band)]; i < band_start[static_cast<std::size_t>(band) + 1]; ++i) {
-                const Piece& piece = pieces[static_cast<std::size_t>(i)];
-                TensorView sub = view;
-                sub.shape = {piece.count};
-                sub.data = view.data + static_cast<std::size_t>(piece.first) * element_size(view.type);
-                const QuantOutputs out{codes.data(), one_block ? nullptr : deq.data(), err.data()};
-                piece_metrics[static_cast<std::size_t>(i)] =
-                    is_format ? quantize_format_slice(sub, piece.first, format_params, format, out)
-                              : quantize_view(sub, piece_params(params, piece, scratch), config, out);
-                count_codes(codes.data(), piece.count, q_min, part.counts, count_scratch);
-                code_folder.add(piece.first, piece.count, codes.data());
-                const float top = batch_max(err.data(), piece.count);
-                if (top > part.worst) {  // pieces come in flat order within a thread: the first maximum wins
-                    part.worst = top;
-                    part.worst_at = piece.first + (std::find(err.begin(), err.begin() + piece.count, top) - err.begin());
-                }
-                err_folder.add(piece.first, piece.count, err.data());
-                if (!one_block) {
-                    const Extremes e = extremes(deq.data(), piece.count);
-                    part.deq_lo = std::min(part.deq_lo, e.lo);
-                    part.deq_hi = std::max(part.deq_hi, e.hi);
-                    deq_folder.add(piece.first, piece.count, deq.data());
-                }
+    return work;
+}
+
+// What the pass writes where every thread can reach: the blocks' sums and maxima (a work unit is whole to
+// one thread, so no two threads add into one block) and each piece's metrics.
+struct PassCells {
+    bool one_block;  // one (s, z) for the tensor: r' follows from the codes, deq_sums stays empty
+    std::vector<double> code_sums, deq_sums;
+    std::vector<float> err_max;
+    std::vector<Metrics> piece_metrics;
+};
+
+// One thread's code counts, r' range and largest error, merged after the pass.
+struct PassPart {
+    std::vector<std::int64_t> counts;
+    float deq_lo = std::numeric_limits<float>::infinity(), deq_hi = -std::numeric_limits<float>::infinity();
+    float worst = -1.0f;
+    std::int64_t worst_at = 0;
+};
+
+// Quantizes one piece as quantize does. A number format's scales are the given params' (the whole tensor's):
+// each piece is quantized as the slice it is of the whole (its own scales from the piece alone would be a
+// per-tensor s from a part).
+class PieceQuantizer {
+public:
+    PieceQuantizer(const TensorView& view, const QuantParams& params, const QuantConfig& config)
+        : view_(view), params_(params), config_(config), is_format_(config.format != FormatId::Int),
+          format_(is_format_ ? format_config(config) : FormatConfig{}),
+          format_params_(is_format_ ? format_params_of(params, config.format) : FormatParams{}) {}
+    Metrics operator()(const Piece& piece, const QuantOutputs& out, QuantParams& scratch) const {
+        TensorView sub = view_;
+        sub.shape = {piece.count};
+        sub.data = view_.data + static_cast<std::size_t>(piece.first) * element_size(view_.type);
+        return is_format_ ? quantize_format_slice(sub, piece.first, format_params_, format_, out)
+                          : quantize_view(sub, piece_params(params_, piece, scratch), config_, out);
+    }
+
+private:
+    const TensorView& view_;
+    const QuantParams& params_;
+    const QuantConfig& config_;
+    bool is_format_;
+    FormatConfig format_;
+    FormatParams format_params_;
+};
+
+// One thread of the pass: quantizes the work units it takes into buffers that stay in cache and folds each
+// piece's results at once into the blocks, its code counts, its r' range and its largest error.
+void run_pass_thread(const Work& work, const PieceQuantizer& quantize, const OverviewGrid& grid, std::int32_t q_min,
+                     std::int64_t levels, detail::NextIndex& next, PassCells& cells, PassPart& part) {
+    const bool one_block = cells.one_block;
+    part.counts.assign(static_cast<std::size_t>(levels), 0);
+    std::vector<std::int32_t> codes(kPiece);
+    std::vector<float> deq(one_block ? 0 : kPiece), err(kPiece);
+    std::vector<std::uint32_t> count_scratch;
+    QuantParams scratch;
+    // Bands are whole to one thread: the blocks it adds into are its own.
+    BandFolder<false, double> code_folder(grid, cells.code_sums.data());
+    BandFolder<true, float> err_folder(grid, cells.err_max.data());
+    BandFolder<false, double> deq_folder(grid, one_block ? nullptr : cells.deq_sums.data());
+    for (std::int64_t unit = 0; next.take(unit);) {
+        const auto u = static_cast<std::size_t>(unit);
+        for (std::int64_t i = work.unit_start[u]; i < work.unit_start[u + 1]; ++i) {
+            const Piece& piece = work.pieces[static_cast<std::size_t>(i)];
+            const QuantOutputs out{codes.data(), one_block ? nullptr : deq.data(), err.data()};
+            cells.piece_metrics[static_cast<std::size_t>(i)] = quantize(piece, out, scratch);
+            count_codes(codes.data(), piece.count, q_min, part.counts, count_scratch);
+            code_folder.add(piece.first, piece.count, codes.data());
+            const float top = batch_max(err.data(), piece.count);
+            if (top > part.worst) {  // pieces come in flat order within a thread: the first maximum wins
+                part.worst = top;
+                part.worst_at = piece.first + (std::find(err.begin(), err.begin() + piece.count, top) - err.begin());
             }
-            code_folder.flush();
-            err_folder.flush();
-            if (!one_block) deq_folder.flush();
+            err_folder.add(piece.first, piece.count, err.data());
+            if (!one_block) {
+                const Extremes e = extremes(deq.data(), piece.count);
+                part.deq_lo = std::min(part.deq_lo, e.lo);
+                part.deq_hi = std::max(part.deq_hi, e.hi);
+                deq_folder.add(piece.first, piece.count, deq.data());
+            }
         }
-    });
+        code_folder.flush();
+        err_folder.flush();
+        if (!one_block) deq_folder.flush();
+    }
+}
+
+// The threads' parts and the blocks' sums as the overview: code counts and range, the first largest error,
+// and r' (from the codes when one (s, z) maps them all).
+QuantOverview merge_pass(const std::vector<PassPart>& parts, PassCells& cells, const QuantParams& params,
+                         const OverviewGrid& grid, std::int32_t q_min, std::int64_t levels) {
     QuantOverview out;
     out.grid = grid;
     out.code_counts.assign(static_cast<std::size_t>(levels), 0);
     float deq_lo = std::numeric_limits<float>::infinity(), deq_hi = -std::numeric_limits<float>::infinity();
     float worst = -1.0f;
-    for (const Part& part : parts) {
+    for (const PassPart& part : parts) {
         if (part.counts.empty()) continue;
         for (std::size_t k = 0; k < part.counts.size(); ++k) out.code_counts[k] += part.counts[k];
         deq_lo = std::min(deq_lo, part.deq_lo);
@@ -369,14 +387,14 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
         if (part.worst > worst || (part.worst == worst && part.worst_at < out.error_argmax))
             worst = part.worst, out.error_argmax = part.worst_at;
     }
-    out.metrics = merge_metrics(piece_metrics, out.code_counts, levels);
+    out.metrics = merge_metrics(cells.piece_metrics, out.code_counts, levels);
     const auto used = [](std::int64_t c) { return c > 0; };
     const auto& counts = out.code_counts;
     out.code_lo = q_min + static_cast<std::int32_t>(std::find_if(counts.begin(), counts.end(), used) - counts.begin());
     out.code_hi = q_min + static_cast<std::int32_t>(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), used)) - 1;
-    out.codes_mean = detail::block_means(grid, code_sums);
-    out.error_max = std::move(err_max);
-    if (one_block) {
+    out.codes_mean = detail::block_means(grid, cells.code_sums);
+    out.error_max = std::move(cells.err_max);
+    if (cells.one_block) {
         // r' = s (q - z) in float32, as the quantizer computes it; a mean commutes with the affine map.
         const float s = static_cast<float>(params.scale_of(0));
         const float z = static_cast<float>(params.zero_point_of(0));
@@ -389,80 +407,35 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     } else {
         out.dequantized_lo = deq_lo;
         out.dequantized_hi = deq_hi;
-        out.dequantized_mean = detail::block_means(grid, deq_sums);
+        out.dequantized_mean = detail::block_means(grid, cells.deq_sums);
     }
     return out;
 }
 
-namespace {
-
-// A number format's window: each row's cells (widened to whole blocks, whose values a block format's scale
-// comes from: ggml's float32 d is in no params) quantized as a slice of the whole tensor by the format's
-// pass, so the cells are `quantize`'s bits. The params' scales are the whole tensor's (as used: exact).
-void format_window(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& g,
-                   std::int64_t slice, const CellWindow& window, WindowResults& out) {
-    const FormatParams fp = format_params_of(params, config.format);
-    const FormatConfig format = format_config(config);
-    const std::int64_t align = format_info(config.format).kind == FormatKind::Block ? params.block_stride : 1;
-    std::vector<std::int32_t> codes;
-    std::vector<float> deq, err;
-    for (std::int64_t r = 0; r < window.rows; ++r) {
-        const std::int64_t first = (slice * g.rows + window.row0 + r) * g.cols + window.col0;
-        const std::int64_t a = first / align * align, b = (first + window.cols + align - 1) / align * align;
-        codes.resize(static_cast<std::size_t>(b - a));
-        deq.resize(codes.size());
-        err.resize(codes.size());
-        TensorView sub = view;
-        sub.shape = {b - a};
-        sub.data = view.data + static_cast<std::size_t>(a) * element_size(view.type);
-        quantize_format_slice(sub, a, fp, format, QuantOutputs{codes.data(), deq.data(), err.data()});
-        const auto from = static_cast<std::size_t>(first - a), to = static_cast<std::size_t>(r * window.cols);
-        std::copy_n(codes.begin() + from, window.cols, out.codes.begin() + to);
-        std::copy_n(deq.begin() + from, window.cols, out.dequantized.begin() + to);
-        std::copy_n(err.begin() + from, window.cols, out.error.begin() + to);
-    }
-    view.guarded([&] {
-        for (std::int64_t r = 0; r < window.rows; ++r) {
-            const std::int64_t first = (slice * g.rows + window.row0 + r) * g.cols + window.col0;
-            float* row = out.original.data() + r * window.cols;
-            const float* v = floats_at(view, first, window.cols, row);
-            if (v != row) std::copy_n(v, window.cols, row);
-        }
-    });
-}
-
 }  // namespace
 
-void quantize_window(const TensorView& view, const QuantParams& params, const QuantConfig& config,
-                     std::int64_t slice, const CellWindow& window, WindowResults& out) {
-    const OverviewGrid g = slices_of(view.shape);
-    if (slice < 0 || slice >= g.slices || window.row0 < 0 || window.col0 < 0 || window.rows < 1 || window.cols < 1 ||
-        window.row0 + window.rows > g.rows || window.col0 + window.cols > g.cols)
-        throw Error("the window is outside the tensor");
-    const auto n = static_cast<std::size_t>(window.rows * window.cols);
-    out.slice = slice;
-    out.window = window;
-    out.original.resize(n);
-    out.dequantized.resize(n);
-    out.error.resize(n);
-    out.codes.resize(n);
-    if (config.format != FormatId::Int) return format_window(view, params, config, g, slice, window, out);
-    view.guarded([&] {
-        std::vector<float> scratch(static_cast<std::size_t>(window.cols));
-        for (std::int64_t r = 0; r < window.rows; ++r) {
-            const std::int64_t first = (slice * g.rows + window.row0 + r) * g.cols + window.col0;
-            const float* v = floats_at(view, first, window.cols, scratch.data());
-            for (std::int64_t c = 0; c < window.cols; ++c) {
-                // The scalar formula the fused kernel vectorises (the tests hold them to the same bits).
-                const ElementTrace t = trace_value(v[c], params, config, first + c);
-                const auto i = static_cast<std::size_t>(r * window.cols + c);
-                out.original[i] = t.r;
-                out.codes[i] = t.code;
-                out.dequantized[i] = t.dequantized;
-                out.error[i] = t.error;
-            }
-        }
+QuantOverview quantize_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                                const OverviewGrid& grid, const ValueOverview* values) {
+    const std::vector<std::int64_t>* bits = values && !values->bit_counts.empty() ? &values->bit_counts : nullptr;
+    if (QuantOverview fused; detail::fused_int_overview(view, params, config, grid, bits, fused)) return fused;
+    // The codes the config can produce (a format's bit patterns or indices, not int8's range).
+    std::int32_t code_first = 0, code_last = 0;
+    code_range(config, code_first, code_last);
+    const std::int64_t levels = std::int64_t{code_last} - code_first + 1;
+    if (levels > kMaxCountedLevels) throw Error("the window counts codes of at most 16 bits");
+    const Work work = cut_work(params, grid);
+    const auto cells = static_cast<std::size_t>(grid.cells());
+    const bool one_block = params.block_count == 1;
+    PassCells pass{one_block, std::vector<double>(cells, 0.0), std::vector<double>(one_block ? 0 : cells, 0.0),
+                   std::vector<float>(cells, 0.0f), std::vector<Metrics>(work.pieces.size())};
+    const int threads = detail::pass_threads(view.numel());
+    std::vector<PassPart> parts(static_cast<std::size_t>(threads));
+    detail::NextIndex next(0, work.units());
+    const PieceQuantizer quantize(view, params, config);
+    detail::parallel_run(nullptr, threads, [&](int thread, int) {
+        run_pass_thread(work, quantize, grid, code_first, levels, next, pass, parts[static_cast<std::size_t>(thread)]);
     });
+    return merge_pass(parts, pass, params, grid, code_first, levels);
 }
 
 double read_pass(const TensorView& view) {

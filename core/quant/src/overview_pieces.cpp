@@ -5,6 +5,16 @@
 
 namespace qs::detail {
 
+OverviewGrid slices_of(const Shape& shape) {
+    OverviewGrid g;
+    const std::size_t rank = shape.size();
+    if (rank == 0) return g;
+    g.cols = shape[rank - 1];
+    g.rows = rank >= 2 ? shape[rank - 2] : 1;
+    g.slices = rank == 3 ? shape[0] : 1;
+    return g;
+}
+
 bool cut_band(const QuantParams& p, std::int64_t a, std::int64_t b, std::vector<Piece>& out) {
     const std::int64_t period = p.block_stride * p.block_count;
     std::int64_t step = 0;

@@ -5,9 +5,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "quantscope/overview.hpp"
 #include "quantscope/params.hpp"
 
 namespace qs::detail {
+
+// The grid of one cell an element: the slices, rows and columns a rank 1 to 3 shape is seen as (a rank 0
+// shape: none).
+OverviewGrid slices_of(const Shape& shape);
 
 // The pass is cut into pieces of about kPiece elements, each inside one band of blocks, quantized by
 // quantize_view into per-thread buffers small enough to stay in cache and folded at once: the results
