@@ -68,112 +68,130 @@ MinMax range_of(const float* data, std::int64_t n, bool& finite) {
     return r;
 }
 
+// The threads' ranges merged into the whole tensor's, and whether every value they saw was finite.
+struct WholeRange {
+    MinMax whole;
+    std::mutex merging;
+    std::atomic<bool> all_finite{true};
+    void merge(bool finite, const MinMax& seen) {
+        if (!finite) all_finite = false;
+        const std::lock_guard<std::mutex> lock(merging);
+        whole.add(seen);
+    }
+};
+
+// Few blocks of long runs (per tensor, a leading axis): chunks in parallel, per-thread block ranges.
+template <class Done>
+void few_long_block_ranges(const TensorView& view, const QuantParams& p, const Done& done, WholeRange& range) {
+    const std::int64_t n = view.numel();
+    const std::int64_t chunks_per_run = (p.block_stride + kChunk - 1) / kChunk;
+    const std::int64_t items = n / p.block_stride * chunks_per_run;
+    std::vector<MinMax> blocks(static_cast<std::size_t>(p.block_count));  // fewer than kFewBlocks
+    detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
+        std::vector<MinMax> local(blocks.size());
+        bool finite = true;
+        float scratch[kChunk];
+        std::int64_t i_begin, i_end;
+        detail::static_share(items, thread, threads, i_begin, i_end);
+        for (std::int64_t i = i_begin; i < i_end; ++i) {
+            const std::int64_t run = i / chunks_per_run, c = i % chunks_per_run;
+            const std::int64_t len = std::min(kChunk, p.block_stride - c * kChunk);
+            const float* values = floats_at(view, run * p.block_stride + c * kChunk, len, scratch);
+            local[static_cast<std::size_t>(run % p.block_count)].add(range_of(values, len, finite));
+        }
+        MinMax seen;
+        for (const MinMax& m : local) seen.add(m);
+        range.merge(finite, seen);
+        const std::lock_guard<std::mutex> lock(range.merging);
+        for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b].add(local[b]);
+    });
+    for (std::size_t b = 0; b < blocks.size(); ++b) done(b, blocks[b]);
+}
+
+// Many blocks of long runs (groups, channels of a middle axis): one block per task.
+template <class Done>
+void many_long_block_ranges(const TensorView& view, const QuantParams& p, const Done& done, WholeRange& range) {
+    const std::int64_t n = view.numel();
+    const std::int64_t runs_per_block = n / (p.block_stride * p.block_count);
+    detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
+        bool finite = true;
+        float scratch[kChunk];
+        MinMax seen;
+        std::int64_t b_begin, b_end;
+        detail::static_share(p.block_count, thread, threads, b_begin, b_end);
+        for (std::int64_t b = b_begin; b < b_end; ++b) {
+            MinMax block;
+            for (std::int64_t r = 0; r < runs_per_block; ++r)
+                for (std::int64_t c = 0; c < p.block_stride; c += kChunk) {
+                    const std::int64_t len = std::min(kChunk, p.block_stride - c);
+                    const std::int64_t begin = (r * p.block_count + b) * p.block_stride + c;
+                    block.add(range_of(floats_at(view, begin, len, scratch), len, finite));
+                }
+            done(static_cast<std::size_t>(b), block);
+            seen.add(block);
+        }
+        range.merge(finite, seen);
+    });
+}
+
+// Short runs (channels of the last axis, small groups): the layout repeats every `period` elements; each
+// task owns a segment of whole blocks of the period and reduces it element-wise over every repetition,
+// which vectorises.
+template <class Done>
+void short_run_block_ranges(const TensorView& view, const QuantParams& p, const Done& done, WholeRange& range) {
+    const std::int64_t n = view.numel();
+    const std::int64_t period = p.block_stride * p.block_count;
+    const std::int64_t repeats = n / period;
+    const std::int64_t blocks_per_segment = std::max<std::int64_t>(1, kChunk / p.block_stride);
+    const std::int64_t segment = blocks_per_segment * p.block_stride;
+    const std::int64_t segments = (period + segment - 1) / segment;
+    detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
+        bool finite = true;
+        MinMax seen;
+        float scratch[kChunk], lo[kChunk], hi[kChunk], zero[kChunk];
+        std::int64_t s_begin, s_end;
+        detail::static_share(segments, thread, threads, s_begin, s_end);
+        for (std::int64_t sgm = s_begin; sgm < s_end; ++sgm) {
+            const std::int64_t first = sgm * segment, len = std::min(segment, period - first);
+            const float* values = floats_at(view, first, len, scratch);
+            for (std::int64_t k = 0; k < len; ++k) lo[k] = hi[k] = values[k], zero[k] = values[k] * 0.0f;
+            for (std::int64_t r = 1; r < repeats; ++r) {
+                values = floats_at(view, r * period + first, len, scratch);
+                for (std::int64_t k = 0; k < len; ++k) {
+                    const float v = values[k];
+                    lo[k] = v < lo[k] ? v : lo[k];
+                    hi[k] = v > hi[k] ? v : hi[k];
+                    zero[k] += v * 0.0f;
+                }
+            }
+            range_of(zero, len, finite);  // a NaN may not survive min and max: its trace is in zero[]
+            for (std::int64_t b = first / p.block_stride; b * p.block_stride < first + len; ++b) {
+                const std::int64_t at = b * p.block_stride - first;
+                MinMax m = range_of(lo + at, p.block_stride, finite);
+                m.add(range_of(hi + at, p.block_stride, finite));
+                done(static_cast<std::size_t>(b), m);
+                seen.add(m);
+            }
+        }
+        range.merge(finite, seen);
+    });
+}
+
 // Min and max of every block, in one parallel pass over the view that also checks that every value is
 // finite (else qs::Error naming the first bad index). Each block's range goes to `done(b, range)` once it is
 // final (from any thread, each block once), so no per-block array is kept; returns the whole tensor's range.
 template <class Done>
 MinMax block_ranges(const TensorView& view, const QuantParams& p, const Done& done) {
-    const std::int64_t n = view.numel();
-    MinMax whole;
-    std::mutex merging;
-    std::atomic<bool> all_finite{true};
-    const auto merge = [&](bool finite, const MinMax& seen) {
-        if (!finite) all_finite = false;
-        const std::lock_guard<std::mutex> lock(merging);
-        whole.add(seen);
-    };
-    if (p.block_stride >= 64 && p.block_count < kFewBlocks) {
-        // Few blocks of long runs (per tensor, a leading axis): chunks in parallel, per-thread block ranges.
-        const std::int64_t chunks_per_run = (p.block_stride + kChunk - 1) / kChunk;
-        const std::int64_t items = n / p.block_stride * chunks_per_run;
-        std::vector<MinMax> blocks(static_cast<std::size_t>(p.block_count));  // fewer than kFewBlocks
-        detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
-            std::vector<MinMax> local(blocks.size());
-            bool finite = true;
-            float scratch[kChunk];
-            std::int64_t i_begin, i_end;
-            detail::static_share(items, thread, threads, i_begin, i_end);
-            for (std::int64_t i = i_begin; i < i_end; ++i) {
-                const std::int64_t run = i / chunks_per_run, c = i % chunks_per_run;
-                const std::int64_t len = std::min(kChunk, p.block_stride - c * kChunk);
-                const float* values = floats_at(view, run * p.block_stride + c * kChunk, len, scratch);
-                local[static_cast<std::size_t>(run % p.block_count)].add(range_of(values, len, finite));
-            }
-            MinMax seen;
-            for (const MinMax& m : local) seen.add(m);
-            merge(finite, seen);
-            const std::lock_guard<std::mutex> lock(merging);
-            for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b].add(local[b]);
-        });
-        for (std::size_t b = 0; b < blocks.size(); ++b) done(b, blocks[b]);
-    } else if (p.block_stride >= 64) {
-        // Many blocks of long runs (groups, channels of a middle axis): one block per task.
-        const std::int64_t runs_per_block = n / (p.block_stride * p.block_count);
-        detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
-            bool finite = true;
-            float scratch[kChunk];
-            MinMax seen;
-            std::int64_t b_begin, b_end;
-            detail::static_share(p.block_count, thread, threads, b_begin, b_end);
-            for (std::int64_t b = b_begin; b < b_end; ++b) {
-                MinMax block;
-                for (std::int64_t r = 0; r < runs_per_block; ++r)
-                    for (std::int64_t c = 0; c < p.block_stride; c += kChunk) {
-                        const std::int64_t len = std::min(kChunk, p.block_stride - c);
-                        const std::int64_t begin = (r * p.block_count + b) * p.block_stride + c;
-                        block.add(range_of(floats_at(view, begin, len, scratch), len, finite));
-                    }
-                done(static_cast<std::size_t>(b), block);
-                seen.add(block);
-            }
-            merge(finite, seen);
-        });
-    } else {
-        // Short runs (channels of the last axis, small groups): the layout repeats every `period` elements;
-        // each task owns a segment of whole blocks of the period and reduces it element-wise over every
-        // repetition, which vectorises.
-        const std::int64_t period = p.block_stride * p.block_count;
-        const std::int64_t repeats = n / period;
-        const std::int64_t blocks_per_segment = std::max<std::int64_t>(1, kChunk / p.block_stride);
-        const std::int64_t segment = blocks_per_segment * p.block_stride;
-        const std::int64_t segments = (period + segment - 1) / segment;
-        detail::parallel_guarded(view, detail::pass_threads(n), [&](int thread, int threads) {
-            bool finite = true;
-            MinMax seen;
-            float scratch[kChunk], lo[kChunk], hi[kChunk], zero[kChunk];
-            std::int64_t s_begin, s_end;
-            detail::static_share(segments, thread, threads, s_begin, s_end);
-            for (std::int64_t sgm = s_begin; sgm < s_end; ++sgm) {
-                const std::int64_t first = sgm * segment, len = std::min(segment, period - first);
-                const float* values = floats_at(view, first, len, scratch);
-                for (std::int64_t k = 0; k < len; ++k) lo[k] = hi[k] = values[k], zero[k] = values[k] * 0.0f;
-                for (std::int64_t r = 1; r < repeats; ++r) {
-                    values = floats_at(view, r * period + first, len, scratch);
-                    for (std::int64_t k = 0; k < len; ++k) {
-                        const float v = values[k];
-                        lo[k] = v < lo[k] ? v : lo[k];
-                        hi[k] = v > hi[k] ? v : hi[k];
-                        zero[k] += v * 0.0f;
-                    }
-                }
-                range_of(zero, len, finite);  // a NaN may not survive min and max: its trace is in zero[]
-                for (std::int64_t b = first / p.block_stride; b * p.block_stride < first + len; ++b) {
-                    const std::int64_t at = b * p.block_stride - first;
-                    MinMax m = range_of(lo + at, p.block_stride, finite);
-                    m.add(range_of(hi + at, p.block_stride, finite));
-                    done(static_cast<std::size_t>(b), m);
-                    seen.add(m);
-                }
-            }
-            merge(finite, seen);
-        });
-    }
-    if (!all_finite) {
+    WholeRange range;
+    if (p.block_stride >= 64 && p.block_count < kFewBlocks) few_long_block_ranges(view, p, done, range);
+    else if (p.block_stride >= 64) many_long_block_ranges(view, p, done, range);
+    else short_run_block_ranges(view, p, done, range);
+    if (!range.all_finite) {
         // The fast pass only knows that something is not finite: find the first one for the message.
         const std::int64_t bad = first_nonfinite(view);
         if (bad >= 0) throw_nonfinite(view, bad);
     }
-    return whole;
+    return range.whole;
 }
 
 }  // namespace
