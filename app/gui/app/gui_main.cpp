@@ -217,18 +217,31 @@ void SaveUserSettings(const std::string& path, Settings settings, const AppState
         cli::print_message_line("warning", "settings not saved: " + problem);
 }
 
+// The app on the command line's input, session view and lesson. Returns what did not open (see StartWithInput).
+std::string StartApp(AppState& app, GuiOptions& options, const Settings& settings) {
+    app.panels = settings.panels;
+    for (const auto& [key, value] : settings.figure) ApplyFigurePanelSetting(app.figure.settings, key.c_str(), value.c_str());
+    std::string failed = StartWithInput(app, options.input, options.files);  // also a session's view; not undoable
+    if (options.lesson) {
+        const std::string error_before = app.doc.error;
+        OpenLesson(app, options.lesson, options.lesson_step, options.lesson_ref);
+        app.doc.history = UndoHistory{};
+        if (failed.empty() && app.doc.error != error_before) failed = app.doc.error;  // its step did not apply
+    }
+    return failed;
+}
+
 // The frame loop over an open window; returns the exit code.
 int RunWindow(AppWindow& window, GuiOptions& options, const Settings& settings, const std::string& settings_file) {
     const bool scripted = Scripted(options);
     // The app state holds GL textures (through the panels): it goes before the window and its context.
     auto app = std::make_unique<AppState>();
-    app->panels = settings.panels;
-    for (const auto& [key, value] : settings.figure) ApplyFigurePanelSetting(app->figure.settings, key.c_str(), value.c_str());
     app->doc.force_sync = scripted;
-    StartWithInput(*app, options.input, options.files);  // also a session's view; not an undoable step
-    if (options.lesson) {
-        OpenLesson(*app, options.lesson, options.lesson_step, options.lesson_ref);
-        app->doc.history = UndoHistory{};
+    const std::string failed = StartApp(*app, options, settings);
+    // The window shows what did not open and stays; a script asked for something else: the line, exit 2, no PNG.
+    if (scripted && !failed.empty()) {
+        cli::print_message_line("error", failed);
+        return 2;
     }
     if (scripted) app->doc.finish_recompute_now();
 

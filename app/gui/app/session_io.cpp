@@ -130,7 +130,7 @@ ViewSettings SessionView(const AppState& app) {
     return v;
 }
 
-std::string ApplySessionView(AppState& app, const ViewSettings& view) {
+std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure) {
     std::vector<std::string> skipped;
     // The lesson is opened after the loop, at its step, whatever order the keys come in.
     const std::string* lesson = nullptr;
@@ -191,6 +191,7 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view) {
     } else if (lesson_step) {
         skipped.push_back("lesson.step=" + *lesson_step + " (no lesson)");
     }
+    if (failure) *failure = lesson_line;
     if (skipped.empty()) return lesson_line;
     // The pairs come from the file: a few, escaped and shortened, keep the notice one readable line.
     constexpr std::size_t kShown = 5;
@@ -280,33 +281,34 @@ void OpenSession(AppState& app, const std::string& session_path) {
     });
 }
 
-void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files) {
+std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files) {
     std::shared_ptr<const TensorData> data;
     try {
         data = input.file ? MakeTensorData(std::shared_ptr<const TensorFile>(std::move(input.file)))
                           : MakeTensorData(std::make_shared<const Tensor>(std::move(input.tensor)));
     } catch (const std::exception& e) {
         app.doc.error = e.what();
-        return;
+        return app.doc.error;
     }
-    if (!app.doc.apply_data(std::move(data), input.label, &input.config)) return;
+    if (!app.doc.apply_data(std::move(data), input.label, &input.config)) return app.doc.error;
     if (input.source.kind != TensorSource::Kind::Inline) app.doc.origins.record(app.doc.data, {input.source, input.note});
-    std::string problems;
-    if (input.from_session) problems = ApplySessionView(app, input.view);
+    std::string problems, failure;
+    if (input.from_session) problems = ApplySessionView(app, input.view, &failure);
     const std::string override_problems = ApplySessionView(app, files.view);
     app.doc.notice = JoinLines({app.doc.notice, FoldingNotice(app.doc.label, input.note), problems, override_problems});
     if (!files.browse.empty()) {
         std::string problem;
-        if (!OpenSafetensorsBrowser(app.safetensors, files.browse, &problem)) app.doc.error = problem;
+        if (!OpenSafetensorsBrowser(app.safetensors, files.browse, &problem)) app.doc.error = failure = problem;
     }
     if (!files.model.empty()) {
         std::string problem;
-        if (!OpenModel(app.model, files.model, &problem)) app.doc.error = problem;
+        if (!OpenModel(app.model, files.model, &problem)) app.doc.error = failure = problem;
         else if (files.browse.empty()) app.request_tab = kTabModel;  // an index has no tensor list to show instead
     }
     if (!files.save_figure.empty()) app.files.queued_figure = FigureExport{files.save_figure};
     if (!files.save_session.empty()) app.files.queued_session = files.save_session;
     app.doc.history = UndoHistory{};
+    return failure;
 }
 
 }  // namespace qs::gui

@@ -26,8 +26,9 @@ struct AppState;
 // A session without them (older ones too) opens no lesson.
 ViewSettings SessionView(const AppState& app);
 // Applies SessionView's pairs. Unknown keys and bad values are skipped; the returned text names them (empty:
-// all applied), so that a newer or hand-edited session still opens.
-std::string ApplySessionView(AppState& app, const ViewSettings& view);
+// all applied), so that a newer or hand-edited session still opens. A lesson the session names that does not
+// open is in that text too, and alone in `*failure` (a scripted screenshot refuses it: see StartWithInput).
+std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure = nullptr);
 
 // The session of the current state for a file at `session_path`. The tensor is referred to by its origin
 // when it has one (file paths relative to the session's directory when inside it), else stored inline when
@@ -44,7 +45,10 @@ void OpenSession(AppState& app, const std::string& session_path);
 // The window's start: shows `input` (its tensor is moved out; the rest stays), records where it came from,
 // applies a session's view and then the command line's, opens the model file's list, queues the scripted
 // saves, and clears the undo history (opening is not a step). Problems with the view go to app.doc.notice.
-void StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files);
+// Returns what asked for did not open, as one line (empty: all of it opened): the tensor refused (NaN in a
+// mapped file, ...), the session's lesson, the model file. The window shows it too (banner or notice) and stays;
+// --screenshot and --bench-frames print it and exit 2, as for an input the command line refuses.
+std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOptions& files);
 
 
 }  // namespace qs::gui
