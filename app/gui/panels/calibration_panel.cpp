@@ -160,17 +160,12 @@ void FinishCalibration(CalibrationPanelState& st, const QuantView& qv, const std
     }
 }
 
-CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView& qv,
-                                      const std::shared_ptr<const TensorData>& data) {
-    CalibrationApply apply;
-    ImGui::PushID(&st);
-    if (!qv.valid() || !data || data.get() != qv.data) {
-        ImGui::TextDisabled("No result yet.");
-        ImGui::PopID();
-        return apply;
-    }
-    // compare_calibrators cannot stop half-way: while it runs, a change only marks the table as pending, so at
-    // most one runs at a time; the stale table is dropped when the new one starts.
+namespace {
+
+// Starts a table for new settings or a new tensor and takes a finished one. compare_calibrators cannot stop
+// half-way: while it runs, a change only marks the table as pending, so at most one runs at a time; the stale
+// table is dropped when the new one starts. Returns whether the table on show is stale.
+bool RefreshTable(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data) {
     const bool changed = !st.started || st.tensor_key != TensorKeyOf(qv) || !SameInputs(st.inputs, Inputs(*qv.config));
     if (changed) {
         if (st.task.running()) st.pending = true;
@@ -181,10 +176,11 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
         st.has_shown = true;
     }
     if (st.pending && !st.task.running()) Start(st, qv, data);
-    const bool stale = st.task.running() || st.pending;
+    return st.task.running() || st.pending;
+}
 
-    const Sym sym = Symbols();
-    const float font = ImGui::GetFontSize();
+// The heading: what the table compares, then its progress, its error or how long it took.
+void DrawCalibrationHeading(const CalibrationPanelState& st, const QuantView& qv, bool stale) {
     const IntType& dt = qv.config->dtype;
     ImGui::Text("Calibrators for %s %s, %s granularity", dt.name().c_str(),
                 to_string(qv.config->mode == Mode::Manual ? Mode::Asymmetric : qv.config->mode),
@@ -202,6 +198,174 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
         if (st.shown.ms < 1.0) ImGui::TextDisabled("  < 1 ms");
         else ImGui::TextDisabled("  %.0f ms", st.shown.ms);
     }
+}
+
+// The first row whose zero point was clamped and clips more than its "recompute s" twin: the note under the
+// table quotes it (min/max, the lessons' own, when it is one).
+struct ClampNote {
+    bool any = false;
+    std::string name;
+    double clip = 0, twin_clip = 0;
+};
+
+// The header row. Widths from the widest text each column can hold, not from auto-fit: a table first drawn
+// while its tab is appearing (e.g. selected by --tab) measures nothing and would keep one-letter columns.
+void SetupCalibratorColumns() {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    const float pad = ImGui::GetStyle().CellPadding.x * 2.0f;
+    auto column = [&](const char* header, const char* widest) {
+        ImGui::TableSetupColumn(header, ImGuiTableColumnFlags_WidthFixed,
+                                std::max(ImGui::CalcTextSize(header).x, ImGui::CalcTextSize(widest).x) + pad);
+    };
+    column("Calibrator", "min/max (lessons)  (current)");
+    column("recompute s", "yes");
+    column("scale s", "0.000123456789");
+    column("zero point z", "-32768  clamped");
+    column("MSE", "0.000123456  best");
+    column("SQNR (dB)", "100.00");
+    column("clipped", "100.00%");
+    column("levels used", "65536 / 65536");
+    column("", "Apply");
+    ImGui::TableHeadersRow();
+}
+
+// The row's s and z cells: one number each, or how many blocks with every block's in a tooltip. `dt`: the
+// settings' type (the table may be for the previous settings while a new one computes).
+void DrawScaleAndZeroCells(const CalibrationRow& row, bool clamped, const IntType& dt) {
+    ImGui::TableNextColumn();
+    ImGui::AlignTextToFramePadding();
+    if (row.params.block_count == 1) {
+        ImGui::TextUnformatted(FormatNumber(row.params.scale_of(0)).c_str());
+    } else {
+        ImGui::TextUnformatted(BlocksLabel(row.config, static_cast<std::size_t>(row.params.block_count)).c_str());
+        PerBlockTooltip(row.params, true);
+    }
+    ImGui::TableNextColumn();
+    ImGui::AlignTextToFramePadding();
+    const ImVec4 warn = ImGui::ColorConvertU32ToFloat4(WarningColor());
+    if (row.params.block_count == 1) {
+        const std::int32_t z = row.params.zero_point_of(0);
+        if (clamped) ImGui::TextColored(warn, "%s  clamped", FormatNumber(z).c_str());
+        else ImGui::TextUnformatted(FormatNumber(z).c_str());
+    } else {
+        const std::string blocks = BlocksLabel(row.config, static_cast<std::size_t>(row.params.block_count));
+        if (clamped) ImGui::TextColored(warn, "%s, some clamped", blocks.c_str());
+        else ImGui::TextUnformatted(blocks.c_str());
+        PerBlockTooltip(row.params, false);
+    }
+    if (clamped && ImGui::IsItemHovered())
+        ImGui::SetTooltip("z = q_min %s r_min / s fell outside [%d, %d] and was clamped;\n"
+                          "the lessons keep s, so the range shifts and its far end is clipped.",
+                          Symbols().minus, dt.q_min(), dt.q_max());
+}
+
+// The clipped share; clipping that its twin avoids is the lessons' flaw at work, noted in `note`.
+void DrawClippedCell(const CalibrationRow& row, const CalibrationRow* twin, bool clamped, ClampNote& note) {
+    const Metrics& m = row.metrics;
+    ImGui::TableNextColumn();
+    ImGui::AlignTextToFramePadding();
+    const std::string clip = Percent(m.clipped, m.count);
+    if (clamped && twin && m.clipped > twin->metrics.clipped) {
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", clip.c_str());
+        if (!note.any) {
+            note.name = CalibratorName(row.config);
+            note.clip = m.count ? 100.0 * m.clipped / static_cast<double>(m.count) : 0.0;
+            note.twin_clip = twin->metrics.count ? 100.0 * twin->metrics.clipped / static_cast<double>(twin->metrics.count) : 0.0;
+        }
+        note.any = true;
+    } else if (m.clipped > 0) {
+        ImGui::TextUnformatted(clip.c_str());
+    } else {
+        ImGui::TextDisabled("0");
+    }
+}
+
+// Row i of the table; its Apply button (disabled while the table is stale) fills `apply`.
+void DrawCalibratorRow(CalibrationPanelState& st, const QuantView& qv, int i, bool stale, ClampNote& note,
+                       CalibrationApply& apply) {
+    const std::vector<CalibrationRow>& rows = st.shown.rows;
+    const CalibrationRow& row = rows[static_cast<std::size_t>(i)];
+    const CalibrationRow* twin = Twin(rows, i);
+    const bool clamped = ZeroPointClamped(row, twin);
+    const Metrics& m = row.metrics;
+    const Sym sym = Symbols();
+    ImGui::PushID(i);
+    ImGui::TableNextRow();
+    if (i == st.best_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, BetterRowColor());
+    ImGui::TableNextColumn();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(CalibratorName(row.config).c_str());
+    if (IsCurrent(row, twin, *qv.config)) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("(current)");
+    }
+    ImGui::TableNextColumn();
+    ImGui::AlignTextToFramePadding();
+    if (row.config.mode == Mode::Asymmetric)
+        ImGui::TextUnformatted(twin && twin->same_as_twin ? "no effect" : row.config.recompute_scale ? "yes" : "no");
+    else ImGui::TextDisabled("%s", sym.dash);
+    DrawScaleAndZeroCells(row, clamped, qv.config->dtype);
+    ImGui::TableNextColumn();
+    ImGui::AlignTextToFramePadding();
+    if (i == st.best_row) ImGui::Text("%s  best", FormatNumber(m.mse).c_str());
+    else ImGui::TextUnformatted(FormatNumber(m.mse).c_str());
+    ImGui::TableNextColumn();
+    ImGui::AlignTextToFramePadding();
+    if (m.sqnr_db) ImGui::Text("%.2f", *m.sqnr_db);
+    else ImGui::TextDisabled("%s", sym.dash);
+    DrawClippedCell(row, twin, clamped, note);
+    ImGui::TableNextColumn();
+    ImGui::AlignTextToFramePadding();
+    ImGui::Text("%lld / %lld", static_cast<long long>(m.levels_used), static_cast<long long>(m.levels_total));
+    ImGui::TableNextColumn();
+    ImGui::BeginDisabled(stale);
+    if (ImGui::SmallButton("Apply")) {
+        apply.requested = true;
+        apply.config = row.config;
+    }
+    ImGui::EndDisabled();
+    st.apply_row.push_back(i);
+    st.apply_center.push_back(ImVec2((ImGui::GetItemRectMin().x + ImGui::GetItemRectMax().x) * 0.5f,
+                                     (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y) * 0.5f));
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Use %s%s for the figure", CalibratorName(row.config).c_str(),
+                          row.config.recompute_scale ? " with recompute s" : "");
+    ImGui::PopID();
+}
+
+// The table at its natural height when the rows fit above the note; else scrolling, with a frozen header.
+void DrawCalibratorTable(CalibrationPanelState& st, const QuantView& qv, bool stale, ClampNote& note,
+                         CalibrationApply& apply) {
+    const std::vector<CalibrationRow>& rows = st.shown.rows;
+    const float cell_pad = ImGui::GetStyle().CellPadding.y * 2.0f;
+    const float row_h = ImGui::GetFrameHeight() + cell_pad;
+    const float natural_h = row_h * static_cast<float>(rows.size()) + ImGui::GetTextLineHeight() + cell_pad + 2.0f;
+    const float room = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2.4f;
+    ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_RowBg |
+                            ImGuiTableFlags_SizingFixedFit;
+    if (room < natural_h) flags |= ImGuiTableFlags_ScrollY;
+    const float table_h = room < natural_h ? std::max(room, row_h * 3.0f) : 0.0f;
+    st.apply_row.clear();
+    st.apply_center.clear();
+    if (!ImGui::BeginTable("##calibrators", 9, flags, ImVec2(0.0f, table_h))) return;
+    SetupCalibratorColumns();
+    for (int i : DisplayOrder(rows)) DrawCalibratorRow(st, qv, i, stale, note, apply);
+    ImGui::EndTable();
+}
+
+}  // namespace
+
+CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView& qv,
+                                      const std::shared_ptr<const TensorData>& data) {
+    CalibrationApply apply;
+    ImGui::PushID(&st);
+    if (!qv.valid() || !data || data.get() != qv.data) {
+        ImGui::TextDisabled("No result yet.");
+        ImGui::PopID();
+        return apply;
+    }
+    const bool stale = RefreshTable(st, qv, data);
+    DrawCalibrationHeading(st, qv, stale);
     if (!st.has_shown) {
         ImGui::PopID();
         return apply;
@@ -211,143 +375,21 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
     for (std::size_t i = 0; i < rows.size(); ++i)
         if (st.best_row < 0 || rows[i].metrics.mse < rows[static_cast<std::size_t>(st.best_row)].metrics.mse)
             st.best_row = static_cast<int>(i);
-
-    // Natural height when the rows fit above the note; else a scrolling table with a frozen header.
-    const float cell_pad = ImGui::GetStyle().CellPadding.y * 2.0f;
-    const float row_h = ImGui::GetFrameHeight() + cell_pad;
-    const float natural_h = row_h * static_cast<float>(rows.size()) + ImGui::GetTextLineHeight() + cell_pad + 2.0f;
-    const float room = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2.4f;
-    ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_RowBg |
-                            ImGuiTableFlags_SizingFixedFit;
-    if (room < natural_h) flags |= ImGuiTableFlags_ScrollY;
-    const float table_h = room < natural_h ? std::max(room, row_h * 3.0f) : 0.0f;
-    bool any_clamped = false;
-    st.apply_row.clear();
-    st.apply_center.clear();
-    double clamped_clip = 0, twin_clip = 0;
-    std::string clamped_name;
-    if (ImGui::BeginTable("##calibrators", 9, flags, ImVec2(0.0f, table_h))) {
-        ImGui::TableSetupScrollFreeze(0, 1);
-        // Widths from the widest text each column can hold, not from auto-fit: a table first drawn while its
-        // tab is appearing (e.g. selected by --tab) measures nothing and would keep one-letter columns.
-        const float pad = ImGui::GetStyle().CellPadding.x * 2.0f;
-        auto column = [&](const char* header, const char* widest) {
-            ImGui::TableSetupColumn(header, ImGuiTableColumnFlags_WidthFixed,
-                                    std::max(ImGui::CalcTextSize(header).x, ImGui::CalcTextSize(widest).x) + pad);
-        };
-        column("Calibrator", "min/max (lessons)  (current)");
-        column("recompute s", "yes");
-        column("scale s", "0.000123456789");
-        column("zero point z", "-32768  clamped");
-        column("MSE", "0.000123456  best");
-        column("SQNR (dB)", "100.00");
-        column("clipped", "100.00%");
-        column("levels used", "65536 / 65536");
-        column("", "Apply");
-        ImGui::TableHeadersRow();
-        for (int i : DisplayOrder(rows)) {
-            const CalibrationRow& row = rows[static_cast<std::size_t>(i)];
-            const CalibrationRow* twin = Twin(rows, i);
-            const bool clamped = ZeroPointClamped(row, twin);
-            const Metrics& m = row.metrics;
-            ImGui::PushID(i);
-            ImGui::TableNextRow();
-            if (i == st.best_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, BetterRowColor());
-            ImGui::TableNextColumn();
-            ImGui::AlignTextToFramePadding();
-            ImGui::TextUnformatted(CalibratorName(row.config).c_str());
-            if (IsCurrent(row, twin, *qv.config)) {
-                ImGui::SameLine();
-                ImGui::TextDisabled("(current)");
-            }
-            ImGui::TableNextColumn();
-            ImGui::AlignTextToFramePadding();
-            if (row.config.mode == Mode::Asymmetric)
-                ImGui::TextUnformatted(twin && twin->same_as_twin ? "no effect" : row.config.recompute_scale ? "yes" : "no");
-            else ImGui::TextDisabled("%s", sym.dash);
-            ImGui::TableNextColumn();
-            ImGui::AlignTextToFramePadding();
-            if (row.params.block_count == 1) {
-                ImGui::TextUnformatted(FormatNumber(row.params.scale_of(0)).c_str());
-            } else {
-                ImGui::TextUnformatted(BlocksLabel(row.config, static_cast<std::size_t>(row.params.block_count)).c_str());
-                PerBlockTooltip(row.params, true);
-            }
-            ImGui::TableNextColumn();
-            ImGui::AlignTextToFramePadding();
-            const ImVec4 warn = ImGui::ColorConvertU32ToFloat4(WarningColor());
-            if (row.params.block_count == 1) {
-                const std::int32_t z = row.params.zero_point_of(0);
-                if (clamped) ImGui::TextColored(warn, "%s  clamped", FormatNumber(z).c_str());
-                else ImGui::TextUnformatted(FormatNumber(z).c_str());
-            } else {
-                const std::string blocks = BlocksLabel(row.config, static_cast<std::size_t>(row.params.block_count));
-                if (clamped) ImGui::TextColored(warn, "%s, some clamped", blocks.c_str());
-                else ImGui::TextUnformatted(blocks.c_str());
-                PerBlockTooltip(row.params, false);
-            }
-            if (clamped && ImGui::IsItemHovered())
-                ImGui::SetTooltip("z = q_min %s r_min / s fell outside [%d, %d] and was clamped;\n"
-                                  "the lessons keep s, so the range shifts and its far end is clipped.",
-                                  sym.minus, dt.q_min(), dt.q_max());
-            ImGui::TableNextColumn();
-            ImGui::AlignTextToFramePadding();
-            if (i == st.best_row) ImGui::Text("%s  best", FormatNumber(m.mse).c_str());
-            else ImGui::TextUnformatted(FormatNumber(m.mse).c_str());
-            ImGui::TableNextColumn();
-            ImGui::AlignTextToFramePadding();
-            if (m.sqnr_db) ImGui::Text("%.2f", *m.sqnr_db);
-            else ImGui::TextDisabled("%s", sym.dash);
-            ImGui::TableNextColumn();
-            ImGui::AlignTextToFramePadding();
-            const std::string clip = Percent(m.clipped, m.count);
-            // Clipping that its twin avoids is the lessons' flaw at work.
-            if (clamped && twin && m.clipped > twin->metrics.clipped) {
-                ImGui::TextColored(warn, "%s", clip.c_str());
-                if (!any_clamped) {  // the note quotes the first such pair (min/max, the lessons' own, when it is one)
-                    clamped_name = CalibratorName(row.config);
-                    clamped_clip = m.count ? 100.0 * m.clipped / static_cast<double>(m.count) : 0.0;
-                    twin_clip = twin->metrics.count ? 100.0 * twin->metrics.clipped / static_cast<double>(twin->metrics.count) : 0.0;
-                }
-                any_clamped = true;
-            } else if (m.clipped > 0) {
-                ImGui::TextUnformatted(clip.c_str());
-            } else {
-                ImGui::TextDisabled("0");
-            }
-            ImGui::TableNextColumn();
-            ImGui::AlignTextToFramePadding();
-            ImGui::Text("%lld / %lld", static_cast<long long>(m.levels_used), static_cast<long long>(m.levels_total));
-            ImGui::TableNextColumn();
-            ImGui::BeginDisabled(stale);
-            if (ImGui::SmallButton("Apply")) {
-                apply.requested = true;
-                apply.config = row.config;
-            }
-            ImGui::EndDisabled();
-            st.apply_row.push_back(i);
-            st.apply_center.push_back(ImVec2((ImGui::GetItemRectMin().x + ImGui::GetItemRectMax().x) * 0.5f,
-                                             (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y) * 0.5f));
-            if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-                ImGui::SetTooltip("Use %s%s for the figure", CalibratorName(row.config).c_str(),
-                                  row.config.recompute_scale ? " with recompute s" : "");
-            ImGui::PopID();
-        }
-        ImGui::EndTable();
-    }
-    if (any_clamped) {
+    ClampNote note;
+    DrawCalibratorTable(st, qv, stale, note, apply);
+    const IntType& dt = qv.config->dtype;
+    if (note.any) {
         ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()),
                            "Clamped z: the lessons' formula moved z to the end of [%d, %d] but kept s, so the range "
                            "shifts and its far end is cut off (%s: %.2f%% of the values clipped). \"recompute s\" "
                            "rescales for the clamped z and keeps all of [r_min, r_max] (%.2f%% clipped).",
-                           dt.q_min(), dt.q_max(), clamped_name.c_str(), clamped_clip, twin_clip);
+                           dt.q_min(), dt.q_max(), note.name.c_str(), note.clip, note.twin_clip);
         ImGui::PopTextWrapPos();
     } else {
         ImGui::TextDisabled("Green row: the smallest MSE. Percentiles clip the tails on purpose; the MSE search trades "
                             "clipping for finer steps.");
     }
-    (void)font;
     ImGui::PopID();
     return apply;
 }
