@@ -309,52 +309,39 @@ float HeatmapColorbarWidth() {
     return ColorbarWidth(ImGui::CalcTextSize("-000.00").x);
 }
 
-HeatmapResult DrawHeatmap(const char* id, HeatmapState& st, const HeatmapSource& src, std::uint64_t generation,
-                          const HeatmapStyle& style, HeatmapView& view, HeatmapCell selected, ImVec2 size) {
-    HeatmapResult res;
-    ImGui::PushID(id);
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    size.x = std::max(size.x, 8.0f);
-    size.y = std::max(size.y, 8.0f);
+namespace {
 
-    if (!src.valid()) {
-        ImGui::Dummy(size);
-        dl->AddText(ImVec2(origin.x + 4, origin.y + 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no data");
-        ImGui::PopID();
-        return res;
-    }
-    ClampView(view, src.rows, src.cols);
+// Where the image is on screen.
+struct ImageRect {
+    ImVec2 min, max;
+    float w = 0.0f, h = 0.0f;
+};
 
-    // Image rectangle: fixed by the whole slice's shape (zoom changes what it shows, not where it is).
-    const float cb_w = style.colorbar == ColorbarMode::None ? 0.0f
-                       : style.colorbar_width > 0.0f ? style.colorbar_width
-                                                     : HeatmapColorbarWidth(style, size.y);
-    const ImVec2 img_size = HeatmapImageSize(src.rows, src.cols, size, cb_w, style.max_cell_aspect);
-    const float img_w = img_size.x, img_h = img_size.y;
-    const float group_w = img_w + cb_w;
-    const ImVec2 img_min(std::floor(origin.x + (size.x - group_w) * 0.5f), std::floor(origin.y));
-    const ImVec2 img_max(img_min.x + img_w, img_min.y + img_h);
-    res.image_min = img_min;
-    res.image_max = img_max;
+// The cell of the slice under screen point p, clamped to the slice. `view_w` and `view_h`: the view's size
+// before this frame's zoom or pan, with the view's corner as it is now.
+HeatmapCell CellUnder(const ImageRect& img, const HeatmapView& view, double view_w, double view_h,
+                      const HeatmapSource& src, ImVec2 p) {
+    const double cx = view.x0 + (p.x - img.min.x) / img.w * view_w;
+    const double cy = view.y0 + (p.y - img.min.y) / img.h * view_h;
+    return HeatmapCell{std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cy)), 0, src.rows - 1),
+                       std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cx)), 0, src.cols - 1)};
+}
 
-    // Interaction surface over the image only.
-    ImGui::SetCursorScreenPos(img_min);
-    ImGui::InvisibleButton("##image", ImVec2(img_w, img_h), ImGuiButtonFlags_MouseButtonLeft);
+// The mouse on the image: the wheel zooms around the cursor, a double click resets, a drag pans, a click
+// (a press and release without a drag) selects; `res` gets the clicked and hovered cells.
+void HandleHeatmapMouse(HeatmapState& st, const HeatmapSource& src, HeatmapView& view, const ImageRect& img,
+                        HeatmapResult& res) {
+    ImGui::SetCursorScreenPos(img.min);
+    ImGui::InvisibleButton("##image", ImVec2(img.w, img.h), ImGuiButtonFlags_MouseButtonLeft);
     const bool hovered = ImGui::IsItemHovered();
     ImGuiIO& io = ImGui::GetIO();
     const double view_w = view.x1 - view.x0, view_h = view.y1 - view.y0;
-    auto cell_at = [&](ImVec2 p, double& cx, double& cy) {
-        cx = view.x0 + (p.x - img_min.x) / img_w * view_w;
-        cy = view.y0 + (p.y - img_min.y) / img_h * view_h;
-    };
-
     if (hovered) {
         ImGui::SetItemUsingMouseWheel();
         if (io.MouseWheel != 0.0f) {
             // Zoom around the cursor: the cell under it stays under it.
-            double cx, cy;
-            cell_at(io.MousePos, cx, cy);
+            const double cx = view.x0 + (io.MousePos.x - img.min.x) / img.w * view_w;
+            const double cy = view.y0 + (io.MousePos.y - img.min.y) / img.h * view_h;
             const double f = std::pow(0.8, static_cast<double>(io.MouseWheel));
             const double fx = (cx - view.x0) / view_w, fy = (cy - view.y0) / view_h;
             const double nw = std::clamp(view_w * f, std::min(1.0, double(src.cols)), double(src.cols));
@@ -381,66 +368,96 @@ HeatmapResult DrawHeatmap(const char* id, HeatmapState& st, const HeatmapSource&
         if (!st.dragging && (d.x * d.x + d.y * d.y) > io.MouseDragThreshold * io.MouseDragThreshold) st.dragging = true;
         if (st.dragging) {
             const HeatmapView& s0 = st.drag_start_view;
-            const double dx = -d.x / img_w * (s0.x1 - s0.x0), dy = -d.y / img_h * (s0.y1 - s0.y0);
+            const double dx = -d.x / img.w * (s0.x1 - s0.x0), dy = -d.y / img.h * (s0.y1 - s0.y0);
             view = HeatmapView{s0.x0 + dx, s0.y0 + dy, s0.x1 + dx, s0.y1 + dy};
             ClampView(view, src.rows, src.cols);
             res.view_changed = true;
         }
     }
     if (ImGui::IsItemDeactivated()) {
-        if (!st.dragging && hovered) {
-            double cx, cy;
-            cell_at(io.MousePos, cx, cy);
-            res.clicked = HeatmapCell{std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cy)), 0, src.rows - 1),
-                                      std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cx)), 0, src.cols - 1)};
-        }
+        if (!st.dragging && hovered) res.clicked = CellUnder(img, view, view_w, view_h, src, io.MousePos);
         st.dragging = false;
     }
-    if (hovered) {
-        double cx, cy;
-        cell_at(io.MousePos, cx, cy);
-        res.hovered = HeatmapCell{std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cy)), 0, src.rows - 1),
-                                  std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(cx)), 0, src.cols - 1)};
-    }
+    if (hovered) res.hovered = CellUnder(img, view, view_w, view_h, src, io.MousePos);
+}
 
-    UpdateTexture(st, src, generation, style, view, img_w, img_h);
+// What is drawn over the image, clipped to it: the blocks' grid, the printed values, the hovered cell's and
+// the selection's outlines. Fills res.annotated and res.visible.
+void DrawImageOverlays(ImDrawList* dl, HeatmapState& st, const HeatmapSource& src, const HeatmapStyle& style,
+                       const HeatmapView& view, const ImageRect& img, HeatmapCell selected, HeatmapResult& res) {
+    const float cw = static_cast<float>(img.w / (view.x1 - view.x0));
+    const float ch = static_cast<float>(img.h / (view.y1 - view.y0));
+    dl->PushClipRect(img.min, img.max, true);
+    DrawBlockGrid(dl, style.blocks, src.rows, src.cols, view, img.min, img.max, cw, ch);
+    res.annotated = DrawAnnotations(dl, st, src, style, view, img.min, cw, ch);
+    const VisibleCells vis = Visible(src, view);
+    res.visible = (vis.r1 - vis.r0) * (vis.c1 - vis.c0);
+    if (res.hovered.valid() && cw >= 6.0f && ch >= 6.0f) {
+        ImVec2 a, b;
+        CellRect(view, img.min, cw, ch, res.hovered, 0.0f, a, b);
+        dl->AddRect(a, b, palette::kHoverCell, 0.0f, 0, 1.5f);
+    }
+    if (selected.valid() && selected.row < src.rows && selected.col < src.cols) {
+        ImVec2 a, b;
+        CellRect(view, img.min, cw, ch, selected, 10.0f, a, b);
+        // Dark outer and bright inner outline: visible on red, blue, white and viridis cells alike.
+        dl->AddRect(a, b, palette::kOutline, 0.0f, 0, 4.0f);
+        dl->AddRect(ImVec2(a.x + 1.5f, a.y + 1.5f), ImVec2(b.x - 1.5f, b.y - 1.5f), palette::kSelected, 0.0f, 0, 2.0f);
+    }
+    dl->PopClipRect();
+}
+
+}  // namespace
+
+HeatmapResult DrawHeatmap(const char* id, HeatmapState& st, const HeatmapSource& src, std::uint64_t generation,
+                          const HeatmapStyle& style, HeatmapView& view, HeatmapCell selected, ImVec2 size) {
+    HeatmapResult res;
+    ImGui::PushID(id);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    size.x = std::max(size.x, 8.0f);
+    size.y = std::max(size.y, 8.0f);
+
+    if (!src.valid()) {
+        ImGui::Dummy(size);
+        dl->AddText(ImVec2(origin.x + 4, origin.y + 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no data");
+        ImGui::PopID();
+        return res;
+    }
+    ClampView(view, src.rows, src.cols);
+
+    // Image rectangle: fixed by the whole slice's shape (zoom changes what it shows, not where it is).
+    const float cb_w = style.colorbar == ColorbarMode::None ? 0.0f
+                       : style.colorbar_width > 0.0f ? style.colorbar_width
+                                                     : HeatmapColorbarWidth(style, size.y);
+    const ImVec2 img_size = HeatmapImageSize(src.rows, src.cols, size, cb_w, style.max_cell_aspect);
+    ImageRect img;
+    img.w = img_size.x;
+    img.h = img_size.y;
+    const float group_w = img.w + cb_w;
+    img.min = ImVec2(std::floor(origin.x + (size.x - group_w) * 0.5f), std::floor(origin.y));
+    img.max = ImVec2(img.min.x + img.w, img.min.y + img.h);
+    res.image_min = img.min;
+    res.image_max = img.max;
+
+    HandleHeatmapMouse(st, src, view, img, res);
+
+    UpdateTexture(st, src, generation, style, view, img.w, img.h);
     const double span_u = static_cast<double>(st.tex_cols * st.fx);
     const double span_v = static_cast<double>(st.tex_rows * st.fy);
     const ImVec2 uv0(static_cast<float>((view.x0 - st.window.col0) / span_u),
                      static_cast<float>((view.y0 - st.window.row0) / span_v));
     const ImVec2 uv1(static_cast<float>((view.x1 - st.window.col0) / span_u),
                      static_cast<float>((view.y1 - st.window.row0) / span_v));
-    dl->AddImage(st.texture.id(), img_min, img_max, uv0, uv1);
-
-    const float cw = static_cast<float>(img_w / (view.x1 - view.x0));
-    const float ch = static_cast<float>(img_h / (view.y1 - view.y0));
-    dl->PushClipRect(img_min, img_max, true);
-    DrawBlockGrid(dl, style.blocks, src.rows, src.cols, view, img_min, img_max, cw, ch);
-    res.annotated = DrawAnnotations(dl, st, src, style, view, img_min, cw, ch);
-    {
-        const VisibleCells vis = Visible(src, view);
-        res.visible = (vis.r1 - vis.r0) * (vis.c1 - vis.c0);
-    }
-    if (res.hovered.valid() && cw >= 6.0f && ch >= 6.0f) {
-        ImVec2 a, b;
-        CellRect(view, img_min, cw, ch, res.hovered, 0.0f, a, b);
-        dl->AddRect(a, b, palette::kHoverCell, 0.0f, 0, 1.5f);
-    }
-    if (selected.valid() && selected.row < src.rows && selected.col < src.cols) {
-        ImVec2 a, b;
-        CellRect(view, img_min, cw, ch, selected, 10.0f, a, b);
-        // Dark outer and bright inner outline: visible on red, blue, white and viridis cells alike.
-        dl->AddRect(a, b, palette::kOutline, 0.0f, 0, 4.0f);
-        dl->AddRect(ImVec2(a.x + 1.5f, a.y + 1.5f), ImVec2(b.x - 1.5f, b.y - 1.5f), palette::kSelected, 0.0f, 0, 2.0f);
-    }
-    dl->PopClipRect();
-    dl->AddRect(ImVec2(img_min.x - 1, img_min.y - 1), ImVec2(img_max.x + 1, img_max.y + 1),
+    dl->AddImage(st.texture.id(), img.min, img.max, uv0, uv1);
+    DrawImageOverlays(dl, st, src, style, view, img, selected, res);
+    dl->AddRect(ImVec2(img.min.x - 1, img.min.y - 1), ImVec2(img.max.x + 1, img.max.y + 1),
                 ImGui::GetColorU32(ImGuiCol_Border));
 
     if (style.colorbar == ColorbarMode::Show) {
         const float font = ImGui::GetFontSize();
-        const ImVec2 bar_min(img_max.x + std::round(font * 0.5f), img_min.y);
-        const ImVec2 bar_max(bar_min.x + std::round(font * 0.9f), img_max.y);
+        const ImVec2 bar_min(img.max.x + std::round(font * 0.5f), img.min.y);
+        const ImVec2 bar_max(bar_min.x + std::round(font * 0.9f), img.max.y);
         DrawColorbar(dl, style, bar_min, bar_max);
     }
 
