@@ -60,6 +60,55 @@ const char* const kBenchHelp =
     "quantscope bench --make-large FILE.safetensors [--large-shape 128256x4096]\n"
     "  only writes that tensor (seeded, ~0.02 std, an outlier every 1000 rows) and exits.\n";
 
+namespace {
+
+// Calibration: the whole compute_params with each calibrator (per tensor).
+struct CalibrationFigures {
+    double percentile_ms = 0, mse_ms = 0;
+    double mse_groups_ms = -1;  // MSE in groups of 32 along the last axis; -1: 32 does not divide it
+};
+
+CalibrationFigures measure_calibration(const Tensor& tensor, const QuantConfig& config, int repeats) {
+    CalibrationFigures figures;
+    QuantParams params;
+    QuantConfig percentile = config, mse = config;
+    percentile.calibration = Calibration::Percentile;
+    percentile.percentile = 99.9;
+    mse.calibration = Calibration::Mse;
+    figures.percentile_ms = median_ms(repeats, [&] { params = compute_params(tensor, percentile); });
+    figures.mse_ms = median_ms(repeats, [&] { params = compute_params(tensor, mse); });
+    // Many small blocks must not cost more than one big one (issue 8, item 6): groups of 32 against per tensor.
+    QuantConfig mse_groups = mse;
+    mse_groups.granularity = Granularity::Group;
+    mse_groups.group_size = 32;
+    if (tensor.shape.back() % mse_groups.group_size == 0)
+        figures.mse_groups_ms = median_ms(repeats, [&] { params = compute_params(tensor, mse_groups); });
+    return figures;
+}
+
+// The error landscape of issue 5: 64 x 64 (scale, zero point) pairs, exact, over the first 1M elements.
+struct LandscapeFigures {
+    std::int64_t elements = 0;
+    double ms = 0;
+};
+
+LandscapeFigures measure_landscape(const Tensor& tensor, const QuantConfig& config, int repeats) {
+    Tensor million;
+    million.values.assign(tensor.values.begin(), tensor.values.begin() + std::min<std::int64_t>(tensor.numel(), 1 << 20));
+    million.shape = {million.numel()};
+    const QuantParams center = compute_params(million, config);
+    std::vector<double> scales, landscape;
+    std::vector<std::int32_t> zero_points;
+    for (int i = 0; i < 64; ++i) {
+        scales.push_back(center.scale[0] * std::pow(4.0, (i - 31.5) / 32.0));
+        zero_points.push_back(std::clamp(center.zero_point[0] - 32 + i, config.dtype.q_min(), config.dtype.q_max()));
+    }
+    return {million.numel(),
+            median_ms(repeats, [&] { mse_landscape(million, config, scales, zero_points, 1, landscape); })};
+}
+
+}  // namespace
+
 int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
     const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true},
@@ -121,35 +170,8 @@ int run_bench(const std::vector<std::string>& args) {
     naive_pipeline(tensor, config.dtype, naive);
     const double naive_ms = median_ms(std::min(repeats, 5), [&] { naive_pipeline(tensor, config.dtype, naive); });
 
-    // Calibration: the whole compute_params with each calibrator (per tensor).
-    QuantConfig percentile = config, mse = config;
-    percentile.calibration = Calibration::Percentile;
-    percentile.percentile = 99.9;
-    mse.calibration = Calibration::Mse;
-    const int slow_repeats = std::min(repeats, 5);
-    const double percentile_ms = median_ms(slow_repeats, [&] { params = compute_params(tensor, percentile); });
-    const double mse_ms = median_ms(slow_repeats, [&] { params = compute_params(tensor, mse); });
-    // Many small blocks must not cost more than one big one (issue 8, item 6): groups of 32 against per tensor.
-    QuantConfig mse_groups = mse;
-    mse_groups.granularity = Granularity::Group;
-    mse_groups.group_size = 32;
-    double mse_groups_ms = -1;
-    if (tensor.shape.back() % mse_groups.group_size == 0)
-        mse_groups_ms = median_ms(slow_repeats, [&] { params = compute_params(tensor, mse_groups); });
-
-    // The error landscape of issue 5: 64 x 64 (scale, zero point) pairs, exact, over the first 1M elements.
-    Tensor million;
-    million.values.assign(tensor.values.begin(), tensor.values.begin() + std::min<std::int64_t>(tensor.numel(), 1 << 20));
-    million.shape = {million.numel()};
-    const QuantParams center = compute_params(million, config);
-    std::vector<double> scales, landscape;
-    std::vector<std::int32_t> zero_points;
-    for (int i = 0; i < 64; ++i) {
-        scales.push_back(center.scale[0] * std::pow(4.0, (i - 31.5) / 32.0));
-        zero_points.push_back(std::clamp(center.zero_point[0] - 32 + i, config.dtype.q_min(), config.dtype.q_max()));
-    }
-    const double landscape_ms =
-        median_ms(slow_repeats, [&] { mse_landscape(million, config, scales, zero_points, 1, landscape); });
+    const CalibrationFigures calibration = measure_calibration(tensor, config, std::min(repeats, 5));
+    const LandscapeFigures landscape = measure_landscape(tensor, config, std::min(repeats, 5));
 
     JsonObject json;
     json.integer("elements", tensor.numel())
@@ -162,12 +184,15 @@ int run_bench(const std::vector<std::string>& args) {
         .number("ratio_to_memcpy", pipeline_ms / memcpy_ms)
         .number("naive_ms", naive_ms)
         .number("speedup_vs_naive", naive_ms / pipeline_ms)
-        .number("calibrate_percentile_ms", percentile_ms)
-        .number("calibrate_mse_ms", mse_ms)
-        .number("calibrate_mse_group32_ms", mse_groups_ms >= 0 ? std::optional<double>(mse_groups_ms) : std::nullopt)
-        .number("mse_group32_ratio", mse_groups_ms >= 0 ? std::optional<double>(mse_groups_ms / mse_ms) : std::nullopt)
-        .integer("landscape_elements", million.numel())
-        .number("landscape_64x64_ms", landscape_ms);
+        .number("calibrate_percentile_ms", calibration.percentile_ms)
+        .number("calibrate_mse_ms", calibration.mse_ms)
+        .number("calibrate_mse_group32_ms", calibration.mse_groups_ms >= 0 ? std::optional<double>(calibration.mse_groups_ms)
+                                                                            : std::nullopt)
+        .number("mse_group32_ratio", calibration.mse_groups_ms >= 0
+                                         ? std::optional<double>(calibration.mse_groups_ms / calibration.mse_ms)
+                                         : std::nullopt)
+        .integer("landscape_elements", landscape.elements)
+        .number("landscape_64x64_ms", landscape.ms);
     add_file_rows(json, file_figures);
     add_sweep_rows(json, sweep_figures);
     add_layer_rows(json, measure_layer_rows(std::min(repeats, 7)));
