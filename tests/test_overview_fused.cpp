@@ -52,6 +52,18 @@ struct Reference {
     std::vector<float> dequantized, error;
 };
 
+// What the overview is checked against: quantize_view's metrics and its full outputs.
+Reference reference_of(const qs::TensorView& view, const qs::QuantParams& params, const qs::QuantConfig& config) {
+    const auto n = static_cast<std::size_t>(view.numel());
+    Reference ref;
+    ref.codes.resize(n);
+    ref.dequantized.resize(n);
+    ref.error.resize(n);
+    ref.metrics = qs::quantize_view(view, params, config,
+                                    qs::QuantOutputs{ref.codes.data(), ref.dequantized.data(), ref.error.data()});
+    return ref;
+}
+
 // The window's pass on a bf16/f16 tensor with one (s, z) adds the metrics' sums pattern by pattern (counts
 // times terms): the same values up to the order of addition.
 void check_metrics_close(const qs::Metrics& a, const qs::Metrics& b) {
@@ -196,13 +208,7 @@ TEST_CASE("overview of an int quantization folds the outputs of quantize_view in
                     CAPTURE(which);
                     CAPTURE(max_cells);
                     const qs::OverviewGrid grid = qs::overview_grid(t.shape, max_cells);
-                    const auto n = static_cast<std::size_t>(t.numel());
-                    Reference ref;
-                    ref.codes.resize(n);
-                    ref.dequantized.resize(n);
-                    ref.error.resize(n);
-                    ref.metrics = qs::quantize_view(view, params, config,
-                                                    qs::QuantOutputs{ref.codes.data(), ref.dequantized.data(), ref.error.data()});
+                    const Reference ref = reference_of(view, params, config);
                     const qs::ValueOverview values = qs::overview_values(view, grid);
                     const bool one_block = params.block_count == 1;
                     for (const qs::ValueOverview* with : {static_cast<const qs::ValueOverview*>(nullptr), &values}) {
@@ -341,12 +347,7 @@ TEST_CASE("overview by bit patterns equals quantize_view on hostile tensors and 
                                 CAPTURE(dtype.bits);
                                 CAPTURE(s);
                                 CAPTURE(z);
-                                Reference ref;
-                                ref.codes.resize(n);
-                                ref.dequantized.resize(n);
-                                ref.error.resize(n);
-                                ref.metrics = qs::quantize_view(view, params, config,
-                                                                qs::QuantOutputs{ref.codes.data(), ref.dequantized.data(), ref.error.data()});
+                                const Reference ref = reference_of(view, params, config);
                                 const qs::QuantOverview o = qs::quantize_overview(view, params, config, grid, &values);
                                 check_metrics_close(o.metrics, ref.metrics);
                                 check_against_outputs(o, ref, grid, config, true);

@@ -83,26 +83,6 @@ Mapped Open(const std::string& path) {
     return m;
 }
 
-struct Window {
-    qs::gui::OffscreenRenderer r;
-    Window() {
-        std::string error;
-        REQUIRE_MESSAGE(r.init(1400, 500, [] {
-            qs::gui::BuildFonts(16.0f);
-            qs::gui::ApplyStyle(true, 1.0f);
-        }, &error), error);
-    }
-    template <typename F>
-    void frame(F&& body) {
-        r.frame([&] {
-            ImGui::SetNextWindowPos(ImVec2(0, 0));
-            ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
-            ImGui::Begin("panel", nullptr, ImGuiWindowFlags_NoDecoration);
-            body();
-            ImGui::End();
-        }, ImVec2(-FLT_MAX, -FLT_MAX), false);
-    }
-};
 
 }  // namespace
 
@@ -112,7 +92,7 @@ TEST_CASE("large tensor: the histograms the calibrators compare and the landscap
     REQUIRE(m.data->floats == nullptr);  // only mapped: no float32 copy for the tools to use
     const std::int64_t n = m.data->numel();
     const qs::Tensor decoded = qs::materialize(m.data->view);  // the float32 path's reference (the test's own copy)
-    Window w;
+    PanelWindow w(1400, 500);  // the app's look at 16 px, as a panel in its column
 
     qs::gui::HistogramPanelState hist;
     auto draw_hist = [&] { qs::gui::DrawHistogramPanel(hist, m.view(), m.data); };
