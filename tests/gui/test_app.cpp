@@ -368,6 +368,41 @@ TEST_CASE("app state: an r' that overflows float32 is reported with quantize's l
     CHECK(std::isfinite(app.doc.overview.metrics.max_abs_error));
 }
 
+// Manual mode's second column quantizes with the base mode's (s, z): on values near float32's limits that pair's
+// r' can overflow while the user's does not, and the column showed inf with no word of why.
+TEST_CASE("app state: a computed s and z whose r' overflows float32 is reported as the computed one") {
+    AppState app;
+    const auto t = std::make_shared<qs::Tensor>();
+    t->shape = {2, 2};
+    t->values = {-3.4e38f, 3.4e38f, 1.0f, 2.0f};
+    qs::QuantConfig c;
+    c.dtype = qs::IntType{true, 4};
+    c.mode = qs::Mode::Manual;
+    c.manual_scale = 1e37;
+    c.manual_zero_point = 0;
+    REQUIRE(app.doc.apply_tensor(t, "near float32's limits", &c));
+    REQUIRE(pump(app, [&] { return app.doc.view().computed_metrics != nullptr && !app.doc.busy(); }));
+    CHECK(std::isfinite(app.doc.overview.metrics.max_abs_error));  // the user's pair is fine
+    CHECK_FALSE(std::isfinite(app.doc.computed_metrics.mse));      // the column's inf
+    qs::QuantConfig asym = c;
+    asym.mode = qs::Mode::Asymmetric;
+    std::string want;  // what the command line says for the same tensor and mode
+    try {
+        (void)qs::quantize_checked(qs::view_of(*t), asym);
+    } catch (const std::exception& e) {
+        want = e.what();
+    }
+    REQUIRE(want.find("float32 overflow at index") != std::string::npos);
+    CHECK(app.doc.error == "the computed s, z (asymmetric): " + want);
+
+    c.dtype = qs::IntType{true, 8};  // int8's computed pair does not overflow: the line goes
+    REQUIRE(app.doc.apply_config(c, false));
+    REQUIRE(pump(app, [&] { return app.doc.shown_config.dtype.bits == 8 && !app.doc.busy(); }));
+    INFO(app.doc.error);
+    CHECK(std::isfinite(app.doc.computed_metrics.mse));
+    CHECK(app.doc.error.empty());
+}
+
 TEST_CASE("app state: an invalid combination is reported and not applied") {
     AppState app;
     load_lesson(app);

@@ -138,14 +138,18 @@ void Document::take_recompute(RecomputeJob& job) {
         computed_params = job.computed_params;
         computed_metrics = job.computed_metrics;
         computed_done_ = job.computed_stamp;
+        computed_overflow_ = job.computed_overflow;
         has_computed = true;
     }
     last_recompute_ms = job.ms;
     ++generation;
-    // quantize's refusal, shown with the (infinite) numbers it explains; it goes when they do.
-    if (!job.overflow.empty()) error = job.overflow;
+    // quantize's refusal, shown with the (infinite) numbers it explains (the user's, else manual mode's computed
+    // column); it goes when they do.
+    const bool computed_shown = shown_config.mode == Mode::Manual && has_computed;
+    const std::string& line = !job.overflow.empty() ? job.overflow : computed_shown ? computed_overflow_ : job.overflow;
+    if (!line.empty()) error = line;
     else if (!overflow_shown_.empty() && error == overflow_shown_) error.clear();
-    overflow_shown_ = job.overflow;
+    overflow_shown_ = line;
 }
 
 void Document::start_recompute() {

@@ -116,6 +116,7 @@ private:
     Task<std::shared_ptr<RecomputeJob>> recompute_{TaskPriority::Normal};
     std::shared_ptr<RecomputeJob> spare_;  // the buffers of the previous result, reused
     std::string overflow_shown_;  // the float32 overflow line the error banner shows for the result on show
+    std::string computed_overflow_;  // the computed (s, z)'s float32 overflow line, with computed_metrics
 };
 
 // A job's `then` that records the job's tensor (now the document's) as coming from `origin`.

@@ -14,8 +14,8 @@ namespace {
 // `quantize` refuses a quantization whose r' overflows float32 with a line naming the element; the window
 // shows its (infinite) numbers with that same line, not infinities alone. (Formats report their own.)
 std::string OverflowLine(const TensorData& data, const QuantParams& params, const QuantConfig& config,
-                         const QuantOverview& overview) {
-    if (config.format != FormatId::Int || std::isfinite(overview.metrics.max_abs_error)) return {};
+                         const Metrics& metrics) {
+    if (config.format != FormatId::Int || std::isfinite(metrics.max_abs_error)) return {};
     return float32_overflow_message(data.view, params, config);
 }
 
@@ -50,6 +50,7 @@ void RunRecompute(RecomputeJob& job) {
     const Stopwatch clock;
     job.error.clear();
     job.overflow.clear();
+    job.computed_overflow.clear();
     try {
         const TensorData& data = *job.data;
         if (job.want_computed) {
@@ -61,11 +62,15 @@ void RunRecompute(RecomputeJob& job) {
             job.computed_params = ParamsFor(data, computed);
             job.computed_params.keep_values_alive(job.data);
             job.computed_metrics = quantize_view(data.view, job.computed_params, computed);
+            // Its column would show inf with no word of why: quantize's line for that mode, said to be the computed one.
+            job.computed_overflow = OverflowLine(data, job.computed_params, computed, job.computed_metrics);
+            if (!job.computed_overflow.empty())
+                job.computed_overflow = std::string("the computed s, z (") + to_string(computed.mode) + "): " + job.computed_overflow;
         }
         job.params = ParamsFor(data, job.config);
         job.params.keep_values_alive(job.data);
         job.overview = quantize_overview(data.view, job.params, job.config, data.values.grid, &data.values);
-        job.overflow = OverflowLine(data, job.params, job.config, job.overview);
+        job.overflow = OverflowLine(data, job.params, job.config, job.overview.metrics);
     } catch (const std::exception& e) {
         job.error = e.what();
     }
@@ -91,7 +96,7 @@ TensorJobResult FinishTensorJob(std::shared_ptr<const TensorData> data, QuantCon
     progress.set_stage("quantizing");
     progress.set_progress(0.7f);
     out.overview = quantize_overview(data->view, out.params, out.config, data->values.grid, &data->values);
-    out.overflow = OverflowLine(*data, out.params, out.config, out.overview);
+    out.overflow = OverflowLine(*data, out.params, out.config, out.overview.metrics);
     progress.set_stage("done");
     progress.set_progress(1.0f);
     out.data = std::move(data);

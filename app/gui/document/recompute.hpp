@@ -35,6 +35,7 @@ struct RecomputeJob {
     double ms = 0;  // params + the pass, wall time
     std::string error;
     std::string overflow;  // quantize's line when r' overflowed float32 (the metrics came out inf), else empty
+    std::string computed_overflow;  // the same for the computed (s, z), named as such (manual mode's comparison)
 };
 
 // Runs `job` on this thread.
