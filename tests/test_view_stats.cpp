@@ -180,9 +180,10 @@ TEST_CASE("a cancelled view calibrator table stops before its first row") {
     CHECK(compare_calibrators(s.view, QuantConfig{}, control).empty());
 }
 
+// bf16 and f16 views get their exact pass from their bit patterns instead (test_bit_patterns.cpp).
 TEST_CASE("the landscape of a view equals the float32 landscape pass by pass") {
     std::uint64_t seed = 31;
-    for (ElementType type : kTypes)
+    for (ElementType type : {ElementType::F32, ElementType::F64})
         for (bool curve : {false, true}) {
             CAPTURE(static_cast<int>(type));
             CAPTURE(curve);

@@ -137,8 +137,8 @@ TEST_CASE("large tensor: the histograms the calibrators compare and the landscap
     CHECK(cmp.shown.overview.metrics.levels_used == b.metrics.levels_used);
     CHECK(cmp.shared_max == std::max(m.overview.metrics.max_abs_error, b.metrics.max_abs_error));
 
-    // The landscape: the sampled maps of the mapped tensor come first (the 64 x 64 grid on a 1M-element sample),
-    // while the exact pass reads the file; hiding the tab stops it.
+    // The landscape: a bf16 file's exact 64 x 64 map comes at once, from the bit patterns' counts the document
+    // keeps (no sampled passes first), and equals the core's map of the view.
     qs::gui::LandscapePanelState land;
     auto draw_land = [&] { qs::gui::DrawLandscapePanel(land, m.view(), m.data); };
     for (int i = 0; i < 600 && !(land.has_shown && land.shown.scales.size() == 64); ++i) {
@@ -147,8 +147,27 @@ TEST_CASE("large tensor: the histograms the calibrators compare and the landscap
     }
     REQUIRE(land.has_shown);
     CHECK(land.shown.scales.size() == 64);
-    CHECK(land.shown.stride == (n + qs::kLandscapeMidSample - 1) / qs::kLandscapeMidSample);
+    CHECK(land.shown.stride == 1);
+    CHECK(land.shown.exact);
     CHECK(land.task.error().empty());
+    {
+        qs::LandscapeRequest rq;
+        rq.config = m.config;
+        rq.has_current = true;
+        rq.current = {m.params.scale[0], m.params.zero_point[0]};
+        qs::LandscapeResult core;
+        qs::LandscapeCallbacks cb;
+        cb.publish = [&core](qs::LandscapeResult r) { core = std::move(r); };
+        REQUIRE(qs::compute_landscape(m.data->view, rq, cb));  // counting the patterns itself
+        CHECK(land.shown.scales == core.scales);
+        CHECK(land.shown.mse == core.mse);
+        // A few cells against the element loop over the decoded values (test_bit_patterns.cpp: all of them).
+        for (std::size_t i = 0; i < core.mse.size(); i += 517) {
+            const double s = core.scales[i % core.scales.size()];
+            const std::int32_t z = core.zero_points[i / core.scales.size()];
+            CHECK(core.mse[i] == doctest::Approx(qs::values_mse(decoded.values.data(), n, s, z, m.config)).epsilon(1e-11));
+        }
+    }
     qs::gui::SuspendLandscape(land);
     CHECK_FALSE(qs::gui::LandscapeBusy(land));
 }

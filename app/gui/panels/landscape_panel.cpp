@@ -26,7 +26,7 @@ void RunRequest(const Request& rq, Task<LandscapeResult>::Context& ctx) {
     callbacks.cancel = &ctx.cancel_flag();
     callbacks.progress = [&ctx](float p) { ctx.set_progress(p); };
     callbacks.publish = [&ctx](LandscapeResult r) { ctx.publish(std::move(r)); };
-    // A mapped tensor is read in its stored type (its exact map is one read of the file, minutes of arithmetic).
+    // A mapped tensor is read in its stored type (bf16/f16: its exact map from its bit patterns' counts).
     if (rq.data->floats) compute_landscape(*rq.data->floats, rq.landscape, callbacks);
     else compute_landscape(rq.data->view, rq.landscape, callbacks);
 }
@@ -63,6 +63,8 @@ void StartRequest(LandscapePanelState& st, const QuantView& qv, const std::share
     rq.landscape.config = *qv.config;
     rq.landscape.curve = curve;
     rq.landscape.has_current = CurrentPoint(qv, rq.landscape.current.scale, rq.landscape.current.zero_point);
+    // A bf16/f16 file's pattern counts, kept alive by rq.data: its exact map is then a second's arithmetic.
+    if (!data->values.bit_counts.empty()) rq.landscape.bit_counts = &data->values.bit_counts;
     st.task.start([rq](Task<LandscapeResult>::Context& ctx) { RunRequest(rq, ctx); });
     st.tensor_key = TensorKeyOf(qv);
     st.dtype = qv.config->dtype;
@@ -80,12 +82,14 @@ std::string StatusText(const LandscapePanelState& st, const QuantView& qv, bool*
     const std::string times = std::string(" ") + sym.times + " ";
     char buf[160];
     if (st.task.running()) {
-        const bool refining = st.has_shown;
-        const int k = st.curve ? (refining ? kCurveFine : kCurveCoarse) : (refining ? kLandscapeFine : kLandscapeCoarse);
+        // A bf16/f16 file with its bit patterns counted gets the exact pass alone (compute_landscape).
+        const bool refining = st.has_shown, at_once = !qv.data->values.bit_counts.empty();
+        const bool fine = refining || at_once;
+        const int k = st.curve ? (fine ? kCurveFine : kCurveCoarse) : (fine ? kLandscapeFine : kLandscapeCoarse);
         const std::string grid = st.curve ? std::to_string(k) + " points" : std::to_string(k) + times + std::to_string(k);
         // The pass after the coarse one reads every element, except the middle pass of a big tensor's map.
-        const bool exact_next = refining && (st.curve || qv.data->numel() <= kLandscapeMidSample ||
-                                             st.shown.scales.size() == static_cast<std::size_t>(kLandscapeFine));
+        const bool exact_next = at_once || (refining && (st.curve || qv.data->numel() <= kLandscapeMidSample ||
+                                             st.shown.scales.size() == static_cast<std::size_t>(kLandscapeFine)));
         std::snprintf(buf, sizeof buf, "%s %s, %s  %3.0f%%", refining ? "refining:" : "computing", grid.c_str(),
                       exact_next ? "every element" : "on a sample", 100.0 * st.task.progress());
         std::string text = buf;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "bit_patterns.hpp"
 #include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/params.hpp"
@@ -47,23 +48,25 @@ Tensor gather_every(const TensorView& view, std::int64_t stride) {
 
 // Map pass: an ns x nz grid, mse_landscape over batches of scales so that progress shows and a cancel is
 // seen within a batch.
+// With `patterns` (a 16-bit tensor's, stride 1), every cell is a sum over its bit patterns instead.
 bool map_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, LandscapeResult& r, int n,
-             const TensorView& data, std::int64_t stride, float progress_from, float progress_to) {
+             const TensorView& data, std::int64_t stride, float progress_from, float progress_to,
+             const detail::PatternTable* patterns = nullptr) {
     const auto start = std::chrono::steady_clock::now();
     landscape_grid(rq.config.dtype, {r.minmax_scale, r.minmax_zero_point}, rq.has_current ? &rq.current : nullptr, n,
                    r.scales, r.zero_points);
     const std::size_t ns = r.scales.size(), nz = r.zero_points.size();
     r.mse.assign(ns * nz, 0.0);
-    if (detail::direct_floats(data) == nullptr) {
+    const auto report = [&](float f) { cb.set_progress(progress_from + (progress_to - progress_from) * f); };
+    if (patterns != nullptr) {
+        if (!detail::pattern_mse_grid(*patterns, rq.config, r.scales, r.zero_points, r.mse, cb.cancel, report)) return false;
+    } else if (detail::direct_floats(data) == nullptr) {
         // In its stored type: one read of the view for the whole grid, the progress by the fraction read.
-        const bool done = mse_grid(data, rq.config, r.scales, r.zero_points, r.mse, cb.cancel, [&](float f) {
-            cb.set_progress(progress_from + (progress_to - progress_from) * f);
-        });
-        if (!done) return false;
+        if (!mse_grid(data, rq.config, r.scales, r.zero_points, r.mse, cb.cancel, report)) return false;
     }
     const std::size_t batch = 8;
     std::vector<double> part;
-    for (std::size_t s0 = 0; s0 < ns && detail::direct_floats(data) != nullptr; s0 += batch) {
+    for (std::size_t s0 = 0; s0 < ns && patterns == nullptr && detail::direct_floats(data) != nullptr; s0 += batch) {
         const std::size_t s1 = std::min(ns, s0 + batch);
         const std::vector<double> scales(r.scales.begin() + static_cast<std::ptrdiff_t>(s0),
                                          r.scales.begin() + static_cast<std::ptrdiff_t>(s1));
@@ -81,9 +84,11 @@ bool map_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, Landscap
 }
 
 // Curve pass: n clipping ranges alpha in [alpha_max / 50, alpha_max], each evaluated with values_mse on
-// `values` (the tensor, or a strided sample of it).
+// `values` (the tensor, or a strided sample of it), or over `patterns` (a 16-bit tensor's, stride 1).
 bool curve_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, LandscapeResult& r, int n,
-               const TensorView& values, std::int64_t stride, float progress_from, float progress_to) {
+               const TensorView& values, std::int64_t stride, float progress_from, float progress_to,
+               const detail::PatternTable* patterns = nullptr) {
+    std::vector<float> scratch;
     const auto start = std::chrono::steady_clock::now();
     const double q_max = rq.config.dtype.q_max();
     double alpha_max = r.minmax_scale * q_max;
@@ -99,7 +104,10 @@ bool curve_pass(const LandscapeRequest& rq, const LandscapeCallbacks& cb, Landsc
         params_from_range(ValueRange{-alpha, alpha}, rq.config, s, z);
         r.alphas[static_cast<std::size_t>(i)] = alpha;
         r.scales[static_cast<std::size_t>(i)] = s;
-        r.mse[static_cast<std::size_t>(i)] = MseOf(values, s, z, rq.config, cb);
+        r.mse[static_cast<std::size_t>(i)] =
+            patterns != nullptr ? detail::pattern_sse(*patterns, static_cast<float>(s), static_cast<float>(z), rq.config, scratch) /
+                                      static_cast<double>(patterns->n)
+                                : MseOf(values, s, z, rq.config, cb);
         if (cb.cancelled()) return false;
         cb.set_progress(progress_from + (progress_to - progress_from) * static_cast<float>(i + 1) / static_cast<float>(n));
     }
@@ -234,9 +242,10 @@ bool compute_landscape(const Tensor& t, const LandscapeRequest& rq, const Landsc
     return compute_landscape(view_of(t), rq, cb);
 }
 
-bool compute_landscape(const TensorView& t, const LandscapeRequest& rq, const LandscapeCallbacks& cb) {
-    const std::int64_t n = t.numel();
-    // The lessons' choice: per-tensor min/max, the scale kept when z is clamped.
+namespace {
+
+// The lessons' choice: per-tensor min/max, the scale kept when z is clamped.
+QuantConfig minmax_config(const LandscapeRequest& rq) {
     QuantConfig mm = rq.config;
     mm.mode = rq.curve ? Mode::Symmetric : Mode::Asymmetric;
     mm.granularity = Granularity::Tensor;
@@ -245,6 +254,45 @@ bool compute_landscape(const TensorView& t, const LandscapeRequest& rq, const La
     mm.calibration = Calibration::MinMax;
     mm.recompute_scale = false;
     mm.overflow = Overflow::Clamp;
+    return mm;
+}
+
+// A bf16 or f16 tensor's landscape from its bit patterns' counts (the request's, else counted in one read
+// pass): every point a sum over at most 65536 patterns, so the exact map or curve comes at once, without the
+// sampled passes. The min/max (s, z) is compute_params' (the same lo and hi, the same formulas).
+bool pattern_landscape(const TensorView& t, const LandscapeRequest& rq, const LandscapeCallbacks& cb) {
+    std::vector<std::int64_t> counted;
+    const std::vector<std::int64_t>* bits = rq.bit_counts;
+    if (bits == nullptr || bits->size() != detail::kBitPatterns) {
+        PassControl control;
+        control.cancel = cb.cancel;
+        control.progress = [&cb](float f) { cb.set_progress(0.5f * f); };
+        counted = detail::count_bit_patterns(t, control);
+        if (cb.cancelled()) return false;
+        bits = &counted;
+    }
+    const detail::PatternTable table = detail::pattern_table(t.type, *bits);
+    const QuantConfig mm = minmax_config(rq);
+    LandscapeResult r;
+    r.curve = rq.curve;
+    params_from_range(ValueRange{table.lo, table.hi}, mm, r.minmax_scale, r.minmax_zero_point);
+    std::vector<float> scratch;
+    r.minmax_mse = detail::pattern_sse(table, static_cast<float>(r.minmax_scale), static_cast<float>(r.minmax_zero_point),
+                                       mm, scratch) / static_cast<double>(table.n);
+    const float from = counted.empty() ? 0.0f : 0.5f;
+    const bool done = rq.curve ? curve_pass(rq, cb, r, kCurveFine, t, 1, from, 1.0f, &table)
+                               : map_pass(rq, cb, r, kLandscapeFine, t, 1, from, 1.0f, &table);
+    if (!done) return false;
+    cb.deliver(std::move(r));
+    return true;
+}
+
+}  // namespace
+
+bool compute_landscape(const TensorView& t, const LandscapeRequest& rq, const LandscapeCallbacks& cb) {
+    if (detail::sixteen_bit(t.type) && t.numel() > 0) return pattern_landscape(t, rq, cb);
+    const std::int64_t n = t.numel();
+    const QuantConfig mm = minmax_config(rq);
     const QuantParams p = compute_params(t, mm);
     LandscapeResult base;
     base.curve = rq.curve;

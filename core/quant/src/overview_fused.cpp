@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "bit_patterns.hpp"
 #include "element_loads_avx2.hpp"
 #include "overview_folder.hpp"
 #include "parallel.hpp"
@@ -283,40 +284,6 @@ bool applies(const TensorView& view, const QuantParams& params, const QuantConfi
         grid.slices * grid.rows * grid.cols != n)
         return false;
     return params.block_stride >= kMinRun;  // one (s, z) per item
-}
-
-// With one (s, z), an element's code, r' and |r - r'| are functions of its 16 bits: every pattern that
-// occurs is quantized once (the scalar formula, the kernel's bits) and its count added to its code's, and the
-// metrics' sums are the patterns' terms times their counts, added in pattern order (the same values as
-// quantize's element-by-element sums up to the order of addition: equal to ~1e-15 relative, not to the bit).
-struct PatternSummary {
-    Sums sums;
-    std::int64_t clipped = 0;
-    float max_err = 0, max_abs_r = 0;
-};
-PatternSummary count_by_patterns(ElementType type, const std::vector<std::int64_t>& bit_counts, const QuantParams& params,
-                                 const QuantConfig& config, std::vector<std::int64_t>& counts) {
-    const float s = static_cast<float>(params.scale[0]);
-    const std::int32_t z = params.zero_point[0], q_min = config.dtype.q_min();
-    PatternSummary out;
-    for (std::size_t b = 0; b < bit_counts.size(); ++b) {
-        if (bit_counts[b] == 0) continue;
-        const auto bits = static_cast<std::uint16_t>(b);
-        const float r = type == ElementType::BF16 ? bf16_to_float(bits) : half_to_float(bits);
-        bool clipped = false;
-        const std::int32_t q = quantize_value(r, s, z, config, &clipped);
-        const float e = std::abs(r - s * (static_cast<float>(q) - static_cast<float>(z)));
-        const auto c = static_cast<double>(bit_counts[b]);
-        counts[static_cast<std::size_t>(q - q_min)] += bit_counts[b];
-        if (clipped) out.clipped += bit_counts[b];
-        out.sums.sum_sq_err += c * (static_cast<double>(e) * e);
-        out.sums.sum_abs_err += c * e;
-        out.sums.sum_sq_r += c * (static_cast<double>(r) * r);
-        out.sums.sum_r += c * r;
-        out.max_err = std::max(out.max_err, e);
-        out.max_abs_r = std::max(out.max_abs_r, std::abs(r));
-    }
-    return out;
 }
 
 }  // namespace
