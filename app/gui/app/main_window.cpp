@@ -202,9 +202,10 @@ struct RightColumnLayout {
 
 RightColumnLayout LayOutRightColumn(AppState& app, const QuantView& view, ImVec2 avail, bool bottom) {
     RightColumnLayout layout;
-    if (!app.panels.figure) return layout;
     // The figure first, as tall as its heatmaps need for square cells (at most 70%); the numbers and
-    // histograms take the rest.
+    // histograms take the rest. Measured even while the figure is hidden: measuring also keeps its state in
+    // step with the tensor (a selection past a smaller tensor's end is cleared), which the Bits and
+    // Histograms tabs read.
     layout.figure_h = avail.y;
     if (bottom && view.valid()) {
         const float natural = FigurePanelHeight(app.figure, view, avail.x);
@@ -216,6 +217,7 @@ RightColumnLayout LayOutRightColumn(AppState& app, const QuantView& view, ImVec2
             layout.bottom_min = std::floor(avail.y * 0.6f);
         }
     }
+    if (!app.panels.figure) layout = RightColumnLayout{};
     return layout;
 }
 
