@@ -211,13 +211,17 @@ TEST_CASE("overview of an int quantization folds the outputs of quantize_view in
                     const Reference ref = reference_of(view, params, config);
                     const qs::ValueOverview values = qs::overview_values(view, grid);
                     const bool one_block = params.block_count == 1;
-                    for (const qs::ValueOverview* with : {static_cast<const qs::ValueOverview*>(nullptr), &values}) {
-                        const qs::QuantOverview o = qs::quantize_overview(view, params, config, grid, with);
-                        const bool by_patterns = with && one_block && !with->bit_counts.empty();
-                        if (by_patterns) check_metrics_close(o.metrics, ref.metrics);
-                        else check_metrics_equal(o.metrics, ref.metrics);
-                        check_against_outputs(o, ref, grid, config, one_block);
-                    }
+                    for (const bool avx2 : {false, true})  // AVX-512 kernels where the machine has them, then AVX2
+                        for (const qs::ValueOverview* with : {static_cast<const qs::ValueOverview*>(nullptr), &values}) {
+                            CAPTURE(avx2);
+                            qs::use_avx2_overview(avx2);
+                            const qs::QuantOverview o = qs::quantize_overview(view, params, config, grid, with);
+                            qs::use_avx2_overview(false);
+                            const bool by_patterns = with && one_block && !with->bit_counts.empty();
+                            if (by_patterns) check_metrics_close(o.metrics, ref.metrics);
+                            else check_metrics_equal(o.metrics, ref.metrics);
+                            check_against_outputs(o, ref, grid, config, one_block);
+                        }
                     // The general pass (the portable kernel turns the fused one off) folds the same figures.
                     // (Its piece cutter refuses channels of axis 0 of a 3-D tensor whose slices are smaller
                     // than a piece, a known defect of that pass: skipped here.)
@@ -348,9 +352,14 @@ TEST_CASE("overview by bit patterns equals quantize_view on hostile tensors and 
                                 CAPTURE(s);
                                 CAPTURE(z);
                                 const Reference ref = reference_of(view, params, config);
-                                const qs::QuantOverview o = qs::quantize_overview(view, params, config, grid, &values);
-                                check_metrics_close(o.metrics, ref.metrics);
-                                check_against_outputs(o, ref, grid, config, true);
+                                for (const bool avx2 : {false, true}) {
+                                    CAPTURE(avx2);
+                                    qs::use_avx2_overview(avx2);
+                                    const qs::QuantOverview o = qs::quantize_overview(view, params, config, grid, &values);
+                                    qs::use_avx2_overview(false);
+                                    check_metrics_close(o.metrics, ref.metrics);
+                                    check_against_outputs(o, ref, grid, config, true);
+                                }
                                 ++checked;
                             }
             }

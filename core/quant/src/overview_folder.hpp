@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "overview_fused.hpp"
 #include "quantscope/overview.hpp"
 #include "quantscope/quantize.hpp"
 
@@ -36,39 +37,33 @@ public:
           deq_(cells.deq_sums ? static_cast<std::size_t>(g.cols) : 0, 0.0), tables_(4 * levels_, 0) {}
 
     // Starts at flat index `flat`, the first element of a band.
-    void start(std::int64_t flat) {
-        const std::int64_t slice_size = g_.rows * g_.cols;
-        slice_ = flat / slice_size;
-        row_ = flat % slice_size / g_.cols;
-        col_ = flat % g_.cols;
-        base_ = slice_ * g_.cells_per_slice() + (row_ / g_.fy) * g_.out_cols();
-    }
+    void start(std::int64_t flat) { at_.start(g_, flat); }
 
     // The current row's columns from the position on, for the kernel's inner loop (which calls nothing, so
     // that its sums stay in registers); advance() then moves past what it added.
-    std::int64_t room() const { return g_.cols - col_; }
-    std::int32_t* codes_here() { return code_.data() + col_; }
-    float* errors_here() { return err_.data() + col_; }
-    double* dequantized_here() { return deq_.empty() ? nullptr : deq_.data() + col_; }  // null: not kept
+    std::int64_t room() const { return g_.cols - at_.col; }
+    std::int32_t* codes_here() { return code_.data() + at_.col; }
+    float* errors_here() { return err_.data() + at_.col; }
+    double* dequantized_here() { return deq_.empty() ? nullptr : deq_.data() + at_.col; }  // null: not kept
     std::uint32_t* tables() { return tables_.data(); }
     std::size_t levels() const { return levels_; }
     void advance(std::int64_t n) {
-        if ((col_ += n) == g_.cols) next_row();
+        if ((at_.col += n) == g_.cols) next_row();
     }
 
     template <bool kDeq, bool kCount>
     void add1(std::int32_t q, float e, float d) {
-        const auto c = static_cast<std::size_t>(col_);
+        const auto c = static_cast<std::size_t>(at_.col);
         code_[c] += q;
         err_[c] = std::max(err_[c], e);
         if constexpr (kDeq) deq_[c] += d;
         if constexpr (kCount) ++tables_[static_cast<std::size_t>(q - q_min_)];
-        if (++col_ == g_.cols) next_row();
+        if (++at_.col == g_.cols) next_row();
     }
 
     // The band's columns into its blocks (also mid-band, before an int32 column sum could overflow).
     void flush() {
-        if (rows_ == 0 && col_ == 0) return;
+        if (rows_ == 0 && at_.col == 0) return;
         for (std::int64_t oc = 0; oc < g_.out_cols(); ++oc) {
             const auto c0 = static_cast<std::size_t>(oc * g_.fx), c1 = static_cast<std::size_t>(std::min(g_.cols, (oc + 1) * g_.fx));
             std::int64_t codes = 0;
@@ -79,7 +74,7 @@ public:
                 worst = std::max(worst, err_[c]);
                 if (!deq_.empty()) deq += deq_[c];
             }
-            const auto cell = static_cast<std::size_t>(base_ + oc);
+            const auto cell = static_cast<std::size_t>(at_.base + oc);
             cells_.code_sums[cell] += static_cast<double>(codes);
             cells_.err_max[cell] = std::max(cells_.err_max[cell], worst);
             if (!deq_.empty()) cells_.deq_sums[cell] += deq;
@@ -99,12 +94,10 @@ public:
 
 private:
     void next_row() {
-        col_ = 0;
         ++rows_;
-        if (++row_ == g_.rows) row_ = 0, ++slice_;
-        if (row_ % g_.fy == 0) {
+        if (at_.next_row(g_)) {
             flush();
-            base_ = slice_ * g_.cells_per_slice() + (row_ / g_.fy) * g_.out_cols();
+            at_.base = at_.band_base(g_);
         } else if (rows_ >= kRowsPerFlush) {
             flush();
         }
@@ -118,7 +111,8 @@ private:
     std::vector<float> err_;
     std::vector<double> deq_;
     std::vector<std::uint32_t> tables_;
-    std::int64_t slice_ = 0, row_ = 0, col_ = 0, base_ = 0, rows_ = 0;
+    GridCursor at_;
+    std::int64_t rows_ = 0;
 };
 
 // What a thread finds whose merge does not depend on order.

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "bit_patterns.hpp"
 #include "element_loads_avx2.hpp"
 #include "overview_folder.hpp"
+#include "overview_patterns.hpp"
 #include "parallel.hpp"
 #include "quantize_kernel_avx2.hpp"
 #include "quantize_plan.hpp"
@@ -107,82 +109,27 @@ void run_item(const Ld& ld, std::int64_t len, float s, float z, const QuantConfi
     }
 }
 
-// With one (s, z) for the tensor, r / s as r * (1 / s) plus z, wherever no rounding boundary (k + 1/2) lies
-// within `margin` of it: there both round to the same code (the two differ by a few float32 ulps of r / s + z,
-// which `margin` bounds), elsewhere the true division decides.
-struct Reciprocal {
-    bool use = false;
-    float inv = 1, near = 0;  // 1 / s; a distance to the nearest integer at or above which a boundary is near
-};
-Reciprocal reciprocal_for(float s, float z, float max_abs_r) {
-    Reciprocal rc;
-    rc.inv = 1.0f / s;
-    // |fl(r * inv) - fl(r / s)| <= 3.01 u |r / s|, and adding z rounds each once more: at most 5.2 u |r / s| +
-    // 2 u |z| apart (u = 2^-24); 2^-21 (|r| / s + |z| + 1) is above that for every r of the tensor.
-    const float margin = 0x1p-21f * (max_abs_r * rc.inv + std::abs(z) + 1.0f);
-    rc.use = std::isfinite(margin) && margin < 0.25f;
-    rc.near = 0.5f - margin;
-    return rc;
-}
+// The process-wide test switch (use_avx2_overview).
+std::atomic<bool> g_avx2_only{false};
 
-// One work item when the metrics come from the bit patterns' counts: per element only the code and
-// |r - r'| (the same bits as quantize's), folded. Returns the item's largest |r - r'|.
-template <bool kHalfEven, bool kClamp, bool kReciprocal, class Ld>
-float run_item_patterns(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config,
-                        const Quantize8<kHalfEven>& quantize_ref, const Reciprocal& rc, Folder& folder) {
-    const Quantize8<kHalfEven> quantize = quantize_ref;
-    const std::int64_t n8 = len - len % 8;
-    const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z), inv = _mm256_set1_ps(rc.inv);
-    const __m256 near = _mm256_set1_ps(rc.near), sign = _mm256_set1_ps(-0.0f);
-    const __m256i unused = _mm256_setzero_si256();
-    __m256 emax = _mm256_setzero_ps();
-    const auto group = [&](std::int64_t k, __m256& v, __m256& d, __m256& e) {
-        const __m256 r = ld.at(k);
-        if constexpr (kReciprocal) {
-            const __m256 a = _mm256_add_ps(_mm256_mul_ps(r, inv), vz);
-            v = _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            const __m256 away = _mm256_andnot_ps(sign, _mm256_sub_ps(a, v));  // 0 .. 1/2
-            if (_mm256_movemask_ps(_mm256_cmp_ps(away, near, _CMP_GE_OQ)) != 0) v = quantize.rounded(r, vs, vz);
-        } else {
-            v = quantize.rounded(r, vs, vz);
-        }
-        if constexpr (kClamp) v = quantize.clamp(v);
-        d = dequantize8(v, vs, vz);
-        e = abs_error8(r, d);
-        emax = _mm256_max_ps(emax, e);
-    };
-    for (std::int64_t k = 0; k < n8;) {
-        __m256 v, d, e;
-        const std::int64_t fit = std::min(n8 - k, folder.room() / 8 * 8);  // groups inside the current row
-        if (fit > 0) {
-            std::int32_t* c = folder.codes_here();
-            float* m = folder.errors_here();
-            for (std::int64_t j = 0; j < fit; j += 8) {
-                ld.prefetch(k + j);
-                group(k + j, v, d, e);
-                fold8<false, false>(c + j, m + j, nullptr, nullptr, 0, _mm256_cvtps_epi32(v), unused, e, d);
-            }
-            k += fit;
-            folder.advance(fit);
-            continue;
-        }
-        group(k, v, d, e);  // eight that cross a row's end: folded one at a time
-        alignas(32) std::int32_t codes[8];
-        alignas(32) float errs[8];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(codes), _mm256_cvtps_epi32(v));
-        _mm256_store_ps(errs, e);
-        for (int j = 0; j < 8; ++j) folder.add1<false, false>(codes[j], errs[j], 0.0f);
-        k += 8;
+// One item of the pattern path in the kernel `rc` asks for, 16 or 8 elements a vector.
+template <bool kHalfEven, bool kClamp, class Ld>
+float patterns_item(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config,
+                    const Quantize8<kHalfEven>& quantize, const Reciprocal& rc, Folder& folder) {
+#ifdef QS_HAVE_AVX512_OVERVIEW
+    if (rc.wide) {
+        if (rc.mode == Divide::kVerified)
+            return run_item_patterns16<kHalfEven, kClamp, Divide::kVerified>(ld, len, s, z, config, rc, folder);
+        if (rc.mode == Divide::kChecked)
+            return run_item_patterns16<kHalfEven, kClamp, Divide::kChecked>(ld, len, s, z, config, rc, folder);
+        return run_item_patterns16<kHalfEven, kClamp, Divide::kTrue>(ld, len, s, z, config, rc, folder);
     }
-    float top = hmax(emax);
-    for (std::int64_t k = n8; k < len; ++k) {
-        const float r = ld.one(k);
-        const std::int32_t q = quantize_value(r, s, static_cast<std::int32_t>(z), config);
-        const float e = std::abs(r - s * (static_cast<float>(q) - z));
-        top = std::max(top, e);
-        folder.add1<false, false>(q, e, 0.0f);
-    }
-    return top;
+#endif
+    if (rc.mode == Divide::kVerified)
+        return run_item_patterns<kHalfEven, kClamp, Divide::kVerified>(ld, len, s, z, config, quantize, rc, folder);
+    if (rc.mode == Divide::kChecked)
+        return run_item_patterns<kHalfEven, kClamp, Divide::kChecked>(ld, len, s, z, config, quantize, rc, folder);
+    return run_item_patterns<kHalfEven, kClamp, Divide::kTrue>(ld, len, s, z, config, quantize, rc, folder);
 }
 
 struct Unit {
@@ -211,8 +158,7 @@ void run_units(const TensorView& view, const Plan& plan, const QuantParams& para
             if (!scratch.empty()) at = reinterpret_cast<const std::uint8_t*>(floats_at(view, begin, len, scratch.data()));
             const Ld ld{at};
             if constexpr (!kCount) {  // the metrics come from the patterns' counts
-                const float top = rc.use ? run_item_patterns<kHalfEven, kClamp, true>(ld, len, s, z, config, quantize, rc, folder)
-                                         : run_item_patterns<kHalfEven, kClamp, false>(ld, len, s, z, config, quantize, rc, folder);
+                const float top = patterns_item<kHalfEven, kClamp>(ld, len, s, z, config, quantize, rc, folder);
                 if (top > part.worst) part.worst = top, part.worst_at = begin + first_error_at(ld, len, s, z, config, top);
                 continue;
             }
@@ -286,6 +232,23 @@ bool applies(const TensorView& view, const QuantParams& params, const QuantConfi
     return params.block_stride >= kMinRun;  // one (s, z) per item
 }
 
+// Whether every bit pattern that occurs gets quantize's code from the reciprocal formula as the kernels compute
+// it (reciprocal_rounded; clamped as they clamp when `clamp`): then the kernels need no tie check (Divide::kVerified).
+bool reciprocal_exact(ElementType type, const std::vector<std::int64_t>& bit_counts, const QuantParams& params,
+                      const QuantConfig& config, bool clamp) {
+    const float s = static_cast<float>(params.scale[0]), inv = 1.0f / s;
+    const std::int32_t z = params.zero_point[0];
+    const auto q_lo = static_cast<float>(config.dtype.q_min()), q_hi = static_cast<float>(config.dtype.q_max());
+    for (std::size_t b = 0; b < bit_counts.size(); ++b) {
+        if (bit_counts[b] == 0) continue;
+        const auto bits = static_cast<std::uint16_t>(b);
+        const float r = type == ElementType::BF16 ? bf16_to_float(bits) : half_to_float(bits);
+        const float v = reciprocal_rounded(r, inv, static_cast<float>(z));
+        if ((clamp ? clamped_as_kernel(v, q_lo, q_hi) : v) != static_cast<float>(quantize_value(r, s, z, config))) return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 bool fused_int_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
@@ -320,9 +283,13 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
 
     // The patterns' counts first: with no element clipped, the pass can leave the clamp out.
     const PatternSummary patterns = by_patterns ? count_by_patterns(view.type, *bit_counts, params, config, counts) : PatternSummary{};
-    const Reciprocal rc = by_patterns ? reciprocal_for(static_cast<float>(params.scale[0]), static_cast<float>(params.zero_point[0]),
-                                                       patterns.max_abs_r)
-                                      : Reciprocal{};
+    Reciprocal rc;
+    if (by_patterns)
+        rc = reciprocal_for(static_cast<float>(params.scale[0]), static_cast<float>(params.zero_point[0]), patterns.max_abs_r,
+                            reciprocal_exact(view.type, *bit_counts, params, config, patterns.clipped > 0));
+#ifdef QS_HAVE_AVX512_OVERVIEW
+    rc.wide = !g_avx2_only.load(std::memory_order_relaxed);
+#endif
     const int threads = std::min<std::int64_t>(pass_threads(n), static_cast<std::int64_t>(units.size()));
     std::vector<ThreadPart> parts(static_cast<std::size_t>(threads));
     NextIndex next(0, static_cast<std::int64_t>(units.size()));
@@ -386,3 +353,15 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
 #endif
 
 }  // namespace qs::detail
+
+namespace qs {
+
+void use_avx2_overview(bool on) {
+#ifdef QS_HAVE_AVX2_KERNEL
+    detail::g_avx2_only = on;
+#else
+    (void)on;
+#endif
+}
+
+}  // namespace qs

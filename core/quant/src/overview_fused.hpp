@@ -25,6 +25,27 @@ std::vector<float> block_means(const OverviewGrid& g, const std::vector<A>& sums
     return out;
 }
 
+// A pass's position in the grid as it streams elements in flat order: the slice, row and column of the next
+// element, and the first block of the band of blocks being filled. Both fused passes' folders keep one.
+struct GridCursor {
+    std::int64_t slice = 0, row = 0, col = 0, base = 0;
+    // At flat index `flat`, the first element of a band.
+    void start(const OverviewGrid& g, std::int64_t flat) {
+        const std::int64_t slice_size = g.rows * g.cols;
+        slice = flat / slice_size;
+        row = flat % slice_size / g.cols;
+        col = flat % g.cols;
+        base = band_base(g);
+    }
+    std::int64_t band_base(const OverviewGrid& g) const { return slice * g.cells_per_slice() + (row / g.fy) * g.out_cols(); }
+    // Past the end of a row; true when the next row starts a new band (the caller flushes, then moves `base`).
+    bool next_row(const OverviewGrid& g) {
+        col = 0;
+        if (++row == g.rows) row = 0, ++slice;
+        return row % g.fy == 0;
+    }
+};
+
 // The overview of an integer quantization in one read of the view: each element is loaded in its stored type
 // (bf16, f16, f32 converted in registers), quantized with quantize's AVX2 arithmetic and folded at once into
 // the metrics, the code counts and the per-column sums of the band of blocks being filled; no result is

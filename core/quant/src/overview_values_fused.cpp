@@ -29,36 +29,30 @@ struct Part {
 class ValueFolder {
 public:
     ValueFolder(const OverviewGrid& g, double* cells) : g_(g), cells_(cells), sums_(static_cast<std::size_t>(g.cols), 0.0) {}
-    void start(std::int64_t flat) {
-        const std::int64_t slice_size = g_.rows * g_.cols;
-        slice_ = flat / slice_size;
-        row_ = flat % slice_size / g_.cols;
-        col_ = flat % g_.cols;
-        base_ = slice_ * g_.cells_per_slice() + (row_ / g_.fy) * g_.out_cols();
-    }
+    void start(std::int64_t flat) { at_.start(g_, flat); }
     void add8(__m256 r) {
-        if (col_ + 8 > g_.cols) {
+        if (at_.col + 8 > g_.cols) {
             alignas(32) float v[8];
             _mm256_store_ps(v, r);
             for (float x : v) add1(x);
             return;
         }
-        double* s = sums_.data() + col_;
+        double* s = sums_.data() + at_.col;
         _mm256_storeu_pd(s, _mm256_add_pd(_mm256_loadu_pd(s), _mm256_cvtps_pd(_mm256_castps256_ps128(r))));
         _mm256_storeu_pd(s + 4, _mm256_add_pd(_mm256_loadu_pd(s + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(r, 1))));
-        if ((col_ += 8) == g_.cols) next_row();
+        if ((at_.col += 8) == g_.cols) next_row();
     }
     void add1(float r) {
-        sums_[static_cast<std::size_t>(col_)] += r;
-        if (++col_ == g_.cols) next_row();
+        sums_[static_cast<std::size_t>(at_.col)] += r;
+        if (++at_.col == g_.cols) next_row();
     }
     void flush() {
-        if (!dirty_ && col_ == 0) return;
+        if (!dirty_ && at_.col == 0) return;
         for (std::int64_t oc = 0; oc < g_.out_cols(); ++oc) {
             const std::int64_t c0 = oc * g_.fx, c1 = std::min(g_.cols, c0 + g_.fx);
             double r = 0.0;
             for (std::int64_t c = c0; c < c1; ++c) r += sums_[static_cast<std::size_t>(c)];
-            cells_[base_ + oc] += r;
+            cells_[at_.base + oc] += r;
         }
         std::fill(sums_.begin(), sums_.end(), 0.0);
         dirty_ = false;
@@ -66,18 +60,16 @@ public:
 
 private:
     void next_row() {
-        col_ = 0;
         dirty_ = true;
-        if (++row_ == g_.rows) row_ = 0, ++slice_;
-        if (row_ % g_.fy == 0) {
+        if (at_.next_row(g_)) {
             flush();
-            base_ = slice_ * g_.cells_per_slice() + (row_ / g_.fy) * g_.out_cols();
+            at_.base = at_.band_base(g_);
         }
     }
     const OverviewGrid& g_;
     double* cells_;
     std::vector<double> sums_;
-    std::int64_t slice_ = 0, row_ = 0, col_ = 0, base_ = 0;
+    GridCursor at_;
     bool dirty_ = false;
 };
 

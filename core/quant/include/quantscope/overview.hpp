@@ -84,4 +84,8 @@ void quantize_window(const TensorView& view, const QuantParams& params, const Qu
 // one read pass of the tensor"), a plain read with next to no arithmetic.
 double read_pass(const TensorView& view);
 
+// For tests: the window's fused overview runs its AVX2 kernels even where AVX-512 ones exist, so both are
+// checked on a machine that has AVX-512. Process-wide; off by default.
+void use_avx2_overview(bool on);
+
 }  // namespace qs
