@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@
 #include "gui/app/main_window.hpp"
 #include "gui/document/recompute.hpp"
 #include "gui/panels/formats_panel.hpp"
+#include "gui/panels/metrics_panel.hpp"
+#include "gui/widgets/text.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "quantscope/format_table.hpp"
 #include "quantscope/overview.hpp"
@@ -272,4 +275,28 @@ TEST_CASE("gui: --tab formats shows the table and chart with nothing cut at norm
     const Run bad = run(dir, "'" QS_BINARY "' gui --tab format --screenshot '" + (dir / "x.png") + "'");
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("formats") != std::string::npos);
+}
+
+// An SQNR of no number had three wordings ("exact"/"—" in the table, "exact"/"none" on the chart, "no error"/"no
+// signal" in tooltips): one now (SqnrWord), in the table, the tooltips, the chart's bands and the metrics.
+TEST_CASE("formats tab: an infinite SQNR reads the same in the table tooltip and metrics line") {
+    CHECK(qs::gui::SqnrWord(HUGE_VAL) == "exact");
+    CHECK(qs::gui::SqnrWord(-HUGE_VAL) == "no signal");
+    CHECK(qs::gui::SqnrWord(41.25) == "");
+    CHECK(qs::gui::FormatSqnr(41.25, true) == "41.25 dB");
+    qs::Tensor t;
+    t.shape = {2, 4};
+    t.values = {1e-44f, 2e-44f, 0, 3e-44f, 0, 0, 1e-44f, 0};  // fp16 and bf16 hold these exactly (scaled)
+    FormatsWindow w;
+    SharedQuant s = MakeSharedQuant(t, qs::QuantConfig{});
+    w.finish(s);
+    const auto exact = std::find_if(w.st.sorted.begin(), w.st.sorted.end(), [](const qs::FormatRow& r) { return r.metrics.mse == 0.0; });
+    REQUIRE(exact != w.st.sorted.end());
+    const std::string tip = qs::gui::FormatRowTooltip(w.st, static_cast<std::size_t>(exact - w.st.sorted.begin()));
+    INFO(tip);
+    CHECK(tip.find("SQNR exact") != std::string::npos);
+    s.requantize(exact->config);
+    const std::string line = qs::gui::MetricsSummary(s.view());
+    INFO(line);
+    CHECK(line.find("SQNR exact") != std::string::npos);
 }

@@ -311,8 +311,8 @@ void DrawCalibratorRow(CalibrationPanelState& st, const QuantView& qv, int i, bo
     else ImGui::TextUnformatted(FormatNumber(m.mse).c_str());
     ImGui::TableNextColumn();
     ImGui::AlignTextToFramePadding();
-    if (m.sqnr_db) ImGui::Text("%.2f", *m.sqnr_db);
-    else ImGui::TextDisabled("%s", sym.dash);
+    if (m.sqnr_db) ImGui::TextUnformatted(FormatSqnr(*m.sqnr_db).c_str());
+    else ImGui::TextDisabled("%s", SqnrWord(comparable_sqnr_db(m)).c_str());
     DrawClippedCell(row, twin, clamped, note);
     ImGui::TableNextColumn();
     ImGui::AlignTextToFramePadding();

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "gui/document/recompute.hpp"
@@ -168,6 +169,7 @@ struct MetricRow {
     bool has_a, has_b;
     double a, b;
     bool integer;
+    std::string none_a = {}, none_b = {};  // shown instead of a missing value (an SQNR's word), else a dash
 };
 
 std::string Fmt(double v, bool integer) { return integer ? FormatInteger(v) : FormatNumber(v); }
@@ -179,7 +181,7 @@ void DrawMetricsTable(const Metrics& a, const Metrics& b) {
         {"MAE", Better::Lower, true, true, a.mae, b.mae, false},
         {"max |e|", Better::Lower, true, true, a.max_abs_error, b.max_abs_error, false},
         {"SQNR (dB)", Better::Higher, a.sqnr_db.has_value(), b.sqnr_db.has_value(), a.sqnr_db.value_or(0),
-         b.sqnr_db.value_or(0), false},
+         b.sqnr_db.value_or(0), false, SqnrWord(comparable_sqnr_db(a)), SqnrWord(comparable_sqnr_db(b))},
         {"clipped", Better::Lower, true, true, static_cast<double>(a.clipped), static_cast<double>(b.clipped), true},
         {"levels used", Better::None, true, true, static_cast<double>(a.levels_used), static_cast<double>(b.levels_used), true},
     };
@@ -199,10 +201,10 @@ void DrawMetricsTable(const Metrics& a, const Metrics& b) {
         ImGui::TextUnformatted(r.name);
         ImGui::TableNextColumn();
         if (r.has_a) ImGui::TextUnformatted(Fmt(r.a, r.integer).c_str());
-        else ImGui::TextDisabled("%s", sym.dash);
+        else ImGui::TextDisabled("%s", r.none_a.empty() ? sym.dash : r.none_a.c_str());
         ImGui::TableNextColumn();
         if (r.has_b) ImGui::TextUnformatted(Fmt(r.b, r.integer).c_str());
-        else ImGui::TextDisabled("%s", sym.dash);
+        else ImGui::TextDisabled("%s", r.none_b.empty() ? sym.dash : r.none_b.c_str());
         ImGui::TableNextColumn();
         if (!r.has_a || !r.has_b) {
             ImGui::TextDisabled("%s", sym.dash);

@@ -92,16 +92,17 @@ void Label(ImDrawList* dl, std::vector<ImVec4>& taken, ImVec2 p, float gap, cons
     }
 }
 
-// The bands of infinite SQNR named like ticks left of the plot ("exact": no error at all; "none": an all-zero
-// tensor with an error) and, where no SQNR is finite, a note in the plot instead of an axis of nothing.
+// The bands of infinite SQNR named like ticks left of the plot, in the table's words (SqnrWord) and, where no SQNR is finite, a note in the plot instead of an axis of nothing.
 void DrawBands(ImDrawList* dl, const Ranges& rg, ImVec2 p0, ImVec2 p1) {
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    auto left = [&](const char* label, float y) {
-        dl->AddText(ImVec2(p0.x - font * 0.4f - ImGui::CalcTextSize(label).x, y), dim, label);
+    auto left = [&](double db, float y) {
+        const std::string label = SqnrWord(db);
+        dl->AddText(ImVec2(p0.x - font * 0.4f - ImGui::CalcTextSize(label.c_str()).x, y), dim, label.c_str());
     };
-    if (rg.exact_band) left("exact", p0.y + (line - ImGui::GetTextLineHeight()) * 0.5f);
-    if (rg.zero_band) left("none", p1.y - line + (line - ImGui::GetTextLineHeight()) * 0.5f);
+    const double inf = std::numeric_limits<double>::infinity();
+    if (rg.exact_band) left(inf, p0.y + (line - ImGui::GetTextLineHeight()) * 0.5f);
+    if (rg.zero_band) left(-inf, p1.y - line + (line - ImGui::GetTextLineHeight()) * 0.5f);
     if (rg.finite) return;
     const char* note = rg.exact_band ? "every format is exact on this tensor" : "no SQNR: the tensor is all zeros";
     const ImVec2 size = ImGui::CalcTextSize(note);
@@ -142,7 +143,11 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const Ranges rg = RangesOf(rows, current_bits, current_sqnr);
-    const float ylab_w = std::max(ImGui::CalcTextSize("-100").x, rg.exact_band ? ImGui::CalcTextSize("exact").x : 0.0f) + font * 0.8f;
+    const double inf = std::numeric_limits<double>::infinity();
+    float ylab_w = ImGui::CalcTextSize("-100").x;
+    if (rg.exact_band) ylab_w = std::max(ylab_w, ImGui::CalcTextSize(SqnrWord(inf).c_str()).x);
+    if (rg.zero_band) ylab_w = std::max(ylab_w, ImGui::CalcTextSize(SqnrWord(-inf).c_str()).x);
+    ylab_w += font * 0.8f;
     const std::vector<LegendEntry> legend = LegendEntries();
     const float legend_h = LegendRowHeight(legend, size.x);
     const ImVec2 p0(std::floor(origin.x + ylab_w), std::floor(origin.y + line + legend_h + font * 0.3f));
@@ -153,8 +158,10 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
         ImGui::Dummy(size);
         return -1;
     }
-    // Bands for SQNR of +infinity (no error) and -infinity (an all-zero tensor): a line of text each.
-    const float top = p0.y + (rg.exact_band ? line : 0.0f), bottom = p1.y - (rg.zero_band ? line : 0.0f);
+    // Bands for SQNR of +infinity (no error) and -infinity (an all-zero tensor): a line of text each, and half a
+    // text height more, so that a tick label centred on the finite axis' end never overlaps the band's word.
+    const float band = line + ImGui::GetTextLineHeight() * 0.5f;
+    const float top = p0.y + (rg.exact_band ? band : 0.0f), bottom = p1.y - (rg.zero_band ? band : 0.0f);
     const PlotAxis bx{rg.bits_lo, rg.bits_hi, p0.x, p1.x};
     const PlotAxis sy{rg.sqnr_lo, rg.sqnr_hi, bottom, top};
     auto at = [&](double bits, double sqnr) {
@@ -214,7 +221,7 @@ int DrawFormatsChart(FormatsPanelState& st, ImVec2 size, double current_bits, do
     } else if (hovered && Nearest({cur}, ImGui::GetIO().MousePos, mr * 2.5f) == 0) {
         // The ring alone (settings that are no row of the table, e.g. a percentile calibrator): its numbers.
         ImGui::SetTooltip("the current settings: %s\n%s bits per weight, SQNR %s", current_label.c_str(),
-                          FormatFixed(current_bits, 4, 4).c_str(), SqnrTooltipText(current_sqnr).c_str());
+                          FormatFixed(current_bits, 4, 4).c_str(), FormatSqnr(current_sqnr, true).c_str());
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);

@@ -36,9 +36,8 @@ std::string CellText(const FormatRow& r, int c, bool* dim = nullptr) {
         case kColBytes: return FormatInteger(static_cast<double>(r.bytes));
         case kColMse: return FormatNumber(r.metrics.mse);
         case kColSqnr:
-            if (r.metrics.sqnr_db) return FormatFixed(*r.metrics.sqnr_db, 2, 4);
-            if (dim) *dim = true;
-            return r.metrics.mse == 0.0 ? "exact" : Symbols().dash;
+            if (dim) *dim = !r.metrics.sqnr_db;
+            return FormatSqnr(comparable_sqnr_db(r));
         case kColMaxError: return FormatNumber(r.metrics.max_abs_error);
         default: return "";
     }
@@ -247,15 +246,10 @@ int DrawTable(FormatsPanelState& st, const QuantConfig& current, const std::vect
 
 }  // namespace
 
-std::string SqnrTooltipText(double comparable_db) {
-    if (std::isfinite(comparable_db)) return FormatFixed(comparable_db, 2, 4) + " dB";
-    return comparable_db > 0 ? "no error" : "no signal";
-}
-
 std::string FormatRowTooltip(const FormatsPanelState& st, std::size_t i) {
     const FormatRow& r = st.sorted[i];
     const double q = comparable_sqnr_db(r);
-    const std::string sqnr = SqnrTooltipText(q);
+    const std::string sqnr = FormatSqnr(q, true);
     std::string out = FormatRowName(r) + "\n" + FormatFixed(r.bits_per_weight, 4, 4) + " bits per weight, " +
                       FormatInteger(static_cast<double>(r.bytes)) + " bytes\nSQNR " + sqnr + ", MSE " +
                       FormatNumber(r.metrics.mse) + "\n";

@@ -72,9 +72,6 @@ void FinishFormats(FormatsPanelState& state, const QuantView& view, const std::s
 // "int4 group 32", "nvfp4 block 16", "fp8-e4m3": a row's format and granularity in a few words.
 std::string FormatRowName(const FormatRow& row);
 
-// A comparable SQNR (comparable_sqnr_db) in tooltips: "41.25 dB", "no error" (+inf) or "no signal" (-inf).
-std::string SqnrTooltipText(double comparable_db);
-
 // What a row's tooltip says (in the table and on the chart): its numbers, whether it is on the Pareto front
 // or which front row beats it, and what a click does. `i` indexes state.sorted.
 std::string FormatRowTooltip(const FormatsPanelState& state, std::size_t i);

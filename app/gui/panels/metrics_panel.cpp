@@ -52,7 +52,7 @@ bool MetricValue(const Metrics& m, int i, double& value, std::string& text) {
         case 4: value = m.l2_error; text = Num(m.l2_error); return true;
         case 5:
             if (!m.sqnr_db) {
-                text = Symbols().dash;  // undefined: no signal or no noise
+                text = SqnrWord(comparable_sqnr_db(m));  // undefined: no error, or no signal
                 return false;
             }
             value = *m.sqnr_db;
@@ -249,7 +249,7 @@ std::string MetricsSummary(const QuantView& view, bool with_cost) {
     if (c.granularity != Granularity::Tensor) s += std::string(" per ") + to_string(c.granularity);
     s += ",  s = " + FirstFew(*view.params, true) + ",  z = " + FirstFew(*view.params, false);
     s += "     MSE " + Num(m.mse) + "   max |e| " + Num(m.max_abs_error) + "   L2 " + Num(m.l2_error);
-    s += "   SQNR " + (m.sqnr_db ? Num(*m.sqnr_db) + " dB" : std::string(Symbols().dash));
+    s += "   SQNR " + (m.sqnr_db ? Num(*m.sqnr_db) + " dB" : SqnrWord(comparable_sqnr_db(m)));
     s += "   clipped " + std::to_string(m.clipped) + "   levels " + std::to_string(m.levels_used) + "/" +
          std::to_string(m.levels_total);
     if (with_cost) {

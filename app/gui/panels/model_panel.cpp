@@ -96,7 +96,7 @@ void DrawSqnrBars(const ModelPanelState& st, ImVec2 size) {
         ImGui::BeginTooltip();
         ImGui::TextUnformatted(printable(r.name, 120).c_str());
         if (!r.error.empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", r.error.c_str());
-        else ImGui::Text("SQNR %s dB, MSE %s", r.metrics.sqnr_db ? FormatNumber(*r.metrics.sqnr_db).c_str() : "inf",
+        else ImGui::Text("SQNR %s, MSE %s", FormatSqnr(comparable_sqnr_db(r.metrics), true).c_str(),
                          FormatNumber(r.metrics.mse).c_str());
         ImGui::EndTooltip();
     }
@@ -150,7 +150,8 @@ void DrawTable(ModelPanelState& st, const QuantConfig& config, Intents& out, flo
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(FormatNumber(r.metrics.mse).c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(r.metrics.sqnr_db ? FormatNumber(*r.metrics.sqnr_db).c_str() : "exact");
+            ImGui::TextUnformatted(r.metrics.sqnr_db ? FormatNumber(*r.metrics.sqnr_db).c_str()
+                                                     : SqnrWord(comparable_sqnr_db(r.metrics)).c_str());
             ImGui::TableNextColumn();
             ImGui::Text("%lld", static_cast<long long>(r.metrics.clipped));
         }

@@ -43,6 +43,16 @@ std::string FormatFixed(double v, int decimals, int max_decimals) {
     return buf;
 }
 
+std::string SqnrWord(double comparable_db) {
+    if (std::isfinite(comparable_db)) return "";
+    return comparable_db > 0 ? "exact" : "no signal";
+}
+
+std::string FormatSqnr(double comparable_db, bool unit) {
+    if (!std::isfinite(comparable_db)) return SqnrWord(comparable_db);
+    return FormatFixed(comparable_db, 2, 4) + (unit ? " dB" : "");
+}
+
 std::string FitText(const std::string& text, float width) {
     if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
     const char* const dots = "...";

@@ -32,6 +32,11 @@ std::string FormatInteger(double v);
 // Fixed point with `decimals` decimals (cells, tick labels), never "-0.00" from rounding noise around zero;
 // %.3g when more than `max_decimals` would be needed (a tiny or denormal range would print as 0.000000).
 std::string FormatFixed(double v, int decimals, int max_decimals);
+// An SQNR where it has no number (comparable_sqnr_db's infinities), one wording for every table, chart and
+// tooltip: "exact" (+inf: no error at all) and "no signal" (-inf: an all-zero tensor with an error); "" when finite.
+std::string SqnrWord(double comparable_db);
+// An SQNR in a table or a tooltip: FormatFixed(db, 2, 4), with " dB" when `unit`, else SqnrWord.
+std::string FormatSqnr(double comparable_db, bool unit = false);
 
 
 // Draws text parts left to right at the cursor, wrapping to a new line at `width`. Parts after the first are

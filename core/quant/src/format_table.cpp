@@ -108,10 +108,7 @@ std::vector<FormatRow> format_table(const TensorView& view, const std::function<
     return rows;
 }
 
-double comparable_sqnr_db(const FormatRow& row) {
-    if (row.metrics.sqnr_db) return *row.metrics.sqnr_db;
-    return row.metrics.mse == 0.0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
-}
+double comparable_sqnr_db(const FormatRow& row) { return comparable_sqnr_db(row.metrics); }
 
 std::vector<std::size_t> pareto_front(const std::vector<FormatRow>& rows) {
     std::vector<std::size_t> order(rows.size());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <limits>
 #include <cmath>
 #include <memory>
 
@@ -364,6 +365,11 @@ std::string float32_overflow_message(const TensorView& view, const QuantParams& 
     return "float32 overflow at index " + index_to_string(view.shape, t.flat_index) + ": r = " + format_g(t.r) +
            " gives r' = s (q - z) = " + format_g(t.dequantized) + ", |r - r'| = " + format_g(t.error) +
            " (the values are too close to float32's limits)";
+}
+
+double comparable_sqnr_db(const Metrics& m) {
+    if (m.sqnr_db) return *m.sqnr_db;
+    return m.mse == 0.0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
 }
 
 void quantize_into(const Tensor& tensor, const QuantParams& params, const QuantConfig& config, QuantResult& out) {

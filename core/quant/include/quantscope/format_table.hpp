@@ -44,8 +44,7 @@ void sort_by_bits(std::vector<FormatRow>& rows);
 // in table order). `keep_going` (if given) is asked between rows; false stops with the rows so far.
 std::vector<FormatRow> format_table(const TensorView& view, const std::function<bool()>& keep_going = {});
 
-// A row's SQNR for comparing rows: its sqnr_db, else +infinity where the error is exactly 0 (a lossless
-// format) and -infinity where the tensor is all zeros with an error (no signal to compare with).
+// A row's SQNR for comparing rows: comparable_sqnr_db of its metrics (+infinity for a lossless format).
 double comparable_sqnr_db(const FormatRow& row);
 
 // The Pareto front of cost against error: the indices of the rows that no other row beats, i.e. no other

@@ -32,6 +32,10 @@ struct Metrics {
     double error_energy = 0;          // sum (r - r')^2
 };
 
+// The SQNR to compare and to name: sqnr_db, else +infinity where the error is exactly 0 (nothing lost, an
+// all-zero tensor too) and -infinity where the tensor is all zeros with an error (no signal to compare with).
+double comparable_sqnr_db(const Metrics& m);
+
 struct QuantResult {
     std::vector<std::int32_t> codes;  // q, same layout as the input
     std::vector<float> dequantized;   // r' = s (q - z), float32
