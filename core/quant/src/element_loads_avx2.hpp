@@ -43,7 +43,8 @@ struct LoadBf16 {
 #ifdef QS_HAVE_AVX512_OVERVIEW
     __m512 at16(std::int64_t k) const {
         const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * k));
-        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+        // (the masked form: GCC 12 warns of the plain one's undefined source operand)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_maskz_cvtepu16_epi32(0xffff, h), 16));
     }
 #endif
     __m256 at(std::int64_t k) const {

@@ -51,6 +51,15 @@ public:
         if ((at_.col += n) == g_.cols) next_row();
     }
 
+    // At the start of a row: how many whole rows can be added (at codes_here(), errors_here()) before the folder
+    // must flush (the band's or the slice's end, or an int32 column sum's limit); advance_rows then moves past them.
+    std::int64_t rows_before_flush() const {
+        return std::min({g_.fy - at_.row % g_.fy, g_.rows - at_.row, kRowsPerFlush - rows_});
+    }
+    void advance_rows(std::int64_t rows) {
+        for (std::int64_t i = 0; i < rows; ++i) next_row();
+    }
+
     template <bool kDeq, bool kCount>
     void add1(std::int32_t q, float e, float d) {
         const auto c = static_cast<std::size_t>(at_.col);

@@ -112,25 +112,41 @@ void run_item(const Ld& ld, std::int64_t len, float s, float z, const QuantConfi
 // The process-wide test switch (use_avx2_overview).
 std::atomic<bool> g_avx2_only{false};
 
-// One item of the pattern path in the kernel `rc` asks for, 16 or 8 elements a vector.
+// One item of the pattern path in the kernel `rc` asks for, 8 elements a vector.
 template <bool kHalfEven, bool kClamp, class Ld>
 float patterns_item(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config,
                     const Quantize8<kHalfEven>& quantize, const Reciprocal& rc, Folder& folder) {
-#ifdef QS_HAVE_AVX512_OVERVIEW
-    if (rc.wide) {
-        if (rc.mode == Divide::kVerified)
-            return run_item_patterns16<kHalfEven, kClamp, Divide::kVerified>(ld, len, s, z, config, rc, folder);
-        if (rc.mode == Divide::kChecked)
-            return run_item_patterns16<kHalfEven, kClamp, Divide::kChecked>(ld, len, s, z, config, rc, folder);
-        return run_item_patterns16<kHalfEven, kClamp, Divide::kTrue>(ld, len, s, z, config, rc, folder);
-    }
-#endif
     if (rc.mode == Divide::kVerified)
         return run_item_patterns<kHalfEven, kClamp, Divide::kVerified>(ld, len, s, z, config, quantize, rc, folder);
     if (rc.mode == Divide::kChecked)
         return run_item_patterns<kHalfEven, kClamp, Divide::kChecked>(ld, len, s, z, config, quantize, rc, folder);
     return run_item_patterns<kHalfEven, kClamp, Divide::kTrue>(ld, len, s, z, config, quantize, rc, folder);
 }
+
+#ifdef QS_HAVE_AVX512_OVERVIEW
+// Whole rows [first, end) of the pattern path, 16 elements a vector, as many rows at a time as the folder takes.
+template <bool kHalfEven, bool kClamp, class Ld>
+void patterns_rows16(const TensorView& view, std::int64_t first, std::int64_t end, float s, float z, const QuantConfig& config,
+                     const Reciprocal& rc, Folder& folder, ThreadPart& part) {
+    const std::int64_t cols = folder.room();  // a unit starts a band, at a row's start
+    for (std::int64_t flat = first; flat < end;) {
+        const std::int64_t rows = std::min(folder.rows_before_flush(), (end - flat) / cols);
+        const Ld ld{view.data + static_cast<std::size_t>(flat) * Ld::kBytes};
+        std::int32_t* c = folder.codes_here();
+        float* m = folder.errors_here();
+        float top = 0;
+        switch (rc.mode) {
+            case Divide::kOffset: top = run_rows16<kHalfEven, kClamp, Divide::kOffset>(ld, rows, cols, s, z, config, rc, c, m); break;
+            case Divide::kVerified: top = run_rows16<kHalfEven, kClamp, Divide::kVerified>(ld, rows, cols, s, z, config, rc, c, m); break;
+            case Divide::kChecked: top = run_rows16<kHalfEven, kClamp, Divide::kChecked>(ld, rows, cols, s, z, config, rc, c, m); break;
+            default: top = run_rows16<kHalfEven, kClamp, Divide::kTrue>(ld, rows, cols, s, z, config, rc, c, m);
+        }
+        if (top > part.worst) part.worst = top, part.worst_at = flat + first_error_at(ld, rows * cols, s, z, config, top);
+        folder.advance_rows(rows);
+        flat += rows * cols;
+    }
+}
+#endif
 
 struct Unit {
     std::int64_t first, end, item_begin, item_end;
@@ -149,6 +165,14 @@ void run_units(const TensorView& view, const Plan& plan, const QuantParams& para
         const Unit& unit = units[static_cast<std::size_t>(u)];
         sums.resize(static_cast<std::size_t>(unit.item_end - unit.item_begin));
         folder.start(unit.first);
+#ifdef QS_HAVE_AVX512_OVERVIEW
+        if (!kCount && rc.wide) {  // the patterns' path, one (s, z): whole rows at a time
+            const float s = static_cast<float>(params.scale[0]), z = static_cast<float>(params.zero_point[0]);
+            patterns_rows16<kHalfEven, kClamp, Ld>(view, unit.first, unit.end, s, z, config, rc, folder, part);
+            folder.flush();
+            continue;
+        }
+#endif
         for (std::int64_t i = unit.item_begin; i < unit.item_end; ++i) {
             std::int64_t begin, len, block;
             plan.item(i, begin, len, block);
@@ -232,21 +256,42 @@ bool applies(const TensorView& view, const QuantParams& params, const QuantConfi
     return params.block_stride >= kMinRun;  // one (s, z) per item
 }
 
-// Whether every bit pattern that occurs gets quantize's code from the reciprocal formula as the kernels compute
-// it (reciprocal_rounded; clamped as they clamp when `clamp`): then the kernels need no tie check (Divide::kVerified).
+// Whether every bit pattern that occurs gets quantize's code and |r - r'| from the reciprocal formula as the
+// kernels compute it (reciprocal_rounded, or round(r * (1 / s)) as q - z under `offset`; clamped as they clamp
+// when `clamp`): then the kernels need no tie check (Divide::kVerified, Divide::kOffset).
 bool reciprocal_exact(ElementType type, const std::vector<std::int64_t>& bit_counts, const QuantParams& params,
-                      const QuantConfig& config, bool clamp) {
+                      const QuantConfig& config, bool clamp, bool offset) {
     const float s = static_cast<float>(params.scale[0]), inv = 1.0f / s;
     const std::int32_t z = params.zero_point[0];
-    const auto q_lo = static_cast<float>(config.dtype.q_min()), q_hi = static_cast<float>(config.dtype.q_max());
+    const float zf = static_cast<float>(z), shift = offset ? zf : 0.0f;
+    const float q_lo = static_cast<float>(config.dtype.q_min()) - shift, q_hi = static_cast<float>(config.dtype.q_max()) - shift;
     for (std::size_t b = 0; b < bit_counts.size(); ++b) {
         if (bit_counts[b] == 0) continue;
         const auto bits = static_cast<std::uint16_t>(b);
         const float r = type == ElementType::BF16 ? bf16_to_float(bits) : half_to_float(bits);
-        const float v = reciprocal_rounded(r, inv, static_cast<float>(z));
-        if ((clamp ? clamped_as_kernel(v, q_lo, q_hi) : v) != static_cast<float>(quantize_value(r, s, z, config))) return false;
+        const std::int32_t q = quantize_value(r, s, z, config);
+        float v = offset ? std::nearbyint(r * inv) : reciprocal_rounded(r, inv, zf);
+        if (clamp) v = clamped_as_kernel(v, q_lo, q_hi);
+        if (!offset && v != static_cast<float>(q)) return false;
+        if (offset && !(std::abs(v) < 0x1p24f && static_cast<std::int64_t>(v) + z == q &&
+                        std::abs(r - s * v) == std::abs(r - s * (static_cast<float>(q) - zf))))
+            return false;
     }
     return true;
+}
+
+// Under Divide::kOffset the kernels folded q - z: z is added back once per element of each block (exact: the
+// sums are integers below 2^53 in double).
+void add_zero_point(const OverviewGrid& g, std::int32_t z, std::vector<double>& code_sums) {
+    for (std::int64_t sl = 0; sl < g.slices; ++sl)
+        for (std::int64_t orow = 0; orow < g.out_rows(); ++orow) {
+            const std::int64_t h = std::min(g.rows, (orow + 1) * g.fy) - orow * g.fy;
+            for (std::int64_t oc = 0; oc < g.out_cols(); ++oc) {
+                const std::int64_t w = std::min(g.cols, (oc + 1) * g.fx) - oc * g.fx;
+                code_sums[static_cast<std::size_t>(sl * g.cells_per_slice() + orow * g.out_cols() + oc)] +=
+                    static_cast<double>(z) * static_cast<double>(h * w);
+            }
+        }
 }
 
 }  // namespace
@@ -284,12 +329,20 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
     // The patterns' counts first: with no element clipped, the pass can leave the clamp out.
     const PatternSummary patterns = by_patterns ? count_by_patterns(view.type, *bit_counts, params, config, counts) : PatternSummary{};
     Reciprocal rc;
-    if (by_patterns)
-        rc = reciprocal_for(static_cast<float>(params.scale[0]), static_cast<float>(params.zero_point[0]), patterns.max_abs_r,
-                            reciprocal_exact(view.type, *bit_counts, params, config, patterns.clipped > 0));
 #ifdef QS_HAVE_AVX512_OVERVIEW
-    rc.wide = !g_avx2_only.load(std::memory_order_relaxed);
+    const bool wide = !g_avx2_only.load(std::memory_order_relaxed);
+#else
+    const bool wide = false;
 #endif
+    if (by_patterns) {
+        const bool clamp = patterns.clipped > 0;
+        const bool offset = wide && std::abs(params.zero_point[0]) <= (1 << 16) &&
+                            reciprocal_exact(view.type, *bit_counts, params, config, clamp, true);
+        rc = reciprocal_for(static_cast<float>(params.scale[0]), static_cast<float>(params.zero_point[0]), patterns.max_abs_r,
+                            offset || reciprocal_exact(view.type, *bit_counts, params, config, clamp, false));
+        if (offset) rc.mode = Divide::kOffset;
+    }
+    rc.wide = wide;
     const int threads = std::min<std::int64_t>(pass_threads(n), static_cast<std::int64_t>(units.size()));
     std::vector<ThreadPart> parts(static_cast<std::size_t>(threads));
     NextIndex next(0, static_cast<std::int64_t>(units.size()));
@@ -332,6 +385,7 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
     out.code_lo = q_min + static_cast<std::int32_t>(std::find_if(counts.begin(), counts.end(), used) - counts.begin());
     out.code_hi = q_min + static_cast<std::int32_t>(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), used)) - 1;
     out.code_counts = std::move(counts);
+    if (rc.mode == Divide::kOffset) add_zero_point(grid, params.zero_point[0], code_sums);
     out.codes_mean = block_means(grid, code_sums);
     out.error_max = std::move(err_max);
     if (one_block) {

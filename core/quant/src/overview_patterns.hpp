@@ -22,7 +22,8 @@ namespace qs::detail {
 //   kVerified: r * (1 / s) + z alone: every bit pattern that occurs was found to get quantize's code from it
 //     (reciprocal_rounded below, the kernels' operations in scalar), and an element's code and |r - r'| are
 //     functions of its 16 bits, so no element's differ.
-enum class Divide { kTrue, kChecked, kVerified };
+//   kOffset (AVX-512 only): round(r * (1 / s)), which is q - z, verified likewise; two operations fewer.
+enum class Divide { kTrue, kChecked, kVerified, kOffset };
 
 struct Reciprocal {
     Divide mode = Divide::kTrue;
@@ -120,6 +121,11 @@ float run_item_patterns(const Ld& ld, std::int64_t len, float s, float z, const 
 }
 
 #ifdef QS_HAVE_AVX512_OVERVIEW
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() (a self-initialised variable) as the unused merge
+// operand, which GCC 12's -Wuninitialized reports where a kernel branches (a false positive: the operand is unused).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // round(a) of 16 floats: half to even, or half away from zero exactly as Quantize8::rounded (a + 0 where no step).
 template <bool kHalfEven>
 inline __m512 round16(__m512 a) {
@@ -131,75 +137,88 @@ inline __m512 round16(__m512 a) {
     return _mm512_add_ps(t, _mm512_maskz_mov_ps(up, step));
 }
 
-// run_item_patterns with 16 elements a vector: the same operations on twice the lanes, so the same bits.
+// Rows [0, rows) of `cols` elements from `ld` on (whole rows of one band), 16 elements a vector, two rows at a
+// time: their codes and errors folded at once into the per-column sums c and maxima m (one load and store of
+// each per two rows). Under kOffset the codes folded are q - z (the caller adds z per element). Returns the
+// largest |r - r'|. The same operations as run_item_patterns on twice the lanes, so the same bits.
 template <bool kHalfEven, bool kClamp, Divide kDivide, class Ld>
-float run_item_patterns16(const Ld& ld, std::int64_t len, float s, float z, const QuantConfig& config, const Reciprocal& rc,
-                          Folder& folder) {
-    const std::int64_t n16 = len - len % 16;
+float run_rows16(const Ld& ld, std::int64_t rows, std::int64_t cols, float s, float z, const QuantConfig& config,
+                 const Reciprocal& rc, std::int32_t* c, float* m) {
+    constexpr bool kOffset = kDivide == Divide::kOffset;
+    const std::int64_t n16 = cols - cols % 16, row_bytes = cols * Ld::kBytes;
     const __m512 vs = _mm512_set1_ps(s), vz = _mm512_set1_ps(z), inv = _mm512_set1_ps(rc.inv), near = _mm512_set1_ps(rc.near);
-    const __m512 q_min = _mm512_set1_ps(static_cast<float>(config.dtype.q_min()));
-    const __m512 q_max = _mm512_set1_ps(static_cast<float>(config.dtype.q_max()));
+    const float shift = kOffset ? z : 0.0f;  // the clamp's bounds are the codes' minus z under kOffset
+    const __m512 q_min = _mm512_set1_ps(static_cast<float>(config.dtype.q_min()) - shift);
+    const __m512 q_max = _mm512_set1_ps(static_cast<float>(config.dtype.q_max()) - shift);
     __m512 emax = _mm512_setzero_ps();
-    const auto group = [&](std::int64_t k, __m512& v, __m512& e) {
-        const __m512 r = ld.at16(k);
-        if constexpr (kDivide == Divide::kTrue) {
-            v = round16<kHalfEven>(_mm512_add_ps(_mm512_div_ps(r, vs), vz));
-        } else {
-            const __m512 a = _mm512_add_ps(_mm512_mul_ps(r, inv), vz);
-            v = _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);  // see reciprocal_rounded
-            if constexpr (kDivide == Divide::kChecked)
-                if (_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(a, v)), near, _CMP_GE_OQ) != 0)
-                    v = round16<kHalfEven>(_mm512_add_ps(_mm512_div_ps(r, vs), vz));
-        }
+    float tail_top = 0.0f;
+    // r / s + z rounded (under kOffset r / s: q - z), before the clamp.
+    const auto rounded = [&](__m512 r) {
+        if constexpr (kDivide == Divide::kTrue) return round16<kHalfEven>(_mm512_add_ps(_mm512_div_ps(r, vs), vz));
+        if constexpr (kOffset) return _mm512_roundscale_ps(_mm512_mul_ps(r, inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m512 a = _mm512_add_ps(_mm512_mul_ps(r, inv), vz);
+        const __m512 v = _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);  // see reciprocal_rounded
+        if constexpr (kDivide == Divide::kChecked)
+            if (_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(a, v)), near, _CMP_GE_OQ) != 0)
+                return round16<kHalfEven>(_mm512_add_ps(_mm512_div_ps(r, vs), vz));
+        return v;
+    };
+    const auto group = [&](const std::uint8_t* p, std::int64_t k, __m512i& q, __m512& e) {
+        const __m512 r = Ld{p}.at16(k);
+        __m512 v = rounded(r);
         if constexpr (kClamp) v = _mm512_min_ps(_mm512_max_ps(v, q_min), q_max);
-        e = _mm512_abs_ps(_mm512_sub_ps(r, _mm512_mul_ps(vs, _mm512_sub_ps(v, vz))));
+        const __m512 d = kOffset ? _mm512_mul_ps(vs, v) : _mm512_mul_ps(vs, _mm512_sub_ps(v, vz));  // v is q - z
+        e = _mm512_abs_ps(_mm512_sub_ps(r, d));
         emax = _mm512_max_ps(emax, e);
+        q = _mm512_cvtps_epi32(v);
     };
-    const auto fold = [](std::int32_t* c, float* m, __m512 v, __m512 e) {
-        _mm512_storeu_si512(c, _mm512_add_epi32(_mm512_loadu_si512(c), _mm512_cvtps_epi32(v)));
-        _mm512_storeu_ps(m, _mm512_max_ps(_mm512_loadu_ps(m), e));
-    };
-    constexpr std::int64_t kLine = 64 / Ld::kBytes;  // elements per 64-byte line: one prefetch each
-    for (std::int64_t k = 0; k < n16;) {
-        __m512 v, e;
-        const std::int64_t fit = std::min(n16 - k, folder.room() / 16 * 16);  // vectors inside the current row
-        if (fit > 0) {
-            std::int32_t* c = folder.codes_here();
-            float* m = folder.errors_here();
-            std::int64_t j = 0;
-            for (; j + kLine <= fit; j += kLine) {
-                ld.prefetch(k + j);
-                for (std::int64_t g = j; g < j + kLine; g += 16) {
-                    group(k + g, v, e);
-                    fold(c + g, m + g, v, e);
-                }
-            }
-            for (; j < fit; j += 16) {
-                group(k + j, v, e);
-                fold(c + j, m + j, v, e);
-            }
-            k += fit;
-            folder.advance(fit);
-            continue;
-        }
-        group(k, v, e);  // sixteen that cross a row's end: folded one at a time
-        alignas(64) std::int32_t codes[16];
-        alignas(64) float errs[16];
-        _mm512_store_si512(codes, _mm512_cvtps_epi32(v));
-        _mm512_store_ps(errs, e);
-        for (int j = 0; j < 16; ++j) folder.add1<false, false>(codes[j], errs[j], 0.0f);
-        k += 16;
-    }
-    float top = _mm512_reduce_max_ps(emax);
-    for (std::int64_t k = n16; k < len; ++k) {
-        const float r = ld.one(k);
+    // Both rows' scalar formula past the last whole vector.
+    const auto tail = [&](const std::uint8_t* p, std::int64_t k, std::int64_t j) {
+        const float r = Ld{p}.one(k);
         const std::int32_t q = quantize_value(r, s, static_cast<std::int32_t>(z), config);
         const float e = std::abs(r - s * (static_cast<float>(q) - z));
-        top = std::max(top, e);
-        folder.add1<false, false>(q, e, 0.0f);
+        c[j] += q - static_cast<std::int32_t>(shift);
+        m[j] = std::max(m[j], e);
+        tail_top = std::max(tail_top, e);
+    };
+    constexpr std::int64_t kLine = 64 / Ld::kBytes;  // elements per 64-byte line: one prefetch each per row
+    // Two rows at a time: a line kPrefetchBytes or more ahead at the same column of a later pair of rows.
+    const std::int64_t ahead = 2 * row_bytes * ((kPrefetchBytes + 2 * row_bytes - 1) / (2 * row_bytes));
+    std::int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) {
+        const std::uint8_t* p0 = ld.p + r * row_bytes;
+        const std::uint8_t* p1 = p0 + row_bytes;
+        const auto pair = [&](std::int64_t j) {
+            __m512i q0, q1;
+            __m512 e0, e1;
+            group(p0, j, q0, e0);
+            group(p1, j, q1, e1);
+            _mm512_storeu_si512(c + j, _mm512_add_epi32(_mm512_loadu_si512(c + j), _mm512_add_epi32(q0, q1)));
+            _mm512_storeu_ps(m + j, _mm512_max_ps(_mm512_loadu_ps(m + j), _mm512_max_ps(e0, e1)));
+        };
+        std::int64_t j = 0;
+        for (; j + kLine <= n16; j += kLine) {
+            _mm_prefetch(reinterpret_cast<const char*>(p0 + j * Ld::kBytes + ahead), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(p1 + j * Ld::kBytes + ahead), _MM_HINT_T0);
+            for (std::int64_t g = j; g < j + kLine; g += 16) pair(g);
+        }
+        for (; j < n16; j += 16) pair(j);
+        for (; j < cols; ++j) tail(p0, j, j), tail(p1, j, j);
     }
-    return top;
+    if (r < rows) {  // an odd row
+        const std::uint8_t* p0 = ld.p + r * row_bytes;
+        for (std::int64_t j = 0; j < n16; j += 16) {
+            __m512i q;
+            __m512 e;
+            group(p0, j, q, e);
+            _mm512_storeu_si512(c + j, _mm512_add_epi32(_mm512_loadu_si512(c + j), q));
+            _mm512_storeu_ps(m + j, _mm512_max_ps(_mm512_loadu_ps(m + j), e));
+        }
+        for (std::int64_t j = n16; j < cols; ++j) tail(p0, j, j);
+    }
+    return std::max(_mm512_reduce_max_ps(emax), tail_top);
 }
+#pragma GCC diagnostic pop
 #endif
 
 }  // namespace qs::detail
