@@ -376,10 +376,11 @@ TEST_CASE("bench prints its JSON") {
     // The whole-process rows make their file in a temporary folder under TMPDIR and leave nothing there.
     const std::string tmp = dir / "tmp";
     std::filesystem::create_directories(tmp);
-    // The layer rows keep their own [512 x 4096] . [4096 x 4096]^T shape whatever --shape says (17 GFLOP,
-    // ~40 s under AddressSanitizer, past a minute beside other tests): this run may take five.
-    Run r = run("bench --shape 64x64 --repeats 3", dir, "TMPDIR=" + shell_quote(tmp), 0, 300);
+    // A small layer: the default [512 x 4096] . [4096 x 4096]^T (17 GFLOP) took past five minutes under
+    // AddressSanitizer beside other tests (CI at aefbde3).
+    Run r = run("bench --shape 64x64 --layer-shape 8x64x32 --repeats 3", dir, "TMPDIR=" + shell_quote(tmp));
     REQUIRE(r.exit_code == 0);
+    CHECK(json_value(r.out, "layer_shape") == "\"[8x64].[32x64]^T\"");
     for (const char* key : {"elements", "pipeline_ms", "memcpy_ms", "ratio_to_memcpy", "naive_ms", "cp_file_ms",
                             "quantize_file_ms", "quantize_file_ratio_to_cp", "quantize_file_peak_mib",
                             "quantize_file_outputs_ms", "quantize_file_outputs_ratio_to_cp", "sweep_ms", "sweep_gb_per_s",
@@ -388,6 +389,11 @@ TEST_CASE("bench prints its JSON") {
     CHECK(std::filesystem::is_empty(tmp));
     CHECK(json_value(r.out, "elements") == "4096");
     CHECK(run("bench --shape 64x64 --repeats 0", dir).exit_code == 2);
+    for (const char* bad : {"8x64", "8x64x32x2", "0x64x32", "8xx32", "1000000x1000000x1000000"}) {
+        const Run b = run(std::string("bench --layer-only --layer-shape ") + bad, dir);
+        CHECK_MESSAGE(b.exit_code == 2, bad);
+        CHECK_MESSAGE(b.err.find("--layer-shape") != std::string::npos, bad, ": ", b.err);
+    }
 }
 
 TEST_CASE("inspect lists a checkpoint and quantize picks one tensor with --tensor") {

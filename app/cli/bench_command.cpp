@@ -25,7 +25,8 @@
 namespace qs::cli {
 const char* const kBenchHelp =
     "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15] [--layer-only]\n"
-    "                        [--large-shape 128256x4096] [--make-large FILE.safetensors]\n"
+    "                        [--layer-shape 512x4096x4096] [--large-shape 128256x4096]\n"
+    "                        [--make-large FILE.safetensors]\n"
     "\n"
     "Times the per-tensor asymmetric pipeline (min/max, s and z, quantize, dequantize, error tensor,\n"
     "metrics) on a seeded normal tensor and prints one JSON object: elements, pipeline_ms, memcpy_ms,\n"
@@ -45,7 +46,8 @@ const char* const kBenchHelp =
     "Then a [512 x 4096] . [4096 x 4096]^T linear layer (`quantscope layer`, no reference): layer_w8a8_ms (int8\n"
     "per-token activations, int8 per-channel W, the exact integer path; target 1500), layer_w8a16_ms (W-only)\n"
     "against layer_eigen_gemm_ms, Eigen's float32 product of the same shapes (target ratio 1.5), and\n"
-    "layer_reference_ms (the float64 reference). --layer-only prints the layer rows alone.\n"
+    "layer_reference_ms (the float64 reference). --layer-only prints the layer rows alone; --layer-shape\n"
+    "TOKENSxINxOUT times another layer (the targets are for the default).\n"
     "Then the number formats (FORMATS.md): formats_int8_ms (int8 per tensor, the three outputs into arrays)\n"
     "and, the same way, format_<name>_ms with its ratio to int8 for fp8_e4m3, bf16, fp4_e2m1, nf4 (targets:\n"
     "2), mxfp4, nvfp4, q4_0 (targets: 3); formats_command_ms: `quantscope formats` on the tensor (target\n"
@@ -113,7 +115,8 @@ int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
     const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true},
                                                 {"--layer-only", false}, {"--formats-only", false},
-                                                {"--make-large", true}, {"--large-shape", true}});
+                                                {"--make-large", true}, {"--large-shape", true},
+                                                {"--layer-shape", true}});
     if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
     const Shape large = parse_shape(parsed.get("--large-shape") ? *parsed.get("--large-shape") : "128256x4096",
                                     kMaxViewElements);
@@ -121,6 +124,7 @@ int run_bench(const std::vector<std::string>& args) {
         write_large_tensor(*path, large, 1);
         return 0;
     }
+    const LayerShape layer = parsed.get("--layer-shape") ? parse_layer_shape(*parsed.get("--layer-shape")) : LayerShape{};
     RandomSpec spec;
     spec.shape = parse_shape(parsed.get("--shape") ? *parsed.get("--shape") : "4096x4096");
     QuantConfig config;
@@ -135,7 +139,7 @@ int run_bench(const std::vector<std::string>& args) {
     if (parsed.has("--layer-only")) {
         JsonObject json;
         json.integer("threads", omp_get_max_threads()).integer("repeats", std::min(repeats, 7));
-        add_layer_rows(json, measure_layer_rows(std::min(repeats, 7)));
+        add_layer_rows(json, measure_layer_rows(std::min(repeats, 7), layer));
         std::printf("%s\n", json.str().c_str());
         return 0;
     }
@@ -195,7 +199,7 @@ int run_bench(const std::vector<std::string>& args) {
         .number("landscape_64x64_ms", landscape.ms);
     add_file_rows(json, file_figures);
     add_sweep_rows(json, sweep_figures);
-    add_layer_rows(json, measure_layer_rows(std::min(repeats, 7)));
+    add_layer_rows(json, measure_layer_rows(std::min(repeats, 7), layer));
     add_format_rows(json, tensor, std::min(repeats, 7));
     add_window_rows(json, window_figures);
     std::printf("%s\n", json.str().c_str());

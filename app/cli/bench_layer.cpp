@@ -1,18 +1,35 @@
 #include "cli/bench_layer.hpp"
 
 #include <Eigen/Core>
-#include <algorithm>
 #include <chrono>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "cli/bench_timing.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/layer.hpp"
 #include "quantscope/random.hpp"
+#include "quantscope/tensor.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs::cli {
-LayerFigures measure_layer_rows(int repeats) {
+
+LayerShape parse_layer_shape(const std::string& text) {
+    try {
+        const Shape dims = parse_shape(text, std::numeric_limits<std::int64_t>::max());
+        if (dims.size() != 3) throw Error("expected TOKENSxINxOUT like 512x4096x4096");
+        check_layer_size(dims[0], dims[1], dims[2]);  // the product and x / y, as `quantscope layer` checks them
+        checked_numel({dims[2], dims[1]});            // and W [out, in]
+        return {dims[0], dims[1], dims[2]};
+    } catch (const Error& e) {
+        throw Error(std::string("--layer-shape: ") + e.what());
+    }
+}
+
+LayerFigures measure_layer_rows(int repeats, const LayerShape& shape) {
     LayerFigures f;
-    f.tokens = 512, f.in = 4096, f.out = 4096;
+    f.tokens = shape.tokens, f.in = shape.in, f.out = shape.out;
     RandomSpec spec;
     spec.shape = {f.tokens, f.in};
     spec.seed = 1;

@@ -1,6 +1,9 @@
-// The layer rows of `quantscope bench`: a [512 x 4096] . [4096 x 4096]^T layer (issue 13's size) through
+// The layer rows of `quantscope bench`: a [512 x 4096] . [4096 x 4096]^T layer (issue 13's size; --layer-shape) through
 // the W8A8 integer path and W-only (W8A16), against Eigen's float32 product of the same shapes (the yardstick).
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 #include "quantscope/json_writer.hpp"
 
@@ -13,7 +16,13 @@ struct LayerFigures {
     double w8a16_ms = 0;       // run_layer, W-only int8 per channel, no reference
     double reference_ms = 0;   // the float64 reference
 };
-LayerFigures measure_layer_rows(int repeats);
+// The layer's size: x [tokens, in], W [out, in]. The default is issue 13's; tests pass a small one.
+struct LayerShape {
+    std::int64_t tokens = 512, in = 4096, out = 4096;
+};
+// "TOKENSxINxOUT"; throws qs::Error (one line) for anything else or a layer `quantscope layer` would refuse.
+LayerShape parse_layer_shape(const std::string& text);
+LayerFigures measure_layer_rows(int repeats, const LayerShape& shape);
 void add_layer_rows(JsonObject& json, const LayerFigures& figures);
 
 }  // namespace qs::cli
