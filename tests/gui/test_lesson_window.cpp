@@ -3,6 +3,9 @@
 // and `gui --lesson X --step K` shows the step under Xvfb, in the normal layout and in presenter mode.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
+
 #include "gui_test_support.hpp"
 
 #include <fstream>
@@ -226,6 +229,35 @@ TEST_CASE("lesson in the window: a session keeps the open lesson and its step an
     CHECK(!d.lesson.lesson);
     CHECK(d.doc.notice.find("the session's lesson 'no-such-lesson' did not open: unknown lesson") != std::string::npos);
     CHECK(d.doc.config == a.doc.config);
+}
+
+// A session saved at a step that hides parts of the figure (students guess first) reopened with them shown.
+TEST_CASE("lesson in the window: a session reopened at a step hides again what the step hides until R") {
+    TempDir dir;
+    qs::gui::AppState a;
+    a.doc.force_sync = true;
+    qs::gui::OpenLessonNamed(a, "a-quantize-by-hand");
+    REQUIRE(a.lesson.lesson);
+    qs::gui::GoToLessonStep(a, 1);  // hides the quantized panel
+    a.doc.finish_recompute_now();
+    a.doc.update();
+    const auto hidden = a.lesson.lesson->steps[1].state.hidden;
+    REQUIRE(std::any_of(hidden.begin(), hidden.end(), [](bool b) { return b; }));
+    REQUIRE(a.figure.covered == hidden);
+    qs::gui::RevealLesson(a);  // revealed before saving: the reopened step still starts hidden
+    std::string error;
+    REQUIRE_MESSAGE(qs::gui::SaveSession(a, dir / "step2.json", &error), error);
+
+    qs::gui::AppState b;
+    StartOnSession(b, dir / "step2.json");
+    REQUIRE(b.lesson.lesson);
+    CHECK(b.lesson.step == 1);
+    CHECK(b.figure.covered == hidden);
+    CHECK(b.figure.covered_code == a.lesson.lesson->steps[1].state.hidden_code);
+    CHECK(b.lesson.covers_left);
+    qs::gui::RevealLesson(b);
+    CHECK_FALSE(b.lesson.covers_left);
+    CHECK(b.figure.covered == std::array<bool, 4>{});
 }
 
 // A session file can lie: a lesson named by megabytes of text, steps out of range. The notice names the lesson

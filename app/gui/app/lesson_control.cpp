@@ -15,6 +15,17 @@ namespace qs::gui {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// What step `s` hides until R (cells, the code): the step's covers, whether it comes from the step or a session.
+void CoverAsStep(AppState& app, const LessonState& s) {
+    app.figure.covered = s.hidden;
+    app.figure.covered_code = s.hidden_code;
+    app.lesson.covers_left = s.hidden_code >= 0 || std::any_of(s.hidden.begin(), s.hidden.end(), [](bool b) { return b; });
+}
+
+}  // namespace
+
 void OpenLesson(AppState& app, std::shared_ptr<const Lesson> lesson, int step, const std::string& ref) {
     app.lesson.ref = ref.empty() && lesson ? lesson->name : ref;
     app.lesson.lesson = std::move(lesson);
@@ -43,7 +54,9 @@ bool RestoreLesson(AppState& app, const std::string& ref, int step, std::string*
     app.lesson.lesson = std::move(lesson);
     app.lesson.ref = ref;
     app.lesson.rows_step = -1;
-    app.lesson.covers_left = false;
+    // The session's own tensor and settings stay; what the step hides is hidden again (R reveals it), as when
+    // the step was reached: a session saved mid-lesson must not give the answer away when it is reopened.
+    CoverAsStep(app, app.lesson.lesson->steps[static_cast<std::size_t>(app.lesson.step)].state);
     app.show_lesson_tab = true;
     return true;
 }
@@ -78,9 +91,7 @@ void GoToLessonStep(AppState& app, int step) {
     }
     app.figure.selected = s.selected;
     if (s.selected >= 0) app.figure.slice = static_cast<int>(s.selected / s.tensor->slice_size());
-    app.figure.covered = s.hidden;
-    app.figure.covered_code = s.hidden_code;
-    app.lesson.covers_left = s.hidden_code >= 0 || std::any_of(s.hidden.begin(), s.hidden.end(), [](bool b) { return b; });
+    CoverAsStep(app, s);
     app.layer_view = s.layer.has_value();  // a layer step: the layer lab with the step's settings
     if (s.layer) app.layer.settings = LayerSettingsFromLesson(*s.layer);
 }
