@@ -162,3 +162,16 @@ TEST_CASE("classroom screens: a block format's controls cut no text at font scal
         CHECK(ReportNumber(report, "overflowing_windows") == 0);
     }
 }
+
+// The normal layout at a projector's text size: the lesson's 3x3 cells (75 px at font scale 2 on 1280x720) are
+// big enough to print in, though "-184.00" does not fit them at 36 px; they printed nothing ("values hidden: 3x3
+// cells, zoom in or F5"). Big cells now print at the largest size that fits, down to half the text size.
+TEST_CASE("classroom screens: the normal layout prints the lesson's values at font scale 2 on 1280x720") {
+    TempDir dir;
+    for (const char* font : {"2"}) {  // at 3 the cells are too small for half the 54 px text: F5 still does it
+        const std::string report = Report(dir, std::string("--preset lesson --size 1280x720 --font-scale ") + font);
+        INFO(font << ": " << report);
+        CHECK(ReportList(report, "annotated") == std::vector<long long>{9, 9, 9, 9});
+        CHECK(ReportNumber(report, "font_px") / 2 <= ReportNumber(report, "annotation_px"));
+    }
+}

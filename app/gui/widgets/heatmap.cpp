@@ -245,7 +245,9 @@ bool IsFullView(const HeatmapView& v, std::int64_t rows, std::int64_t cols) {
 
 float HeatmapAnnotationFloor(const HeatmapStyle& style) {
     if (style.annotation_rule == AnnotationRule::FontSize) {
-        return style.annotate == AnnotateMode::On ? std::min(7.0f, ImGui::GetFontSize()) : ImGui::GetFontSize();
+        // Auto: the text size, or in a big cell down to half of it (HeatmapAnnotationSize).
+        const float font_px = ImGui::GetFontSize();
+        return style.annotate == AnnotateMode::On ? std::min(7.0f, font_px) : std::min(font_px, std::max(11.0f, 0.5f * font_px));
     }
     return style.annotation_min_px > 0.0f ? style.annotation_min_px : MinAnnotationSize(style.annotate);
 }
@@ -284,7 +286,13 @@ float HeatmapAnnotationSize(const HeatmapSource& src, const HeatmapStyle& style,
     const float font_px = ImGui::GetFontSize();
     const float fit = std::min((cell_px.y - 2.0f) / 1.1f, base * (cell_px.x - std::max(4.0f, 0.25f * font_px)) / widest);
     const float size = std::min(font_px, fit);
-    return size >= min_size ? size : 0.0f;
+    if (style.annotate != AnnotateMode::Auto) return size >= min_size ? size : 0.0f;
+    if (size >= font_px) return size;
+    // A big cell (a line and a half of text tall) whose widest value does not fit at a large text size (font
+    // scale 2 on a small screen: the lesson's 3x3 cells are 75 px): the largest size that fits, down to half the
+    // text size (at least the presenter's smallest), so a class sees the numbers without zooming or F5.
+    const bool big_cell = cell_px.y >= 1.5f * font_px;
+    return big_cell && size >= min_size ? size : 0.0f;
 }
 
 ImVec2 HeatmapImageSize(std::int64_t rows, std::int64_t cols, ImVec2 size, float colorbar_width, float max_aspect) {

@@ -64,8 +64,9 @@ struct HeatmapSource {
 enum class AnnotateMode : int { Auto = 0, On = 1, Off = 2 };
 enum class CellFormat { Real, Integer };  // ".2f" for values, "%d" for codes
 enum class ColorbarMode { Show, Reserve, None };  // Reserve: keep the space (panels stay aligned), draw nothing
-// How big printed values are. FontSize (the window): at the current font size when they fit a cell at it, or
-// not at all (the panel then says so); Annotate On shrinks them to fit, down to small print. Fill (exported
+// How big printed values are. FontSize (the window): at the current font size when they fit a cell at it, in
+// a big cell (1.5 lines tall) at the largest size that fits down to half the text size, else not at all (the
+// panel then says so); Annotate On shrinks them to fit, down to small print. Fill (exported
 // figures, presenter mode): as large as a cell allows, up to the baked annotation font, down to
 // `annotation_min_px` (0: the Auto/On floor).
 enum class AnnotationRule { FontSize, Fill };
