@@ -21,11 +21,13 @@
 #include <imgui.h>
 
 #include "gui/document/quant_view.hpp"
+#include "gui/document/recompute.hpp"
 #include "gui/document/tensor_data.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/widgets/style.hpp"
 #include "quantscope/overview.hpp"
 #include "quantscope/quantize.hpp"
+#include "quantscope/tensor_io.hpp"
 
 namespace qs::gui_test {
 
@@ -121,6 +123,33 @@ inline SharedQuant MakeSharedQuant(qs::Tensor t, const qs::QuantConfig& c) {
     s.data = qs::gui::MakeTensorData(s.tensor);
     s.requantize(c);
     return s;
+}
+
+// A tensor file opened as the window opens a large one (a view of its mapping, no float32 copy when above the
+// in-memory limit) with its quantization's overview: the view the panels get, as for SharedQuant.
+struct MappedQuant {
+    std::shared_ptr<const qs::gui::TensorData> data;
+    qs::QuantConfig config;
+    qs::QuantParams params;
+    qs::QuantOverview overview;
+    qs::gui::QuantView view() const {
+        qs::gui::QuantView v;
+        v.data = data.get();
+        v.config = &config;
+        v.params = &params;
+        v.overview = &overview;
+        v.generation = v.tensor_generation = 1;
+        return v;
+    }
+};
+
+inline MappedQuant OpenMapped(const std::string& path, const qs::QuantConfig& config = {}) {
+    MappedQuant m;
+    m.data = qs::gui::MakeTensorData(std::make_shared<const qs::TensorFile>(path, ""));
+    m.config = config;
+    m.params = qs::gui::ParamsFor(*m.data, m.config);
+    m.overview = qs::quantize_overview(m.data->view, m.params, m.config, m.data->values.grid);
+    return m;
 }
 
 // An offscreen window of the app's look (fonts at `font_px`), drawing a frame's `body` full-size in one

@@ -36,21 +36,14 @@ TEST_CASE("large tensor: a mapped bf16 tensor's zoomed-in cells are the quantize
     TempDir dir;
     // Just above kInMemoryElements: read from the mapping, never decoded whole.
     const std::string path = MakeLarge(dir, "4100x4100");
-    auto file = std::make_shared<const qs::TensorFile>(path, "");
-    const std::shared_ptr<const qs::gui::TensorData> data = qs::gui::MakeTensorData(file);
+    const MappedQuant m = OpenMapped(path);  // int8 asymmetric per tensor: quantize's defaults
+    const std::shared_ptr<const qs::gui::TensorData>& data = m.data;
     REQUIRE(data->floats == nullptr);
     CHECK(data->view.type == qs::ElementType::BF16);
     CHECK_FALSE(data->values.grid.exact());  // the overview is reduced
-
-    const qs::QuantConfig config;  // int8 asymmetric per tensor: quantize's defaults
-    const qs::QuantParams params = qs::gui::ParamsFor(*data, config);
-    const qs::QuantOverview overview = qs::quantize_overview(data->view, params, config, data->values.grid);
-    qs::gui::QuantView view;
-    view.data = data.get();
-    view.config = &config;
-    view.params = &params;
-    view.overview = &overview;
-    view.generation = view.tensor_generation = 1;
+    const qs::QuantParams& params = m.params;
+    const qs::QuantOverview& overview = m.overview;
+    const qs::gui::QuantView view = m.view();
 
     const Run q = run(dir, "'" QS_BINARY "' quantize '" + path + "' --out-quantized '" + (dir / "q.npy") +
                                "' --out-dequantized '" + (dir / "d.npy") + "' --out-error '" + (dir / "e.npy") + "'");

@@ -59,36 +59,13 @@ std::string WriteBf16(const TempDir& dir) {
     return path;
 }
 
-struct Mapped {
-    std::shared_ptr<const qs::gui::TensorData> data;
-    qs::QuantConfig config;
-    qs::QuantParams params;
-    qs::QuantOverview overview;
-    qs::gui::QuantView view() const {
-        qs::gui::QuantView v;
-        v.data = data.get();
-        v.config = &config;
-        v.params = &params;
-        v.overview = &overview;
-        v.generation = v.tensor_generation = 1;
-        return v;
-    }
-};
-
-Mapped Open(const std::string& path) {
-    Mapped m;
-    m.data = qs::gui::MakeTensorData(std::make_shared<const qs::TensorFile>(path, ""));
-    m.params = qs::gui::ParamsFor(*m.data, m.config);
-    m.overview = qs::quantize_overview(m.data->view, m.params, m.config, m.data->values.grid);
-    return m;
-}
 
 
 }  // namespace
 
 TEST_CASE("large tensor: the histograms the calibrators compare and the landscape work on a mapped bf16 tensor") {
     TempDir dir;
-    const Mapped m = Open(WriteBf16(dir));
+    const MappedQuant m = OpenMapped(WriteBf16(dir));
     REQUIRE(m.data->floats == nullptr);  // only mapped: no float32 copy for the tools to use
     const std::int64_t n = m.data->numel();
     const qs::Tensor decoded = qs::materialize(m.data->view);  // the float32 path's reference (the test's own copy)
