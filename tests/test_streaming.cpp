@@ -72,6 +72,19 @@ void check_same_metrics(const Metrics& a, const Metrics& b) {
     CHECK(a.error_energy == b.error_energy);
 }
 
+// A bf16/f16 tensor with one (s, z): quantize takes its sums from the bit patterns' counts, the same terms
+// added in pattern order (test_bit_patterns.cpp), so its sums are the float32 pass's to the rounding of a sum
+// of at most 65536 positive terms (1e-11 relative) and everything else is the same.
+void check_close_metrics(const Metrics& a, const Metrics& b) {
+    CHECK(a.mse == doctest::Approx(b.mse).epsilon(1e-11));
+    CHECK(a.mae == doctest::Approx(b.mae).epsilon(1e-11));
+    CHECK(a.max_abs_error == b.max_abs_error);
+    CHECK(a.signal_energy == doctest::Approx(b.signal_energy).epsilon(1e-11));
+    CHECK(a.sqnr_db.has_value() == b.sqnr_db.has_value());
+    CHECK(a.clipped == b.clipped);
+    CHECK(a.levels_used == b.levels_used);
+}
+
 }  // namespace
 
 TEST_CASE("streamed results equal the full-buffer results bit for bit") {
@@ -123,11 +136,14 @@ TEST_CASE("streamed results equal the full-buffer results bit for bit") {
                 CHECK(same_bits(codes.data(), full.codes.data(), codes.size()));
                 CHECK(same_bits(deq.data(), full.dequantized.data(), deq.size()));
                 CHECK(same_bits(err.data(), full.error.data(), err.size()));
-                check_same_metrics(streamed.metrics, full.metrics);
+                const bool by_patterns = (type == ElementType::F16 || type == ElementType::BF16) &&
+                                         config.granularity == Granularity::Tensor;
+                if (by_patterns) check_close_metrics(streamed.metrics, full.metrics);
+                else check_same_metrics(streamed.metrics, full.metrics);
 
                 // Metrics only: nothing delivered, the same numbers.
                 const Quantization alone = quantize_checked(view, config);
-                check_same_metrics(alone.metrics, full.metrics);
+                check_same_metrics(alone.metrics, streamed.metrics);
                 ++checked;
             }
         }

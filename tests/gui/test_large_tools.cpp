@@ -96,7 +96,8 @@ TEST_CASE("large tensor: the histograms the calibrators compare and the landscap
         CAPTURE(i);
         CHECK(cal.shown.rows[i].params.scale == rows[i].params.scale);
         CHECK(cal.shown.rows[i].params.zero_point == rows[i].params.zero_point);
-        CHECK(cal.shown.rows[i].metrics.mse == rows[i].metrics.mse);
+        // From the document's bit pattern counts: the same terms added in pattern order (test_bit_patterns*.cpp).
+        CHECK(cal.shown.rows[i].metrics.mse == doctest::Approx(rows[i].metrics.mse).epsilon(1e-11));
     }
     CHECK(cal.best_row >= 0);
 

@@ -49,11 +49,12 @@ void Start(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr
         CalibrationPanelState::Table table;
         if (owner->floats) {
             table.rows = compare_calibrators(*owner->floats, base);
-        } else {  // a mapped tensor: passes over its file, in its stored type
+        } else {  // a mapped tensor: passes over its file in its stored type (bf16/f16: from its bit patterns)
             PassControl control;
             control.cancel = &ctx.cancel_flag();
             control.progress = [&ctx](float f) { ctx.set_progress(f); };
-            table.rows = compare_calibrators(owner->view, base, control);
+            const std::vector<std::int64_t>* bits = owner->values.bit_counts.empty() ? nullptr : &owner->values.bit_counts;
+            table.rows = compare_calibrators(owner->view, base, control, bits);
         }
         for (CalibrationRow& row : table.rows) row.params.keep_values_alive(owner);
         table.ms = clock.ms();

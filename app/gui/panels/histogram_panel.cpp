@@ -41,9 +41,10 @@ void CountFine(HistogramPanelState& st, const QuantView& qv, const std::shared_p
     const double lo = st.data_min, hi = st.data_max;
     st.fine = Histogram{};
     st.fine_waiting = false;
-    if (qv.tensor || !owner || owner.get() != qv.data) {
+    if (qv.tensor || !owner || owner.get() != qv.data || !qv.data->values.bit_counts.empty()) {
+        // In memory, or a bf16/f16 file's bit patterns' counts (no pass over the file): at once.
         st.fine_task.cancel();
-        st.fine = histogram(qv.data->view, kFineBins, lo, hi);
+        st.fine = histogram(qv.data->view, qv.data->values.bit_counts, kFineBins, lo, hi);
         return;
     }
     st.fine_waiting = true;

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "parallel.hpp"
+#include "quantscope/calibrate.hpp"
+#include "quantscope/overview.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs::detail {
@@ -160,6 +162,52 @@ PatternSummary count_by_patterns(ElementType type, const std::vector<std::int64_
         out.max_abs_r = std::max(out.max_abs_r, std::abs(r));
     }
     return out;
+}
+
+bool metrics_by_patterns(const TensorView& view, const QuantConfig& config) {
+    return sixteen_bit(view.type) && view.numel() > 0 && config.format == FormatId::Int &&
+           config.granularity == Granularity::Tensor && config.overflow == Overflow::Clamp &&
+           config.active_naive_norm() == 0 && config.dtype.levels() <= kMaxCountedLevels;
+}
+
+void pattern_params(const TensorView& view, const PatternTable& table, const QuantConfig& config, double& scale,
+                    std::int32_t& zero_point) {
+    if (config.mode == Mode::Manual) {
+        scale = config.manual_scale;
+        zero_point = config.manual_zero_point;
+    } else if (config.calibration == Calibration::Mse) {
+        pattern_mse_params(view, table, config, scale, zero_point);
+    } else if (config.calibration == Calibration::Percentile) {
+        params_from_range(pattern_percentile_range(table, config), config, scale, zero_point);
+    } else {
+        const double m = std::max(std::abs(static_cast<double>(table.lo)), std::abs(static_cast<double>(table.hi)));
+        params_from_range(config.mode == Mode::Symmetric ? ValueRange{-m, m} : ValueRange{table.lo, table.hi}, config,
+                          scale, zero_point);
+    }
+}
+
+Quantization quantize_by_patterns(const TensorView& view, const QuantConfig& config, const std::vector<std::int64_t>* bit_counts,
+                                  const PassControl& control) {
+    Quantization q;
+    check_config(config, view.shape);
+    set_block_layout(view.shape, config, q.params);
+    std::vector<std::int64_t> counted;
+    if (bit_counts == nullptr || bit_counts->size() != kBitPatterns) {
+        counted = count_bit_patterns(view, control);
+        if (control.cancelled()) return q;
+        bit_counts = &counted;
+    }
+    const PatternTable table = pattern_table(view.type, *bit_counts);
+    q.range = {table.lo, table.hi};
+    q.params.scale.assign(1, 1.0);
+    q.params.zero_point.assign(1, 0);
+    pattern_params(view, table, config, q.params.scale[0], q.params.zero_point[0]);
+    const std::int64_t levels = config.dtype.levels();
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(levels), 0);
+    const PatternSummary p = count_by_patterns(view.type, *bit_counts, q.params, config, counts);
+    const auto used = std::count_if(counts.begin(), counts.end(), [](std::int64_t c) { return c > 0; });
+    q.metrics = metrics_from_sums(p.sums, table.n, p.max_err, p.clipped, used, levels);
+    return q;
 }
 
 }  // namespace qs::detail

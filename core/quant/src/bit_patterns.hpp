@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "quantize_plan.hpp"
+#include "quantscope/calibrate.hpp"
 #include "quantscope/config.hpp"
 #include "quantscope/element_type.hpp"
 #include "quantscope/pass_control.hpp"
@@ -61,5 +62,32 @@ struct PatternSummary {
 };
 PatternSummary count_by_patterns(ElementType type, const std::vector<std::int64_t>& bit_counts, const QuantParams& params,
                                  const QuantConfig& config, std::vector<std::int64_t>& counts);
+
+// mse_params of the whole tensor `view` whose patterns `table` holds: up to 16384 values on the values
+// themselves (mse_params of the view), above on the patterns (the view's search, its histogram and exact
+// measurements from the patterns: the same (s, z) as the element path up to ties within ~1e-13 relative).
+void pattern_mse_params(const TensorView& view, const PatternTable& table, const QuantConfig& config, double& scale,
+                        std::int32_t& zero_point);
+
+// The percentile calibrator's range (calibrate.hpp percentile_range) from the patterns, exactly: the same
+// order statistics, found among the patterns sorted by value with their counts.
+ValueRange pattern_percentile_range(const PatternTable& table, const QuantConfig& config);
+
+// Whether a view and config quantize with one (s, z) whose metrics come from the patterns: bf16/f16, the
+// integer format of at most 16 bits per tensor, clamped, not the naive recipe (the window's fused pass
+// takes its metrics from count_by_patterns in exactly these cases too).
+bool metrics_by_patterns(const TensorView& view, const QuantConfig& config);
+
+// The (s, z) of a whole bf16/f16 tensor (`table` its patterns) under config's mode and calibrator: manual,
+// min/max from the patterns' range (compute_params' numbers), percentile and mse as above.
+void pattern_params(const TensorView& view, const PatternTable& table, const QuantConfig& config, double& scale,
+                    std::int32_t& zero_point);
+
+// quantize_checked's params, range and metrics where metrics_by_patterns holds: the patterns' counts
+// (`bit_counts` if given, else one counting pass, which also checks that every value is finite), then the
+// patterns alone: pattern_params, and the metrics as metrics_from_sums of count_by_patterns (the window's to
+// the bit). Cancelled (control): an incomplete result.
+Quantization quantize_by_patterns(const TensorView& view, const QuantConfig& config,
+                                  const std::vector<std::int64_t>* bit_counts = nullptr, const PassControl& control = {});
 
 }  // namespace qs::detail

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bit_patterns.hpp"
 #include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
 
@@ -134,6 +135,20 @@ MomentHistogram::MomentHistogram(const TensorView& view, double lo, double hi) {
             }
         }
     });
+    finish(slices, bins, lo);
+}
+
+MomentHistogram::MomentHistogram(const PatternTable& table, double lo, double hi) {
+    const std::size_t bins = start(table.n, lo, hi);
+    const double inv_width = 1.0 / width_;
+    std::vector<double> slices(static_cast<std::size_t>(kHistogramSlices) * 3 * bins, 0.0);  // one slice used
+    for (std::size_t i = 0; i < table.values.size(); ++i) {
+        const double v = table.values[i], c = table.counts[i];
+        const auto b = std::min(static_cast<std::size_t>((v - lo) * inv_width), bins - 1);
+        slices[3 * b] += c;
+        slices[3 * b + 1] += c * v;
+        slices[3 * b + 2] += c * (v * v);
+    }
     finish(slices, bins, lo);
 }
 

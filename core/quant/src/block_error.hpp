@@ -10,6 +10,8 @@
 
 namespace qs::detail {
 
+struct PatternTable;  // bit_patterns.hpp
+
 // Elements per cache-sized chunk of a measurement.
 constexpr std::int64_t kSseChunk = 4096;
 
@@ -27,6 +29,9 @@ public:
     // The same of a whole view in its stored type, read in pieces under its guard on every core: the same
     // slices summed in the same order, so the same bits as the float32 version of its decoded values.
     MomentHistogram(const TensorView& view, double lo, double hi);
+    // The same of a bf16/f16 tensor from its bit patterns: each pattern's value into its bin with its count as
+    // weight, in pattern order (the bins' sums equal the element order's up to the order of addition).
+    MomentHistogram(const PatternTable& table, double lo, double hi);
 
     // The squared error of quantizing the block with (s, z), estimated: a bin inside one code's interval is
     // exact; a bin wider than a step, inside the representable range, counts the uniform rounding error s^2/12.

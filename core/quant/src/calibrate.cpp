@@ -6,6 +6,7 @@
 #include <exception>
 #include <limits>
 
+#include "bit_patterns.hpp"
 #include "quantscope/error.hpp"
 
 namespace qs {
@@ -180,9 +181,26 @@ std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const Quan
 }
 
 std::vector<CalibrationRow> compare_calibrators(const TensorView& view, const QuantConfig& base,
-                                                const PassControl& control) {
+                                                const PassControl& control, const std::vector<std::int64_t>* bit_counts) {
     const std::vector<QuantConfig> configs = calibrator_configs(base);
     std::vector<CalibrationRow> rows;
+    if (detail::metrics_by_patterns(view, configs.front())) {
+        // A bf16/f16 tensor per tensor: every row from the bit patterns' counts (given, or one counting pass).
+        std::vector<std::int64_t> counted;
+        if (bit_counts == nullptr || bit_counts->size() != detail::kBitPatterns) {
+            counted = detail::count_bit_patterns(view, control);
+            if (control.cancelled()) return rows;
+            bit_counts = &counted;
+        }
+        for (const QuantConfig& config : configs) {
+            if (control.cancelled()) return rows;
+            const Quantization q = detail::quantize_by_patterns(view, config, bit_counts);
+            rows.push_back({config, q.params, q.metrics, false});
+        }
+        control.report(1.0f);
+        mark_twins(rows);
+        return rows;
+    }
     for (const QuantConfig& config : configs) {
         if (control.cancelled()) return rows;
         const float done = static_cast<float>(rows.size()), total = static_cast<float>(configs.size());

@@ -8,6 +8,7 @@
 #include <memory>
 #include <numeric>
 
+#include "bit_patterns.hpp"
 #include "block_error.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
@@ -175,6 +176,14 @@ public:
         histogram_ = std::make_unique<MomentHistogram>(view, actual_lo_, actual_hi_);
     }
 
+    // A whole bf16/f16 tensor from its bit patterns (more than kExactPlaneMax values): the view's search on the
+    // same histogram, built from the patterns, and every exact measurement a sum over the patterns.
+    MseSearch(const detail::PatternTable& table, const QuantConfig& config)
+        : table_(&table), n_(table.n), config_(config), whole_tensor_(true) {
+        set_range(table.lo, table.hi);
+        histogram_ = std::make_unique<MomentHistogram>(table, actual_lo_, actual_hi_);
+    }
+
     void run(double& scale, std::int32_t& zero_point) {
         Point best = at(1.0);
         best.sse = exact(best);
@@ -203,6 +212,8 @@ private:
         full_ = config_.mode == Mode::Symmetric ? ValueRange{-m, m} : ValueRange{actual_lo_, actual_hi_};
     }
     double exact(const Point& p) const {
+        if (table_ != nullptr)
+            return detail::pattern_sse(*table_, static_cast<float>(p.scale), static_cast<float>(p.zero_point), config_, scratch_);
         if (view_ != nullptr)
             return values_mse(*view_, p.scale, p.zero_point, config_, control_) * static_cast<double>(n_);
         return whole_tensor_ ? values_mse(values_, n_, p.scale, p.zero_point, config_) * static_cast<double>(n_)
@@ -366,6 +377,8 @@ private:
 
     const float* values_ = nullptr;
     const TensorView* view_ = nullptr;  // instead of values_: a whole tensor read in pieces
+    const detail::PatternTable* table_ = nullptr;  // or its bit patterns
+    mutable std::vector<float> scratch_;
     std::int64_t n_;
     const QuantConfig& config_;
     bool whole_tensor_;
@@ -394,5 +407,16 @@ void mse_params(const TensorView& view, const QuantConfig& config, double& scale
     }
     MseSearch(view, config, control).run(scale, zero_point);
 }
+
+namespace detail {
+
+void pattern_mse_params(const TensorView& view, const PatternTable& table, const QuantConfig& config, double& scale,
+                        std::int32_t& zero_point) {
+    if (table.n < 1) throw Error("cannot calibrate an empty block");
+    if (table.n <= kExactPlaneMax) return mse_params(view, config, scale, zero_point);  // searched on the values
+    MseSearch(table, config).run(scale, zero_point);
+}
+
+}  // namespace detail
 
 }  // namespace qs

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <memory>
 
+#include "bit_patterns.hpp"
 #include "block_pairs.hpp"
 #include "deliver.hpp"
 #include "element_formula.hpp"
@@ -351,8 +352,15 @@ Quantization quantize_checked(const TensorView& view, const QuantConfig& config,
                               const ResultSink& sink) {
     if (config.format != FormatId::Int) return quantize_format_checked(view, config, wanted, sink);
     Quantization q;
-    q.params = compute_params(view, config, &q.range);
-    q.metrics = sink ? quantize_view(view, q.params, config, wanted, sink) : quantize_view(view, q.params, config);
+    if (detail::metrics_by_patterns(view, config)) {
+        // A bf16/f16 tensor with one (s, z): a counting pass instead of compute_params' passes, the metrics from
+        // the bit patterns (the window's sums, to the bit), and an element pass only for wanted outputs.
+        q = detail::quantize_by_patterns(view, config);
+        if (sink && (wanted.codes || wanted.dequantized || wanted.error)) quantize_view(view, q.params, config, wanted, sink);
+    } else {
+        q.params = compute_params(view, config, &q.range);
+        q.metrics = sink ? quantize_view(view, q.params, config, wanted, sink) : quantize_view(view, q.params, config);
+    }
     if (!std::isfinite(q.metrics.max_abs_error)) {
         throw Error(float32_overflow_message(view, q.params, config));
     }

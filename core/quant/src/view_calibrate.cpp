@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "bit_patterns.hpp"
 #include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
@@ -132,19 +133,20 @@ void calibrate_gathered(std::vector<float>& values, const QuantConfig& config, d
 
 }  // namespace
 
-ValueRange percentile_range(const TensorView& view, const QuantConfig& config, const PassControl& control) {
-    const std::int64_t n = view.numel();
-    if (n < 1) throw Error("cannot calibrate an empty block");
+namespace {
+
+// The order statistics numpy.percentile interpolates between, for n values, and the range from their values.
+std::vector<QuantileRanks> percentile_ranks(std::int64_t n, const QuantConfig& config, std::vector<std::int64_t>& ranks) {
     const double p = config.percentile / 100.0;
-    const bool symmetric = config.mode == Mode::Symmetric;
     std::vector<QuantileRanks> quantiles = {quantile_ranks(n, p)};
-    if (!symmetric) quantiles.push_back(quantile_ranks(n, 1.0 - p));
-    std::vector<std::int64_t> ranks;
+    if (config.mode != Mode::Symmetric) quantiles.push_back(quantile_ranks(n, 1.0 - p));
     for (const QuantileRanks& q : quantiles) {
         ranks.push_back(q.k);
         if (q.needs_above) ranks.push_back(q.k + 1);
     }
-    const std::vector<float> found = order_statistics(view, symmetric, ranks, control);
+    return quantiles;
+}
+ValueRange percentile_from(const std::vector<QuantileRanks>& quantiles, const std::vector<float>& found, bool symmetric) {
     std::vector<double> value;
     std::size_t next = 0;
     for (const QuantileRanks& q : quantiles) {
@@ -160,12 +162,53 @@ ValueRange percentile_range(const TensorView& view, const QuantConfig& config, c
     return {value[1], value[0]};
 }
 
+}  // namespace
+
+ValueRange percentile_range(const TensorView& view, const QuantConfig& config, const PassControl& control) {
+    const std::int64_t n = view.numel();
+    if (n < 1) throw Error("cannot calibrate an empty block");
+    const bool symmetric = config.mode == Mode::Symmetric;
+    std::vector<std::int64_t> ranks;
+    const std::vector<QuantileRanks> quantiles = percentile_ranks(n, config, ranks);
+    return percentile_from(quantiles, order_statistics(view, symmetric, ranks, control), symmetric);
+}
+
+namespace detail {
+
+ValueRange pattern_percentile_range(const PatternTable& table, const QuantConfig& config) {
+    if (table.n < 1) throw Error("cannot calibrate an empty block");
+    const bool symmetric = config.mode == Mode::Symmetric;
+    // The patterns' values (or |values|) by their order keys (as order_statistics sorts them), with counts.
+    std::vector<std::pair<std::uint32_t, double>> sorted(table.values.size());
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+        sorted[i] = {order_key(symmetric ? std::abs(table.values[i]) : table.values[i]), table.counts[i]};
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::int64_t> ranks;
+    const std::vector<QuantileRanks> quantiles = percentile_ranks(table.n, config, ranks);
+    std::vector<float> found;
+    for (const std::int64_t rank : ranks) {
+        std::int64_t below = 0;  // elements before the current key
+        std::size_t k = 0;
+        while (below + static_cast<std::int64_t>(sorted[k].second) <= rank) below += static_cast<std::int64_t>(sorted[k++].second);
+        found.push_back(from_key(sorted[k].first));
+    }
+    return percentile_from(quantiles, found, symmetric);
+}
+
+}  // namespace detail
+
 void calibrated_params(const TensorView& view, const QuantConfig& config, QuantParams& params,
                        const PassControl& control) {
     const std::int64_t blocks = params.block_count, n = view.numel();
     if (blocks == 1) {
         double& scale = params.scale.at(0);
         std::int32_t& zero_point = params.zero_point.at(0);
+        if (detail::sixteen_bit(view.type) && config.calibration != Calibration::MinMax) {
+            // One pass counts the bit patterns; the percentile and the MSE search then need no other.
+            const std::vector<std::int64_t> bits = detail::count_bit_patterns(view, control);
+            if (control.cancelled()) return;
+            return detail::pattern_params(view, detail::pattern_table(view.type, bits), config, scale, zero_point);
+        }
         if (config.calibration == Calibration::Mse) return mse_params(view, config, scale, zero_point, control);
         ValueRange range;
         if (config.calibration == Calibration::Percentile) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "bit_patterns.hpp"
 #include "parallel.hpp"
 #include "quantscope/blocks.hpp"
 #include "quantscope/error.hpp"
@@ -72,6 +73,35 @@ Histogram histogram(const TensorView& view, int bins, double lo, double hi, cons
     }
     h.max_count = *std::max_element(h.counts.begin(), h.counts.end());
     control.report(1.0f);
+    return h;
+}
+
+Histogram histogram(const TensorView& view, const std::vector<std::int64_t>& bit_counts, int bins, double lo, double hi) {
+    if (!detail::sixteen_bit(view.type) || bit_counts.size() != detail::kBitPatterns) return histogram(view, bins, lo, hi);
+    Histogram h;
+    if (bins < 1) bins = 1;
+    if (!(hi > lo)) {  // as histogram() over floats
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    h.lo = lo;
+    h.hi = hi;
+    h.counts.assign(static_cast<std::size_t>(bins), 0);
+    const double inv_width = static_cast<double>(bins) / (hi - lo);
+    for (std::size_t b = 0; b < bit_counts.size(); ++b) {
+        const std::int64_t c = bit_counts[b];
+        if (c == 0) continue;
+        const auto bits = static_cast<std::uint16_t>(b);
+        const double v = view.type == ElementType::BF16 ? bf16_to_float(bits) : half_to_float(bits);
+        const double t = (v - lo) * inv_width;  // the bin as the pass above finds it
+        if (t >= 0.0 && v <= hi)
+            h.counts[static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(t), bins - 1))] += c;
+        else if (v < lo)
+            h.below += c;
+        else
+            h.above += c;
+    }
+    h.max_count = *std::max_element(h.counts.begin(), h.counts.end());
     return h;
 }
 

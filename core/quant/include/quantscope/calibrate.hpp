@@ -76,6 +76,9 @@ void gather_block(const Tensor& tensor, const QuantParams& params, std::int64_t 
 void calibrated_params(const Tensor& tensor, const QuantConfig& config, QuantParams& params);
 // The same reading a view in its stored type: the whole tensor by the streaming calibrators above, blocks
 // gathered a few at a time (never a float32 copy of the tensor); the same (s, z) as over the decoded values.
+// A whole bf16/f16 tensor (percentile, mse) is calibrated from its bit patterns' counts after one counting
+// pass: the percentile exactly, the MSE search on a histogram and measurements from the patterns (the same
+// (s, z) but where two candidates tie within the ~1e-13 by which the order of addition moves their sums).
 void calibrated_params(const TensorView& view, const QuantConfig& config, QuantParams& params,
                        const PassControl& control = {});
 
@@ -94,7 +97,11 @@ std::vector<CalibrationRow> compare_calibrators(const Tensor& tensor, const Quan
 // The same rows of a view in its stored type (a mapped tensor): compute_params and quantize_view per row,
 // each a few passes (the MSE rows about a dozen), the same numbers as over the decoded values. Progress
 // counts rows; a cancel stops between (and within the MSE search of) rows and returns what is done.
+// A bf16/f16 view per tensor (int, clamp) instead gets every row from its bit patterns' counts
+// (`bit_counts`, ValueOverview's, else one counting pass): no other pass, the params those of the decoded
+// values (the MSE search's up to ties within ~1e-13), the metrics quantize's and the window's to the bit.
 std::vector<CalibrationRow> compare_calibrators(const TensorView& view, const QuantConfig& base,
-                                                const PassControl& control = {});
+                                                const PassControl& control = {},
+                                                const std::vector<std::int64_t>* bit_counts = nullptr);
 
 }  // namespace qs
