@@ -175,3 +175,17 @@ TEST_CASE("classroom screens: the normal layout prints the lesson's values at fo
         CHECK(ReportNumber(report, "font_px") / 2 <= ReportNumber(report, "annotation_px"));
     }
 }
+
+// The histogram beside the metrics at font scale 2 on 1280x720: its range labels ("s(q_max - z) = 728.6") are
+// drawn straight into the draw list, past the panel's edge, where no window's content size sees them; the
+// report's cut_text names a window whose directly drawn text (or a word wider than its line) is cut.
+TEST_CASE("classroom screens: the histogram beside the metrics cuts no text at font scale 2 on 1280x720") {
+    TempDir dir;
+    for (const char* size : {"1280x720", "1600x900"}) {
+        const std::string report =
+            Report(dir, std::string("--preset lesson --panels metrics,histogram --font-scale 2 --size ") + size);
+        INFO(size << ": " << report);
+        CHECK(report.find("\"cut_text\": []") != std::string::npos);
+        CHECK(report.find("\"overflowing\": []") != std::string::npos);
+    }
+}

@@ -25,6 +25,7 @@
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/platform/settings.hpp"
 #include "gui/platform/window.hpp"
+#include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "gui/widgets/style.hpp"
 #include "quantscope/error.hpp"
@@ -163,6 +164,7 @@ void PrintLayoutReport(const AppState& app, const Frame& frame) {
     std::vector<std::string> columns;
     const int clipped = CountClippedTableColumns(&columns);
     out += ", \"clipped_table_columns\": " + std::to_string(clipped) + ", \"clipped_columns\": " + JsonStrings(columns);
+    out += ", \"cut_text\": " + JsonStrings(CutTextWindows());  // text drawn past its window's edge or its line
     out += ", \"colorbar_legend\": " + JsonQuoted(f.colorbar_legend);
     if (app.analysis_tab == kTabBits && !app.bits.report.empty())  // the Bits tab's lines, as printed
         out += ", \"bits\": " + JsonStrings(app.bits.report);

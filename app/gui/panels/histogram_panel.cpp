@@ -297,8 +297,10 @@ std::int64_t DrawValueBars(ImDrawList* dl, const HistogramPanelState& st, const 
     return stride;
 }
 
-// The range lines' labels in their own row above the bars, so that they never sit on them.
-void DrawRangeLabels(ImDrawList* dl, const Grid& g, const PlotAxis& ax, float y) {
+// The range lines' labels above the bars, so that they never sit on them: each at its line (kept inside the
+// plot), or where they would collide one after the other on a row, or where even that is wider than the plot
+// (large text in a narrow column) one above the other, low then high. Returns the rows used (drawn when `dl`).
+int DrawRangeLabels(ImDrawList* dl, const Grid& g, const PlotAxis& ax, float y) {
     const Sym sym = Symbols();
     const bool format = !g.levels.empty();
     const std::string l_lo = (format ? std::string("s * lowest = ") : "s(q_min " + std::string(sym.minus) + " z) = ") +
@@ -306,16 +308,29 @@ void DrawRangeLabels(ImDrawList* dl, const Grid& g, const PlotAxis& ax, float y)
     const std::string l_hi = (format ? std::string("s * largest = ") : "s(q_max " + std::string(sym.minus) + " z) = ") +
                              FormatNumber(g.rep_hi);
     const float wl = ImGui::CalcTextSize(l_lo.c_str()).x, wh = ImGui::CalcTextSize(l_hi.c_str()).x;
-    // Each label starts (ends) at its line, kept inside the plot's width.
-    const float xl = std::clamp(ax.at(g.rep_lo) - wl * 0.5f, ax.p0, ax.p1 - wl);
-    const float xh = std::clamp(ax.at(g.rep_hi) - wh * 0.5f, ax.p0, ax.p1 - wh);
-    if (xh < xl + wl + ImGui::GetFontSize()) {  // labels would collide: one line, both ends
-        const std::string both = l_lo + "   " + l_hi;
-        dl->AddText(ImVec2(ax.p0 + 2.0f, y), palette::kRange, both.c_str());
-    } else {
-        dl->AddText(ImVec2(xl, y), palette::kRange, l_lo.c_str());
-        dl->AddText(ImVec2(xh, y), palette::kRange, l_hi.c_str());
+    auto inside = [&](float x, float w) { return std::max(ax.p0, std::min(x, ax.p1 - w)); };
+    const float xl = inside(ax.at(g.rep_lo) - wl * 0.5f, wl), xh = inside(ax.at(g.rep_hi) - wh * 0.5f, wh);
+    const float gap = ImGui::GetFontSize();
+    if (xh >= xl + wl + gap) {
+        if (dl) DrawTextAt(dl, ImVec2(xl, y), palette::kRange, l_lo, ax.p1);
+        if (dl) DrawTextAt(dl, ImVec2(xh, y), palette::kRange, l_hi, ax.p1);
+        return 1;
     }
+    const std::string both = l_lo + "   " + l_hi;
+    if (ImGui::CalcTextSize(both.c_str()).x <= ax.p1 - ax.p0) {
+        if (dl) DrawTextAt(dl, ImVec2(ax.p0, y), palette::kRange, both, ax.p1);
+        return 1;
+    }
+    if (dl) DrawTextAt(dl, ImVec2(ax.p0, y), palette::kRange, l_lo, ax.p1);
+    if (dl) DrawTextAt(dl, ImVec2(inside(ax.p1 - wh, wh), y + ImGui::GetTextLineHeightWithSpacing()), palette::kRange, l_hi, ax.p1);
+    return 2;
+}
+
+// ImGui::SameLine() when `text` still fits on the line, else a new line: a note after a count wraps as a whole
+// instead of running past the panel's edge at a large text size.
+void SameLineIfRoom(const char* text) {
+    ImGui::SameLine();
+    if (ImGui::CalcTextSize(text).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
 }
 
 // One bar per code when they are at least 2 px wide; otherwise codes share a pixel column (summed). The end
@@ -347,14 +362,15 @@ void DrawValuesSection(HistogramPanelState& st, const QuantView& qv, const Grid&
                        float plot_h) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float text_h = ImGui::GetTextLineHeightWithSpacing();
+    // Wrapped at spaces: at a large text size the title is wider than the panel.
     if (g.block < 0)
-        ImGui::TextUnformatted(g.levels.empty() ? "Original values and the quantization levels s (q - z)"
-                                                : "Original values and the format's values s * grid");
-    else ImGui::Text("The values of %s %lld and its levels %s",
-                     qv.config->format != FormatId::Int ? "block" : to_string(qv.config->granularity),
-                     static_cast<long long>(g.block), g.levels.empty() ? "s (q - z)" : "s * grid");
+        TextWrappedAtSpaces(g.levels.empty() ? "Original values and the quantization levels s (q - z)"
+                                             : "Original values and the format's values s * grid");
+    else TextWrappedAtSpaces(std::string("The values of ") +
+                             (qv.config->format != FormatId::Int ? "block" : to_string(qv.config->granularity)) + " " +
+                             std::to_string(g.block) + " and its levels " + (g.levels.empty() ? "s (q - z)" : "s * grid"));
     const float label_y = ImGui::GetCursorScreenPos().y;
-    ImGui::Dummy(ImVec2(width, text_h));
+    ImGui::Dummy(ImVec2(width, text_h * static_cast<float>(DrawRangeLabels(nullptr, g, ax, label_y))));
     const float y0 = ImGui::GetCursorScreenPos().y, y1 = y0 + plot_h;
     const std::int64_t stride = DrawValueBars(dl, st, qv.config->dtype, g, ax, y0, y1);
     DrawRangeLabels(dl, g, ax, label_y);
@@ -371,9 +387,10 @@ void DrawValuesSection(HistogramPanelState& st, const QuantView& qv, const Grid&
                                         : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                        "%s", buf);
     if (stride > 1) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("   grid: every %lld%s level", static_cast<long long>(stride),
-                            stride == 2 ? "nd" : stride == 3 ? "rd" : "th");
+        std::snprintf(buf, sizeof buf, "   grid: every %lld%s level", static_cast<long long>(stride),
+                      stride == 2 ? "nd" : stride == 3 ? "rd" : "th");
+        SameLineIfRoom(buf);
+        ImGui::TextDisabled("%s", buf);
     }
 }
 
@@ -391,12 +408,14 @@ void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const 
     ImGui::Text("Codes: %lld of %lld levels used%s", static_cast<long long>(levels_used),
                 static_cast<long long>(qv.metrics().levels_total), g.block < 0 ? "" : " in this block");
     if (format) {
-        ImGui::SameLine();
+        SameLineIfRoom("  (codes are bit patterns / indices)");
         ImGui::TextDisabled("  (codes are bit patterns / indices)");
     }
     if (st.code_stride > 1) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("  bars: 1 element in %lld while s, z change", static_cast<long long>(st.code_stride));
+        char note[96];
+        std::snprintf(note, sizeof note, "  bars: 1 element in %lld while s, z change", static_cast<long long>(st.code_stride));
+        SameLineIfRoom(note);
+        ImGui::TextDisabled("%s", note);
     }
     const float z_label_y = ImGui::GetCursorScreenPos().y;
     ImGui::Dummy(ImVec2(width, text_h));
@@ -408,7 +427,7 @@ void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const 
         dl->AddLine(ImVec2(xz, c0), ImVec2(xz, c1), palette::kRange, 1.5f);
         const std::string lz = "z = " + FormatNumber(g.z);
         const float wz = ImGui::CalcTextSize(lz.c_str()).x;
-        dl->AddText(ImVec2(std::clamp(xz - wz * 0.5f, x0, x1 - wz), z_label_y), palette::kRange, lz.c_str());
+        DrawTextAt(dl, ImVec2(std::max(x0, std::min(xz - wz * 0.5f, x1 - wz)), z_label_y), palette::kRange, lz);
     }
     dl->AddRect(ImVec2(x0, c0), ImVec2(x1, c1 + 1.0f), ImGui::GetColorU32(ImGuiCol_Border));
     DrawTicksBelow(dl, cax, c1 + 1.0f, TickTarget(x1 - x0), x0 - ImGui::GetFontSize(), x1 + ImGui::GetFontSize());

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // the current window's name, for CutTextWindows
 
 namespace qs::gui {
 
@@ -113,7 +114,7 @@ float LayOutParts(ImDrawList* dl, ImVec2 start, const std::vector<std::string>& 
                 if (dl && joined && k == 0) dl->AddText(ImVec2(std::round(x + space), std::round(y)), dim, separator);
                 x += lead;
             }
-            if (dl) dl->AddText(ImVec2(std::round(x), std::round(y)), col, pieces[k].c_str());
+            if (dl) DrawTextAt(dl, ImVec2(std::round(x), std::round(y)), col, pieces[k], start.x + width + 1.0f);
             x += ts.x;
         }
     }
@@ -132,6 +133,34 @@ void DrawWrappedParts(const std::vector<std::string>& parts, float width, int hi
 
 float WrappedPartsHeight(const std::vector<std::string>& parts, float width, const char* separator, int gap_spaces) {
     return LayOutParts(nullptr, ImVec2(0.0f, 0.0f), parts, width, -1, separator, gap_spaces);
+}
+
+namespace {
+
+struct CutText {
+    int frame = -1;
+    std::vector<std::string> windows;
+};
+CutText& Cuts() {
+    static CutText cuts;  // the UI thread's: only ever drawn from there
+    return cuts;
+}
+
+}  // namespace
+
+void DrawTextAt(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text, float right) {
+    dl->AddText(pos, color, text.c_str());
+    const float end = pos.x + ImGui::CalcTextSize(text.c_str()).x;
+    if (end <= std::min(right, dl->GetClipRectMax().x) + 1.0f) return;
+    CutText& c = Cuts();
+    if (c.frame != ImGui::GetFrameCount()) c = CutText{ImGui::GetFrameCount(), {}};
+    const char* name = ImGui::GetCurrentWindow()->Name;
+    if (std::find(c.windows.begin(), c.windows.end(), name) == c.windows.end()) c.windows.push_back(name);
+}
+
+std::vector<std::string> CutTextWindows() {
+    const CutText& c = Cuts();
+    return c.frame == ImGui::GetFrameCount() ? c.windows : std::vector<std::string>{};
 }
 
 void TextWrappedAtSpaces(const std::string& text) {

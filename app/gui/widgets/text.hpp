@@ -5,6 +5,8 @@
 #include "gui/widgets/palette.hpp"  // WarningColor, for the text drawn with it
 
 #include <string>
+
+#include <imgui.h>
 #include <vector>
 
 namespace qs::gui {
@@ -50,5 +52,12 @@ float WrappedPartsHeight(const std::vector<std::string>& parts, float width, con
 // Like ImGui::TextWrapped in the current text color, but breaks only at spaces: TextWrapped also breaks after
 // '.', which splits a number ("2." / "85725").
 void TextWrappedAtSpaces(const std::string& text);
+
+// Text drawn straight into a draw list (a plot's label, a wrapped part) is no ImGui item: the window's content
+// size does not grow with it, so a label cut at the window's edge, or a single word wider than its line, went
+// unnoticed by --layout-report. DrawTextAt draws it and notes it as cut when it runs past the draw list's clip
+// rectangle or past `right` (its line's end); CutTextWindows names the windows where that happened this frame.
+void DrawTextAt(ImDrawList* dl, ImVec2 pos, ImU32 color, const std::string& text, float right = 3.0e38f);
+std::vector<std::string> CutTextWindows();
 
 }  // namespace qs::gui
