@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <vector>
 
 #include "overview_fused.hpp"
@@ -24,6 +25,20 @@ struct Cells {
     double* code_sums;
     float* err_max;
     double* deq_sums;  // null: one (s, z) for the tensor, r' follows from the codes
+};
+
+// Storage on 64-byte lines, so that the AVX-512 kernel's per-column loads and stores (64 bytes each, from a
+// row's start) do not straddle two lines.
+template <typename T>
+struct LineAllocator {
+    using value_type = T;
+    LineAllocator() = default;
+    template <typename U>
+    LineAllocator(const LineAllocator<U>&) {}
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+    void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+    friend bool operator==(const LineAllocator&, const LineAllocator&) { return true; }
+    friend bool operator!=(const LineAllocator&, const LineAllocator&) { return false; }
 };
 
 // One thread's running position in the grid and the band of blocks it fills: per-column sums (codes in
@@ -116,8 +131,8 @@ private:
     Cells cells_;
     std::int32_t q_min_;
     std::size_t levels_;
-    std::vector<std::int32_t> code_;
-    std::vector<float> err_;
+    std::vector<std::int32_t, LineAllocator<std::int32_t>> code_;
+    std::vector<float, LineAllocator<float>> err_;
     std::vector<double> deq_;
     std::vector<std::uint32_t> tables_;
     GridCursor at_;
