@@ -61,9 +61,11 @@ void PrintBench(const AppState& app, const Bench& bench) {
     getrusage(RUSAGE_SELF, &usage);
     std::printf("{\"frames\":%d,\"frame_ms_median\":%.3f,\"recompute_ms_median\":%.3f,\"upload_ms_median\":%.3f,"
                 "\"read_pass_ms_median\":%.3f,\"recompute_to_read_pass\":%.3f,\"open_ms\":%.1f,"
+                "\"open_window_ms\":%.1f,\"open_values_ms\":%.1f,\"open_overview_ms\":%.1f,"
                 "\"elements\":%lld,\"tensor_bytes\":%lld,\"mapped\":%s,\"peak_rss_mib\":%.1f}\n",
                 bench.frames, Median(bench.frame_ms), recompute, Median(bench.upload_ms), read,
-                read > 0 ? recompute / read : 0.0, bench.open_ms,
+                read > 0 ? recompute / read : 0.0, bench.open_ms, bench.window_ready_ms,
+                bench.values_done_ms - bench.window_ready_ms, bench.overview_done_ms - bench.values_done_ms,
                 static_cast<long long>(app.doc.shown_data ? app.doc.shown_data->numel() : 0),
                 static_cast<long long>(app.doc.shown_data ? app.doc.shown_data->stored_bytes() : 0),
                 app.doc.shown_data && !app.doc.shown_data->floats ? "true" : "false",

@@ -17,6 +17,9 @@ struct Bench {
     std::int32_t z0 = 0;
     std::vector<double> frame_ms, recompute_ms, upload_ms, histogram_ms;
     double open_ms = 0;  // process start to the first figure on screen
+    // Where the opening's time went (process-clock milliseconds at each step): the window is up, the values
+    // pass (min/max, finiteness, the values' overview) and the first quantized overview are done.
+    double window_ready_ms = 0, values_done_ms = 0, overview_done_ms = 0;
 };
 
 // Manual mode at the computed per-tensor (s, z), as a teacher would start dragging.

@@ -239,20 +239,23 @@ int RunWindow(AppWindow& window, GuiOptions& options, const Settings& settings, 
     // The app state holds GL textures (through the panels): it goes before the window and its context.
     auto app = std::make_unique<AppState>();
     app->doc.force_sync = scripted;
+    Bench bench;
+    bench.frames = options.bench_frames;
+    bench.window_ready_ms = ProcessClock().ms();
     const std::string failed = StartApp(*app, options, settings);
     // The window shows what did not open and stays; a script asked for something else: the line, exit 2, no PNG.
     if (scripted && !failed.empty()) {
         cli::print_message_line("error", failed);
         return 2;
     }
+    bench.values_done_ms = ProcessClock().ms();
     if (scripted) app->doc.finish_recompute_now();
+    bench.overview_done_ms = ProcessClock().ms();
 
     Frame frame;
     frame.select_tab = options.tab;
     frame.font_scale = options.font_scale > 0.0f ? options.font_scale : settings.font_scale;
     float applied_scale = 0.0f;
-    Bench bench;
-    bench.frames = options.bench_frames;
     std::string titled_label = options.input.label;
     int exit_code = 0;
     const Stopwatch run_clock;

@@ -15,6 +15,7 @@
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
+#include "read_ahead.hpp"
 
 namespace qs {
 namespace {
@@ -192,6 +193,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path), data_(kEmpty) {
         range_->size = size_;
         data_ = range_->begin;
         guard_ = std::make_unique<FileReadGuard>(range_.get(), path_);
+        ahead_ = std::make_unique<detail::ReadAhead>(range_->begin, size_, st.st_dev);
         ::close(fd);
         return;
     }
@@ -215,9 +217,11 @@ MappedFile::MappedFile(const std::string& path) : path_(path), data_(kEmpty) {
     data_ = owned_.empty() ? kEmpty : owned_.data();
 }
 
+MappedFile::MappedFile() = default;
 MappedFile::~MappedFile() { release(); }
 
 void MappedFile::release() noexcept {
+    ahead_.reset();  // its thread may be giving advice about the mapping
     if (range_ != nullptr) ::munmap(const_cast<std::uint8_t*>(range_->begin), range_->size);
     guard_.reset();
     range_.reset();
@@ -232,7 +236,8 @@ MappedFile::MappedFile(MappedFile&& other) noexcept
       size_(other.size_),
       range_(std::move(other.range_)),
       owned_(std::move(other.owned_)),
-      guard_(std::move(other.guard_)) {
+      guard_(std::move(other.guard_)),
+      ahead_(std::move(other.ahead_)) {
     other.data_ = kEmpty;
     other.size_ = 0;
 }
@@ -246,6 +251,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         range_ = std::move(other.range_);
         owned_ = std::move(other.owned_);
         guard_ = std::move(other.guard_);
+        ahead_ = std::move(other.ahead_);
         other.data_ = kEmpty;
         other.size_ = 0;
     }
@@ -253,13 +259,10 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 }
 
 void MappedFile::will_read(std::size_t offset, std::size_t length) const {
-    if (range_ == nullptr || offset >= size_) return;
-    if (length > size_ - offset) length = size_ - offset;
-    // madvise wants a page-aligned start.
-    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    const std::size_t start = offset / page * page;
-    ::madvise(const_cast<std::uint8_t*>(range_->begin) + start, length + (offset - start), MADV_WILLNEED);
+    if (ahead_ != nullptr) ahead_->request(offset, length);
 }
+
+std::size_t MappedFile::read_ahead_hints() const { return ahead_ != nullptr ? ahead_->hints() : 0; }
 
 void MappedFile::done_reading(std::size_t offset, std::size_t length) const {
     if (range_ == nullptr || offset >= size_) return;

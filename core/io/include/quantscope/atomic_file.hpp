@@ -101,6 +101,8 @@ struct MappedRange {
     std::atomic<bool> shrank{false};  // set by the handler; seen by every thread reading this mapping
 };
 
+class ReadAhead;  // read_ahead.hpp: hints a long range to the kernel piece by piece from a thread
+
 // While one is alive, a SIGBUS on this thread inside `range` (the file shrank under the mapping) maps a
 // page of zeros over the faulting page and marks the range, so that the interrupted read finishes; any
 // other SIGBUS goes on to the handler that was there before. Nests; any number of threads at once.
@@ -127,7 +129,7 @@ private:
 // lifetime, even across a move. Throws qs::Error naming the file.
 class MappedFile {
 public:
-    MappedFile() = default;
+    MappedFile();  // empty (defined where ReadAhead is complete)
     explicit MappedFile(const std::string& path);
     ~MappedFile();
     MappedFile(MappedFile&& other) noexcept;
@@ -139,8 +141,12 @@ public:
     const std::uint8_t* data() const { return data_; }
     std::size_t size() const { return size_; }
     const std::string& path() const { return path_; }
-    // Hint that bytes [offset, offset + length) are about to be read once, front to back.
+    // Hint that bytes [offset, offset + length) are about to be read once, front to back: from now on the
+    // kernel reads them ahead (with many reads in flight, from a thread of this file's) while the reader
+    // works; a later call replaces the range.
     void will_read(std::size_t offset, std::size_t length) const;
+    // How many hints will_read has given the kernel so far (each at most the device's readahead size).
+    std::size_t read_ahead_hints() const;
 
     // Runs `read()` (any code that reads data(): a parser, a decoder, a copy; on any thread, several at once)
     // and returns its result. If the file shrinks meanwhile, the missing bytes read as zeros instead of
@@ -170,6 +176,7 @@ private:
     std::unique_ptr<detail::MappedRange> range_;  // non-null when mmap'ed
     std::vector<std::uint8_t> owned_;             // the fallback copy when mmap is not possible
     std::unique_ptr<ReadGuard> guard_;
+    std::unique_ptr<detail::ReadAhead> ahead_;    // non-null when mmap'ed; stopped before the unmapping
 };
 
 // The whole of a small regular file (a session, settings, a font), copied; more than `max_bytes` is an
