@@ -296,6 +296,31 @@ void add_zero_point(const OverviewGrid& g, std::int32_t z, std::vector<double>& 
 
 }  // namespace
 
+namespace {
+
+// How the per-tensor 16-bit pass divides r by s (`bit_counts` null: not that pass), and which kernel runs it.
+Reciprocal choose_divide(ElementType type, const std::vector<std::int64_t>* bit_counts, const PatternSummary& patterns,
+                         const QuantParams& params, const QuantConfig& config) {
+#ifdef QS_HAVE_AVX512_OVERVIEW
+    const bool wide = !g_avx2_only.load(std::memory_order_relaxed);
+#else
+    const bool wide = false;
+#endif
+    Reciprocal rc;
+    if (bit_counts != nullptr) {
+        const bool clamp = patterns.clipped > 0;
+        const bool offset = wide && std::abs(params.zero_point[0]) <= (1 << 16) &&
+                            reciprocal_exact(type, *bit_counts, params, config, clamp, true);
+        rc = reciprocal_for(static_cast<float>(params.scale[0]), static_cast<float>(params.zero_point[0]), patterns.max_abs_r,
+                            offset || reciprocal_exact(type, *bit_counts, params, config, clamp, false));
+        if (offset) rc.mode = Divide::kOffset;
+    }
+    rc.wide = wide;
+    return rc;
+}
+
+}  // namespace
+
 bool fused_int_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                         const OverviewGrid& grid, const std::vector<std::int64_t>* bit_counts, QuantOverview& out) {
     if (!applies(view, params, config, grid)) return false;
@@ -328,21 +353,7 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
 
     // The patterns' counts first: with no element clipped, the pass can leave the clamp out.
     const PatternSummary patterns = by_patterns ? count_by_patterns(view.type, *bit_counts, params, config, counts) : PatternSummary{};
-    Reciprocal rc;
-#ifdef QS_HAVE_AVX512_OVERVIEW
-    const bool wide = !g_avx2_only.load(std::memory_order_relaxed);
-#else
-    const bool wide = false;
-#endif
-    if (by_patterns) {
-        const bool clamp = patterns.clipped > 0;
-        const bool offset = wide && std::abs(params.zero_point[0]) <= (1 << 16) &&
-                            reciprocal_exact(view.type, *bit_counts, params, config, clamp, true);
-        rc = reciprocal_for(static_cast<float>(params.scale[0]), static_cast<float>(params.zero_point[0]), patterns.max_abs_r,
-                            offset || reciprocal_exact(view.type, *bit_counts, params, config, clamp, false));
-        if (offset) rc.mode = Divide::kOffset;
-    }
-    rc.wide = wide;
+    const Reciprocal rc = choose_divide(view.type, by_patterns ? bit_counts : nullptr, patterns, params, config);
     const int threads = std::min<std::int64_t>(pass_threads(n), static_cast<std::int64_t>(units.size()));
     std::vector<ThreadPart> parts(static_cast<std::size_t>(threads));
     NextIndex next(0, static_cast<std::int64_t>(units.size()));
@@ -382,26 +393,9 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
     out.grid = grid;
     out.metrics = metrics_from_sums(by_patterns ? patterns.sums : ordered.total(), n, by_patterns ? patterns.max_err : max_err,
                                     clipped, std::count_if(counts.begin(), counts.end(), used), levels);
-    out.code_lo = q_min + static_cast<std::int32_t>(std::find_if(counts.begin(), counts.end(), used) - counts.begin());
-    out.code_hi = q_min + static_cast<std::int32_t>(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), used)) - 1;
     out.code_counts = std::move(counts);
     if (rc.mode == Divide::kOffset) add_zero_point(grid, params.zero_point[0], code_sums);
-    out.codes_mean = block_means(grid, code_sums);
-    out.error_max = std::move(err_max);
-    if (one_block) {
-        // r' = s (q - z) in float32, as the quantizer computes it; a mean commutes with the affine map.
-        const float s = static_cast<float>(params.scale_of(0));
-        const float z = static_cast<float>(params.zero_point_of(0));
-        out.dequantized_lo = s * (static_cast<float>(out.code_lo) - z);
-        out.dequantized_hi = s * (static_cast<float>(out.code_hi) - z);
-        out.dequantized_mean.resize(out.codes_mean.size());
-        for (std::size_t i = 0; i < out.codes_mean.size(); ++i)
-            out.dequantized_mean[i] = static_cast<float>(static_cast<double>(s) * (static_cast<double>(out.codes_mean[i]) - z));
-    } else {
-        out.dequantized_lo = deq_lo;
-        out.dequantized_hi = deq_hi;
-        out.dequantized_mean = block_means(grid, deq_sums);
-    }
+    finish_blocks(grid, params, q_min, code_sums, std::move(err_max), one_block ? nullptr : &deq_sums, deq_lo, deq_hi, out);
     return true;
 }
 #endif

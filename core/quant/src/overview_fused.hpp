@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "quantscope/overview.hpp"
+#include "quantscope/params.hpp"
 
 namespace qs::detail {
 
@@ -24,6 +25,13 @@ std::vector<float> block_means(const OverviewGrid& g, const std::vector<A>& sums
         }
     return out;
 }
+
+// The blocks' results of either pass from its folded sums and maxima, once out.code_counts holds the code
+// counts: the codes' range, the blocks' mean codes and largest errors, and r' (its sums, or from the codes
+// when `deq_sums` is null: one (s, z) for the tensor). Defined in overview.cpp.
+void finish_blocks(const OverviewGrid& grid, const QuantParams& params, std::int32_t q_min, const std::vector<double>& code_sums,
+                   std::vector<float>&& err_max, const std::vector<double>* deq_sums, float deq_lo, float deq_hi,
+                   QuantOverview& out);
 
 // A pass's position in the grid as it streams elements in flat order: the slice, row and column of the next
 // element, and the first block of the band of blocks being filled. Both fused passes' folders keep one.
