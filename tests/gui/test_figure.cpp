@@ -4,10 +4,12 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -21,6 +23,8 @@
 #include "gui/widgets/heatmap.hpp"
 #include "gui/widgets/plot.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
+#include "gui/platform/png_encoder.hpp"
+#include "gui_test_support.hpp"
 #include "gui/app/figure_png.hpp"
 #include "gui/document/quant_view.hpp"
 #include "gui/widgets/style.hpp"
@@ -605,4 +609,39 @@ TEST_CASE("large text (a projector's font scale): the four heatmaps go 2 x 2 ins
     r.run([&] {
         for (auto& m : state.maps) m.texture.reset();
     });
+}
+
+TEST_CASE("png encoding: memory that runs out is a false and not an abort") {
+    // A 64 x 48 image of a gradient: its encoding needs the encoder's buffers, the hash table's chains and the
+    // output's growth. libstb's own build asserted (SIGABRT) when one of them could not be had.
+    const int w = 64, h = 48;
+    std::vector<std::uint8_t> rgba(static_cast<std::size_t>(w) * h * 4);
+    for (std::size_t i = 0; i < rgba.size(); ++i) rgba[i] = static_cast<std::uint8_t>((i * 7) ^ (i >> 5));
+    std::vector<std::uint8_t> png;
+    REQUIRE(qs::gui::EncodePng(w, h, rgba.data(), false, png));
+    int dw = 0, dh = 0, comp = 0;
+    unsigned char* decoded = stbi_load_from_memory(png.data(), static_cast<int>(png.size()), &dw, &dh, &comp, 4);
+    REQUIRE(decoded != nullptr);
+    CHECK(dw == w);
+    CHECK(dh == h);
+    CHECK(std::equal(rgba.begin(), rgba.end(), decoded));
+    stbi_image_free(decoded);
+    // Every allocation from the first to the twentieth failing in turn: each encoding reports it.
+    for (long allowed = 0; allowed < 20; ++allowed) {
+        CAPTURE(allowed);
+        qs::gui::FailPngAllocationsAfterForTest(allowed);
+        CHECK_FALSE(qs::gui::EncodePng(w, h, rgba.data(), false, png));
+        CHECK(png.empty());
+    }
+    qs::gui::FailPngAllocationsAfterForTest(-1);
+    CHECK(qs::gui::EncodePng(w, h, rgba.data(), true, png));
+    // Through the writer: one line, no file.
+    qs::gui_test::TempDir dir;
+    const std::string path = dir / "out.png";
+    qs::gui::FailPngAllocationsAfterForTest(3);
+    std::string error;
+    CHECK_FALSE(qs::gui::WritePngAtomic(path, w, h, rgba, false, &error));
+    qs::gui::FailPngAllocationsAfterForTest(-1);
+    CHECK(error == "PNG: out of memory while encoding");
+    CHECK_FALSE(std::filesystem::exists(path));
 }

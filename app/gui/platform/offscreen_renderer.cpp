@@ -11,9 +11,8 @@
 
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
-// The implementation lives in libstb; only the declarations are wanted here.
-#include <stb_image_write.h>
 
+#include "gui/platform/png_encoder.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 
@@ -176,16 +175,6 @@ void OffscreenRenderer::read_pixels(std::vector<std::uint8_t>& rgba) const {
     restore(saved);
 }
 
-namespace {
-
-void AppendBytes(void* context, void* data, int size) {
-    auto* out = static_cast<std::vector<std::uint8_t>*>(context);
-    const auto* p = static_cast<const std::uint8_t*>(data);
-    out->insert(out->end(), p, p + size);
-}
-
-}  // namespace
-
 bool WritePngAtomic(const std::string& path, int width, int height, const std::vector<std::uint8_t>& rgba,
                       bool bottom_up, std::string* error) {
     auto fail = [&](const std::string& what) {
@@ -195,11 +184,7 @@ bool WritePngAtomic(const std::string& path, int width, int height, const std::v
     if (width < 1 || height < 1 || rgba.size() < static_cast<std::size_t>(width) * height * 4u)
         return fail("PNG: image buffer does not match " + std::to_string(width) + "x" + std::to_string(height));
     std::vector<std::uint8_t> png;
-    // The flip flag is process-global in stb: set it for this call only.
-    stbi_flip_vertically_on_write(bottom_up ? 1 : 0);
-    const int ok = stbi_write_png_to_func(AppendBytes, &png, width, height, 4, rgba.data(), width * 4);
-    stbi_flip_vertically_on_write(0);
-    if (!ok || png.empty()) return fail("PNG: encoding failed");
+    if (!EncodePng(width, height, rgba.data(), bottom_up, png)) return fail("PNG: out of memory while encoding");
 
     try {
         write_file_atomic(path, png.data(), png.size());
