@@ -15,8 +15,8 @@ struct EncodeFailed {};
 
 bool AllowAllocation() { return g_allowed < 0 || g_allowed-- > 0; }
 
-void* PngMalloc(std::size_t size) {
-    void* p = AllowAllocation() ? std::malloc(size) : nullptr;
+// Lists a block the encoder now holds (or frees it and fails when the list cannot grow).
+void* Track(void* p) {
     if (p == nullptr) throw EncodeFailed{};
     try {
         g_live.insert(reinterpret_cast<std::uintptr_t>(p));
@@ -27,19 +27,15 @@ void* PngMalloc(std::size_t size) {
     return p;
 }
 
+void* PngMalloc(std::size_t size) { return Track(AllowAllocation() ? std::malloc(size) : nullptr); }
+
 void* PngRealloc(void* old, std::size_t size) {
     if (old == nullptr) return PngMalloc(size);
     const auto old_address = reinterpret_cast<std::uintptr_t>(old);
     void* p = AllowAllocation() ? std::realloc(old, size) : nullptr;
     if (p == nullptr) throw EncodeFailed{};  // `old` is still live and still listed
     g_live.erase(old_address);
-    try {
-        g_live.insert(reinterpret_cast<std::uintptr_t>(p));
-    } catch (const std::bad_alloc&) {
-        std::free(p);
-        throw EncodeFailed{};
-    }
-    return p;
+    return Track(p);
 }
 
 void PngFree(void* p) {
