@@ -66,3 +66,23 @@ TEST_CASE("layer lesson: a bad layer state is one line naming the step and key")
     });
     CHECK(qs::test::contains(e, "must be 2-D"));
 }
+
+TEST_CASE("layer lesson: turning the activations off drops an earlier step's threshold and alpha") {
+    // Step 1 splits and smooths W8A8; step 2 only says "activations": "none". The window runs step 2 W-only;
+    // the lesson (and `lesson check`) must build the same layer, not refuse the file.
+    const qs::Lesson l = qs::parse_lesson(R"({"quantscope_lesson": 1, "title": "t", "source": "s", "steps": [
+        {"title": "a", "text": "b", "state": {"preset": "layer-64x128",
+            "layer": {"activations": "int8", "outlier_threshold": 6, "smooth_alpha": 0.5}}},
+        {"title": "c", "text": "d", "state": {"layer": {"activations": "none"}}}]})", "l.json", "l");
+    REQUIRE(l.steps.size() == 2);
+    const qs::LessonLayer& layer = *l.steps[1].state.layer;
+    CHECK(layer.outlier_threshold == 6.0);  // kept in the state: a later step that turns int8 back on splits again
+    const qs::LayerConfig config = qs::lesson_layer_config(layer, l.steps[1].state.config);
+    CHECK(!config.quantize_activations);
+    CHECK(!config.outlier_threshold.has_value());
+    CHECK(!config.smooth_alpha.has_value());
+    qs::LayerConfig w_only;
+    w_only.weights = l.steps[1].state.config;
+    CHECK(step_mse(l.steps[1]) == qs::run_layer(qs::generate_layer_inputs(layer.inputs, 128), *l.steps[1].state.tensor,
+                                                nullptr, w_only).output.mse);
+}

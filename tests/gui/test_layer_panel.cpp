@@ -7,6 +7,7 @@
 
 #include "gui/panels/layer_panel.hpp"
 #include "gui_test_support.hpp"
+#include "quantscope/lesson.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/random.hpp"
 
@@ -62,6 +63,34 @@ TEST_CASE("layer panel: the shown layer and the alpha curve are the core's") {
     draw();
     CHECK(st.shown.result.path == qs::LayerPath::Float);
     CHECK(!qs::gui::LayerBusy(st));
+}
+
+TEST_CASE("layer panel: a lesson's layer is the same config in the window and in lesson check") {
+    // The case where the two builders once disagreed: float activations with a threshold and an alpha left
+    // set (the window dropped them, the lesson passed them on and the core refused the layer).
+    qs::QuantConfig weights;
+    weights.mode = qs::Mode::Symmetric;
+    for (int bits : {0, 8, 4}) {
+        CAPTURE(bits);
+        qs::LessonLayer layer;
+        layer.activation_bits = bits;
+        layer.act_granularity = qs::ActGranularity::Token;
+        layer.act_mode = qs::Mode::Asymmetric;
+        layer.outlier_threshold = 6.0;
+        layer.smooth_alpha = 0.5;
+        const qs::LayerConfig lesson = qs::lesson_layer_config(layer, weights);
+        const qs::LayerConfig window = qs::gui::MakeLayerConfig(qs::gui::LayerSettingsFromLesson(layer), weights);
+        CHECK(lesson.weights == window.weights);
+        CHECK(lesson.quantize_activations == window.quantize_activations);
+        CHECK(lesson.act_dtype.bits == window.act_dtype.bits);
+        CHECK(lesson.act_dtype.is_signed == window.act_dtype.is_signed);
+        CHECK(lesson.act_mode == window.act_mode);
+        CHECK(lesson.act_granularity == window.act_granularity);
+        CHECK(lesson.outlier_threshold == window.outlier_threshold);
+        CHECK(lesson.smooth_alpha == window.smooth_alpha);
+        CHECK(lesson.outlier_threshold.has_value() == (bits > 0));
+        CHECK(lesson.smooth_alpha.has_value() == (bits > 0));
+    }
 }
 
 TEST_CASE("layer panel: a 3-D tensor says what W must be instead of drawing") {

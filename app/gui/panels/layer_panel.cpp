@@ -207,18 +207,10 @@ LayerSettings LayerSettingsFromLesson(const LessonLayer& layer) {
 }
 
 LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) {
-    LayerConfig c;
-    c.weights = weights;
-    c.quantize_activations = s.activation_bits > 0;
-    if (c.quantize_activations) {
-        c.act_dtype.bits = s.activation_bits;
-        c.act_dtype.is_signed = true;
-        c.act_mode = s.act_mode;
-        c.act_granularity = s.act_granularity;
-        if (s.split) c.outlier_threshold = s.threshold;
-        if (s.smooth) c.smooth_alpha = s.alpha;
-    }
-    return c;
+    ActivationSettings a{s.activation_bits, s.act_granularity, s.act_mode, std::nullopt, std::nullopt};
+    if (s.split) a.outlier_threshold = s.threshold;
+    if (s.smooth) a.smooth_alpha = s.alpha;
+    return make_layer_config(weights, a);
 }
 
 bool LayerBusy(const LayerPanelState& st) { return st.task.running() || st.curve_task.running(); }

@@ -221,18 +221,20 @@ private:
             }
         }
         if (const JsonValue* v = r.optional("hide_code", JsonValue::Type::Array)) state_.hidden_code = read_cell(*v, "state.hide_code");
+        bool gives_act_option = false;
         if (const JsonValue* v = value.find("layer")) {
             r.optional("layer", v->is_bool() ? JsonValue::Type::Bool : JsonValue::Type::Object);
             if (v->is_bool() && v->boolean) fail("state.layer: give the layer's settings (an object), or false to leave it");
-            if (v->is_bool()) state_.layer.reset(); else read_layer(*v);
+            if (v->is_bool()) state_.layer.reset(); else gives_act_option = read_layer(*v);
         }
-        if (state_.layer) check_layer_state();
+        if (state_.layer) check_layer_state(gives_act_option);
         r.finish();
     }
 
     // "layer": { "inputs", "tokens", "seed", "outlier_channels", "outlier_scale", "activations", "act_granularity",
     // "act_mode", "outlier_threshold", "smooth_alpha" } over the previous step's layer (null ends a threshold or alpha).
-    void read_layer(const JsonValue& value) {
+    // True when it gives a threshold or an alpha (not null).
+    bool read_layer(const JsonValue& value) {
         ObjectReader r(value, where() + ".state.layer", name_);
         LessonLayer l = state_.layer.value_or(LessonLayer{});
         const auto text = [&](const char* key, auto&& apply) {
@@ -251,25 +253,35 @@ private:
         l.inputs.seed = static_cast<std::uint64_t>(r.integer("seed", static_cast<std::int64_t>(l.inputs.seed), 0, 1 << 30));
         l.inputs.outlier_channels = r.integer("outlier_channels", l.inputs.outlier_channels, 0, kMaxElements);
         l.inputs.outlier_scale = r.number("outlier_scale", l.inputs.outlier_scale);
+        bool gives_act_option = false;
         for (const char* key : {"outlier_threshold", "smooth_alpha"}) {
             std::optional<double>& field = std::string(key) == "smooth_alpha" ? l.smooth_alpha : l.outlier_threshold;
             const JsonValue* v = value.find(key);
             if (!v) continue;
             r.optional(key, v->is_null() ? JsonValue::Type::Null : JsonValue::Type::Number);
             if (v->is_null()) field.reset(); else field = v->number;
+            gives_act_option = gives_act_option || !v->is_null();
         }
         r.finish();
         state_.layer = l;
+        return gives_act_option;
     }
 
-    // The layer must run on this step's tensor: W 2-D, inputs that fit, options the core accepts.
-    void check_layer_state() {
+    // The layer must run on this step's tensor: W 2-D, inputs that fit, options the core accepts. A threshold or
+    // alpha carried from an earlier step is dropped when this step turns the activations off (make_layer_config,
+    // as the window does); one this step gives itself (`gives_act_option`) with float activations is a mistake.
+    void check_layer_state(bool gives_act_option) {
         context("state.layer", [&] {
             const Tensor& w = *state_.tensor;
             if (w.rank() != 2) throw Error("the layer's W is the step's tensor and must be 2-D [out, in]");
             check_layer_size(state_.layer->inputs.tokens, w.cols(), w.rows());
             const Tensor x = generate_layer_inputs(state_.layer->inputs, w.cols());
-            check_layer(x, w, nullptr, lesson_layer_config(*state_.layer, state_.config));
+            LayerConfig config = lesson_layer_config(*state_.layer, state_.config);
+            if (gives_act_option && !config.quantize_activations) {
+                config.outlier_threshold = state_.layer->outlier_threshold;  // check_layer refuses them, as before
+                config.smooth_alpha = state_.layer->smooth_alpha;
+            }
+            check_layer(x, w, nullptr, config);
             return 0;
         });
     }
@@ -360,18 +372,8 @@ const char* to_string(LessonQuantity quantity) {
 }
 
 LayerConfig lesson_layer_config(const LessonLayer& layer, const QuantConfig& weights) {
-    LayerConfig c;
-    c.weights = weights;
-    c.quantize_activations = layer.activation_bits > 0;
-    if (c.quantize_activations) {
-        c.act_dtype.bits = layer.activation_bits;
-        c.act_dtype.is_signed = true;
-        c.act_mode = layer.act_mode;
-        c.act_granularity = layer.act_granularity;
-    }
-    c.outlier_threshold = layer.outlier_threshold;
-    c.smooth_alpha = layer.smooth_alpha;
-    return c;
+    return make_layer_config(weights, {layer.activation_bits, layer.act_granularity, layer.act_mode,
+                                       layer.outlier_threshold, layer.smooth_alpha});
 }
 
 Lesson parse_lesson(std::string_view text, const std::string& name, const std::string& lesson_name) {

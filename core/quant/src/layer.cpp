@@ -290,6 +290,21 @@ const char* to_string(LayerPath path) {
     return "float";
 }
 
+LayerConfig make_layer_config(const QuantConfig& weights, const ActivationSettings& activations) {
+    LayerConfig c;
+    c.weights = weights;
+    c.quantize_activations = activations.bits > 0;
+    if (c.quantize_activations) {
+        c.act_dtype.bits = activations.bits;
+        c.act_dtype.is_signed = true;
+        c.act_mode = activations.mode;
+        c.act_granularity = activations.granularity;
+        c.outlier_threshold = activations.outlier_threshold;
+        c.smooth_alpha = activations.smooth_alpha;
+    }
+    return c;
+}
+
 void check_layer_size(std::int64_t tokens, std::int64_t in, std::int64_t out) {
     const double macs = static_cast<double>(tokens) * static_cast<double>(in) * static_cast<double>(out);
     const auto elements = [](std::int64_t a, std::int64_t b) { return static_cast<double>(a) * static_cast<double>(b); };

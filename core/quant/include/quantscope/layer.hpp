@@ -39,6 +39,20 @@ struct LayerConfig {
     bool keep_used_factors = false;           // fill LayerResult::x_used and w_used (the window's hover)
 };
 
+// What a user sets for the activations, in the window's layer lab or a lesson's step: the one place where
+// those settings become a LayerConfig, so that the window and `lesson check` run the same layer.
+struct ActivationSettings {
+    int bits = 0;                                          // 0: x stays float ("W8A16")
+    ActGranularity granularity = ActGranularity::Tensor;
+    Mode mode = Mode::Symmetric;
+    std::optional<double> outlier_threshold, smooth_alpha;  // set: LLM.int8()'s split, SmoothQuant
+};
+// W quantized as `weights`, x as `activations` (signed int<bits>). With float activations (bits 0) the
+// threshold, alpha, mode and granularity are dropped: they only shape x's quantization, and a user who
+// switches the activations off expects the layer to run W-only, not to be refused (the command line, where
+// each option is typed, refuses them instead: SPEC "Layer").
+LayerConfig make_layer_config(const QuantConfig& weights, const ActivationSettings& activations);
+
 // How the quantized product was computed (for tests, the bench and the window's caption).
 enum class LayerPath {
     Float,       // W-only: float32 GEMM on dequantized W
