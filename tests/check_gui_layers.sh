@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The window's layers, lowest first: a file may include headers of its own layer and of the layers below,
 # never above. document/ is the model: no ImGui, GL, GLFW or EGL, and nothing of platform/ or widgets/
-# (which are ImGui code). core/ includes nothing of the program at all.
+# (which are ImGui code). Only app/ includes the command line's cli/ (the only layer that links it). core/
+# includes nothing of the program at all.
 #   usage: tests/check_gui_layers.sh [REPO]
 set -euo pipefail
 repo="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
@@ -23,6 +24,9 @@ for file in $(cd "$repo" && find app/gui -name '*.[ch]pp' | sort); do
             report "$file (document) includes gui/$included/ (ImGui code)"
         fi
     done < <(grep -oE '^#include "gui/[a-z_]+/' "$repo/$file" | cut -d/ -f2 || true)
+    if [ "$layer" != app ] && grep -qE '^#include "cli/' "$repo/$file"; then
+        report "$file ($layer) includes cli/ (only app/ links the command line)"
+    fi
     if [ "$layer" = document ] && grep -qE '^#include <(imgui|GL/|GLFW/|EGL/)' "$repo/$file"; then
         report "$file (document) includes ImGui, GL, GLFW or EGL"
     fi

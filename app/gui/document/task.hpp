@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 namespace qs::gui {
+
+// Lowers the calling thread's priority (nice 10) where the system keeps one per thread (Linux; the OpenMP
+// threads it starts inherit it); elsewhere it does nothing. The OS-specific part lives in task.cpp.
+void LowerThreadPriority();
 
 // What every piece of work sees, whatever it produces: a cancel flag to poll and its progress for the UI.
 class TaskProgress {
@@ -84,8 +84,7 @@ public:
         Worker w;
         w.context = context;
         w.thread = std::thread([context, work = std::move(work), background = priority_ == TaskPriority::Background] {
-            // Linux keeps a nice value per thread, and the OpenMP threads this one starts inherit it.
-            if (background) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+            if (background) LowerThreadPriority();
             try {
                 work(*context);
             } catch (const std::exception& e) {
