@@ -1,5 +1,6 @@
 // `quantscope render`: the four-panel figure as a PNG, with no display, through the GUI's own drawing
-// code (offscreen.hpp renders DrawFigurePanel into an EGL surfaceless framebuffer).
+// code (figure_png.hpp draws DrawFigurePanel with platform/offscreen_renderer.hpp's OffscreenRenderer, an EGL
+// surfaceless framebuffer).
 #include "gui/app/render_command.hpp"
 
 #include <cstdio>

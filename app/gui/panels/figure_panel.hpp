@@ -2,7 +2,7 @@
 // "<N>-bit Linear Quantized Tensor", "Dequantized Tensor", "Quantization Error Tensor", each with its colorbar,
 // sharing one zoom/pan view and one selected element whose whole pipeline is printed below them.
 // DrawFigurePanel is "contents only": it draws into whatever window is current, so the GUI window and the
-// headless PNG (offscreen.hpp) are the same code.
+// headless PNG (app/figure_png.hpp, through platform/offscreen_renderer.hpp) are the same code.
 #pragma once
 
 #include <array>
