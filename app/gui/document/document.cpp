@@ -8,7 +8,7 @@ namespace {
 
 // The settings the computed (s, z) depend on; manual scale and zero point are not among them, so
 // dragging those sliders never recomputes the comparison.
-bool same_computed_inputs(const QuantConfig& a, const QuantConfig& b) {
+bool SameComputedInputs(const QuantConfig& a, const QuantConfig& b) {
     return a.dtype == b.dtype && a.rounding == b.rounding && a.overflow == b.overflow && a.naive_norm == b.naive_norm;
 }
 
@@ -58,7 +58,7 @@ bool Document::apply_config(const QuantConfig& next, bool continuous, std::strin
     if (!gesture_open_) history.push(snapshot());
     gesture_open_ = continuous;
     const bool computed_too =
-        !same_computed_inputs(next, config) || (next.mode != Mode::Manual && next.mode != base_mode);
+        !SameComputedInputs(next, config) || (next.mode != Mode::Manual && next.mode != base_mode);
     if (next.mode != Mode::Manual) base_mode = next.mode;
     config = next;
     mark_dirty(computed_too);

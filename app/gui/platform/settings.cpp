@@ -18,23 +18,23 @@ namespace {
 // A few hundred bytes are written; anything far bigger is not ours.
 constexpr std::size_t kMaxSettingsBytes = std::size_t{1} << 20;
 
-std::string env(const char* name) {
+std::string Env(const char* name) {
     const char* v = std::getenv(name);
     return v ? std::string(v) : std::string();
 }
 
 // XDG base directory rule: the variable if it is an absolute path, else $HOME/<fallback>.
-std::string xdg_dir(const char* variable, const char* fallback) {
-    std::string base = env(variable);
+std::string XdgDir(const char* variable, const char* fallback) {
+    std::string base = Env(variable);
     if (base.empty() || base[0] != '/') {
-        const std::string home = env("HOME");
+        const std::string home = Env("HOME");
         if (home.empty()) return {};
         base = home + "/" + fallback;
     }
     return base + "/quantscope";
 }
 
-bool parse_int(const std::string& text, int& out) {
+bool ParseInt(const std::string& text, int& out) {
     char* end = nullptr;
     errno = 0;
     const long v = std::strtol(text.c_str(), &end, 10);
@@ -43,7 +43,7 @@ bool parse_int(const std::string& text, int& out) {
     return true;
 }
 
-bool parse_float(const std::string& text, float& out) {
+bool ParseFloat(const std::string& text, float& out) {
     char* end = nullptr;
     const float v = std::strtof(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !(v == v)) return false;
@@ -51,7 +51,7 @@ bool parse_float(const std::string& text, float& out) {
     return true;
 }
 
-bool parse_bool(const std::string& text, bool& out) {
+bool ParseBool(const std::string& text, bool& out) {
     if (text == "1" || text == "true") out = true;
     else if (text == "0" || text == "false") out = false;
     else return false;
@@ -60,8 +60,8 @@ bool parse_bool(const std::string& text, bool& out) {
 
 }  // namespace
 
-std::string ConfigDir() { return xdg_dir("XDG_CONFIG_HOME", ".config"); }
-std::string CacheDir() { return xdg_dir("XDG_CACHE_HOME", ".cache"); }
+std::string ConfigDir() { return XdgDir("XDG_CONFIG_HOME", ".config"); }
+std::string CacheDir() { return XdgDir("XDG_CACHE_HOME", ".cache"); }
 
 std::string SettingsPath() {
     const std::string dir = ConfigDir();
@@ -85,16 +85,16 @@ Settings LoadSettings(const std::string& path) {
         if (eq == std::string::npos) continue;
         const std::string key = line.substr(0, eq);
         const std::string value = line.substr(eq + 1);
-        if (key == "window_x") parse_int(value, s.window_x);
-        else if (key == "window_y") parse_int(value, s.window_y);
-        else if (key == "window_width") parse_int(value, s.window_width);
-        else if (key == "window_height") parse_int(value, s.window_height);
-        else if (key == "maximized") parse_bool(value, s.maximized);
-        else if (key == "font_scale") parse_float(value, s.font_scale);
-        else if (key == "panel.controls") parse_bool(value, s.panels.controls);
-        else if (key == "panel.figure") parse_bool(value, s.panels.figure);
-        else if (key == "panel.metrics") parse_bool(value, s.panels.metrics);
-        else if (key == "panel.histogram") parse_bool(value, s.panels.histogram);
+        if (key == "window_x") ParseInt(value, s.window_x);
+        else if (key == "window_y") ParseInt(value, s.window_y);
+        else if (key == "window_width") ParseInt(value, s.window_width);
+        else if (key == "window_height") ParseInt(value, s.window_height);
+        else if (key == "maximized") ParseBool(value, s.maximized);
+        else if (key == "font_scale") ParseFloat(value, s.font_scale);
+        else if (key == "panel.controls") ParseBool(value, s.panels.controls);
+        else if (key == "panel.figure") ParseBool(value, s.panels.figure);
+        else if (key == "panel.metrics") ParseBool(value, s.panels.metrics);
+        else if (key == "panel.histogram") ParseBool(value, s.panels.histogram);
         else if (key.rfind("figure.", 0) == 0) s.figure[key.substr(7)] = value;
     }
     // A damaged file must not give an unusable window.

@@ -16,47 +16,47 @@ struct Vec3 {
     double x, y, z;
 };
 
-double srgb_to_linear(double c) { return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4); }
-double linear_to_srgb(double c) { return c <= 0.0031308 ? 12.92 * c : 1.055 * std::pow(c, 1.0 / 2.4) - 0.055; }
+double SrgbToLinear(double c) { return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4); }
+double LinearToSrgb(double c) { return c <= 0.0031308 ? 12.92 * c : 1.055 * std::pow(c, 1.0 / 2.4) - 0.055; }
 
 // D65 reference white, as Moreland's paper uses.
 constexpr Vec3 kWhite{0.95047, 1.0, 1.08883};
 
-double lab_f(double t) { return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116.0; }
-double lab_finv(double t) { return t > 0.206893 ? t * t * t : (t - 16.0 / 116.0) / 7.787; }
+double LabF(double t) { return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116.0; }
+double LabFinv(double t) { return t > 0.206893 ? t * t * t : (t - 16.0 / 116.0) / 7.787; }
 
-Vec3 srgb_to_msh(Vec3 c) {
-    const double r = srgb_to_linear(c.x), g = srgb_to_linear(c.y), b = srgb_to_linear(c.z);
+Vec3 SrgbToMsh(Vec3 c) {
+    const double r = SrgbToLinear(c.x), g = SrgbToLinear(c.y), b = SrgbToLinear(c.z);
     const double X = 0.4124 * r + 0.3576 * g + 0.1805 * b;
     const double Y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
     const double Z = 0.0193 * r + 0.1192 * g + 0.9505 * b;
-    const double fx = lab_f(X / kWhite.x), fy = lab_f(Y / kWhite.y), fz = lab_f(Z / kWhite.z);
+    const double fx = LabF(X / kWhite.x), fy = LabF(Y / kWhite.y), fz = LabF(Z / kWhite.z);
     const double L = 116.0 * fy - 16.0, A = 500.0 * (fx - fy), B = 200.0 * (fy - fz);
     const double M = std::sqrt(L * L + A * A + B * B);
     return {M, M > 0 ? std::acos(L / M) : 0.0, std::atan2(B, A)};
 }
 
-Vec3 msh_to_srgb(Vec3 msh) {
+Vec3 MshToSrgb(Vec3 msh) {
     const double L = msh.x * std::cos(msh.y);
     const double A = msh.x * std::sin(msh.y) * std::cos(msh.z);
     const double B = msh.x * std::sin(msh.y) * std::sin(msh.z);
     const double fy = (L + 16.0) / 116.0, fx = fy + A / 500.0, fz = fy - B / 200.0;
-    const double X = kWhite.x * lab_finv(fx), Y = kWhite.y * lab_finv(fy), Z = kWhite.z * lab_finv(fz);
+    const double X = kWhite.x * LabFinv(fx), Y = kWhite.y * LabFinv(fy), Z = kWhite.z * LabFinv(fz);
     const double r = 3.2406 * X - 1.5372 * Y - 0.4986 * Z;
     const double g = -0.9689 * X + 1.8758 * Y + 0.0415 * Z;
     const double b = 0.0557 * X - 0.2040 * Y + 1.0570 * Z;
-    return {linear_to_srgb(r), linear_to_srgb(g), linear_to_srgb(b)};
+    return {LinearToSrgb(r), LinearToSrgb(g), LinearToSrgb(b)};
 }
 
 // Hue twist toward the midpoint, so an unsaturated color keeps a sensible hue (the paper's "adjust hue").
-double adjust_hue(const Vec3& sat, double unsat_m) {
+double AdjustHue(const Vec3& sat, double unsat_m) {
     if (sat.x >= unsat_m - 0.1) return sat.z;
     const double spin = sat.y * std::sqrt(unsat_m * unsat_m - sat.x * sat.x) / (sat.x * std::sin(sat.y));
     return sat.z > -kPi / 3.0 ? sat.z + spin : sat.z - spin;
 }
 
-Vec3 moreland(Vec3 c1, Vec3 c2, double t) {
-    Vec3 m1 = srgb_to_msh(c1), m2 = srgb_to_msh(c2);
+Vec3 Moreland(Vec3 c1, Vec3 c2, double t) {
+    Vec3 m1 = SrgbToMsh(c1), m2 = SrgbToMsh(c2);
     // Radically different hues: pass through an unsaturated midpoint.
     if (m1.y > 0.05 && m2.y > 0.05 && std::fabs(m1.z - m2.z) > kPi / 3.0) {
         const double mid = std::fmax(std::fmax(m1.x, m2.x), 88.0);
@@ -68,23 +68,23 @@ Vec3 moreland(Vec3 c1, Vec3 c2, double t) {
             t = 2.0 * t - 1.0;
         }
     }
-    if (m1.y < 0.05 && m2.y > 0.05) m1.z = adjust_hue(m2, m1.x);
-    else if (m2.y < 0.05 && m1.y > 0.05) m2.z = adjust_hue(m1, m2.x);
-    return msh_to_srgb({(1 - t) * m1.x + t * m2.x, (1 - t) * m1.y + t * m2.y, (1 - t) * m1.z + t * m2.z});
+    if (m1.y < 0.05 && m2.y > 0.05) m1.z = AdjustHue(m2, m1.x);
+    else if (m2.y < 0.05 && m1.y > 0.05) m2.z = AdjustHue(m1, m2.x);
+    return MshToSrgb({(1 - t) * m1.x + t * m2.x, (1 - t) * m1.y + t * m2.y, (1 - t) * m1.z + t * m2.z});
 }
 
-std::uint8_t to_byte(double c) {
+std::uint8_t ToByte(double c) {
     const double v = std::round(c * 255.0);
     return static_cast<std::uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
 }
 
-ColorLut build_coolwarm() {
+ColorLut BuildCoolwarm() {
     // The paper's endpoints: blue (59, 76, 192) and red (180, 4, 38).
     const Vec3 blue{0.230, 0.299, 0.754}, red{0.706, 0.016, 0.150};
     ColorLut lut{};
     for (int i = 0; i < 256; ++i) {
-        const Vec3 c = moreland(blue, red, i / 255.0);
-        lut[i] = PackRgba(to_byte(c.x), to_byte(c.y), to_byte(c.z));
+        const Vec3 c = Moreland(blue, red, i / 255.0);
+        lut[i] = PackRgba(ToByte(c.x), ToByte(c.y), ToByte(c.z));
     }
     // The endpoints exactly as published (the round trip through Lab moves them by a fraction of a unit).
     lut[0] = PackRgba(59, 76, 192);
@@ -93,7 +93,7 @@ ColorLut build_coolwarm() {
 }
 
 // Piecewise-linear interpolation (in sRGB) between evenly spaced anchor colors.
-ColorLut build_from_anchors(const std::uint32_t* hex, int count) {
+ColorLut BuildFromAnchors(const std::uint32_t* hex, int count) {
     ColorLut lut{};
     for (int i = 0; i < 256; ++i) {
         const double pos = i / 255.0 * (count - 1);
@@ -101,26 +101,26 @@ ColorLut build_from_anchors(const std::uint32_t* hex, int count) {
         const double t = pos - k;
         auto channel = [&](int shift) {
             const double a = (hex[k] >> shift) & 0xFF, b = (hex[k + 1] >> shift) & 0xFF;
-            return to_byte(((1 - t) * a + t * b) / 255.0);
+            return ToByte(((1 - t) * a + t * b) / 255.0);
         };
         lut[i] = PackRgba(channel(16), channel(8), channel(0));
     }
     return lut;
 }
 
-ColorLut build_viridis() {
+ColorLut BuildViridis() {
     // The ten standard anchor colors of viridis (0, 1/9, ..., 1), as published with the map.
     const std::uint32_t anchors[] = {0x440154, 0x482878, 0x3E4A89, 0x31688E, 0x26828E,
                                      0x1F9E89, 0x35B779, 0x6DCD59, 0xB4DE2C, 0xFDE725};
-    return build_from_anchors(anchors, 10);
+    return BuildFromAnchors(anchors, 10);
 }
 
-ColorLut build_greys() {
+ColorLut BuildGreys() {
     const std::uint32_t anchors[] = {0xFFFFFF, 0x000000};
-    return build_from_anchors(anchors, 2);
+    return BuildFromAnchors(anchors, 2);
 }
 
-ColorLut build_white() {
+ColorLut BuildWhite() {
     ColorLut lut{};
     lut.fill(PackRgba(255, 255, 255));
     return lut;
@@ -152,10 +152,10 @@ bool IsDiverging(Colormap map) { return map == Colormap::Coolwarm; }
 
 const ColorLut& GetColormapLut(Colormap map) {
     // Immutable tables, initialised once (thread-safe magic statics): not UI state.
-    static const ColorLut coolwarm = build_coolwarm();
-    static const ColorLut viridis = build_viridis();
-    static const ColorLut greys = build_greys();
-    static const ColorLut white = build_white();
+    static const ColorLut coolwarm = BuildCoolwarm();
+    static const ColorLut viridis = BuildViridis();
+    static const ColorLut greys = BuildGreys();
+    static const ColorLut white = BuildWhite();
     switch (map) {
         case Colormap::Coolwarm: return coolwarm;
         case Colormap::Viridis: return viridis;
@@ -182,9 +182,9 @@ void MapValues(const ColorLut& lut, const ColorNorm& norm, const float* values, 
 }
 
 double RelativeLuminance(std::uint32_t rgba) {
-    const double r = srgb_to_linear((rgba & 0xFF) / 255.0);
-    const double g = srgb_to_linear(((rgba >> 8) & 0xFF) / 255.0);
-    const double b = srgb_to_linear(((rgba >> 16) & 0xFF) / 255.0);
+    const double r = SrgbToLinear((rgba & 0xFF) / 255.0);
+    const double g = SrgbToLinear(((rgba >> 8) & 0xFF) / 255.0);
+    const double b = SrgbToLinear(((rgba >> 16) & 0xFF) / 255.0);
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }
 
