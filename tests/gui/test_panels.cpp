@@ -458,7 +458,6 @@ TEST_CASE("presenter view: the lesson's values are printed at a projector's text
     // Presenter mode overrides the layout only while it draws.
     CHECK(figure.settings.layout == qs::gui::FigureLayoutMode::Row);
     CHECK(figure.settings.show_toolbar);
-    CHECK(figure.max_cell_aspect == qs::gui::kDefaultCellAspect);
     w.save("presenter");
     w.r.run([&] {  // the textures belong to this context: free them in it
         for (qs::gui::HeatmapState& m : figure.maps) m.texture.reset();

@@ -151,7 +151,7 @@ void PrintLayoutReport(const AppState& app, const Frame& frame) {
     std::string out = "{\"presenter\": " + std::string(app.presenter ? "true" : "false");
     char buf[160];
     std::snprintf(buf, sizeof buf, ", \"font_px\": %.1f, \"text_scale\": %.3f, \"grid\": %s, \"annotation_px\": %.2f",
-                  std::round(kBaseFontPx * frame.ui_scale), app.presenter ? f.presenter_text_scale : 1.0f,
+                  std::round(kBaseFontPx * frame.ui_scale), app.presenter ? app.presenter_view.text_scale : 1.0f,
                   f.used_grid ? "true" : "false", f.annotation_size);
     out += buf;
     auto list = [&](const char* key, const std::array<std::int64_t, 4>& v) {
