@@ -33,14 +33,19 @@ class TabStates {
 public:
     template <class T>
     T& get() {
+        return const_cast<T&>(static_cast<const TabStates&>(*this).get<T>());
+    }
+    // (Made on first use here too: a session reads a tab's state through a const AppState.)
+    template <class T>
+    const T& get() const {
         static const char id = 0;  // one address per T
         std::shared_ptr<void>& slot = slots_[&id];
         if (!slot) slot = std::make_shared<T>();
-        return *static_cast<T*>(slot.get());
+        return *static_cast<const T*>(slot.get());
     }
 
 private:
-    std::map<const void*, std::shared_ptr<void>> slots_;
+    mutable std::map<const void*, std::shared_ptr<void>> slots_;
 };
 
 struct AppState {
