@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <sstream>
@@ -112,7 +113,7 @@ std::vector<SessionField> MakeSessionFields() {
                      for (const auto& [key, value] : FigurePanelSettingPairs(app.figure.settings)) v.emplace_back(k + key, value);
                  },
                  [](ViewRead& r, const std::string& key, const std::string& value) {
-                     return ApplyFigurePanelSetting(r.app.figure.settings, key.c_str() + 7, value.c_str());
+                     return ApplyFigurePanelSetting(r.app.figure.settings, key.c_str() + std::strlen("figure."), value.c_str());
                  }});
     f.push_back({"figure.slice",
                  [](const AppState& app, const std::string& k, ViewSettings& v) { v.emplace_back(k, std::to_string(app.figure.slice)); },
