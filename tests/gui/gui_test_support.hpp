@@ -14,8 +14,10 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <imgui.h>
@@ -23,6 +25,7 @@
 #include "gui/document/quant_view.hpp"
 #include "gui/document/recompute.hpp"
 #include "gui/document/tensor_data.hpp"
+#include "gui/panels/intents.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/widgets/style.hpp"
 #include "quantscope/overview.hpp"
@@ -184,5 +187,14 @@ struct PanelWindow {
         }
     }
 };
+
+// The last intent of kind T a panel queued in `out` (and the queue emptied), if any.
+template <class T>
+std::optional<T> Asked(qs::gui::Intents& out) {
+    std::optional<T> asked;
+    for (qs::gui::Intent& i : out.take())
+        if (T* t = std::get_if<T>(&i)) asked = std::move(*t);
+    return asked;
+}
 
 }  // namespace qs::gui_test

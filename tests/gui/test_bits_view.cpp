@@ -5,6 +5,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <imgui.h>
@@ -12,6 +13,7 @@
 #include "gui/document/tensor_data.hpp"
 #include "gui/panels/bits_panel.hpp"
 #include "gui/panels/figure_panel.hpp"
+#include "gui/panels/intents.hpp"
 #include "gui/panels/pipeline_text.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui_test_support.hpp"
@@ -201,8 +203,10 @@ TEST_CASE("bits panel: a covered code stays hidden and a click on a packed code 
         ImGui::SetNextWindowPos(ImVec2(0, 0));
         ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
         ImGui::Begin("bits", nullptr, ImGuiWindowFlags_NoDecoration);
-        const std::int64_t f = DrawBitsPanel(st, view, 2, hidden);
-        if (f >= 0) follow = f;
+        qs::gui::Intents out;
+        DrawBitsPanel(st, view, 2, hidden, out);
+        for (const qs::gui::Intent& i : out.take())
+            if (const auto* select = std::get_if<qs::gui::SelectElementIntent>(&i)) follow = select->flat;
         ImGui::End();
     };
     r.frame(draw);

@@ -55,12 +55,13 @@ std::unique_ptr<Quantized> Make(qs::Granularity g) {
 // Draws the figure full-window for a few frames (the last one with the mouse at `mouse`, pressed or not) and
 // returns the pixels.
 std::vector<std::uint8_t> Draw(qs::gui::OffscreenRenderer& r, qs::gui::FigurePanelState& st, const Quantized& q,
-                               ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool down = false) {
+                               ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool down = false,
+                               const qs::gui::FigureLook& look = {}) {
     const auto body = [&] {
         ImGui::SetNextWindowPos(ImVec2(0, 0));
         ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
         ImGui::Begin("figure", nullptr, ImGuiWindowFlags_NoDecoration);
-        qs::gui::DrawFigurePanel(st, q.view(), ImGui::GetContentRegionAvail());
+        qs::gui::DrawFigurePanel(st, q.view(), ImGui::GetContentRegionAvail(), look);
         ImGui::End();
     };
     for (int i = 0; i < 3; ++i) r.frame(body);
@@ -95,14 +96,15 @@ TEST_CASE("block outlines: drawn per channel and not per tensor and a strip clic
     }, &error), error);
     const auto channels = Make(qs::Granularity::Channel);
     qs::gui::FigurePanelState with, without;
-    without.block_outlines = false;
-    const std::vector<std::uint8_t> a = Draw(r, with, *channels), b = Draw(r, without, *channels);
+    qs::gui::FigureLook no_outlines;
+    no_outlines.block_outlines = false;
+    const ImVec2 away(-FLT_MAX, -FLT_MAX);
+    const std::vector<std::uint8_t> a = Draw(r, with, *channels), b = Draw(r, without, *channels, away, false, no_outlines);
     CHECK(a != b);  // the outlines and the tint
     // Per tensor there are no blocks: the same pixels either way.
     const auto tensor = Make(qs::Granularity::Tensor);
     qs::gui::FigurePanelState t1, t2;
-    t2.block_outlines = false;
-    CHECK(Draw(r, t1, *tensor) == Draw(r, t2, *tensor));
+    CHECK(Draw(r, t1, *tensor) == Draw(r, t2, *tensor, away, false, no_outlines));
 
     // The strip sits between the images and the pipeline: a click on the left chart's right end picks one of
     // the last channels, and the figure follows that channel's first element (row of an 8 x 12 tensor).

@@ -8,11 +8,13 @@
 #include <cfloat>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gui_test_support.hpp"
 
+#include "gui/app/analysis_tabs.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/apply_intents.hpp"
 #include "gui/app/main_window.hpp"
@@ -43,13 +45,15 @@ struct FormatsWindow {
     PanelWindow w{1500, 600};
     qs::gui::FormatsPanelState st;
     // One frame; returns what the panel asked for in it.
-    qs::gui::FormatsClick draw(const qs::gui::QuantView& view, const std::shared_ptr<const qs::gui::TensorData>& data,
-                               ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool down = false) {
-        qs::gui::FormatsClick click;
-        w.frame([&] { click = qs::gui::DrawFormatsPanel(st, view, data); }, mouse, down);
-        return click;
+    std::optional<qs::gui::PickConfigIntent> draw(const qs::gui::QuantView& view,
+                                                  const std::shared_ptr<const qs::gui::TensorData>& data,
+                                                  ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool down = false) {
+        qs::gui::Intents out;
+        w.frame([&] { qs::gui::DrawFormatsPanel(st, view, data, out); }, mouse, down);
+        return Asked<qs::gui::PickConfigIntent>(out);
     }
-    qs::gui::FormatsClick draw(const SharedQuant& s, ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool down = false) {
+    std::optional<qs::gui::PickConfigIntent> draw(const SharedQuant& s, ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX),
+                                                  bool down = false) {
         return draw(s.view(), s.data, mouse, down);
     }
     // The whole table computed and shown.
@@ -62,8 +66,7 @@ struct FormatsWindow {
     std::optional<qs::QuantConfig> click(const SharedQuant& s, ImVec2 at) {
         std::optional<qs::QuantConfig> asked;
         for (const bool down : {false, true, false}) {
-            const qs::gui::FormatsClick c = draw(s, at, down);
-            if (c.requested) asked = c.config;
+            if (const auto c = draw(s, at, down)) asked = c->config;
         }
         return asked;
     }
@@ -195,14 +198,14 @@ TEST_CASE("formats tab in the window: a click on a point switches the type and u
     app.doc.update();
     const qs::QuantConfig before = app.doc.config;
     qs::gui::Frame frame;
-    frame.select_tab = qs::gui::kTabFormats;
+    frame.select_tab = qs::gui::AnalysisTabIndex("formats");
     const auto draw = [&](ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX), bool down = false) {
         r.frame([&] { qs::gui::DrawMainWindow(app, frame); }, mouse, down);
         qs::gui::ApplyIntents(app);
         app.doc.update();
     };
     for (int i = 0; i < 3; ++i) draw();
-    CHECK(app.analysis_tab == qs::gui::kTabFormats);
+    CHECK(app.analysis_tab == qs::gui::AnalysisTabIndex("formats"));
     qs::gui::FinishFormats(app.formats, app.doc.view(), app.doc.shown_data);
     for (int i = 0; i < 3; ++i) draw();
     REQUIRE(app.formats.sorted.size() == 25);

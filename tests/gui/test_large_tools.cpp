@@ -84,7 +84,8 @@ TEST_CASE("large tensor: the histograms the calibrators compare and the landscap
     CHECK(std::accumulate(hist.bars.begin(), hist.bars.end(), 0.0) == doctest::Approx(static_cast<double>(n)));
 
     qs::gui::CalibrationPanelState cal;
-    auto draw_cal = [&] { qs::gui::DrawCalibrationPanel(cal, m.view(), m.data); };
+    qs::gui::Intents asked;
+    auto draw_cal = [&] { qs::gui::DrawCalibrationPanel(cal, m.view(), m.data, asked); };
     w.frame(draw_cal);
     qs::gui::FinishCalibration(cal, m.view(), m.data);
     w.frame(draw_cal);
@@ -118,7 +119,7 @@ TEST_CASE("large tensor: the histograms the calibrators compare and the landscap
     // The landscape: a bf16 file's exact 64 x 64 map comes at once, from the bit patterns' counts the document
     // keeps (no sampled passes first), and equals the core's map of the view.
     qs::gui::LandscapePanelState land;
-    auto draw_land = [&] { qs::gui::DrawLandscapePanel(land, m.view(), m.data); };
+    auto draw_land = [&] { qs::gui::DrawLandscapePanel(land, m.view(), m.data, asked); };
     for (int i = 0; i < 600 && !(land.has_shown && land.shown.scales.size() == 64); ++i) {
         w.frame(draw_land);
         std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <numeric>
 #include <string>
 #include <tuple>
@@ -213,10 +214,11 @@ TEST_CASE("landscape: the lesson's map completes and a click asks for an (s z) o
     Shared s = FromPreset("lesson");
     Window w(1300, 380);
     qs::gui::LandscapePanelState st;
-    qs::gui::LandscapeClick click;
+    std::optional<qs::gui::PickManualIntent> click;
     auto draw = [&] {
-        const qs::gui::LandscapeClick c = qs::gui::DrawLandscapePanel(st, s.view(), s.data);
-        if (c.requested) click = c;
+        qs::gui::Intents out;
+        qs::gui::DrawLandscapePanel(st, s.view(), s.data, out);
+        if (auto c = qs::gui_test::Asked<qs::gui::PickManualIntent>(out)) click = c;
     };
     w.frame(draw);
     qs::gui::FinishLandscape(st);
@@ -249,19 +251,19 @@ TEST_CASE("landscape: the lesson's map completes and a click asks for an (s z) o
     w.frame(draw, target, false);
     w.frame(draw, target, true);
     w.frame(draw, target, false);
-    REQUIRE(click.requested);
-    CHECK(std::find(st.shown.scales.begin(), st.shown.scales.end(), click.scale) != st.shown.scales.end());
-    CHECK(std::find(st.shown.zero_points.begin(), st.shown.zero_points.end(), click.zero_point) != st.shown.zero_points.end());
+    REQUIRE(click);
+    CHECK(std::find(st.shown.scales.begin(), st.shown.scales.end(), click->scale) != st.shown.scales.end());
+    CHECK(std::find(st.shown.zero_points.begin(), st.shown.zero_points.end(), click->zero_point) != st.shown.zero_points.end());
     // Left of the middle column and above the middle row: a smaller scale, a larger zero point than the center's.
-    CHECK(click.scale > st.shown.scales[st.shown.scales.size() / 2]);
-    CHECK(click.zero_point > st.shown.zero_points[st.shown.zero_points.size() / 2 - 1]);
+    CHECK(click->scale > st.shown.scales[st.shown.scales.size() / 2]);
+    CHECK(click->zero_point > st.shown.zero_points[st.shown.zero_points.size() / 2 - 1]);
 
     // Moving the current point inside the grid starts nothing; a new dtype does.
     const std::uint64_t requests = st.requests;
     qs::QuantConfig manual = s.config;
     manual.mode = qs::Mode::Manual;
-    manual.manual_scale = click.scale;
-    manual.manual_zero_point = click.zero_point;
+    manual.manual_scale = click->scale;
+    manual.manual_zero_point = click->zero_point;
     s.requantize(manual);
     w.frame(draw);
     CHECK(st.requests == requests);
@@ -284,10 +286,11 @@ TEST_CASE("landscape: symmetric mode draws MSE against the clipping range on the
     s.requantize(c);
     Window w(1300, 380);
     qs::gui::LandscapePanelState st;
-    qs::gui::LandscapeClick click;
+    std::optional<qs::gui::PickManualIntent> click;
     auto draw = [&] {
-        const qs::gui::LandscapeClick k = qs::gui::DrawLandscapePanel(st, s.view(), s.data);
-        if (k.requested) click = k;
+        qs::gui::Intents out;
+        qs::gui::DrawLandscapePanel(st, s.view(), s.data, out);
+        if (auto k = qs::gui_test::Asked<qs::gui::PickManualIntent>(out)) click = k;
     };
     w.frame(draw);
     qs::gui::FinishLandscape(st);
@@ -304,19 +307,20 @@ TEST_CASE("landscape: symmetric mode draws MSE against the clipping range on the
     w.frame(draw, target, false);
     w.frame(draw, target, true);
     w.frame(draw, target, false);
-    REQUIRE(click.requested);
-    CHECK(click.zero_point == 0);
-    CHECK(std::find(st.shown.scales.begin(), st.shown.scales.end(), click.scale) != st.shown.scales.end());
+    REQUIRE(click);
+    CHECK(click->zero_point == 0);
+    CHECK(std::find(st.shown.scales.begin(), st.shown.scales.end(), click->scale) != st.shown.scales.end());
 }
 
 TEST_CASE("calibrators: the table matches compare_calibrators and Apply returns the row's config") {
     Shared s = FromPreset("outliers-4x128x256");
     Window w(1300, 420);
     qs::gui::CalibrationPanelState st;
-    qs::gui::CalibrationApply applied;
+    std::optional<qs::gui::PickConfigIntent> applied;
     auto draw = [&] {
-        const qs::gui::CalibrationApply a = qs::gui::DrawCalibrationPanel(st, s.view(), s.data);
-        if (a.requested) applied = a;
+        qs::gui::Intents out;
+        qs::gui::DrawCalibrationPanel(st, s.view(), s.data, out);
+        if (auto a = qs::gui_test::Asked<qs::gui::PickConfigIntent>(out)) applied = a;
     };
     w.frame(draw);
     qs::gui::FinishCalibration(st, s.view(), s.data);
@@ -343,11 +347,11 @@ TEST_CASE("calibrators: the table matches compare_calibrators and Apply returns 
     w.frame(draw, button, false);
     w.frame(draw, button, true);
     w.frame(draw, button, false);
-    REQUIRE(applied.requested);
-    CHECK(applied.config.calibration == rows[static_cast<std::size_t>(row)].config.calibration);
-    CHECK(applied.config.percentile == rows[static_cast<std::size_t>(row)].config.percentile);
-    CHECK(applied.config.recompute_scale == rows[static_cast<std::size_t>(row)].config.recompute_scale);
-    CHECK(applied.config.calibration == qs::Calibration::Percentile);
+    REQUIRE(applied);
+    CHECK(applied->config.calibration == rows[static_cast<std::size_t>(row)].config.calibration);
+    CHECK(applied->config.percentile == rows[static_cast<std::size_t>(row)].config.percentile);
+    CHECK(applied->config.recompute_scale == rows[static_cast<std::size_t>(row)].config.recompute_scale);
+    CHECK(applied->config.calibration == qs::Calibration::Percentile);
 }
 
 TEST_CASE("calibrators: an all-positive tensor shows the clamped zero point and what recompute s saves") {
@@ -357,7 +361,8 @@ TEST_CASE("calibrators: an all-positive tensor shows the clamped zero point and 
     Shared s = MakeShared(std::move(t), qs::QuantConfig{});
     Window w(1300, 420);
     qs::gui::CalibrationPanelState st;
-    auto draw = [&] { qs::gui::DrawCalibrationPanel(st, s.view(), s.data); };
+    qs::gui::Intents out;
+    auto draw = [&] { qs::gui::DrawCalibrationPanel(st, s.view(), s.data, out); };
     w.frame(draw);
     qs::gui::FinishCalibration(st, s.view(), s.data);
     w.frame(draw);
@@ -453,7 +458,6 @@ TEST_CASE("presenter view: the lesson's values are printed at a projector's text
     // Presenter mode overrides the layout only while it draws.
     CHECK(figure.settings.layout == qs::gui::FigureLayoutMode::Row);
     CHECK(figure.settings.show_toolbar);
-    CHECK(figure.max_cell_aspect == qs::gui::kDefaultCellAspect);
     w.save("presenter");
     w.r.run([&] {  // the textures belong to this context: free them in it
         for (qs::gui::HeatmapState& m : figure.maps) m.texture.reset();

@@ -3,6 +3,9 @@
 // them (apply_intents.hpp). Nothing here computes: the document recomputes, the panels draw.
 #pragma once
 
+#include <map>
+#include <memory>
+
 #include "gui/app/file_dialogs.hpp"
 #include "gui/document/document.hpp"
 #include "gui/panels/bits_panel.hpp"
@@ -24,11 +27,25 @@
 
 namespace qs::gui {
 
-// The analysis area's tabs, in their order (also --tab's names; kTabLayer opens the layer lab, which replaces
-// the figure and the analysis area rather than being one more tab there).
-enum AnalysisTab : int {
-    kTabHistograms = 0, kTabLandscape = 1, kTabCalibrators = 2, kTabCompare = 3, kTabModel = 4, kTabLayer = 5, kTabBits = 6,
-    kTabFormats = 7
+// The state of a tab that no other code reaches (a tab added in one file, analysis_tabs.hpp): made on first
+// use, one per type.
+class TabStates {
+public:
+    template <class T>
+    T& get() {
+        return const_cast<T&>(static_cast<const TabStates&>(*this).get<T>());
+    }
+    // (Made on first use here too: a session reads a tab's state through a const AppState.)
+    template <class T>
+    const T& get() const {
+        static const char id = 0;  // one address per T
+        std::shared_ptr<void>& slot = slots_[&id];
+        if (!slot) slot = std::make_shared<T>();
+        return *static_cast<const T*>(slot.get());
+    }
+
+private:
+    mutable std::map<const void*, std::shared_ptr<void>> slots_;
 };
 
 struct AppState {
@@ -57,10 +74,12 @@ struct AppState {
     bool show_lesson_tab = false;         // bring the left column's Lesson tab to the front once
     LayerPanelState layer;                // the current tensor as a layer's W: from weight error to output error
     bool layer_view = false;              // View > Layer lab (--tab layer): the lab takes the right column
-    // The tab the analysis area showed last frame (AnalysisTab): the wide ones take the metrics' column too.
+    TabStates tab_states;                 // the states of tabs that keep theirs to themselves
+    // The tab the analysis area showed last frame (an index of AnalysisTabs()): the wide ones take the metrics'
+    // column too.
     int analysis_tab = 0;
-    int request_tab = -1;
-    bool presenter = false;  // F5: the figure alone, for a projector (panels/presenter_view.hpp)  // an AnalysisTab to bring to the front on the next frame (a model just opened)
+    int request_tab = -1;    // a tab (index of AnalysisTabs()) to bring to the front next frame (a model just opened)
+    bool presenter = false;  // F5: the figure alone, for a projector (panels/presenter_view.hpp)
 };
 
 }  // namespace qs::gui

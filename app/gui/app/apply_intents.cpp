@@ -1,15 +1,50 @@
 #include "gui/app/apply_intents.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <type_traits>
 #include <utility>
 
+#include "gui/app/analysis_tabs.hpp"
 #include "gui/app/lesson_control.hpp"
 #include "gui/app/session_io.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/tensor_io.hpp"
 
 namespace qs::gui {
+namespace {
+
+// A tool's result picked (PickConfigIntent, PickManualIntent): applied as one undo step unless a tensor job runs.
+void PickConfig(Document& doc, const QuantConfig& config, bool checked) {
+    if (doc.busy()) return;
+    QuantConfig next = config;
+    std::string problem;
+    if (checked && !CheckedConfig(doc, config, next, &problem)) {
+        doc.error = problem;
+        return;
+    }
+    if (!doc.apply_config(next, false, &problem)) doc.error = problem;
+}
+
+// Manual s and z for the whole tensor (a click on the error landscape), with no calibrator.
+QuantConfig ManualConfig(QuantConfig next, const PickManualIntent& pick) {
+    next.mode = Mode::Manual;
+    next.granularity = Granularity::Tensor;
+    next.axis = 0;
+    next.group_size = 0;
+    next.calibration = Calibration::MinMax;
+    next.manual_scale = pick.scale;
+    next.manual_zero_point = pick.zero_point;
+    return next;
+}
+
+void SelectElement(AppState& app, std::int64_t flat) {
+    if (!app.doc.shown_data) return;
+    app.figure.selected = flat;
+    app.figure.slice = static_cast<int>(flat / (app.doc.shown_data->rows() * app.doc.shown_data->cols()));
+}
+
+}  // namespace
 
 void ApplyIntents(AppState& app) {
     Document& doc = app.doc;
@@ -36,6 +71,12 @@ void ApplyIntents(AppState& app) {
                     RevealLesson(app);
                 } else if constexpr (std::is_same_v<T, ErrorIntent>) {
                     doc.error = i.message;
+                } else if constexpr (std::is_same_v<T, PickConfigIntent>) {
+                    PickConfig(doc, i.config, i.checked);
+                } else if constexpr (std::is_same_v<T, PickManualIntent>) {
+                    PickConfig(doc, ManualConfig(doc.config, i), false);
+                } else if constexpr (std::is_same_v<T, SelectElementIntent>) {
+                    SelectElement(app, i.flat);
                 }
             },
             intent);
@@ -45,7 +86,7 @@ void ApplyIntents(AppState& app) {
 void OpenTensorFile(AppState& app, const std::string& path) {
     if (IsCheckpointIndexPath(path)) {  // a sharded checkpoint: every tensor in the Model tab
         std::string problem;
-        if (OpenModel(app.model, path, &problem)) app.request_tab = kTabModel;
+        if (OpenModel(app.model, path, &problem)) app.request_tab = AnalysisTabIndex("model");
         else app.doc.error = problem;
         return;
     }

@@ -31,10 +31,11 @@ bool RenderFigureRgba(const QuantView& view, const FigurePanelSettings& settings
     state.slice = options.slice;
     // A picture's values fill its cells, and it has none of the window's decorations (the render goldens pin
     // its pixels): no block outlines or strip, no colorbar legends.
-    state.annotation_rule = AnnotationRule::Fill;
-    state.block_outlines = false;
-    state.block_strip = false;
-    state.colorbar_legends = false;
+    FigureLook look;
+    look.annotation_rule = AnnotationRule::Fill;
+    look.block_outlines = false;
+    look.block_strip = false;
+    look.colorbar_legends = false;
 
     OffscreenRenderer r;
     FontSet fonts;
@@ -57,7 +58,7 @@ bool RenderFigureRgba(const QuantView& view, const FigurePanelSettings& settings
         ImGui::Begin("##figure_png", nullptr, flags);
         const float top = ImGui::GetCursorScreenPos().y;
         const float w = ImGui::GetContentRegionAvail().x;
-        DrawFigurePanel(state, view, ImVec2(w, FigurePanelHeight(state, view, w)));
+        DrawFigurePanel(state, view, ImVec2(w, FigurePanelHeight(state, view, w, look)), look);
         if (options.metrics_line) {
             ImGui::Dummy(ImVec2(0, font_px * 0.3f));
             DrawMetricsLine(view);

@@ -13,6 +13,7 @@
 #include <imgui_internal.h>  // ErrorCheckEndFrameRecover
 
 #include "cli/options.hpp"
+#include "gui/app/analysis_tabs.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/apply_intents.hpp"
 #include "gui/app/figure_options.hpp"
@@ -150,7 +151,7 @@ void PrintLayoutReport(const AppState& app, const Frame& frame) {
     std::string out = "{\"presenter\": " + std::string(app.presenter ? "true" : "false");
     char buf[160];
     std::snprintf(buf, sizeof buf, ", \"font_px\": %.1f, \"text_scale\": %.3f, \"grid\": %s, \"annotation_px\": %.2f",
-                  std::round(kBaseFontPx * frame.ui_scale), app.presenter ? f.presenter_text_scale : 1.0f,
+                  std::round(kBaseFontPx * frame.ui_scale), app.presenter ? app.presenter_view.text_scale : 1.0f,
                   f.used_grid ? "true" : "false", f.annotation_size);
     out += buf;
     auto list = [&](const char* key, const std::array<std::int64_t, 4>& v) {
@@ -166,7 +167,7 @@ void PrintLayoutReport(const AppState& app, const Frame& frame) {
     out += ", \"clipped_table_columns\": " + std::to_string(clipped) + ", \"clipped_columns\": " + JsonStrings(columns);
     out += ", \"cut_text\": " + JsonStrings(CutTextWindows());  // text drawn past its window's edge or its line
     out += ", \"colorbar_legend\": " + JsonQuoted(f.colorbar_legend);
-    if (app.analysis_tab == kTabBits && !app.bits.report.empty())  // the Bits tab's lines, as printed
+    if (app.analysis_tab == AnalysisTabIndex("bits") && !app.bits.report.empty())  // the Bits tab's lines, as printed
         out += ", \"bits\": " + JsonStrings(app.bits.report);
     // What the analysis tabs showed: the error banner, the histogram's bars, the calibrator table, comparison B.
     const auto bars = std::count_if(app.histogram.bars.begin(), app.histogram.bars.end(), [](double b) { return b > 0.0; });

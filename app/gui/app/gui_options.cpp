@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cli/lessons.hpp"
+#include "gui/app/analysis_tabs.hpp"
 #include "gui/panels/model_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "quantscope/atomic_file.hpp"
@@ -207,13 +208,8 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
         o.font_scale = static_cast<float>(f);
     }
     if (const std::string* v = parsed.get("--tab")) {
-        // Indexed by AnalysisTab.
-        const char* const names[] = {"histograms", "landscape", "calibrators", "compare", "model", "layer", "bits", "formats"};
-        for (int i = 0; i < 8; ++i)
-            if (*v == names[i]) o.tab = i;
-        if (o.tab < 0)
-            throw Error("--tab: " + quoted_text(*v) +
-                        " is not histograms, landscape, calibrators, compare, formats, model, layer or bits");
+        o.tab = AnalysisTabIndex(*v);
+        if (o.tab < 0) throw Error("--tab: " + quoted_text(*v) + " is not " + AnalysisTabWords());
     }
     o.layout_report = parsed.has("--layout-report");
     if (o.layout_report && o.screenshot.empty()) throw Error("--layout-report needs --screenshot");

@@ -37,7 +37,7 @@ struct GuiOptions {
     int bench_frames = 0;
     float font_scale = 0.0f;  // --font-scale; 0: settings or 1
     bool use_settings = true;
-    int tab = -1;             // --tab: the analysis tab shown first
+    int tab = -1;             // --tab: the analysis tab shown first (an index of AnalysisTabs())
     bool layout_report = false;  // --layout-report: with --screenshot, print what the figure showed as JSON
     GuiFileOptions files;     // figure options, scripted saves, a model file to list
     // --lesson NAME|FILE [--step K]: the lesson to open and its step (0-based); `input` holds that step's

@@ -11,6 +11,7 @@
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>  // key codes: 1.86 indexes io.KeysDown by them
 
+#include "gui/app/analysis_tabs.hpp"
 #include "gui/app/apply_intents.hpp"
 #include "gui/app/lesson_control.hpp"
 #include "cli/lessons.hpp"
@@ -29,6 +30,25 @@ constexpr float kLeftColumnPx = 340.0f;  // at scale 1
 // Presenter mode with a lesson: the lesson's column takes this share of the width (the 3x3 lesson tensor's
 // cells are square, so the figure leaves room at the side of a 16:9 screen).
 constexpr float kPresenterLessonShare = 0.3f;
+
+// The View menu's tabs: the analysis tabs (one brings its tab to the front, showing the analysis area), then
+// the views that replace the figure, checked while shown.
+void DrawTabMenuItems(AppState& app) {
+    const std::vector<AnalysisTabSpec>& tabs = AnalysisTabs();
+    if (ImGui::BeginMenu("Analysis tab")) {
+        for (std::size_t i = 0; i < tabs.size(); ++i) {
+            const bool open = app.panels.histogram && static_cast<int>(i) == app.analysis_tab;
+            if (tabs[i].shown || !ImGui::MenuItem(tabs[i].title, nullptr, open)) continue;
+            app.panels.histogram = true;
+            app.request_tab = static_cast<int>(i);
+            for (const AnalysisTabSpec& view : tabs)  // the figure and its tabs back in place of a view
+                if (view.shown) app.*view.shown = false;
+        }
+        ImGui::EndMenu();
+    }
+    for (const AnalysisTabSpec& tab : tabs)
+        if (tab.shown) ImGui::MenuItem(tab.menu, nullptr, &(app.*tab.shown));
+}
 
 void DrawMenuBar(AppState& app, Frame& frame) {
     if (!ImGui::BeginMenuBar()) return;
@@ -66,7 +86,7 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         ImGui::MenuItem("Histograms and landscape", nullptr, &app.panels.histogram);
         ImGui::Separator();
         ImGui::MenuItem("Presenter: the figure alone", "F5", &app.presenter);
-        ImGui::MenuItem("Layer lab: from weight error to output error", nullptr, &app.layer_view);
+        DrawTabMenuItems(app);
         ImGui::Separator();
         if (ImGui::MenuItem("Larger text", "Ctrl+=")) frame.font_scale *= 1.125f;
         if (ImGui::MenuItem("Smaller text", "Ctrl+-")) frame.font_scale /= 1.125f;
@@ -178,22 +198,6 @@ ImGuiTabItemFlags TabFlags(Frame& frame, int tab) {
     return ImGuiTabItemFlags_SetSelected;
 }
 
-// The layer lab in place of the figure and the analysis area (it draws W, the current tensor, itself).
-void DrawLayerView(AppState& app, const QuantView& view) {
-    ImGui::TextUnformatted("Layer lab: the current tensor as W of y = x W^T");
-    ImGui::SameLine();
-    if (ImGui::SmallButton("Back to the figure")) app.layer_view = false;
-    DrawLayerPanel(app.layer, view, app.doc.shown_floats());
-}
-
-// The Formats tab; a click on a point or a row switches the settings to it (one undo step).
-void DrawFormatsTab(AppState& app, const QuantView& view) {
-    const FormatsClick click = DrawFormatsPanel(app.formats, view, app.doc.shown_data);
-    if (!click.requested || app.doc.busy()) return;
-    std::string problem;
-    if (!app.intents.apply_config(app.doc, click.config, false, &problem)) app.intents.push(ErrorIntent{problem});
-}
-
 // How tall the figure is, and how much height the numbers below it keep at least.
 struct RightColumnLayout {
     float figure_h = 0.0f;
@@ -221,73 +225,15 @@ RightColumnLayout LayOutRightColumn(AppState& app, const QuantView& view, ImVec2
     return layout;
 }
 
-// A click on the error landscape: manual s and z for the whole tensor (one undo step).
-void ApplyLandscapeClick(AppState& app, const LandscapeClick& click) {
-    if (!click.requested || app.doc.busy()) return;
-    QuantConfig next = app.doc.config;
-    next.mode = Mode::Manual;
-    next.granularity = Granularity::Tensor;
-    next.axis = 0;
-    next.group_size = 0;
-    next.calibration = Calibration::MinMax;  // manual s and z: no calibrator
-    next.manual_scale = click.scale;
-    next.manual_zero_point = click.zero_point;
-    app.intents.push(ApplyConfigIntent{next, false});
-}
-
-// The Bits tab; a code of the packed byte clicked: the figure follows that element.
-void DrawBitsTab(AppState& app, const QuantView& view) {
-    const std::int64_t follow = DrawBitsPanel(
-        app.bits, view, app.figure.selected,
-        app.figure.selected >= 0 && FigureHidesPipeline(app.figure, app.figure.selected));
-    if (follow < 0) return;
-    app.figure.selected = follow;
-    app.figure.slice = static_cast<int>(follow / (view.data->rows() * view.data->cols()));
-}
-
-// The analysis tabs' bar; the open tab is remembered in app.analysis_tab.
+// The analysis tabs' bar, made from AnalysisTabs(); the open tab is remembered in app.analysis_tab.
 void DrawAnalysisTabBar(AppState& app, Frame& frame, const QuantView& view) {
     if (!ImGui::BeginTabBar("##analysis-tabs", ImGuiTabBarFlags_FittingPolicyScroll)) return;
-    if (ImGui::BeginTabItem("Histograms", nullptr, TabFlags(frame, kTabHistograms))) {
-        app.analysis_tab = kTabHistograms;
-        app.histogram.follow_element = app.figure.selected;
-        const Stopwatch clock;
-        DrawHistogramPanel(app.histogram, view, app.doc.shown_data);
-        frame.histogram_ms = clock.ms();
-        ImGui::EndTabItem();
-    }
-    if (ImGui::BeginTabItem("Error landscape", nullptr, TabFlags(frame, kTabLandscape))) {
-        app.analysis_tab = kTabLandscape;
-        // Drawn (and computed, in the background) only while its tab is open.
-        ApplyLandscapeClick(app, DrawLandscapePanel(app.landscape, view, app.doc.shown_data));
-        ImGui::EndTabItem();
-    }
-    if (ImGui::BeginTabItem("Calibrators", nullptr, TabFlags(frame, kTabCalibrators))) {
-        app.analysis_tab = kTabCalibrators;
-        const CalibrationApply apply = DrawCalibrationPanel(app.calibration, view, app.doc.shown_data);
-        if (apply.requested && !app.doc.busy()) app.intents.push(ApplyConfigIntent{apply.config, false});
-        ImGui::EndTabItem();
-    }
-    if (ImGui::BeginTabItem("Compare", nullptr, TabFlags(frame, kTabCompare))) {
-        app.analysis_tab = kTabCompare;
-        DrawComparePanel(app.compare, view, app.doc.shown_data);
-        ImGui::EndTabItem();
-    }
-    if (ImGui::BeginTabItem("Bits", nullptr, TabFlags(frame, kTabBits))) {
-        app.analysis_tab = kTabBits;
-        DrawBitsTab(app, view);
-        ImGui::EndTabItem();
-    }
-    if (ImGui::BeginTabItem("Formats", nullptr, TabFlags(frame, kTabFormats))) {
-        app.analysis_tab = kTabFormats;
-        DrawFormatsTab(app, view);
-        ImGui::EndTabItem();
-    }
-    if (ImGui::BeginTabItem("Model", nullptr, TabFlags(frame, kTabModel))) {
-        app.analysis_tab = kTabModel;
-        // Swept when first shown, with the current settings (reading a whole checkpoint is not free).
-        if (app.model.checkpoint && !app.model.started) StartModelSweep(app.model, app.doc.config);
-        DrawModelPanel(app.model, app.doc.config, app.intents);
+    const std::vector<AnalysisTabSpec>& tabs = AnalysisTabs();
+    for (std::size_t i = 0; i < tabs.size(); ++i) {
+        const int index = static_cast<int>(i);
+        if (tabs[i].shown || !ImGui::BeginTabItem(tabs[i].title, nullptr, TabFlags(frame, index))) continue;
+        app.analysis_tab = index;
+        tabs[i].draw(app, frame, view);
         ImGui::EndTabItem();
     }
     ImGui::EndTabBar();
@@ -296,7 +242,8 @@ void DrawAnalysisTabBar(AppState& app, Frame& frame, const QuantView& view) {
 // Below the figure: the metrics beside the analysis tabs, `h` tall.
 void DrawBottomArea(AppState& app, Frame& frame, const QuantView& view, float width, float h) {
     // The landscape, the calibrator table and the comparison need the width: the metrics step aside.
-    const bool wide = app.panels.histogram && app.analysis_tab != kTabHistograms;
+    const std::vector<AnalysisTabSpec>& tabs = AnalysisTabs();
+    const bool wide = app.panels.histogram && !tabs[static_cast<std::size_t>(app.analysis_tab)].beside_metrics;
     const bool show_metrics = app.panels.metrics && !wide;
     const float metrics_w = app.panels.histogram ? std::floor(width * 0.42f) : width;
     if (show_metrics) {
@@ -308,18 +255,17 @@ void DrawBottomArea(AppState& app, Frame& frame, const QuantView& view, float wi
     if (!app.panels.histogram) return;
     ImGui::BeginChild("##analysis", ImVec2(0.0f, h), true);
     DrawAnalysisTabBar(app, frame, view);
-    // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
-    if (app.analysis_tab != kTabLandscape) SuspendLandscape(app.landscape);
-    if (app.analysis_tab != kTabFormats) SuspendFormats(app.formats);
-    if (app.analysis_tab != kTabHistograms) SuspendHistogram(app.histogram);
+    for (std::size_t i = 0; i < tabs.size(); ++i)  // hidden tabs stop their background work
+        if (static_cast<int>(i) != app.analysis_tab && tabs[i].hidden) tabs[i].hidden(app);
     ImGui::EndChild();
 }
 
 void DrawRightColumn(AppState& app, Frame& frame) {
     ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
     const QuantView view = app.doc.view();
-    if (app.layer_view && view.valid()) {
-        DrawLayerView(app, view);
+    for (const AnalysisTabSpec& tab : AnalysisTabs()) {  // a view that replaces the figure (the layer lab)
+        if (!tab.shown || !(app.*tab.shown) || !view.valid()) continue;
+        tab.draw(app, frame, view);
         ImGui::EndChild();
         return;
     }
@@ -347,8 +293,10 @@ void DrawMainWindow(AppState& app, Frame& frame) {
         frame.select_tab = app.request_tab;
         app.request_tab = -1;
     }
-    if (frame.select_tab == kTabLayer) {  // --tab layer: the lab is a view of its own, not an analysis tab
-        app.layer_view = true;
+    const std::vector<AnalysisTabSpec>& tabs = AnalysisTabs();
+    if (frame.select_tab >= 0 && tabs[static_cast<std::size_t>(frame.select_tab)].shown) {
+        // --tab layer: the lab is a view of its own, not an analysis tab
+        app.*tabs[static_cast<std::size_t>(frame.select_tab)].shown = true;
         frame.select_tab = -1;
     }
     const ImGuiViewport* vp = ImGui::GetMainViewport();

@@ -4,13 +4,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <sstream>
 #include <utility>
 
+#include "gui/app/analysis_tabs.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/lesson_control.hpp"
+#include "gui/app/session_fields.hpp"
 #include "gui/widgets/colormap.hpp"
 #include "gui/panels/figure_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
@@ -23,24 +26,6 @@ namespace qs::gui {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string BoolText(bool b) { return b ? "1" : "0"; }
-
-bool ParseBool(const std::string& text, bool& out) {
-    if (text == "1" || text == "true") out = true;
-    else if (text == "0" || text == "false") out = false;
-    else return false;
-    return true;
-}
-
-bool ParseInt(const std::string& text, std::int64_t& out) {
-    try {
-        out = cli::parse_int("", text);
-        return true;
-    } catch (const std::exception&) {
-        return false;
-    }
-}
 
 // "x0 y0 x1 y1" of a zoomed view; %.17g so that the reopened view is the same to the bit.
 std::string ViewText(const HeatmapView& v) {
@@ -104,81 +89,125 @@ std::string FoldingNotice(const std::string& label, const std::string& note) {
     return note.empty() ? std::string() : label + ": " + note + " (rank above 3 is folded into the first axis)";
 }
 
+// One row a key, in the order a session writes them: the document's label and base mode, the figure, the
+// View menu's panels, each analysis tab's own keys (AnalysisTabs()), presenter mode, the lesson.
+std::vector<SessionField> MakeSessionFields() {
+    std::vector<SessionField> f;
+    f.push_back({"label", [](const AppState& app, const std::string& k, ViewSettings& v) { v.emplace_back(k, app.doc.label); },
+                 [](ViewRead& r, const std::string&, const std::string& value) {
+                     if (value.empty()) return false;
+                     r.label = &value;
+                     return true;
+                 }});
+    f.push_back({"base_mode",
+                 [](const AppState& app, const std::string& k, ViewSettings& v) {
+                     if (app.doc.base_mode != Mode::Manual) v.emplace_back(k, to_string(app.doc.base_mode));
+                 },
+                 [](ViewRead& r, const std::string&, const std::string& value) {
+                     if (value != "asymmetric" && value != "symmetric") return false;
+                     r.base_mode = parse_mode(value);
+                     return true;
+                 }});
+    f.push_back({"figure.",  // FigurePanelSettings' pairs
+                 [](const AppState& app, const std::string& k, ViewSettings& v) {
+                     for (const auto& [key, value] : FigurePanelSettingPairs(app.figure.settings)) v.emplace_back(k + key, value);
+                 },
+                 [](ViewRead& r, const std::string& key, const std::string& value) {
+                     return ApplyFigurePanelSetting(r.app.figure.settings, key.c_str() + std::strlen("figure."), value.c_str());
+                 }});
+    f.push_back({"figure.slice",
+                 [](const AppState& app, const std::string& k, ViewSettings& v) { v.emplace_back(k, std::to_string(app.figure.slice)); },
+                 [](ViewRead& r, const std::string&, const std::string& value) {
+                     std::int64_t n = 0;
+                     if (!ParseInt(value, n) || n < 0 || n >= r.slices) return false;
+                     r.app.figure.slice = static_cast<int>(n);
+                     return true;
+                 }});
+    f.push_back({"figure.selected",
+                 [](const AppState& app, const std::string& k, ViewSettings& v) { v.emplace_back(k, std::to_string(app.figure.selected)); },
+                 [](ViewRead& r, const std::string&, const std::string& value) {
+                     std::int64_t n = 0;
+                     if (!ParseInt(value, n) || n < -1 || n >= r.numel) return false;
+                     r.app.figure.selected = n;
+                     return true;
+                 }});
+    f.push_back({"figure.view",  // "x0 y0 x1 y1" when zoomed
+                 [](const AppState& app, const std::string& k, ViewSettings& v) {
+                     if (!app.figure.view.empty()) v.emplace_back(k, ViewText(app.figure.view));
+                 },
+                 [](ViewRead& r, const std::string&, const std::string& value) { return ParseViewText(value, r.app.figure.view); }});
+    f.push_back(BoolField("panels.controls", [](auto& app) -> auto& { return app.panels.controls; }));
+    f.push_back(BoolField("panels.figure", [](auto& app) -> auto& { return app.panels.figure; }));
+    f.push_back(BoolField("panels.metrics", [](auto& app) -> auto& { return app.panels.metrics; }));
+    f.push_back(BoolField("panels.histogram", [](auto& app) -> auto& { return app.panels.histogram; }));
+    for (const AnalysisTabSpec& tab : AnalysisTabs())
+        for (SessionField field : tab.fields) {
+            field.key = std::string(tab.session) + "." + field.key;
+            f.push_back(std::move(field));
+        }
+    f.push_back(BoolField("presenter", [](auto& app) -> auto& { return app.presenter; }));
+    // The lesson (a shipped name or a file's absolute path) and its step from 1, as --step; opened at that step
+    // once every key is read, whatever order they come in.
+    f.push_back({"lesson",
+                 [](const AppState& app, const std::string& k, ViewSettings& v) {
+                     const std::string lesson = LessonRefForSession(app);
+                     if (lesson.empty()) return;
+                     v.emplace_back(k, lesson);
+                     v.emplace_back("lesson.step", std::to_string(app.lesson.step + 1));
+                 },
+                 [](ViewRead& r, const std::string&, const std::string& value) {
+                     if (value.empty()) return false;
+                     r.lesson = &value;
+                     return true;
+                 }});
+    f.push_back({"lesson.step", [](const AppState&, const std::string&, ViewSettings&) {},  // written with the lesson
+                 [](ViewRead& r, const std::string&, const std::string& value) {
+                     std::int64_t n = 0;
+                     if (!ParseInt(value, n) || n < 1) return false;
+                     r.lesson_step = &value;
+                     return true;
+                 }});
+    return f;
+}
+
+const std::vector<SessionField>& SessionFields() {
+    static const std::vector<SessionField> fields = MakeSessionFields();
+    return fields;
+}
+
+// The row of `key`: its own, else the family whose prefix it has; null for a key this version does not know.
+const SessionField* FieldOf(const std::string& key) {
+    const SessionField* family = nullptr;
+    for (const SessionField& f : SessionFields()) {
+        if (f.key == key) return &f;
+        if (!family && f.key.back() == '.' && key.rfind(f.key, 0) == 0) family = &f;
+    }
+    return family;
+}
+
 }  // namespace
 
 // --------------------------------------------------------------------------------------------------- view
 
 ViewSettings SessionView(const AppState& app) {
     ViewSettings v;
-    v.emplace_back("label", app.doc.label);
-    if (app.doc.base_mode != Mode::Manual) v.emplace_back("base_mode", to_string(app.doc.base_mode));
-    for (const auto& [key, value] : FigurePanelSettingPairs(app.figure.settings)) v.emplace_back("figure." + key, value);
-    v.emplace_back("figure.slice", std::to_string(app.figure.slice));
-    v.emplace_back("figure.selected", std::to_string(app.figure.selected));
-    if (!app.figure.view.empty()) v.emplace_back("figure.view", ViewText(app.figure.view));
-    v.emplace_back("panels.controls", BoolText(app.panels.controls));
-    v.emplace_back("panels.figure", BoolText(app.panels.figure));
-    v.emplace_back("panels.metrics", BoolText(app.panels.metrics));
-    v.emplace_back("panels.histogram", BoolText(app.panels.histogram));
-    v.emplace_back("histogram.log_counts", BoolText(app.histogram.log_counts));
-    v.emplace_back("presenter", BoolText(app.presenter));
-    const std::string lesson = LessonRefForSession(app);
-    if (!lesson.empty()) {
-        v.emplace_back("lesson", lesson);
-        v.emplace_back("lesson.step", std::to_string(app.lesson.step + 1));  // from 1, as --step
-    }
+    for (const SessionField& f : SessionFields()) f.write(app, f.key, v);
     return v;
 }
 
 std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure) {
     std::vector<std::string> skipped;
-    // The lesson is opened after the loop, at its step, whatever order the keys come in.
-    const std::string* lesson = nullptr;
-    const std::string* lesson_step = nullptr;
-    const std::int64_t slices = app.doc.data ? app.doc.data->slices() : 1;
-    const std::int64_t numel = app.doc.data ? app.doc.data->numel() : 0;
+    ViewRead r{app};
+    r.slices = app.doc.data ? app.doc.data->slices() : 1;
+    r.numel = app.doc.data ? app.doc.data->numel() : 0;
     for (const auto& [key, value] : view) {
-        bool ok = true;
-        std::int64_t n = 0;
-        if (key == "label") {
-            ok = !value.empty();
-            if (ok) app.doc.label = value;
-        } else if (key == "base_mode") {
-            ok = value == "asymmetric" || value == "symmetric";
-            if (ok) app.doc.base_mode = parse_mode(value);
-        } else if (key == "figure.slice") {
-            ok = ParseInt(value, n) && n >= 0 && n < slices;
-            if (ok) app.figure.slice = static_cast<int>(n);
-        } else if (key == "figure.selected") {
-            ok = ParseInt(value, n) && n >= -1 && n < numel;
-            if (ok) app.figure.selected = n;
-        } else if (key == "figure.view") {
-            ok = ParseViewText(value, app.figure.view);
-        } else if (key.rfind("figure.", 0) == 0) {
-            ok = ApplyFigurePanelSetting(app.figure.settings, key.c_str() + 7, value.c_str());
-        } else if (key == "panels.controls") {
-            ok = ParseBool(value, app.panels.controls);
-        } else if (key == "panels.figure") {
-            ok = ParseBool(value, app.panels.figure);
-        } else if (key == "panels.metrics") {
-            ok = ParseBool(value, app.panels.metrics);
-        } else if (key == "panels.histogram") {
-            ok = ParseBool(value, app.panels.histogram);
-        } else if (key == "histogram.log_counts") {
-            ok = ParseBool(value, app.histogram.log_counts);
-        } else if (key == "presenter") {
-            ok = ParseBool(value, app.presenter);
-        } else if (key == "lesson") {
-            ok = !value.empty();
-            if (ok) lesson = &value;
-        } else if (key == "lesson.step") {
-            ok = ParseInt(value, n) && n >= 1;
-            if (ok) lesson_step = &value;
-        } else {
-            ok = false;
-        }
-        if (!ok) skipped.push_back(key + "=" + value);
+        const SessionField* f = FieldOf(key);
+        if (!f || !f->read(r, key, value)) skipped.push_back(key + "=" + value);
     }
+    // The document's fields as one change of the document, part of the opening's undo step.
+    app.doc.apply_names(r.label, r.base_mode == Mode::Manual ? nullptr : &r.base_mode, false);
+    const std::string* lesson = r.lesson;
+    const std::string* lesson_step = r.lesson_step;
     // A lesson that does not load is named (quoted: the file's name may be anything) with its reason, on a line
     // of its own: it is understood, it just did not open (in the list below, a long name hid the reason).
     std::string lesson_line;
@@ -303,7 +332,7 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
     if (!files.model.empty()) {
         std::string problem;
         if (!OpenModel(app.model, files.model, &problem)) app.doc.error = failure = problem;
-        else if (files.browse.empty()) app.request_tab = kTabModel;  // an index has no tensor list to show instead
+        else if (files.browse.empty()) app.request_tab = AnalysisTabIndex("model");  // an index has no tensor list to show instead
     }
     if (!files.save_figure.empty()) app.files.queued_figure = FigureExport{files.save_figure};
     if (!files.save_session.empty()) app.files.queued_session = files.save_session;

@@ -25,8 +25,10 @@ struct AppState;
 // presenter, and with a lesson open lesson (a shipped name or a file's absolute path) and lesson.step (from 1).
 // A session without them (older ones too) opens no lesson.
 ViewSettings SessionView(const AppState& app);
-// Applies SessionView's pairs. Unknown keys and bad values are skipped; the returned text names them (empty:
-// all applied), so that a newer or hand-edited session still opens. A lesson the session names that does not
+// Applies SessionView's pairs (both walk one table of fields, session_io.cpp). Unknown keys and bad values are
+// skipped; the returned text names them (empty: all applied), so that a newer or hand-edited session still
+// opens. The label and base mode change the document through Document::apply_names, as part of the undo step
+// that opened the session's tensor. A lesson the session names that does not
 // open is in that text too, and alone in `*failure` (a scripted screenshot refuses it: see StartWithInput).
 std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure = nullptr);
 

@@ -95,6 +95,21 @@ bool Document::apply_data(std::shared_ptr<const TensorData> next, std::string ne
     }
 }
 
+bool Document::apply_names(const std::string* next_label, const Mode* next_base_mode, bool new_step) {
+    if ((next_label && next_label->empty()) || (next_base_mode && *next_base_mode == Mode::Manual)) return false;
+    const bool rename = next_label && *next_label != label;
+    const bool rebase = next_base_mode && *next_base_mode != base_mode;
+    if (!rename && !rebase) return true;
+    if (new_step && data) history.push(snapshot());
+    gesture_open_ = false;
+    if (rename) label = *next_label;
+    if (rebase) base_mode = *next_base_mode;
+    ++revision;
+    // Manual mode's computed column is of the base mode: it is computed again (nothing else is).
+    if (rebase) ++computed_inputs_;
+    return true;
+}
+
 void Document::restore(const Snapshot& s) {
     set_data(s.data);
     config = s.config;

@@ -83,6 +83,10 @@ public:
     // The same for a tensor already wrapped (e.g. a mapped file).
     bool apply_data(std::shared_ptr<const TensorData> next, std::string next_label,
                     const QuantConfig* next_config = nullptr);
+    // Renames the tensor and/or sets the mode whose (s, z) manual mode offers (a session's label and base_mode;
+    // null: unchanged). `new_step`: an undo step of its own; else part of the last one (a session's view
+    // belongs to the opening of its tensor). False, changing nothing, for an empty label or a manual base.
+    bool apply_names(const std::string* next_label, const Mode* next_base_mode, bool new_step);
     // Whether a tensor is open, and its shape (empty without one).
     bool has_tensor() const { return data != nullptr; }
     void undo();

@@ -167,10 +167,10 @@ void Refresh(BitsPanelState& st, const QuantView& qv, std::int64_t selected) {
 
 }  // namespace
 
-std::int64_t DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t selected, bool hidden) {
+void DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t selected, bool hidden, Intents& out) {
     st.report.clear();
     st.packed_rects.clear();
-    if (!qv.valid()) return -1;
+    if (!qv.valid()) return;
     std::int64_t follow = -1;
     const Shape& shape = qv.data->shape();
     ImGui::PushTextWrapPos(0.0f);
@@ -195,7 +195,7 @@ std::int64_t DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t
         }
     }
     ImGui::PopTextWrapPos();
-    return follow;
+    if (follow >= 0) out.push(SelectElementIntent{follow});
 }
 
 }  // namespace qs::gui

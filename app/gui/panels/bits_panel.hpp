@@ -11,6 +11,7 @@
 #include <imgui.h>
 
 #include "gui/document/quant_view.hpp"
+#include "gui/panels/intents.hpp"
 #include "quantscope/cell_bits.hpp"
 
 namespace qs::gui {
@@ -31,7 +32,7 @@ struct BitsPanelState {
 
 // Contents only (draw inside any window). `selected`: the figure's selected flat index (-1: none);
 // `hidden`: a lesson step covers that cell's code (predict first), so its bits are not shown either.
-// Returns the element whose code was clicked in the packed byte (the app selects it), else -1.
-std::int64_t DrawBitsPanel(BitsPanelState& state, const QuantView& view, std::int64_t selected, bool hidden);
+// A code clicked in the packed byte asks for its element to be selected (SelectElementIntent).
+void DrawBitsPanel(BitsPanelState& state, const QuantView& view, std::int64_t selected, bool hidden, Intents& out);
 
 }  // namespace qs::gui

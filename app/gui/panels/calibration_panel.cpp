@@ -281,9 +281,9 @@ void DrawClippedCell(const CalibrationRow& row, const CalibrationRow* twin, bool
     }
 }
 
-// Row i of the table; its Apply button (disabled while the table is stale) fills `apply`.
+// Row i of the table; its Apply button (disabled while the table is stale) asks for the row's settings.
 void DrawCalibratorRow(CalibrationPanelState& st, const QuantView& qv, int i, bool stale, ClampNote& note,
-                       CalibrationApply& apply) {
+                       Intents& out) {
     const std::vector<CalibrationRow>& rows = st.shown.rows;
     const CalibrationRow& row = rows[static_cast<std::size_t>(i)];
     const CalibrationRow* twin = Twin(rows, i);
@@ -320,10 +320,7 @@ void DrawCalibratorRow(CalibrationPanelState& st, const QuantView& qv, int i, bo
     ImGui::Text("%lld / %lld", static_cast<long long>(m.levels_used), static_cast<long long>(m.levels_total));
     ImGui::TableNextColumn();
     ImGui::BeginDisabled(stale);
-    if (ImGui::SmallButton("Apply")) {
-        apply.requested = true;
-        apply.config = row.config;
-    }
+    if (ImGui::SmallButton("Apply")) out.push(PickConfigIntent{row.config});
     ImGui::EndDisabled();
     st.apply_row.push_back(i);
     st.apply_center.push_back(ImVec2((ImGui::GetItemRectMin().x + ImGui::GetItemRectMax().x) * 0.5f,
@@ -336,7 +333,7 @@ void DrawCalibratorRow(CalibrationPanelState& st, const QuantView& qv, int i, bo
 
 // The table at its natural height when the rows fit above the note; else scrolling, with a frozen header.
 void DrawCalibratorTable(CalibrationPanelState& st, const QuantView& qv, bool stale, ClampNote& note,
-                         CalibrationApply& apply) {
+                         Intents& out) {
     const std::vector<CalibrationRow>& rows = st.shown.rows;
     const float cell_pad = ImGui::GetStyle().CellPadding.y * 2.0f;
     const float row_h = ImGui::GetFrameHeight() + cell_pad;
@@ -350,26 +347,25 @@ void DrawCalibratorTable(CalibrationPanelState& st, const QuantView& qv, bool st
     st.apply_center.clear();
     if (!ImGui::BeginTable("##calibrators", 9, flags, ImVec2(0.0f, table_h))) return;
     SetupCalibratorColumns();
-    for (int i : DisplayOrder(rows)) DrawCalibratorRow(st, qv, i, stale, note, apply);
+    for (int i : DisplayOrder(rows)) DrawCalibratorRow(st, qv, i, stale, note, out);
     ImGui::EndTable();
 }
 
 }  // namespace
 
-CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView& qv,
-                                      const std::shared_ptr<const TensorData>& data) {
-    CalibrationApply apply;
+void DrawCalibrationPanel(CalibrationPanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data,
+                          Intents& out) {
     ImGui::PushID(&st);
     if (!qv.valid() || !data || data.get() != qv.data) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();
-        return apply;
+        return;
     }
     const bool stale = RefreshTable(st, qv, data);
     DrawCalibrationHeading(st, qv, stale);
     if (!st.has_shown) {
         ImGui::PopID();
-        return apply;
+        return;
     }
     const std::vector<CalibrationRow>& rows = st.shown.rows;
     st.best_row = -1;
@@ -377,7 +373,7 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
         if (st.best_row < 0 || rows[i].metrics.mse < rows[static_cast<std::size_t>(st.best_row)].metrics.mse)
             st.best_row = static_cast<int>(i);
     ClampNote note;
-    DrawCalibratorTable(st, qv, stale, note, apply);
+    DrawCalibratorTable(st, qv, stale, note, out);
     const IntType& dt = qv.config->dtype;
     if (note.any) {
         ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
@@ -392,7 +388,6 @@ CalibrationApply DrawCalibrationPanel(CalibrationPanelState& st, const QuantView
                             "clipping for finer steps.");
     }
     ImGui::PopID();
-    return apply;
 }
 
 }  // namespace qs::gui

@@ -17,16 +17,12 @@
 
 #include "gui/document/task.hpp"
 #include "gui/document/quant_view.hpp"
+#include "gui/panels/intents.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/config.hpp"
 #include "quantscope/tensor.hpp"
 
 namespace qs::gui {
-
-struct CalibrationApply {
-    bool requested = false;  // an Apply button was pressed this frame
-    QuantConfig config;      // the row's configuration (what its metrics were computed with)
-};
 
 struct CalibrationPanelState {
     // [Internal state]
@@ -49,9 +45,10 @@ struct CalibrationPanelState {
     std::vector<ImVec2> apply_center;
 };
 
-// Contents only (a table as wide as the region). `data` is the shared owner of view.data.
-CalibrationApply DrawCalibrationPanel(CalibrationPanelState& state, const QuantView& view,
-                                      const std::shared_ptr<const TensorData>& data);
+// Contents only (a table as wide as the region). `data` is the shared owner of view.data. A row's Apply asks
+// for the row's configuration (what its metrics were computed with) as a PickConfigIntent.
+void DrawCalibrationPanel(CalibrationPanelState& state, const QuantView& view, const std::shared_ptr<const TensorData>& data,
+                          Intents& out);
 
 bool CalibrationBusy(const CalibrationPanelState& state);
 // Blocks until the current table is complete and shows it (tests, scripted screenshots).

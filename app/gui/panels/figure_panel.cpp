@@ -23,6 +23,17 @@
 namespace qs::gui {
 namespace {
 
+// One drawing's look, and the user's settings as it answers them (FigureLook's overrides applied).
+struct Look {
+    const FigureLook& look;
+    FigurePanelSettings set;
+    Look(const FigurePanelState& st, const FigureLook& l) : look(l), set(st.settings) {
+        if (!l.toolbar) set.show_toolbar = false;
+        if (l.force_pipeline) set.show_pipeline = true;
+        if (l.layout != FigureLayoutMode::Auto) set.layout = l.layout;
+    }
+};
+
 struct FigureLayout {
     float toolbar_h = 0, title_h = 0, caption_h = 0, strip_h = 0, pipeline_h = 0, gap = 0, col_w = 0;
     float legend_h = 0;  // no caption rows (presenter mode): the colorbars' legend under the images
@@ -32,20 +43,20 @@ struct FigureLayout {
 
 // `caption_lines` under each image: what one pixel stands for (or that values are hidden), and the legend of
 // a diverging colorbar.
-FigureLayout ComputeLayout(const FigurePanelState& st, const QuantView& qv, float width, int caption_lines = 1,
+FigureLayout ComputeLayout(const FigurePanelState& st, const Look& lk, const QuantView& qv, float width, int caption_lines = 1,
                            const std::string& note = {}, FigureLayoutMode mode = FigureLayoutMode::Auto) {
     FigureLayout l;
     const ImGuiStyle& style = ImGui::GetStyle();
-    if (st.settings.show_toolbar) {
+    if (lk.set.show_toolbar) {
         const int lines = qv.valid() ? FigureToolbarLines(st, qv, width, note) : 1;
         l.toolbar_h = ImGui::GetFrameHeightWithSpacing() * static_cast<float>(lines) + style.ItemSpacing.y;
     }
     l.title_h = std::round(ImGui::GetTextLineHeight() * 1.6f);
-    l.caption_h = st.captions ? std::round(ImGui::GetTextLineHeight() * (1.3f + 1.1f * static_cast<float>(caption_lines - 1)))
+    l.caption_h = lk.look.captions ? std::round(ImGui::GetTextLineHeight() * (1.3f + 1.1f * static_cast<float>(caption_lines - 1)))
                               : 0.0f;
-    l.strip_h = st.block_strip && qv.valid() ? BlockStripHeight(qv) : 0.0f;
-    l.pipeline_h = st.settings.show_pipeline ? std::round(ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize()) : 0.0f;
-    if (st.settings.show_pipeline && st.selected >= 0) {
+    l.strip_h = lk.look.block_strip && qv.valid() ? BlockStripHeight(qv) : 0.0f;
+    l.pipeline_h = lk.set.show_pipeline ? std::round(ImGui::GetTextLineHeightWithSpacing() * 2.0f + ImGui::GetFontSize()) : 0.0f;
+    if (lk.set.show_pipeline && st.selected >= 0) {
         // A selected element's steps at a projector's text size take more than two lines: room for all.
         const std::vector<std::string> parts = SelectedPipelineParts(st, qv, nullptr);
         if (!parts.empty())
@@ -55,7 +66,7 @@ FigureLayout ComputeLayout(const FigurePanelState& st, const QuantView& qv, floa
     l.col_w = std::max(16.0f, std::floor((width - 3.0f * l.gap) / 4.0f));
     // Large text (a projector's font scale) or a narrow window: the colorbar labels would take most of a
     // quarter of the width and leave thumbnails.
-    if (mode == FigureLayoutMode::Auto) mode = st.settings.layout;
+    if (mode == FigureLayoutMode::Auto) mode = lk.set.layout;
     if (mode == FigureLayoutMode::Grid || (mode == FigureLayoutMode::Auto && l.col_w - HeatmapColorbarWidth() < 0.4f * l.col_w)) {
         l.columns = 2;
         l.rows = 2;
@@ -163,8 +174,8 @@ struct FigureFrame {
 };
 
 // Whether panel i's values (i < 0: any panel's) are hidden because they do not fit at the text size.
-bool ValuesHidden(const FigurePanelState& st, const FigureFrame& f, int i = -1) {
-    if (st.settings.annotate == AnnotateMode::Off || st.annotation_rule != AnnotationRule::FontSize) return false;
+bool ValuesHidden(const Look& lk, const FigureFrame& f, int i = -1) {
+    if (lk.set.annotate == AnnotateMode::Off || lk.look.annotation_rule != AnnotationRule::FontSize) return false;
     if (f.annotation <= 0.0f) return true;
     return i < 0 ? f.printed_count() < 4 : !f.printed[static_cast<std::size_t>(i)];
 }
@@ -187,46 +198,46 @@ std::string HiddenNote(const QuantView& qv, const FigureFrame& f, bool long_form
 }
 
 // The panels' height, styles and printed size for the frame's layout.
-void FillFrame(FigurePanelState& st, const QuantView& qv, ImVec2 size, FigureFrame& f) {
+void FillFrame(FigurePanelState& st, const Look& lk, const QuantView& qv, ImVec2 size, FigureFrame& f) {
     const std::int64_t rows = qv.data->rows(), cols = qv.data->cols();
     const FigureLayout& l = f.l;
     f.heat_h = std::max(16.0f, (size.y - l.toolbar_h - l.pipeline_h - l.strip_h - l.legend_h) / static_cast<float>(l.rows) -
                                    l.title_h - l.caption_h);
     f.src = PanelSources(st, qv);
     const ImVec2 panel(l.col_w, f.heat_h);
-    if (st.annotation_rule == AnnotationRule::Fill) {
+    if (lk.look.annotation_rule == AnnotationRule::Fill) {
         // Lesson look: white panels only while their printed values are readable (the heatmap's Auto rule).
-        const float est_img_w = HeatmapImageSize(rows, cols, panel, HeatmapColorbarWidth(), st.max_cell_aspect).x;
+        const float est_img_w = HeatmapImageSize(rows, cols, panel, HeatmapColorbarWidth(), lk.look.max_cell_aspect).x;
         const float est_cell_px = est_img_w / static_cast<float>(st.view.x1 - st.view.x0);
-        f.ps = MakeStyles(st, qv, est_cell_px >= 28.0f && st.settings.annotate != AnnotateMode::Off);
+        f.ps = MakeStyles(st, lk.look, qv, est_cell_px >= 28.0f && lk.set.annotate != AnnotateMode::Off);
         f.annotation = ShareColorbarAndAnnotation(f.ps, f.src, st.view, panel, rows, cols);
     } else {
         // White panels exactly when the values are printed on them.
-        f.ps = MakeStyles(st, qv, st.settings.annotate != AnnotateMode::Off);
+        f.ps = MakeStyles(st, lk.look, qv, lk.set.annotate != AnnotateMode::Off);
         f.annotation = ShareColorbarAndAnnotation(f.ps, f.src, st.view, panel, rows, cols, &f.printed);
-        if (f.annotation <= 0.0f && st.settings.lesson_look) {
-            f.ps = MakeStyles(st, qv, false);
+        if (f.annotation <= 0.0f && lk.set.lesson_look) {
+            f.ps = MakeStyles(st, lk.look, qv, false);
             f.annotation = ShareColorbarAndAnnotation(f.ps, f.src, st.view, panel, rows, cols, &f.printed);
         }
     }
 }
 
-FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size, int caption_lines,
+FigureFrame PrepareFigure(FigurePanelState& st, const Look& lk, const QuantView& qv, ImVec2 size, int caption_lines,
                           const std::string& note = {}, FigureLayoutMode mode = FigureLayoutMode::Auto) {
     FigureFrame f;
     f.note = note;
     f.mode = mode;
-    f.l = ComputeLayout(st, qv, size.x, caption_lines, note, mode);
-    FillFrame(st, qv, size, f);
-    if (st.colorbar_legends && st.captions)
+    f.l = ComputeLayout(st, lk, qv, size.x, caption_lines, note, mode);
+    FillFrame(st, lk, qv, size, f);
+    if (lk.look.colorbar_legends && lk.look.captions)
         for (const HeatmapStyle& s : f.ps.styles) f.legends = f.legends || HasCenteredLegend(s);
-    if (st.colorbar_legends && !st.captions) {
+    if (lk.look.colorbar_legends && !lk.look.captions) {
         // No caption rows to put a legend under each bar: one legend for all of them under the images, on
         // screen (a class cannot hover a tooltip). Its room comes off the images, so the values' size knows it.
         const std::vector<std::string> parts = ColorbarLegendParts(f.ps);
         if (!parts.empty()) {
             f.l.legend_h = std::round(WrappedPartsHeight(parts, size.x, nullptr));
-            FillFrame(st, qv, size, f);
+            FillFrame(st, lk, qv, size, f);
         }
     }
     return f;
@@ -236,26 +247,26 @@ FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size
 // with a toolbar, the note that values are hidden ends it (on a line of its own if it must). Each step only
 // takes room, so values hidden at the first stay hidden: no layout hides values that another would print.
 // In the window, Auto takes the row or the grid by which prints values in more panels (then by the colorbar rule).
-FigureFrame PrepareFigure(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
-    FigureFrame f = PrepareFigure(st, qv, size, 1);
-    if (st.annotation_rule == AnnotationRule::FontSize && st.settings.layout == FigureLayoutMode::Auto &&
-        st.settings.annotate != AnnotateMode::Off) {
+FigureFrame PrepareFigure(FigurePanelState& st, const Look& lk, const QuantView& qv, ImVec2 size) {
+    FigureFrame f = PrepareFigure(st, lk, qv, size, 1);
+    if (lk.look.annotation_rule == AnnotationRule::FontSize && lk.set.layout == FigureLayoutMode::Auto &&
+        lk.set.annotate != AnnotateMode::Off) {
         const FigureLayoutMode other = f.l.columns == 2 ? FigureLayoutMode::Row : FigureLayoutMode::Grid;
-        FigureFrame g = PrepareFigure(st, qv, size, 1, {}, other);
+        FigureFrame g = PrepareFigure(st, lk, qv, size, 1, {}, other);
         const int fp = f.annotation > 0.0f ? f.printed_count() : 0, gp = g.annotation > 0.0f ? g.printed_count() : 0;
         if (gp > fp) f = std::move(g);
     }
-    const bool hidden = ValuesHidden(st, f);
+    const bool hidden = ValuesHidden(lk, f);
     std::string note;
-    if (hidden && st.settings.show_toolbar) {
+    if (hidden && lk.set.show_toolbar) {
         note = HiddenNote(qv, f, true);
         if (ImGui::CalcTextSize(note.c_str()).x > size.x) note = HiddenNote(qv, f, false);
     }
     bool reduced = false;
     for (const HeatmapState& m : st.maps) reduced = reduced || m.fx > 1 || m.fy > 1;
-    const bool two_lines = f.legends && (reduced || (hidden && !st.settings.show_toolbar));
+    const bool two_lines = f.legends && (reduced || (hidden && !lk.set.show_toolbar));
     if (!two_lines && note.empty()) return f;
-    return PrepareFigure(st, qv, size, two_lines ? 2 : 1, note, f.mode);
+    return PrepareFigure(st, lk, qv, size, two_lines ? 2 : 1, note, f.mode);
 }
 
 void PrepareState(FigurePanelState& st, const QuantView& qv) {
@@ -268,8 +279,8 @@ void PrepareState(FigurePanelState& st, const QuantView& qv) {
 
 // The captions under panel i: line one says what a pixel is or that the values are hidden; the legend of a
 // diverging colorbar goes on the next line (or the first when that is free).
-void DrawCaptions(const FigurePanelState& st, const QuantView& qv, const FigureFrame& f, int i, const HeatmapResult& r,
-                  float x) {
+void DrawCaptions(const FigurePanelState& st, const Look& lk, const QuantView& qv, const FigureFrame& f, int i,
+                  const HeatmapResult& r, float x) {
     const float line_h = ImGui::GetTextLineHeight() * 1.1f;
     float y = r.image_max.y + f.l.caption_h * 0.15f / (f.l.caption_h > ImGui::GetTextLineHeight() * 2.0f ? 2.0f : 1.0f);
     const float center = (r.image_min.x + r.image_max.x) * 0.5f;
@@ -278,7 +289,7 @@ void DrawCaptions(const FigurePanelState& st, const QuantView& qv, const FigureF
         const std::string cap = ReductionCaption(hs, i);
         DrawCaptionLine(cap, cap, center, x, f.l.col_w, y);
         y += line_h;
-    } else if (ValuesHidden(st, f, i) && !st.settings.show_toolbar) {
+    } else if (ValuesHidden(lk, f, i) && !lk.set.show_toolbar) {
         DrawCaptionLine(HiddenNote(qv, f, true), HiddenNote(qv, f, false), center, x, f.l.col_w, y);
         y += line_h;
     }
@@ -292,10 +303,10 @@ void DrawCaptions(const FigurePanelState& st, const QuantView& qv, const FigureF
 
 }  // namespace
 
-float FigureAnnotationSize(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
+float FigureAnnotationSize(FigurePanelState& st, const QuantView& qv, ImVec2 size, const FigureLook& look) {
     if (!qv.valid()) return 0.0f;
     PrepareState(st, qv);
-    return PrepareFigure(st, qv, size, 1).annotation;
+    return PrepareFigure(st, Look(st, look), qv, size, 1).annotation;
 }
 
 namespace {
@@ -312,21 +323,22 @@ float NaturalHeatHeight(const FigureLayout& l, const QuantView& qv) {
 
 }  // namespace
 
-float FigurePanelMinHeight(FigurePanelState& st, const QuantView& qv, float width) {
-    const FigureLayout l = ComputeLayout(st, qv, width);
+float FigurePanelMinHeight(FigurePanelState& st, const QuantView& qv, float width, const FigureLook& look) {
+    const FigureLayout l = ComputeLayout(st, Look(st, look), qv, width);
     const float shrink = std::max(0.0f, NaturalHeatHeight(l, qv) - 3.0f * ImGui::GetTextLineHeightWithSpacing());
-    return FigurePanelHeight(st, qv, width) - static_cast<float>(l.rows) * shrink;
+    return FigurePanelHeight(st, qv, width, look) - static_cast<float>(l.rows) * shrink;
 }
 
-float FigurePanelHeight(FigurePanelState& st, const QuantView& qv, float width) {
-    const FigureLayout l = ComputeLayout(st, qv, width);
+float FigurePanelHeight(FigurePanelState& st, const QuantView& qv, float width, const FigureLook& look) {
+    const Look lk(st, look);
+    const FigureLayout l = ComputeLayout(st, lk, qv, width);
     const float base = l.toolbar_h + static_cast<float>(l.rows) * (l.title_h + NaturalHeatHeight(l, qv) + l.caption_h) + l.strip_h +
                        l.pipeline_h;
     if (!qv.valid()) return std::ceil(base);
     // What the frame at that height adds: the toolbar's line saying values are hidden, a caption's second line
     // (a diverging colorbar's legend under a reduction caption). Nothing for an exported figure.
     PrepareState(st, qv);
-    const FigureLayout& t = PrepareFigure(st, qv, ImVec2(width, base)).l;
+    const FigureLayout& t = PrepareFigure(st, lk, qv, ImVec2(width, base)).l;
     const float extra = (t.toolbar_h - l.toolbar_h) + static_cast<float>(t.rows) * (t.caption_h - l.caption_h) + t.legend_h;
     return std::ceil(base + std::max(0.0f, extra));
 }
@@ -356,7 +368,7 @@ PanelTitles MakePanelTitles(const QuantView& qv, float col_w) {
 
 // Draws the four heatmaps with their covers, captions and titles; a click selects (or clears) an element,
 // a hover shows its trace.
-void DrawFigureHeatmaps(FigurePanelState& st, const QuantView& qv, const FigureFrame& f, ImVec2 origin) {
+void DrawFigureHeatmaps(FigurePanelState& st, const Look& lk, const QuantView& qv, const FigureFrame& f, ImVec2 origin) {
     const FigureLayout& l = f.l;
     const std::int64_t cols = qv.data->cols(), slice_n = qv.data->rows() * cols;
     const std::int64_t off = static_cast<std::int64_t>(st.slice) * slice_n;
@@ -382,10 +394,10 @@ void DrawFigureHeatmaps(FigurePanelState& st, const QuantView& qv, const FigureF
         DrawFigureCover(st, i, r, st.view, cols, off, ImVec2(x + l.col_w, r.image_max.y));
         st.annotated_cells[i] = r.annotated;
         st.visible_cells[i] = r.visible;
-        if (st.captions) DrawCaptions(st, qv, f, i, r, x);
+        if (lk.look.captions) DrawCaptions(st, lk, qv, f, i, r, x);
         // The legend also on the colorbar itself.
         const HeatmapStyle& hs = f.ps.styles[i];
-        if (st.colorbar_legends && HasCenteredLegend(hs) && ImGui::IsWindowHovered() &&
+        if (lk.look.colorbar_legends && HasCenteredLegend(hs) && ImGui::IsWindowHovered() &&
             ImGui::IsMouseHoveringRect(ImVec2(r.image_max.x, r.image_min.y), ImVec2(r.image_max.x + hs.colorbar_width, r.image_max.y)))
             ImGui::SetTooltip("%s", CenteredLegend(hs, i, false).c_str());
         DrawPanelTitle(titles.shown[i], r, x, l.col_w, top, l.title_h);
@@ -433,7 +445,7 @@ void FollowBlock(FigurePanelState& st, const QuantView& qv, std::int64_t block) 
 
 }  // namespace
 
-void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
+void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size, const FigureLook& look) {
     ImGui::PushID(&st);
     st.clicked_block = -1;
     if (!qv.valid()) {
@@ -442,16 +454,18 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         return;
     }
     if (size.x <= 0.0f) size.x = ImGui::GetContentRegionAvail().x;
-    if (size.y <= 0.0f) size.y = FigurePanelHeight(st, qv, size.x);
+    if (size.y <= 0.0f) size.y = FigurePanelHeight(st, qv, size.x, look);
     PrepareState(st, qv);
 
+    const Look lk(st, look);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const FigureFrame f = PrepareFigure(st, qv, size);
+    const FigureFrame f = PrepareFigure(st, lk, qv, size);
     const FigureLayout& l = f.l;
     st.used_grid = l.columns == 2;
-    if (st.settings.show_toolbar) DrawFigureToolbar(st, qv, size.x, f.note);
+    if (lk.set.show_toolbar) DrawFigureToolbar(st, qv, size.x, f.note);
+    const Look now(st, look);  // what the toolbar just changed shows from here on
     st.annotation_size = f.annotation;
-    DrawFigureHeatmaps(st, qv, f, origin);
+    DrawFigureHeatmaps(st, now, qv, f, origin);
 
     float images_bottom = origin.y + l.toolbar_h + l.title_h;
     for (const ImVec2& m : st.image_max) images_bottom = std::max(images_bottom, m.y);
@@ -468,7 +482,7 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size) {
         if (block >= 0) FollowBlock(st, qv, block);
         below += l.strip_h;
     }
-    if (st.settings.show_pipeline) DrawFigurePipeline(st, qv, origin.x, below, size.x);
+    if (now.set.show_pipeline) DrawFigurePipeline(st, qv, origin.x, below, size.x);
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);
     ImGui::PopID();

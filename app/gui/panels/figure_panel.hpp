@@ -52,6 +52,30 @@ bool ApplyFigurePanelSetting(FigurePanelSettings& settings, const char* key, con
 // How far the figure's cells may stretch from square unless a presenter asks for more.
 constexpr float kDefaultCellAspect = 1.5f;
 
+// How one drawing of the figure is laid out, chosen by whoever draws it (the window, presenter mode, the
+// exported PNG) and passed with each call: nobody changes the figure's state to get a look of their own, so
+// the user's settings stay the user's.
+struct FigureLook {
+    float max_cell_aspect = kDefaultCellAspect;  // how far cells may stretch from square
+    float annotation_height_share = 0.42f;        // Fill: a printed value at most this share of a cell's height
+    // How printed values are sized (heatmap.hpp): the window prints them at its font size or says they are
+    // hidden; the exported figure and presenter mode let them fill big cells.
+    AnnotationRule annotation_rule = AnnotationRule::FontSize;
+    float annotation_min_px = 0.0f;  // Fill only: the smallest printed size (0: the heatmap's floor)
+    bool captions = true;            // a caption row ("1 px = mean of ...") under each image
+    // Decorations of the window that an exported figure leaves out (the render goldens pin its pixels):
+    // per-channel / group blocks outlined and alternately tinted, and the strip of their s and z under the
+    // images; the one-line legend under a diverging colorbar.
+    bool block_outlines = true;
+    bool block_strip = true;
+    bool colorbar_legends = true;
+    // This drawing's answers to the user's settings, which it leaves as they are: no toolbar (false), the
+    // selected element's pipeline always (true), and a layout other than the settings' (not Auto).
+    bool toolbar = true;
+    bool force_pipeline = false;
+    FigureLayoutMode layout = FigureLayoutMode::Auto;
+};
+
 enum FigureHeatmap : int { kOriginal = 0, kQuantized = 1, kDequantized = 2, kError = 3 };
 
 struct FigurePanelState {
@@ -77,26 +101,10 @@ struct FigurePanelState {
     double orig_lo = 0, orig_hi = 0, deq_lo = 0, deq_hi = 0, err_hi = 0;
     // Where the last frame put each heatmap's image (screen coordinates): for tests and exported layouts.
     std::array<ImVec2, 4> image_min{}, image_max{};
-    // Layout knobs a presenter turns (not settings: they last while it draws): how far cells may stretch from
-    // square, and whether a row of caption ("1 px = mean of ...") is kept under each image.
-    float max_cell_aspect = kDefaultCellAspect;
-    static constexpr float kDefaultAnnotationShare = 0.42f;
-    float annotation_height_share = kDefaultAnnotationShare;  // a presenter lets printed values fill more of a cell
-    bool captions = true;
     // A lesson's "predict, then reveal" (figure_cover.hpp): panels covered (by FigureHeatmap), and one cell whose
     // code, r' and error are covered, until R reveals them; the tooltip and the pipeline keep the secret too.
     std::array<bool, 4> covered{};
     std::int64_t covered_code = -1;  // flat index, -1: none
-    // How printed values are sized (heatmap.hpp): the window prints them at its font size or says they are
-    // hidden; the exported figure (figure_png) and presenter mode let them fill big cells.
-    AnnotationRule annotation_rule = AnnotationRule::FontSize;
-    float annotation_min_px = 0.0f;  // Fill only: the smallest printed size (0: the heatmap's floor)
-    // Decorations of the window that an exported figure leaves out (the render goldens pin its pixels):
-    // per-channel / group blocks outlined and alternately tinted, and the strip of their s and z under the
-    // images; the one-line legend under a diverging colorbar.
-    bool block_outlines = true;
-    bool block_strip = true;
-    bool colorbar_legends = true;
 
     // [Out] the size the cell values were printed at last frame (one size for the four panels); 0: hidden,
     // because they do not fit at the current text size (or annotate is off).
@@ -105,7 +113,6 @@ struct FigurePanelState {
     // that fits is printed"), and whether the row / grid decision gave the grid.
     std::array<std::int64_t, 4> annotated_cells{}, visible_cells{};
     bool used_grid = false;
-    float presenter_text_scale = 1.0f;  // [Out] how far presenter mode shrank the text around the figure
     // [Out] the colorbars' one legend under the images last frame, when there are no caption rows to give each
     // bar its own (presenter mode); empty: none drawn.
     std::string colorbar_legend;
@@ -113,19 +120,19 @@ struct FigurePanelState {
     std::int64_t clicked_block = -1;
 };
 
-// Draws the figure in a `size` rectangle at the cursor (size.y <= 0: the height FigurePanelHeight gives).
-// Hover a cell for its pipeline in a tooltip; click to select it (outlined in all four panels).
-void DrawFigurePanel(FigurePanelState& state, const QuantView& view, ImVec2 size);
+// Draws the figure in a `size` rectangle at the cursor (size.y <= 0: the height FigurePanelHeight gives), laid
+// out as `look` says. Hover a cell for its pipeline in a tooltip; click to select it (outlined in all four panels).
+void DrawFigurePanel(FigurePanelState& state, const QuantView& view, ImVec2 size, const FigureLook& look = {});
 
-// The size the cell values would be printed at if the figure were drawn now in `size` (0: hidden), for a
-// caller choosing between layouts or text sizes (presenter mode). Draws nothing.
-float FigureAnnotationSize(FigurePanelState& state, const QuantView& view, ImVec2 size);
+// The size the cell values would be printed at if the figure were drawn now in `size` with `look` (0: hidden),
+// for a caller choosing between layouts or text sizes (presenter mode). Draws nothing.
+float FigureAnnotationSize(FigurePanelState& state, const QuantView& view, ImVec2 size, const FigureLook& look = {});
 
 // A height that gives square-ish heatmaps for this width, with titles, toolbar and pipeline, for the current
 // font: what the PNG export uses.
-float FigurePanelHeight(FigurePanelState& state, const QuantView& view, float width);
+float FigurePanelHeight(FigurePanelState& state, const QuantView& view, float width, const FigureLook& look = {});
 // The least height that leaves the heatmaps about three lines of text tall beside the toolbar, titles,
 // captions, block strip and the selected element's pipeline (less would draw them over what follows).
-float FigurePanelMinHeight(FigurePanelState& state, const QuantView& view, float width);
+float FigurePanelMinHeight(FigurePanelState& state, const QuantView& view, float width, const FigureLook& look = {});
 
 }  // namespace qs::gui

@@ -54,7 +54,7 @@ int DecimalsFor(double max_abs) {
 
 }  // namespace
 
-PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool white_readable) {
+PanelStyles MakeStyles(const FigurePanelState& st, const FigureLook& look, const QuantView& qv, bool white_readable) {
     const FigurePanelSettings& set = st.settings;
     std::int32_t code_lo = 0, code_hi = 0;
     code_range(*qv.config, code_lo, code_hi);  // int<N>: [q_min, q_max]; a format: its codes' range
@@ -66,18 +66,18 @@ PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool whi
     }
     PanelStyles p;
     BlockGrid blocks;
-    if (st.block_outlines && qv.params->block_count > 1) {
+    if (look.block_outlines && qv.params->block_count > 1) {
         blocks.offset = static_cast<std::int64_t>(st.slice) * qv.data->rows() * qv.data->cols();
         blocks.stride = qv.params->block_stride;
         blocks.count = qv.params->block_count;
     }
     for (HeatmapStyle& s : p.styles) {
-        s.max_cell_aspect = st.max_cell_aspect;
-        s.annotation_height_share = st.annotation_height_share;
+        s.max_cell_aspect = look.max_cell_aspect;
+        s.annotation_height_share = look.annotation_height_share;
         s.annotate = set.annotate;
         s.annotation_font = st.annotation_font;
-        s.annotation_rule = st.annotation_rule;
-        s.annotation_min_px = st.annotation_min_px;
+        s.annotation_rule = look.annotation_rule;
+        s.annotation_min_px = look.annotation_min_px;
         s.blocks = blocks;
     }
     HeatmapStyle& o = p.styles[kOriginal];

@@ -19,9 +19,9 @@ struct PanelStyles {
 // Refreshes the state's color ranges: the original's per tensor, the dequantized and error per generation.
 void UpdateRanges(FigurePanelState& st, const QuantView& qv);
 
-// The four panels' styles. `white_readable`: the lesson look may draw original and error white (their
-// values are printed).
-PanelStyles MakeStyles(const FigurePanelState& st, const QuantView& qv, bool white_readable);
+// The four panels' styles for a drawing with `look`. `white_readable`: the lesson look may draw original and
+// error white (their values are printed).
+PanelStyles MakeStyles(const FigurePanelState& st, const FigureLook& look, const QuantView& qv, bool white_readable);
 
 // A diverging colorbar with a centre (0, or z for codes) stretches each side to its own extreme: the ticks of
 // the two sides are not evenly spaced, and its legend says why ("centred on 0: each side scaled to its extreme").

@@ -289,13 +289,13 @@ void FinishFormats(FormatsPanelState& st, const QuantView& qv, const std::shared
     if (std::optional<FormatsPanelState::Table> t = st.task.take()) st.shown = std::move(*t);
 }
 
-FormatsClick DrawFormatsPanel(FormatsPanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data) {
-    FormatsClick click;
+void DrawFormatsPanel(FormatsPanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data,
+                      Intents& out) {
     ImGui::PushID(&st);
     if (!qv.valid() || !data || data.get() != qv.data) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();
-        return click;
+        return;
     }
     // A new tensor starts a new table; the settings do not (every row has its own).
     const TensorKey key = TensorKeyOf(qv);
@@ -339,12 +339,8 @@ FormatsClick DrawFormatsPanel(FormatsPanelState& st, const QuantView& qv, const 
     current_row.metrics = qv.metrics();
     const int point_click = DrawFormatsChart(st, chart_size, bits, comparable_sqnr_db(current_row), SettingsSummary(*qv.config));
     const int chosen = point_click >= 0 ? point_click : row_click;
-    if (chosen >= 0) {
-        click.requested = true;
-        click.config = st.sorted[static_cast<std::size_t>(chosen)].config;
-    }
+    if (chosen >= 0) out.push(PickConfigIntent{st.sorted[static_cast<std::size_t>(chosen)].config, true});
     ImGui::PopID();
-    return click;
 }
 
 }  // namespace qs::gui

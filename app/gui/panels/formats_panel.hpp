@@ -18,15 +18,11 @@
 #include "gui/document/quant_view.hpp"
 #include "gui/document/task.hpp"
 #include "gui/document/tensor_data.hpp"
+#include "gui/panels/intents.hpp"
 #include "quantscope/config.hpp"
 #include "quantscope/format_table.hpp"
 
 namespace qs::gui {
-
-struct FormatsClick {
-    bool requested = false;  // a point or a row was clicked this frame
-    QuantConfig config;      // its configuration (what its numbers were computed with)
-};
 
 struct FormatsPanelState {
     // [Internal state]
@@ -60,8 +56,10 @@ struct FormatsPanelState {
 };
 
 // Contents only; fills the available region. `data` is the shared owner of view.data (the table reads it
-// on a worker thread).
-FormatsClick DrawFormatsPanel(FormatsPanelState& state, const QuantView& view, const std::shared_ptr<const TensorData>& data);
+// on a worker thread). A point or a row clicked asks for its configuration (what its numbers were computed
+// with) as a checked PickConfigIntent.
+void DrawFormatsPanel(FormatsPanelState& state, const QuantView& view, const std::shared_ptr<const TensorData>& data,
+                      Intents& out);
 
 bool FormatsBusy(const FormatsPanelState& state);
 // The tab is hidden: stop computing (the rows so far are kept; the rest is computed when it is shown again).

@@ -4,11 +4,11 @@
 
 namespace qs::gui {
 
-bool Intents::apply_config(const Document& doc, const QuantConfig& requested, bool continuous, std::string* message) {
+bool CheckedConfig(const Document& doc, const QuantConfig& requested, QuantConfig& next, std::string* message) {
     if (!doc.data) return false;
     // A control that changes anything but the naive recipe's norm leaves the recipe (a scale slider, the
     // type, unticking the naive cast): its formula applies only as the recipe set it.
-    QuantConfig next = requested;
+    next = requested;
     if (next.naive_norm == doc.config.naive_norm && next != doc.config) next.naive_norm = 0;
     try {
         check_config(next, doc.data->shape());
@@ -17,6 +17,12 @@ bool Intents::apply_config(const Document& doc, const QuantConfig& requested, bo
         return false;
     }
     if (message) message->clear();
+    return true;
+}
+
+bool Intents::apply_config(const Document& doc, const QuantConfig& requested, bool continuous, std::string* message) {
+    QuantConfig next;
+    if (!CheckedConfig(doc, requested, next, message)) return false;
     push(ApplyConfigIntent{next, continuous});
     return true;
 }

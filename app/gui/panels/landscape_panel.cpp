@@ -14,6 +14,13 @@
 namespace qs::gui {
 namespace {
 
+// A click on the map (a point of the curve) this frame: the (s, z) it asks for.
+struct LandscapeClick {
+    bool requested = false;
+    double scale = 1.0;
+    std::int32_t zero_point = 0;
+};
+
 // What the worker needs, copied on the UI thread.
 struct Request {
     std::shared_ptr<const TensorData> data;
@@ -417,13 +424,14 @@ void FinishLandscape(LandscapePanelState& st) {
     }
 }
 
-LandscapeClick DrawLandscapePanel(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data) {
+void DrawLandscapePanel(LandscapePanelState& st, const QuantView& qv, const std::shared_ptr<const TensorData>& data,
+                        Intents& out) {
     LandscapeClick click;
     ImGui::PushID(&st);
     if (!qv.valid() || !data || data.get() != qv.data) {
         ImGui::TextDisabled("No result yet.");
         ImGui::PopID();
-        return click;
+        return;
     }
     const bool curve = qv.config->mode == Mode::Symmetric;
     if (NeedsRequest(st, qv, curve)) StartRequest(st, qv, data, curve);
@@ -440,7 +448,7 @@ LandscapeClick DrawLandscapePanel(LandscapePanelState& st, const QuantView& qv, 
         click = curve ? DrawCurve(st, qv, region) : DrawMap(st, qv, region);
     }
     ImGui::PopID();
-    return click;
+    if (click.requested) out.push(PickManualIntent{click.scale, click.zero_point});
 }
 
 }  // namespace qs::gui

@@ -19,6 +19,7 @@
 #include "gui/document/task.hpp"
 #include "gui/platform/gl_texture.hpp"
 #include "gui/document/quant_view.hpp"
+#include "gui/panels/intents.hpp"
 #include "quantscope/config.hpp"
 #include "quantscope/landscape.hpp"
 #include "quantscope/tensor.hpp"
@@ -31,12 +32,6 @@ using qs::kCurveFine;
 using qs::kLandscapeCoarse;
 using qs::kLandscapeFine;
 using qs::LandscapeResult;
-
-struct LandscapeClick {
-    bool requested = false;  // the user clicked a cell (a point of the curve) this frame
-    double scale = 1.0;
-    std::int32_t zero_point = 0;
-};
 
 struct LandscapePanelState {
     // [Internal state]
@@ -57,11 +52,12 @@ struct LandscapePanelState {
 };
 
 // Contents only: fills the available width (height: the region left, at least a few lines). `data` is the
-// shared owner of view.data (the background work keeps it alive). Returns the (s, z) a click asked for. A
+// shared owner of view.data (the background work keeps it alive). A click on a cell (a point of the curve) asks
+// for its (s, z) as a PickManualIntent. A
 // tensor read from its file's mapping gets the same passes on its stored type: the sampled maps in about a
 // second, the exact one after minutes for a billion elements (the status line says how long is left).
-LandscapeClick DrawLandscapePanel(LandscapePanelState& state, const QuantView& view,
-                                  const std::shared_ptr<const TensorData>& data);
+void DrawLandscapePanel(LandscapePanelState& state, const QuantView& view, const std::shared_ptr<const TensorData>& data,
+                        Intents& out);
 
 // Stops a running request (e.g. when the panel's tab is hidden, so that a big tensor's exact map does not keep
 // the cores busy); the next draw starts it again. What is shown stays.

@@ -71,40 +71,50 @@ constexpr float kMinChromePx = 13.0f;
 
 struct PresenterChoice {
     float scale = 1.0f;
-    FigureLayoutMode layout = FigureLayoutMode::Row;
+    FigureLook look;  // the figure's look for a projector, with the layout chosen
     float score = 0.0f;
-    bool captions = true;
 };
+
+// The figure's look for a projector: cells that stretch for their values, big text in a cell with a small
+// margin (a projector's rows are few), no toolbar, the followed element's pipeline always. The caption row says
+// what a pixel stands for: only a big tensor, reduced to fit, needs it (the colorbars' legends are then in their
+// tooltips: a projector's rows are better spent on the values).
+FigureLook PresenterLook(const QuantView& view) {
+    FigureLook look;
+    look.max_cell_aspect = kPresenterCellAspect;
+    look.annotation_height_share = 0.7f;
+    look.annotation_rule = AnnotationRule::Fill;
+    look.annotation_min_px = kPresenterMinValuePx;
+    look.toolbar = false;
+    look.force_pipeline = true;
+    look.captions = view.data->rows() > kCaptionlessCells || view.data->cols() > kCaptionlessCells;
+    return look;
+}
 
 // The text scale and layout that print the values biggest while the text around them stays as big as it
 // can: the largest min(value size, text size); a tie keeps the larger text. Score 0: the values fit nowhere.
-PresenterChoice BestScale(FigurePanelState& figure, const QuantView& view, const std::string& summary, ImVec2 size,
-                          bool captions) {
+PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView& view, const std::string& summary,
+                                      ImVec2 size) {
     const float font = ImGui::GetFontSize();
+    const FigureLook presenter = PresenterLook(view);
     PresenterChoice best;
-    best.layout = UsesGrid(view, summary, size) ? FigureLayoutMode::Grid : FigureLayoutMode::Row;
-    figure.captions = captions;
+    best.look = presenter;
+    best.look.captions = true;  // where no layout prints the values, the caption rows stay
+    best.look.layout = UsesGrid(view, summary, size) ? FigureLayoutMode::Grid : FigureLayoutMode::Row;
     for (float scale : kChromeScales) {
         if (scale < 1.0f && font * scale < kMinChromePx) break;
         ImGui::SetWindowFontScale(scale);
         const ImVec2 area(size.x, std::max(size.y - MetricsHeight(summary, size.x), 1.0f));
         for (FigureLayoutMode layout : {FigureLayoutMode::Grid, FigureLayoutMode::Row}) {
-            figure.settings.layout = layout;
-            const float ann = FigureAnnotationSize(figure, view, area);
+            FigureLook look = presenter;
+            look.layout = layout;
+            const float ann = FigureAnnotationSize(figure, view, area, look);
             const float score = ann >= kPresenterMinValuePx ? std::min(ann, font * scale) : 0.0f;
-            if (score > best.score * 1.1f + 0.5f) best = PresenterChoice{scale, layout, score, captions};
+            if (score > best.score * 1.1f + 0.5f) best = PresenterChoice{scale, look, score};
         }
     }
     ImGui::SetWindowFontScale(1.0f);
     return best;
-}
-
-// The caption row says what a pixel stands for: only a big tensor, reduced to fit, needs it (the colorbars'
-// legends are then in their tooltips: a projector's rows are better spent on the values).
-PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView& view, const std::string& summary,
-                                      ImVec2 size) {
-    const bool big = view.data->rows() > kCaptionlessCells || view.data->cols() > kCaptionlessCells;
-    return BestScale(figure, view, summary, size, big);
 }
 
 }  // namespace
@@ -114,27 +124,12 @@ void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, cons
         ImGui::TextDisabled("Nothing to show yet: load or generate a tensor (F5 leaves presenter mode).");
         return;
     }
-    const FigurePanelSettings saved = figure.settings;
-    figure.max_cell_aspect = kPresenterCellAspect;
-    figure.annotation_height_share = 0.7f;  // big text in a cell with a small margin: a projector's rows are few
-    figure.annotation_rule = AnnotationRule::Fill;
-    figure.annotation_min_px = kPresenterMinValuePx;
-    figure.settings.show_toolbar = false;
-    figure.settings.show_pipeline = true;
     const std::string& summary = CachedSummary(state, view);
     const PresenterChoice choice = ChoosePresenterLayout(figure, view, summary, size);
-    figure.settings.layout = choice.layout;
-    figure.captions = choice.captions;
     ImGui::SetWindowFontScale(choice.scale);
     const float figure_h = std::max(size.y - MetricsHeight(summary, size.x), 1.0f);
-    DrawFigurePanel(figure, view, ImVec2(size.x, figure_h));
-    figure.settings = saved;
-    figure.max_cell_aspect = kDefaultCellAspect;
-    figure.annotation_height_share = FigurePanelState::kDefaultAnnotationShare;
-    figure.annotation_rule = AnnotationRule::FontSize;
-    figure.annotation_min_px = 0.0f;
-    figure.captions = true;
-    figure.presenter_text_scale = choice.scale;
+    DrawFigurePanel(figure, view, ImVec2(size.x, figure_h), choice.look);
+    state.text_scale = choice.scale;
     // Items wrap as wholes (ImGui's wrap would split "1.57297" at its dot); the per-block lists are items of
     // their own, and one still wider than the screen is shortened at a word (the normal layout's metrics
     // table has them whole).

@@ -20,13 +20,14 @@ struct PresenterViewState {
     const ImFont* font = nullptr;  // the text's symbols (a real minus sign) depend on the font
     std::string summary;
     int builds = 0;                // how many times it was made (for a test)
+    float text_scale = 1.0f;       // [Out] how far the text around the figure was shrunk last frame
 };
 
 // Whether the four panels get bigger cells as a 2x2 grid than as a row, in a `size` area.
 bool PresenterUsesGrid(const QuantView& view, ImVec2 size);
 
-// The presenter's contents in `size` (inside any window). The figure's own settings (grid, toolbar) are the
-// user's again afterwards: presenter mode overrides them only while it draws.
+// The presenter's contents in `size` (inside any window): `figure` (its zoom, selection and caches) drawn with
+// the presenter's own look (FigureLook); its settings and the window's look of it are not touched.
 void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, const QuantView& view, ImVec2 size);
 
 }  // namespace qs::gui

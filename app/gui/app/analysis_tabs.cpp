@@ -1,0 +1,143 @@
+#include "gui/app/analysis_tabs.hpp"
+
+#include <imgui.h>
+
+#include "gui/app/app_state.hpp"
+#include "gui/app/main_window.hpp"
+#include "gui/document/stopwatch.hpp"
+#include "gui/panels/figure_cover.hpp"
+
+namespace qs::gui {
+namespace {
+
+AnalysisTabSpec Histograms() {
+    AnalysisTabSpec t;
+    t.title = "Histograms";
+    t.word = "histograms";
+    t.draw = [](AppState& app, Frame& frame, const QuantView& view) {
+        app.histogram.follow_element = app.figure.selected;
+        const Stopwatch clock;
+        DrawHistogramPanel(app.histogram, view, app.doc.shown_data);
+        frame.histogram_ms = clock.ms();
+    };
+    t.hidden = [](AppState& app) { SuspendHistogram(app.histogram); };
+    t.beside_metrics = true;
+    t.session = "histogram";
+    t.fields = {BoolField("log_counts", [](auto& app) -> auto& { return app.histogram.log_counts; })};
+    return t;
+}
+
+// Drawn (and computed, in the background) only while its tab is open.
+AnalysisTabSpec Landscape() {
+    AnalysisTabSpec t;
+    t.title = "Error landscape";
+    t.word = "landscape";
+    t.draw = [](AppState& app, Frame&, const QuantView& view) {
+        DrawLandscapePanel(app.landscape, view, app.doc.shown_data, app.intents);
+    };
+    // A hidden landscape stops computing (a big tensor's exact map is seconds of both cores).
+    t.hidden = [](AppState& app) { SuspendLandscape(app.landscape); };
+    return t;
+}
+
+AnalysisTabSpec Calibrators() {
+    AnalysisTabSpec t;
+    t.title = "Calibrators";
+    t.word = "calibrators";
+    t.draw = [](AppState& app, Frame&, const QuantView& view) {
+        DrawCalibrationPanel(app.calibration, view, app.doc.shown_data, app.intents);
+    };
+    return t;
+}
+
+AnalysisTabSpec Compare() {
+    AnalysisTabSpec t;
+    t.title = "Compare";
+    t.word = "compare";
+    t.draw = [](AppState& app, Frame&, const QuantView& view) { DrawComparePanel(app.compare, view, app.doc.shown_data); };
+    return t;
+}
+
+AnalysisTabSpec Bits() {
+    AnalysisTabSpec t;
+    t.title = "Bits";
+    t.word = "bits";
+    t.draw = [](AppState& app, Frame&, const QuantView& view) {
+        const std::int64_t selected = app.figure.selected;
+        DrawBitsPanel(app.bits, view, selected, selected >= 0 && FigureHidesPipeline(app.figure, selected), app.intents);
+    };
+    return t;
+}
+
+AnalysisTabSpec Formats() {
+    AnalysisTabSpec t;
+    t.title = "Formats";
+    t.word = "formats";
+    t.draw = [](AppState& app, Frame&, const QuantView& view) {
+        DrawFormatsPanel(app.formats, view, app.doc.shown_data, app.intents);
+    };
+    t.hidden = [](AppState& app) { SuspendFormats(app.formats); };
+    return t;
+}
+
+AnalysisTabSpec Model() {
+    AnalysisTabSpec t;
+    t.title = "Model";
+    t.word = "model";
+    t.draw = [](AppState& app, Frame&, const QuantView&) {
+        // Swept when first shown, with the current settings (reading a whole checkpoint is not free).
+        if (app.model.checkpoint && !app.model.started) StartModelSweep(app.model, app.doc.config);
+        DrawModelPanel(app.model, app.doc.config, app.intents);
+    };
+    return t;
+}
+
+// The layer lab in place of the figure and the analysis area (it draws W, the current tensor, itself).
+AnalysisTabSpec Layer() {
+    AnalysisTabSpec t;
+    t.title = "Layer lab";
+    t.word = "layer";
+    t.draw = [](AppState& app, Frame&, const QuantView& view) {
+        ImGui::TextUnformatted("Layer lab: the current tensor as W of y = x W^T");
+        ImGui::SameLine();
+        if (ImGui::SmallButton("Back to the figure")) app.layer_view = false;
+        DrawLayerPanel(app.layer, view, app.doc.shown_floats());
+    };
+    t.shown = &AppState::layer_view;
+    t.menu = "Layer lab: from weight error to output error";
+    return t;
+}
+
+}  // namespace
+
+const std::vector<AnalysisTabSpec>& AnalysisTabs() {
+    // One line a tab, in the tab bar's order; the views that replace the figure last.
+    static const std::vector<AnalysisTabSpec> tabs = {
+        Histograms(),
+        Landscape(),
+        Calibrators(),
+        Compare(),
+        Bits(),
+        Formats(),
+        Model(),
+        Layer(),
+    };
+    return tabs;
+}
+
+int AnalysisTabIndex(const std::string& word) {
+    const std::vector<AnalysisTabSpec>& tabs = AnalysisTabs();
+    for (std::size_t i = 0; i < tabs.size(); ++i)
+        if (word == tabs[i].word) return static_cast<int>(i);
+    return -1;
+}
+
+std::string AnalysisTabWords() {
+    const std::vector<AnalysisTabSpec>& tabs = AnalysisTabs();
+    std::string out;
+    for (std::size_t i = 0; i < tabs.size(); ++i)
+        out += std::string(i == 0 ? "" : i + 1 == tabs.size() ? " or " : ", ") + tabs[i].word;
+    return out;
+}
+
+}  // namespace qs::gui
