@@ -2,13 +2,14 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <regex>
+#include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/json_writer.hpp"
+#include "quantscope/name_filter.hpp"
 #include "quantscope/sweep.hpp"
 #include "quantscope/text.hpp"
 
@@ -97,13 +98,14 @@ int run_sweep(const std::vector<std::string>& args) {
             return adjusted;
         };
     if (const std::string* pattern = parsed.get("--filter")) {
-        std::shared_ptr<std::regex> regex;
+        // Not std::regex: it backtracks and recurses, so a long name or a nested pattern crashed or hung it.
+        std::shared_ptr<const NameFilter> filter;
         try {
-            regex = std::make_shared<std::regex>(*pattern, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
+            filter = std::make_shared<const NameFilter>(*pattern);
+        } catch (const Error& e) {
             throw Error("--filter: " + quoted_text(*pattern) + " is not a valid regular expression (" + e.what() + ")");
         }
-        settings.keep = [regex](const std::string& name) { return std::regex_search(name, *regex); };
+        settings.keep = [filter](const std::string& name) { return filter->search(name); };
     }
 
     // Every header and the index are checked before the first row is printed.
