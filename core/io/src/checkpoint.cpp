@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
@@ -40,6 +42,7 @@ CheckpointIndex read_checkpoint_index(const std::string& path) {
     if (map == nullptr || !map->is_object()) throw Error(where + ": no \"weight_map\" object (not a checkpoint index)");
     if (map->members.empty()) throw Error(where + ": the \"weight_map\" is empty");
     CheckpointIndex index;
+    std::unordered_set<std::string_view> shards;  // a set, not a search of index.shards: 100k shards were quadratic
     for (const auto& [tensor, shard] : map->members) {
         if (!shard.is_string())
             throw Error(where + ": \"weight_map\" entry " + quoted_text(tensor) + " is a " + json_type_name(shard.type) +
@@ -47,8 +50,7 @@ CheckpointIndex read_checkpoint_index(const std::string& path) {
         if (!plain_file_name(shard.text))
             throw Error(where + ": shard " + quoted_text(shard.text) + " of " + quoted_text(tensor) +
                         " is not a file name in the index's folder");
-        if (std::find(index.shards.begin(), index.shards.end(), shard.text) == index.shards.end())
-            index.shards.push_back(shard.text);
+        if (shards.insert(shard.text).second) index.shards.push_back(shard.text);
         index.weight_map.emplace_back(tensor, shard.text);
     }
     return index;
@@ -77,11 +79,10 @@ Checkpoint open_checkpoint(const std::string& path) {
     }
     const CheckpointIndex index = read_checkpoint_index(path);
     const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    std::unordered_map<std::string_view, std::size_t> shard_number;  // file name → index into index.shards
+    for (std::size_t s = 0; s < index.shards.size(); ++s) shard_number.emplace(index.shards[s], s);
     std::unordered_map<std::string, std::size_t> shard_of_tensor;  // as the index says
-    for (const auto& [tensor, shard] : index.weight_map) {
-        const auto at = std::find(index.shards.begin(), index.shards.end(), shard) - index.shards.begin();
-        shard_of_tensor.emplace(tensor, static_cast<std::size_t>(at));
-    }
+    for (const auto& [tensor, shard] : index.weight_map) shard_of_tensor.emplace(tensor, shard_number.at(shard));
     std::unordered_map<std::string, std::size_t> found;  // tensor → shard whose header holds it
     for (std::size_t s = 0; s < index.shards.size(); ++s) {
         const std::string shard_path = (folder / index.shards[s]).string();

@@ -138,6 +138,11 @@ void SafetensorsFile::parse() {
         entries_.push_back(std::move(entry));
     }
 
+    by_name_.resize(entries_.size());
+    for (std::size_t i = 0; i < entries_.size(); ++i) by_name_[i] = static_cast<std::uint32_t>(i);
+    std::sort(by_name_.begin(), by_name_.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return entries_[a].name < entries_[b].name; });
+
     // Overlapping tensors would alias each other's bytes: a malformed (or malicious) file.
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < entries_.size(); ++i) {
@@ -156,6 +161,12 @@ void SafetensorsFile::parse() {
     }
 }
 
+const SafetensorsEntry* SafetensorsFile::find(const std::string& tensor_name) const {
+    const auto at = std::lower_bound(by_name_.begin(), by_name_.end(), tensor_name,
+                                     [&](std::uint32_t i, const std::string& name) { return entries_[i].name < name; });
+    return at != by_name_.end() && entries_[*at].name == tensor_name ? &entries_[*at] : nullptr;
+}
+
 std::string SafetensorsFile::names_for_message() const {
     // A few short names keep the message one readable line, however many tensors and however long their names.
     constexpr std::size_t kShown = 6, kNameChars = 40;
@@ -168,9 +179,8 @@ std::string SafetensorsFile::names_for_message() const {
 
 TensorView SafetensorsFile::view(const std::string& tensor_name, std::string* folding) const {
     if (folding != nullptr) folding->clear();
-    const auto found = std::find_if(entries_.begin(), entries_.end(),
-                                    [&](const SafetensorsEntry& e) { return e.name == tensor_name; });
-    if (found == entries_.end()) {
+    const SafetensorsEntry* found = find(tensor_name);
+    if (found == nullptr) {
         throw Error(printable(name_) + ": no tensor named " + quoted_text(tensor_name) +
                     (entries_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names_for_message() + ")"));
     }
@@ -200,8 +210,7 @@ TensorView SafetensorsFile::view(const std::string& tensor_name, std::string* fo
 
 Tensor SafetensorsFile::read(const std::string& tensor_name, std::string* folding) const {
     const TensorView v = view(tensor_name, folding);
-    const SafetensorsEntry& entry = *std::find_if(entries_.begin(), entries_.end(),
-                                                  [&](const SafetensorsEntry& e) { return e.name == tensor_name; });
+    const SafetensorsEntry& entry = *find(tensor_name);  // view() found it
     file_.will_read(data_start_ + static_cast<std::size_t>(entry.begin), static_cast<std::size_t>(entry.end - entry.begin));
     return materialize(v);
 }

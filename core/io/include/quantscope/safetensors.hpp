@@ -64,6 +64,9 @@ public:
 
 private:
     void parse();
+    // The entry named `tensor_name`, or nullptr: a binary search of by_name_ (a sweep asks once per tensor,
+    // so a linear search made 100k tensors quadratic).
+    const SafetensorsEntry* find(const std::string& tensor_name) const;
 
     MappedFile file_;                   // empty when reading caller-owned memory
     const std::uint8_t* data_ = nullptr;
@@ -71,6 +74,7 @@ private:
     std::string name_;
     std::size_t data_start_ = 0;        // 8 + N
     std::vector<SafetensorsEntry> entries_;
+    std::vector<std::uint32_t> by_name_;  // indices into entries_ sorted by name (names are unique)
     std::vector<std::pair<std::string, std::string>> metadata_;
 };
 
