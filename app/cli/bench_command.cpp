@@ -21,6 +21,7 @@
 #include "quantscope/text.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/random.hpp"
+#include "quantscope/tensor_io.hpp"
 
 namespace qs::cli {
 const char* const kBenchHelp =
@@ -121,6 +122,9 @@ int run_bench(const std::vector<std::string>& args) {
     const Shape large = parse_shape(parsed.get("--large-shape") ? *parsed.get("--large-shape") : "128256x4096",
                                     kMaxViewElements);
     if (const std::string* path = parsed.get("--make-large")) {
+        // What it writes is a .safetensors file: another name is a slip (a device, the wrong argument).
+        if (lower_extension(*path) != ".safetensors")
+            throw Error("--make-large: " + quoted_text(*path) + " is not a .safetensors file name");
         write_large_tensor(*path, large, 1);
         return 0;
     }

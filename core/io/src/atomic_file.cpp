@@ -3,12 +3,14 @@
 #include "quantscope/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstring>
 #include <utility>
@@ -50,6 +52,81 @@ std::string random_temp_name() {
     return name;
 }
 
+// ---- Temporaries in flight, removed when SIGINT, SIGTERM or SIGHUP ends the program mid-write ----
+// A fixed table the handler can read without locks or allocation: a slot holds the temporary's folder
+// descriptor (kFree when unused, kClaimed while being filled) and its name (".qs-" and 8 characters).
+constexpr int kFree = -1, kClaimed = -2;
+constexpr std::size_t kTempSlots = 64;  // writers alive at once; more are not cleaned up by the handler
+struct TempSlot {
+    std::atomic<int> dir_fd{kFree};
+    char name[16] = {};
+};
+TempSlot g_temp_slots[kTempSlots];
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void remove_temporaries_and_die(int sig) {
+    const int saved_errno = errno;
+    for (TempSlot& slot : g_temp_slots) {
+        const int dir_fd = slot.dir_fd.load(std::memory_order_acquire);
+        if (dir_fd >= 0) ::unlinkat(dir_fd, slot.name, 0);  // async-signal-safe, as are the calls below
+    }
+    // The program then ends as the signal would have ended it (the parent shell sees 130, 143, ...).
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);  // delivered when this handler returns: the signal is blocked until then
+    errno = saved_errno;
+}
+
+// The handler goes only where nothing else handles the signal (the window's own stop handler stays; it ends
+// the program through the writers' destructors, which remove their temporaries themselves).
+void install_cleanup_handlers() {
+    for (const int sig : kCleanupSignals) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+        struct sigaction now {};
+        now.sa_handler = remove_temporaries_and_die;
+        sigemptyset(&now.sa_mask);
+        for (const int other : kCleanupSignals) sigaddset(&now.sa_mask, other);  // one handler run at a time
+        ::sigaction(sig, &now, nullptr);
+    }
+}
+
+// A slot now names `name` in `dir_fd` (unless the table is full). A writer's folder descriptor is its own, so
+// it finds its slot again by that descriptor.
+void register_temporary(int dir_fd, const std::string& name) {
+    if (name.size() >= sizeof(TempSlot::name)) return;
+    for (TempSlot& slot : g_temp_slots) {
+        int expected = kFree;
+        if (!slot.dir_fd.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) continue;
+        std::memcpy(slot.name, name.c_str(), name.size() + 1);
+        slot.dir_fd.store(dir_fd, std::memory_order_release);
+        return;
+    }
+}
+
+void unregister_temporary(int dir_fd) {
+    for (TempSlot& slot : g_temp_slots) {
+        int expected = dir_fd;
+        if (slot.dir_fd.compare_exchange_strong(expected, kFree, std::memory_order_acq_rel)) return;
+    }
+}
+
+// What the constructor refuses at the target before any work: a directory (EISDIR); a FIFO, device, socket
+// or symbolic link, which the rename would replace by a regular file (as root, `--make-large /dev/full` did);
+// a regular file that is read-only (the rename would replace it regardless, as root even at mode 0444).
+// Returns the reason, empty when the target is missing or a writable regular file.
+std::string target_refusal(int dir_fd, const std::string& name) {
+    struct stat st {};
+    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return {};
+    if (S_ISDIR(st.st_mode)) return std::strerror(EISDIR);
+    if (S_ISLNK(st.st_mode)) return "it is a symbolic link, not a regular file";
+    if (S_ISFIFO(st.st_mode)) return "it is a FIFO, not a regular file";
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "it is a device, not a regular file";
+    if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+    if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0) return "it is read-only";
+    if (::faccessat(dir_fd, name.c_str(), W_OK, AT_EACCESS) != 0) return std::strerror(errno);
+    return {};
+}
+
 }  // namespace
 
 namespace detail {
@@ -68,13 +145,19 @@ AtomicFileWriter::AtomicFileWriter(std::string target_path) : target_(std::move(
     // What would make the final rename fail is checked now, before any work is spent on the contents.
     const long name_max = ::fpathconf(dir_fd_, _PC_NAME_MAX);
     if (name_max > 0 && name_.size() > static_cast<std::size_t>(name_max)) fail(ENAMETOOLONG);
-    struct stat st {};
-    if (::fstatat(dir_fd_, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) fail(EISDIR);
+    const std::string refusal = target_refusal(dir_fd_, name_);
+    if (!refusal.empty()) {
+        abandon();
+        throw Error("cannot write " + quoted_text(target_) + ": " + refusal);
+    }
+    install_cleanup_handlers();
     for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
         const std::string name = random_temp_name();
         fd_ = detail::create_exclusive_file(dir_fd_, name);
-        if (fd_ >= 0)
+        if (fd_ >= 0) {
             temp_name_ = name;
+            register_temporary(dir_fd_, temp_name_);
+        }
         else if (errno != EEXIST)
             fail(errno);
     }
@@ -89,6 +172,8 @@ void AtomicFileWriter::abandon() noexcept {
     fd_ = -1;
     if (!temp_name_.empty()) ::unlinkat(dir_fd_, temp_name_.c_str(), 0);
     temp_name_.clear();
+    // Only now, with nothing left to remove (or renamed), and before its folder descriptor is closed.
+    if (dir_fd_ >= 0) unregister_temporary(dir_fd_);
     if (dir_fd_ >= 0) ::close(dir_fd_);
     dir_fd_ = -1;
 }

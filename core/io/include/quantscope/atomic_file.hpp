@@ -21,12 +21,14 @@ namespace qs {
 // renamed over the target on commit(). The temporary has a short random name (so any legal target name
 // fits) created with O_CREAT|O_EXCL|O_NOFOLLOW (so nothing planted at a guessable name is ever followed)
 // and mode 0666 less the umask (the permissions of a plain fopen). Until commit() succeeds the target is
-// untouched; on any failure (or destruction without commit) the temporary file is removed. Messages name
-// the target, never the temporary. Throws qs::Error.
+// untouched; on any failure (or destruction without commit) the temporary file is removed, and so it is when
+// SIGINT, SIGTERM or SIGHUP ends the program (a handler, installed where the signal had none, removes every
+// temporary in flight and re-raises). Messages name the target, never the temporary. Throws qs::Error.
 class AtomicFileWriter {
 public:
     // Fails here, before anything is written, when the folder is missing or not writable, the name is too
-    // long for the file system, or the target is a directory.
+    // long for the file system, or the target exists and is not a writable regular file (a directory, a
+    // FIFO, a device, a socket, a symbolic link, a read-only file: the rename would replace it).
     explicit AtomicFileWriter(std::string target_path);
     ~AtomicFileWriter();
     AtomicFileWriter(const AtomicFileWriter&) = delete;
