@@ -20,7 +20,8 @@ bool std_search(const std::string& pattern, const std::string& text) {
 // A random pattern of the supported subset over a tiny alphabet, so that matches are frequent.
 std::string random_pattern(std::mt19937& rng, int depth = 0) {
     static const char* const kAtoms[] = {"a", "b", "c", ".", "[ab]", "[^a]", "[a-c]", "\\w", "\\d", "\\s",
-                                         "\\W", "\\.", "-", "[b-]", "1", "\\n", "x"};
+                                         "\\W", "\\.", "-", "[b-]", "1", "\\n", "x", "]", "}", "[]a]",
+                                         "[^]", "[\\]a]", "[\\w.]", "\\S", "\\D", "[[:alpha:]]", "\\x2e"};
     static const char* const kQuantifiers[] = {"", "", "", "*", "+", "?", "{2}", "{1,2}", "{0,}", "*?", "+?"};
     std::string out;
     const int terms = std::uniform_int_distribution<int>(0, 4)(rng);
@@ -33,7 +34,7 @@ std::string random_pattern(std::mt19937& rng, int depth = 0) {
             out += std::string(std::uniform_int_distribution<int>(0, 1)(rng) ? "(" : "(?:") + random_pattern(rng, depth + 1) +
                    "|" + random_pattern(rng, depth + 1) + ")" + kQuantifiers[std::uniform_int_distribution<int>(0, 10)(rng)];
         else
-            out += std::string(kAtoms[std::uniform_int_distribution<int>(0, 16)(rng)]) +
+            out += std::string(kAtoms[std::uniform_int_distribution<int>(0, 26)(rng)]) +
                    kQuantifiers[std::uniform_int_distribution<int>(0, 10)(rng)];
     }
     if (std::uniform_int_distribution<int>(0, 4)(rng) == 0) out += "|" + random_pattern(rng, depth + 1);
