@@ -66,6 +66,7 @@ AnalysisTabSpec Bits() {
         const std::int64_t selected = app.figure.selected;
         DrawBitsPanel(app.bits, view, selected, selected >= 0 && FigureHidesPipeline(app.figure, selected), app.intents);
     };
+    t.shows_quantization = false;  // hides the followed element's bits itself
     return t;
 }
 
@@ -89,6 +90,7 @@ AnalysisTabSpec Model() {
         if (app.model.checkpoint && !app.model.started) StartModelSweep(app.model, app.doc.config);
         DrawModelPanel(app.model, app.doc.config, app.intents);
     };
+    t.shows_quantization = false;  // a checkpoint's sweep, not the tensor on show
     return t;
 }
 

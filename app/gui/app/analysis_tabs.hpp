@@ -23,6 +23,10 @@ struct AnalysisTabSpec {
     // Each frame the tab is not shown: stop its background work (null: it has none).
     void (*hidden)(AppState& app) = nullptr;
     bool beside_metrics = false;  // narrow enough to leave the metrics their column (the others take the width)
+    // Its numbers come from the quantization on show: while a lesson step covers part of the figure until R
+    // (panels/covers.hpp) the tab says so instead of drawing them. False: the tab asks the covers itself (Bits)
+    // or shows something else (a checkpoint's sweep).
+    bool shows_quantization = true;
     // A view of its own in place of the figure and the analysis area (the layer lab), not a tab on the bar:
     // shown while the AppState bool `shown` is set, which the View menu's item `menu` checks.
     bool AppState::*shown = nullptr;

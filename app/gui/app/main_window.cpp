@@ -225,6 +225,13 @@ RightColumnLayout LayOutRightColumn(AppState& app, const QuantView& view, ImVec2
     return layout;
 }
 
+// A tab whose numbers would give away what the lesson step covers (s, z, codes, errors) until R.
+void DrawCoveredTab() {
+    ImGui::Spacing();
+    TextWrappedAtSpaces("Covered until the figure is revealed: this tab's numbers would give the answer away. "
+                        "Predict, then R.");
+}
+
 // The analysis tabs' bar, made from AnalysisTabs(); the open tab is remembered in app.analysis_tab.
 void DrawAnalysisTabBar(AppState& app, Frame& frame, const QuantView& view) {
     if (!ImGui::BeginTabBar("##analysis-tabs", ImGuiTabBarFlags_FittingPolicyScroll)) return;
@@ -233,7 +240,8 @@ void DrawAnalysisTabBar(AppState& app, Frame& frame, const QuantView& view) {
         const int index = static_cast<int>(i);
         if (tabs[i].shown || !ImGui::BeginTabItem(tabs[i].title, nullptr, TabFlags(frame, index))) continue;
         app.analysis_tab = index;
-        tabs[i].draw(app, frame, view);
+        if (tabs[i].shows_quantization && FigureCoversOf(app.figure).hides_pipeline(-1)) DrawCoveredTab();
+        else tabs[i].draw(app, frame, view);
         ImGui::EndTabItem();
     }
     ImGui::EndTabBar();
@@ -248,7 +256,7 @@ void DrawBottomArea(AppState& app, Frame& frame, const QuantView& view, float wi
     const float metrics_w = app.panels.histogram ? std::floor(width * 0.42f) : width;
     if (show_metrics) {
         ImGui::BeginChild("##metrics", ImVec2(metrics_w, h), true);
-        DrawMetricsPanel(view);
+        DrawMetricsPanel(view, FigureCoversOf(app.figure));
         ImGui::EndChild();
         if (app.panels.histogram) ImGui::SameLine();
     }

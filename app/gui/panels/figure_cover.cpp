@@ -24,14 +24,16 @@ bool FigureCovers(const FigurePanelState& st, int panel, std::int64_t flat) {
     return st.covered[static_cast<std::size_t>(panel)] || (flat >= 0 && flat == st.covered_code && panel != kOriginal);
 }
 
-bool FigureHidesPipeline(const FigurePanelState& st, std::int64_t flat) {
-    return st.covered[kQuantized] || st.covered[kDequantized] || st.covered[kError] ||
-           (flat >= 0 && flat == st.covered_code);
+Covers FigureCoversOf(const FigurePanelState& st) {
+    Covers c;
+    c.panels = st.covered;
+    c.code = st.covered_code;
+    return c;
 }
 
-bool FigureCoversAnything(const FigurePanelState& st) {
-    return st.covered_code >= 0 || std::any_of(st.covered.begin(), st.covered.end(), [](bool b) { return b; });
-}
+bool FigureHidesPipeline(const FigurePanelState& st, std::int64_t flat) { return FigureCoversOf(st).hides_pipeline(flat); }
+
+bool FigureCoversAnything(const FigurePanelState& st) { return FigureCoversOf(st).any(); }
 
 void DrawFigureCover(const FigurePanelState& st, int panel, const HeatmapResult& r, const HeatmapView& view,
                      std::int64_t cols, std::int64_t slice_offset, ImVec2 column_max) {

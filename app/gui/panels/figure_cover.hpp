@@ -6,11 +6,14 @@
 
 #include <imgui.h>
 
+#include "gui/panels/covers.hpp"
 #include "gui/panels/figure_panel.hpp"
 #include "gui/widgets/heatmap.hpp"
 
 namespace qs::gui {
 
+// What the figure covers, as every drawer of a number asks it (covers.hpp).
+Covers FigureCoversOf(const FigurePanelState& st);
 // Whether element `flat` of `panel` is covered (the panel, or the covered cell outside the original).
 bool FigureCovers(const FigurePanelState& st, int panel, std::int64_t flat);
 // Whether the followed element's pipeline would give away something covered.

@@ -234,7 +234,7 @@ FigureFrame PrepareFigure(FigurePanelState& st, const Look& lk, const QuantView&
     if (lk.look.colorbar_legends && !lk.look.captions) {
         // No caption rows to put a legend under each bar: one legend for all of them under the images, on
         // screen (a class cannot hover a tooltip). Its room comes off the images, so the values' size knows it.
-        const std::vector<std::string> parts = ColorbarLegendParts(f.ps);
+        const std::vector<std::string> parts = ColorbarLegendParts(f.ps, st.covered);
         if (!parts.empty()) {
             f.l.legend_h = std::round(WrappedPartsHeight(parts, size.x, nullptr));
             FillFrame(st, lk, qv, size, f);
@@ -294,7 +294,7 @@ void DrawCaptions(const FigurePanelState& st, const Look& lk, const QuantView& q
         y += line_h;
     }
     const HeatmapStyle& s = f.ps.styles[i];
-    if (f.legends && HasCenteredLegend(s) && y + line_h <= r.image_max.y + f.l.caption_h + 1.0f) {
+    if (f.legends && HasCenteredLegend(s) && !FigureCovers(st, i, -1) && y + line_h <= r.image_max.y + f.l.caption_h + 1.0f) {
         const float bar_center = std::min(r.image_max.x + s.colorbar_width * 0.5f, x + f.l.col_w);
         DrawCaptionLine(CenteredLegend(s, i, false), CenteredLegend(s, i, true), std::max(center, bar_center - f.l.col_w * 0.25f),
                         x, f.l.col_w, y);
@@ -397,7 +397,7 @@ void DrawFigureHeatmaps(FigurePanelState& st, const Look& lk, const QuantView& q
         if (lk.look.captions) DrawCaptions(st, lk, qv, f, i, r, x);
         // The legend also on the colorbar itself.
         const HeatmapStyle& hs = f.ps.styles[i];
-        if (lk.look.colorbar_legends && HasCenteredLegend(hs) && ImGui::IsWindowHovered() &&
+        if (lk.look.colorbar_legends && HasCenteredLegend(hs) && !FigureCovers(st, i, -1) && ImGui::IsWindowHovered() &&
             ImGui::IsMouseHoveringRect(ImVec2(r.image_max.x, r.image_min.y), ImVec2(r.image_max.x + hs.colorbar_width, r.image_max.y)))
             ImGui::SetTooltip("%s", CenteredLegend(hs, i, false).c_str());
         DrawPanelTitle(titles.shown[i], r, x, l.col_w, top, l.title_h);
@@ -411,13 +411,13 @@ void DrawFigureHeatmaps(FigurePanelState& st, const Look& lk, const QuantView& q
         }
     }
     if (hovered_flat >= 0 && !ImGui::IsMouseDragging(ImGuiMouseButton_Left) && !FigureCovers(st, hovered_panel, hovered_flat)) {
-        DrawTraceTooltip(qv, hovered_flat, st.maps[hovered_panel], hovered_panel);
+        DrawTraceTooltip(qv, hovered_flat, st.maps[hovered_panel], hovered_panel, FigureHidesPipeline(st, hovered_flat));
     }
 }
 
 // No caption rows: the colorbars' one legend under the images, at `at`; st.colorbar_legend keeps its text.
 void DrawColorbarLegendLine(FigurePanelState& st, const FigureFrame& f, ImVec2 at, float width) {
-    const std::vector<std::string> parts = ColorbarLegendParts(f.ps);  // (none when a style lost its bar)
+    const std::vector<std::string> parts = ColorbarLegendParts(f.ps, st.covered);  // (none when a style lost its bar)
     ImGui::SetCursorScreenPos(at);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     DrawWrappedParts(parts, width, -1, nullptr);

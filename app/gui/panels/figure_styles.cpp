@@ -142,13 +142,13 @@ std::string CenteredLegend(const HeatmapStyle& s, int panel, bool short_form) {
     return short_form ? on : on + ": each side scaled to its extreme";
 }
 
-std::vector<std::string> ColorbarLegendParts(const PanelStyles& ps) {
+std::vector<std::string> ColorbarLegendParts(const PanelStyles& ps, const std::array<bool, 4>& covered) {
     const char* names[4] = {"original", "quantized", "dequantized", "error"};
     std::vector<std::string> centres;            // each distinct centre, in panel order
     std::vector<std::vector<std::string>> whose;  // the panels centred there
     for (int i = 0; i < 4; ++i) {
         const HeatmapStyle& s = ps.styles[static_cast<std::size_t>(i)];
-        if (!HasCenteredLegend(s)) continue;
+        if (!HasCenteredLegend(s) || covered[static_cast<std::size_t>(i)]) continue;  // its centre (z) is covered
         const std::string on = CenteredLegend(s, i, true);
         const std::size_t k = static_cast<std::size_t>(std::find(centres.begin(), centres.end(), on) - centres.begin());
         if (k == centres.size()) {

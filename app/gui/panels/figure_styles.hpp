@@ -29,7 +29,7 @@ bool HasCenteredLegend(const HeatmapStyle& s);
 std::string CenteredLegend(const HeatmapStyle& s, int panel, bool short_form);
 // The same said once for all four colorbars, for a figure without caption rows (presenter mode): which panels'
 // bars are centred where, as parts to wrap at ("original and dequantized bars centred on 0;", ...). Empty when
-// no bar is centred.
-std::vector<std::string> ColorbarLegendParts(const PanelStyles& ps);
+// no bar is centred. A `covered` panel's bar (a lesson's "predict, then R") is left out: its centre is z.
+std::vector<std::string> ColorbarLegendParts(const PanelStyles& ps, const std::array<bool, 4>& covered = {});
 
 }  // namespace qs::gui

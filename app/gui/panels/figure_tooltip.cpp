@@ -12,11 +12,18 @@
 
 namespace qs::gui {
 
-void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState& hs, int panel) {
+void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState& hs, int panel, bool hide_pipeline) {
     const ElementTrace t = TraceOf(qv, flat);
     const Sym sym = Symbols();
     ImGui::BeginTooltip();
     ImGui::Text("Element %s", index_to_string(qv.data->shape(), flat).c_str());
+    if (hide_pipeline) {  // s, z, the code, r' and the error are what the class is predicting
+        ImGui::Separator();
+        ImGui::Text("r = %s", FormatNumber(t.r).c_str());
+        ImGui::TextDisabled("the rest: predict, then R");
+        ImGui::EndTooltip();
+        return;
+    }
     if (qv.params->block_count > 1) {
         double s;
         std::int32_t z;

@@ -95,7 +95,10 @@ struct MetricLine {
     bool computed_dim = false;    // "(formula)": the pair itself is not part of the view
 };
 
-std::vector<MetricLine> MetricLines(const QuantView& view, bool manual) {
+// The covered kind of metric row `i` (kRows): the error metrics tell the error panel, clipping and levels the codes.
+Secret SecretOfRow(int i) { return i >= 6 ? Secret::Codes : Secret::Error; }
+
+std::vector<MetricLine> MetricLines(const QuantView& view, bool manual, const Covers& covers) {
     const Metrics& m = view.metrics();
     std::vector<MetricLine> lines;
     for (int i = 0; i < static_cast<int>(sizeof kRows / sizeof kRows[0]); ++i) {
@@ -110,13 +113,19 @@ std::vector<MetricLine> MetricLines(const QuantView& view, bool manual) {
             if (ha && hb && kRows[i].better != Better::None && a != b)
                 l.winner = (kRows[i].better == Better::Lower ? a < b : a > b) ? 1 : 2;
         }
+        if (covers.hides(SecretOfRow(i))) {
+            l.yours = CoveredText();
+            if (manual) l.computed = CoveredText();
+            l.winner = -1;
+        }
         lines.push_back(l);
     }
     // Parameters: manual shows the user's pair; the computed pair is not part of the view, only its metrics.
     for (bool scales : {true, false}) {
         MetricLine l;
         l.name = scales ? "scale s" : "zero point z";
-        l.yours = FirstFew(*view.params, scales);
+        // A pair typed by hand (manual mode) is the lesson's given; a computed one is part of the answer.
+        l.yours = covers.hides(Secret::Codes) && view.config->mode != Mode::Manual ? CoveredText() : FirstFew(*view.params, scales);
         l.wrap = true;
         if (manual) l.computed = "(formula)";
         l.computed_dim = true;
@@ -224,14 +233,14 @@ void DrawMetricsStacked(const std::vector<MetricLine>& lines, bool manual) {
 
 }  // namespace
 
-void DrawMetricsPanel(const QuantView& view) {
+void DrawMetricsPanel(const QuantView& view, const Covers& covers) {
     if (!view.valid()) {
         ImGui::TextDisabled("No result yet.");
         return;
     }
     const bool manual = view.config->mode == Mode::Manual && view.computed_metrics != nullptr;
     const char* const headers[3] = {"metric", manual ? "your s, z" : "value", "computed s, z"};
-    const std::vector<MetricLine> lines = MetricLines(view, manual);
+    const std::vector<MetricLine> lines = MetricLines(view, manual, covers);
     if (TableFits(lines, manual, headers)) DrawMetricsTable(lines, manual, headers);
     else DrawMetricsStacked(lines, manual);
     if (manual) {  // wrapped: a narrow column at a large text size would cut it
@@ -241,17 +250,27 @@ void DrawMetricsPanel(const QuantView& view) {
     }
 }
 
-std::string MetricsSummary(const QuantView& view, bool with_cost) {
+std::string MetricsSummary(const QuantView& view, bool with_cost, const Covers& covers) {
     if (!view.valid()) return "";
     const Metrics& m = view.metrics();
     const QuantConfig& c = *view.config;
     std::string s = dtype_name(c) + " " + to_string(c.mode);
     if (c.granularity != Granularity::Tensor) s += std::string(" per ") + to_string(c.granularity);
-    s += ",  s = " + FirstFew(*view.params, true) + ",  z = " + FirstFew(*view.params, false);
-    s += "     MSE " + Num(m.mse) + "   max |e| " + Num(m.max_abs_error) + "   L2 " + Num(m.l2_error);
-    s += "   SQNR " + (m.sqnr_db ? Num(*m.sqnr_db) + " dB" : SqnrWord(comparable_sqnr_db(m)));
-    s += "   clipped " + std::to_string(m.clipped) + "   levels " + std::to_string(m.levels_used) + "/" +
-         std::to_string(m.levels_total);
+    const bool codes = covers.hides(Secret::Codes), error = covers.hides(Secret::Error);
+    const bool pair = codes && c.mode != Mode::Manual;  // a pair typed by hand is the lesson's given
+    s += ",  s = " + (pair ? CoveredText() : FirstFew(*view.params, true)) + ",  z = " +
+         (pair ? CoveredText() : FirstFew(*view.params, false));
+    if (error) {
+        s += "     MSE, max |e|, L2, SQNR: ";
+        s += CoveredText();
+    } else {
+        s += "     MSE " + Num(m.mse) + "   max |e| " + Num(m.max_abs_error) + "   L2 " + Num(m.l2_error);
+        s += "   SQNR " + (m.sqnr_db ? Num(*m.sqnr_db) + " dB" : SqnrWord(comparable_sqnr_db(m)));
+    }
+    if (codes) s += "   clipped, levels " + std::string(CoveredText());
+    else
+        s += "   clipped " + std::to_string(m.clipped) + "   levels " + std::to_string(m.levels_used) + "/" +
+             std::to_string(m.levels_total);
     if (with_cost) {
         const FormatCost cost = quantization_cost(c, m.count, view.params->block_count);
         s += "   " + FormatNumber(cost.bits_per_weight) + " bits/weight";

@@ -6,15 +6,17 @@
 #include <string>
 
 #include "gui/document/quant_view.hpp"
+#include "gui/panels/covers.hpp"
 
 namespace qs::gui {
 
 // A table (contents only; draw inside any window).
-void DrawMetricsPanel(const QuantView& view);
+// `covers`: what a lesson step keeps covered until R (covers.hpp) shows "? (R)" in place of its number.
+void DrawMetricsPanel(const QuantView& view, const Covers& covers = {});
 
 // One line: "int8 asymmetric, s = 3.57882, z = -77 | MSE 1.573 | RMSE ... | SQNR ... dB | clipped 0 | levels 9/256".
 // with_cost: also the bits per weight (presenter mode's cost ledger; the PNG caption stays as it was).
-std::string MetricsSummary(const QuantView& view, bool with_cost = false);
+std::string MetricsSummary(const QuantView& view, bool with_cost = false, const Covers& covers = {});
 // Draws MetricsSummary wrapped to the available width (the PNG export's caption).
 void DrawMetricsLine(const QuantView& view);
 

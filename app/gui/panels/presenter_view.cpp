@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/panels/figure_cover.hpp"
 #include "gui/panels/metrics_panel.hpp"
 #include "gui/widgets/heatmap.hpp"
 #include "gui/widgets/text.hpp"
@@ -34,9 +35,11 @@ float MetricsHeight(const std::string& summary, float width) {
     return ImGui::GetTextLineHeightWithSpacing() * std::max(lines, 1.0f);
 }
 
-const std::string& CachedSummary(PresenterViewState& st, const QuantView& view) {
-    if (view.generation == 0 || st.generation != view.generation || st.font != ImGui::GetFont()) {
-        st.summary = MetricsSummary(view, true);
+const std::string& CachedSummary(PresenterViewState& st, const QuantView& view, const Covers& covers) {
+    const bool same_covers = st.covers.panels == covers.panels && st.covers.code == covers.code;
+    if (view.generation == 0 || st.generation != view.generation || st.font != ImGui::GetFont() || !same_covers) {
+        st.summary = MetricsSummary(view, true, covers);  // R shows what the step covered
+        st.covers = covers;
         st.generation = view.generation;
         st.font = ImGui::GetFont();
         ++st.builds;
@@ -124,7 +127,7 @@ void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, cons
         ImGui::TextDisabled("Nothing to show yet: load or generate a tensor (F5 leaves presenter mode).");
         return;
     }
-    const std::string& summary = CachedSummary(state, view);
+    const std::string& summary = CachedSummary(state, view, FigureCoversOf(figure));
     const PresenterChoice choice = ChoosePresenterLayout(figure, view, summary, size);
     ImGui::SetWindowFontScale(choice.scale);
     const float figure_h = std::max(size.y - MetricsHeight(summary, size.x), 1.0f);

@@ -10,6 +10,7 @@
 
 #include "gui/document/quant_view.hpp"
 #include "gui/panels/figure_panel.hpp"
+#include "gui/panels/covers.hpp"
 
 namespace qs::gui {
 
@@ -19,6 +20,7 @@ struct PresenterViewState {
     std::uint64_t generation = 0;  // of the view it was made for (0: none; a view of generation 0 is never cached)
     const ImFont* font = nullptr;  // the text's symbols (a real minus sign) depend on the font
     std::string summary;
+    Covers covers;                 // what it was made with covered (covers.hpp)
     int builds = 0;                // how many times it was made (for a test)
     float text_scale = 1.0f;       // [Out] how far the text around the figure was shrunk last frame
 };

@@ -1,0 +1,152 @@
+// A lesson step that covers part of the figure ("predict, then R") gives nothing of it away anywhere on the
+// screen: the text the window draws is read back from its draw lists, glyph by glyph, so a caption, a colorbar
+// legend, a tooltip, the metrics table, the presenter's strip or an analysis tab that prints a covered number
+// is caught wherever it is drawn (a-quantize-by-hand step 1 once read "centred on z = -77" under its cover).
+#include <doctest/doctest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "gui_test_support.hpp"
+
+#include "cli/lessons.hpp"
+#include "gui/app/analysis_tabs.hpp"
+#include "gui/app/app_state.hpp"
+#include "gui/app/lesson_control.hpp"
+#include "gui/app/main_window.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
+#include "gui/widgets/palette.hpp"
+#include <imgui_internal.h>  // ImRect
+
+namespace {
+
+// The text the last frame shows: every glyph quad (four vertices with a glyph's texture corners) in drawing
+// order, without the glyphs a cover (an opaque rectangle of palette::kCover drawn later in the same list) hides
+// from view. Spaces are left out (a search needs no guess at word gaps: "z = -77" reads "z=-77"); a new line
+// where the text's baseline changes. A real minus sign reads as '-'.
+std::string DrawnText() {
+    using Key = std::tuple<float, float, float, float>;
+    std::map<Key, unsigned> glyphs;
+    for (const ImFont* font : ImGui::GetIO().Fonts->Fonts)
+        for (const ImFontGlyph& g : font->Glyphs)
+            if (g.Visible) glyphs[Key(g.U0, g.V0, g.U1, g.V1)] = g.Codepoint;
+    const ImVec2 white = ImGui::GetIO().Fonts->TexUvWhitePixel;
+    struct Glyph {
+        int at;
+        ImVec2 a, b;
+        unsigned c;
+    };
+    std::string out;
+    const ImDrawData* dd = ImGui::GetDrawData();
+    REQUIRE(dd != nullptr);
+    for (int l = 0; l < dd->CmdListsCount; ++l) {
+        const ImVector<ImDrawVert>& v = dd->CmdLists[l]->VtxBuffer;
+        std::vector<Glyph> found;
+        std::vector<std::pair<int, ImRect>> covers;
+        for (int i = 0; i + 3 < v.Size;) {
+            const bool solid = v[i].uv.x == white.x && v[i].uv.y == white.y;
+            if (solid && v[i].col == qs::gui::palette::kCover && v[i + 1].col == v[i].col && v[i + 2].col == v[i].col) {
+                covers.emplace_back(i, ImRect(v[i].pos, v[i + 2].pos));
+                i += 4;
+                continue;
+            }
+            const auto it = glyphs.find(Key(v[i].uv.x, v[i].uv.y, v[i + 2].uv.x, v[i + 2].uv.y));
+            if (it == glyphs.end() || v[i + 1].uv.x != v[i + 2].uv.x || v[i + 3].uv.x != v[i].uv.x) {
+                ++i;
+                continue;
+            }
+            found.push_back(Glyph{i, v[i].pos, v[i + 2].pos, it->second});
+            i += 4;
+        }
+        float last_bottom = -1e9f;
+        for (const Glyph& g : found) {
+            const ImVec2 mid((g.a.x + g.b.x) * 0.5f, (g.a.y + g.b.y) * 0.5f);
+            bool hidden = false;
+            for (const auto& [at, rect] : covers) hidden = hidden || (at > g.at && rect.Contains(mid));
+            if (hidden) continue;
+            if (std::fabs(g.b.y - last_bottom) > (g.b.y - g.a.y) && g.c != '-' && g.c != 0x2212 && g.c != '.') out += '\n';
+            if (g.c != '-' && g.c != 0x2212 && g.c != '.') last_bottom = g.b.y;
+            out += g.c == 0x2212 ? '-' : g.c < 0x80 ? static_cast<char>(g.c) : '~';
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+struct LessonScreen {
+    qs::gui::OffscreenRenderer r;
+    std::unique_ptr<qs::gui::AppState> owned = std::make_unique<qs::gui::AppState>();
+    qs::gui::AppState& app = *owned;
+    qs::gui::Frame frame;
+    LessonScreen() {
+        std::string error;
+        REQUIRE_MESSAGE(r.init(1600, 900, [] {
+            qs::gui::BuildFonts(18.0f);
+            qs::gui::ApplyStyle(true, 1.0f);
+        }, &error), error);
+        app.doc.force_sync = true;
+        qs::gui::OpenLesson(app, std::make_shared<const qs::Lesson>(qs::cli::load_lesson("a-quantize-by-hand")), 0);
+        app.doc.finish_recompute_now();
+        app.doc.update();
+    }
+    ~LessonScreen() {
+        r.run([&] { owned.reset(); });  // the panels' textures belong to this context
+    }
+    // Three frames to settle, the last one hovering `mouse`; the text it drew.
+    std::string Text(ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX)) {
+        for (int i = 0; i < 3; ++i) r.frame([&] { qs::gui::DrawMainWindow(app, frame); }, mouse, false);
+        std::string text;
+        r.run([&] { text = DrawnText(); });
+        return text;
+    }
+    // Over the original panel's first cell (728.6's row), where the tooltip would trace the element.
+    ImVec2 OverOriginal() const {
+        const ImVec2 a = app.figure.image_min[qs::gui::kOriginal], b = app.figure.image_max[qs::gui::kOriginal];
+        return ImVec2(a.x + (b.x - a.x) * 0.85f, a.y + (b.y - a.y) * 0.15f);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("covers: a-quantize-by-hand step 1 shows no z = -77 anywhere until R: not in any tab nor in presenter mode") {
+    LessonScreen s;
+    REQUIRE(s.app.figure.covered[qs::gui::kQuantized]);
+    REQUIRE(s.app.doc.params.zero_point.at(0) == -77);
+    std::string text = s.Text();
+    INFO(text);
+    CHECK(text.find("728.60") != std::string::npos);  // the reader reads: the original's values are there
+    CHECK(text.find("-77") == std::string::npos);
+    CHECK(text.find("1.57297") == std::string::npos);  // the MSE: the error panel is covered too
+    text = s.Text(s.OverOriginal());  // the tooltip over an uncovered panel's cell
+    CHECK(text.find("728.6") != std::string::npos);
+    CHECK(text.find("-77") == std::string::npos);
+    CHECK(text.find("3.57882") == std::string::npos);  // s, computed: part of the answer
+    const std::vector<qs::gui::AnalysisTabSpec>& tabs = qs::gui::AnalysisTabs();
+    for (std::size_t t = 0; t < tabs.size(); ++t) {
+        if (tabs[t].shown) continue;
+        s.app.request_tab = static_cast<int>(t);
+        s.app.figure.selected = 2;  // and the followed element's bits
+        text = s.Text();
+        CAPTURE(tabs[t].word);
+        CHECK(text.find("-77") == std::string::npos);
+    }
+    s.app.presenter = true;
+    text = s.Text();
+    CHECK(text.find("728.60") != std::string::npos);
+    CHECK(text.find("-77") == std::string::npos);
+    CHECK(text.find("1.57297") == std::string::npos);
+
+    qs::gui::RevealLesson(s.app);  // R: every number back, in presenter mode and in the window
+    text = s.Text();
+    CHECK(text.find("z=-77") != std::string::npos);
+    CHECK(text.find("1.57297") != std::string::npos);
+    s.app.presenter = false;
+    s.app.request_tab = qs::gui::AnalysisTabIndex("histograms");
+    text = s.Text();
+    CHECK(text.find("centredonz=-77") != std::string::npos);
+    CHECK(text.find("1.57297") != std::string::npos);
+}
