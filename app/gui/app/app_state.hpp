@@ -72,6 +72,10 @@ struct AppState {
     BitsPanelState bits;                  // the selected cell's code, scale and packed byte, bit by bit
     LessonPanelState lesson;              // the open lesson and its step (app/lesson_control.hpp)
     bool show_lesson_tab = false;         // bring the left column's Lesson tab to the front once
+    int left_tab = 1;                     // the left column's tab: 0 lesson, 1 quantize, 2 tensor (app/left_column.hpp)
+    bool left_tabs_wrapped = false;       // last frame the tabs were a wrapped row of buttons (large text)
+    float presenter_lesson_scale = 0.0f;  // presenter mode: the lesson column's text scale that fits (0: not yet)
+    int presenter_lesson_step = -1;       // the step it was fitted for
     LayerPanelState layer;                // the current tensor as a layer's W: from weight error to output error
     bool layer_view = false;              // View > Layer lab (--tab layer): the lab takes the right column
     TabStates tab_states;                 // the states of tabs that keep theirs to themselves

@@ -13,6 +13,7 @@
 
 #include "gui/app/analysis_tabs.hpp"
 #include "gui/app/apply_intents.hpp"
+#include "gui/app/left_column.hpp"
 #include "gui/app/lesson_control.hpp"
 #include "cli/lessons.hpp"
 #include "gui/document/stopwatch.hpp"
@@ -26,7 +27,6 @@
 namespace qs::gui {
 namespace {
 
-constexpr float kLeftColumnPx = 340.0f;  // at scale 1
 // Presenter mode with a lesson: the lesson's column takes this share of the width (the 3x3 lesson tensor's
 // cells are square, so the figure leaves room at the side of a 16:9 screen).
 constexpr float kPresenterLessonShare = 0.3f;
@@ -150,46 +150,6 @@ void DrawErrorBanner(AppState& app) {
     ImGui::EndChild();
     ImGui::PopStyleColor();
 }
-
-void DrawLeftColumn(AppState& app, const Frame& frame) {
-    // Wide enough for the labels at any text size, but never more than a third of the window.
-    // (At a projector's text size on a small window up to 45%: room for a label word like "Asymmetric".)
-    const float avail = ImGui::GetContentRegionAvail().x;
-    const float width = std::floor(std::min(kLeftColumnPx * frame.ui_scale,
-                                            std::max(avail * 0.33f, std::min(avail * 0.45f, ImGui::GetFontSize() * 10.5f))));
-    ImGui::BeginChild("##left", ImVec2(width, 0.0f), true);
-    if (!app.doc.notice.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, WarningColor());
-        ImGui::TextWrapped("%s", app.doc.notice.c_str());
-        ImGui::PopStyleColor();
-        if (ImGui::SmallButton("OK##notice")) app.doc.notice.clear();
-    }
-    if (ImGui::BeginTabBar("##left-tabs", ImGuiTabBarFlags_FittingPolicyScroll)) {
-        if (app.lesson.lesson &&
-            ImGui::BeginTabItem("Lesson", nullptr, app.show_lesson_tab ? ImGuiTabItemFlags_SetSelected : 0)) {
-            ImGui::BeginChild("##lesson-scroll");
-            DrawLessonPanel(app.lesson, app.doc.view(), app.intents, ImGui::GetContentRegionAvail().x);
-            ImGui::EndChild();
-            ImGui::EndTabItem();
-        }
-        app.show_lesson_tab = false;
-        if (ImGui::BeginTabItem("Quantize")) {
-            ImGui::BeginChild("##controls-scroll");
-            DrawControlsPanel(app.controls, app.doc, app.intents);
-            ImGui::EndChild();
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Tensor")) {
-            ImGui::BeginChild("##tensor-scroll");
-            DrawTensorPanel(app.tensor_panel, app.doc, app.intents, app.safetensors.file && !app.safetensors.open);
-            ImGui::EndChild();
-            ImGui::EndTabItem();
-        }
-        ImGui::EndTabBar();
-    }
-    ImGui::EndChild();
-}
-
 
 // Brings `tab` to the front once when --tab asked for it.
 ImGuiTabItemFlags TabFlags(Frame& frame, int tab) {
@@ -318,13 +278,7 @@ void DrawMainWindow(AppState& app, Frame& frame) {
         ImGui::Begin("QuantScope", nullptr, flags & ~ImGuiWindowFlags_MenuBar);
         DrawErrorBanner(app);
         if (app.lesson.lesson) {  // the step's text and numbers beside the figure, for the class to read
-            const float w = std::floor(ImGui::GetContentRegionAvail().x * kPresenterLessonShare);
-            ImGui::BeginChild("##presenter-lesson", ImVec2(w, 0.0f), true);
-            // Large presenter text would leave a few words a line: the column's text is the user's size
-            // brought back towards the normal one, at least 0.7 of it.
-            ImGui::SetWindowFontScale(std::clamp(1.0f / std::max(frame.font_scale, 0.5f), 0.7f, 1.0f));
-            DrawLessonPanel(app.lesson, app.doc.view(), app.intents, ImGui::GetContentRegionAvail().x, true);
-            ImGui::EndChild();
+            DrawPresenterLessonColumn(app, frame, std::floor(ImGui::GetContentRegionAvail().x * kPresenterLessonShare));
             ImGui::SameLine();
             // In a child of its own: the presenter's lines under the figure start at the column's left edge.
             ImGui::BeginChild("##presenter-figure", ImVec2(0.0f, 0.0f), false, ImGuiWindowFlags_NoScrollbar);
