@@ -7,7 +7,7 @@
 
 #include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
-#include "quantscope/overview.hpp"
+#include "quantscope/histogram.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs::detail {

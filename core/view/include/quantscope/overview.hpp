@@ -11,6 +11,7 @@
 
 #include "quantscope/config.hpp"
 #include "quantscope/downsample.hpp"
+#include "quantscope/histogram.hpp"  // kMaxCountedLevels
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor_view.hpp"
@@ -63,7 +64,6 @@ struct QuantOverview {
     std::int64_t error_argmax = 0;              // the first element with the largest |r - r'|
     std::vector<std::int64_t> code_counts;      // index q - q_min; empty above kMaxCountedLevels
 };
-constexpr std::int64_t kMaxCountedLevels = std::int64_t{1} << 16;
 // `values`, if given, is overview_values of the same view: its bit_counts then spare the pass the counting.
 QuantOverview quantize_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                                 const OverviewGrid& grid, const ValueOverview* values = nullptr);
