@@ -28,7 +28,7 @@ std::vector<float> block_means(const OverviewGrid& g, const std::vector<A>& sums
 
 // The blocks' results of either pass from its folded sums and maxima, once out.code_counts holds the code
 // counts: the codes' range, the blocks' mean codes and largest errors, and r' (its sums, or from the codes
-// when `deq_sums` is null: one (s, z) for the tensor). Defined in overview.cpp.
+// when `deq_sums` is null: one (s, z) for the tensor).
 void finish_blocks(const OverviewGrid& grid, const QuantParams& params, std::int32_t q_min, const std::vector<double>& code_sums,
                    std::vector<float>&& err_max, const std::vector<double>* deq_sums, float deq_lo, float deq_hi,
                    QuantOverview& out);
