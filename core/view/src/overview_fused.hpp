@@ -1,4 +1,4 @@
-// Internal to the window's overview (overview.cpp): the integer quantization's overview as one fused pass.
+// Internal to the window's overview (overview_passes.cpp): the integer quantization's overview as one fused pass.
 #pragma once
 
 #include <algorithm>
