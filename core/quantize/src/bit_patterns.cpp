@@ -7,7 +7,6 @@
 
 #include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
-#include "quantscope/histogram.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs::detail {

@@ -12,8 +12,7 @@
 #include "block_error.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
-#include "quantscope/histogram.hpp"
-#include "quantscope/landscape.hpp"
+#include "quantscope/mse_plane.hpp"
 #include "quantscope/params.hpp"
 
 namespace qs {
@@ -248,7 +247,7 @@ private:
         grid_and_golden(best, s_lo);
     }
 
-    // The window's (s, z) plane (landscape.hpp) for a whole tensor in asymmetric mode: its grid around the
+    // The window's (s, z) plane (mse_plane.hpp) for a whole tensor in asymmetric mode: its grid around the
     // lessons' min/max, the few best cells measured exactly, then the rows through and beside the best cell
     // minimised in s. Up to kExactPlaneMax values the grid is measured as the window's map measures it (same
     // cells, same sums), so the answer is never worse than the map's "best on grid"; above, on the histogram.

@@ -8,6 +8,7 @@
 #include "bit_patterns.hpp"
 #include "parallel.hpp"
 #include "quantscope/blocks.hpp"
+#include "quantscope/calibrate.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/histogram.hpp"
 
@@ -103,32 +104,6 @@ Histogram histogram(const TensorView& view, const std::vector<std::int64_t>& bit
     }
     h.max_count = *std::max_element(h.counts.begin(), h.counts.end());
     return h;
-}
-
-void value_range(const TensorView& view, float& lo, float& hi) {
-    const std::int64_t n = view.numel();
-    if (n < 1) throw Error("cannot take the range of an empty tensor");
-    const int threads = detail::pass_threads(n);
-    std::vector<float> los(static_cast<std::size_t>(threads), std::numeric_limits<float>::infinity());
-    std::vector<float> his(los.size(), -std::numeric_limits<float>::infinity());
-    detail::parallel_guarded(view, threads, [&](int thread, int count) {
-        std::int64_t begin, end;
-        detail::static_share((n + kPiece - 1) / kPiece, thread, count, begin, end);
-        float a = los[static_cast<std::size_t>(thread)], b = his[static_cast<std::size_t>(thread)];
-        float scratch[kPiece];
-        for (std::int64_t piece = begin; piece < end; ++piece) {
-            const std::int64_t first = piece * kPiece, len = std::min(kPiece, n - first);
-            const float* values = floats_at(view, first, len, scratch);
-            for (std::int64_t i = 0; i < len; ++i) {
-                a = std::min(a, values[i]);
-                b = std::max(b, values[i]);
-            }
-        }
-        los[static_cast<std::size_t>(thread)] = a;
-        his[static_cast<std::size_t>(thread)] = b;
-    });
-    lo = *std::min_element(los.begin(), los.end());
-    hi = *std::max_element(his.begin(), his.end());
 }
 
 Histogram histogram(const TensorView& view, int bins, const PassControl& control) {

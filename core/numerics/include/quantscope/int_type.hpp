@@ -27,4 +27,8 @@ struct IntType {
     friend bool operator!=(const IntType& a, const IntType& b) { return !(a == b); }
 };
 
+// The most levels whose codes are counted one by one (every int<N> and uint<N>, N <= 16): the window's
+// overview counts the elements of each code, and so do a 16-bit tensor's sums from its bit patterns.
+constexpr std::int64_t kMaxCountedLevels = std::int64_t{1} << 16;
+
 }  // namespace qs

@@ -11,7 +11,7 @@
 //                 error is a quadratic in s between two code changes), a bigger one by a grid of 64 factors
 //                 and a golden-section search on a histogram of itself (count, sum and sum of squares per
 //                 bin), measuring only the finalists exactly. A whole tensor in asymmetric mode also searches
-//                 the landscape's (s, z) plane (landscape.hpp: its grid, the best cells measured exactly, the
+//                 the landscape's (s, z) plane (mse_plane.hpp: its grid, the best cells measured exactly, the
 //                 rows around the best refined in s), so it is never worse than the window's "best on grid"
 //                 (exactly so up to 16384 values, which are gridded as the map is; above, on a histogram).
 #pragma once
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "quantscope/config.hpp"
-#include "quantscope/landscape.hpp"  // mse_landscape, next to the calibrators that share its plane
+#include "quantscope/mse_plane.hpp"  // mse_landscape, next to the calibrators that search its plane
 #include "quantscope/params.hpp"
 #include "quantscope/pass_control.hpp"
 #include "quantscope/tensor_view.hpp"
@@ -67,6 +67,9 @@ void mse_params(const TensorView& view, const QuantConfig& config, double& scale
 // bits, one more counting the low 16 bits within the few top bins that hold the ranks (none for bf16, whose
 // low bits are 0). The same numbers as calibrate_block over the decoded values.
 ValueRange percentile_range(const TensorView& view, const QuantConfig& config, const PassControl& control = {});
+// The smallest and largest value of a view (numel >= 1), in one parallel pass: where the MSE search starts,
+// and the range of histogram(view, bins).
+void value_range(const TensorView& view, float& lo, float& hi);
 
 // The elements of block `block` under `params`' layout, in flat order.
 void gather_block(const Tensor& tensor, const QuantParams& params, std::int64_t block, std::vector<float>& out);

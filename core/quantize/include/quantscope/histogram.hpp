@@ -38,15 +38,10 @@ void value_range(const float* values, std::int64_t n, float& lo, float& hi);
 // returns early with incomplete counts, which the caller drops.
 Histogram histogram(const TensorView& view, int bins, double lo, double hi, const PassControl& control = {});
 Histogram histogram(const TensorView& view, int bins, const PassControl& control = {});
-void value_range(const TensorView& view, float& lo, float& hi);
 // histogram(view, bins, lo, hi) of a bf16/f16 view from its bit patterns' counts (ValueOverview::bit_counts,
 // 2^16 entries): each pattern's bin found by the same arithmetic, its count added, so the same counts without
 // a pass over the view. Other views, or counts of another size: the pass.
 Histogram histogram(const TensorView& view, const std::vector<std::int64_t>& bit_counts, int bins, double lo, double hi);
-
-// The most levels whose codes are counted one by one (int<N> up to 16 bits): the window's overview counts
-// the elements of each code, and so do a 16-bit tensor's sums from its bit patterns.
-constexpr std::int64_t kMaxCountedLevels = std::int64_t{1} << 16;
 
 // Occurrences of each code q in [q_min, q_max]: result[q - q_min]. Codes outside the range (there are none
 // after a clamp; a wrap keeps them inside too) are ignored.

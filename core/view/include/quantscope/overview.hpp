@@ -11,7 +11,6 @@
 
 #include "quantscope/config.hpp"
 #include "quantscope/downsample.hpp"
-#include "quantscope/histogram.hpp"  // kMaxCountedLevels
 #include "quantscope/params.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor_view.hpp"
