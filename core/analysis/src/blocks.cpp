@@ -37,12 +37,11 @@ std::int64_t count_clipped(const std::vector<float>& values, double scale, std::
                            const QuantConfig& config) {
     const float s = static_cast<float>(scale);
     std::int64_t clipped = 0;
-    if (config.format != FormatId::Int) {
+    if (!is_int_format(config.format)) {
         // A format saturates where |r / s| passes its largest value (nf4: 1); ggml's clamp is not modelled
-        // here (a q4_0 block clamps at most its own extreme value).
-        const FormatInfo& info = format_info(config.format);
-        const double largest = config.format == FormatId::Nf4 ? 1.0 : info.element.largest();
-        if (info.element.exponent_bits == 0 && config.format != FormatId::Nf4) return 0;
+        // here (a q4_0 block clamps at most its own extreme value: its row's largest is 0).
+        const double largest = format_traits(config.format).largest;
+        if (largest == 0) return 0;
         for (float r : values) clipped += (s != 0 && std::fabs(r / s) > largest) ? 1 : 0;
         return clipped;
     }

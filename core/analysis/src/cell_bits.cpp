@@ -16,13 +16,9 @@
 namespace qs {
 namespace {
 
-bool is_mx(FormatId f) {
-    return f == FormatId::MxFp8E4M3 || f == FormatId::MxFp8E5M2 || f == FormatId::MxFp6E3M2 ||
-           f == FormatId::MxFp6E2M3 || f == FormatId::MxFp4;
-}
-
 int code_bits_of(const QuantConfig& config) {
-    return config.format == FormatId::Int ? config.dtype.bits : format_info(config.format).element_bits;
+    const FormatTraits& row = format_traits(config.format);
+    return row.code_space(row, config).bits;
 }
 
 std::uint32_t float32_bits(float x) {
@@ -56,51 +52,48 @@ BitRow int_row(const std::string& encoding, std::int32_t code, int bits, bool is
 }
 
 // The code row of a FORMATS.md format: its float element's fields, or an integer code with its weights.
-BitRow format_code_row(FormatId f, std::int32_t code, float grid_value) {
-    const FormatInfo& info = format_info(f);
-    if (info.element.exponent_bits > 0) {
-        const char* encoding = info.kind == FormatKind::Float ? info.name
-                               : f == FormatId::MxFp8E4M3    ? "fp8-e4m3"
-                               : f == FormatId::MxFp8E5M2    ? "fp8-e5m2"
-                               : f == FormatId::MxFp6E3M2    ? "fp6-e3m2"
-                               : f == FormatId::MxFp6E2M3    ? "fp6-e2m3"
-                                                             : "fp4-e2m1";
-        return float_row(BitRowRole::Code, encoding, static_cast<std::uint32_t>(code), info.element);
-    }
-    const bool is_signed = f == FormatId::Q8_0;
-    BitRow row = int_row(f == FormatId::Nf4 ? "nf4 index" : is_signed ? "int8" : "uint4", code, info.element_bits, is_signed);
+BitRow format_code_row(const QuantConfig& config, std::int32_t code, float grid_value) {
+    const FormatTraits& info = format_traits(config.format);
+    if (info.has_float_element())
+        return float_row(BitRowRole::Code, info.code_encoding, static_cast<std::uint32_t>(code), info.element);
+    const bool is_signed = info.code_space(info, config).is_signed;
+    BitRow row = int_row(info.code_encoding, code, info.element_bits, is_signed);
     row.value = grid_value;  // NF4's level, Q4_0's q - 8, Q8_0's and Q4_1's q
     return row;
+}
+
+// A stored block scale's row by its encoding (its bits as block_scale_bit_fields reads them).
+BitRow block_scale_row(const FormatTraits& info, std::uint16_t stored) {
+    const std::vector<BitField> fields = block_scale_bit_fields(info.id, stored);
+    if (info.scale_encoding == ScaleEncoding::E8M0) {
+        BitRow row;
+        row.role = BitRowRole::BlockScale;
+        row.encoding = "E8M0";
+        row.bits_value = stored;
+        row.fields = fields;
+        row.value = FloatSpec::ldexp2(static_cast<int>(stored) - 127);
+        return row;
+    }
+    const bool e4m3 = info.scale_encoding == ScaleEncoding::E4M3;
+    return float_row(BitRowRole::BlockScale, e4m3 ? "E4M3" : "fp16", stored, scale_spec(info.scale_encoding));
 }
 
 // The block's stored scales (MX, NVFP4, ggml), recomputed from its values by the pass's own recipe.
 void block_scale_rows(const TensorView& view, const QuantConfig& config, std::int64_t flat, float tensor_amax,
                       CellBits& out) {
-    const FormatId f = config.format;
-    const int n = format_info(f).block_size;
+    const FormatTraits& info = format_traits(config.format);
+    const int n = info.block_size;
     const std::int64_t start = flat / n * n;
-    const float g = f == FormatId::NvFp4 ? detail::nvfp4_global_scale(tensor_amax) : 1.0f;
+    const float g = info.has_global_scale() ? info.kernels.global_scale(tensor_amax) : 1.0f;
     std::vector<float> scratch(static_cast<std::size_t>(n));
     detail::BlockScale b;
-    view.guarded([&] { b = detail::block_scale(f, floats_at(view, start, n, scratch.data()), n, g); });
-    const std::vector<BitField> fields = block_scale_bit_fields(f, b.stored);
-    if (is_mx(f)) {
-        BitRow row;
-        row.role = BitRowRole::BlockScale;
-        row.encoding = "E8M0";
-        row.bits_value = b.stored;
-        row.fields = fields;
-        row.value = FloatSpec::ldexp2(static_cast<int>(b.stored) - 127);
-        out.scales.push_back(row);
-    } else if (f == FormatId::NvFp4) {
-        out.scales.push_back(float_row(BitRowRole::BlockScale, "E4M3", b.stored, format_info(FormatId::Fp8E4M3).element));
+    view.guarded([&] { b = info.kernels.block_scale(info, floats_at(view, start, n, scratch.data()), n, g); });
+    out.scales.push_back(block_scale_row(info, b.stored));
+    if (info.has_global_scale())
         out.scales.push_back(float_row(BitRowRole::TensorScale, "float32", float32_bits(g), float32_spec()));
-    } else {
-        const FloatSpec& half = format_info(FormatId::Fp16).element;
-        out.scales.push_back(float_row(BitRowRole::BlockScale, "fp16", b.stored, half));
-        if (f == FormatId::Q4_1)
-            out.scales.push_back(float_row(BitRowRole::Offset, "fp16", fp16_bits_saturating(b.offset), half));
-    }
+    if (info.has_offset)  // stored in the scale's encoding (Q4_1's fp16 m)
+        out.scales.push_back(float_row(BitRowRole::Offset, "fp16", fp16_bits_saturating(b.offset),
+                                       scale_spec(info.scale_encoding)));
 }
 
 // max |r| over the view: what NVFP4's g comes from when the caller does not know it.
@@ -150,8 +143,8 @@ CellBits cell_bits(const TensorView& view, const QuantParams& params, const Quan
     out.flat_index = flat;
     out.block = t.block;
     out.code_bits = code_bits_of(config);
-    const FormatId f = config.format;
-    if (f == FormatId::Int) {
+    const FormatTraits& row = format_traits(config.format);
+    if (row.is_int()) {
         const std::string name = (config.dtype.is_signed ? "int" : "uint") + std::to_string(config.dtype.bits);
         out.code = int_row(name, t.code, config.dtype.bits, config.dtype.is_signed);
         out.scales.push_back(float_row(BitRowRole::BlockScale, "float32", float32_bits(t.scale), float32_spec()));
@@ -159,8 +152,8 @@ CellBits cell_bits(const TensorView& view, const QuantParams& params, const Quan
             out.scales.push_back(float_row(BitRowRole::Offset, "float32",
                                            float32_bits(static_cast<float>(t.zero_point)), float32_spec()));
     } else {
-        out.code = format_code_row(f, t.code, t.rounded);
-        if (format_info(f).kind == FormatKind::Block)
+        out.code = format_code_row(config, t.code, t.rounded);
+        if (row.own_blocks())
             block_scale_rows(view, config, flat, tensor_amax >= 0 ? tensor_amax : view_amax(view), out);
         else if (format_config(config).scaling != ElementScaling::Cast)
             out.scales.push_back(float_row(BitRowRole::BlockScale, "float32", float32_bits(t.scale), float32_spec()));

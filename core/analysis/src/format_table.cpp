@@ -48,7 +48,7 @@ namespace {
 // range (`amax` then set), element formats per tensor and block formats skip their own statistics pass: one
 // read of the tensor each.
 Quantization row_quantization(const TensorView& view, const QuantConfig& c, std::optional<float>& amax) {
-    if (c.format != FormatId::Int && amax) {
+    if (!is_int_format(c.format) && amax) {
         const FormatConfig config = format_config(c);
         FormatParams p;
         if (format_params_from_amax(config, view.shape, *amax, p)) {
@@ -70,7 +70,7 @@ FormatRow table_row(const TensorView& view, const QuantConfig& c, std::optional<
     FormatRow row;
     row.config = c;
     row.format = dtype_name(c);
-    const bool block = c.format != FormatId::Int && format_info(c.format).kind == FormatKind::Block;
+    const bool block = format_traits(c.format).own_blocks();
     row.granularity = block ? "block" : to_string(c.granularity);
     if (block) row.group_size = format_info(c.format).block_size;
     if (c.granularity == Granularity::Group) row.group_size = c.group_size;

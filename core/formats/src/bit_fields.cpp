@@ -1,6 +1,8 @@
 // Reading a code's bit pattern field by field (see bit_fields.hpp).
 #include "quantscope/bit_fields.hpp"
 
+#include "quantscope/config.hpp"
+
 namespace qs {
 namespace {
 
@@ -11,11 +13,6 @@ BitField field(BitFieldKind kind, std::uint32_t code, int shift, int bits) {
     f.raw = (code >> shift) & ((std::uint32_t{1} << bits) - 1u);
     for (int b = bits - 1; b >= 0; --b) f.text += ((f.raw >> b) & 1u) != 0 ? '1' : '0';
     return f;
-}
-
-bool is_mx(FormatId format) {
-    return format == FormatId::MxFp8E4M3 || format == FormatId::MxFp8E5M2 || format == FormatId::MxFp6E3M2 ||
-           format == FormatId::MxFp6E2M3 || format == FormatId::MxFp4;
 }
 
 }  // namespace
@@ -56,21 +53,35 @@ std::vector<BitField> int_bit_fields(std::int32_t code, int bits, bool is_signed
 }
 
 std::vector<BitField> format_code_bit_fields(FormatId format, std::int32_t code) {
-    const FormatInfo& info = format_info(format);
-    if (info.element.exponent_bits > 0) return float_bit_fields(static_cast<std::uint32_t>(code), info.element);
-    return int_bit_fields(code, info.element_bits, format == FormatId::Q8_0);
+    const FormatTraits& info = format_traits(format);
+    if (info.has_float_element()) return float_bit_fields(static_cast<std::uint32_t>(code), info.element);
+    return int_bit_fields(code, info.element_bits, format_code_signed(format));
+}
+
+bool format_code_signed(FormatId format) {
+    const FormatTraits& info = format_traits(format);
+    return info.code_space(info, QuantConfig{}).is_signed;
+}
+
+FloatSpec scale_spec(ScaleEncoding encoding) {
+    switch (encoding) {
+        case ScaleEncoding::E4M3: return FloatSpec{4, 3, 7, FloatSpecials::E4M3Fn};
+        case ScaleEncoding::Fp16: return FloatSpec{5, 10, 15, FloatSpecials::Ieee};
+        case ScaleEncoding::Float32: break;
+        case ScaleEncoding::E8M0: break;  // no mantissa, no sign: block_scale_bit_fields reads it
+    }
+    return FloatSpec{8, 23, 127, FloatSpecials::Ieee};
 }
 
 std::vector<BitField> block_scale_bit_fields(FormatId format, std::uint16_t stored_scale) {
-    if (is_mx(format)) {  // E8M0: an exponent byte alone, 2^(raw - 127)
+    const FormatTraits& info = format_traits(format);
+    if (!info.own_blocks()) return {};
+    if (info.scale_encoding == ScaleEncoding::E8M0) {  // an exponent byte alone, 2^(raw - 127)
         BitField f = field(BitFieldKind::Exponent, stored_scale, 0, 8);
         f.value = static_cast<int>(f.raw) - 127;
         return {f};
     }
-    if (format == FormatId::NvFp4) return float_bit_fields(stored_scale, format_info(FormatId::Fp8E4M3).element);
-    if (format == FormatId::Q8_0 || format == FormatId::Q4_0 || format == FormatId::Q4_1)
-        return float_bit_fields(stored_scale, format_info(FormatId::Fp16).element);
-    return {};
+    return float_bit_fields(stored_scale, scale_spec(info.scale_encoding));
 }
 
 }  // namespace qs

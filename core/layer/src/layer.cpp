@@ -87,7 +87,7 @@ Quantized quantize_format_operand(const Tensor& t, const FormatConfig& config) {
 }
 
 // W's quantization as the result reports it.
-bool is_format(const QuantConfig& c) { return c.format != FormatId::Int; }
+bool is_format(const QuantConfig& c) { return !is_int_format(c.format); }
 
 std::optional<FormatConfig> weight_format(const LayerConfig& config) {
     if (!is_format(config.weights)) return std::nullopt;
@@ -219,7 +219,7 @@ void with_activations(const Tensor& x, const Tensor& w, const Tensor* bias, cons
     if (!is_format(config.weights) && config.weights.granularity == Granularity::Group && nk % config.weights.group_size != 0)
         throw Error("the outlier split keeps " + std::to_string(nk) + " input channels, not a multiple of --group-size " +
                     std::to_string(config.weights.group_size));
-    if (is_format(config.weights) && format_info(config.weights.format).kind == FormatKind::Block &&
+    if (format_traits(config.weights.format).own_blocks() &&
         nk % format_info(config.weights.format).block_size != 0)  // the same for a block format's block
         throw Error("the outlier split keeps " + std::to_string(nk) + " input channels, not a multiple of " +
                     format_info(config.weights.format).name + "'s block of " +

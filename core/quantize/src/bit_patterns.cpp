@@ -164,7 +164,7 @@ PatternSummary count_by_patterns(ElementType type, const std::vector<std::int64_
 }
 
 bool metrics_by_patterns(const TensorView& view, const QuantConfig& config) {
-    return sixteen_bit(view.type) && view.numel() > 0 && config.format == FormatId::Int &&
+    return sixteen_bit(view.type) && view.numel() > 0 && is_int_format(config.format) &&
            config.granularity == Granularity::Tensor && config.overflow == Overflow::Clamp &&
            config.active_naive_norm() == 0 && config.dtype.levels() <= kMaxCountedLevels;
 }

@@ -97,11 +97,11 @@ void parse_dtype(const std::string& text, QuantConfig& config) {
         for (FormatId id : all_formats()) names += std::string(", ") + format_name(id);
         throw Error("unknown dtype " + quoted_text(text) + ": expected int2..int16, uint2..uint16" + names);
     }
-    config.format = FormatId::Int;
+    config.format = FormatId{};  // int<N>'s row
 }
 
 std::string dtype_name(const QuantConfig& config) {
-    return config.format == FormatId::Int ? config.dtype.name() : std::string(format_name(config.format));
+    return is_int_format(config.format) ? config.dtype.name() : std::string(format_name(config.format));
 }
 
 namespace {
@@ -109,7 +109,7 @@ namespace {
 // The settings only int<N> has, refused by name for a format (FORMATS.md: no zero point, its own rounding).
 void check_format_settings(const QuantConfig& config) {
     const std::string name = format_name(config.format);
-    const bool block = format_info(config.format).kind == FormatKind::Block;
+    const bool block = format_traits(config.format).own_blocks();
     if (config.mode == Mode::Asymmetric)
         throw Error(name + " has no zero point: --mode asymmetric applies to int<N>" +
                     (block ? std::string() : " (use symmetric, cast or --scale S)"));
@@ -146,7 +146,7 @@ Overflow parse_overflow(const std::string& text) {
 }
 
 void check_config(const QuantConfig& config, const Shape& shape) {
-    if (config.format != FormatId::Int) {
+    if (!is_int_format(config.format)) {
         check_format_settings(config);
         check_format_config(format_config(config), shape);
         return;
@@ -204,17 +204,16 @@ QuantConfig with_format(QuantConfig next, FormatId id) {
     next.overflow = defaults.overflow;
     next.recompute_scale = false;
     next.naive_norm = defaults.naive_norm;
-    if (id == FormatId::Int) {
+    const FormatTraits& row = format_traits(id);
+    if (row.is_int()) {
         if (next.mode == Mode::Cast) next.mode = Mode::Asymmetric;
         if (next.mode == Mode::Symmetric && !next.dtype.is_signed) next.mode = Mode::Asymmetric;
         return next;
     }
     next.manual_zero_point = 0;
-    const FormatKind kind = format_info(id).kind;
-    if (next.mode == Mode::Asymmetric || (next.mode == Mode::Cast && kind != FormatKind::Float) ||
-        kind == FormatKind::Block)
+    if (next.mode == Mode::Asymmetric || (next.mode == Mode::Cast && !row.castable) || row.own_blocks())
         next.mode = Mode::Symmetric;
-    if (kind == FormatKind::Block) next.granularity = Granularity::Tensor;
+    if (row.own_blocks()) next.granularity = Granularity::Tensor;
     return next;
 }
 

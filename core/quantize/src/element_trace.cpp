@@ -34,7 +34,7 @@ std::int32_t quantize_value(float r, float scale, std::int32_t zero_point, const
 }
 
 ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index) {
-    if (config.format != FormatId::Int) return format_value_trace(r, params, config, flat_index);
+    if (!is_int_format(config.format)) return format_value_trace(r, params, config, flat_index);
     ElementTrace t;
     t.flat_index = flat_index;
     t.block = params.block_of(flat_index);
@@ -52,7 +52,7 @@ ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& 
 
 std::vector<std::int32_t> block_codes(const float* values, std::int64_t n, const QuantParams& params,
                                       const QuantConfig& config, std::int64_t block) {
-    if (config.format != FormatId::Int) return format_block_codes(values, n, params, config, block);
+    if (!is_int_format(config.format)) return format_block_codes(values, n, params, config, block);
     const auto s = static_cast<float>(params.scale_of(block));
     const std::int32_t z = params.zero_point_of(block);
     std::vector<std::int32_t> codes(static_cast<std::size_t>(n));
@@ -63,7 +63,7 @@ std::vector<std::int32_t> block_codes(const float* values, std::int64_t n, const
 ElementTrace trace_element(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                            std::int64_t flat_index) {
     if (flat_index < 0 || flat_index >= view.numel()) throw Error("element index out of range");
-    if (config.format != FormatId::Int) return format_element_trace(view, params, config, flat_index);
+    if (!is_int_format(config.format)) return format_element_trace(view, params, config, flat_index);
     float r = 0;
     view.guarded([&] { r = *floats_at(view, flat_index, 1, &r); });
     return trace_value(r, params, config, flat_index);

@@ -40,29 +40,10 @@ FormatConfig format_config(const QuantConfig& config) {
     return f;
 }
 
+// What the format refuses, and why, is its row's (an element format's checks, a block format's own block).
 void check_format_config(const FormatConfig& config, const Shape& shape) {
-    const FormatInfo& info = format_info(config.format);
-    const std::string name = info.name;
-    if (config.format == FormatId::Int) throw Error("int<N> is not quantized through a number format");
-    if (info.kind == FormatKind::Block) {
-        if (config.scaling != ElementScaling::Symmetric || config.granularity != Granularity::Tensor)
-            throw Error(name + " has its own block scale: it takes no --mode, --scale or --granularity");
-        const std::int64_t last = shape.empty() ? 0 : shape.back();
-        if (last % info.block_size != 0)
-            throw Error(name + ": its block of " + std::to_string(info.block_size) +
-                        " elements must divide the last axis (" + std::to_string(last) + ")");
-        return;
-    }
-    if (config.scaling == ElementScaling::Cast && info.kind != FormatKind::Float)
-        throw Error("--mode cast applies to float formats, not " + name);
-    if (config.scaling != ElementScaling::Symmetric && config.granularity != Granularity::Tensor)
-        throw Error(name + ": --mode " + to_string(config.scaling) + " is per tensor (no --granularity)");
-    if (config.scaling == ElementScaling::Manual) {
-        const auto s = static_cast<float>(config.manual_scale);
-        if (!(std::isfinite(config.manual_scale) && std::isfinite(s) && s > 0))
-            throw Error(name + ": --scale must be a positive finite float32, got " + format_g(config.manual_scale));
-    }
-    check_config(format_layout_config(config), shape);
+    const FormatTraits& row = format_traits(config.format);
+    row.check(row, config, shape);
 }
 
 }  // namespace qs

@@ -24,39 +24,30 @@ std::string binary(std::uint32_t value, int bits) {
 }  // namespace
 
 FormatCost format_cost(const FormatConfig& config, std::int64_t n, std::int64_t blocks) {
-    const FormatInfo& info = format_info(config.format);
-    double bits = static_cast<double>(n) * info.element_bits;
-    if (info.kind == FormatKind::Block) {
-        bits += static_cast<double>(n / info.block_size) * info.scale_bits;
-        if (config.format == FormatId::NvFp4) bits += 32;  // g, one float32 per tensor
-    } else if (config.scaling != ElementScaling::Cast) {
-        bits += 32.0 * static_cast<double>(blocks);  // one float32 s per block
-    }
-    return cost_of(bits, n);
+    QuantConfig q = format_layout_config(config);
+    q.format = config.format;
+    q.mode = config.scaling == ElementScaling::Cast ? Mode::Cast : q.mode;  // cast stores no scale
+    return quantization_cost(q, n, blocks);
 }
 
 FormatCost int_cost(const QuantConfig& config, std::int64_t n, std::int64_t blocks) {
-    // A float32 s per block, and a float32 z where one is stored (symmetric mode stores none).
-    const double per_block = config.mode == Mode::Symmetric ? 32.0 : 64.0;
-    return cost_of(static_cast<double>(n) * config.dtype.bits + per_block * static_cast<double>(blocks), n);
+    QuantConfig q = config;
+    q.format = FormatId{};  // int<N>'s row: FormatId 0
+    return quantization_cost(q, n, blocks);
 }
 
+// The codes' bits and the stored scales', as the config's row counts them.
 FormatCost quantization_cost(const QuantConfig& config, std::int64_t n, std::int64_t blocks) {
-    if (config.format == FormatId::Int) return int_cost(config, n, blocks);
-    return format_cost(format_config(config), n, blocks);
+    const FormatTraits& row = format_traits(config.format);
+    const double codes = static_cast<double>(n) * row.code_space(row, config).bits;
+    return cost_of(codes + row.stored_scale_bits(row, config, n, blocks), n);
 }
 
 void code_range(const QuantConfig& config, std::int32_t& lo, std::int32_t& hi) {
-    if (config.format == FormatId::Int) {
-        lo = config.dtype.q_min();
-        hi = config.dtype.q_max();
-    } else if (config.format == FormatId::Q8_0) {
-        lo = -127;
-        hi = 127;
-    } else {
-        lo = 0;
-        hi = (std::int32_t{1} << format_info(config.format).element_bits) - 1;
-    }
+    const FormatTraits& row = format_traits(config.format);
+    const CodeSpace codes = row.code_space(row, config);
+    lo = codes.lo;
+    hi = codes.hi;
 }
 
 std::vector<double> scaled_grid(FormatId format, double s) {
@@ -78,9 +69,9 @@ std::vector<double> scaled_grid(FormatId format, double s) {
 }
 
 std::string code_bits_text(FormatId format, std::int32_t code) {
-    const FormatInfo& info = format_info(format);
+    const FormatTraits& info = format_traits(format);
     const auto u = static_cast<std::uint32_t>(code);
-    if (info.element.exponent_bits > 0) {
+    if (info.has_float_element()) {
         const int e = info.element.exponent_bits, m = info.element.mantissa_bits;
         return binary(u >> (e + m), 1) + " " + binary(u >> m, e) + " " + binary(u, m);
     }

@@ -1,5 +1,6 @@
 // Internal: one element through an element format, and one block's scale and elements through a block
-// format's fixed recipe (FORMATS.md "Block formats"). Inline so the pass's loops inline them.
+// format's fixed recipe (FORMATS.md "Block formats"). Inline so the loops of the formats' own files
+// (core/formats/src, whose rows point at them) inline them.
 #pragma once
 
 #include <algorithm>
@@ -222,22 +223,6 @@ inline ElementResult q4_1_element(float r, const BlockScale& b) {
     e.grid = static_cast<float>(e.code);
     e.deq = e.grid * b.scale + b.offset + 0.0f;
     return e;
-}
-
-// An element of a ggml block (q8_0, q4_0 or q4_1) at the block's scale.
-inline ElementResult ggml_element(FormatId id, float r, const BlockScale& b) {
-    return id == FormatId::Q8_0 ? q8_0_element(r, b) : id == FormatId::Q4_0 ? q4_0_element(r, b) : q4_1_element(r, b);
-}
-
-// The block's scale by its format's recipe (g: NVFP4's per-tensor scale, unused otherwise).
-inline BlockScale block_scale(FormatId id, const float* r, int n, float g) {
-    switch (id) {
-        case FormatId::NvFp4: return nvfp4_scale(r, n, g);
-        case FormatId::Q8_0: return q8_0_scale(r, n);
-        case FormatId::Q4_0: return q4_0_scale(r, n);
-        case FormatId::Q4_1: return q4_1_scale(r, n);
-        default: return mx_scale(r, n, format_info(id).element);
-    }
 }
 
 }  // namespace qs::detail

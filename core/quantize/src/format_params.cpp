@@ -18,15 +18,16 @@ namespace detail {
 // s = max|r| / largest, rounded up to float32 so that max|r| / s never passes the largest value (the
 // nearest float32 below the exact quotient would make the block's own maximum saturate, counted as clipped);
 // nf4: s = max|r|. An all-zero block has s = 1.
+// nf4's largest is 1: s = max|r| exactly.
 float symmetric_format_scale(float amax, FormatId format) {
     if (amax == 0) return 1.0f;
-    if (format == FormatId::Nf4) return amax;
-    const double exact = static_cast<double>(amax) / format_info(format).element.largest();
+    const double largest = format_traits(format).largest;
+    const double exact = static_cast<double>(amax) / largest;
     float s = static_cast<float>(exact);
     if (static_cast<double>(s) < exact) s = std::nextafter(s, FLT_MAX);
     // At float32's limit (max|r| near 3.4e38) s * largest would overflow: the float32 below, and the maximum
     // saturates (by less than an ulp) instead of dequantizing to Inf.
-    if (static_cast<double>(s) * format_info(format).element.largest() > FLT_MAX) s = std::nextafter(s, 0.0f);
+    if (static_cast<double>(s) * largest > FLT_MAX) s = std::nextafter(s, 0.0f);
     return s;
 }
 
@@ -135,8 +136,8 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
     p.block_count = blocks;
     p.scale.assign(static_cast<std::size_t>(blocks), 1.0f);
     p.stored.assign(static_cast<std::size_t>(blocks), 0);
-    if (p.format == FormatId::Q4_1) p.offset.assign(static_cast<std::size_t>(blocks), 0.0f);
-    const bool nvfp4 = p.format == FormatId::NvFp4;
+    if (info.has_offset) p.offset.assign(static_cast<std::size_t>(blocks), 0.0f);
+    const bool global = info.has_global_scale();  // NVFP4: the blocks' amax now, their scales once g is known
     BlockStats stats;
     stats.amax.assign(1, 0.0f);
     std::vector<BlockStats> parts;
@@ -156,11 +157,11 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
             if (!scan_values(r, len, part.lo, part.hi, part.amax[0])) bad = true;
             for (std::int64_t b = b0; b < b1; ++b) {
                 const float* block = r + (b - b0) * info.block_size;
-                if (nvfp4) {
+                if (global) {
                     p.scale[static_cast<std::size_t>(b)] = detail::block_amax(block, info.block_size);
                     continue;
                 }
-                const detail::BlockScale s = detail::block_scale(p.format, block, info.block_size, 1.0f);
+                const detail::BlockScale s = info.kernels.block_scale(info, block, info.block_size, 1.0f);
                 p.scale[static_cast<std::size_t>(b)] = s.scale;
                 p.stored[static_cast<std::size_t>(b)] = s.stored;
                 if (!p.offset.empty()) p.offset[static_cast<std::size_t>(b)] = s.offset;
@@ -173,13 +174,13 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
         stats.hi = std::max(stats.hi, part.hi);
         stats.amax[0] = std::max(stats.amax[0], part.amax[0]);
     }
-    if (nvfp4) {
-        p.global_scale = detail::nvfp4_global_scale(stats.amax[0]);
+    if (global) {
+        p.global_scale = info.kernels.global_scale(stats.amax[0]);
         detail::parallel_run(nullptr, detail::pass_threads(blocks * 16), [&](int thread, int count) {
             std::int64_t b0, b1;
             detail::static_share(blocks, thread, count, b0, b1);
             for (std::int64_t b = b0; b < b1; ++b) {
-                const detail::BlockScale s = detail::nvfp4_scale_of_amax(p.scale[static_cast<std::size_t>(b)], p.global_scale);
+                const detail::BlockScale s = info.kernels.scale_of_amax(p.scale[static_cast<std::size_t>(b)], p.global_scale);
                 p.scale[static_cast<std::size_t>(b)] = s.scale;
                 p.stored[static_cast<std::size_t>(b)] = s.stored;
             }
@@ -196,8 +197,8 @@ FormatParams compute_format_params(const TensorView& view, const FormatConfig& c
     p.format = config.format;
     const FormatInfo& info = format_info(config.format);
     QuantParams layout;
-    if (info.kind != FormatKind::Block) set_block_layout(view.shape, format_layout_config(config), layout);
-    if (info.kind == FormatKind::Block) {
+    if (!info.own_blocks()) set_block_layout(view.shape, format_layout_config(config), layout);
+    if (info.own_blocks()) {
         const BlockStats stats = block_format_pass(view, p);
         if (range) *range = {stats.lo, stats.hi};
         return p;
@@ -232,10 +233,10 @@ bool format_params_from_amax(const FormatConfig& config, const Shape& shape, flo
     const FormatInfo& info = format_info(config.format);
     FormatParams p;
     p.format = config.format;
-    if (info.kind == FormatKind::Block) {
+    if (info.own_blocks()) {
         p.block_stride = info.block_size;
         p.block_count = checked_numel(shape) / info.block_size;
-        if (config.format == FormatId::NvFp4) p.global_scale = detail::nvfp4_global_scale(amax);
+        if (info.has_global_scale()) p.global_scale = info.kernels.global_scale(amax);
         out = std::move(p);
         return true;
     }

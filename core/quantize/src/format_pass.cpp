@@ -38,32 +38,6 @@ struct ChunkOut {
     float* err;
 };
 
-// ggml's formats: each block's float32 d (and min) recomputed from its values (the params keep only fp16(d)),
-// its codes and r' by the reference quantizer's recipe. Returns how many clipped.
-std::int64_t ggml_chunk(const float* r, std::int64_t len, FormatId format, std::int32_t* codes, float* deq) {
-    const int size = format_info(format).block_size;
-    const int kind = format == FormatId::Q8_0 ? 0 : format == FormatId::Q4_0 ? 1 : 2;
-    std::int64_t clipped = 0;
-    for (std::int64_t b = 0; b < len; b += size) {
-        const detail::BlockScale scale = detail::block_scale(format, r + b, size, 1.0f);
-        std::int64_t k = b;
-#ifdef QS_HAVE_FORMAT_AVX2
-        if (scale.scale != 0) {
-            k = b + size - size % 8;
-            clipped += detail::ggml_block_avx2(kind, r + b, k - b, scale.inv, scale.scale, scale.low, scale.offset,
-                                               codes + b, deq + b);
-        }
-#endif
-        for (; k < b + size; ++k) {
-            const detail::ElementResult e = detail::ggml_element(format, r[k], scale);
-            codes[k] = e.code;
-            deq[k] = e.deq;
-            clipped += e.clipped ? 1 : 0;
-        }
-    }
-    return clipped;
-}
-
 // One thread's scratch for a chunk (per-element scales and the outputs not wanted).
 struct Scratch {
     std::vector<float> scale, deq, err;
@@ -87,9 +61,10 @@ void fill_scales(const float* r, std::int64_t begin, std::int64_t len, const For
         return;
     }
     if (p.scale.empty()) {
-        const int size = format_info(p.format).block_size;
+        const FormatTraits& row = format_traits(p.format);
+        const int size = row.block_size;
         for (std::int64_t b = 0; b < len; b += size)
-            std::fill(out + b, out + b + size, detail::block_scale(p.format, r + b, size, p.global_scale).scale);
+            std::fill(out + b, out + b + size, row.kernels.block_scale(row, r + b, size, p.global_scale).scale);
         return;
     }
     std::int64_t block = p.block_of(begin);
@@ -136,23 +111,15 @@ ChunkSums finish_chunk(const float* r, std::int64_t len, const std::int32_t* cod
     return sums;
 }
 
-ChunkSums run_chunk(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, std::uint32_t mask,
-                    const ChunkOut& out, Partial& acc, Scratch& ws) {
+// One chunk through the row's own loop (picked once per chunk): each element at its block's scale, or (a
+// row whose blocks take their scale from their values) each block by its recipe.
+ChunkSums run_chunk(const float* r, std::int64_t begin, std::int64_t len, const FormatParams& p, const FormatTraits& row,
+                    std::uint32_t mask, const ChunkOut& out, Partial& acc, Scratch& ws) {
     std::int32_t* codes = out.codes ? out.codes : ws.codes.data();
     float* deq = out.deq ? out.deq : ws.deq.data();
     float* err = out.err ? out.err : ws.err.data();
-    if (p.format == FormatId::Q8_0 || p.format == FormatId::Q4_0 || p.format == FormatId::Q4_1) {
-        acc.clipped += ggml_chunk(r, len, p.format, codes, deq);
-        return finish_chunk(r, len, codes, deq, err, mask, acc);
-    }
-    fill_scales(r, begin, len, p, ws.scale.data());
-    if (p.format == FormatId::Nf4) {
-        static const detail::Nf4Consts nf4;
-        acc.clipped += detail::nf4_elements(r, ws.scale.data(), len, nf4, codes, deq);
-    } else {
-        const detail::FloatConsts consts(format_info(p.format).element);
-        acc.clipped += detail::float_elements(r, ws.scale.data(), len, consts, codes, deq);
-    }
+    if (!row.scale_from_values) fill_scales(r, begin, len, p, ws.scale.data());
+    acc.clipped += row.kernels.chunk(row, r, ws.scale.data(), len, codes, deq);
     return finish_chunk(r, len, codes, deq, err, mask, acc);
 }
 
@@ -183,7 +150,8 @@ Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams
                  const OutputSelection& wanted, const ResultSink* sink) {
     const std::int64_t n = view.numel();
     if (n == 0) throw Error("cannot quantize an empty tensor");
-    const bool block_format = format_info(p.format).kind == FormatKind::Block;
+    const FormatTraits& row = format_traits(p.format);
+    const bool block_format = row.own_blocks();
     const bool whole_tensor = origin < 0;  // the params' own tensor: its size a whole number of periods
     origin = std::max<std::int64_t>(origin, 0);
     const bool scales_in_pass = (block_format && p.scale.empty()) || p.on_demand();
@@ -191,7 +159,7 @@ Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams
         (whole_tensor && n % (p.block_stride * p.block_count) != 0) || origin < 0 ||
         (block_format && (origin % p.block_stride != 0 || n % p.block_stride != 0)))
         throw Error("format parameters do not match the tensor's shape");
-    const int bits = format_info(p.format).element_bits;
+    const int bits = row.element_bits;
     const std::uint32_t mask = (std::uint32_t{1} << bits) - 1;
     const int threads = detail::pass_threads(n);
     std::vector<Partial> partials(static_cast<std::size_t>(threads));
@@ -218,7 +186,7 @@ Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams
                 const std::int64_t begin = c * kChunk, len = std::min(kChunk, n - begin), at = begin - offset;
                 const ChunkOut out{codes ? codes + at : nullptr, deq ? deq + at : nullptr, err ? err + at : nullptr};
                 chunk_sums[static_cast<std::size_t>(c)] =
-                    run_chunk(floats_at(view, begin, len, scratch.data()), origin + begin, len, p, mask, out, acc, ws);
+                    run_chunk(floats_at(view, begin, len, scratch.data()), origin + begin, len, p, row, mask, out, acc, ws);
             }
         });
         if (sink) detail::deliver(*sink, first, end - first, {codes_buf.get(), deq_buf.get(), err_buf.get()}, threads);
@@ -327,8 +295,8 @@ Metrics quantize_format_config(const TensorView& view, const QuantParams& params
 
 ElementTrace format_element_trace(const TensorView& view, const QuantParams& params, const QuantConfig& qc,
                                   std::int64_t flat_index) {
-    const FormatInfo& info = format_info(qc.format);
-    if (info.kind != FormatKind::Block || has_float_element(qc.format)) {
+    const FormatTraits& info = format_traits(qc.format);
+    if (!info.scale_from_values) {
         float r = 0;
         view.guarded([&] { r = *floats_at(view, flat_index, 1, &r); });
         return format_value_trace(r, params, qc, flat_index);
@@ -340,7 +308,7 @@ ElementTrace format_element_trace(const TensorView& view, const QuantParams& par
     float r = 0;
     view.guarded([&] {
         const float* values = floats_at(view, start, info.block_size, scratch.data());
-        b = detail::block_scale(qc.format, values, info.block_size, 1.0f);
+        b = info.kernels.block_scale(info, values, info.block_size, 1.0f);
         r = values[flat_index - start];
     });
     FormatTrace f;
@@ -349,44 +317,34 @@ ElementTrace format_element_trace(const TensorView& view, const QuantParams& par
     f.r = r;
     f.scale = b.scale;
     f.offset = b.offset;
-    take_result(f, detail::ggml_element(qc.format, r, b));
+    take_result(f, info.kernels.element(info, r, b));
     return as_element_trace(f);
 }
 
 ElementTrace format_value_trace(float r, const QuantParams& params, const QuantConfig& config, std::int64_t flat_index) {
     // Without the block's other values: exact for element formats, MX and NVFP4 (their scale is all an
     // element needs); ggml's codes come from r / fp16(d) here, not from the float32 d of the pass.
-    const FormatInfo& info = format_info(config.format);
+    const FormatTraits& row = format_traits(config.format);
     FormatTrace f;
     f.flat_index = flat_index;
     f.block = params.block_of(flat_index);
     f.r = r;
     f.scale = static_cast<float>(params.scale[static_cast<std::size_t>(f.block)]);
-    detail::ElementResult e;
-    if (config.format == FormatId::Nf4) {
-        e = detail::element_nf4(r, f.scale);
-    } else if (info.kind == FormatKind::Float) {
-        e = detail::element_float(r, f.scale, info.element);
-    } else if (has_float_element(config.format)) {
-        e = detail::block_float_element(r, f.scale, info.element);
-    } else {
-        detail::BlockScale b;
-        b.scale = f.scale;
-        b.inv = f.scale != 0 ? 1.0f / f.scale : 0.0f;
-        e = detail::ggml_element(config.format, r, b);
-    }
-    take_result(f, e);
+    detail::BlockScale b;
+    b.scale = f.scale;
+    b.inv = f.scale != 0 ? 1.0f / f.scale : 0.0f;
+    take_result(f, row.kernels.element(row, r, b));
     return as_element_trace(f);
 }
 
 std::vector<std::int32_t> format_block_codes(const float* values, std::int64_t n, const QuantParams& params,
                                              const QuantConfig& config, std::int64_t block) {
     std::vector<std::int32_t> codes(static_cast<std::size_t>(n));
-    const FormatInfo& info = format_info(config.format);
-    if (info.kind == FormatKind::Block && !has_float_element(config.format) && n == info.block_size) {
-        const detail::BlockScale b = detail::block_scale(config.format, values, info.block_size, 1.0f);
+    const FormatTraits& info = format_traits(config.format);
+    if (info.scale_from_values && n == info.block_size) {
+        const detail::BlockScale b = info.kernels.block_scale(info, values, info.block_size, 1.0f);
         for (std::int64_t i = 0; i < n; ++i)
-            codes[static_cast<std::size_t>(i)] = detail::ggml_element(config.format, values[i], b).code;
+            codes[static_cast<std::size_t>(i)] = info.kernels.element(info, values[i], b).code;
         return codes;
     }
     const std::int64_t first = block * params.block_stride;  // an element of the block, for its scale
@@ -418,7 +376,7 @@ Quantization quantize_format_checked(const TensorView& view, const QuantConfig& 
 FormatTrace trace_format_element(const TensorView& view, const FormatParams& p, const FormatConfig&,
                                  std::int64_t flat_index) {
     if (flat_index < 0 || flat_index >= view.numel()) throw Error("element index out of range");
-    const FormatInfo& info = format_info(p.format);
+    const FormatTraits& info = format_traits(p.format);
     FormatTrace t;
     t.flat_index = flat_index;
     t.block = p.block_of(flat_index);
@@ -427,19 +385,20 @@ FormatTrace trace_format_element(const TensorView& view, const FormatParams& p, 
     if (!p.stored.empty()) t.stored_scale = p.stored[static_cast<std::size_t>(t.block)];
     detail::ElementResult e;
     view.guarded([&] {
-        if (info.kind == FormatKind::Block) {
+        if (info.own_blocks()) {
             std::vector<float> scratch(static_cast<std::size_t>(info.block_size));
             const std::int64_t start = t.block * info.block_size;
             const float* r = floats_at(view, start, info.block_size, scratch.data());
-            const detail::BlockScale b = detail::block_scale(p.format, r, info.block_size, p.global_scale);
+            const detail::BlockScale b = info.kernels.block_scale(info, r, info.block_size, p.global_scale);
             t.r = r[flat_index - start];
-            e = has_float_element(p.format) ? detail::block_float_element(t.r, b.scale, info.element)
-                                            : detail::ggml_element(p.format, t.r, b);
+            e = info.kernels.element(info, t.r, b);
             return;
         }
         float r = 0;
         t.r = *floats_at(view, flat_index, 1, &r);
-        e = p.format == FormatId::Nf4 ? detail::element_nf4(t.r, t.scale) : detail::element_float(t.r, t.scale, info.element);
+        detail::BlockScale b;
+        b.scale = t.scale;
+        e = info.kernels.element(info, t.r, b);
     });
     take_result(t, e);
     return t;

@@ -277,7 +277,7 @@ bool pairs_cost_more_than_values(const TensorView& view, const QuantParams& p, c
 // `tensor`: the same values as `view` already in memory (the calibrators need them all at once), or null.
 QuantParams compute_params(const TensorView& view, const Tensor* tensor, const QuantConfig& config,
                            TensorRange* whole, const PassControl& control) {
-    if (config.format != FormatId::Int) return format_quant_params(view, config, whole);
+    if (!is_int_format(config.format)) return format_quant_params(view, config, whole);
     check_config(config, view.shape);
     QuantParams params;
     set_block_layout(view.shape, config, params);
@@ -380,7 +380,7 @@ void compute_pair_unguarded(const QuantParams& params, std::int64_t block, doubl
             values.insert(values.end(), v, v + len);
         }
     }
-    if (config.format != FormatId::Int) {  // an element format's symmetric s (format_params.cpp), z = 0
+    if (!is_int_format(config.format)) {  // an element format's symmetric s (format_params.cpp), z = 0
         scale = symmetric_format_scale(values_amax(values.data(), static_cast<std::int64_t>(values.size())), config.format);
         zero_point = 0;
         return;

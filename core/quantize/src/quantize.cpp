@@ -338,19 +338,19 @@ void use_portable_kernel(bool on) { g_portable_only = on; }
 
 Metrics quantize_view(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                       const QuantOutputs& out) {
-    if (config.format != FormatId::Int) return quantize_format_config(view, params, config, &out, {}, nullptr);
+    if (!is_int_format(config.format)) return quantize_format_config(view, params, config, &out, {}, nullptr);
     return run_pass(view, params, config, &out, {}, nullptr);
 }
 
 Metrics quantize_view(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                       const OutputSelection& wanted, const ResultSink& sink) {
-    if (config.format != FormatId::Int) return quantize_format_config(view, params, config, nullptr, wanted, &sink);
+    if (!is_int_format(config.format)) return quantize_format_config(view, params, config, nullptr, wanted, &sink);
     return run_pass(view, params, config, nullptr, wanted, &sink);
 }
 
 Quantization quantize_checked(const TensorView& view, const QuantConfig& config, const OutputSelection& wanted,
                               const ResultSink& sink) {
-    if (config.format != FormatId::Int) return quantize_format_checked(view, config, wanted, sink);
+    if (!is_int_format(config.format)) return quantize_format_checked(view, config, wanted, sink);
     Quantization q;
     if (detail::metrics_by_patterns(view, config)) {
         // A bf16/f16 tensor with one (s, z): a counting pass instead of compute_params' passes, the metrics from

@@ -240,7 +240,7 @@ std::vector<Unit> cut_units(const OverviewGrid& g, const Plan& plan) {
 
 bool applies(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid) {
     const std::int64_t n = view.numel();
-    if (config.format != FormatId::Int || config.overflow != Overflow::Clamp || config.active_naive_norm() != 0 ||
+    if (!is_int_format(config.format) || config.overflow != Overflow::Clamp || config.active_naive_norm() != 0 ||
         portable_only() || params.on_demand() || n == 0 || grid.cols > kMaxColumns ||
         config.dtype.levels() > kMaxCountedLevels)
         return false;

@@ -309,7 +309,7 @@ struct PassPart {
 class PieceQuantizer {
 public:
     PieceQuantizer(const TensorView& view, const QuantParams& params, const QuantConfig& config)
-        : view_(view), params_(params), config_(config), is_format_(config.format != FormatId::Int),
+        : view_(view), params_(params), config_(config), is_format_(!is_int_format(config.format)),
           format_(is_format_ ? format_config(config) : FormatConfig{}),
           format_params_(is_format_ ? format_params_of(params, config.format) : FormatParams{}) {}
     Metrics operator()(const Piece& piece, const QuantOutputs& out, QuantParams& scratch) const {

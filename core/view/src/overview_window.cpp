@@ -20,7 +20,7 @@ void format_window(const TensorView& view, const QuantParams& params, const Quan
                    std::int64_t slice, const CellWindow& window, WindowResults& out) {
     const FormatParams fp = format_params_of(params, config.format);
     const FormatConfig format = format_config(config);
-    const std::int64_t align = format_info(config.format).kind == FormatKind::Block ? params.block_stride : 1;
+    const std::int64_t align = format_traits(config.format).own_blocks() ? params.block_stride : 1;
     std::vector<std::int32_t> codes;
     std::vector<float> deq, err;
     for (std::int64_t r = 0; r < window.rows; ++r) {
@@ -63,7 +63,7 @@ void quantize_window(const TensorView& view, const QuantParams& params, const Qu
     out.dequantized.resize(n);
     out.error.resize(n);
     out.codes.resize(n);
-    if (config.format != FormatId::Int) return format_window(view, params, config, g, slice, window, out);
+    if (!is_int_format(config.format)) return format_window(view, params, config, g, slice, window, out);
     view.guarded([&] {
         std::vector<float> scratch(static_cast<std::size_t>(window.cols));
         for (std::int64_t r = 0; r < window.rows; ++r) {

@@ -36,5 +36,9 @@ std::vector<BitField> format_code_bit_fields(FormatId format, std::int32_t code)
 // The fields of a block format's stored scale (FormatTrace::stored_scale): mxfp*'s E8M0 byte (one exponent
 // field), nvfp4's E4M3 sb, ggml's fp16 d. Empty for a format without a stored block scale.
 std::vector<BitField> block_scale_bit_fields(FormatId format, std::uint16_t stored_scale);
+// Whether a format's integer codes read as two's complement (q8_0's), as its row's code space says.
+bool format_code_signed(FormatId format);
+// The float layout of a stored scale's encoding (E4M3, fp16, float32; E8M0 has none: float32's is given).
+FloatSpec scale_spec(ScaleEncoding encoding);
 
 }  // namespace qs

@@ -42,19 +42,13 @@ struct FloatSpec {
     static double ldexp2(int e);
 };
 
-struct FormatInfo {
-    FormatId id = FormatId::Int;
-    const char* name = "";         // as --dtype spells it (lower case)
-    FormatKind kind = FormatKind::Int;
-    FloatSpec element{};           // Float and MX/NVFP4 elements; E = M = 0 otherwise
-    int element_bits = 0;          // bits of one code
-    int block_size = 0;            // Block: B elements share a scale along the last axis; 0 otherwise
-    int scale_bits = 0;            // Block: bits of each block's stored scale(s) (Q4_1: d and m)
-};
+// A format's row in the table (format_traits.hpp): the one place that knows the format.
+struct FormatTraits;
+using FormatInfo = FormatTraits;
 
-// Every format of FORMATS.md (not Int), in the order of its tables.
+// Every format of the table (not Int), in the order of FORMATS.md's tables, then the registered ones.
 const std::vector<FormatId>& all_formats();
-const FormatInfo& format_info(FormatId id);
+const FormatTraits& format_info(FormatId id);  // format_traits(id)
 const char* format_name(FormatId id);  // "fp8-e4m3", ...; "int" for Int
 const char* to_string(FormatKind kind);  // "int", "float", "codebook", "block"
 // A --dtype name other than int<N>/uint<N>, case-insensitive; empty when it names none.
@@ -83,10 +77,12 @@ const std::array<float, 16>& nf4_codebook();
 std::uint32_t nf4_index(float x, bool* clipped = nullptr);
 
 // ---- the grid a format's codes stand for (before the block's scale) -----------------------------------------
-// Float: float_grid; NF4: the codebook; block formats: their element grid (Q8_0: -127..127, Q4_0: -8..7,
-// Q4_1: 0..15). Int is not covered (its grid is q_min..q_max).
+// The row's grid: float_grid; NF4: the codebook; block formats: their element grid (Q8_0: -127..127,
+// Q4_0: -8..7, Q4_1: 0..15). Int is not covered (its grid is q_min..q_max).
 std::vector<float> format_grid(FormatId id);
-// How many codes stand for numbers (the levels a tensor can use): 254 for fp8-e4m3, 255 for q8_0, ...
+// How many codes stand for numbers (the levels a tensor can use): the grid's size, 254 for fp8-e4m3, ...
 std::int64_t format_levels(FormatId id);
 
 }  // namespace qs
+
+#include "quantscope/format_traits.hpp"
