@@ -3,7 +3,7 @@
 #include "format_rows.hpp"
 #include "quantscope/config.hpp"
 #include "quantscope/error.hpp"
-#include "quantscope/format_quantize.hpp"
+#include "quantscope/format_config.hpp"
 
 namespace qs::detail {
 

@@ -8,7 +8,7 @@
 #include "quantscope/config.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
-#include "quantscope/format_quantize.hpp"
+#include "quantscope/format_config.hpp"
 
 namespace qs {
 namespace detail {

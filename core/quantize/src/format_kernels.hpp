@@ -11,16 +11,9 @@
 
 #include "format_simd_avx2.hpp"
 #include "quantscope/element_type.hpp"
-#include "quantscope/format_params.hpp"
 #include "quantscope/number_format.hpp"
 
 namespace qs::detail {
-
-// An element format's symmetric s from a block's largest magnitude (format_params.cpp).
-float symmetric_format_scale(float amax, FormatId format);
-
-// Block `block`'s scale of on-demand params, its values read without taking their guard (the caller holds it).
-float on_demand_scale_unguarded(const FormatParams& params, std::int64_t block);
 
 // The largest |r| of n values, in order (any order gives the same bits).
 inline float values_amax(const float* r, std::int64_t n) {

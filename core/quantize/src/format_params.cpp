@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "format_kernels.hpp"
+#include "format_scales.hpp"
 #include "format_simd_avx2.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"

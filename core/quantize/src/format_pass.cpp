@@ -8,6 +8,7 @@
 #include "block_pairs.hpp"
 #include "deliver.hpp"
 #include "format_kernels.hpp"
+#include "format_scales.hpp"
 #include "format_simd.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"

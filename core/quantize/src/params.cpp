@@ -11,6 +11,7 @@
 
 #include "block_pairs.hpp"
 #include "format_kernels.hpp"
+#include "format_scales.hpp"
 #include "parallel.hpp"
 #include "quantscope/calibrate.hpp"
 #include "quantscope/format_quantize.hpp"
