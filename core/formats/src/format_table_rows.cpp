@@ -98,6 +98,13 @@ const char* to_string(FormatKind kind) {
     return "int";
 }
 
+std::vector<FormatId> formats_of_kind(FormatKind kind) {
+    std::vector<FormatId> ids;
+    for (FormatId id : all_formats())
+        if (format_traits(id).kind == kind) ids.push_back(id);
+    return ids;
+}
+
 std::optional<FormatId> parse_format_name(const std::string& text) {
     const std::string lower = lower_case(text);
     for (FormatId id : all_formats())
@@ -112,6 +119,12 @@ FormatId register_format(FormatTraits row) {
         throw Error("cannot register a format named " + quoted_text(name) + ": taken, or not a lower-case name");
     if (table().rows.size() > 255) throw Error("the table of formats is full");
     return table().add(std::move(row));
+}
+
+void unregister_format(FormatId id) {
+    Table& t = table();
+    if (static_cast<std::size_t>(id) < builtin_rows().size()) throw Error("a built-in format cannot be removed");
+    t.formats.erase(std::remove(t.formats.begin(), t.formats.end(), id), t.formats.end());
 }
 
 }  // namespace qs

@@ -101,10 +101,15 @@ inline bool is_int_format(FormatId id) { return format_traits(id).is_int(); }
 
 // The kinds in the order the window and FORMATS.md list them: int, float, codebook, block.
 const std::vector<FormatKind>& format_kinds();
+// The formats of one kind in the table's order, registered ones last (the window's type list, by kind).
+std::vector<FormatId> formats_of_kind(FormatKind kind);
 
 // Adds a row at run time (a test's throwaway format) and returns its id, the next free one. Not while
 // another thread reads the table: at start-up, before any pass. Throws qs::Error for a name already taken.
 FormatId register_format(FormatTraits row);
+// Takes a registered row out of the lists again (all_formats, --dtype names); its id stays taken and its
+// row readable. For a test that must leave the table as it found it. A built-in row cannot be removed.
+void unregister_format(FormatId id);
 
 // A float format's row (fp16 ... fp4-e2m1 are such rows): the element `spec` scaled per block or cast, its
 // pass the generic float loop. For a format defined outside the table (the registry test's).
