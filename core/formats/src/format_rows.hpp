@@ -26,6 +26,19 @@ std::int64_t float_chunk(const FormatTraits& row, const float* r, const float* s
 // The row's float element as its grid (float_grid of row.element).
 std::vector<float> element_grid(const FormatTraits& row);
 
+// A block row's block_scales: its per-block recipe `Scale` in one loop over `blocks` blocks (inlined).
+template <BlockScale (*Scale)(const FormatTraits&, const float*, int, float)>
+void block_scales_of(const FormatTraits& row, const float* r, std::int64_t blocks, float* scale,
+                     std::uint16_t* stored, float* offset) {
+    const int size = row.block_size;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const BlockScale s = Scale(row, r + b * size, size, 1.0f);
+        scale[b] = s.scale;
+        stored[b] = s.stored;
+        if (offset) offset[b] = s.offset;
+    }
+}
+
 // The built-in rows, one builder per format file.
 FormatTraits int_format_row();
 FormatTraits nf4_format_row();

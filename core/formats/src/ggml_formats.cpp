@@ -73,6 +73,7 @@ FormatTraits ggml_row(const char* name, int bits, int scale_bits) {
     row.kernels.chunk = ggml_chunk<Kind, Scale, Element>;
     row.kernels.element = ggml_element<Element>;
     row.kernels.block_scale = ggml_block_scale<Scale>;
+    row.kernels.block_scales = block_scales_of<ggml_block_scale<Scale>>;
     return row;
 }
 

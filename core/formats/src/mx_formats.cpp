@@ -32,6 +32,7 @@ FormatTraits mx_format_row(const char* name, const char* element_name, const Flo
     row.kernels.chunk = float_chunk;
     row.kernels.element = mx_element;
     row.kernels.block_scale = mx_block_scale;
+    row.kernels.block_scales = block_scales_of<mx_block_scale>;
     return row;
 }
 

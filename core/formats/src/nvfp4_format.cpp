@@ -8,6 +8,20 @@ constexpr FloatSpec kE2M1{2, 1, 1, FloatSpecials::None};
 
 BlockScale nvfp4_block_scale(const FormatTraits&, const float* r, int n, float g) { return nvfp4_scale(r, n, g); }
 
+// Each block's max |r|: its sb needs the tensor's g, known once every block has been read.
+void nvfp4_block_amax(const FormatTraits& row, const float* r, std::int64_t blocks, float* scale, std::uint16_t*,
+                      float*) {
+    for (std::int64_t b = 0; b < blocks; ++b) scale[b] = block_amax(r + b * row.block_size, row.block_size);
+}
+
+void nvfp4_scales_from_amax(float g, std::int64_t n, float* scale, std::uint16_t* stored) {
+    for (std::int64_t b = 0; b < n; ++b) {
+        const BlockScale s = nvfp4_scale_of_amax(scale[b], g);
+        scale[b] = s.scale;
+        stored[b] = s.stored;
+    }
+}
+
 ElementResult nvfp4_element(const FormatTraits& row, float r, const BlockScale& b) {
     return block_float_element(r, b.scale, row.element);
 }
@@ -34,7 +48,8 @@ FormatTraits nvfp4_format_row() {
     row.kernels.element = nvfp4_element;
     row.kernels.block_scale = nvfp4_block_scale;
     row.kernels.global_scale = nvfp4_global_scale;
-    row.kernels.scale_of_amax = nvfp4_scale_of_amax;
+    row.kernels.block_scales = nvfp4_block_amax;
+    row.kernels.scales_from_amax = nvfp4_scales_from_amax;
     return row;
 }
 

@@ -156,17 +156,9 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
             const std::int64_t len = (b1 - b0) * info.block_size;
             const float* r = floats_at(view, b0 * info.block_size, len, scratch.data());
             if (!scan_values(r, len, part.lo, part.hi, part.amax[0])) bad = true;
-            for (std::int64_t b = b0; b < b1; ++b) {
-                const float* block = r + (b - b0) * info.block_size;
-                if (global) {
-                    p.scale[static_cast<std::size_t>(b)] = detail::block_amax(block, info.block_size);
-                    continue;
-                }
-                const detail::BlockScale s = info.kernels.block_scale(info, block, info.block_size, 1.0f);
-                p.scale[static_cast<std::size_t>(b)] = s.scale;
-                p.stored[static_cast<std::size_t>(b)] = s.stored;
-                if (!p.offset.empty()) p.offset[static_cast<std::size_t>(b)] = s.offset;
-            }
+            const auto at = static_cast<std::size_t>(b0);
+            info.kernels.block_scales(info, r, b1 - b0, p.scale.data() + at, p.stored.data() + at,
+                                      p.offset.empty() ? nullptr : p.offset.data() + at);
         }
     });
     if (bad) throw_nonfinite(view, first_nonfinite(view));
@@ -180,11 +172,8 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
         detail::parallel_run(nullptr, detail::pass_threads(blocks * 16), [&](int thread, int count) {
             std::int64_t b0, b1;
             detail::static_share(blocks, thread, count, b0, b1);
-            for (std::int64_t b = b0; b < b1; ++b) {
-                const detail::BlockScale s = info.kernels.scale_of_amax(p.scale[static_cast<std::size_t>(b)], p.global_scale);
-                p.scale[static_cast<std::size_t>(b)] = s.scale;
-                p.stored[static_cast<std::size_t>(b)] = s.stored;
-            }
+            const auto at = static_cast<std::size_t>(b0);
+            info.kernels.scales_from_amax(p.global_scale, b1 - b0, p.scale.data() + at, p.stored.data() + at);
         });
     }
     return stats;

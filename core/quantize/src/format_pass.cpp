@@ -61,11 +61,15 @@ void fill_scales(const float* r, std::int64_t begin, std::int64_t len, const For
         }
         return;
     }
-    if (p.scale.empty()) {
+    if (p.scale.empty()) {  // the row's block recipe over the chunk's blocks, at the params' g
         const FormatTraits& row = format_traits(p.format);
         const int size = row.block_size;
-        for (std::int64_t b = 0; b < len; b += size)
-            std::fill(out + b, out + b + size, row.kernels.block_scale(row, r + b, size, p.global_scale).scale);
+        const std::int64_t blocks = len / size;
+        float scale[kChunk];
+        std::uint16_t stored[kChunk];
+        row.kernels.block_scales(row, r, blocks, scale, stored, nullptr);
+        if (row.has_global_scale()) row.kernels.scales_from_amax(p.global_scale, blocks, scale, stored);
+        for (std::int64_t b = 0; b < blocks; ++b) std::fill(out + b * size, out + (b + 1) * size, scale[b]);
         return;
     }
     std::int64_t block = p.block_of(begin);
@@ -81,7 +85,7 @@ void fill_scales(const float* r, std::int64_t begin, std::int64_t len, const For
 
 // The error, its sums (in eight fixed lanes: vectorised, and the same order wherever the arrays lie), the
 // largest error and the codes seen.
-ChunkSums finish_chunk(const float* r, std::int64_t len, const std::int32_t* codes, const float* deq, float* err,
+[[gnu::noinline]] ChunkSums finish_chunk(const float* r, std::int64_t len, const std::int32_t* codes, const float* deq, float* err,
                        std::uint32_t mask, Partial& acc) {
     double sq[8] = {}, ab[8] = {}, rr[8] = {}, rs[8] = {};
     float max_err = acc.max_err;

@@ -45,10 +45,16 @@ struct FormatKernels {
     detail::ElementResult (*element)(const struct FormatTraits& row, float r, const detail::BlockScale& b) = nullptr;
     // Block rows: a block's scale from its n values (g: the per-tensor scale of a row that has one).
     detail::BlockScale (*block_scale)(const struct FormatTraits& row, const float* r, int n, float g) = nullptr;
-    // Rows with a per-tensor scale (NVFP4's g): g from the tensor's max |r|, a block's scale from its amax
-    // and g. Null otherwise.
+    // Block rows: the scales of `blocks` whole blocks of r in one loop (the params' pass, once per chunk):
+    // each block's scale as used, its stored bits and (`offset` not null) its offset. A row with a
+    // per-tensor scale writes each block's max |r| in `scale` instead: scales_from_amax turns them into
+    // scales once g is known.
+    void (*block_scales)(const struct FormatTraits& row, const float* r, std::int64_t blocks, float* scale,
+                         std::uint16_t* stored, float* offset) = nullptr;
+    // Rows with a per-tensor scale (NVFP4's g): g from the tensor's max |r|, and n blocks' max |r| (in
+    // `scale`) made their scales and stored bits at g. Null otherwise.
     float (*global_scale)(float tensor_amax) = nullptr;
-    detail::BlockScale (*scale_of_amax)(float amax, float g) = nullptr;
+    void (*scales_from_amax)(float g, std::int64_t n, float* scale, std::uint16_t* stored) = nullptr;
 };
 
 struct FormatTraits {
