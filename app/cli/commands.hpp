@@ -16,7 +16,7 @@ int run_lesson(const std::vector<std::string>& args);
 int run_formats(const std::vector<std::string>& args);
 
 extern const char* const kMainHelp;
-extern const char* const kQuantizeHelp;
+const std::string& quantize_help();  // its --dtype list read from the table of formats
 extern const char* const kBenchHelp;
 extern const char* const kInspectHelp;
 extern const char* const kSweepHelp;

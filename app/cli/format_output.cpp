@@ -57,15 +57,15 @@ void put_float(std::vector<std::uint8_t>& out, float f) {
 // an E4M3 byte per block then g (float32); Q8_0 / Q4_0 d (fp16) per block; Q4_1 d per block then m per block.
 std::vector<std::uint8_t> scale_section(const QuantConfig& config, const Quantization& q) {
     std::vector<std::uint8_t> out;
-    if (config.format == FormatId::Int) {
+    const FormatTraits& info = format_traits(config.format);
+    if (info.is_int()) {
         for_each_pair(q.params, [&](double s, std::int32_t) { put_float(out, static_cast<float>(s)); });
         if (config.mode != Mode::Symmetric)
             for_each_pair(q.params, [&](double, std::int32_t z) { put_float(out, static_cast<float>(z)); });
         return out;
     }
     const FormatParams& p = q.format_params;
-    const FormatInfo& info = format_info(config.format);
-    if (info.kind != FormatKind::Block) {
+    if (!info.own_blocks()) {
         if (p.scaled && p.on_demand())  // the same scales, computed block by block
             for_each_pair(q.params, [&](double s, std::int32_t) { put_float(out, static_cast<float>(s)); });
         else if (p.scaled)
@@ -74,8 +74,8 @@ std::vector<std::uint8_t> scale_section(const QuantConfig& config, const Quantiz
     }
     const int stored_bytes = info.scale_bits == 8 ? 1 : 2;
     for (std::uint16_t bits : p.stored) put_le(out, bits, stored_bytes);
-    if (config.format == FormatId::NvFp4) put_float(out, p.global_scale);
-    if (config.format == FormatId::Q4_1)
+    if (info.has_global_scale()) put_float(out, p.global_scale);
+    if (info.has_offset)  // fp16, as the scales
         for (float m : p.offset) put_le(out, fp16_bits_saturating(m), 2);
     return out;
 }
@@ -109,22 +109,23 @@ void params_json(const QuantParams& params, bool all, std::string& scales, std::
     zero_points = summary_json(params.block_count, z_min, z_max);
 }
 
+// The smallest npy integer type of the row's codes: int8 / uint8 up to 8 bits, int16 / uint16 beyond.
 NpyDtype code_npy_dtype(const QuantConfig& config) {
-    if (config.format == FormatId::Int) {
-        if (config.dtype.bits <= 8) return config.dtype.is_signed ? NpyDtype::I1 : NpyDtype::U1;
-        return config.dtype.is_signed ? NpyDtype::I2 : NpyDtype::U2;
-    }
-    if (config.format == FormatId::Q8_0) return NpyDtype::I1;
-    return format_info(config.format).element_bits > 8 ? NpyDtype::U2 : NpyDtype::U1;
+    const FormatTraits& row = format_traits(config.format);
+    const CodeSpace codes = row.code_space(row, config);
+    if (codes.bits <= 8) return codes.is_signed ? NpyDtype::I1 : NpyDtype::U1;
+    return codes.is_signed ? NpyDtype::I2 : NpyDtype::U2;
 }
 
 int code_bits(const QuantConfig& config) {
-    return config.format == FormatId::Int ? config.dtype.bits : format_info(config.format).element_bits;
+    const FormatTraits& row = format_traits(config.format);
+    return row.code_space(row, config).bits;
 }
 
 void describe_quantization(JsonObject& json, const QuantConfig& config, const Quantization& q, bool all_params) {
     json.string("dtype", dtype_name(config));
-    if (config.format == FormatId::Int) {
+    const FormatTraits& info = format_traits(config.format);
+    if (info.is_int()) {
         std::string scales, zero_points;
         params_json(q.params, all_params, scales, zero_points);
         json.integer("q_min", config.dtype.q_min())
@@ -136,10 +137,9 @@ void describe_quantization(JsonObject& json, const QuantConfig& config, const Qu
             .raw("zero_point", zero_points);
         return;
     }
-    const FormatInfo& info = format_info(config.format);
     const FormatParams& p = q.format_params;
     json.raw("q_min", "null").raw("q_max", "null");
-    if (info.kind == FormatKind::Block)
+    if (info.own_blocks())
         json.string("mode", "block").string("granularity", "block").integer("block_size", info.block_size);
     else
         json.string("mode", to_string(config.mode)).string("granularity", to_string(config.granularity));
@@ -148,7 +148,7 @@ void describe_quantization(JsonObject& json, const QuantConfig& config, const Qu
     json.string("calibration", calibration_label(config))
         .raw("scale", scales)
         .raw("zero_point", listed_json(p.offset, all_params));
-    if (config.format == FormatId::NvFp4) json.number("global_scale", p.global_scale);
+    if (info.has_global_scale()) json.number("global_scale", p.global_scale);
 }
 
 void describe_metrics(JsonObject& json, const Metrics& m) {
@@ -164,7 +164,7 @@ void describe_metrics(JsonObject& json, const Metrics& m) {
 
 void describe_cost(JsonObject& json, const QuantConfig& config, const Quantization& q, std::int64_t n) {
     const FormatCost cost = quantization_cost(config, n, q.params.block_count);
-    json.string("format_kind", to_string(config.format == FormatId::Int ? FormatKind::Int : format_info(config.format).kind))
+    json.string("format_kind", to_string(format_traits(config.format).kind))
         .number("bits_per_weight", cost.bits_per_weight)
         .integer("bytes", cost.bytes);
 }

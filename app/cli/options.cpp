@@ -145,11 +145,11 @@ void apply_format_options(const ParsedArgs& args, QuantConfig& config, bool chos
         config.recompute_scale = false;
         config.manual_zero_point = 0;
     }
-    if (format_info(config.format).kind == FormatKind::Block) {
+    if (format_traits(config.format).own_blocks()) {
         for (const char* option : {"--mode", "--scale", "--zero-point", "--granularity", "--axis", "--group-size",
                                    "--calibrate"})
             if (args.has(option))
-                throw Error(name + " has its own block scale (" + std::to_string(format_info(config.format).block_size) +
+                throw Error(name + " has its own block scale (" + std::to_string(format_traits(config.format).block_size) +
                             " elements along the last axis): it takes no " + option);
     }
     if (args.has("--zero-point")) throw Error(name + " has no zero point: --zero-point applies to int<N>");
@@ -173,7 +173,7 @@ void apply_format_options(const ParsedArgs& args, QuantConfig& config, bool chos
 void apply_quantize_options(const ParsedArgs& args, QuantConfig& config) {
     const std::string* dtype = args.get("--dtype");
     if (dtype) parse_dtype(*dtype, config);
-    if (config.format != FormatId::Int) return apply_format_options(args, config, dtype != nullptr);
+    if (!is_int_format(config.format)) return apply_format_options(args, config, dtype != nullptr);
     const bool has_scale = args.has("--scale"), has_zero = args.has("--zero-point");
     if (has_scale != has_zero) throw Error("--scale and --zero-point go together (manual mode)");
     if (auto v = args.get("--mode")) {

@@ -37,9 +37,37 @@ AtomicFileWriter& open_output(OutputFiles& files, const std::string& option, con
     }
 }
 
-}  // namespace
+// The --dtype paragraph names the table's formats (element formats, then those with their own blocks),
+// each line of the option's column at most this wide.
+constexpr std::size_t kHelpIndent = 27, kHelpWidth = 67;
 
-const char* const kQuantizeHelp =
+std::string wrapped_words(const std::string& text) {
+    std::string out, line;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const std::size_t end = std::min(text.find(' ', at), text.size());
+        const std::string word = text.substr(at, end - at);
+        if (!line.empty() && line.size() + 1 + word.size() > kHelpWidth) {
+            out += std::string(kHelpIndent, ' ') + line + "\n";
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+        at = end + 1;
+    }
+    return out + std::string(kHelpIndent, ' ') + line + "\n";
+}
+
+std::string dtype_help() {
+    std::string element, block;
+    for (FormatId id : all_formats()) {
+        std::string& list = format_traits(id).own_blocks() ? block : element;
+        list += (list.empty() ? "" : ", ") + std::string(format_name(id));
+    }
+    return wrapped_words("(any case): " + element + "; block formats " + block +
+                         " (their own block scale: no --mode, --scale, --granularity or --calibrate)");
+}
+
+const char* const kQuantizeHelpHead =
     "usage: quantscope quantize INPUT [options]\n"
     "       quantscope quantize FILE.safetensors --tensor NAME [options]\n"
     "       quantscope quantize --preset NAME [options]\n"
@@ -52,11 +80,9 @@ const char* const kQuantizeHelp =
     "error metrics.\n"
     "\n"
     "options:\n"
-    "  --dtype T                int2..int16 or uint2..uint16 (default int8), or a number format\n"
-    "                           (any case): fp16, bf16, fp8-e4m3, fp8-e5m2, fp6-e3m2, fp6-e2m3,\n"
-    "                           fp4-e2m1, nf4; block formats mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2,\n"
-    "                           mxfp6-e2m3, mxfp4, nvfp4, q8_0, q4_0, q4_1 (their own block scale:\n"
-    "                           no --mode, --scale, --granularity or --calibrate)\n"
+    "  --dtype T                int2..int16 or uint2..uint16 (default int8), or a number format\n";
+
+const char* const kQuantizeHelpTail =
     "  --mode M                 asymmetric (default for int) or symmetric (default for a format);\n"
     "                           cast: a float format's plain downcast (s = 1)\n"
     "  --scale S --zero-point Z manual scale and zero point (per tensor); a format takes --scale S alone\n"
@@ -89,8 +115,15 @@ const char* const kQuantizeHelp =
     "                           pins the range rather than adding outliers\n"
     "presets: lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256, layer-64x128\n";
 
+}  // namespace
+
+const std::string& quantize_help() {
+    static const std::string help = kQuantizeHelpHead + dtype_help() + kQuantizeHelpTail;
+    return help;
+}
+
 int run_quantize(const std::vector<std::string>& args) {
-    if (print_help_if_asked(args, kQuantizeHelp)) return 0;
+    if (print_help_if_asked(args, quantize_help().c_str())) return 0;
     const auto specs = join(join(tensor_source_options(), quantize_options()),
                             {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true},
                              {"--out-packed", true}, {"--all-params", false}});

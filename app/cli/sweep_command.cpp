@@ -88,8 +88,8 @@ int run_sweep(const std::vector<std::string>& args) {
     Shape any_tensor(3, 1);
     if (settings.config.granularity == Granularity::Group && settings.config.group_size > 0)
         any_tensor.back() = settings.config.group_size;
-    if (settings.config.format != FormatId::Int && format_info(settings.config.format).kind == FormatKind::Block)
-        any_tensor.back() = format_info(settings.config.format).block_size;  // else no block format could sweep
+    if (format_traits(settings.config.format).own_blocks())
+        any_tensor.back() = format_traits(settings.config.format).block_size;  // else no block format could sweep
     if (!parsed.has("--recipe")) check_config(settings.config, any_tensor);
     if (parsed.has("--recipe"))
         settings.configure = [&parsed](const TensorView& values, const QuantConfig& config) {

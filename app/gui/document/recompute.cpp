@@ -15,7 +15,7 @@ namespace {
 // shows its (infinite) numbers with that same line, not infinities alone. (Formats report their own.)
 std::string OverflowLine(const TensorData& data, const QuantParams& params, const QuantConfig& config,
                          const Metrics& metrics) {
-    if (config.format != FormatId::Int || std::isfinite(metrics.max_abs_error)) return {};
+    if (!is_int_format(config.format) || std::isfinite(metrics.max_abs_error)) return {};
     return float32_overflow_message(data.view, params, config);
 }
 
@@ -24,7 +24,7 @@ std::string OverflowLine(const TensorData& data, const QuantParams& params, cons
 QuantParams ParamsFor(const TensorData& data, const QuantConfig& config) {
     // A format's scale has its own rule (format_quant_params): compute_params applies it.
     const bool whole_range = config.granularity == Granularity::Tensor && config.calibration == Calibration::MinMax &&
-                             config.format == FormatId::Int;
+                             is_int_format(config.format);
     if (config.mode != Mode::Manual && !whole_range) {
         // Per-block ranges or a calibrator: their own pass (the calibrators need the float32 values).
         return data.floats ? compute_params(*data.floats, config) : compute_params(data.view, config);
@@ -58,7 +58,7 @@ void RunRecompute(RecomputeJob& job) {
             QuantConfig computed = job.config;
             computed.mode = job.base_mode;
             if (computed.mode == Mode::Symmetric && !computed.dtype.is_signed) computed.mode = Mode::Asymmetric;
-            if (computed.format != FormatId::Int) computed.mode = Mode::Symmetric;  // a format's computed scale
+            if (!is_int_format(computed.format)) computed.mode = Mode::Symmetric;  // a format's computed scale
             job.computed_params = ParamsFor(data, computed);
             job.computed_params.keep_values_alive(job.data);
             job.computed_metrics = quantize_view(data.view, job.computed_params, computed);

@@ -7,22 +7,13 @@ namespace qs::gui {
 
 namespace {
 
-bool IsMx(FormatId f) {
-    return f == FormatId::MxFp8E4M3 || f == FormatId::MxFp8E5M2 || f == FormatId::MxFp6E3M2 ||
-           f == FormatId::MxFp6E2M3 || f == FormatId::MxFp4;
-}
-
-// The name of a stored scale by its role and the format's recipe (FORMATS.md's letters).
+// The name of a stored scale by its role, as the format's row names it (FORMATS.md's letters).
 std::string ScaleName(const BitRow& row, const QuantConfig& config) {
-    const FormatId f = config.format;
+    const FormatTraits& format = format_traits(config.format);
     switch (row.role) {
         case BitRowRole::TensorScale: return "tensor scale g";
-        case BitRowRole::Offset: return f == FormatId::Int ? "zero point z" : "m";
-        case BitRowRole::BlockScale:
-            if (IsMx(f)) return "block scale X";
-            if (f == FormatId::NvFp4) return "block scale sb";
-            if (f == FormatId::Q8_0 || f == FormatId::Q4_0 || f == FormatId::Q4_1) return "d";
-            return f == FormatId::Nf4 ? "absmax s" : "scale s";
+        case BitRowRole::Offset: return format.offset_label;
+        case BitRowRole::BlockScale: return format.scale_label;
         case BitRowRole::Code: break;
     }
     return "code";

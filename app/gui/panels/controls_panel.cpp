@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -33,9 +34,13 @@ void Note(const ImVec4& color, const std::string& text) {
     ImGui::PopStyleColor();
 }
 
-// The type list: integers (signed, unsigned; bits below), then the float, codebook and block formats.
+// The type list's group titles, in format_kinds()' order (int, float, codebook, block).
+const char* const kKindTitles[] = {"integer", "float", "codebook", "block (own scale)"};
+
+// The type list: integers (signed, unsigned; bits below), then the table's formats by kind (float,
+// codebook, block), each kind's in the table's order.
 bool TypeCombo(const QuantConfig& config, QuantConfig& next) {
-    const std::string current = config.format == FormatId::Int
+    const std::string current = is_int_format(config.format)
                                     ? std::string(config.dtype.is_signed ? "int (signed)" : "uint (unsigned)")
                                     : std::string(format_name(config.format));
     Label("Type");
@@ -53,21 +58,21 @@ bool TypeCombo(const QuantConfig& config, QuantConfig& next) {
         ImGui::Separator();
         ImGui::TextDisabled("%s", title);
     };
-    group("integer");
-    for (int sign = 0; sign < 2; ++sign) {
-        const bool is_signed = sign == 0;
-        const bool selected = config.format == FormatId::Int && config.dtype.is_signed == is_signed;
-        if (ImGui::Selectable(is_signed ? "int (signed)" : "uint (unsigned)", selected)) {
-            next = with_format(config, FormatId::Int);
-            next.dtype.is_signed = is_signed;
-            if (!is_signed && next.mode == Mode::Symmetric) next.mode = Mode::Asymmetric;
-            changed = true;
+    const FormatKind int_kind = format_traits(QuantConfig{}.format).kind;  // the default format: int<N>
+    for (std::size_t k = 0; k < format_kinds().size(); ++k) {
+        const FormatKind kind = format_kinds()[k];
+        group(k < std::size(kKindTitles) ? kKindTitles[k] : to_string(kind));
+        for (int sign = 0; kind == int_kind && sign < 2; ++sign) {
+            const bool is_signed = sign == 0;
+            const bool selected = is_int_format(config.format) && config.dtype.is_signed == is_signed;
+            if (ImGui::Selectable(is_signed ? "int (signed)" : "uint (unsigned)", selected)) {
+                next = with_format(config, QuantConfig{}.format);
+                next.dtype.is_signed = is_signed;
+                if (!is_signed && next.mode == Mode::Symmetric) next.mode = Mode::Asymmetric;
+                changed = true;
+            }
         }
-    }
-    for (FormatKind kind : {FormatKind::Float, FormatKind::Codebook, FormatKind::Block}) {
-        group(kind == FormatKind::Float ? "float" : kind == FormatKind::Codebook ? "codebook" : "block (own scale)");
-        for (FormatId id : all_formats()) {
-            if (format_info(id).kind != kind) continue;
+        for (FormatId id : formats_of_kind(kind)) {
             if (ImGui::Selectable(format_name(id), config.format == id)) {
                 next = with_format(config, id);
                 changed = true;
@@ -80,14 +85,14 @@ bool TypeCombo(const QuantConfig& config, QuantConfig& next) {
 
 // One line on what the chosen format is: its range and levels, or its block recipe.
 std::string FormatSummary(FormatId id) {
-    const FormatInfo& info = format_info(id);
+    const FormatTraits& info = format_traits(id);
     std::string text = std::string(info.name) + ":  " + std::to_string(info.element_bits) + "-bit codes, " +
                        std::to_string(format_levels(id)) + " levels";
-    if (info.element.exponent_bits > 0)
+    if (info.has_float_element())
         text += ",  E" + std::to_string(info.element.exponent_bits) + "M" + std::to_string(info.element.mantissa_bits) +
                 " up to " + FormatNumber(info.element.largest());
-    if (id == FormatId::Nf4) text += ",  the QLoRA NormalFloat codebook in [-1, 1]";
-    if (info.kind == FormatKind::Block)
+    if (*info.description != '\0') text += std::string(",  ") + info.description;
+    if (info.own_blocks())
         text += ",  one scale per " + std::to_string(info.block_size) + " values along the last axis";
     return text;
 }
@@ -100,7 +105,7 @@ void DrawDtype(const Document& doc, Intents& out) {
         return;
     }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    if (doc.config.format != FormatId::Int) {
+    if (!is_int_format(doc.config.format)) {
         TextWrappedAtSpaces(FormatSummary(doc.config.format));
         ImGui::PopStyleColor();
         return;
@@ -127,9 +132,8 @@ void DrawFormatMode(ControlsPanelState& state, const Document& doc, Intents& out
     QuantConfig next = doc.config;
     int mode = static_cast<int>(next.mode);
     bool changed = ImGui::RadioButton("Symmetric", &mode, static_cast<int>(Mode::Symmetric));
-    HelpTooltip(next.format == FormatId::Nf4 ? "s = max|r| (QLoRA's absmax), the codebook spans [-s, s]"
-                                             : "s = max|r| / largest value of the format");
-    ImGui::BeginDisabled(format_info(next.format).kind != FormatKind::Float);
+    HelpTooltip(format_traits(next.format).symmetric_help);
+    ImGui::BeginDisabled(!format_traits(next.format).castable);
     changed |= ImGui::RadioButton("Cast", &mode, static_cast<int>(Mode::Cast));
     ImGui::EndDisabled();
     HelpTooltip("s = 1: the plain downcast (fp32 -> bf16 is the lesson), no scale stored.");
@@ -246,7 +250,7 @@ void DrawManual(ControlsPanelState& state, const Document& doc, Intents& out) {
         }
     }
     HelpTooltip("Type an exact scale and press Enter.");
-    if (doc.config.format == FormatId::Int) {  // a format has no zero point
+    if (is_int_format(doc.config.format)) {  // a format has no zero point
         Label("Zero pt z");
         int z = next.manual_zero_point;
         if (SafeSliderInt("##zero-point", &z, next.dtype.q_min(), next.dtype.q_max(), "%d",
@@ -436,9 +440,9 @@ void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& 
     DrawDtype(doc, out);
 
     const FormatId format = doc.config.format;
-    if (format != FormatId::Int) {
+    if (!is_int_format(format)) {
         // A format: its scale choice (none for a block format: its recipe is fixed) and granularity.
-        if (format_info(format).kind == FormatKind::Block) {
+        if (format_traits(format).own_blocks()) {
             // Wrapped: at a projector's text size one line ran past the left column's edge.
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
             TextWrappedAtSpaces("The block format chooses its own scales.");

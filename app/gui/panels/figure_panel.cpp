@@ -88,7 +88,7 @@ std::array<HeatmapSource, 4> PanelSources(FigurePanelState& st, const QuantView&
         src[i].rows = qv.data->rows();
         src[i].cols = qv.data->cols();
     }
-    if (qv.params->block_count == 1 && qv.config->format == FormatId::Int) {
+    if (qv.params->block_count == 1 && is_int_format(qv.config->format)) {
         // r' = s (q - z) element by element (float32 s and z, as the quantizer uses them): the dequantized
         // panel is the quantized panel's reduction mapped, not a second pass over 4 bytes an element.
         const double s = static_cast<float>(qv.params->scale[0]);
@@ -353,7 +353,7 @@ struct PanelTitles {
 };
 
 PanelTitles MakePanelTitles(const QuantView& qv, float col_w) {
-    const bool int_type = qv.config->format == FormatId::Int;
+    const bool int_type = is_int_format(qv.config->format);
     const std::string bits = std::to_string(qv.config->dtype.bits);
     const std::string format = format_name(qv.config->format);
     PanelTitles t{{"Original Tensor", int_type ? bits + "-bit Linear Quantized Tensor" : format + " Codes", "Dequantized Tensor",

@@ -1,6 +1,7 @@
 // The Formats tab's chart: SQNR (dB) against bits per weight, one point per row of the table, shaped and
 // colored by the kind of format, the Pareto front as a staircase, the current choice as a ring.
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -17,27 +18,26 @@
 namespace qs::gui {
 namespace {
 
-FormatKind KindOf(const FormatRow& r) { return r.config.format == FormatId::Int ? FormatKind::Int : format_info(r.config.format).kind; }
+FormatKind KindOf(const FormatRow& r) { return format_traits(r.config.format).kind; }
 
-MarkerShape ShapeOf(FormatKind k) {
-    switch (k) {
-        case FormatKind::Int: return MarkerShape::Square;
-        case FormatKind::Float: return MarkerShape::Diamond;
-        case FormatKind::Codebook: return MarkerShape::Triangle;
-        case FormatKind::Block: return MarkerShape::Dot;
-    }
-    return MarkerShape::Dot;
+// The chart's key: a marker and a colour per kind, in format_kinds()' order (int, float, codebook, block).
+struct KindMarker {
+    MarkerShape shape;
+    ImU32 color;
+};
+const KindMarker kKindMarkers[] = {{MarkerShape::Square, palette::kFormatInt},
+                                   {MarkerShape::Diamond, palette::kFormatFloat},
+                                   {MarkerShape::Triangle, palette::kFormatCodebook},
+                                   {MarkerShape::Dot, palette::kFormatBlock}};
+
+const KindMarker& MarkerOf(FormatKind k) {
+    const auto& kinds = format_kinds();
+    const auto at = static_cast<std::size_t>(std::find(kinds.begin(), kinds.end(), k) - kinds.begin());
+    return kKindMarkers[std::min(at, std::size(kKindMarkers) - 1)];
 }
 
-ImU32 ColorOf(FormatKind k) {
-    switch (k) {
-        case FormatKind::Int: return palette::kFormatInt;
-        case FormatKind::Float: return palette::kFormatFloat;
-        case FormatKind::Codebook: return palette::kFormatCodebook;
-        case FormatKind::Block: return palette::kFormatBlock;
-    }
-    return palette::kFormatBlock;
-}
+MarkerShape ShapeOf(FormatKind k) { return MarkerOf(k).shape; }
+ImU32 ColorOf(FormatKind k) { return MarkerOf(k).color; }
 
 // The axes' ranges: bits from the rows (and the current point), SQNR over the finite values with a margin.
 // A lossless row (no error: +infinity) sits in a band at the top, labelled, above every finite value.

@@ -140,13 +140,13 @@ void UpdateDisplay(FormatsPanelState& st, const QuantConfig& current) {
 // "int8 asymmetric per tensor, minmax", "fp8-e4m3 symmetric, group 32", "nvfp4": the ring's tooltip.
 std::string SettingsSummary(const QuantConfig& c) {
     std::string s = dtype_name(c);
-    if (c.format != FormatId::Int && format_info(c.format).kind == FormatKind::Block) return s;  // its own recipe
+    if (format_traits(c.format).own_blocks()) return s;  // its own recipe
     s += std::string(" ") + to_string(c.mode);
     if (c.mode == Mode::Manual) return s;
     if (c.granularity == Granularity::Channel) s += ", channel axis " + FormatInteger(c.axis);
     else if (c.granularity == Granularity::Group) s += ", group " + FormatInteger(static_cast<double>(c.group_size));
     else s += " per tensor";
-    if (c.format == FormatId::Int) s += ", " + calibration_label(c);
+    if (is_int_format(c.format)) s += ", " + calibration_label(c);
     return s;
 }
 
@@ -266,7 +266,7 @@ std::string FormatRowTooltip(const FormatsPanelState& st, std::size_t i) {
 }
 
 std::string FormatRowName(const FormatRow& r) {
-    if (r.granularity == "tensor") return r.format + (r.config.format == FormatId::Int ? " per tensor" : "");
+    if (r.granularity == "tensor") return r.format + (is_int_format(r.config.format) ? " per tensor" : "");
     return r.format + " " + GranularityText(r);
 }
 

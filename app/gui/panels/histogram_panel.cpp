@@ -204,7 +204,7 @@ Grid ShownGrid(HistogramPanelState& st, const QuantView& qv) {
     g.z = z;
     g.rep_lo = g.s * (qv.config->dtype.q_min() - g.z);
     g.rep_hi = g.s * (qv.config->dtype.q_max() - g.z);
-    if (qv.config->format != FormatId::Int) {
+    if (!is_int_format(qv.config->format)) {
         // The format's own grid: uneven for floats (dense near 0), NF4's 16 levels, a block's scale.
         g.levels = scaled_grid(qv.config->format, g.s);
         g.rep_lo = g.levels.front();
@@ -367,7 +367,7 @@ void DrawValuesSection(HistogramPanelState& st, const QuantView& qv, const Grid&
         TextWrappedAtSpaces(g.levels.empty() ? "Original values and the quantization levels s (q - z)"
                                              : "Original values and the format's values s * grid");
     else TextWrappedAtSpaces(std::string("The values of ") +
-                             (qv.config->format != FormatId::Int ? "block" : to_string(qv.config->granularity)) + " " +
+                             (!is_int_format(qv.config->format) ? "block" : to_string(qv.config->granularity)) + " " +
                              std::to_string(g.block) + " and its levels " + (g.levels.empty() ? "s (q - z)" : "s * grid"));
     const float label_y = ImGui::GetCursorScreenPos().y;
     ImGui::Dummy(ImVec2(width, text_h * static_cast<float>(DrawRangeLabels(nullptr, g, ax, label_y))));
@@ -400,7 +400,7 @@ void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const 
     ImDrawList* dl = ImGui::GetWindowDrawList();
     std::int32_t code_lo = 0, code_hi = 0;
     code_range(*qv.config, code_lo, code_hi);
-    const bool format = qv.config->format != FormatId::Int;
+    const bool format = !is_int_format(qv.config->format);
     const float text_h = ImGui::GetTextLineHeightWithSpacing();
     // The count of levels is the quantizer's own (exact even while the bars are estimated from a sample).
     const std::int64_t levels_used = g.block < 0 ? qv.metrics().levels_used

@@ -4,7 +4,7 @@
 // inputs and output side by side; controls for the activations (none / int8 / int4, per tensor / per token),
 // LLM.int8()'s outlier threshold (split columns marked on x and W) and SmoothQuant's alpha, with the output MSE
 // against alpha computed in the background so the sweet spot shows. Hovering an output cell lists the input
-// channels that contribute most to its error. The numbers come from core/quant layer.hpp.
+// channels that contribute most to its error. The numbers come from core/layer layer.hpp.
 #pragma once
 
 #include <array>

@@ -36,7 +36,7 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
     const std::string p = sym.prime;
     const std::string zs = t.zero_point < 0 ? "(" + FormatNumber(t.zero_point) + ")" : FormatNumber(t.zero_point);
     std::vector<std::string> lines;
-    if (view.config->format != FormatId::Int) {
+    if (!is_int_format(view.config->format)) {
         // A number format: r / s onto its grid (nearest, ties to even; saturating), the code and r'.
         const FormatId f = view.config->format;
         lines.push_back("r = " + FormatNumber(t.r));
@@ -44,7 +44,7 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
         lines.push_back(std::string("nearest ") + format_name(f) + " = " + FormatNumber(t.rounded));
         lines.push_back("code " + FormatInteger(t.code) + " = bits " + code_bits_text(f, t.code) +
                         (t.clipped ? " (saturated)" : ""));
-        lines.push_back(BitsLine(format_code_bit_fields(f, t.code), f == FormatId::Q8_0, format_info(f).element_bits));
+        lines.push_back(BitsLine(format_code_bit_fields(f, t.code), format_code_signed(f), format_traits(f).element_bits));
         lines.push_back("r" + p + " = " + FormatNumber(t.dequantized));
         lines.push_back("|r " + std::string(sym.minus) + " r" + p + "| = " + FormatNumber(t.error));
         return lines;

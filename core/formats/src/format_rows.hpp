@@ -1,0 +1,51 @@
+// Internal: the pieces the format files share (the element formats' scale and checks, the block formats'),
+// and the builders the table lists (format_table_rows.cpp), one per format or family of formats.
+#pragma once
+
+#include "format_kernels.hpp"
+#include "quantscope/format_traits.hpp"
+
+namespace qs::detail {
+
+// The codes of a format: element_bits wide, 0 .. 2^bits - 1 (bit patterns, indices, offset codes).
+CodeSpace unsigned_code_space(const FormatTraits& row, const QuantConfig& config);
+
+// Element formats (float, nf4): a float32 s per block of the int<N> layout, none when cast; the checks of
+// --mode, --scale and the layout.
+void check_element_format(const FormatTraits& row, const FormatConfig& config, const Shape& shape);
+double element_scale_bits(const FormatTraits& row, const QuantConfig& config, std::int64_t n, std::int64_t blocks);
+
+// Block formats: their own block of block_size along the last axis, scale_bits per block (+ 32 for a
+// per-tensor g); no --mode, --scale or --granularity.
+void check_block_format(const FormatTraits& row, const FormatConfig& config, const Shape& shape);
+double block_scale_bits(const FormatTraits& row, const QuantConfig& config, std::int64_t n, std::int64_t blocks);
+
+// The generic float pass over a chunk (element formats, MX and NVFP4 elements at their block's scale).
+std::int64_t float_chunk(const FormatTraits& row, const float* r, const float* scale, std::int64_t n,
+                         std::int32_t* codes, float* deq);
+// The row's float element as its grid (float_grid of row.element).
+std::vector<float> element_grid(const FormatTraits& row);
+
+// A block row's block_scales: its per-block recipe `Scale` in one loop over `blocks` blocks (inlined).
+template <BlockScale (*Scale)(const FormatTraits&, const float*, int, float)>
+void block_scales_of(const FormatTraits& row, const float* r, std::int64_t blocks, float* scale,
+                     std::uint16_t* stored, float* offset) {
+    const int size = row.block_size;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const BlockScale s = Scale(row, r + b * size, size, 1.0f);
+        scale[b] = s.scale;
+        stored[b] = s.stored;
+        if (offset) offset[b] = s.offset;
+    }
+}
+
+// The built-in rows, one builder per format file.
+FormatTraits int_format_row();
+FormatTraits nf4_format_row();
+FormatTraits mx_format_row(const char* name, const char* element_name, const FloatSpec& element);
+FormatTraits nvfp4_format_row();
+FormatTraits q8_0_format_row();
+FormatTraits q4_0_format_row();
+FormatTraits q4_1_format_row();
+
+}  // namespace qs::detail
