@@ -4,6 +4,7 @@
 // saw before stays the same.
 #include "quantscope/name_filter.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -263,6 +264,7 @@ private:
     std::uint32_t here() const { return static_cast<std::uint32_t>(out_.program_.size()); }
 
     void emit(std::uint32_t index);
+    bool spells_nothing(std::uint32_t index) const;
     void emit_alt(const Node& n);
     void emit_repeat(const Node& n);
 
@@ -329,6 +331,19 @@ std::optional<unsigned char> NameFilterCompiler::bracket_atom(ByteSet& set) {
     return std::nullopt;
 }
 
+// Whether emit(index) adds no step: an empty pattern, or only such parts, or a repeat of at most zero.
+bool NameFilterCompiler::spells_nothing(std::uint32_t index) const {
+    const Node& n = nodes_[index];
+    switch (n.kind) {
+        case Node::Empty: return true;
+        case Node::Concat:
+            return std::all_of(n.kids.begin(), n.kids.end(), [this](std::uint32_t k) { return spells_nothing(k); });
+        case Node::Alt: return n.kids.size() == 1 && spells_nothing(n.kids[0]);  // two or more: a split
+        case Node::Repeat: return n.max == 0 || spells_nothing(n.kids[0]);
+        default: return false;  // a byte or an assertion is a step
+    }
+}
+
 void NameFilterCompiler::emit(std::uint32_t index) {
     const Node& n = nodes_[index];
     switch (n.kind) {
@@ -361,6 +376,9 @@ void NameFilterCompiler::emit_alt(const Node& n) {
 // skipping to the end.
 void NameFilterCompiler::emit_repeat(const Node& n) {
     const std::uint32_t kid = n.kids[0];
+    // A kid that spells out to no step (`()`, `a{0}`) adds nothing however often it is repeated, and
+    // repeating it would cost time the step cap cannot see (`((){99999}){99999}`): spelled out not at all.
+    if (spells_nothing(kid)) return;
     for (int i = 0; i < n.min; ++i) emit(kid);
     if (n.max < 0) {
         const std::uint32_t split = add({NameFilter::Op::Split, 0, 0});
