@@ -71,7 +71,8 @@ const char* const kSweepHelp =
     "  --json          (default) one object {\"tensors\": [rows], \"total\": {elements, bytes_in,\n"
     "                  bytes_quantized, mse, sqnr_db, seconds, gb_per_s}} over the quantized rows\n"
     "  --csv           a header line and one line per row, no total\n"
-    "  --filter REGEX  only the tensors whose name contains a match (ECMAScript syntax)\n"
+    "  --filter REGEX  only the tensors whose name contains a match (ECMAScript syntax, no back-references\n"
+    "                  or lookahead; at most 1000 bytes)\n"
     "Progress goes to stderr when it is a terminal.\n";
 
 int run_sweep(const std::vector<std::string>& args) {

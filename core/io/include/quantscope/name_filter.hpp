@@ -8,7 +8,8 @@
 //   (ASCII), \b \B, ^ and $ (the name's start and end), groups ( ) and (?: ), |, and the quantifiers
 //   * + ? {n} {n,} {n,m} (a trailing ? for a lazy one changes nothing in a yes/no search);
 //   escapes \t \n \v \f \r \0 \cX \xHH \uHHHH (up to 7F), and \ before any other character but a digit
-//   stands for that character.
+//   stands for that character. One exception: \cX is the control character X % 32, as ECMAScript says
+//   (libstdc++'s std::regex matched the letter X itself).
 // Refused, as they are not regular: back-references (\1) and lookahead ((?= ), (?! )). Also refused: a
 // pattern longer than kMaxFilterPatternBytes, groups nested deeper than kMaxFilterNesting, and a pattern
 // whose program (counted repeats expanded) passes kMaxFilterProgram steps.
