@@ -136,6 +136,9 @@ int create_exclusive_file(int dir_fd, const std::string& name) {
 }  // namespace detail
 
 AtomicFileWriter::AtomicFileWriter(std::string target_path) : target_(std::move(target_path)) {
+    // First, while nothing is open: a bad_alloc after the temporary exists would skip the destructor and
+    // leave the file, both descriptors and a slot of the signal handler's table behind.
+    buffer_.reserve(kWriteBuffer);
     std::string dir;
     split_path(target_, dir, name_);
     if (name_.empty() || name_ == "." || name_ == "..")
@@ -161,8 +164,10 @@ AtomicFileWriter::AtomicFileWriter(std::string target_path) : target_(std::move(
         else if (errno != EEXIST)
             fail(errno);
     }
-    if (fd_ < 0) throw Error("cannot write " + quoted_text(target_) + ": no free temporary file name in " + quoted_text(dir));
-    buffer_.reserve(kWriteBuffer);
+    if (fd_ < 0) {
+        abandon();
+        throw Error("cannot write " + quoted_text(target_) + ": no free temporary file name in " + quoted_text(dir));
+    }
 }
 
 AtomicFileWriter::~AtomicFileWriter() { abandon(); }
