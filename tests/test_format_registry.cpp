@@ -63,6 +63,22 @@ TEST_CASE("format registry: a registered format gets the next free id and its ro
     CHECK_FALSE(qs::parse_format_name("fp3-test"));
 }
 
+TEST_CASE("format registry: a row a pass could not run is refused when it is registered") {
+    const std::size_t before = qs::all_formats().size();
+    qs::FormatTraits no_kernel = qs::float_format_row("fp3-nokernel", kFp3);
+    no_kernel.kernels.chunk = nullptr;
+    CHECK_THROWS_AS(qs::register_format(no_kernel), qs::Error);
+    // A block format whose block does not divide the passes' chunks of 4096 values.
+    qs::FormatTraits odd_block = qs::format_traits(qs::FormatId::MxFp4);
+    odd_block.name = "mxfp4-48";
+    odd_block.block_size = 48;
+    CHECK_THROWS_AS(qs::register_format(odd_block), qs::Error);
+    qs::FormatTraits int_row = qs::format_traits(qs::FormatId::Int);
+    int_row.name = "fixed3";
+    CHECK_THROWS_AS(qs::register_format(int_row), qs::Error);
+    CHECK(qs::all_formats().size() == before);
+}
+
 TEST_CASE("format registry: the throwaway format is a row of the formats table and of `quantscope formats`") {
     const ThrowawayFormat fp3;
     const qs::Shape shape{8, 64};

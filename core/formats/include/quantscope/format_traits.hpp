@@ -70,7 +70,7 @@ struct FormatTraits {
     double largest = 0;
     bool castable = false;          // takes --mode cast (s = 1): the float formats
     bool scale_from_values = false; // the pass recomputes each block's float32 scale from its values (ggml)
-    bool has_offset = false;        // a stored offset per block (Q4_1's fp16 m; int<N>'s z unless symmetric)
+    bool has_offset = false;        // a stored offset per block (Q4_1's fp16 m); int<N>'s z is not asked here: its own pass reads it
     ScaleEncoding scale_encoding = ScaleEncoding::Float32;
     // The Bits view: the code row's encoding ("fp8-e4m3", "nf4 index", "int8", "uint4"), the stored scale's
     // and the offset's names ("block scale X", "block scale sb", "d", "absmax s", "scale s"; "m").
