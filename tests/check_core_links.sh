@@ -10,10 +10,10 @@ libs=("$@")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# defined.N: the qs symbols library N defines (mangled, _ZN2qs...); undefined.N: those it needs.
+# defined.N: the qs symbols library N defines (mangled: functions and data _ZN2qs..., vtables, typeinfo, guards and local statics _ZTV/_ZTI/_ZTS/_ZGV/_ZZ); undefined.N: those it needs.
 for i in "${!libs[@]}"; do
-    nm --defined-only "${libs[$i]}" 2>/dev/null | awk '$3 ~ /^_ZN(K)?2qs/ {print $3}' | sort -u > "$tmp/defined.$i"
-    nm --undefined-only "${libs[$i]}" 2>/dev/null | awk '$NF ~ /^_ZN(K)?2qs/ {print $NF}' | sort -u > "$tmp/undefined.$i"
+    nm --defined-only "${libs[$i]}" 2>/dev/null | awk '$3 ~ /^_Z(T[VIS]|GV|Z)?N(K)?2qs/ {print $3}' | sort -u > "$tmp/defined.$i"
+    nm --undefined-only "${libs[$i]}" 2>/dev/null | awk '$NF ~ /^_Z(T[VIS]|GV|Z)?N(K)?2qs/ {print $NF}' | sort -u > "$tmp/undefined.$i"
 done
 
 bad=0

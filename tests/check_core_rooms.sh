@@ -44,7 +44,8 @@ for file in $(cd "$repo" && find core -name '*.[ch]pp' | sort); do
         if [ -z "$where" ]; then report "$file includes \"$included\", which no room of core holds"
         elif [ "$(rank "$where")" -gt "$own" ]; then report "$file ($room) includes \"$included\" of $where (a higher room)"
         fi
-    done < <(grep -oE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]+"' "$repo/$file" | sed -E 's/.*"([^"]+)"/\1/' || true)
+    done < <(grep -oE '^[[:space:]]*#[[:space:]]*include[[:space:]]*("[^"]+"|<quantscope/[^>]+>)' "$repo/$file" |
+             sed -E 's/.*["<]([^">]+)[">]$/\1/' || true)
 done
 [ "$bad" -eq 0 ] && echo "core rooms: every #include points down (${rooms[*]})"
 exit "$bad"
