@@ -92,3 +92,24 @@ TEST_CASE("session fields: label and base mode go through the document as part o
     CHECK(app->doc.label == "my tensor");
     CHECK(app->doc.base_mode == qs::Mode::Symmetric);
 }
+
+// A tab added in one file keeps its state in AppState::tab_states: one object per type, made on first use
+// and the same one at every later call, const or not; two types get two objects.
+TEST_CASE("tab states: one state per type, made on first use and kept") {
+    struct LoudTab {
+        bool loud = false;
+    };
+    struct QuietTab {
+        int level = 3;
+    };
+    qs::gui::TabStates states;
+    CHECK_FALSE(states.get<LoudTab>().loud);
+    states.get<LoudTab>().loud = true;
+    const qs::gui::TabStates& read = states;
+    CHECK(read.get<LoudTab>().loud);
+    CHECK(&read.get<LoudTab>() == &states.get<LoudTab>());
+    CHECK(states.get<QuietTab>().level == 3);
+    CHECK(static_cast<const void*>(&states.get<QuietTab>()) != static_cast<const void*>(&states.get<LoudTab>()));
+    qs::gui::TabStates other;
+    CHECK_FALSE(other.get<LoudTab>().loud);  // per AppState, not per program
+}
