@@ -95,7 +95,7 @@ TEST_CASE("session fields: label and base mode go through the document as part o
 
 // A tab added in one file keeps its state in AppState::tab_states: one object per type, made on first use
 // and the same one at every later call, const or not; two types get two objects.
-TEST_CASE("tab states: one state per type, made on first use and kept") {
+TEST_CASE("tab states: one state per type that is made on first use and kept") {
     struct LoudTab {
         bool loud = false;
     };
