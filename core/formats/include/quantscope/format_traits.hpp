@@ -103,7 +103,9 @@ struct FormatTraits {
 // The row of a format (the int<N> row for FormatId::Int); a row for every id the table gave out.
 const FormatTraits& format_traits(FormatId id);
 // Whether a config quantizes through int<N>'s own pass (quantize.cpp) rather than a format's.
-inline bool is_int_format(FormatId id) { return format_traits(id).is_int(); }
+// The int<N> row is the table's first and only one of its kind (register_format refuses another), so this
+// is a compare and not a look-up: it is asked per element where a window of cells is traced (trace_value).
+inline bool is_int_format(FormatId id) { return id == FormatId::Int; }
 
 // The kinds in the order the window and FORMATS.md list them: int, float, codebook, block.
 const std::vector<FormatKind>& format_kinds();
