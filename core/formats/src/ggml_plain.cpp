@@ -1,0 +1,51 @@
+// The unquantized ggml types' to_float: F32, F16 (IEEE half), BF16 (the top half of a float32), F64
+// (rounded to the nearest float32, as ggml's f64 to f32 cast).
+#include <cstring>
+
+#include "ggml_codecs.hpp"
+#include "quantscope/element_type.hpp"
+
+namespace qs::detail {
+namespace {
+
+const std::uint8_t* bytes(const void* p) { return static_cast<const std::uint8_t*>(p); }
+
+void f32_to_float(const void* in, std::int64_t n, float* y) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::uint32_t u = load_le32(bytes(in) + 4 * i);
+        std::memcpy(&y[i], &u, 4);
+    }
+}
+void f16_to_float(const void* in, std::int64_t n, float* y) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = half_to_float(load_le16(bytes(in) + 2 * i));
+}
+void bf16_to_float(const void* in, std::int64_t n, float* y) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint32_t u = static_cast<std::uint32_t>(load_le16(bytes(in) + 2 * i)) << 16;
+        std::memcpy(&y[i], &u, 4);
+    }
+}
+void f64_to_float(const void* in, std::int64_t n, float* y) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint64_t u = load_le64(bytes(in) + 8 * i);
+        double d;
+        std::memcpy(&d, &u, 8);
+        y[i] = static_cast<float>(d);
+    }
+}
+
+}  // namespace
+
+GgmlCodec ggml_plain_codec(GgmlType type) {
+    GgmlCodec c;
+    switch (type) {
+        case GgmlType::F32: c.dequantize = f32_to_float; break;
+        case GgmlType::F16: c.dequantize = f16_to_float; break;
+        case GgmlType::BF16: c.dequantize = bf16_to_float; break;
+        case GgmlType::F64: c.dequantize = f64_to_float; break;
+        default: break;
+    }
+    return c;
+}
+
+}  // namespace qs::detail

@@ -1,0 +1,120 @@
+// The ggml type table (ids, names, block geometry as ggml.c's type_traits give them) and the dispatch to
+// each family's codec.
+#include <array>
+#include <cctype>
+
+#include "ggml_codecs.hpp"
+#include "quantscope/error.hpp"
+
+namespace qs {
+namespace {
+
+// decodes / quantizes / takes_importance as FORMATS.md lists them; the IQ1..IQ3 types need ggml's lattice
+// tables and are listed only.
+constexpr std::array<GgmlTypeInfo, 32> kTypes = {{
+    {GgmlType::F32, "f32", 1, 4, true, false, false},
+    {GgmlType::F16, "f16", 1, 2, true, false, false},
+    {GgmlType::Q4_0, "q4_0", 32, 18, true, true, true},
+    {GgmlType::Q4_1, "q4_1", 32, 20, true, true, true},
+    {GgmlType::Q5_0, "q5_0", 32, 22, true, true, true},
+    {GgmlType::Q5_1, "q5_1", 32, 24, true, true, true},
+    {GgmlType::Q8_0, "q8_0", 32, 34, true, true, false},
+    {GgmlType::Q8_1, "q8_1", 32, 36, false, false, false},
+    {GgmlType::Q2_K, "q2_K", 256, 84, true, true, true},
+    {GgmlType::Q3_K, "q3_K", 256, 110, true, true, true},
+    {GgmlType::Q4_K, "q4_K", 256, 144, true, true, true},
+    {GgmlType::Q5_K, "q5_K", 256, 176, true, true, true},
+    {GgmlType::Q6_K, "q6_K", 256, 210, true, true, true},
+    {GgmlType::Q8_K, "q8_K", 256, 292, false, false, false},
+    {GgmlType::IQ2_XXS, "iq2_xxs", 256, 66, false, false, false},
+    {GgmlType::IQ2_XS, "iq2_xs", 256, 74, false, false, false},
+    {GgmlType::IQ3_XXS, "iq3_xxs", 256, 98, false, false, false},
+    {GgmlType::IQ1_S, "iq1_s", 256, 50, false, false, false},
+    {GgmlType::IQ4_NL, "iq4_nl", 32, 18, true, true, true},
+    {GgmlType::IQ3_S, "iq3_s", 256, 110, false, false, false},
+    {GgmlType::IQ2_S, "iq2_s", 256, 82, false, false, false},
+    {GgmlType::IQ4_XS, "iq4_xs", 256, 136, true, true, true},
+    {GgmlType::I8, "i8", 1, 1, false, false, false},
+    {GgmlType::I16, "i16", 1, 2, false, false, false},
+    {GgmlType::I32, "i32", 1, 4, false, false, false},
+    {GgmlType::I64, "i64", 1, 8, false, false, false},
+    {GgmlType::F64, "f64", 1, 8, true, false, false},
+    {GgmlType::IQ1_M, "iq1_m", 256, 56, false, false, false},
+    {GgmlType::BF16, "bf16", 1, 2, true, false, false},
+    {GgmlType::TQ1_0, "tq1_0", 256, 54, true, true, false},
+    {GgmlType::TQ2_0, "tq2_0", 256, 66, true, true, false},
+    {GgmlType::MXFP4, "mxfp4", 32, 17, true, false, false},
+}};
+
+bool same_name(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+detail::GgmlCodec codec_of(GgmlType type) {
+    switch (type) {
+        case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: case GgmlType::F64:
+            return detail::ggml_plain_codec(type);
+        case GgmlType::Q4_0: case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1: case GgmlType::Q8_0:
+            return detail::ggml_legacy_codec(type);
+        case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+            return detail::ggml_k_codec(type);
+        case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: case GgmlType::TQ1_0: case GgmlType::TQ2_0:
+        case GgmlType::MXFP4:
+            return detail::ggml_iq_codec(type);
+        default: return {};
+    }
+}
+
+[[noreturn]] void cannot(const GgmlTypeInfo& type, const char* what) {
+    throw Error(std::string("ggml type ") + type.name + ": cannot " + what);
+}
+
+}  // namespace
+
+const GgmlTypeInfo* ggml_type_info(std::uint32_t id) {
+    for (const GgmlTypeInfo& t : kTypes)
+        if (static_cast<std::uint32_t>(t.type) == id) return &t;
+    return nullptr;
+}
+
+const GgmlTypeInfo* ggml_type_named(std::string_view name) {
+    for (const GgmlTypeInfo& t : kTypes)
+        if (same_name(name, t.name)) return &t;
+    return nullptr;
+}
+
+std::int64_t ggml_row_bytes(const GgmlTypeInfo& type, std::int64_t n) {
+    return n / type.block_size * type.type_size;
+}
+
+float ggml_row_sum_squares(const float* x, std::int64_t n) {
+    float sum = 0;
+    for (std::int64_t k = 0; k < n; ++k) sum += x[k] * x[k];
+    return sum;
+}
+
+void ggml_quantize_blocks(const GgmlTypeInfo& type, const float* x, std::int64_t blocks,
+                          const GgmlImportance* importance, void* out) {
+    const detail::GgmlCodec codec = codec_of(type.type);
+    if (!type.quantizes || !codec.quantize) cannot(type, "quantize");
+    codec.quantize(x, blocks, type.takes_importance ? importance : nullptr, out);
+}
+
+void ggml_dequantize(const GgmlTypeInfo& type, const void* in, std::int64_t n, float* y) {
+    const detail::GgmlCodec codec = codec_of(type.type);
+    if (!type.decodes || !codec.dequantize) cannot(type, "decode");
+    codec.dequantize(in, n / type.block_size, y);
+}
+
+void ggml_block_fields(const GgmlTypeInfo& type, const void* block, GgmlBlockFields& out) {
+    const detail::GgmlCodec codec = codec_of(type.type);
+    if (!codec.fields) cannot(type, "show a block");
+    out = GgmlBlockFields{};
+    codec.fields(block, out);
+}
+
+}  // namespace qs
