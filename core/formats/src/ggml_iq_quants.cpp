@@ -1,8 +1,352 @@
-// ggml's codecs of this family (ggml_codecs.hpp): not written yet.
+// ggml's non-linear and ternary types, bit-exact with ggml-quants.c: iq4_nl and iq4_xs (indices into a 16-value
+// non-uniform grid; quantize_iq4_nl / quantize_iq4_xs, which ggml_quantize_chunk calls with or without an
+// importance vector), tq1_0 and tq2_0 (ternary; quantize_row_tq*_ref, no importance), and MXFP4 (decode
+// only). Layouts (ggml-common.h), little-endian:
+//   iq4_nl  d(2) qs[16]                                    32 values
+//   iq4_xs  d(2) scales_h(2) scales_l[4] qs[128]           256 values; sub-block ib's 6-bit scale: the low
+//           nibble of scales_l[ib / 2] (ib even) or its high nibble (ib odd), bits 2 ib of scales_h on top
+//   tq1_0   qs[48] qh[4] d(2)                              256 values, base-3 digits, 5 (qs) or 4 (qh) a byte
+//   tq2_0   qs[64] d(2)                                    256 values, 2 bits each
+//   mxfp4   e(1) qs[16]                                    32 values; E8M0 exponent, E2M1 codes
+// In a qs of 16 bytes per 32 values, value j sits in the low nibble of byte j (j < 16) or the high nibble of
+// byte j - 16.
+#include "format_kernels.hpp"
 #include "ggml_codecs.hpp"
+#include "ggml_scale_search.hpp"
 
 namespace qs::detail {
+namespace {
 
-GgmlCodec ggml_iq_codec(GgmlType) { return {}; }
+std::uint8_t* bytes(void* p) { return static_cast<std::uint8_t*>(p); }
+const std::uint8_t* bytes(const void* p) { return static_cast<const std::uint8_t*>(p); }
+
+// ggml's kvalues_iq4nl: the grid iq4_nl and iq4_xs index.
+constexpr std::int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+// ggml's kvalues_mxfp4: E2M1's values doubled, indexed by the 4-bit code (sign in bit 3).
+constexpr std::int8_t kMxfp4Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// ggml's best_index_int8 on kIq4Grid: the nearest grid index of x by its binary search, a tie (x - a == b - x)
+// to the upper one.
+int iq4_index(float x) {
+    if (x <= kIq4Grid[0]) return 0;
+    if (x >= kIq4Grid[15]) return 15;
+    int lo = 0, hi = 15;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (x < kIq4Grid[mid]) hi = mid;
+        else lo = mid;
+    }
+    return x - kIq4Grid[hi - 1] < kIq4Grid[hi] - x ? hi - 1 : hi;
+}
+
+// ---- iq4_nl and iq4_xs: ggml's quantize_row_iq4_nl_impl with ntry = 7 -----------------------------------------
+
+constexpr int kIq4Sub = 32;
+constexpr int kIq4Tries = 7;
+
+// The best scale for one sub-block of 32 (0 where it is below kGgmlGroupMaxEps): from d = max / 127, the
+// weighted fit at each inverse scale (itry - 127) / max, itry = -7..7, kept where it beats the best so far.
+float iq4_sub_scale(const float* x, const float* weight) {
+    float amax = 0, max = 0;
+    for (int j = 0; j < kIq4Sub; ++j) {
+        const float ax = std::fabs(x[j]);
+        if (ax > amax) amax = ax, max = x[j];
+    }
+    if (amax < kGgmlGroupMaxEps) return 0.0f;
+    const auto fit = [&](float id, float& sumqx, float& sumq2) {
+        sumqx = 0, sumq2 = 0;
+        for (int j = 0; j < kIq4Sub; ++j) {
+            const float q = kIq4Grid[iq4_index(id * x[j])];
+            sumqx += weight[j] * q * x[j];
+            sumq2 += weight[j] * q * q;
+        }
+    };
+    float sumqx, sumq2;
+    fit(1 / (-max / static_cast<float>(kIq4Grid[0])), sumqx, sumq2);
+    float d = sumq2 > 0 ? sumqx / sumq2 : 0.0f;
+    float best = d * sumqx;
+    for (int itry = -kIq4Tries; itry <= kIq4Tries; ++itry) {
+        fit(static_cast<float>(itry + kIq4Grid[0]) / max, sumqx, sumq2);
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            d = sumqx / sumq2;
+            best = d * sumqx;
+        }
+    }
+    return d;
+}
+
+// The fitting weights of one sub-block: qw[j] sqrt(sigma2 + x[j]^2) with an importance vector, else x[j]^2.
+void iq4_weights(const float* x, const float* qw, float sigma2, float* weight) {
+    if (qw) {
+        for (int j = 0; j < kIq4Sub; ++j) weight[j] = qw[j] * std::sqrt(sigma2 + x[j] * x[j]);
+    } else {
+        for (int j = 0; j < kIq4Sub; ++j) weight[j] = x[j] * x[j];
+    }
+}
+
+// sigma2 of a block of n: 2 Σ x^2 / n, summed over the block itself (not the row).
+float iq4_sigma2(const float* x, int n) {
+    float sigma2 = 0;
+    for (int j = 0; j < n; ++j) sigma2 += x[j] * x[j];
+    return sigma2 * (2.0f / static_cast<float>(n));
+}
+
+// The indices of 32 values at inverse scale id, packed two to a byte.
+void iq4_pack(const float* x, float id, std::uint8_t* qs) {
+    for (int j = 0; j < 16; ++j)
+        qs[j] = static_cast<std::uint8_t>(iq4_index(id * x[j]) | (iq4_index(id * x[j + 16]) << 4));
+}
+
+void iq4_nl_block(const float* x, const float* qw, std::uint8_t* y) {
+    float weight[kIq4Sub];
+    iq4_weights(x, qw, qw ? iq4_sigma2(x, kIq4Sub) : 0.0f, weight);
+    const float d = iq4_sub_scale(x, weight);
+    store_le16(y, ggml_fp16(d));
+    iq4_pack(x, d != 0 ? 1 / d : 0.0f, y + 2);
+}
+
+void iq4_xs_block(const float* x, const float* qw, std::uint8_t* y) {
+    constexpr int kSubs = 256 / kIq4Sub;
+    const float sigma2 = qw ? iq4_sigma2(x, 256) : 0.0f;
+    float scales[kSubs];
+    float max_scale = 0, amax_scale = 0;
+    for (int ib = 0; ib < kSubs; ++ib) {
+        float weight[kIq4Sub];
+        iq4_weights(x + kIq4Sub * ib, qw ? qw + kIq4Sub * ib : nullptr, sigma2, weight);
+        scales[ib] = iq4_sub_scale(x + kIq4Sub * ib, weight);
+        if (std::fabs(scales[ib]) > amax_scale) amax_scale = std::fabs(scales[ib]), max_scale = scales[ib];
+    }
+    // The super-block's d maps the largest sub-scale to -32; each sub-block's 6-bit l = nearest(sc / d) in
+    // [-32, 31] is stored plus 32, and its values are re-indexed at the scale d l actually used.
+    const float d = -max_scale / 32;
+    const float id = d != 0 ? 1 / d : 0.0f;
+    store_le16(y, ggml_fp16(d));
+    std::uint16_t scales_h = 0;
+    std::uint8_t* scales_l = y + 4;
+    for (int ib = 0; ib < kSubs; ++ib) {
+        int l = ggml_nearest_int(id * scales[ib]);
+        l = l < -32 ? -32 : (l > 31 ? 31 : l);
+        const float dl = d * static_cast<float>(l);
+        iq4_pack(x + kIq4Sub * ib, dl != 0 ? 1 / dl : 0.0f, y + 8 + 16 * ib);
+        const int stored = l + 32;
+        if (ib % 2 == 0) scales_l[ib / 2] = static_cast<std::uint8_t>(stored & 0x0f);
+        else scales_l[ib / 2] = static_cast<std::uint8_t>(scales_l[ib / 2] | ((stored & 0x0f) << 4));
+        scales_h = static_cast<std::uint16_t>(scales_h | ((stored >> 4) << (2 * ib)));
+    }
+    store_le16(y + 2, scales_h);
+}
+
+void iq4_nl_quantize(const float* x, std::int64_t blocks, const GgmlImportance* imp, void* out) {
+    for (std::int64_t b = 0; b < blocks; ++b)
+        iq4_nl_block(x + 32 * b, imp ? imp->weights + 32 * b : nullptr, bytes(out) + 18 * b);
+}
+
+void iq4_xs_quantize(const float* x, std::int64_t blocks, const GgmlImportance* imp, void* out) {
+    for (std::int64_t b = 0; b < blocks; ++b)
+        iq4_xs_block(x + 256 * b, imp ? imp->weights + 256 * b : nullptr, bytes(out) + 136 * b);
+}
+
+// The stored 6-bit scale of iq4_xs's sub-block ib (0..63; to_float uses it minus 32).
+int iq4_xs_stored_scale(const std::uint8_t* block, int ib) {
+    const std::uint16_t scales_h = load_le16(block + 2);
+    return ((block[4 + ib / 2] >> (4 * (ib % 2))) & 0x0f) | (((scales_h >> (2 * ib)) & 3) << 4);
+}
+
+void iq4_nl_dequantize(const void* in, std::int64_t blocks, float* y) {
+    for (std::int64_t b = 0; b < blocks; ++b, y += 32) {
+        const std::uint8_t* x = bytes(in) + 18 * b;
+        const float d = half_to_float(load_le16(x));
+        for (int j = 0; j < 16; ++j) {
+            y[j] = d * static_cast<float>(kIq4Grid[x[2 + j] & 0x0f]);
+            y[j + 16] = d * static_cast<float>(kIq4Grid[x[2 + j] >> 4]);
+        }
+    }
+}
+
+void iq4_xs_dequantize(const void* in, std::int64_t blocks, float* y) {
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* x = bytes(in) + 136 * b;
+        const float d = half_to_float(load_le16(x));
+        for (int ib = 0; ib < 8; ++ib, y += 32) {
+            const float dl = d * static_cast<float>(iq4_xs_stored_scale(x, ib) - 32);
+            const std::uint8_t* qs = x + 8 + 16 * ib;
+            for (int j = 0; j < 16; ++j) {
+                y[j] = dl * static_cast<float>(kIq4Grid[qs[j] & 0x0f]);
+                y[j + 16] = dl * static_cast<float>(kIq4Grid[qs[j] >> 4]);
+            }
+        }
+    }
+}
+
+void iq4_nl_fields(const void* block, GgmlBlockFields& out) {
+    const std::uint8_t* x = bytes(block);
+    out.d_bits = load_le16(x);
+    out.d = half_to_float(out.d_bits);
+    for (int j = 0; j < 16; ++j) out.codes[j] = x[2 + j] & 0x0f, out.codes[j + 16] = x[2 + j] >> 4;
+}
+
+void iq4_xs_fields(const void* block, GgmlBlockFields& out) {
+    const std::uint8_t* x = bytes(block);
+    out.d_bits = load_le16(x);
+    out.d = half_to_float(out.d_bits);
+    out.sub_blocks = 8;
+    out.sub_size = 32;
+    for (int ib = 0; ib < 8; ++ib) {
+        out.sub_scale[ib] = iq4_xs_stored_scale(x, ib) - 32;
+        out.sub_scale_used[ib] = out.d * static_cast<float>(out.sub_scale[ib]);
+        const std::uint8_t* qs = x + 8 + 16 * ib;
+        for (int j = 0; j < 16; ++j) out.codes[32 * ib + j] = qs[j] & 0x0f, out.codes[32 * ib + j + 16] = qs[j] >> 4;
+    }
+}
+
+// ---- tq1_0 and tq2_0: d = the block's largest magnitude, codes lroundf(x / d) in {-1, 0, 1} ------------------
+
+// d and 1 / d (0 when d = 0) of a ternary block of 256.
+float ternary_inverse_scale(const float* x, std::uint8_t* d_out) {
+    const float d = block_amax(x, 256);
+    store_le16(d_out, ggml_fp16(d));
+    return d != 0 ? 1.0f / d : 0.0f;
+}
+
+// The trit of one value, 0, 1, 2 for -1, 0, 1 (ggml's lroundf(x id) + 1).
+int ternary_digit(float x, float id) { return x86_lroundf_to_int(x * id) + 1; }
+
+// tq1_0 packs n digits (most significant first) into a byte by ggml's fixed point: q * 256 / 243 rounded up,
+// so that the digit k comes back as the top byte of (byte * 3^k mod 256) * 3.
+std::uint8_t ternary_byte(int base3) {
+    const auto q = static_cast<std::uint8_t>(base3);
+    return static_cast<std::uint8_t>((static_cast<unsigned>(q) * 256 + 242) / 243);
+}
+
+void tq1_0_block(const float* x, std::uint8_t* y) {
+    const float id = ternary_inverse_scale(x, y + 52);
+    // qs[0..31]: five values 32 apart each; qs[32..47]: five values 16 apart each (from x + 160); qh[0..3]:
+    // four values 4 apart each (from x + 240), shifted up a digit.
+    for (int m = 0; m < 32; ++m) {
+        int q = 0;
+        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + ternary_digit(x[m + 32 * n], id));
+        y[m] = ternary_byte(q);
+    }
+    for (int m = 0; m < 16; ++m) {
+        int q = 0;
+        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + ternary_digit(x[160 + m + 16 * n], id));
+        y[32 + m] = ternary_byte(q);
+    }
+    for (int j = 0; j < 4; ++j) {
+        int q = 0;
+        for (int m = 0; m < 4; ++m) q = static_cast<std::uint8_t>(q * 3 + ternary_digit(x[240 + j + 4 * m], id));
+        y[48 + j] = ternary_byte(static_cast<std::uint8_t>(q * 3));
+    }
+}
+
+void tq2_0_block(const float* x, std::uint8_t* y) {
+    const float id = ternary_inverse_scale(x, y + 64);
+    for (int half = 0; half < 2; ++half) {
+        const float* xh = x + 128 * half;
+        for (int m = 0; m < 32; ++m) {
+            int q = 0;
+            for (int n = 0; n < 4; ++n) q += (ternary_digit(xh[m + 32 * n], id) & 3) << (2 * n);
+            y[32 * half + m] = static_cast<std::uint8_t>(q);
+        }
+    }
+}
+
+void tq1_0_quantize(const float* x, std::int64_t blocks, const GgmlImportance*, void* out) {
+    for (std::int64_t b = 0; b < blocks; ++b) tq1_0_block(x + 256 * b, bytes(out) + 54 * b);
+}
+
+void tq2_0_quantize(const float* x, std::int64_t blocks, const GgmlImportance*, void* out) {
+    for (std::int64_t b = 0; b < blocks; ++b) tq2_0_block(x + 256 * b, bytes(out) + 66 * b);
+}
+
+// The code (-1, 0, 1) of digit k of a tq1_0 byte: (byte * 3^k mod 256) * 3 / 256, minus 1.
+int tq1_code(std::uint8_t byte, int k) {
+    constexpr std::uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+    const auto q = static_cast<std::uint8_t>(byte * kPow3[k]);
+    return ((q * 3) >> 8) - 1;
+}
+
+// tq1_0's 256 codes in value order.
+void tq1_0_codes(const std::uint8_t* x, std::int32_t* codes) {
+    for (int n = 0; n < 5; ++n)
+        for (int m = 0; m < 32; ++m) codes[32 * n + m] = tq1_code(x[m], n);
+    for (int n = 0; n < 5; ++n)
+        for (int m = 0; m < 16; ++m) codes[160 + 16 * n + m] = tq1_code(x[32 + m], n);
+    for (int n = 0; n < 4; ++n)
+        for (int j = 0; j < 4; ++j) codes[240 + 4 * n + j] = tq1_code(x[48 + j], n);
+}
+
+// tq2_0's 256 codes in value order (a stored 3 is a code of 2, which to_float reads as such).
+void tq2_0_codes(const std::uint8_t* x, std::int32_t* codes) {
+    for (int half = 0; half < 2; ++half)
+        for (int l = 0; l < 4; ++l)
+            for (int m = 0; m < 32; ++m) codes[128 * half + 32 * l + m] = ((x[32 * half + m] >> (2 * l)) & 3) - 1;
+}
+
+template <int BlockBytes, int DOffset, void (*Codes)(const std::uint8_t*, std::int32_t*)>
+void ternary_dequantize(const void* in, std::int64_t blocks, float* y) {
+    for (std::int64_t b = 0; b < blocks; ++b, y += 256) {
+        const std::uint8_t* x = bytes(in) + BlockBytes * b;
+        const float d = half_to_float(load_le16(x + DOffset));
+        std::int32_t codes[256];
+        Codes(x, codes);
+        for (int j = 0; j < 256; ++j) y[j] = static_cast<float>(codes[j]) * d;
+    }
+}
+
+template <int DOffset, void (*Codes)(const std::uint8_t*, std::int32_t*)>
+void ternary_fields(const void* block, GgmlBlockFields& out) {
+    const std::uint8_t* x = bytes(block);
+    out.d_bits = load_le16(x + DOffset);
+    out.d = half_to_float(out.d_bits);
+    Codes(x, out.codes);
+}
+
+// ---- MXFP4 (decode only) ---------------------------------------------------------------------------------------
+
+// to_float multiplies the doubled E2M1 value by half the E8M0 scale, 2^(e - 128) (a float32 subnormal for
+// e < 2), which is the E2M1 value times 2^(e - 127) exactly.
+float e8m0_half(std::uint8_t e) {
+    return float_from_bits(e < 2 ? 0x00200000u << e : static_cast<std::uint32_t>(e - 1) << 23);
+}
+
+void mxfp4_dequantize(const void* in, std::int64_t blocks, float* y) {
+    for (std::int64_t b = 0; b < blocks; ++b, y += 32) {
+        const std::uint8_t* x = bytes(in) + 17 * b;
+        const float d = e8m0_half(x[0]);
+        for (int j = 0; j < 16; ++j) {
+            y[j] = static_cast<float>(kMxfp4Doubled[x[1 + j] & 0x0f]) * d;
+            y[j + 16] = static_cast<float>(kMxfp4Doubled[x[1 + j] >> 4]) * d;
+        }
+    }
+}
+
+// d is the E8M0 scale 2^(e - 127) as ggml_e8m0_to_fp32 gives it (e = 255 gives +Inf, ggml's reading, not
+// OCP's NaN), d_bits its byte; the codes are the E2M1 bit patterns (sign in bit 3), as the mxfp4 row's.
+void mxfp4_fields(const void* block, GgmlBlockFields& out) {
+    const std::uint8_t* x = bytes(block);
+    out.d_bits = x[0];
+    out.d = float_from_bits(x[0] == 0 ? 0x00400000u : static_cast<std::uint32_t>(x[0]) << 23);
+    for (int j = 0; j < 16; ++j) out.codes[j] = x[1 + j] & 0x0f, out.codes[j + 16] = x[1 + j] >> 4;
+}
+
+}  // namespace
+
+GgmlCodec ggml_iq_codec(GgmlType type) {
+    GgmlCodec c;
+    switch (type) {
+        case GgmlType::IQ4_NL: c = {iq4_nl_quantize, iq4_nl_dequantize, iq4_nl_fields}; break;
+        case GgmlType::IQ4_XS: c = {iq4_xs_quantize, iq4_xs_dequantize, iq4_xs_fields}; break;
+        case GgmlType::TQ1_0:
+            c = {tq1_0_quantize, ternary_dequantize<54, 52, tq1_0_codes>, ternary_fields<52, tq1_0_codes>};
+            break;
+        case GgmlType::TQ2_0:
+            c = {tq2_0_quantize, ternary_dequantize<66, 64, tq2_0_codes>, ternary_fields<64, tq2_0_codes>};
+            break;
+        case GgmlType::MXFP4: c = {nullptr, mxfp4_dequantize, mxfp4_fields}; break;
+        default: break;
+    }
+    return c;
+}
 
 }  // namespace qs::detail
