@@ -17,12 +17,37 @@
 // (FORMATS.md's one divergence), and what follows in the block (requantized codes) is computed from that.
 #include "ggml_codecs.hpp"
 #include "ggml_k_search.hpp"
+#include "ggml_k_search_avx512.hpp"
 #include "quantscope/element_type.hpp"
 
 namespace qs::detail {
 namespace {
 
 constexpr int kQK = 256;
+
+// The searches, with their candidates one to a lane where AVX-512 is built (the same bits).
+float search_qkx2(int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* the_min, float rmin,
+                  float rdelta, int nstep, bool use_mad) {
+#ifdef QS_HAVE_GGML_K_AVX512
+    return ggml_make_qkx_quants_avx512(n, nmax, x, weights, L, the_min, rmin, rdelta, nstep, use_mad);
+#else
+    return ggml_make_qkx2_quants_scalar(n, nmax, x, weights, L, the_min, rmin, rdelta, nstep, use_mad);
+#endif
+}
+float search_qkx3(int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* the_min) {
+#ifdef QS_HAVE_GGML_K_AVX512
+    return ggml_make_qkx_quants_avx512(n, nmax, x, weights, L, the_min, -0.9f, 0.05f, 36, false);
+#else
+    return ggml_make_qkx3_quants(n, nmax, x, weights, L, the_min, -0.9f, 0.05f, 36);
+#endif
+}
+float search_qx(int n, int nmax, const float* x, std::int8_t* L, const float* qw) {
+#ifdef QS_HAVE_GGML_K_AVX512
+    return ggml_make_qx_quants_avx512(n, nmax, x, L, qw);
+#else
+    return ggml_make_qx_quants(n, nmax, x, L, qw);
+#endif
+}
 
 std::uint8_t* bytes(void* p) { return static_cast<std::uint8_t*>(p); }
 const std::uint8_t* bytes(const void* p) { return static_cast<const std::uint8_t*>(p); }
@@ -138,7 +163,7 @@ void q2_k_ref(const float* x, std::uint8_t* y) {
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < 16; ++j) {
         for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-        scales[j] = ggml_make_qkx2_quants_scalar(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], -0.5f, 0.1f, 15, true);
+        scales[j] = search_qkx2(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], -0.5f, 0.1f, 15, true);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -164,7 +189,7 @@ void q2_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
     for (int j = 0; j < 16; ++j) {
         importance_weights(x + 16 * j, qw + 16 * j, sigma2, 16, weight);
         sw[j] = sum_in_order(weight, 16);
-        scales[j] = ggml_make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], -0.9f, 0.05f, 36);
+        scales[j] = search_qkx3(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j]);
     }
     std::uint8_t Ls[16], Lm[16], s[16];
     const float dm = ggml_make_qp_quants(16, 15, scales, Ls, sw);
@@ -223,10 +248,10 @@ void q3_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
     for (int j = 0; j < 16; ++j) {
         importance_weights(x + 16 * j, qw + 16 * j, sigma2, 16, weight);
         sw[j] = sum_in_order(weight, 16);
-        scales[j] = ggml_make_qx_quants(16, 4, x + 16 * j, L + 16 * j, weight);
+        scales[j] = search_qx(16, 4, x + 16 * j, L + 16 * j, weight);
     }
     std::int8_t Ls[16];
-    const float d_block = ggml_make_qx_quants(16, 32, scales, Ls, sw);
+    const float d_block = search_qx(16, 32, scales, Ls, sw);
     int l[16];
     for (int j = 0; j < 16; ++j) l[j] = Ls[j];
     pack_q3_scales(l, y + 96);
@@ -272,8 +297,8 @@ void q45_k_ref(const float* x, std::uint8_t* y) {
         for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
         const float av_x = std::sqrt(sum_x2 / 32);
         for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
-        scales[j] = Q5 ? ggml_make_qkx2_quants_scalar(32, 31, xs, weights, L + 32 * j, &mins[j], -0.5f, 0.1f, 15, false)
-                       : ggml_make_qkx2_quants_scalar(32, 15, xs, weights, L + 32 * j, &mins[j], -1.0f, 0.1f, 20, false);
+        scales[j] = Q5 ? search_qkx2(32, 31, xs, weights, L + 32 * j, &mins[j], -0.5f, 0.1f, 15, false)
+                       : search_qkx2(32, 15, xs, weights, L + 32 * j, &mins[j], -1.0f, 0.1f, 20, false);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -298,7 +323,7 @@ void q45_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
     for (int j = 0; j < 8; ++j) {
         importance_weights(x + 32 * j, qw + 32 * j, sigma2, 32, weights);
         sw[j] = sum_in_order(weights, 32);
-        scales[j] = ggml_make_qkx3_quants(32, Q5 ? 31 : 15, x + 32 * j, weights, L + 32 * j, &mins[j], -0.9f, 0.05f, 36);
+        scales[j] = search_qkx3(32, Q5 ? 31 : 15, x + 32 * j, weights, L + 32 * j, &mins[j]);
     }
     std::uint8_t ls[8], lm[8];
     const float d_block = ggml_make_qp_quants(8, 63, scales, ls, sw);
@@ -321,7 +346,7 @@ void q6_k_block(const float* x, const float* qw, std::uint8_t* y) {
     float scales[16];
     float max_scale = 0, max_abs_scale = 0;
     for (int j = 0; j < 16; ++j) {
-        scales[j] = ggml_make_qx_quants(16, 32, x + 16 * j, L + 16 * j, qw ? qw + 16 * j : nullptr);
+        scales[j] = search_qx(16, 32, x + 16 * j, L + 16 * j, qw ? qw + 16 * j : nullptr);
         const float a = std::fabs(scales[j]);
         if (a > max_abs_scale) max_abs_scale = a, max_scale = scales[j];
     }
