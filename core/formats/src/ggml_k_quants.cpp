@@ -112,12 +112,23 @@ void requantize(const float* x, const float* d_used, const float* m_used, int lo
     for (int j = 0; j < sub_blocks; ++j) {
         const float d = d_used[j];
         if (d == 0) continue;
+#ifdef QS_HAVE_GGML_K_AVX512
+        for (int i = 0; i < Size; i += 16) {  // the same division and nearest_int, 16 values at once
+            __m512 v = _mm512_loadu_ps(x + Size * j + i);
+            if (m_used) v = _mm512_add_ps(v, _mm512_set1_ps(m_used[j]));
+            const __m512i l = nearest_int_avx512(_mm512_div_ps(v, _mm512_set1_ps(d)));
+            const __m512i clamped = _mm512_max_epi32(_mm512_set1_epi32(lo), _mm512_min_epi32(_mm512_set1_epi32(hi), l));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(L + Size * j + i),
+                             _mm512_cvtepi32_epi8(_mm512_add_epi32(clamped, _mm512_set1_epi32(bias))));
+        }
+#else
         for (int i = 0; i < Size; ++i) {
             const float v = m_used ? x[Size * j + i] + m_used[j] : x[Size * j + i];
             int l = ggml_nearest_int(v / d);
             l = l < lo ? lo : (l > hi ? hi : l);
             L[Size * j + i] = static_cast<std::uint8_t>(l + bias);
         }
+#endif
     }
 }
 
@@ -462,16 +473,72 @@ void fields_k(const void* block, GgmlBlockFields& f) {
     }
 }
 
-// to_float: used scale * code - used min per value (q3_K and q6_K: used scale * code), as ggml forms them.
-template <void (*Stored)(const void*, GgmlBlockFields&), int BlockBytes>
-void dequantize_k(const void* in, std::int64_t blocks, float* y) {
-    GgmlBlockFields f;
+// to_float, each type as ggml's dequantize_row_*: used scale * code - used min (q3_K, q6_K: used scale *
+// code), the used scale and min the float32 products d * sc and dmin * m. The codes are unpacked here
+// directly (the tests rebuild these values from the fields).
+void q2_k_dequantize(const void* in, std::int64_t blocks, float* y) {
     for (std::int64_t b = 0; b < blocks; ++b, y += kQK) {
-        fields_k<Stored>(bytes(in) + BlockBytes * b, f);
-        for (int v = 0; v < kQK; ++v) {
-            const int j = v / f.sub_size;
-            const float scaled = f.sub_scale_used[j] * static_cast<float>(f.codes[v]);
-            y[v] = f.has_dmin ? scaled - f.sub_min_used[j] : scaled;
+        const std::uint8_t* x = bytes(in) + 84 * b;
+        const float d = half_to_float(load_le16(x + 80)), dmin = half_to_float(load_le16(x + 82));
+        for (int v = 0; v < kQK; v += 16) {
+            const float dl = d * static_cast<float>(x[v / 16] & 0xf), ml = dmin * static_cast<float>(x[v / 16] >> 4);
+            const std::uint8_t* q = x + 16 + 32 * (v / 128) + v % 32;
+            const int shift = 2 * (v % 128 / 32);
+            for (int l = 0; l < 16; ++l) y[v + l] = dl * static_cast<float>((q[l] >> shift) & 3) - ml;
+        }
+    }
+}
+
+void q3_k_dequantize(const void* in, std::int64_t blocks, float* y) {
+    for (std::int64_t b = 0; b < blocks; ++b, y += kQK) {
+        const std::uint8_t* x = bytes(in) + 110 * b;
+        const float d = half_to_float(load_le16(x + 108));
+        for (int v = 0; v < kQK; v += 16) {
+            const float dl = d * static_cast<float>(q3_scale(x + 96, v / 16));
+            const std::uint8_t* q = x + 32 + 32 * (v / 128) + v % 32;
+            const std::uint8_t* hm = x + v % 32;
+            const int shift = 2 * (v % 128 / 32), bit = v / 32;
+            for (int l = 0; l < 16; ++l)
+                y[v + l] = dl * static_cast<float>(((q[l] >> shift) & 3) - ((hm[l] >> bit) & 1 ? 0 : 4));
+        }
+    }
+}
+
+template <bool Q5>
+void q45_k_dequantize(const void* in, std::int64_t blocks, float* y) {
+    constexpr int kBytes = Q5 ? 176 : 144;
+    for (std::int64_t b = 0; b < blocks; ++b, y += kQK) {
+        const std::uint8_t* x = bytes(in) + kBytes * b;
+        const float d = half_to_float(load_le16(x)), dmin = half_to_float(load_le16(x + 2));
+        const std::uint8_t* qh = x + 16;
+        for (int j = 0; j < 8; ++j) {
+            int sc, m;
+            scale_min_k4(j, x + 4, sc, m);
+            const float dl = d * static_cast<float>(sc), ml = dmin * static_cast<float>(m);
+            const std::uint8_t* q = x + (Q5 ? 48 : 16) + 32 * (j / 2);
+            const int shift = 4 * (j % 2);
+            for (int l = 0; l < 32; ++l) {
+                const int code = ((q[l] >> shift) & 0xf) | (Q5 ? ((qh[l] >> j) & 1) << 4 : 0);
+                y[32 * j + l] = dl * static_cast<float>(code) - ml;
+            }
+        }
+    }
+}
+
+void q6_k_dequantize(const void* in, std::int64_t blocks, float* y) {
+    for (std::int64_t b = 0; b < blocks; ++b, y += kQK) {
+        const std::uint8_t* x = bytes(in) + 210 * b;
+        const float d = half_to_float(load_le16(x + 208));
+        for (int v = 0; v < kQK; v += 16) {
+            const float dl = d * static_cast<float>(static_cast<std::int8_t>(x[192 + v / 16]));
+            const int h = v / 128, q = v % 128 / 32;
+            const std::uint8_t* ql = x + 64 * h + v % 32 + 32 * (q % 2);
+            const std::uint8_t* qh = x + 128 + 32 * h + v % 32;
+            const int low_shift = q < 2 ? 0 : 4;
+            for (int l = 0; l < 16; ++l) {
+                const int code = (((ql[l] >> low_shift) & 0xf) | (((qh[l] >> (2 * q)) & 3) << 4)) - 32;
+                y[v + l] = dl * static_cast<float>(code);
+            }
         }
     }
 }
@@ -482,21 +549,21 @@ GgmlCodec ggml_k_codec(GgmlType type) {
     GgmlCodec c;
     switch (type) {
         case GgmlType::Q2_K:
-            c = {quantize_k<84, q2_k_ref, q2_k_weighted>, dequantize_k<q2_k_fields, 84>, fields_k<q2_k_fields>};
+            c = {quantize_k<84, q2_k_ref, q2_k_weighted>, q2_k_dequantize, fields_k<q2_k_fields>};
             break;
         case GgmlType::Q3_K:
-            c = {quantize_k<110, q3_k_ref, q3_k_weighted>, dequantize_k<q3_k_fields, 110>, fields_k<q3_k_fields>};
+            c = {quantize_k<110, q3_k_ref, q3_k_weighted>, q3_k_dequantize, fields_k<q3_k_fields>};
             break;
         case GgmlType::Q4_K:
-            c = {quantize_k<144, q45_k_ref<false>, q45_k_weighted<false>>, dequantize_k<q45_k_fields<false>, 144>,
+            c = {quantize_k<144, q45_k_ref<false>, q45_k_weighted<false>>, q45_k_dequantize<false>,
                  fields_k<q45_k_fields<false>>};
             break;
         case GgmlType::Q5_K:
-            c = {quantize_k<176, q45_k_ref<true>, q45_k_weighted<true>>, dequantize_k<q45_k_fields<true>, 176>,
+            c = {quantize_k<176, q45_k_ref<true>, q45_k_weighted<true>>, q45_k_dequantize<true>,
                  fields_k<q45_k_fields<true>>};
             break;
         case GgmlType::Q6_K:
-            c = {quantize_k<210, q6_k_ref, q6_k_block>, dequantize_k<q6_k_fields, 210>, fields_k<q6_k_fields>};
+            c = {quantize_k<210, q6_k_ref, q6_k_block>, q6_k_dequantize, fields_k<q6_k_fields>};
             break;
         default: break;
     }
