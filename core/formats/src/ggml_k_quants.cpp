@@ -41,6 +41,13 @@ float search_qkx3(int n, int nmax, const float* x, const float* weights, std::ui
     return ggml_make_qkx3_quants(n, nmax, x, weights, L, the_min, -0.9f, 0.05f, 36);
 #endif
 }
+float search_q3(int nmax, const float* x, std::int8_t* L) {
+#ifdef QS_HAVE_GGML_K_AVX512
+    return ggml_make_q3_quants_avx512(nmax, x, L);
+#else
+    return ggml_make_q3_quants(16, nmax, x, L);
+#endif
+}
 float search_qx(int n, int nmax, const float* x, std::int8_t* L, const float* qw) {
 #ifdef QS_HAVE_GGML_K_AVX512
     return ggml_make_qx_quants_avx512(n, nmax, x, L, qw);
@@ -220,11 +227,9 @@ void q3_k_finish(const float* x, std::uint16_t d_bits, std::uint8_t* L, std::uin
     requantize<16>(x, d_used, nullptr, -4, 3, 4, 16, L);
     std::uint8_t* hmask = y;
     std::memset(hmask, 0, 32);
-    for (int j = 0; j < kQK; ++j) {
-        if (L[j] > 3) {
-            hmask[j % 32] = static_cast<std::uint8_t>(hmask[j % 32] | (1 << (j / 32)));
-            L[j] = static_cast<std::uint8_t>(L[j] - 4);
-        }
+    for (int j = 0; j < kQK; ++j) {  // L <= 7: bit 2 is the high bit, without a branch
+        hmask[j % 32] = static_cast<std::uint8_t>(hmask[j % 32] | (((L[j] >> 2) & 1) << (j / 32)));
+        L[j] = static_cast<std::uint8_t>(L[j] & 3);
     }
     pack_2bit(L, y + 32);
 }
@@ -234,7 +239,7 @@ void q3_k_ref(const float* x, std::uint8_t* y) {
     float scales[16];
     float max_scale = 0, amax = 0;
     for (int j = 0; j < 16; ++j) {
-        scales[j] = ggml_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
+        scales[j] = search_q3(4, x + 16 * j, L + 16 * j);
         const float a = std::fabs(scales[j]);
         if (a > amax) amax = a, max_scale = scales[j];
     }

@@ -208,6 +208,68 @@ inline float ggml_make_qx_quants_avx512(int n, int nmax, const float* x, std::in
     return scale;
 }
 
+// make_q3_quants with do_rmse (ggml_k_search.hpp's ggml_make_q3_quants) for n = 16: each pass of its
+// coordinate search tries all 16 moves at once against the current sums, then takes the first one the
+// scalar loop would take; the sums it changes are seen by the moves after it, which are tried again.
+inline float ggml_make_q3_quants_avx512(int nmax, const float* x, std::int8_t* L) {
+    constexpr int n = 16;
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; ++i) {
+        const float ax = std::fabs(x[i]);
+        if (ax > amax) amax = ax, max = x[i];
+    }
+    if (amax < kGgmlGroupMaxEps) {
+        for (int i = 0; i < n; ++i) L[i] = 0;
+        return 0.0f;
+    }
+    const float iscale = -static_cast<float>(nmax) / max;
+    alignas(64) float w[n], wx[n], fl[n];
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        int l = ggml_nearest_int(iscale * x[i]);
+        l = l < -nmax ? -nmax : (l > nmax - 1 ? nmax - 1 : l);
+        fl[i] = static_cast<float>(l);
+        w[i] = x[i] * x[i];
+        wx[i] = w[i] * x[i];
+        sumlx += wx[i] * fl[i];
+        suml2 += w[i] * fl[i] * fl[i];
+    }
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 xs = _mm512_loadu_ps(x), vw = _mm512_load_ps(w), vwx = _mm512_load_ps(wx);
+    for (int itry = 0; itry < 5; ++itry) {
+        int changed = 0;
+        for (int pos = 0; pos < n;) {
+            const __m512 vl = _mm512_load_ps(fl);
+            const __m512 s_lx = _mm512_set1_ps(sumlx), s_l2 = _mm512_set1_ps(suml2);
+            const __m512 slx = _mm512_sub_ps(s_lx, _mm512_mul_ps(vwx, vl));
+            const __m512 sl2 = _mm512_sub_ps(s_l2, _mm512_mul_ps(_mm512_mul_ps(vw, vl), vl));
+            const __m512 new_l = clamped_code_avx512(_mm512_div_ps(_mm512_mul_ps(xs, sl2), slx), -nmax, nmax - 1);
+            const __m512 slx_new = _mm512_add_ps(slx, _mm512_mul_ps(vwx, new_l));
+            const __m512 sl2_new = _mm512_add_ps(sl2, _mm512_mul_ps(_mm512_mul_ps(vw, new_l), new_l));
+            const __mmask16 take =
+                _mm512_cmp_ps_mask(slx, zero, _CMP_GT_OQ) & _mm512_cmp_ps_mask(new_l, vl, _CMP_NEQ_UQ) &
+                _mm512_cmp_ps_mask(sl2_new, zero, _CMP_GT_OQ) &
+                _mm512_cmp_ps_mask(_mm512_mul_ps(_mm512_mul_ps(slx_new, slx_new), s_l2),
+                                   _mm512_mul_ps(_mm512_mul_ps(s_lx, s_lx), sl2_new), _CMP_GT_OQ) &
+                static_cast<__mmask16>(0xffffu << pos);
+            if (take == 0) break;
+            const int i = __builtin_ctz(take);
+            alignas(64) float nl[n], a[n], b[n];
+            _mm512_store_ps(nl, new_l);
+            _mm512_store_ps(a, slx_new);
+            _mm512_store_ps(b, sl2_new);
+            fl[i] = nl[i];
+            sumlx = a[i];
+            suml2 = b[i];
+            ++changed;
+            pos = i + 1;
+        }
+        if (changed == 0) break;
+    }
+    for (int i = 0; i < n; ++i) L[i] = static_cast<std::int8_t>(static_cast<int>(fl[i]) + nmax);
+    return suml2 > 0 ? sumlx / suml2 : 0.0f;
+}
+
 }  // namespace qs::detail
 
 #endif
