@@ -25,27 +25,85 @@ constexpr std::int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 
 // ggml's kvalues_mxfp4: E2M1's values doubled, indexed by the 4-bit code (sign in bit 3).
 constexpr std::int8_t kMxfp4Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
-// ggml's best_index_int8 on kIq4Grid: the nearest grid index of x by its binary search, a tie (x - a == b - x)
-// to the upper one.
+// The grid's midpoints (a tie goes up: x >= midpoint i means index > i) and, for the cells [8 c - 128,
+// 8 c - 120) of width 8 (narrower than any gap between midpoints, so each holds at most one), how many
+// midpoints lie at or below the cell's start. kMidpoint[15], [16]: never reached.
+constexpr float kIq4Midpoint[17] = {-115.5f, -93.5f, -74, -57, -42, -28.5f, -16, -4.5f, 7, 19, 31.5f, 45.5f,
+                                    61, 79, 101, INFINITY, INFINITY};
+constexpr std::int8_t kIq4CellBelow[32] = {0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 7,
+                                           8, 9, 9, 10, 11, 11, 12, 12, 13, 13, 14, 14, 14, 15, 15, 15};
+// Each index's grid value and the step to the next (0 past the last), as floats.
+constexpr float kIq4Value[17] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113, 113};
+constexpr float kIq4Step[17] = {23, 21, 18, 16, 14, 13, 12, 11, 12, 12, 13, 15, 16, 20, 24, 0, 0};
+
+// ggml's best_index_int8 on kIq4Grid (a binary search, then x - a < b - x picks the lower of the two
+// neighbours) is the number of midpoints at or below x, NaN giving 15: checked for all 2^32 floats. The
+// cell of x (exact: x / 8 is a power-of-two scaling) gives that count up to one last comparison.
 int iq4_index(float x) {
-    if (x <= kIq4Grid[0]) return 0;
-    if (x >= kIq4Grid[15]) return 15;
-    int lo = 0, hi = 15;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (x < kIq4Grid[mid]) hi = mid;
-        else lo = mid;
-    }
-    return x - kIq4Grid[hi - 1] < kIq4Grid[hi] - x ? hi - 1 : hi;
+    if (!(x > -128.0f)) return x != x ? 15 : 0;
+    if (x >= 113.0f) return 15;
+    const int below = kIq4CellBelow[static_cast<int>(std::floor(x * 0.125f)) + 16];
+    return below + (x >= kIq4Midpoint[below] ? 1 : 0);
 }
 
 // ---- iq4_nl and iq4_xs: ggml's quantize_row_iq4_nl_impl with ntry = 7 -----------------------------------------
 
 constexpr int kIq4Sub = 32;
 constexpr int kIq4Tries = 7;
+constexpr int kIq4Fits = 2 * kIq4Tries + 2;  // the tries t = -7..7, then the first fit (a lane of 16)
 
-// The best scale for one sub-block of 32 (0 where it is below kGgmlGroupMaxEps): from d = max / 127, the
-// weighted fit at each inverse scale (itry - 127) / max, itry = -7..7, kept where it beats the best so far.
+// Σ w q x and Σ w q^2 (each term (w q) x and (w q) q, summed in index order: ggml's float32 operations) of
+// the 16 fits of a sub-block: fit f's inverse scale is ids[f], q the grid value at iq4_index(ids[f] x).
+#ifdef QS_HAVE_FORMAT_AVX2
+// The fits run in lanes, each summing over j in order. The tries' inverse scales (t - 127) / max are
+// monotone in t, so each x[j]'s products with them lie between those of t = -7 and t = 7, a range of at most
+// 14 |x| / max <= 14, less than two gaps between midpoints: the index of each try is the index lo of the
+// smaller end plus the midpoints lo and lo + 1 it reaches. The first fit (lane 15) has its own index.
+void iq4_fit_sums(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2) {
+    const __m256 id_a = _mm256_loadu_ps(ids), id_b = _mm256_loadu_ps(ids + 8);
+    const __m256 first_lane = _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, 0, 0, 0, 0, 0, -1));
+    __m256 qx_a = _mm256_setzero_ps(), q2_a = qx_a, qx_b = qx_a, q2_b = qx_a;
+    for (int j = 0; j < kIq4Sub; ++j) {
+        const float xj = x[j];
+        const int lo = iq4_index(std::min(ids[0] * xj, ids[2 * kIq4Tries] * xj));
+        const int first = iq4_index(ids[kIq4Fits - 1] * xj);
+        const __m256 X = _mm256_set1_ps(xj), W = _mm256_set1_ps(w[j]);
+        const __m256 value = _mm256_set1_ps(kIq4Value[lo]);
+        const __m256 mid1 = _mm256_set1_ps(kIq4Midpoint[lo]), step1 = _mm256_set1_ps(kIq4Step[lo]);
+        const __m256 mid2 = _mm256_set1_ps(kIq4Midpoint[lo + 1]), step2 = _mm256_set1_ps(kIq4Step[lo + 1]);
+        const auto grid_value = [&](__m256 al) {
+            const __m256 up1 = _mm256_and_ps(_mm256_cmp_ps(al, mid1, _CMP_GE_OQ), step1);
+            const __m256 up2 = _mm256_and_ps(_mm256_cmp_ps(al, mid2, _CMP_GE_OQ), step2);
+            return _mm256_add_ps(_mm256_add_ps(value, up1), up2);
+        };
+        const __m256 q_a = grid_value(_mm256_mul_ps(id_a, X));
+        const __m256 q_b = _mm256_blendv_ps(grid_value(_mm256_mul_ps(id_b, X)), _mm256_set1_ps(kIq4Value[first]),
+                                            first_lane);
+        const __m256 wq_a = _mm256_mul_ps(W, q_a), wq_b = _mm256_mul_ps(W, q_b);
+        qx_a = _mm256_add_ps(qx_a, _mm256_mul_ps(wq_a, X));
+        q2_a = _mm256_add_ps(q2_a, _mm256_mul_ps(wq_a, q_a));
+        qx_b = _mm256_add_ps(qx_b, _mm256_mul_ps(wq_b, X));
+        q2_b = _mm256_add_ps(q2_b, _mm256_mul_ps(wq_b, q_b));
+    }
+    _mm256_storeu_ps(sumqx, qx_a), _mm256_storeu_ps(sumqx + 8, qx_b);
+    _mm256_storeu_ps(sumq2, q2_a), _mm256_storeu_ps(sumq2 + 8, q2_b);
+}
+#else
+void iq4_fit_sums(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2) {
+    for (int f = 0; f < kIq4Fits; ++f) {
+        sumqx[f] = 0, sumq2[f] = 0;
+        for (int j = 0; j < kIq4Sub; ++j) {
+            const float q = kIq4Value[iq4_index(ids[f] * x[j])];
+            sumqx[f] += w[j] * q * x[j];
+            sumq2[f] += w[j] * q * q;
+        }
+    }
+}
+#endif
+
+// The best scale for one sub-block of 32 (0 where it is below kGgmlGroupMaxEps): ggml's first fit at
+// d = max / 127, then each try at inverse scale (t - 127) / max, t = -7..7, kept where it beats the best so
+// far (in that order).
 float iq4_sub_scale(const float* x, const float* weight) {
     float amax = 0, max = 0;
     for (int j = 0; j < kIq4Sub; ++j) {
@@ -53,23 +111,17 @@ float iq4_sub_scale(const float* x, const float* weight) {
         if (ax > amax) amax = ax, max = x[j];
     }
     if (amax < kGgmlGroupMaxEps) return 0.0f;
-    const auto fit = [&](float id, float& sumqx, float& sumq2) {
-        sumqx = 0, sumq2 = 0;
-        for (int j = 0; j < kIq4Sub; ++j) {
-            const float q = kIq4Grid[iq4_index(id * x[j])];
-            sumqx += weight[j] * q * x[j];
-            sumq2 += weight[j] * q * q;
-        }
-    };
-    float sumqx, sumq2;
-    fit(1 / (-max / static_cast<float>(kIq4Grid[0])), sumqx, sumq2);
-    float d = sumq2 > 0 ? sumqx / sumq2 : 0.0f;
-    float best = d * sumqx;
-    for (int itry = -kIq4Tries; itry <= kIq4Tries; ++itry) {
-        fit(static_cast<float>(itry + kIq4Grid[0]) / max, sumqx, sumq2);
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            d = sumqx / sumq2;
-            best = d * sumqx;
+    float ids[kIq4Fits], sumqx[kIq4Fits], sumq2[kIq4Fits];
+    for (int t = -kIq4Tries; t <= kIq4Tries; ++t) ids[t + kIq4Tries] = static_cast<float>(t + kIq4Grid[0]) / max;
+    ids[kIq4Fits - 1] = 1 / (-max / static_cast<float>(kIq4Grid[0]));
+    iq4_fit_sums(x, weight, ids, sumqx, sumq2);
+    const float first_qx = sumqx[kIq4Fits - 1], first_q2 = sumq2[kIq4Fits - 1];
+    float d = first_q2 > 0 ? first_qx / first_q2 : 0.0f;
+    float best = d * first_qx;
+    for (int f = 0; f < 2 * kIq4Tries + 1; ++f) {
+        if (sumq2[f] > 0 && sumqx[f] * sumqx[f] > best * sumq2[f]) {
+            d = sumqx[f] / sumq2[f];
+            best = d * sumqx[f];
         }
     }
     return d;
