@@ -30,8 +30,8 @@ constexpr std::int8_t kMxfp4Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -
 // midpoints lie at or below the cell's start. kMidpoint[15], [16]: never reached.
 constexpr float kIq4Midpoint[17] = {-115.5f, -93.5f, -74, -57, -42, -28.5f, -16, -4.5f, 7, 19, 31.5f, 45.5f,
                                     61, 79, 101, INFINITY, INFINITY};
-constexpr std::int8_t kIq4CellBelow[32] = {0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 7,
-                                           8, 9, 9, 10, 11, 11, 12, 12, 13, 13, 14, 14, 14, 15, 15, 15};
+constexpr std::int32_t kIq4CellBelow[32] = {0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 7,
+                                            8, 9, 9, 10, 11, 11, 12, 12, 13, 13, 14, 14, 14, 15, 15, 15};
 // Each index's grid value and the step to the next (0 past the last), as floats.
 constexpr float kIq4Value[17] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113, 113};
 constexpr float kIq4Step[17] = {23, 21, 18, 16, 14, 13, 12, 11, 12, 12, 13, 15, 16, 20, 24, 0, 0};
@@ -39,12 +39,14 @@ constexpr float kIq4Step[17] = {23, 21, 18, 16, 14, 13, 12, 11, 12, 12, 13, 15, 
 // ggml's best_index_int8 on kIq4Grid (a binary search, then x - a < b - x picks the lower of the two
 // neighbours) is the number of midpoints at or below x, NaN giving 15: checked for all 2^32 floats. The
 // cell of x (exact: x / 8 is a power-of-two scaling) gives that count up to one last comparison.
+#ifndef QS_HAVE_FORMAT_AVX2
 int iq4_index(float x) {
     if (!(x > -128.0f)) return x != x ? 15 : 0;
     if (x >= 113.0f) return 15;
     const int below = kIq4CellBelow[static_cast<int>(std::floor(x * 0.125f)) + 16];
     return below + (x >= kIq4Midpoint[below] ? 1 : 0);
 }
+#endif
 
 // ---- iq4_nl and iq4_xs: ggml's quantize_row_iq4_nl_impl with ntry = 7 -----------------------------------------
 
@@ -55,30 +57,64 @@ constexpr int kIq4Fits = 2 * kIq4Tries + 2;  // the tries t = -7..7, then the fi
 // Σ w q x and Σ w q^2 (each term (w q) x and (w q) q, summed in index order: ggml's float32 operations) of
 // the 16 fits of a sub-block: fit f's inverse scale is ids[f], q the grid value at iq4_index(ids[f] x).
 #ifdef QS_HAVE_FORMAT_AVX2
+// iq4_index of 8 values at once: the cell of the value clamped to [-128, 127], its count from the cell table
+// (four 8-entry permutes), then the one comparison; NaN (0 times an infinite 1 / d) gives 15.
+__m256i iq4_index_avx2(__m256 x) {
+    const __m256 clamped = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-128.0f)), _mm256_set1_ps(127.0f));
+    const __m256i cell = _mm256_add_epi32(
+        _mm256_cvttps_epi32(_mm256_floor_ps(_mm256_mul_ps(clamped, _mm256_set1_ps(0.125f)))), _mm256_set1_epi32(16));
+    const auto table = [&](int first) {
+        return _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kIq4CellBelow + first)), cell);
+    };
+    const __m256 bit3 = _mm256_castsi256_ps(_mm256_slli_epi32(cell, 28));  // blendv reads the top bit
+    const __m256 bit4 = _mm256_castsi256_ps(_mm256_slli_epi32(cell, 27));
+    const __m256 low = _mm256_blendv_ps(_mm256_castsi256_ps(table(0)), _mm256_castsi256_ps(table(8)), bit3);
+    const __m256 high = _mm256_blendv_ps(_mm256_castsi256_ps(table(16)), _mm256_castsi256_ps(table(24)), bit3);
+    const __m256i below = _mm256_castps_si256(_mm256_blendv_ps(low, high, bit4));
+    const __m256 reached = _mm256_cmp_ps(x, avx_lookup16(kIq4Midpoint, below), _CMP_GE_OQ);
+    const __m256i index = _mm256_sub_epi32(below, _mm256_castps_si256(reached));  // a true lane is -1
+    return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(index), _mm256_castsi256_ps(_mm256_set1_epi32(15)),
+                                                 _mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
+}
+
 // The fits run in lanes, each summing over j in order. The tries' inverse scales (t - 127) / max are
 // monotone in t, so each x[j]'s products with them lie between those of t = -7 and t = 7, a range of at most
 // 14 |x| / max <= 14, less than two gaps between midpoints: the index of each try is the index lo of the
-// smaller end plus the midpoints lo and lo + 1 it reaches. The first fit (lane 15) has its own index.
+// smaller end plus the midpoints lo and lo + 1 it reaches. The first fit (lane 15) has its own index. Each
+// element's grid value at lo, the two midpoints and steps, and its first-fit value are found 8 elements at a
+// time before the fits.
 void iq4_fit_sums(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2) {
+    alignas(32) float value[kIq4Sub], mid1[kIq4Sub], step1[kIq4Sub], mid2[kIq4Sub], step2[kIq4Sub], first[kIq4Sub];
+    const __m256 id_low = _mm256_set1_ps(ids[0]), id_high = _mm256_set1_ps(ids[2 * kIq4Tries]);
+    const __m256 id_first = _mm256_set1_ps(ids[kIq4Fits - 1]);
+    for (int j = 0; j < kIq4Sub; j += 8) {
+        const __m256 xs = _mm256_loadu_ps(x + j);
+        const __m256i lo = iq4_index_avx2(_mm256_min_ps(_mm256_mul_ps(id_low, xs), _mm256_mul_ps(id_high, xs)));
+        const __m256i next = _mm256_min_epi32(_mm256_add_epi32(lo, _mm256_set1_epi32(1)), _mm256_set1_epi32(15));
+        _mm256_store_ps(value + j, avx_lookup16(kIq4Value, lo));
+        _mm256_store_ps(mid1 + j, avx_lookup16(kIq4Midpoint, lo));
+        _mm256_store_ps(step1 + j, avx_lookup16(kIq4Step, lo));
+        _mm256_store_ps(mid2 + j, avx_lookup16(kIq4Midpoint, next));
+        _mm256_store_ps(step2 + j, avx_lookup16(kIq4Step, next));
+        _mm256_store_ps(first + j, avx_lookup16(kIq4Value, iq4_index_avx2(_mm256_mul_ps(id_first, xs))));
+    }
     const __m256 id_a = _mm256_loadu_ps(ids), id_b = _mm256_loadu_ps(ids + 8);
     const __m256 first_lane = _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, 0, 0, 0, 0, 0, -1));
     __m256 qx_a = _mm256_setzero_ps(), q2_a = qx_a, qx_b = qx_a, q2_b = qx_a;
     for (int j = 0; j < kIq4Sub; ++j) {
-        const float xj = x[j];
-        const int lo = iq4_index(std::min(ids[0] * xj, ids[2 * kIq4Tries] * xj));
-        const int first = iq4_index(ids[kIq4Fits - 1] * xj);
-        const __m256 X = _mm256_set1_ps(xj), W = _mm256_set1_ps(w[j]);
-        const __m256 value = _mm256_set1_ps(kIq4Value[lo]);
-        const __m256 mid1 = _mm256_set1_ps(kIq4Midpoint[lo]), step1 = _mm256_set1_ps(kIq4Step[lo]);
-        const __m256 mid2 = _mm256_set1_ps(kIq4Midpoint[lo + 1]), step2 = _mm256_set1_ps(kIq4Step[lo + 1]);
+        const __m256 X = _mm256_broadcast_ss(x + j), W = _mm256_broadcast_ss(w + j);
+        const __m256 v = _mm256_broadcast_ss(value + j);
+        const __m256 m1 = _mm256_broadcast_ss(mid1 + j), s1 = _mm256_broadcast_ss(step1 + j);
+        const __m256 m2 = _mm256_broadcast_ss(mid2 + j), s2 = _mm256_broadcast_ss(step2 + j);
         const auto grid_value = [&](__m256 al) {
-            const __m256 up1 = _mm256_and_ps(_mm256_cmp_ps(al, mid1, _CMP_GE_OQ), step1);
-            const __m256 up2 = _mm256_and_ps(_mm256_cmp_ps(al, mid2, _CMP_GE_OQ), step2);
-            return _mm256_add_ps(_mm256_add_ps(value, up1), up2);
+            const __m256 up1 = _mm256_and_ps(_mm256_cmp_ps(al, m1, _CMP_GE_OQ), s1);
+            const __m256 up2 = _mm256_and_ps(_mm256_cmp_ps(al, m2, _CMP_GE_OQ), s2);
+            return _mm256_add_ps(_mm256_add_ps(v, up1), up2);
         };
         const __m256 q_a = grid_value(_mm256_mul_ps(id_a, X));
-        const __m256 q_b = _mm256_blendv_ps(grid_value(_mm256_mul_ps(id_b, X)), _mm256_set1_ps(kIq4Value[first]),
-                                            first_lane);
+        const __m256 q_b =
+            _mm256_blendv_ps(grid_value(_mm256_mul_ps(id_b, X)), _mm256_broadcast_ss(first + j), first_lane);
         const __m256 wq_a = _mm256_mul_ps(W, q_a), wq_b = _mm256_mul_ps(W, q_b);
         qx_a = _mm256_add_ps(qx_a, _mm256_mul_ps(wq_a, X));
         q2_a = _mm256_add_ps(q2_a, _mm256_mul_ps(wq_a, q_a));
@@ -105,12 +141,11 @@ void iq4_fit_sums(const float* x, const float* w, const float* ids, float* sumqx
 // d = max / 127, then each try at inverse scale (t - 127) / max, t = -7..7, kept where it beats the best so
 // far (in that order).
 float iq4_sub_scale(const float* x, const float* weight) {
-    float amax = 0, max = 0;
-    for (int j = 0; j < kIq4Sub; ++j) {
-        const float ax = std::fabs(x[j]);
-        if (ax > amax) amax = ax, max = x[j];
-    }
+    const float amax = block_amax(x, kIq4Sub);
     if (amax < kGgmlGroupMaxEps) return 0.0f;
+    float max = 0;  // the first value of largest magnitude, with its sign
+    for (int j = 0; max == 0; ++j)
+        if (std::fabs(x[j]) == amax) max = x[j];
     float ids[kIq4Fits], sumqx[kIq4Fits], sumq2[kIq4Fits];
     for (int t = -kIq4Tries; t <= kIq4Tries; ++t) ids[t + kIq4Tries] = static_cast<float>(t + kIq4Grid[0]) / max;
     ids[kIq4Fits - 1] = 1 / (-max / static_cast<float>(kIq4Grid[0]));
@@ -145,8 +180,16 @@ float iq4_sigma2(const float* x, int n) {
 
 // The indices of 32 values at inverse scale id, packed two to a byte.
 void iq4_pack(const float* x, float id, std::uint8_t* qs) {
+#ifdef QS_HAVE_FORMAT_AVX2
+    alignas(32) std::int32_t index[kIq4Sub];
+    for (int j = 0; j < kIq4Sub; j += 8)
+        _mm256_store_si256(reinterpret_cast<__m256i*>(index + j),
+                           iq4_index_avx2(_mm256_mul_ps(_mm256_set1_ps(id), _mm256_loadu_ps(x + j))));
+    for (int j = 0; j < 16; ++j) qs[j] = static_cast<std::uint8_t>(index[j] | (index[j + 16] << 4));
+#else
     for (int j = 0; j < 16; ++j)
         qs[j] = static_cast<std::uint8_t>(iq4_index(id * x[j]) | (iq4_index(id * x[j + 16]) << 4));
+#endif
 }
 
 void iq4_nl_block(const float* x, const float* qw, std::uint8_t* y) {
