@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "format_simd_avx2.hpp"
 #include "quantscope/number_format.hpp"
 
 namespace qs::detail {
@@ -54,10 +55,56 @@ inline void store_le16(std::uint8_t* p, std::uint16_t v) {
 // ggml's GROUP_MAX_EPS: a group whose largest magnitude is below it is all zero to the searches.
 constexpr float kGgmlGroupMaxEps = 1e-15f;
 
-// make_qx_quants with rmse_type 1: a symmetric scale for n values on the integer grid [-nmax, nmax - 1],
-// chosen among -(nmax + 0.1 is) / max, is = -9..9, by the weighted least-squares fit (weights qw, or x^2
-// where qw is null). L[i] gets the code plus nmax (0 .. 2 nmax - 1); returns the scale (0 for a group
-// below kGgmlGroupMaxEps, whose codes are 0).
+// make_qx_quants with rmse_type 1: a symmetric scale for n values on the integer grid
+// [-nmax, nmax - 1], chosen among -(nmax + 0.1 is) / max, is = -9..9, by the weighted least-squares fit
+// (weights qw, or x^2 where qw is null). L[i] gets the code plus nmax (0 .. 2 nmax - 1); returns the scale
+// (0 for a group below kGgmlGroupMaxEps, whose codes are 0).
+constexpr int kQxFits = 19;  // the first fit at -nmax / max, then is = -9..-1, 1..9 in ggml's order
+
+// Σ w x l and Σ w l^2 of each fit's codes l = clamp(nearest_int(iscale x)), each term ((w x) l and (w l) l)
+// and sum in float32 in index order, as ggml computes them.
+#ifdef QS_HAVE_FORMAT_AVX2
+// The fits run in lanes (three vectors of 8), each summing over i in order.
+inline void ggml_qx_fit_sums(int n, int nmax, const float* x, const float* qw, const float* iscale, float* sumlx,
+                             float* suml2) {
+    __m256 is[3], slx[3], sl2[3];
+    for (int v = 0; v < 3; ++v)
+        is[v] = _mm256_loadu_ps(iscale + 8 * v), slx[v] = _mm256_setzero_ps(), sl2[v] = _mm256_setzero_ps();
+    const __m256i lo = _mm256_set1_epi32(-nmax), hi = _mm256_set1_epi32(nmax - 1);
+    for (int i = 0; i < n; ++i) {
+        const float w = qw ? qw[i] : x[i] * x[i];
+        const __m256 X = _mm256_set1_ps(x[i]), W = _mm256_set1_ps(w), WX = _mm256_set1_ps(w * x[i]);
+        for (int v = 0; v < 3; ++v) {
+            // nearest_int: the integer in the mantissa of (iscale x + 1.5 * 2^23)
+            const __m256i biased = _mm256_castps_si256(_mm256_add_ps(_mm256_mul_ps(is[v], X), _mm256_set1_ps(12582912.0f)));
+            const __m256i l = _mm256_sub_epi32(_mm256_and_si256(biased, _mm256_set1_epi32(0x007fffff)),
+                                               _mm256_set1_epi32(0x00400000));
+            const __m256 fl = _mm256_cvtepi32_ps(_mm256_min_epi32(_mm256_max_epi32(l, lo), hi));
+            slx[v] = _mm256_add_ps(slx[v], _mm256_mul_ps(WX, fl));
+            sl2[v] = _mm256_add_ps(sl2[v], _mm256_mul_ps(_mm256_mul_ps(W, fl), fl));
+        }
+    }
+    float all_lx[24], all_l2[24];
+    for (int v = 0; v < 3; ++v) _mm256_storeu_ps(all_lx + 8 * v, slx[v]), _mm256_storeu_ps(all_l2 + 8 * v, sl2[v]);
+    for (int f = 0; f < kQxFits; ++f) sumlx[f] = all_lx[f], suml2[f] = all_l2[f];
+}
+#else
+inline void ggml_qx_fit_sums(int n, int nmax, const float* x, const float* qw, const float* iscale, float* sumlx,
+                             float* suml2) {
+    for (int f = 0; f < kQxFits; ++f) {
+        sumlx[f] = 0, suml2[f] = 0;
+        for (int i = 0; i < n; ++i) {
+            int l = ggml_nearest_int(iscale[f] * x[i]);
+            l = l < -nmax ? -nmax : (l > nmax - 1 ? nmax - 1 : l);
+            const float w = qw ? qw[i] : x[i] * x[i];
+            const float fl = static_cast<float>(l);
+            sumlx[f] += w * x[i] * fl;
+            suml2[f] += w * fl * fl;
+        }
+    }
+}
+#endif
+
 inline float ggml_make_qx_quants(int n, int nmax, const float* x, std::int8_t* L, const float* qw) {
     float max = 0, amax = 0;
     for (int i = 0; i < n; ++i) {
@@ -69,33 +116,25 @@ inline float ggml_make_qx_quants(int n, int nmax, const float* x, std::int8_t* L
         return 0.0f;
     }
     const float fnmax = static_cast<float>(nmax);
-    // Σ w x l and Σ w l^2 of the codes at one inverse scale, each term and sum in float32 in ggml's order;
-    // the codes land in `codes` (plus nmax).
-    const auto fit = [&](float iscale, std::int8_t* codes, float& sumlx, float& suml2) {
-        sumlx = 0, suml2 = 0;
-        for (int i = 0; i < n; ++i) {
-            int l = ggml_nearest_int(iscale * x[i]);
-            l = l < -nmax ? -nmax : (l > nmax - 1 ? nmax - 1 : l);
-            codes[i] = static_cast<std::int8_t>(l + nmax);
-            const float w = qw ? qw[i] : x[i] * x[i];
-            const float fl = static_cast<float>(l);
-            sumlx += w * x[i] * fl;
-            suml2 += w * fl * fl;
+    float iscale[24] = {};  // lanes past kQxFits stay 0
+    iscale[0] = -fnmax / max;
+    for (int is = -9, f = 1; is <= 9; ++is)
+        if (is != 0) iscale[f++] = -(fnmax + 0.1f * static_cast<float>(is)) / max;
+    float sumlx[kQxFits], suml2[kQxFits];
+    ggml_qx_fit_sums(n, nmax, x, qw, iscale, sumlx, suml2);
+    float scale = suml2[0] != 0 ? sumlx[0] / suml2[0] : 0.0f;
+    float best = scale * sumlx[0];
+    int chosen = 0;
+    for (int f = 1; f < kQxFits; ++f) {
+        if (suml2[f] > 0 && sumlx[f] * sumlx[f] > best * suml2[f]) {
+            scale = sumlx[f] / suml2[f];
+            best = scale * sumlx[f];
+            chosen = f;
         }
-    };
-    float sumlx, suml2;
-    fit(-fnmax / max, L, sumlx, suml2);
-    float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
-    float best = scale * sumlx;
-    std::int8_t trial[256];
-    for (int is = -9; is <= 9; ++is) {
-        if (is == 0) continue;
-        fit(-(fnmax + 0.1f * static_cast<float>(is)) / max, trial, sumlx, suml2);
-        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-            std::memcpy(L, trial, static_cast<std::size_t>(n));
-            scale = sumlx / suml2;
-            best = scale * sumlx;
-        }
+    }
+    for (int i = 0; i < n; ++i) {
+        const int l = ggml_nearest_int(iscale[chosen] * x[i]);
+        L[i] = static_cast<std::int8_t>(nmax + (l < -nmax ? -nmax : (l > nmax - 1 ? nmax - 1 : l)));
     }
     return scale;
 }
