@@ -139,20 +139,101 @@ inline float ggml_make_qx_quants(int n, int nmax, const float* x, std::int8_t* L
     return scale;
 }
 
-// make_qkx3_quants: a scale and a min (min <= 0) for n values on [0, nmax], the weighted least-squares
-// fit over iscale = (rmin + rdelta is + nmax) / (max - min), is = 0..nstep, kept where its weighted squared
-// error beats the best so far (every caller in ggml passes use_mad = false). Weights are `weights`, or x^2
-// where null. L gets the codes; *the_min = -min as ggml returns it; returns the scale.
+// make_qkx3_quants: a scale and a min (min <= 0) for n (<= 32) values on [0, nmax], the weighted
+// least-squares fit over iscale = (rmin + rdelta is + nmax) / (max - min), is = 0..nstep, kept where its
+// weighted squared error beats the best so far (every caller in ggml passes use_mad = false). Weights are
+// `weights`, or x^2 where null. L gets the codes; *the_min = -min as ggml returns it; returns the scale.
+// A kept try replaces min, which the later tries then use (in iscale and in x - min).
+
+// Eight consecutive tries' fits with the same min: each try's D (its fit counts only where D > 0), scale,
+// min and weighted squared error, every operation in float32 as ggml's loop does it for that try.
+struct QkxTries {
+    float D[8], scale[8], min[8], mad[8];
+};
+
+inline float ggml_qkx_weight(const float* x, const float* weights, int i) { return weights ? weights[i] : x[i] * x[i]; }
+
+#ifdef QS_HAVE_FORMAT_AVX2
+// The tries run in lanes, each summing over i in order; the codes of pass one are kept for the error.
+inline void ggml_qkx3_tries(int n, int nmax, const float* x, const float* weights, float min, const float* iscale,
+                            float sum_w, float sum_x, QkxTries& out) {
+    const __m256 is = _mm256_loadu_ps(iscale);
+    __m256 fl[32];
+    __m256 sum_l = _mm256_setzero_ps(), sum_l2 = sum_l, sum_xl = sum_l;
+    for (int i = 0; i < n; ++i) {
+        const __m256 X = _mm256_set1_ps(x[i]), W = _mm256_set1_ps(ggml_qkx_weight(x, weights, i));
+        const __m256 shifted = _mm256_set1_ps(x[i] - min);
+        const __m256i biased = _mm256_castps_si256(_mm256_add_ps(_mm256_mul_ps(is, shifted), _mm256_set1_ps(12582912.0f)));
+        const __m256i l = _mm256_sub_epi32(_mm256_and_si256(biased, _mm256_set1_epi32(0x007fffff)),
+                                           _mm256_set1_epi32(0x00400000));
+        fl[i] = _mm256_cvtepi32_ps(_mm256_min_epi32(_mm256_max_epi32(l, _mm256_setzero_si256()), _mm256_set1_epi32(nmax)));
+        const __m256 wl = _mm256_mul_ps(W, fl[i]);
+        sum_l = _mm256_add_ps(sum_l, wl);
+        sum_l2 = _mm256_add_ps(sum_l2, _mm256_mul_ps(wl, fl[i]));
+        sum_xl = _mm256_add_ps(sum_xl, _mm256_mul_ps(wl, X));
+    }
+    const __m256 sw = _mm256_set1_ps(sum_w), sx = _mm256_set1_ps(sum_x);
+    const __m256 D = _mm256_sub_ps(_mm256_mul_ps(sw, sum_l2), _mm256_mul_ps(sum_l, sum_l));
+    __m256 scale = _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sw, sum_xl), _mm256_mul_ps(sx, sum_l)), D);
+    __m256 tmin = _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sum_l2, sx), _mm256_mul_ps(sum_l, sum_xl)), D);
+    const __m256 positive = _mm256_cmp_ps(tmin, _mm256_setzero_ps(), _CMP_GT_OQ);
+    tmin = _mm256_blendv_ps(tmin, _mm256_setzero_ps(), positive);
+    scale = _mm256_blendv_ps(scale, _mm256_div_ps(sum_xl, sum_l2), positive);
+    __m256 mad = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) {
+        const __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, fl[i]), tmin), _mm256_set1_ps(x[i]));
+        mad = _mm256_add_ps(mad, _mm256_mul_ps(_mm256_set1_ps(ggml_qkx_weight(x, weights, i)), _mm256_mul_ps(diff, diff)));
+    }
+    _mm256_storeu_ps(out.D, D), _mm256_storeu_ps(out.scale, scale), _mm256_storeu_ps(out.min, tmin);
+    _mm256_storeu_ps(out.mad, mad);
+}
+#else
+inline void ggml_qkx3_tries(int n, int nmax, const float* x, const float* weights, float min, const float* iscale,
+                            float sum_w, float sum_x, QkxTries& out) {
+    for (int k = 0; k < 8; ++k) {
+        float fl[32];
+        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+        for (int i = 0; i < n; ++i) {
+            const int l = ggml_nearest_int(iscale[k] * (x[i] - min));
+            fl[i] = static_cast<float>(l < 0 ? 0 : (l > nmax ? nmax : l));
+            const float w = ggml_qkx_weight(x, weights, i);
+            sum_l += w * fl[i];
+            sum_l2 += w * fl[i] * fl[i];
+            sum_xl += w * fl[i] * x[i];
+        }
+        out.D[k] = sum_w * sum_l2 - sum_l * sum_l;
+        out.scale[k] = (sum_w * sum_xl - sum_x * sum_l) / out.D[k];
+        out.min[k] = (sum_l2 * sum_x - sum_l * sum_xl) / out.D[k];
+        if (out.min[k] > 0) {
+            out.min[k] = 0;
+            out.scale[k] = sum_xl / sum_l2;
+        }
+        out.mad[k] = 0;
+        for (int i = 0; i < n; ++i) {
+            const float diff = out.scale[k] * fl[i] + out.min[k] - x[i];
+            out.mad[k] += ggml_qkx_weight(x, weights, i) * (diff * diff);
+        }
+    }
+}
+#endif
+
+// The codes of one try: clamp(nearest_int(iscale (x - min)), 0, nmax).
+inline void ggml_qkx_codes(int n, int nmax, const float* x, float iscale, float min, std::uint8_t* L) {
+    for (int i = 0; i < n; ++i) {
+        const int l = ggml_nearest_int(iscale * (x[i] - min));
+        L[i] = static_cast<std::uint8_t>(l < 0 ? 0 : (l > nmax ? nmax : l));
+    }
+}
+
 inline float ggml_make_qkx3_quants(int n, int nmax, const float* x, const float* weights, std::uint8_t* L,
                                    float* the_min, float rmin, float rdelta, int nstep) {
-    const auto weight = [&](int i) { return weights ? weights[i] : x[i] * x[i]; };
     float min = x[0], max = x[0];
-    float sum_w = weight(0);
+    float sum_w = ggml_qkx_weight(x, weights, 0);
     float sum_x = sum_w * x[0];
     for (int i = 1; i < n; ++i) {
         if (x[i] < min) min = x[i];
         if (x[i] > max) max = x[i];
-        const float w = weight(i);
+        const float w = ggml_qkx_weight(x, weights, i);
         sum_w += w;
         sum_x += w * x[i];
     }
@@ -163,49 +244,35 @@ inline float ggml_make_qkx3_quants(int n, int nmax, const float* x, const float*
         return 0.0f;
     }
     const float fnmax = static_cast<float>(nmax);
-    float iscale = fnmax / (max - min);
-    float scale = 1 / iscale;
+    const float first_iscale = fnmax / (max - min);
+    float scale = 1 / first_iscale;
+    ggml_qkx_codes(n, nmax, x, first_iscale, min, L);
     float best_mad = 0;
     for (int i = 0; i < n; ++i) {
-        const int l = ggml_nearest_int(iscale * (x[i] - min));
-        L[i] = static_cast<std::uint8_t>(l < 0 ? 0 : (l > nmax ? nmax : l));
         const float diff = scale * static_cast<float>(L[i]) + min - x[i];
-        best_mad += weight(i) * (diff * diff);
+        best_mad += ggml_qkx_weight(x, weights, i) * (diff * diff);
     }
-    std::uint8_t trial[256];
-    for (int is = 0; is <= nstep; ++is) {
-        iscale = (rmin + rdelta * static_cast<float>(is) + fnmax) / (max - min);
-        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
-        for (int i = 0; i < n; ++i) {
-            int l = ggml_nearest_int(iscale * (x[i] - min));
-            l = l < 0 ? 0 : (l > nmax ? nmax : l);
-            trial[i] = static_cast<std::uint8_t>(l);
-            const float w = weight(i);
-            const float fl = static_cast<float>(l);
-            sum_l += w * fl;
-            sum_l2 += w * fl * fl;
-            sum_xl += w * fl * x[i];
-        }
-        const float D = sum_w * sum_l2 - sum_l * sum_l;
-        if (D > 0) {
-            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-            if (this_min > 0) {
-                this_min = 0;
-                this_scale = sum_xl / sum_l2;
-            }
-            float mad = 0;
-            for (int i = 0; i < n; ++i) {
-                const float diff = this_scale * static_cast<float>(trial[i]) + this_min - x[i];
-                mad += weight(i) * (diff * diff);
-            }
-            if (mad < best_mad) {
-                std::memcpy(L, trial, static_cast<std::size_t>(n));
-                best_mad = mad;
-                scale = this_scale;
-                min = this_min;
+    // Eight tries at a time with the current min; a kept try that moves min ends the batch there, and the
+    // tries after it are redone with the new min.
+    for (int is = 0; is <= nstep;) {
+        float iscale[8];
+        for (int k = 0; k < 8; ++k) iscale[k] = (rmin + rdelta * static_cast<float>(is + k) + fnmax) / (max - min);
+        QkxTries tries;
+        ggml_qkx3_tries(n, nmax, x, weights, min, iscale, sum_w, sum_x, tries);
+        int next = is + 8;
+        for (int k = 0; k < 8 && is + k <= nstep; ++k) {
+            if (!(tries.D[k] > 0 && tries.mad[k] < best_mad)) continue;
+            ggml_qkx_codes(n, nmax, x, iscale[k], min, L);
+            best_mad = tries.mad[k];
+            scale = tries.scale[k];
+            const bool moved = std::memcmp(&min, &tries.min[k], sizeof min) != 0;
+            min = tries.min[k];
+            if (moved) {
+                next = is + k + 1;
+                break;
             }
         }
+        is = next;
     }
     *the_min = -min;
     return scale;
