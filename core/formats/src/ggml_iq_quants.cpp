@@ -303,8 +303,12 @@ float ternary_inverse_scale(const float* x, std::uint8_t* d_out) {
     return d != 0 ? 1.0f / d : 0.0f;
 }
 
-// The trit of one value, 0, 1, 2 for -1, 0, 1 (ggml's lroundf(x id) + 1).
-int ternary_digit(float x, float id) { return x86_lroundf_to_int(x * id) + 1; }
+// The trits of a block's 256 values, 0, 1, 2 for -1, 0, 1 (ggml's lroundf(x id) + 1; only their low bits are
+// used).
+void ternary_digits(const float* x, float id, std::int32_t* digits) {
+    ggml_round_codes(x, id, 256, digits);
+    for (int j = 0; j < 256; ++j) digits[j] += 1;
+}
 
 // tq1_0 packs n digits (most significant first) into a byte by ggml's fixed point: q * 256 / 243 rounded up,
 // so that the digit k comes back as the top byte of (byte * 3^k mod 256) * 3.
@@ -314,33 +318,35 @@ std::uint8_t ternary_byte(int base3) {
 }
 
 void tq1_0_block(const float* x, std::uint8_t* y) {
-    const float id = ternary_inverse_scale(x, y + 52);
+    std::int32_t digit[256];
+    ternary_digits(x, ternary_inverse_scale(x, y + 52), digit);
     // qs[0..31]: five values 32 apart each; qs[32..47]: five values 16 apart each (from x + 160); qh[0..3]:
     // four values 4 apart each (from x + 240), shifted up a digit.
     for (int m = 0; m < 32; ++m) {
         int q = 0;
-        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + ternary_digit(x[m + 32 * n], id));
+        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + digit[m + 32 * n]);
         y[m] = ternary_byte(q);
     }
     for (int m = 0; m < 16; ++m) {
         int q = 0;
-        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + ternary_digit(x[160 + m + 16 * n], id));
+        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + digit[160 + m + 16 * n]);
         y[32 + m] = ternary_byte(q);
     }
     for (int j = 0; j < 4; ++j) {
         int q = 0;
-        for (int m = 0; m < 4; ++m) q = static_cast<std::uint8_t>(q * 3 + ternary_digit(x[240 + j + 4 * m], id));
+        for (int m = 0; m < 4; ++m) q = static_cast<std::uint8_t>(q * 3 + digit[240 + j + 4 * m]);
         y[48 + j] = ternary_byte(static_cast<std::uint8_t>(q * 3));
     }
 }
 
 void tq2_0_block(const float* x, std::uint8_t* y) {
-    const float id = ternary_inverse_scale(x, y + 64);
+    std::int32_t digit[256];
+    ternary_digits(x, ternary_inverse_scale(x, y + 64), digit);
     for (int half = 0; half < 2; ++half) {
-        const float* xh = x + 128 * half;
+        const std::int32_t* dh = digit + 128 * half;
         for (int m = 0; m < 32; ++m) {
             int q = 0;
-            for (int n = 0; n < 4; ++n) q += (ternary_digit(xh[m + 32 * n], id) & 3) << (2 * n);
+            for (int n = 0; n < 4; ++n) q += (dh[m + 32 * n] & 3) << (2 * n);
             y[32 * half + m] = static_cast<std::uint8_t>(q);
         }
     }

@@ -34,11 +34,30 @@ inline std::int8_t x86_truncate_to_int8(float x) {
     return static_cast<std::int8_t>(static_cast<std::uint8_t>(static_cast<std::uint32_t>(x86_truncate_to_int32(x))));
 }
 
-// C's lroundf (half away from zero) then the conversion of its long to int, as the reference's glibc and
-// x86-64 run them: NaN and values beyond long give LONG_MIN, whose low 32 bits are 0.
-inline std::int32_t x86_lroundf_to_int(float x) {
-    if (!(x > -9223372036854775808.0f && x < 9223372036854775808.0f)) return 0;
-    return static_cast<std::int32_t>(static_cast<std::int64_t>(std::round(x)));
+// C's roundf (half away from zero), inline so loops vectorize: x - trunc(x) is exact, and a magnitude of
+// 2^23 or more is already an integer; -0.3 gives -0, +-Inf and NaN themselves, as roundf.
+inline float c_roundf(float x) {
+    const float t = std::trunc(x);
+    return std::fabs(x - t) >= 0.5f ? t + std::copysign(1.0f, x) : t;
+}
+
+// x86_truncate_to_int32(c_roundf(x[j] * id)) for n values: q8_0's (int8_t)roundf(x id) in its low byte,
+// and the ternary types' (int)lroundf(x id), glibc's lroundf and the long-to-int conversion as x86-64 runs
+// them, wherever |x id| < 2^31: they have |x id| <= 1, or a non-finite product (id = 1 / d infinite for a
+// d below 2^-128) where lroundf gives LONG_MIN and this INT32_MIN, both 0 in the low 32 bits.
+inline void ggml_round_codes(const float* x, float id, int n, std::int32_t* out) {
+    int j = 0;
+#ifdef QS_HAVE_FORMAT_AVX2
+    const __m256 ids = _mm256_set1_ps(id), sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+    for (; j + 8 <= n; j += 8) {
+        const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + j), ids);
+        const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __m256 away = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(v, t)), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+        const __m256 r = _mm256_add_ps(t, _mm256_and_ps(away, _mm256_or_ps(_mm256_and_ps(v, sign), one)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm256_cvttps_epi32(r));  // INT32_MIN beyond
+    }
+#endif
+    for (; j < n; ++j) out[j] = x86_truncate_to_int32(c_roundf(x[j] * id));
 }
 
 // The stored fp16 of a scale: ggml's GGML_FP32_TO_FP16 (round to nearest, ties to even), except that a
