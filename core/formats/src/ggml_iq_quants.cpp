@@ -27,14 +27,14 @@ constexpr std::int8_t kMxfp4Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -
 
 // The grid's midpoints (a tie goes up: x >= midpoint i means index > i) and, for the cells [8 c - 128,
 // 8 c - 120) of width 8 (narrower than any gap between midpoints, so each holds at most one), how many
-// midpoints lie at or below the cell's start. kMidpoint[15], [16]: never reached.
-constexpr float kIq4Midpoint[17] = {-115.5f, -93.5f, -74, -57, -42, -28.5f, -16, -4.5f, 7, 19, 31.5f, 45.5f,
-                                    61, 79, 101, INFINITY, INFINITY};
+// midpoints lie at or below the cell's start. kIq4Midpoint[15] = +Inf: no value goes past index 15.
+constexpr float kIq4Midpoint[16] = {-115.5f, -93.5f, -74, -57, -42, -28.5f, -16, -4.5f, 7, 19, 31.5f, 45.5f,
+                                    61, 79, 101, INFINITY};
 constexpr std::int32_t kIq4CellBelow[32] = {0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 7,
                                             8, 9, 9, 10, 11, 11, 12, 12, 13, 13, 14, 14, 14, 15, 15, 15};
 // Each index's grid value and the step to the next (0 past the last), as floats.
-constexpr float kIq4Value[17] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113, 113};
-constexpr float kIq4Step[17] = {23, 21, 18, 16, 14, 13, 12, 11, 12, 12, 13, 15, 16, 20, 24, 0, 0};
+constexpr float kIq4Value[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+constexpr float kIq4Step[16] = {23, 21, 18, 16, 14, 13, 12, 11, 12, 12, 13, 15, 16, 20, 24, 0};
 
 // ggml's best_index_int8 on kIq4Grid (a binary search, then x - a < b - x picks the lower of the two
 // neighbours) is the number of midpoints at or below x, NaN giving 15: checked for all 2^32 floats. The
@@ -79,24 +79,22 @@ __m256i iq4_index_avx2(__m256 x) {
 }
 
 // The fits run in lanes, each summing over j in order. The tries' inverse scales (t - 127) / max are
-// monotone in t, so each x[j]'s products with them lie between those of t = -7 and t = 7, a range of at most
-// 14 |x| / max <= 14, less than two gaps between midpoints: the index of each try is the index lo of the
-// smaller end plus the midpoints lo and lo + 1 it reaches. The first fit (lane 15) has its own index. Each
-// element's grid value at lo, the two midpoints and steps, and its first-fit value are found 8 elements at a
-// time before the fits.
+// monotone in t, so each x[j]'s products with them lie between those of t = -7 and t = 7: one sign, and
+// magnitudes whose ratio is at most 134 / 120 (and a few ulps), below the ratio 1.23 of any two neighbouring
+// midpoints of one sign (93.5 / 74 ... 19 / 7). So at most one midpoint lies between them: a try's index is
+// the index lo of the smaller end, plus 1 where it reaches midpoint lo. The first fit (lane 15) has its own
+// index. Each element's grid value at lo, midpoint lo, the step there and its first-fit value are found 8
+// elements at a time before the fits.
 void iq4_fit_sums(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2) {
-    alignas(32) float value[kIq4Sub], mid1[kIq4Sub], step1[kIq4Sub], mid2[kIq4Sub], step2[kIq4Sub], first[kIq4Sub];
+    alignas(32) float value[kIq4Sub], mid[kIq4Sub], step[kIq4Sub], first[kIq4Sub];
     const __m256 id_low = _mm256_set1_ps(ids[0]), id_high = _mm256_set1_ps(ids[2 * kIq4Tries]);
     const __m256 id_first = _mm256_set1_ps(ids[kIq4Fits - 1]);
     for (int j = 0; j < kIq4Sub; j += 8) {
         const __m256 xs = _mm256_loadu_ps(x + j);
         const __m256i lo = iq4_index_avx2(_mm256_min_ps(_mm256_mul_ps(id_low, xs), _mm256_mul_ps(id_high, xs)));
-        const __m256i next = _mm256_min_epi32(_mm256_add_epi32(lo, _mm256_set1_epi32(1)), _mm256_set1_epi32(15));
         _mm256_store_ps(value + j, avx_lookup16(kIq4Value, lo));
-        _mm256_store_ps(mid1 + j, avx_lookup16(kIq4Midpoint, lo));
-        _mm256_store_ps(step1 + j, avx_lookup16(kIq4Step, lo));
-        _mm256_store_ps(mid2 + j, avx_lookup16(kIq4Midpoint, next));
-        _mm256_store_ps(step2 + j, avx_lookup16(kIq4Step, next));
+        _mm256_store_ps(mid + j, avx_lookup16(kIq4Midpoint, lo));
+        _mm256_store_ps(step + j, avx_lookup16(kIq4Step, lo));
         _mm256_store_ps(first + j, avx_lookup16(kIq4Value, iq4_index_avx2(_mm256_mul_ps(id_first, xs))));
     }
     const __m256 id_a = _mm256_loadu_ps(ids), id_b = _mm256_loadu_ps(ids + 8);
@@ -105,13 +103,8 @@ void iq4_fit_sums(const float* x, const float* w, const float* ids, float* sumqx
     for (int j = 0; j < kIq4Sub; ++j) {
         const __m256 X = _mm256_broadcast_ss(x + j), W = _mm256_broadcast_ss(w + j);
         const __m256 v = _mm256_broadcast_ss(value + j);
-        const __m256 m1 = _mm256_broadcast_ss(mid1 + j), s1 = _mm256_broadcast_ss(step1 + j);
-        const __m256 m2 = _mm256_broadcast_ss(mid2 + j), s2 = _mm256_broadcast_ss(step2 + j);
-        const auto grid_value = [&](__m256 al) {
-            const __m256 up1 = _mm256_and_ps(_mm256_cmp_ps(al, m1, _CMP_GE_OQ), s1);
-            const __m256 up2 = _mm256_and_ps(_mm256_cmp_ps(al, m2, _CMP_GE_OQ), s2);
-            return _mm256_add_ps(_mm256_add_ps(v, up1), up2);
-        };
+        const __m256 m = _mm256_broadcast_ss(mid + j), s = _mm256_broadcast_ss(step + j);
+        const auto grid_value = [&](__m256 al) { return _mm256_add_ps(v, _mm256_and_ps(_mm256_cmp_ps(al, m, _CMP_GE_OQ), s)); };
         const __m256 q_a = grid_value(_mm256_mul_ps(id_a, X));
         const __m256 q_b =
             _mm256_blendv_ps(grid_value(_mm256_mul_ps(id_b, X)), _mm256_broadcast_ss(first + j), first_lane);

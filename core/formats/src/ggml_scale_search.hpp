@@ -1,7 +1,8 @@
 // Internal: the steps ggml's quantizers share (ggml-quants.c), each computed as that C computes it in
-// float32: nearest_int, the float-to-integer casts as the x86-64 build of the reference executes them, the
-// fp16 store, and the two scale searches the importance-weighted quantizers call (make_qx_quants,
-// make_qkx3_quants). Written from the algorithm; no code of ggml's is copied.
+// float32: nearest_int, roundf, the float-to-integer casts as the x86-64 build of the reference executes
+// them, the fp16 store, and the two scale searches the importance-weighted quantizers call (make_qx_quants,
+// make_qkx3_quants; the k-quants call them too). The AVX2 paths run the same float32 operations lane-wise.
+// Written from the algorithm; no code of ggml's is copied.
 #pragma once
 
 #include <cmath>
