@@ -10,6 +10,7 @@
 
 #include "cli/lessons.hpp"
 #include "gui/app/app_state.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs::gui {
 
@@ -50,7 +51,14 @@ bool RestoreLesson(AppState& app, const std::string& ref, int step, std::string*
         if (error) *error = e.what();
         return false;
     }
-    app.lesson.step = std::clamp(step, 0, static_cast<int>(lesson->steps.size()) - 1);
+    const int steps = static_cast<int>(lesson->steps.size());
+    if (step < 0 || step >= steps) {  // as --step: a step the lesson does not have is refused, not clamped
+        if (error)
+            *error = "lesson.step " + std::to_string(step + 1) + ": lesson " + quoted_text(lesson->name) + " has steps 1 to " +
+                     std::to_string(steps);
+        return false;
+    }
+    app.lesson.step = step;
     app.lesson.lesson = std::move(lesson);
     app.lesson.ref = ref;
     app.lesson.rows_step = -1;
@@ -64,12 +72,16 @@ bool RestoreLesson(AppState& app, const std::string& ref, int step, std::string*
 std::string LessonRefForSession(const AppState& app) {
     if (!app.lesson.lesson) return {};
     const std::string& ref = app.lesson.ref.empty() ? app.lesson.lesson->name : app.lesson.ref;
-    if (ref.size() <= 5 || ref.compare(ref.size() - 5, 5, ".json") != 0) return ref;  // a shipped name
+    if (!is_lesson_path(ref)) return ref;  // a shipped name
     std::error_code ec;
     const fs::path file = fs::absolute(ref, ec).lexically_normal();
     if (ec) return ref;
     // The shipped folder's own file (File > Lessons opens them by path): its name, which loads it anywhere.
-    const std::string dir = cli::lessons_dir();
+    std::string dir;
+    try {
+        dir = cli::lessons_dir();
+    } catch (const std::exception&) {  // QUANTSCOPE_LESSONS names no folder: the lesson is no shipped one
+    }
     const fs::path shipped = fs::path(dir) / (app.lesson.lesson->name + ".json");
     if (!dir.empty() && fs::equivalent(file, shipped, ec) && !ec) return app.lesson.lesson->name;
     return file.string();

@@ -175,12 +175,21 @@ const std::vector<SessionField>& SessionFields() {
     return fields;
 }
 
-// The row of `key`: its own, else the family whose prefix it has; null for a key this version does not know.
+// Whether the "figure." family reads `key` (one of the figure's settings), or a later version wrote it.
+bool FigureReads(const std::string& key) {
+    const std::string own = key.substr(std::strlen("figure."));
+    if (own == "grid") return true;  // written before the layout had three choices
+    for (const auto& [k, v] : FigurePanelSettingPairs(FigurePanelSettings{}))
+        if (k == own) return true;
+    return false;
+}
+
+// The row of `key`: its own, else the family that reads it; null for a key this version does not know.
 const SessionField* FieldOf(const std::string& key) {
     const SessionField* family = nullptr;
     for (const SessionField& f : SessionFields()) {
         if (f.key == key) return &f;
-        if (!family && f.key.back() == '.' && key.rfind(f.key, 0) == 0) family = &f;
+        if (!family && f.key == "figure." && key.rfind(f.key, 0) == 0 && FigureReads(key)) family = &f;
     }
     return family;
 }
@@ -196,20 +205,23 @@ ViewSettings SessionView(const AppState& app) {
 }
 
 std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure) {
-    std::vector<std::string> skipped;
+    // A key this version reads with a value it does not take is refused, as a bad option is (the file is wrong,
+    // and a script must hear of it); a key it does not know comes from a later version and is only skipped.
+    std::vector<std::string> skipped, refused;
     ViewRead r{app};
     r.slices = app.doc.data ? app.doc.data->slices() : 1;
     r.numel = app.doc.data ? app.doc.data->numel() : 0;
     for (const auto& [key, value] : view) {
         const SessionField* f = FieldOf(key);
-        if (!f || !f->read(r, key, value)) skipped.push_back(key + "=" + value);
+        if (!f) skipped.push_back(key + "=" + value);
+        else if (!f->read(r, key, value)) refused.push_back(key + "=" + value);
     }
     // The document's fields as one change of the document, part of the opening's undo step.
     app.doc.apply_names(r.label, r.base_mode == Mode::Manual ? nullptr : &r.base_mode, false);
     const std::string* lesson = r.lesson;
     const std::string* lesson_step = r.lesson_step;
     // A lesson that does not load is named (quoted: the file's name may be anything) with its reason, on a line
-    // of its own: it is understood, it just did not open (in the list below, a long name hid the reason).
+    // of its own (in the list below, a long name hid the reason).
     std::string lesson_line;
     if (lesson) {
         std::int64_t step = 1;
@@ -218,16 +230,20 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view, std::strin
         if (!RestoreLesson(app, *lesson, static_cast<int>(std::min<std::int64_t>(step, 1 << 20)) - 1, &problem))
             lesson_line = "the session's lesson " + quoted_text(*lesson) + " did not open: " + printable(problem, 240);
     } else if (lesson_step) {
-        skipped.push_back("lesson.step=" + *lesson_step + " (no lesson)");
+        refused.push_back("lesson.step=" + *lesson_step + " (no lesson)");
     }
-    if (failure) *failure = lesson_line;
-    if (skipped.empty()) return lesson_line;
-    // The pairs come from the file: a few, escaped and shortened, keep the notice one readable line.
-    constexpr std::size_t kShown = 5;
-    std::string out = "skipped view settings this version does not understand:";
-    for (std::size_t i = 0; i < skipped.size() && i < kShown; ++i) out += " " + printable(skipped[i]);
-    if (skipped.size() > kShown) out += " … (" + std::to_string(skipped.size()) + " in all)";
-    return JoinLines({lesson_line, out});
+    // The pairs come from the file: a few, escaped and shortened, keep each notice one readable line.
+    const auto listed = [](const char* what, const std::vector<std::string>& pairs) {
+        if (pairs.empty()) return std::string();
+        constexpr std::size_t kShown = 5;
+        std::string out = what;
+        for (std::size_t i = 0; i < pairs.size() && i < kShown; ++i) out += " " + printable(pairs[i], 120);
+        if (pairs.size() > kShown) out += " … (" + std::to_string(pairs.size()) + " in all)";
+        return out;
+    };
+    const std::string refused_line = listed("the session's view has values its keys do not take:", refused);
+    if (failure) *failure = refused_line.empty() ? lesson_line : refused_line;  // one line: the first problem
+    return JoinLines({refused_line, lesson_line, listed("skipped view settings this version does not understand:", skipped)});
 }
 
 // ------------------------------------------------------------------------------------------------ sessions
