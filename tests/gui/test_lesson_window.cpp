@@ -8,6 +8,7 @@
 
 #include "gui_test_support.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -229,6 +230,31 @@ TEST_CASE("lesson in the window: a session keeps the open lesson and its step an
     CHECK(!d.lesson.lesson);
     CHECK(d.doc.notice.find("the session's lesson 'no-such-lesson' did not open: unknown lesson") != std::string::npos);
     CHECK(d.doc.config == a.doc.config);
+}
+
+// A teacher's lesson file beside the session is stored relative to it, as the tensor is: the folder can move.
+TEST_CASE("lesson in the window: a session stores its lesson file relative and reopens it after a move") {
+    TempDir dir;
+    std::filesystem::create_directories(std::filesystem::path(dir / "class") / "lessons");
+    const std::string lesson_file = (std::filesystem::path(dir / "class") / "lessons" / "mine.json").string();
+    std::filesystem::copy_file(std::string(QS_TESTS_DIR) + "/../assets/lessons/a-quantize-by-hand.json", lesson_file);
+    qs::gui::AppState a;
+    a.doc.force_sync = true;
+    qs::gui::OpenLessonNamed(a, lesson_file);
+    REQUIRE(a.lesson.lesson);
+    qs::gui::GoToLessonStep(a, 1);
+    a.doc.finish_recompute_now();
+    std::string error;
+    const std::string session = (std::filesystem::path(dir / "class") / "s.json").string();
+    REQUIRE_MESSAGE(qs::gui::SaveSession(a, session, &error), error);
+    CHECK(read_file(session).find("\"lesson\": \"lessons/mine.json\"") != std::string::npos);
+    std::filesystem::rename(dir / "class", dir / "moved");
+    qs::gui::AppState b;
+    StartOnSession(b, (std::filesystem::path(dir / "moved") / "s.json").string());
+    INFO(b.doc.notice);
+    REQUIRE(b.lesson.lesson);
+    CHECK(b.lesson.lesson->name == "mine");
+    CHECK(b.lesson.step == 1);
 }
 
 // A session saved at a step that hides parts of the figure (students guess first) reopened with them shown.

@@ -20,7 +20,8 @@ void OpenLesson(AppState& app, std::shared_ptr<const Lesson> lesson, int step, c
 // does not load or has no such step (the window's lesson, if any, stays).
 bool RestoreLesson(AppState& app, const std::string& ref, int step, std::string* error);
 // How a session names the open lesson: a shipped lesson by its name (it moves with the program), another
-// lesson file by its absolute path; empty without a lesson.
+// lesson file by its absolute path (MakeSession stores it relative to the session when it can); empty without a
+// lesson.
 std::string LessonRefForSession(const AppState& app);
 // Loads a shipped lesson by name or a lesson file by path and opens it; a bad file goes to the error banner.
 void OpenLessonNamed(AppState& app, const std::string& name_or_path);

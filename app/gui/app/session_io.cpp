@@ -204,7 +204,7 @@ ViewSettings SessionView(const AppState& app) {
     return v;
 }
 
-std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure) {
+std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure, const std::string& session_path) {
     // A key this version reads with a value it does not take is refused, as a bad option is (the file is wrong,
     // and a script must hear of it); a key it does not know comes from a later version and is only skipped.
     std::vector<std::string> skipped, refused;
@@ -227,7 +227,14 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view, std::strin
         std::int64_t step = 1;
         if (lesson_step) ParseInt(*lesson_step, step);
         std::string problem;
-        if (!RestoreLesson(app, *lesson, static_cast<int>(std::min<std::int64_t>(step, 1 << 20)) - 1, &problem))
+        std::string ref = *lesson;
+        if (is_lesson_path(ref) && fs::path(ref).is_relative() && !session_path.empty()) {
+            std::error_code ec;
+            const fs::path beside = fs::path(session_path).parent_path() / ref;
+            const fs::path abs = fs::absolute(beside, ec);
+            ref = (ec ? beside : abs).lexically_normal().string();
+        }
+        if (!RestoreLesson(app, ref, static_cast<int>(std::min<std::int64_t>(step, 1 << 20)) - 1, &problem))
             lesson_line = "the session's lesson " + quoted_text(*lesson) + " did not open: " + printable(problem, 240);
     } else if (lesson_step) {
         refused.push_back("lesson.step=" + *lesson_step + " (no lesson)");
@@ -254,6 +261,9 @@ Session MakeSession(const AppState& app, const std::string& session_path, std::s
     Session s;
     s.config = app.doc.config;
     s.view = SessionView(app);
+    // A lesson file is stored as the tensor is: relative to the session when beside or below it (they move together).
+    for (auto& [key, value] : s.view)
+        if (key == "lesson" && is_lesson_path(value)) value = PathForSession(value, session_path);
     if (const TensorOrigin* origin = app.doc.origins.find(app.doc.data.get())) {
         s.source = origin->source;
         if (s.source.kind == TensorSource::Kind::File) s.source.path = PathForSession(s.source.path, session_path);
@@ -311,7 +321,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
         std::string note;
         Tensor t = load_session_tensor(*session, session_path, &note);
         TensorJobResult r = FinishTensorJob(std::move(t), config, session_path, p);
-        r.then = [origin, has_origin, note, view, &app](Document&) {
+        r.then = [origin, has_origin, note, view, session_path, &app](Document&) {
             AppState& a = app;
             if (has_origin) {
                 TensorOrigin o = origin;
@@ -319,7 +329,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
                 a.doc.origins.record(a.doc.data, std::move(o));
             }
             a.lesson.lesson.reset();  // the session's lesson, or none
-            const std::string problems = ApplySessionView(a, view);
+            const std::string problems = ApplySessionView(a, view, nullptr, session_path);
             a.doc.notice = JoinLines({a.doc.notice, FoldingNotice(a.doc.label, note), problems});
         };
         return r;
@@ -338,7 +348,7 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
     if (!app.doc.apply_data(std::move(data), input.label, &input.config)) return app.doc.error;
     if (input.source.kind != TensorSource::Kind::Inline) app.doc.origins.record(app.doc.data, {input.source, input.note});
     std::string problems, failure;
-    if (input.from_session) problems = ApplySessionView(app, input.view, &failure);
+    if (input.from_session) problems = ApplySessionView(app, input.view, &failure, input.session);
     const std::string override_problems = ApplySessionView(app, files.view);
     app.doc.notice = JoinLines({app.doc.notice, FoldingNotice(app.doc.label, input.note), problems, override_problems});
     if (!files.browse.empty()) {
