@@ -29,6 +29,10 @@ std::string GranularityText(const FormatRow& r) {
 // What row `r` shows in column `c`; `dim` set where it is no number (an SQNR without error or signal).
 std::string CellText(const FormatRow& r, int c, bool* dim = nullptr) {
     if (dim) *dim = false;
+    if (!r.error.empty() && (c == kColMse || c == kColSqnr || c == kColMaxError)) {  // r' overflowed float32
+        if (dim) *dim = true;
+        return c == kColMse ? "overflow" : c == kColSqnr ? "-" : "inf";
+    }
     switch (c) {
         case kColFormat: return r.format;
         case kColGranularity: return GranularityText(r);
@@ -187,6 +191,7 @@ void RowCells(const FormatRow& r) {
         const std::string text = CellText(r, c, &dim);
         if (dim) ImGui::TextDisabled("%s", text.c_str());
         else ImGui::TextUnformatted(text.c_str());
+        if (!r.error.empty() && c == kColMse && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.error.c_str());
     }
 }
 
