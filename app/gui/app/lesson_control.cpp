@@ -10,6 +10,7 @@
 
 #include "cli/lessons.hpp"
 #include "gui/app/app_state.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs::gui {
@@ -39,7 +40,7 @@ void OpenLessonNamed(AppState& app, const std::string& name_or_path) {
     try {
         OpenLesson(app, std::make_shared<const Lesson>(cli::load_lesson(name_or_path)), 0, name_or_path);
     } catch (const std::exception& e) {
-        app.doc.error = e.what();  // the window stays; the banner names the file and step
+        app.doc.error = error_text(e);  // the window stays; the banner names the file and step
     }
 }
 
@@ -48,7 +49,7 @@ bool RestoreLesson(AppState& app, const std::string& ref, int step, std::string*
     try {
         lesson = std::make_shared<const Lesson>(cli::load_lesson(ref));
     } catch (const std::exception& e) {
-        if (error) *error = e.what();
+        if (error) *error = error_text(e);
         return false;
     }
     const int steps = static_cast<int>(lesson->steps.size());

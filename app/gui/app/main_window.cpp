@@ -23,6 +23,7 @@
 #include "gui/panels/presenter_view.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/presets.hpp"
 
 namespace qs::gui {
@@ -67,7 +68,7 @@ void DrawMenuBar(AppState& app, Frame& frame) {
                 const std::string dir = cli::lessons_dir();
                 if (!dir.empty()) files = lesson_files(dir);
             } catch (const std::exception& e) {
-                problem = e.what();  // QUANTSCOPE_LESSONS names no folder
+                problem = error_text(e);  // QUANTSCOPE_LESSONS names no folder
             }
             if (files.empty()) ImGui::TextDisabled("%s", problem.c_str());
             for (const std::string& file : files) {

@@ -296,7 +296,7 @@ bool SaveSession(AppState& app, const std::string& session_path, std::string* er
         files.commit();
         return true;
     } catch (const std::exception& e) {
-        if (error) *error = e.what();
+        if (error) *error = error_text(e);
         return false;
     }
 }
@@ -306,7 +306,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
     try {
         s = read_session(session_path);
     } catch (const std::exception& e) {
-        app.doc.error = e.what();
+        app.doc.error = error_text(e);
         return;
     }
     TensorOrigin origin;
@@ -342,7 +342,7 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
         data = input.file ? MakeTensorData(std::shared_ptr<const TensorFile>(std::move(input.file)))
                           : MakeTensorData(std::make_shared<const Tensor>(std::move(input.tensor)));
     } catch (const std::exception& e) {
-        app.doc.error = e.what();
+        app.doc.error = error_text(e);
         return app.doc.error;
     }
     if (!app.doc.apply_data(std::move(data), input.label, &input.config)) return app.doc.error;

@@ -11,6 +11,7 @@
 #include "gui/document/stopwatch.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
 
@@ -95,7 +96,7 @@ void Start(FormatsPanelState& st, const std::shared_ptr<const TensorData>& data,
                 table.rows.push_back(format_table_row(d->view, configs[i], table.amax));
             } catch (const std::exception& e) {
                 // One format failing on this tensor (e.g. r' beyond float32) leaves the others standing.
-                table.skipped.push_back(dtype_name(configs[i]) + ": " + e.what());
+                table.skipped.push_back(dtype_name(configs[i]) + ": " + error_text(e));
             }
             table.ms = ms_before + clock.ms();
             if (!ctx.cancelled()) ctx.publish(table);
