@@ -9,6 +9,7 @@
 
 #include "gguf_writer.hpp"
 #include "quantscope/checkpoint.hpp"
+#include "quantscope/element_type.hpp"
 #include "quantscope/ggml_types.hpp"
 #include "quantscope/gguf.hpp"
 #include "quantscope/npy.hpp"
@@ -170,9 +171,9 @@ TEST_CASE("gguf: stored floats and q8_0 read as their to_float values") {
 TEST_CASE("gguf: a type that does not decode is refused by name") {
     const Fixture f;
     const GgufFile file(reinterpret_cast<const std::uint8_t*>(f.bytes.data()), f.bytes.size(), "fixture.gguf");
-    CHECK_THROWS_WITH(file.read("iq2_xxs"), doctest::Contains("tensor \"iq2_xxs\" has type IQ2_XXS"));
-    CHECK_THROWS_WITH(file.read("future"), doctest::Contains("tensor \"future\" has type type 99"));
-    CHECK_THROWS_WITH(file.read("nope"), doctest::Contains("no tensor named \"nope\""));
+    CHECK_THROWS_WITH(file.read("iq2_xxs"), doctest::Contains("tensor 'iq2_xxs' has type IQ2_XXS, which QuantScope cannot decode"));
+    CHECK_THROWS_WITH(file.read("future"), doctest::Contains("tensor 'future' has type id 99, which ggml does not define"));
+    CHECK_THROWS_WITH(file.read("nope"), doctest::Contains("no tensor named 'nope'"));
 }
 
 TEST_CASE("gguf: inspect export quantize and sweep open a .gguf like a .safetensors") {

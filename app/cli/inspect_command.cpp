@@ -102,7 +102,7 @@ int inspect_gguf(const std::string& path, bool json) {
         const GgufTensor& t = file.list()[i];
         const std::optional<double> bpw = bits_per_weight(t);
         char bits[32] = "?";
-        if (bpw) std::snprintf(bits, sizeof bits, "%.4g", *bpw);
+        if (bpw) std::snprintf(bits, sizeof bits, "%.6g", *bpw);
         std::printf("%s  %-8s  %-20s  %12llu  %12s  %s\n", (names[i] + std::string(width - character_count(names[i]), ' ')).c_str(),
                     gguf_type_label(t).c_str(), t.shape.empty() ? "scalar" : shape_to_string(t.shape).c_str(),
                     static_cast<unsigned long long>(t.offset), t.type ? std::to_string(t.bytes).c_str() : "?", bits);

@@ -254,10 +254,10 @@ void GgufFile::parse() {
     }
     if (const GgufKv* align = find_kv("general.alignment")) {
         if (align->type != GgufValueType::U32)
-            in.fail("KV \"general.alignment\"", std::string("must be a u32, not ") + gguf_value_type_name(align->type));
+            in.fail("KV 'general.alignment'", std::string("must be a u32, not ") + gguf_value_type_name(align->type));
         alignment_ = static_cast<std::uint64_t>(align->integer);
         if (alignment_ == 0 || (alignment_ & (alignment_ - 1)) != 0)
-            in.fail("KV \"general.alignment\"", std::to_string(alignment_) + " is not a power of two");
+            in.fail("KV 'general.alignment'", std::to_string(alignment_) + " is not a power of two");
     }
 
     if (n_tensors > in.remaining() / kMinTensorInfoBytes)
@@ -366,7 +366,9 @@ const GgufTensor& GgufFile::decodable(const std::string& tensor_name) const {
         throw Error(printable(name_) + ": no tensor named " + quoted_text(tensor_name) +
                     (tensors_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names_for_message() + ")"));
     const std::string where = printable(name_) + ": tensor " + quoted_text(t->name);
-    if (t->type == nullptr || !t->type->decodes)
+    if (t->type == nullptr)
+        throw Error(where + " has type id " + std::to_string(t->type_id) + ", which ggml does not define");
+    if (!t->type->decodes)
         throw Error(where + " has type " + gguf_type_label(*t) +
                     ", which QuantScope cannot decode (it reads F32, F16, BF16, F64 and the ggml types it quantizes)");
     if (t->shape.empty()) throw Error(where + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
