@@ -70,7 +70,7 @@ const char* const kMainHelp =
     "       quantscope render [INPUT] --out FIG.png the figure as a PNG, no display needed\n"
     "       quantscope inspect FILE.safetensors    list the tensors of a checkpoint (or FILE.gguf)\n"
     "       quantscope sweep CHECKPOINT [options]  quantize every tensor of a checkpoint, one row each\n"
-    "       quantscope export CHECKPOINT --tensor NAME --out X.npy   one tensor's values as float32\n"
+    "       quantscope export CHECKPOINT [options] one tensor's values as float32 (.gguf dequantized)\n"
     "       quantscope formats INPUT [--json]      every number format on one tensor: bits vs error\n"
     "       quantscope lesson list | check NAME    the lessons (open one: quantscope gui --lesson NAME)\n"
     "       quantscope layer --weights W [options] a linear layer y = x W^T + b quantized, against float64\n"
