@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gui/panels/intents.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/tensor_io.hpp"
 
 namespace qs::gui {
@@ -69,7 +70,7 @@ bool OpenSafetensorsBrowser(SafetensorsBrowserState& s, const std::string& path,
         // The header only; throws naming the file.
         s.checkpoint = std::make_shared<const Checkpoint>(open_checkpoint(path));
     } catch (const std::exception& e) {
-        if (error) *error = e.what();
+        if (error) *error = error_text(e);
         return false;
     }
     s.path = path;

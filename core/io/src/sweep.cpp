@@ -8,6 +8,7 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/pitfalls.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs {
@@ -32,6 +33,7 @@ void quantize_row(const TensorView& view, const SweepSettings& settings, SweepRo
     if (row.std > 0) row.max_over_std = std::max(std::fabs(row.min), std::fabs(row.max)) / row.std;
     row.metrics = m;
     row.bits_per_weight = sweep_bits_per_weight(config, static_cast<std::size_t>(q.params.block_count), row.elements);
+    if (config.overflow == Overflow::Wrap) row.warning = wrap_warning(view, q.params, config);
 }
 
 void add_to_total(const SweepRow& row, SweepTotal& total, double& error_energy, double& signal_energy) {
@@ -114,9 +116,9 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
 
 namespace {
 
-// RFC 4180: a field with a comma, a quote or a line break goes in quotes, its quotes doubled.
+// RFC 4180: a field with a comma, a quote, a tab or a line break goes in quotes, its quotes doubled.
 std::string csv_field(const std::string& text) {
-    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    if (text.find_first_of(",\"\t\r\n") == std::string::npos) return text;
     std::string out = "\"";
     for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
     return out + "\"";
@@ -126,12 +128,27 @@ std::string csv_field(const std::string& text) {
 // the row), bounded but long enough for any real tensor name.
 constexpr std::size_t kCsvNameChars = 4096;
 
+// The name as `quantize --tensor` takes it back wherever that is safe: a tab stays a tab (it acts on no
+// terminal and is plain text in a quoted field; printable would write the two characters \t, another name).
+std::string csv_name(const std::string& name) {
+    if (name.size() > kCsvNameChars) return printable(name, kCsvNameChars);
+    std::string out;
+    std::size_t at = 0;
+    while (true) {
+        const std::size_t tab = name.find('\t', at);
+        out += printable(std::string_view(name).substr(at, tab == std::string::npos ? std::string::npos : tab - at), kCsvNameChars);
+        if (tab == std::string::npos) return out;
+        out += '\t';
+        at = tab + 1;
+    }
+}
+
 }  // namespace
 
 // Numbers as the JSON prints them (they round-trip), null as an empty field.
 std::string sweep_csv_line(const SweepRow& row) {
     const auto field = csv_field;
-    std::string line = field(printable(row.name, kCsvNameChars)) + "," + shape_to_string(row.shape) + "," + row.dtype + "," + std::to_string(row.elements);
+    std::string line = field(csv_name(row.name)) + "," + shape_to_string(row.shape) + "," + row.dtype + "," + std::to_string(row.elements);
     const bool ok = row.error.empty();
     const auto number = [&](std::optional<double> value) {
         line += ",";
