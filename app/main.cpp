@@ -37,6 +37,7 @@ int dispatch(const std::vector<std::string>& args) {
     if (command == "quantize") return run_quantize(rest);
     if (command == "bench") return run_bench(rest);
     if (command == "inspect") return run_inspect(rest);
+    if (command == "export") return run_export(rest);
     if (command == "sweep") return run_sweep(rest);
     if (command == "layer") return run_layer(rest);
     if (command == "lesson") return run_lesson(rest);
@@ -67,8 +68,9 @@ const char* const kMainHelp =
     "usage: quantscope [gui] [INPUT | --preset NAME | --random ...] [options]   open the window\n"
     "       quantscope quantize INPUT [options]    quantize a tensor, print JSON metrics\n"
     "       quantscope render [INPUT] --out FIG.png the figure as a PNG, no display needed\n"
-    "       quantscope inspect FILE.safetensors    list the tensors of a checkpoint\n"
+    "       quantscope inspect FILE.safetensors    list the tensors of a checkpoint (or FILE.gguf)\n"
     "       quantscope sweep CHECKPOINT [options]  quantize every tensor of a checkpoint, one row each\n"
+    "       quantscope export CHECKPOINT [options] one tensor's values as float32 (.gguf dequantized)\n"
     "       quantscope formats INPUT [--json]      every number format on one tensor: bits vs error\n"
     "       quantscope lesson list | check NAME    the lessons (open one: quantscope gui --lesson NAME)\n"
     "       quantscope layer --weights W [options] a linear layer y = x W^T + b quantized, against float64\n"

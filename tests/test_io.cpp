@@ -627,10 +627,10 @@ TEST_CASE("io: load_tensor picks the reader by extension") {
 
     write_bytes(dir / "x.NPY", npy_file(f4_dict("(2,)"), le_bytes(std::vector<float>{1, 2})));
     CHECK(qs::load_tensor(dir / "x.NPY").values == std::vector<float>{1, 2});
-    CHECK_ERROR_HAS(qs::load_tensor(dir / "x.NPY", "w"), "--tensor 'w' applies only to .safetensors files");
+    CHECK_ERROR_HAS(qs::load_tensor(dir / "x.NPY", "w"), "--tensor 'w' applies only to .safetensors and .gguf files");
     write_bytes(dir / "data.txt", "1,2\n");
     CHECK(error_of([&] { qs::load_tensor(dir / "data.txt"); }) ==
-          dir / "data.txt" + ": unknown file type '.txt'; QuantScope reads .npy, .csv and .safetensors");
+          dir / "data.txt" + ": unknown file type '.txt'; QuantScope reads .npy, .csv, .safetensors and .gguf");
     CHECK_ERROR_HAS(qs::load_tensor(dir / "noext"), "no file extension");
     CHECK_ERROR_HAS(qs::load_tensor(dir / "missing.npy"), "cannot read '" + dir / "missing.npy" + "': No such file");
     fs::create_directory(dir / "folder.npy");

@@ -14,6 +14,7 @@ int run_sweep(const std::vector<std::string>& args);
 int run_layer(const std::vector<std::string>& args);
 int run_lesson(const std::vector<std::string>& args);
 int run_formats(const std::vector<std::string>& args);
+int run_export(const std::vector<std::string>& args);
 
 extern const char* const kMainHelp;
 const std::string& quantize_help();  // its --dtype list read from the table of formats
@@ -23,5 +24,6 @@ extern const char* const kSweepHelp;
 extern const char* const kLayerHelp;
 extern const char* const kLessonHelp;
 extern const char* const kFormatsHelp;
+extern const char* const kExportHelp;
 
 }  // namespace qs::cli

@@ -5,7 +5,7 @@
 # that reached new code are merged back into tests/fuzz/corpus/<target>/ (only those: -merge=1 keeps the
 # smallest set with the same coverage), to be committed, so the corpus grows with every run that finds more.
 #   usage: [QS_FUZZ_MERGE=1] tests/fuzz/run_fuzzers.sh [BUILD_DIR] [SECONDS] [TARGET...]
-#   default: build-fuzz 20 npy csv safetensors json session tensor_text
+#   default: build-fuzz 20 npy csv safetensors gguf json session tensor_text
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -13,7 +13,7 @@ build="${1:-$repo/build-fuzz}"
 seconds="${2:-20}"
 shift $(( $# > 2 ? 2 : $# )) || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(npy csv safetensors json session tensor_text)
+[ ${#targets[@]} -gt 0 ] || targets=(npy csv safetensors gguf json session tensor_text)
 
 cmake -S "$repo" -B "$build" -DQS_FUZZ=ON -DQS_BUILD_GUI=OFF \
       -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

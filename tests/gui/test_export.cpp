@@ -26,6 +26,7 @@
 
 #include <stb_image.h>
 
+#include "../gguf_writer.hpp"
 #include "cli/options.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/apply_intents.hpp"
@@ -36,6 +37,7 @@
 #include "gui/panels/safetensors_browser.hpp"
 #include "gui/app/session_io.hpp"
 #include "gui/widgets/style.hpp"
+#include "quantscope/ggml_types.hpp"
 #include "quantscope/npy.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/quantize.hpp"
@@ -552,12 +554,13 @@ TEST_CASE("safetensors: --tensor opens one tensor and a folded one says so and n
     Start(b, {file});
     CHECK(b.doc.label == "lesson");
     REQUIRE(b.safetensors.open);
-    REQUIRE(b.safetensors.file);
-    REQUIRE(b.safetensors.file->list().size() == 3);
+    REQUIRE(b.safetensors.checkpoint);
+    REQUIRE(b.safetensors.checkpoint->tensors.size() == 3);
     std::string why;
-    CHECK_FALSE(qs::gui::SafetensorsLoadable(b.safetensors.file->list()[2], &why));
+    for (const qs::CheckpointTensor& t : b.safetensors.checkpoint->tensors)
+        if (t.dtype == "I64") CHECK_FALSE(qs::gui::TensorLoadable(t, &why));
     CHECK(why.find("I64") != std::string::npos);
-    b.intents.push(qs::gui::SafetensorsTensorJob(b.safetensors.file, file, "a.weight", b.doc.config));
+    b.intents.push(qs::gui::ModelFileTensorJob(file, "a.weight", b.doc.config));
     qs::gui::ApplyIntents(b);
     WaitForJob(b);
     CHECK(b.doc.error.empty());
@@ -573,6 +576,45 @@ TEST_CASE("safetensors: --tensor opens one tensor and a folded one says so and n
     CHECK(c.safetensors.open);
     qs::gui::OpenTensorFile(c, dir / "missing.safetensors");
     CHECK_FALSE(c.doc.error.empty());
+}
+
+TEST_CASE("gguf: the window lists a .gguf's tensors with their types and opens a quantized one as ggml decodes it") {
+    TempDir dir;
+    const std::string file = dir / "model.gguf";
+    std::vector<float> values(128);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(static_cast<float>(i)) * 3.0f;
+    const qs::GgmlTypeInfo& q8 = *qs::ggml_type_info(8);
+    std::string blocks(static_cast<std::size_t>(qs::ggml_row_bytes(q8, 128)), '\0');
+    qs::ggml_quantize_blocks(q8, values.data(), 4, nullptr, blocks.data());
+    qs::test::GgufWriter w;
+    w.tensor("blk.0.w", {64, 2}, 8, blocks).tensor("blk.0.f", {64, 2}, 0, qs::test::GgufWriter::raw(values))
+        .tensor("blk.0.lattice", {256, 1}, 16, std::string(66, '\0'));
+    const std::string bytes = w.build();
+    std::FILE* f = std::fopen(file.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+
+    AppState a;
+    Start(a, {file});
+    REQUIRE(a.safetensors.open);
+    REQUIRE(a.safetensors.checkpoint);
+    REQUIRE(a.safetensors.checkpoint->tensors.size() == 3);
+    const qs::CheckpointTensor& quantized = a.safetensors.checkpoint->tensors[0];
+    CHECK(quantized.dtype == "Q8_0");
+    CHECK(quantized.shape == qs::Shape{2, 64});
+    std::string why;
+    CHECK(qs::gui::TensorLoadable(quantized, &why));
+    CHECK_FALSE(qs::gui::TensorLoadable(a.safetensors.checkpoint->tensors[2], &why));
+    CHECK(why.find("IQ2_XXS") != std::string::npos);
+    a.intents.push(qs::gui::ModelFileTensorJob(file, "blk.0.w", a.doc.config));
+    qs::gui::ApplyIntents(a);
+    WaitForJob(a);
+    CHECK(a.doc.error.empty());
+    REQUIRE(a.doc.tensor);
+    std::vector<float> expected(128);
+    qs::ggml_dequantize(q8, blocks.data(), 128, expected.data());
+    CHECK(a.doc.tensor->values == expected);
 }
 
 TEST_CASE("safetensors: the window opens a named tensor and the list under xvfb") {

@@ -64,7 +64,7 @@ struct AppState {
     HistogramPanelState histogram;
     LandscapePanelState landscape;
     FileDialogsState files;               // File menu: figure PNG, tensors, sessions
-    SafetensorsBrowserState safetensors;  // the tensor list of an opened .safetensors file
+    SafetensorsBrowserState safetensors;  // the tensor list of an opened .safetensors or .gguf file
     CalibrationPanelState calibration;
     ComparePanelState compare;
     FormatsPanelState formats;            // every number format on the tensor: cost against error

@@ -64,7 +64,7 @@ void ApplyIntents(AppState& app) {
                 } else if constexpr (std::is_same_v<T, LoadPresetIntent>) {
                     LoadPreset(app, i.name);
                 } else if constexpr (std::is_same_v<T, ShowModelListIntent>) {
-                    app.safetensors.open = app.safetensors.file != nullptr;
+                    app.safetensors.open = app.safetensors.checkpoint != nullptr;
                 } else if constexpr (std::is_same_v<T, LessonStepIntent>) {
                     GoToLessonStep(app, i.step);
                 } else if constexpr (std::is_same_v<T, LessonRevealIntent>) {
@@ -95,7 +95,7 @@ void OpenTensorFile(AppState& app, const std::string& path) {
         return;
     }
     // A model file holds many tensors: list them and let the user pick one (only that one is read).
-    if (IsSafetensorsPath(path)) {
+    if (IsModelFilePath(path)) {
         std::string problem;
         if (!OpenSafetensorsBrowser(app.safetensors, path, &problem)) app.doc.error = problem;
         else if (!OpenModel(app.model, path, &problem)) app.doc.error = problem;

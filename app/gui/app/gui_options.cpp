@@ -8,7 +8,7 @@
 #include "gui/panels/safetensors_browser.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/presets.hpp"
-#include "quantscope/safetensors.hpp"
+#include "quantscope/checkpoint.hpp"
 #include "quantscope/tensor_io.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
@@ -63,10 +63,9 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
     }
     // A model file of several tensors without --tensor: show its list rather than refuse (load_tensor wants
     // exactly one tensor). A file that does not open falls through to load_input's own error.
-    if (args.positionals.size() == 1 && !args.has("--tensor") && IsSafetensorsPath(args.positionals[0])) {
+    if (args.positionals.size() == 1 && !args.has("--tensor") && IsModelFilePath(args.positionals[0])) {
         try {
-            const SafetensorsFile file(args.positionals[0]);
-            if (file.list().size() != 1) {
+            if (open_checkpoint(args.positionals[0]).tensors.size() != 1) {
                 files.browse = files.model = args.positionals[0];
                 args.positionals.clear();
             }

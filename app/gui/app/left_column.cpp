@@ -24,7 +24,7 @@ void DrawLeftTab(AppState& app, int tab) {
     ImGui::BeginChild(kLeftTabs[tab].child);
     if (tab == 0) DrawLessonPanel(app.lesson, app.doc.view(), app.intents, ImGui::GetContentRegionAvail().x);
     if (tab == 1) DrawControlsPanel(app.controls, app.doc, app.intents);
-    if (tab == 2) DrawTensorPanel(app.tensor_panel, app.doc, app.intents, app.safetensors.file && !app.safetensors.open);
+    if (tab == 2) DrawTensorPanel(app.tensor_panel, app.doc, app.intents, app.safetensors.checkpoint && !app.safetensors.open);
     ImGui::EndChild();
 }
 

@@ -10,7 +10,7 @@
 #include "gui/widgets/text.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
-#include "quantscope/safetensors.hpp"
+#include "quantscope/checkpoint.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs::gui {
@@ -267,15 +267,9 @@ TensorJobIntent ModelTensorJob(const ModelPanelState& st, const std::string& nam
     if (!st.checkpoint) throw Error("no model is open");
     for (const CheckpointTensor& t : st.checkpoint->tensors) {
         if (t.name != name) continue;
-        const std::string& shard = st.checkpoint->shards[t.shard];
-        auto file = std::make_shared<const SafetensorsFile>(shard);
-        for (const SafetensorsEntry& e : file->list()) {
-            if (e.name != name) continue;
-            std::string why;
-            if (!SafetensorsLoadable(e, &why)) throw Error(quoted_text(name) + ": " + why);
-            return SafetensorsTensorJob(std::move(file), shard, name, config);
-        }
-        break;
+        std::string why;
+        if (!TensorLoadable(t, &why)) throw Error(quoted_text(name) + ": " + why);
+        return ModelFileTensorJob(st.checkpoint->shards[t.shard], name, config);
     }
     throw Error(quoted_text(name) + " is not in " + quoted_text(st.path));
 }

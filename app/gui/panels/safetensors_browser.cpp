@@ -33,8 +33,8 @@ std::string SizeText(std::uint64_t bytes) {
 void UpdateVisible(SafetensorsBrowserState& s) {
     if (s.visible_valid) return;
     s.visible.clear();
-    if (s.file) {
-        const std::vector<SafetensorsEntry>& list = s.file->list();
+    if (s.checkpoint) {
+        const std::vector<CheckpointTensor>& list = s.checkpoint->tensors;
         for (int i = 0; i < static_cast<int>(list.size()); ++i)
             if (s.filter.PassFilter(list[static_cast<std::size_t>(i)].name.c_str())) s.visible.push_back(i);
     }
@@ -43,17 +43,18 @@ void UpdateVisible(SafetensorsBrowserState& s) {
 
 }  // namespace
 
-bool IsSafetensorsPath(const std::string& path) {
-    return lower_extension(path) == ".safetensors";
+bool IsModelFilePath(const std::string& path) {
+    const std::string extension = lower_extension(path);
+    return extension == ".safetensors" || extension == ".gguf";
 }
 
-bool SafetensorsLoadable(const SafetensorsEntry& e, std::string* why) {
+bool TensorLoadable(const CheckpointTensor& e, std::string* why) {
     auto no = [&](const std::string& reason) {
         if (why) *why = reason;
         return false;
     };
-    if (e.dtype != "F32" && e.dtype != "F16" && e.dtype != "BF16" && e.dtype != "F64")
-        return no(e.dtype + " is not a floating-point type (F32, F16, BF16, F64)");
+    if (!e.readable)
+        return no(e.dtype + " is not a type QuantScope reads (F32, F16, BF16, F64, and in a GGUF the ggml types it decodes)");
     if (e.shape.empty()) return no("a scalar has nothing to show");
     std::int64_t n = 1;
     for (std::int64_t d : e.shape) {
@@ -66,8 +67,8 @@ bool SafetensorsLoadable(const SafetensorsEntry& e, std::string* why) {
 
 bool OpenSafetensorsBrowser(SafetensorsBrowserState& s, const std::string& path, std::string* error) {
     try {
-        auto file = std::make_shared<const SafetensorsFile>(path);  // header only; throws naming the file
-        s.file = std::move(file);
+        // The header only; throws naming the file.
+        s.checkpoint = std::make_shared<const Checkpoint>(open_checkpoint(path));
     } catch (const std::exception& e) {
         if (error) *error = error_text(e);
         return false;
@@ -80,8 +81,7 @@ bool OpenSafetensorsBrowser(SafetensorsBrowserState& s, const std::string& path,
     return true;
 }
 
-TensorJobIntent SafetensorsTensorJob(std::shared_ptr<const SafetensorsFile> file, const std::string& path,
-                                     const std::string& name, const QuantConfig& config) {
+TensorJobIntent ModelFileTensorJob(const std::string& path, const std::string& name, const QuantConfig& config) {
     std::error_code ec;
     const fs::path abs = fs::absolute(path, ec);
     TensorOrigin origin;
@@ -89,7 +89,6 @@ TensorJobIntent SafetensorsTensorJob(std::shared_ptr<const SafetensorsFile> file
     origin.source.path = (ec ? fs::path(path) : abs).lexically_normal().string();
     origin.source.tensor_name = name;
     const std::string label = path + " : " + name;
-    (void)file;  // the tensor is mapped anew, on its own: the browser's file may close meanwhile
     return TensorJobIntent{"Reading " + name, [path, name, label, origin, config](TaskProgress& p) {
         p.set_stage("reading");
         p.set_progress(0.05f);
@@ -109,7 +108,7 @@ TensorJobIntent SafetensorsTensorJob(std::shared_ptr<const SafetensorsFile> file
 }
 
 void DrawSafetensorsBrowser(SafetensorsBrowserState& s, const Document& doc, Intents& out) {
-    if (!s.open || !s.file) return;
+    if (!s.open || !s.checkpoint) return;
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     const float fs_px = ImGui::GetFontSize();
     ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
@@ -123,7 +122,7 @@ void DrawSafetensorsBrowser(SafetensorsBrowserState& s, const Document& doc, Int
         return;
     }
     ImGui::PushID("safetensors");
-    const std::vector<SafetensorsEntry>& list = s.file->list();
+    const std::vector<CheckpointTensor>& list = s.checkpoint->tensors;
     ImGui::TextDisabled("%s", s.path.c_str());
     if (s.filter.Draw("Filter##names", -fs_px * 9.0f)) s.visible_valid = false;
     UpdateVisible(s);
@@ -138,7 +137,7 @@ void DrawSafetensorsBrowser(SafetensorsBrowserState& s, const Document& doc, Int
     if (ImGui::BeginTable("##tensors", 4, flags, ImVec2(0.0f, table_h))) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_WidthStretch);
-        ImGui::TableSetupColumn("dtype", ImGuiTableColumnFlags_WidthFixed, fs_px * 3.5f);
+        ImGui::TableSetupColumn("dtype", ImGuiTableColumnFlags_WidthFixed, fs_px * 4.5f);
         ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthFixed, fs_px * 8.0f);
         ImGui::TableSetupColumn("size", ImGuiTableColumnFlags_WidthFixed, fs_px * 5.0f);
         ImGui::TableHeadersRow();
@@ -147,9 +146,9 @@ void DrawSafetensorsBrowser(SafetensorsBrowserState& s, const Document& doc, Int
         clipper.Begin(static_cast<int>(s.visible.size()));
         while (clipper.Step()) {
             for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
-                const SafetensorsEntry& e = list[static_cast<std::size_t>(s.visible[static_cast<std::size_t>(row)])];
+                const CheckpointTensor& e = list[static_cast<std::size_t>(s.visible[static_cast<std::size_t>(row)])];
                 std::string why;
-                const bool loadable = SafetensorsLoadable(e, &why);
+                const bool loadable = TensorLoadable(e, &why);
                 ImGui::TableNextRow();
                 ImGui::TableSetColumnIndex(0);
                 ImGui::PushID(s.visible[static_cast<std::size_t>(row)]);
@@ -161,7 +160,7 @@ void DrawSafetensorsBrowser(SafetensorsBrowserState& s, const Document& doc, Int
                     ImGui::SetTooltip("%s", loadable ? "Click to load this tensor" : why.c_str());
                 if (picked && loadable && !doc.busy()) {
                     s.loaded = e.name;
-                    out.push(SafetensorsTensorJob(s.file, s.path, e.name, doc.config));
+                    out.push(ModelFileTensorJob(s.path, e.name, doc.config));
                 }
                 ImGui::PopID();
                 ImGui::TableSetColumnIndex(1);

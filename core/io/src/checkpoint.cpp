@@ -8,6 +8,7 @@
 
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/gguf.hpp"
 #include "quantscope/json_reader.hpp"
 #include "quantscope/safetensors.hpp"
 #include "quantscope/tensor_io.hpp"
@@ -62,7 +63,20 @@ void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, Checkpoin
     std::vector<SafetensorsEntry> entries = file.list();
     std::stable_sort(entries.begin(), entries.end(),
                      [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.begin < b.begin; });
-    for (auto& e : entries) out.tensors.push_back({std::move(e.name), std::move(e.dtype), std::move(e.shape), shard, e.begin, e.end});
+    for (auto& e : entries) {
+        const bool readable = e.dtype == "F32" || e.dtype == "F16" || e.dtype == "BF16" || e.dtype == "F64";
+        out.tensors.push_back({std::move(e.name), std::move(e.dtype), std::move(e.shape), readable, shard, e.begin, e.end});
+    }
+}
+
+void add_gguf_tensors(const GgufFile& file, Checkpoint& out) {
+    std::vector<const GgufTensor*> tensors;
+    for (const GgufTensor& t : file.list()) tensors.push_back(&t);
+    std::stable_sort(tensors.begin(), tensors.end(),
+                     [](const GgufTensor* a, const GgufTensor* b) { return a->offset < b->offset; });
+    for (const GgufTensor* t : tensors)
+        out.tensors.push_back({t->name, gguf_type_label(*t), t->shape, t->type != nullptr && t->type->decodes, 0,
+                               t->offset, t->offset + t->bytes});
 }
 
 }  // namespace
@@ -70,8 +84,14 @@ void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, Checkpoin
 Checkpoint open_checkpoint(const std::string& path) {
     Checkpoint checkpoint;
     const std::string extension = lower_extension(path);
-    if (extension != ".json" && extension != ".safetensors")
-        throw Error(printable(path) + ": a checkpoint is a .safetensors file or a sharded one's *.safetensors.index.json");
+    if (extension != ".json" && extension != ".safetensors" && extension != ".gguf")
+        throw Error(printable(path) +
+                    ": a checkpoint is a .safetensors or .gguf file or a sharded one's *.safetensors.index.json");
+    if (extension == ".gguf") {
+        checkpoint.shards.push_back(path);
+        add_gguf_tensors(GgufFile(path), checkpoint);
+        return checkpoint;
+    }
     if (extension == ".safetensors") {
         checkpoint.shards.push_back(path);
         add_shard_tensors(SafetensorsFile(path), 0, checkpoint);
@@ -110,5 +130,23 @@ Checkpoint open_checkpoint(const std::string& path) {
                         " (the index " + quoted_text(path) + " lists it there)");
     return checkpoint;
 }
+
+CheckpointShard::CheckpointShard(const std::string& path) {
+    if (lower_extension(path) == ".gguf")
+        gguf_ = std::make_unique<GgufFile>(path);
+    else
+        safetensors_ = std::make_unique<SafetensorsFile>(path);
+}
+
+CheckpointShard::~CheckpointShard() = default;
+CheckpointShard::CheckpointShard(CheckpointShard&&) noexcept = default;
+
+TensorView CheckpointShard::view(const std::string& tensor_name, Tensor& decoded, std::string* folding) const {
+    return gguf_ ? gguf_->view(tensor_name, decoded, folding) : safetensors_->view(tensor_name, folding);
+}
+
+std::size_t CheckpointShard::data_offset() const { return gguf_ ? gguf_->data_offset() : safetensors_->data_offset(); }
+
+const MappedFile& CheckpointShard::file() const { return gguf_ ? gguf_->file() : safetensors_->file(); }
 
 }  // namespace qs

@@ -4,19 +4,15 @@
 #include <chrono>
 #include <cmath>
 
+#include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
 #include "quantscope/pitfalls.hpp"
-#include "quantscope/safetensors.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs {
 namespace {
-
-bool floating_dtype(const std::string& dtype) {
-    return dtype == "F32" || dtype == "F16" || dtype == "BF16" || dtype == "F64";
-}
 
 std::int64_t element_count(const Shape& shape) {
     std::int64_t n = 1;
@@ -65,7 +61,7 @@ double sweep_bits_per_weight(const QuantConfig& config, std::size_t blocks, std:
 std::vector<const CheckpointTensor*> sweep_tensors(const Checkpoint& checkpoint, const SweepSettings& settings) {
     std::vector<const CheckpointTensor*> kept;
     for (const CheckpointTensor& t : checkpoint.tensors)
-        if (floating_dtype(t.dtype) && element_count(t.shape) >= 2 && (!settings.keep || settings.keep(t.name)))
+        if (t.readable && element_count(t.shape) >= 2 && (!settings.keep || settings.keep(t.name)))
             kept.push_back(&t);
     return kept;
 }
@@ -84,7 +80,7 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
     while (next < tensors.size() && !(cancel && cancel->load())) {
         // The tensors come shard by shard: this shard is mapped while its tensors are swept, then released.
         const std::size_t shard = tensors[next]->shard;
-        const SafetensorsFile file(checkpoint.shards[shard]);
+        const CheckpointShard file(checkpoint.shards[shard]);
         for (; next < tensors.size() && tensors[next]->shard == shard && !(cancel && cancel->load()); ++next) {
             const CheckpointTensor& t = *tensors[next];
             SweepRow row;
@@ -94,7 +90,8 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
             row.elements = element_count(t.shape);
             row.bytes = t.end - t.begin;
             try {
-                const TensorView view = file.view(t.name);
+                Tensor decoded;  // a quantized GGUF tensor's values; empty for a stored float type
+                const TensorView view = file.view(t.name, decoded);
                 file.file().will_read(file.data_offset() + t.begin, row.bytes);
                 quantize_row(view, settings, row);
             } catch (const Error& e) {

@@ -5,6 +5,7 @@
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/csv.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/gguf.hpp"
 #include "quantscope/npy.hpp"
 #include "quantscope/safetensors.hpp"
 #include "quantscope/text.hpp"
@@ -21,15 +22,16 @@ std::string lower_extension(const std::string& path) {
 
 namespace {
 
-enum class Format { Npy, Csv, Safetensors };
+enum class Format { Npy, Csv, Safetensors, Gguf };
 
 Format input_format(const std::string& path) {
     const std::string ext = lower_extension(path);
     if (ext == ".npy") return Format::Npy;
     if (ext == ".csv") return Format::Csv;
     if (ext == ".safetensors") return Format::Safetensors;
+    if (ext == ".gguf") return Format::Gguf;
     throw Error(printable(path) + ": " + (ext.empty() ? std::string("no file extension") : "unknown file type " + quoted_text(ext)) +
-                "; QuantScope reads .npy, .csv and .safetensors");
+                "; QuantScope reads .npy, .csv, .safetensors and .gguf");
 }
 
 Format output_format(const std::string& path) {
@@ -40,8 +42,9 @@ Format output_format(const std::string& path) {
                 "; QuantScope writes .npy and .csv");
 }
 
-// The tensor `tensor_name` names, or the file's only one.
-std::string pick_tensor(const SafetensorsFile& file, const std::string& path, const std::string& tensor_name) {
+// The tensor `tensor_name` names, or the file's only one (a SafetensorsFile or a GgufFile).
+template <class File>
+std::string pick_tensor(const File& file, const std::string& path, const std::string& tensor_name) {
     if (!tensor_name.empty()) return tensor_name;
     const auto& entries = file.list();
     if (entries.size() == 1) return entries.front().name;
@@ -52,8 +55,8 @@ std::string pick_tensor(const SafetensorsFile& file, const std::string& path, co
 
 Format checked_input_format(const std::string& path, const std::string& tensor_name) {
     const Format format = input_format(path);
-    if (format != Format::Safetensors && !tensor_name.empty()) {
-        throw Error(printable(path) + ": --tensor " + quoted_text(tensor_name) + " applies only to .safetensors files");
+    if (format != Format::Safetensors && format != Format::Gguf && !tensor_name.empty()) {
+        throw Error(printable(path) + ": --tensor " + quoted_text(tensor_name) + " applies only to .safetensors and .gguf files");
     }
     return format;
 }
@@ -68,6 +71,10 @@ Tensor load_tensor(const std::string& path, const std::string& tensor_name, std:
         case Format::Npy: return read_npy(path, note);
         case Format::Csv: return read_csv(path);
         case Format::Safetensors: break;
+        case Format::Gguf: {
+            const GgufFile file(path);
+            return file.read(pick_tensor(file, path, tensor_name), note);
+        }
     }
     const SafetensorsFile file(path);
     return file.read(pick_tensor(file, path, tensor_name), note);
@@ -104,6 +111,14 @@ TensorFile::TensorFile(const std::string& path, const std::string& tensor_name) 
             // instead of a few pages at a time as the pass faults them in (a cold 1 GB tensor: 7 s -> ~2 s).
             safetensors_->file().will_read(static_cast<std::size_t>(view_.data - safetensors_->file().data()),
                                            static_cast<std::size_t>(view_.numel()) * element_size(view_.type));
+            break;
+        }
+        case Format::Gguf: {
+            gguf_ = std::make_unique<GgufFile>(path);
+            view_ = gguf_->view(pick_tensor(*gguf_, path, tensor_name), decoded_, &note_);
+            if (decoded_.values.empty())  // a stored float type viewed in the mapping: read it ahead as above
+                gguf_->file().will_read(static_cast<std::size_t>(view_.data - gguf_->file().data()),
+                                        static_cast<std::size_t>(view_.numel()) * element_size(view_.type));
             break;
         }
     }

@@ -1,14 +1,16 @@
-// A checkpoint as `sweep` reads it (SPEC "Sweep"): one .safetensors file, or a sharded checkpoint's
+// A checkpoint as `sweep` reads it (SPEC "Sweep"): one .safetensors or .gguf file, or a sharded checkpoint's
 // `*.safetensors.index.json` whose `weight_map` names the shard of every tensor. Opening reads and checks every
 // header and the index against them, so a bad shard or a lying index is found before any tensor is read.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "quantscope/tensor.hpp"
+#include "quantscope/tensor_view.hpp"
 
 namespace qs {
 
@@ -23,8 +25,9 @@ CheckpointIndex read_checkpoint_index(const std::string& path);
 
 struct CheckpointTensor {
     std::string name;
-    std::string dtype;          // as the header names it: "F32", "BF16", "I64", ...
-    Shape shape;                // as stored (any rank)
+    std::string dtype;          // as the header names it: "F32", "BF16", "I64", ...; GGUF: "F16", "Q4_K", ...
+    Shape shape;                // as stored (any rank; GGUF: ggml's ne reversed, as numpy shows it)
+    bool readable = false;      // QuantScope reads its values (F32, F16, BF16, F64, a ggml type it decodes)
     std::size_t shard = 0;      // index into Checkpoint::shards
     std::uint64_t begin = 0;    // the tensor's bytes within the shard's data region
     std::uint64_t end = 0;
@@ -35,10 +38,33 @@ struct Checkpoint {
     std::vector<CheckpointTensor> tensors;   // file order: shards in order, then by data offset
 };
 
-// Opens `path` (a .safetensors file or an index .json), validates every shard's header in full and, for an
+// Opens `path` (a .safetensors or .gguf file, or an index .json), validates every shard's header in full and, for an
 // index, that it and the headers agree: every shard exists, every listed tensor is in the shard the index
 // names, no tensor is in two shards or missing from the index. The shards are closed again (a sweep maps one
 // at a time). Throws qs::Error naming the offending file.
 Checkpoint open_checkpoint(const std::string& path);
+
+class GgufFile;
+class MappedFile;
+class SafetensorsFile;
+
+// One shard opened for reading its tensors (a .safetensors or a .gguf file, by extension), mapped.
+class CheckpointShard {
+public:
+    explicit CheckpointShard(const std::string& path);
+    ~CheckpointShard();
+    CheckpointShard(CheckpointShard&&) noexcept;
+
+    // The tensor's float32 values (SafetensorsFile::view, GgufFile::view): a view of the mapping, or of
+    // `decoded` for a quantized GGUF tensor.
+    TensorView view(const std::string& tensor_name, Tensor& decoded, std::string* folding = nullptr) const;
+    // Byte offset of the data region: CheckpointTensor::begin + data_offset() is where a tensor starts.
+    std::size_t data_offset() const;
+    const MappedFile& file() const;
+
+private:
+    std::unique_ptr<SafetensorsFile> safetensors_;
+    std::unique_ptr<GgufFile> gguf_;
+};
 
 }  // namespace qs

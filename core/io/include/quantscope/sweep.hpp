@@ -20,7 +20,7 @@ namespace qs {
 struct SweepRow {
     std::string name;
     Shape shape;                         // as stored
-    std::string dtype;                   // "F32", "F16", "BF16", "F64"
+    std::string dtype;                   // the stored type: "F32", "F16", "BF16", "F64"; GGUF also "Q4_K", ...
     std::int64_t elements = 0;
     std::uint64_t bytes = 0;             // stored bytes
     // Empty when the tensor was quantized; else why not (e.g. the group size does not divide it), and the
@@ -60,7 +60,8 @@ struct SweepSettings {
 // Called after each row with the stored bytes done so far and in all (of the tensors that get a row).
 using SweepProgress = std::function<void(std::uint64_t bytes_done, std::uint64_t bytes_total)>;
 
-// The tensors of `checkpoint` that get a row: floating (F32, F16, BF16, F64), at least 2 elements, kept by
+// The tensors of `checkpoint` that get a row: readable (F32, F16, BF16, F64; in a GGUF also the ggml types
+// QuantScope decodes, swept as their dequantized values), at least 2 elements, kept by
 // the filter; in file order.
 std::vector<const CheckpointTensor*> sweep_tensors(const Checkpoint& checkpoint, const SweepSettings& settings);
 

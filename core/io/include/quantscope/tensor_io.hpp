@@ -1,4 +1,4 @@
-// Reading and writing tensors by file extension: .npy and .csv (and .safetensors for reading).
+// Reading and writing tensors by file extension: .npy and .csv (and .safetensors and .gguf for reading).
 #pragma once
 
 #include <cstdint>
@@ -16,25 +16,27 @@ class CsvTableWriter;
 class MappedFile;
 class NpyArrayWriter;
 
-// Picks the reader by extension (.npy, .csv, .safetensors; case-insensitive). Every length and shape is
+// Picks the reader by extension (.npy, .csv, .safetensors, .gguf; case-insensitive). Every length and shape is
 // checked against the real file size before anything is allocated; the result has passed check_tensor.
-// Throws qs::Error naming the file. A .safetensors file must hold exactly one tensor here.
+// Throws qs::Error naming the file. A .safetensors or .gguf file must hold exactly one tensor here.
 Tensor load_tensor(const std::string& path);
-// As above; for .safetensors, `tensor_name` picks the tensor (empty: the only one). Rank > 3 is folded to
+// As above; for .safetensors and .gguf, `tensor_name` picks the tensor (empty: the only one). Rank > 3 is folded to
 // 3-D and `note` (if given) receives e.g. "2x3x4x5 viewed as 6x4x5", else is cleared. A non-empty
 // `tensor_name` with another format is an error.
 Tensor load_tensor(const std::string& path, const std::string& tensor_name, std::string* note = nullptr);
 
+class GgufFile;
 class SafetensorsFile;
 
 // A tensor file opened for passes over its values without a float32 copy: view() reads the elements in
 // their stored type straight from the file's mapping (.npy in C order: <f2, <f4, <f8; .safetensors: F16,
-// BF16, F32, F64). A .csv or a Fortran-order .npy has no such layout: it is decoded into memory on open.
+// BF16, F32, F64; .gguf: F16, BF16, F32, F64). A .csv, a Fortran-order .npy or a quantized .gguf tensor has no
+// such layout: it is decoded into memory on open (a GGUF tensor by its type's to_float).
 // Opening checks what load_tensor checks, with the same messages, except the values: the first pass over
 // the view reports a NaN or Inf (compute_params does). Not movable: the view points into it.
 class TensorFile {
 public:
-    // `tensor_name` picks a .safetensors tensor (empty: the only one); with another format it is an error.
+    // `tensor_name` picks a .safetensors or .gguf tensor (empty: the only one); with another format it is an error.
     TensorFile(const std::string& path, const std::string& tensor_name);
     ~TensorFile();
     TensorFile(const TensorFile&) = delete;
@@ -47,6 +49,7 @@ public:
 private:
     std::unique_ptr<MappedFile> file_;
     std::unique_ptr<SafetensorsFile> safetensors_;
+    std::unique_ptr<GgufFile> gguf_;
     Tensor decoded_;
     TensorView view_;
     std::string note_;

@@ -1,0 +1,143 @@
+// `quantscope export CHECKPOINT --tensor NAME --out X.npy [--codes Q.npy]`: one tensor's values as float32 (a
+// ggml type's to_float for a quantized GGUF tensor), and a ggml tensor's stored codes. Streamed: a row (GGUF)
+// or a chunk (safetensors) at a time, so memory stays small whatever the tensor's size.
+#include <algorithm>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/checkpoint.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/gguf.hpp"
+#include "quantscope/text.hpp"
+#include "quantscope/tensor_io.hpp"
+
+namespace qs::cli {
+
+const char* const kExportHelp =
+    "usage: quantscope export CHECKPOINT --tensor NAME --out X.npy [--codes Q.npy]\n"
+    "\n"
+    "Writes one tensor of a .gguf file, a .safetensors file or a sharded checkpoint's\n"
+    "*.safetensors.index.json as float32 (.npy or .csv): a quantized GGUF tensor as its type's to_float\n"
+    "gives it (ggml's dequantized values). --tensor may be left out when the file holds one tensor.\n"
+    "  --codes Q.npy   a quantized GGUF tensor's stored codes, as quantize --out-quantized writes them\n"
+    "                  for that type (int8; uint8 where every code is >= 0)\n"
+    "Rank 4 is written folded to 3-D as quantize reads it. Both files appear together or not at all.\n";
+
+namespace {
+
+constexpr std::int64_t kChunk = 1 << 20;  // values per piece of a streamed stored-float tensor
+
+// FORMATS.md "llama.cpp (ggml) types": the types whose codes can be negative are written as int8.
+NpyDtype codes_dtype(GgmlType type) {
+    switch (type) {
+        case GgmlType::Q8_0: case GgmlType::Q3_K: case GgmlType::Q6_K: case GgmlType::TQ1_0: case GgmlType::TQ2_0:
+            return NpyDtype::I1;
+        default: return NpyDtype::U1;
+    }
+}
+
+bool is_stored_float(GgmlType type) {
+    return type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F64;
+}
+
+void export_gguf(const std::string& path, const std::string& name, AtomicFileWriter& values, AtomicFileWriter* codes) {
+    const GgufFile file(path);
+    std::string chosen = name;
+    if (chosen.empty()) {
+        if (file.list().size() != 1)
+            throw Error(printable(path) + ": the file holds " + std::to_string(file.list().size()) + " tensors (" +
+                        file.names_for_message() + "); choose one with --tensor NAME");
+        chosen = file.list().front().name;
+    }
+    Tensor unused;
+    const TensorView view = file.view(chosen, unused);  // every check of opening it, shape folded as quantize does
+    const GgufTensor& t = *file.find(chosen);
+    if (codes != nullptr && is_stored_float(t.type->type))
+        throw Error(printable(path) + ": tensor " + quoted_text(t.name) + " is " + gguf_type_label(t) +
+                    ", which stores values, not codes: --codes needs a quantized tensor");
+    const std::int64_t row = t.ne[0], rows = t.elements / row;
+    const std::int64_t row_bytes = ggml_row_bytes(*t.type, row);
+    TensorWriter value_writer(values, view.shape, NpyDtype::F4);
+    std::unique_ptr<TensorWriter> code_writer;
+    if (codes != nullptr) code_writer = std::make_unique<TensorWriter>(*codes, view.shape, codes_dtype(t.type->type));
+    std::vector<float> decoded(static_cast<std::size_t>(row));
+    std::vector<std::int32_t> row_codes(codes != nullptr ? static_cast<std::size_t>(row) : 0);
+    file.file().will_read(file.data_offset() + static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.bytes));
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const std::uint8_t* bytes = file.bytes_of(t) + r * row_bytes;
+        file.file().read_guarded([&] {
+            ggml_dequantize(*t.type, bytes, row, decoded.data());
+            if (codes != nullptr) {
+                GgmlBlockFields fields;
+                for (std::int64_t b = 0; b < row / t.type->block_size; ++b) {
+                    ggml_block_fields(*t.type, bytes + b * t.type->type_size, fields);
+                    std::copy(fields.codes, fields.codes + t.type->block_size, row_codes.data() + b * t.type->block_size);
+                }
+            }
+            return 0;
+        });
+        value_writer.append(decoded.data(), row);
+        if (code_writer) code_writer->append(row_codes.data(), row);
+    }
+    value_writer.finish();
+    if (code_writer) code_writer->finish();
+}
+
+void export_safetensors(const std::string& path, const std::string& name, AtomicFileWriter& values) {
+    const Checkpoint checkpoint = open_checkpoint(path);  // an index: every shard's header checked against it
+    std::string chosen = name;
+    if (chosen.empty()) {
+        if (checkpoint.tensors.size() != 1)
+            throw Error(printable(path) + ": the checkpoint holds " + std::to_string(checkpoint.tensors.size()) +
+                        " tensors; choose one with --tensor NAME");
+        chosen = checkpoint.tensors.front().name;
+    }
+    const auto found = std::find_if(checkpoint.tensors.begin(), checkpoint.tensors.end(),
+                                    [&](const CheckpointTensor& t) { return t.name == chosen; });
+    if (found == checkpoint.tensors.end())
+        throw Error(printable(path) + ": no tensor named " + quoted_text(chosen));
+    const CheckpointShard shard(checkpoint.shards[found->shard]);
+    Tensor unused;
+    const TensorView view = shard.view(chosen, unused);
+    shard.file().will_read(shard.data_offset() + static_cast<std::size_t>(found->begin),
+                           static_cast<std::size_t>(found->end - found->begin));
+    TensorWriter writer(values, view.shape, NpyDtype::F4);
+    std::vector<float> scratch(static_cast<std::size_t>(std::min(kChunk, view.numel())));
+    for (std::int64_t first = 0; first < view.numel(); first += kChunk) {
+        const std::int64_t count = std::min(kChunk, view.numel() - first);
+        view.guarded([&] { writer.append(floats_at(view, first, count, scratch.data()), count); });
+    }
+    writer.finish();
+}
+
+}  // namespace
+
+int run_export(const std::vector<std::string>& args) {
+    if (print_help_if_asked(args, kExportHelp)) return 0;
+    const ParsedArgs parsed = parse_args(args, {{"--tensor", true}, {"--out", true}, {"--codes", true}});
+    if (parsed.positionals.size() != 1) throw Error("export needs exactly one CHECKPOINT");
+    const std::string& path = parsed.positionals[0];
+    const std::string* out = parsed.get("--out");
+    if (out == nullptr) throw Error("export needs --out X.npy");
+    const std::string* codes = parsed.get("--codes");
+    const std::string* tensor = parsed.get("--tensor");
+    const bool gguf = lower_extension(path) == ".gguf";
+    if (codes != nullptr && !gguf) throw Error(printable(path) + ": --codes applies only to a quantized tensor of a .gguf file");
+    std::vector<FileRole> outputs{{"--out", *out}};
+    if (codes != nullptr) outputs.push_back({"--codes", *codes});
+    check_distinct_files({{"the input", path}}, outputs);
+
+    OutputFiles files;
+    AtomicFileWriter& values = files.add(*out);
+    AtomicFileWriter* code_file = codes != nullptr ? &files.add(*codes) : nullptr;
+    if (gguf)
+        export_gguf(path, tensor ? *tensor : "", values, code_file);
+    else
+        export_safetensors(path, tensor ? *tensor : "", values);
+    files.commit();
+    return 0;
+}
+
+}  // namespace qs::cli

@@ -1,0 +1,113 @@
+// Reading GGUF files (llama.cpp's models; ggml's gguf.h), versions 2 and 3, little-endian: "GGUF", a u32
+// version, u64 tensor and KV counts, the KVs (u64-length strings, typed values, typed arrays), the tensor
+// infos (name, u32 n_dims <= 4, n_dims u64 ne, u32 ggml type id, u64 offset into the data section), then the
+// data section at the next multiple of `general.alignment` (a u32, default 32). The header is validated in full
+// on open against the file's real size; a read touches only the chosen tensor's bytes (memory-mapped).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "quantscope/atomic_file.hpp"
+#include "quantscope/ggml_types.hpp"
+#include "quantscope/tensor.hpp"
+#include "quantscope/tensor_view.hpp"
+
+namespace qs {
+
+// gguf.h's gguf_type: the type of a KV's value (or of its array's items).
+enum class GgufValueType : std::uint32_t {
+    U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7, STRING = 8, ARRAY = 9,
+    U64 = 10, I64 = 11, F64 = 12,
+};
+// "u8", "string", "array", ...
+const char* gguf_value_type_name(GgufValueType type);
+
+// How many items of an array a KV keeps for display (inspect shows "[count] first items...").
+constexpr std::size_t kGgufShownItems = 8;
+// Arrays of arrays deeper than this are refused (ggml itself accepts none).
+constexpr int kGgufMaxArrayDepth = 8;
+
+struct GgufKv {
+    std::string key;
+    GgufValueType type = GgufValueType::U8;  // the value's type; ARRAY for an array
+    GgufValueType item_type = GgufValueType::U8;  // an array's item type
+    std::uint64_t count = 1;                  // an array's items; 1 for a scalar
+    // The value as JSON: a number, true/false, a string, or for an array its first kGgufShownItems items
+    // (nested arrays the same way), so a 150k-token vocabulary costs a few bytes.
+    std::string shown;
+    // A scalar integer or bool value (u8 ... i64); 0 otherwise. A u64 beyond int64 is not kept here.
+    std::int64_t integer = 0;
+};
+
+struct GgufTensor {
+    std::string name;
+    std::uint32_t type_id = 0;
+    const GgmlTypeInfo* type = nullptr;  // null: a type id ggml does not define
+    std::vector<std::int64_t> ne;        // ggml's order: ne[0] is the row length
+    Shape shape;                         // as numpy shows it: ne reversed
+    std::int64_t elements = 0;
+    std::uint64_t offset = 0;            // relative to the data section
+    std::uint64_t bytes = 0;             // 0 for an unknown type (its size is not known)
+};
+
+class GgufFile {
+public:
+    // Maps the file and validates its header. Throws qs::Error "<path>: <field>: ..." naming what lies.
+    explicit GgufFile(const std::string& path);
+    // The same over bytes owned by the caller, which must outlive this object (for tests and fuzzing).
+    GgufFile(const std::uint8_t* data, std::size_t size, std::string name);
+
+    GgufFile(GgufFile&&) noexcept = default;
+    GgufFile& operator=(GgufFile&&) noexcept = default;
+
+    std::uint32_t version() const { return version_; }
+    std::uint64_t alignment() const { return alignment_; }
+    const std::vector<GgufKv>& metadata() const { return kvs_; }
+    // The KV named `key`, or nullptr.
+    const GgufKv* find_kv(const std::string& key) const;
+    // Every tensor, in header order.
+    const std::vector<GgufTensor>& list() const { return tensors_; }
+    // The tensor named `name`, or nullptr.
+    const GgufTensor* find(const std::string& name) const;
+    const std::string& name() const { return name_; }
+    // Byte offset of the data section in the file: a tensor's bytes start at data_offset() + offset.
+    std::size_t data_offset() const { return data_start_; }
+    const MappedFile& file() const { return file_; }
+    // The first few tensor names for a message: "a, b, … (12 in all)".
+    std::string names_for_message() const;
+
+    // The tensor's values as float32, as its type's to_float gives them, with the shape folded to rank <= 3
+    // (`folding` receives e.g. "2x3x4x5 viewed as 6x4x5", else is cleared). F32/F16/BF16/F64 come as a view of
+    // the mapping; a quantized type is decoded into `decoded` and viewed there. A type that does not decode
+    // (IQ1_*, IQ2_*, IQ3_*, integers, an unknown id), a scalar or an empty tensor is refused, naming the tensor
+    // and its type.
+    TensorView view(const std::string& tensor_name, Tensor& decoded, std::string* folding = nullptr) const;
+    // The same, always a float32 copy that passed check_tensor.
+    Tensor read(const std::string& tensor_name, std::string* folding = nullptr) const;
+    // The stored bytes of the tensor (tensor.bytes of them), to be read under file().read_guarded().
+    const std::uint8_t* bytes_of(const GgufTensor& tensor) const { return data_ + data_start_ + tensor.offset; }
+
+private:
+    void parse();
+    const GgufTensor& decodable(const std::string& tensor_name) const;
+
+    MappedFile file_;                   // empty when reading caller-owned memory
+    const std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0;
+    std::string name_;
+    std::uint32_t version_ = 0;
+    std::uint64_t alignment_ = 32;
+    std::size_t data_start_ = 0;
+    std::vector<GgufKv> kvs_;
+    std::vector<GgufTensor> tensors_;
+    std::vector<std::uint32_t> by_name_;  // indices into tensors_ sorted by name
+};
+
+// The stored type as sweep and inspect name it: ggml's name upper-cased ("F16", "Q4_K", "IQ4_NL"), or
+// "type 99" for an unknown id.
+std::string gguf_type_label(const GgufTensor& tensor);
+
+}  // namespace qs

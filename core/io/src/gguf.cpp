@@ -1,0 +1,429 @@
+#include "quantscope/gguf.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <unordered_set>
+
+#include "quantscope/element_type.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/json_writer.hpp"
+#include "quantscope/text.hpp"
+
+namespace qs {
+namespace {
+
+// The smallest a KV and a tensor info can be: a key length and a type (and one byte of value); a name
+// length, n_dims, a type and an offset. A count beyond what the rest of the file could hold is a lie found
+// before anything is allocated.
+constexpr std::uint64_t kMinKvBytes = 8 + 4 + 1;
+constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
+constexpr std::uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
+
+std::size_t value_size(GgufValueType type) {
+    switch (type) {
+        case GgufValueType::U8: case GgufValueType::I8: case GgufValueType::BOOL: return 1;
+        case GgufValueType::U16: case GgufValueType::I16: return 2;
+        case GgufValueType::U32: case GgufValueType::I32: case GgufValueType::F32: return 4;
+        case GgufValueType::U64: case GgufValueType::I64: case GgufValueType::F64: return 8;
+        case GgufValueType::STRING: case GgufValueType::ARRAY: return 0;  // variable
+    }
+    return 0;
+}
+
+bool known_value_type(std::uint32_t id) { return id <= static_cast<std::uint32_t>(GgufValueType::F64); }
+
+std::string json_number(double v) {
+    if (!std::isfinite(v)) return "null";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", v);
+    return text;
+}
+
+// Reads the header front to back; every read is checked against the end of the file and names the field.
+class Cursor {
+public:
+    Cursor(const std::uint8_t* data, std::size_t size, const std::string& file) : data_(data), size_(size), file_(file) {}
+
+    [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+        throw Error(printable(file_) + ": " + field + ": " + what);
+    }
+    std::size_t position() const { return pos_; }
+    std::uint64_t remaining() const { return size_ - pos_; }
+
+    const std::uint8_t* take(std::uint64_t n, const std::string& field) {
+        if (n > remaining())
+            fail(field, "needs " + std::to_string(n) + " bytes at offset " + std::to_string(pos_) + ", the file ends at " +
+                            std::to_string(size_) + " (truncated)");
+        const std::uint8_t* at = data_ + pos_;
+        pos_ += static_cast<std::size_t>(n);
+        return at;
+    }
+    std::uint32_t u32(const std::string& field) { return load_le32(take(4, field)); }
+    std::uint64_t u64(const std::string& field) { return load_le64(take(8, field)); }
+    std::string string(const std::string& field) {
+        const std::uint64_t length = u64(field + " (its length)");
+        if (length > remaining())
+            fail(field, "a string of " + std::to_string(length) + " bytes runs past the end of the file (" +
+                            std::to_string(remaining()) + " bytes left)");
+        const std::uint8_t* at = take(length, field);
+        return std::string(reinterpret_cast<const char*>(at), static_cast<std::size_t>(length));
+    }
+
+private:
+    const std::uint8_t* data_;
+    std::size_t size_;
+    std::size_t pos_ = 0;
+    const std::string& file_;
+};
+
+// One value of `type`: its JSON for display (when `shown` is non-null) and its integer where it has one.
+void read_value(Cursor& in, GgufValueType type, const std::string& field, int depth, std::string* shown,
+                std::int64_t* integer);
+
+void read_array(Cursor& in, const std::string& field, int depth, std::string* shown, GgufValueType* item_type_out,
+                std::uint64_t* count_out) {
+    if (depth > kGgufMaxArrayDepth)
+        in.fail(field, "arrays nested more than " + std::to_string(kGgufMaxArrayDepth) + " deep");
+    const std::uint32_t id = in.u32(field + " (array item type)");
+    if (!known_value_type(id)) in.fail(field, "unknown array item type " + std::to_string(id));
+    const auto item_type = static_cast<GgufValueType>(id);
+    const std::uint64_t count = in.u64(field + " (array length)");
+    const std::size_t fixed = value_size(item_type);
+    // Strings take at least their 8-byte length, arrays their type and length.
+    const std::uint64_t least = fixed != 0 ? fixed : item_type == GgufValueType::STRING ? 8 : 12;
+    if (count > in.remaining() / least)
+        in.fail(field, "an array of " + std::to_string(count) + " " + gguf_value_type_name(item_type) +
+                           " items runs past the end of the file (" + std::to_string(in.remaining()) + " bytes left)");
+    if (item_type_out != nullptr) *item_type_out = item_type;
+    if (count_out != nullptr) *count_out = count;
+    if (shown != nullptr) *shown = "[";
+    if (fixed != 0 && count > kGgufShownItems) {
+        // Only the shown items are decoded; the rest is skipped in one step (a vocabulary's scores).
+        for (std::uint64_t i = 0; i < kGgufShownItems; ++i) {
+            std::string item;
+            read_value(in, item_type, field, depth + 1, shown ? &item : nullptr, nullptr);
+            if (shown != nullptr) *shown += (i ? ", " : "") + item;
+        }
+        in.take((count - kGgufShownItems) * fixed, field);
+    } else {
+        for (std::uint64_t i = 0; i < count; ++i) {
+            std::string item;
+            const bool show = shown != nullptr && i < kGgufShownItems;
+            read_value(in, item_type, field, depth + 1, show ? &item : nullptr, nullptr);
+            if (show) *shown += (i ? ", " : "") + item;
+        }
+    }
+    if (shown != nullptr) *shown += "]";
+}
+
+void read_value(Cursor& in, GgufValueType type, const std::string& field, int depth, std::string* shown,
+                std::int64_t* integer) {
+    const auto set_int = [&](std::int64_t v) {
+        if (integer != nullptr) *integer = v;
+        if (shown != nullptr) *shown = std::to_string(v);
+    };
+    switch (type) {
+        case GgufValueType::U8: set_int(*in.take(1, field)); return;
+        case GgufValueType::I8: set_int(static_cast<std::int8_t>(*in.take(1, field))); return;
+        case GgufValueType::U16: set_int(load_le16(in.take(2, field))); return;
+        case GgufValueType::I16: set_int(static_cast<std::int16_t>(load_le16(in.take(2, field)))); return;
+        case GgufValueType::U32: set_int(in.u32(field)); return;
+        case GgufValueType::I32: set_int(static_cast<std::int32_t>(in.u32(field))); return;
+        case GgufValueType::I64: set_int(static_cast<std::int64_t>(in.u64(field))); return;
+        case GgufValueType::U64: {
+            const std::uint64_t v = in.u64(field);
+            if (v <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) && integer != nullptr)
+                *integer = static_cast<std::int64_t>(v);
+            if (shown != nullptr) *shown = std::to_string(v);
+            return;
+        }
+        case GgufValueType::BOOL: {
+            const std::uint8_t b = *in.take(1, field);
+            if (b > 1) in.fail(field, "a bool of value " + std::to_string(b) + " (0 or 1 expected)");
+            set_int(b);
+            if (shown != nullptr) *shown = b ? "true" : "false";
+            return;
+        }
+        case GgufValueType::F32: {
+            const std::uint32_t bits = in.u32(field);
+            float f;
+            std::memcpy(&f, &bits, 4);
+            if (shown != nullptr) *shown = json_number(f);
+            return;
+        }
+        case GgufValueType::F64: {
+            const std::uint64_t bits = in.u64(field);
+            double d;
+            std::memcpy(&d, &bits, 8);
+            if (shown != nullptr) *shown = json_number(d);
+            return;
+        }
+        case GgufValueType::STRING: {
+            const std::string text = in.string(field);
+            if (shown != nullptr) *shown = JsonObject::quote(text);
+            return;
+        }
+        case GgufValueType::ARRAY: read_array(in, field, depth, shown, nullptr, nullptr); return;
+    }
+}
+
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t product;
+    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::uint64_t>::max() : product;
+}
+
+}  // namespace
+
+const char* gguf_value_type_name(GgufValueType type) {
+    switch (type) {
+        case GgufValueType::U8: return "u8";
+        case GgufValueType::I8: return "i8";
+        case GgufValueType::U16: return "u16";
+        case GgufValueType::I16: return "i16";
+        case GgufValueType::U32: return "u32";
+        case GgufValueType::I32: return "i32";
+        case GgufValueType::F32: return "f32";
+        case GgufValueType::BOOL: return "bool";
+        case GgufValueType::STRING: return "string";
+        case GgufValueType::ARRAY: return "array";
+        case GgufValueType::U64: return "u64";
+        case GgufValueType::I64: return "i64";
+        case GgufValueType::F64: return "f64";
+    }
+    return "?";
+}
+
+std::string gguf_type_label(const GgufTensor& tensor) {
+    if (tensor.type == nullptr) return "type " + std::to_string(tensor.type_id);
+    std::string label = tensor.type->name;
+    for (char& c : label) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return label;
+}
+
+GgufFile::GgufFile(const std::string& path) : file_(path), name_(path) {
+    data_ = file_.data();
+    size_ = file_.size();
+    file_.read_guarded([&] {
+        parse();
+        return 0;
+    });
+}
+
+GgufFile::GgufFile(const std::uint8_t* data, std::size_t size, std::string name)
+    : data_(data), size_(size), name_(std::move(name)) {
+    parse();
+}
+
+void GgufFile::parse() {
+    Cursor in(data_, size_, name_);
+    if (size_ < 4 || std::memcmp(data_, "GGUF", 4) != 0) in.fail("magic", "not a GGUF file (it does not start with \"GGUF\")");
+    in.take(4, "magic");
+    version_ = in.u32("version");
+    if (version_ != 2 && version_ != 3) {
+        // A big-endian file stores its version byte-swapped: 2 or 3 in the top byte.
+        if ((version_ & 0x00ffffffu) == 0 && ((version_ >> 24) == 2 || (version_ >> 24) == 3))
+            in.fail("version", "a big-endian GGUF file; QuantScope reads little-endian GGUF only");
+        if (version_ == 1) in.fail("version", "GGUF version 1 (32-bit counts) is not supported; QuantScope reads versions 2 and 3");
+        in.fail("version", "unknown GGUF version " + std::to_string(version_) + "; QuantScope reads versions 2 and 3");
+    }
+    const std::uint64_t n_tensors = in.u64("tensor count");
+    const std::uint64_t n_kv = in.u64("KV count");
+    if (n_kv > in.remaining() / kMinKvBytes)
+        in.fail("KV count", std::to_string(n_kv) + " KVs cannot fit in the " + std::to_string(in.remaining()) +
+                                " bytes left");
+
+    std::unordered_set<std::string> keys;  // a set: a file of a million KVs must not be quadratic
+    for (std::uint64_t i = 0; i < n_kv; ++i) {
+        GgufKv kv;
+        kv.key = in.string("KV " + std::to_string(i) + " key");
+        const std::string field = "KV " + quoted_text(kv.key);
+        if (kv.key.empty()) in.fail("KV " + std::to_string(i) + " key", "an empty key");
+        if (!keys.insert(kv.key).second) in.fail(field, "the key appears twice");
+        const std::uint32_t id = in.u32(field + " (type)");
+        if (!known_value_type(id)) in.fail(field, "unknown value type " + std::to_string(id));
+        kv.type = static_cast<GgufValueType>(id);
+        if (kv.type == GgufValueType::ARRAY)
+            read_array(in, field, 1, &kv.shown, &kv.item_type, &kv.count);
+        else
+            read_value(in, kv.type, field, 0, &kv.shown, &kv.integer);
+        kvs_.push_back(std::move(kv));
+    }
+    if (const GgufKv* align = find_kv("general.alignment")) {
+        if (align->type != GgufValueType::U32)
+            in.fail("KV 'general.alignment'", std::string("must be a u32, not ") + gguf_value_type_name(align->type));
+        alignment_ = static_cast<std::uint64_t>(align->integer);
+        if (alignment_ == 0 || (alignment_ & (alignment_ - 1)) != 0)
+            in.fail("KV 'general.alignment'", std::to_string(alignment_) + " is not a power of two");
+    }
+
+    if (n_tensors > in.remaining() / kMinTensorInfoBytes)
+        in.fail("tensor count", std::to_string(n_tensors) + " tensors cannot fit in the " +
+                                    std::to_string(in.remaining()) + " bytes left");
+    tensors_.reserve(static_cast<std::size_t>(n_tensors));
+    for (std::uint64_t i = 0; i < n_tensors; ++i) {
+        GgufTensor t;
+        t.name = in.string("tensor " + std::to_string(i) + " name");
+        const std::string field = "tensor " + quoted_text(t.name);
+        const std::uint32_t n_dims = in.u32(field + " (n_dims)");
+        if (n_dims > kMaxDims) in.fail(field, std::to_string(n_dims) + " dimensions, more than ggml's " + std::to_string(kMaxDims));
+        std::uint64_t elements = 1;
+        bool overflow = false;
+        for (std::uint32_t d = 0; d < n_dims; ++d) {
+            const std::uint64_t n = in.u64(field + " (ne)");
+            if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) overflow = true;
+            t.ne.push_back(static_cast<std::int64_t>(n));
+            elements = saturating_mul(elements, n);
+        }
+        if (overflow || elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            in.fail(field, "the element count of ne [" + [&] {
+                std::string s;
+                for (std::size_t d = 0; d < t.ne.size(); ++d) s += (d ? ", " : "") + std::to_string(static_cast<std::uint64_t>(t.ne[d]));
+                return s;
+            }() + "] overflows");
+        t.elements = static_cast<std::int64_t>(elements);
+        t.shape.assign(t.ne.rbegin(), t.ne.rend());
+        t.type_id = in.u32(field + " (type)");
+        t.type = ggml_type_info(t.type_id);
+        t.offset = in.u64(field + " (offset)");
+        if (t.type != nullptr) {
+            const std::int64_t row = t.ne.empty() ? 1 : t.ne[0];
+            if (row % t.type->block_size != 0)
+                in.fail(field, "a row of " + std::to_string(row) + " values is not a multiple of " + gguf_type_label(t) +
+                                   "'s block of " + std::to_string(t.type->block_size));
+            t.bytes = saturating_mul(static_cast<std::uint64_t>(t.elements / t.type->block_size),
+                                     static_cast<std::uint64_t>(t.type->type_size));
+        }
+        tensors_.push_back(std::move(t));
+    }
+
+    by_name_.resize(tensors_.size());
+    for (std::size_t i = 0; i < tensors_.size(); ++i) by_name_[i] = static_cast<std::uint32_t>(i);
+    std::sort(by_name_.begin(), by_name_.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return tensors_[a].name < tensors_[b].name; });
+    for (std::size_t i = 1; i < by_name_.size(); ++i)
+        if (tensors_[by_name_[i]].name == tensors_[by_name_[i - 1]].name)
+            in.fail("tensor " + quoted_text(tensors_[by_name_[i]].name), "the name appears twice");
+
+    const std::uint64_t end_of_infos = in.position();
+    data_start_ = static_cast<std::size_t>((end_of_infos + alignment_ - 1) / alignment_ * alignment_);
+    if (!tensors_.empty() && data_start_ > size_)
+        in.fail("data section", "starts at " + std::to_string(data_start_) + ", past the end of the file (" +
+                                    std::to_string(size_) + " bytes; truncated)");
+    const std::uint64_t data_size = data_start_ <= size_ ? size_ - data_start_ : 0;
+    for (const GgufTensor& t : tensors_) {
+        const std::string field = "tensor " + quoted_text(t.name);
+        if (t.offset % alignment_ != 0)
+            in.fail(field, "offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
+                               std::to_string(alignment_));
+        if (t.offset > data_size || t.bytes > data_size - t.offset)
+            in.fail(field, "offset " + std::to_string(t.offset) + " and " + std::to_string(t.bytes) +
+                               " bytes run past the end of the data section (" + std::to_string(data_size) + " bytes)");
+    }
+
+    // Overlapping tensors would alias each other's bytes: a malformed (or malicious) file.
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < tensors_.size(); ++i)
+        if (tensors_[i].bytes > 0) order.push_back(i);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tensors_[a].offset < tensors_[b].offset; });
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        const GgufTensor& previous = tensors_[order[i - 1]];
+        const GgufTensor& current = tensors_[order[i]];
+        if (current.offset < previous.offset + previous.bytes)
+            in.fail("tensor " + quoted_text(current.name),
+                    "overlaps tensor " + quoted_text(previous.name) + " (bytes " + std::to_string(current.offset) + " to " +
+                        std::to_string(std::min(previous.offset + previous.bytes, current.offset + current.bytes)) + ")");
+    }
+}
+
+const GgufKv* GgufFile::find_kv(const std::string& key) const {
+    for (const GgufKv& kv : kvs_)
+        if (kv.key == key) return &kv;
+    return nullptr;
+}
+
+const GgufTensor* GgufFile::find(const std::string& tensor_name) const {
+    const auto at = std::lower_bound(by_name_.begin(), by_name_.end(), tensor_name,
+                                     [&](std::uint32_t i, const std::string& n) { return tensors_[i].name < n; });
+    return at != by_name_.end() && tensors_[*at].name == tensor_name ? &tensors_[*at] : nullptr;
+}
+
+std::string GgufFile::names_for_message() const {
+    constexpr std::size_t kShown = 6, kNameChars = 40;
+    std::string names;
+    for (std::size_t i = 0; i < tensors_.size() && i < kShown; ++i)
+        names += (i > 0 ? ", " : "") + printable(tensors_[i].name, kNameChars);
+    if (tensors_.size() > kShown) names += ", … (" + std::to_string(tensors_.size()) + " in all)";
+    return names;
+}
+
+const GgufTensor& GgufFile::decodable(const std::string& tensor_name) const {
+    const GgufTensor* t = find(tensor_name);
+    if (t == nullptr)
+        throw Error(printable(name_) + ": no tensor named " + quoted_text(tensor_name) +
+                    (tensors_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names_for_message() + ")"));
+    const std::string where = printable(name_) + ": tensor " + quoted_text(t->name);
+    if (t->type == nullptr)
+        throw Error(where + " has type id " + std::to_string(t->type_id) + ", which ggml does not define");
+    if (!t->type->decodes)
+        throw Error(where + " has type " + gguf_type_label(*t) +
+                    ", which QuantScope cannot decode (it reads F32, F16, BF16, F64 and the ggml types it quantizes)");
+    if (t->shape.empty()) throw Error(where + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
+    if (t->elements == 0) throw Error(where + " is empty (shape " + shape_to_string(t->shape) + ")");
+    return *t;
+}
+
+TensorView GgufFile::view(const std::string& tensor_name, Tensor& decoded, std::string* folding) const {
+    const GgufTensor& t = decodable(tensor_name);
+    TensorView view;
+    view.name = name_ + ": tensor " + quoted_text(t.name);
+    view.shape = fold_to_rank3(t.shape, folding);
+    try {
+        checked_numel(view.shape, kMaxViewElements);
+    } catch (const Error& error) {
+        throw Error(printable(view.name) + ": " + error.what());
+    }
+    const GgmlType type = t.type->type;
+    if (type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F64) {
+        view.type = type == GgmlType::F32 ? ElementType::F32
+                    : type == GgmlType::F16 ? ElementType::F16
+                    : type == GgmlType::BF16 ? ElementType::BF16
+                                             : ElementType::F64;
+        view.data = bytes_of(t);
+        view.guard = file_.guard();
+        return view;
+    }
+    // A quantized type has no element layout to view: its rows are decoded (ggml's to_float) into float32.
+    decoded.shape = view.shape;
+    decoded.values.resize(static_cast<std::size_t>(t.elements));
+    const std::int64_t row = t.ne[0];
+    const std::int64_t row_bytes = ggml_row_bytes(*t.type, row);
+    file_.will_read(data_start_ + static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.bytes));
+    file_.read_guarded([&] {
+        const std::uint8_t* in = bytes_of(t);
+        for (std::int64_t r = 0; r < t.elements / row; ++r)
+            ggml_dequantize(*t.type, in + r * row_bytes, row, decoded.values.data() + r * row);
+        return 0;
+    });
+    TensorView decoded_view = view_of(decoded);
+    decoded_view.name = view.name;
+    return decoded_view;
+}
+
+Tensor GgufFile::read(const std::string& tensor_name, std::string* folding) const {
+    Tensor decoded;
+    const TensorView v = view(tensor_name, decoded, folding);
+    if (!decoded.values.empty()) {
+        const std::int64_t bad = first_nonfinite(v);
+        if (bad >= 0) throw_nonfinite(v, bad);
+        return decoded;
+    }
+    const GgufTensor& t = *find(tensor_name);
+    file_.will_read(data_start_ + static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.bytes));
+    return materialize(v);
+}
+
+}  // namespace qs
