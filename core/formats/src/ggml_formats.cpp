@@ -2,6 +2,7 @@
 // block, codes by the reference quantizers' recipes. The pass recomputes each block's float32 d from its
 // values (the params keep only fp16(d)).
 #include "format_rows.hpp"
+#include "quantscope/ggml_types.hpp"
 
 namespace qs::detail {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 // `Kind` is ggml_block_avx2's 0, 1, 2 for q8_0, q4_0, q4_1).
 template <int Kind, BlockScale (*Scale)(const float*, int), ElementResult (*Element)(float, const BlockScale&)>
 std::int64_t ggml_chunk(const FormatTraits& row, const float* r, const float*, std::int64_t len, std::int32_t* codes,
-                        float* deq) {
+                        float* deq, const ChunkPlace&) {
     const int size = row.block_size;
     std::int64_t clipped = 0;
     for (std::int64_t b = 0; b < len; b += size) {
@@ -64,6 +65,7 @@ FormatTraits ggml_row(const char* name, int bits, int scale_bits) {
     row.block_size = 32;
     row.scale_bits = scale_bits;
     row.scale_from_values = true;
+    row.ggml = ggml_type_named(name);
     row.scale_encoding = ScaleEncoding::Fp16;
     row.code_encoding = "uint4";
     row.scale_label = "d";
