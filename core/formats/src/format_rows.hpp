@@ -44,6 +44,15 @@ void block_scales_of(const FormatTraits& row, const float* r, std::int64_t block
 ElementResult element_at_block_scale(const FormatTraits& row, const float* block, int index, const ChunkPlace& place,
                                      BlockScale& scale);
 
+// ggml's codec rows' kernels (ggml_codec_formats.cpp): whole blocks through the row's ggml codec, with the
+// importance `place` carries; q4_0 and q4_1 take this path when weighted by importance.
+std::int64_t codec_chunk(const FormatTraits& row, const float* r, const float* scale, std::int64_t n,
+                         std::int32_t* codes, float* deq, const ChunkPlace& place);
+void codec_block_scales(const FormatTraits& row, const float* r, std::int64_t blocks, float* scale,
+                        std::uint16_t* stored, float* offset, const ChunkPlace& place);
+ElementResult codec_element_in_block(const FormatTraits& row, const float* block, int index, const ChunkPlace& place,
+                                     BlockScale& scale);
+
 // The built-in rows, one builder per format file.
 FormatTraits int_format_row();
 FormatTraits nf4_format_row();

@@ -54,6 +54,7 @@ float offset_of(const GgmlBlockFields& f, int j) {
 // The value the code stands for before the scales.
 float grid_value(const FormatTraits& row, std::int32_t code) {
     if (row.id == FormatId::Iq4_NL || row.id == FormatId::Iq4_XS) return kIq4Grid[code & 15];
+    if (row.id == FormatId::Q4_0) return static_cast<float>(code - 8);  // its weighted path runs here too
     return static_cast<float>(row.id == FormatId::Q5_0 ? code - 16 : code);
 }
 
@@ -67,6 +68,8 @@ bool clamped(const FormatTraits& row, const CodeSpace& codes, float r, float deq
 }
 
 CodeSpace code_space_of(const FormatTraits& row) { return row.code_space(row, QuantConfig{}); }
+
+}  // namespace
 
 std::int64_t codec_chunk(const FormatTraits& row, const float* r, const float*, std::int64_t n, std::int32_t* codes,
                          float* deq, const ChunkPlace& place) {
@@ -114,6 +117,8 @@ void codec_block_scales(const FormatTraits& row, const float* r, std::int64_t bl
     }
 }
 
+namespace {
+
 BlockScale codec_block_scale(const FormatTraits& row, const float* r, int, float) {
     BlockScale b;
     float offset = 0;
@@ -121,6 +126,8 @@ BlockScale codec_block_scale(const FormatTraits& row, const float* r, int, float
     b.offset = offset;
     return b;
 }
+
+}  // namespace
 
 // One element within its block, quantized as the pass does at `place`.
 ElementResult codec_element_in_block(const FormatTraits& row, const float* block, int index, const ChunkPlace& place,
@@ -143,6 +150,8 @@ ElementResult codec_element_in_block(const FormatTraits& row, const float* block
     e.clipped = clamped(row, code_space_of(row), block[index], e.deq, scale.scale, e.code);
     return e;
 }
+
+namespace {
 
 // An element at a given scale and offset alone (no block to search): the nearest grid value. The traces
 // that know the block use codec_element_in_block instead.
