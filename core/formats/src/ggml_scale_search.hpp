@@ -42,7 +42,8 @@ inline std::int32_t x86_lroundf_to_int(float x) {
 
 // The stored fp16 of a scale: ggml's GGML_FP32_TO_FP16 (round to nearest, ties to even), except that a
 // magnitude beyond 65504, which ggml stores as infinity, is saturated to +-65504 (FORMATS.md's one
-// divergence, the same for every ggml type).
+// divergence, the same for every ggml type). So is a NaN scale, ggml's where a fit's float32 sums overflowed
+// (values near 1e19 and beyond, whose squares are infinite): +-65504 with the NaN's sign.
 inline std::uint16_t ggml_fp16(float x) { return fp16_bits_saturating(x); }
 
 inline void store_le16(std::uint8_t* p, std::uint16_t v) {
