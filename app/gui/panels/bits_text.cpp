@@ -14,6 +14,8 @@ std::string ScaleName(const BitRow& row, const QuantConfig& config) {
         case BitRowRole::TensorScale: return "tensor scale g";
         case BitRowRole::Offset: return format.offset_label;
         case BitRowRole::BlockScale: return format.scale_label;
+        case BitRowRole::SubScale: return "sub-block " + std::to_string(row.sub_block) + " scale sc";
+        case BitRowRole::SubMin: return "sub-block " + std::to_string(row.sub_block) + " min m";
         case BitRowRole::Code: break;
     }
     return "code";
@@ -45,8 +47,14 @@ std::string IntDecoded(const BitRow& row) {
     if (sum.empty()) sum = "0";
     std::string s = sum + " = " + FormatNumber(f.value);
     const bool is_signed = !row.weights.empty() && row.weights[0] < 0;
-    if (row.encoding == "nf4 index") return s + " " + Symbols().arrow + " level " + FormatNumber(row.value);
-    if (row.value != f.value) return s + " " + Symbols().arrow + " q " + Symbols().minus + " 8 = " + FormatNumber(row.value);
+    if (row.role == BitRowRole::SubScale)
+        return s + " " + Symbols().arrow + " d " + Symbols().times + " sc = " + FormatNumber(row.used);
+    if (row.role == BitRowRole::SubMin)
+        return s + " " + Symbols().arrow + " dmin " + Symbols().times + " m = " + FormatNumber(row.used);
+    if (row.encoding == "nf4 index" || row.encoding == "iq4 index") return s + " " + Symbols().arrow + " level " + FormatNumber(row.value);
+    if (row.value != f.value)  // Q4_0's q - 8, Q5_0's q - 16
+        return s + " " + Symbols().arrow + " q " + Symbols().minus + " " + FormatNumber(f.value - row.value) + " = " +
+               FormatNumber(row.value);
     return s + (is_signed ? " (two's complement)" : " (unsigned)");
 }
 

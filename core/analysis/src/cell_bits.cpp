@@ -10,6 +10,7 @@
 #include "format_kernels.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/ggml_rows.hpp"
 #include "quantscope/packing.hpp"
 #include "quantscope/quantize.hpp"
 
@@ -96,6 +97,62 @@ void block_scale_rows(const TensorView& view, const QuantConfig& config, std::in
                                        scale_spec(info.scale_encoding)));
 }
 
+// The bits of a ggml type's stored sub-block scale and min, and whether they read as signed (FORMATS.md's
+// sub_scales: q3_K and iq4_xs store 6 bits minus 32, q6_K an int8).
+int sub_scale_bits(GgmlType type, bool& is_signed) {
+    is_signed = type == GgmlType::Q3_K || type == GgmlType::IQ4_XS || type == GgmlType::Q6_K;
+    if (type == GgmlType::Q2_K) return 4;
+    return type == GgmlType::Q6_K ? 8 : 6;
+}
+
+// A ggml row's block as the pass quantizes it (the config's importance with its row's sum of squares where
+// the type takes it): d, dmin and the element's sub-block scale and min, read from the block's fields.
+void ggml_block_rows(const TensorView& view, const QuantConfig& config, std::int64_t flat, CellBits& out) {
+    const FormatTraits& info = format_traits(config.format);
+    const GgmlTypeInfo& type = *info.ggml;
+    const int n = type.block_size;
+    const std::int64_t start = flat / n * n;
+    std::vector<float> block(static_cast<std::size_t>(n)), row_values;
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(type.type_size));
+    ChunkPlace place;
+    float row_sum = 0;
+    view.guarded([&] {
+        const float* r = floats_at(view, start, n, block.data());
+        if (r != block.data()) std::copy_n(r, n, block.data());
+        if (config.importance && type.takes_importance) {
+            const std::int64_t columns = view.shape.back(), first = start / columns * columns;
+            row_values.resize(static_cast<std::size_t>(columns));
+            row_sum = ggml_row_sum_squares(floats_at(view, first, columns, row_values.data()), columns);
+            place.first = start - first;
+            place.row_length = columns;
+            place.importance = config.importance->data();
+            place.row_sum_squares = &row_sum;
+        }
+    });
+    ggml_quantize_at(type, block.data(), n, place, bytes.data());
+    GgmlBlockFields f;
+    ggml_block_fields(type, bytes.data(), f);
+    const FloatSpec fp16 = scale_spec(ScaleEncoding::Fp16);
+    out.scales.push_back(float_row(BitRowRole::BlockScale, "fp16", f.d_bits, fp16));
+    if (f.has_dmin) out.scales.push_back(float_row(BitRowRole::Offset, "fp16", f.dmin_bits, fp16));
+    if (f.sub_blocks == 0) return;
+    const int sub = static_cast<int>((flat - start) / f.sub_size);
+    bool is_signed = false;
+    const int bits = sub_scale_bits(type.type, is_signed);
+    const std::string encoding = (is_signed ? "int" : "uint") + std::to_string(bits);
+    BitRow scale = int_row(encoding, f.sub_scale[sub], bits, is_signed);
+    scale.role = BitRowRole::SubScale;
+    scale.used = f.sub_scale_used[sub];
+    scale.sub_block = sub;
+    out.scales.push_back(scale);
+    if (!info.has_offset) return;  // q2_K, q4_K, q5_K store a min per sub-block
+    BitRow min = int_row(encoding, f.sub_min[sub], bits, false);
+    min.role = BitRowRole::SubMin;
+    min.used = f.sub_min_used[sub];
+    min.sub_block = sub;
+    out.scales.push_back(min);
+}
+
 // max |r| over the view: what NVFP4's g comes from when the caller does not know it.
 float view_amax(const TensorView& view) {
     constexpr std::int64_t kChunk = 4096;
@@ -153,7 +210,9 @@ CellBits cell_bits(const TensorView& view, const QuantParams& params, const Quan
                                            float32_bits(static_cast<float>(t.zero_point)), float32_spec()));
     } else {
         out.code = format_code_row(config, t.code, t.rounded);
-        if (row.own_blocks())
+        if (row.ggml)
+            ggml_block_rows(view, config, flat, out);  // a ggml row: its block's fields as the codec stores them
+        else if (row.own_blocks())
             block_scale_rows(view, config, flat, tensor_amax >= 0 ? tensor_amax : view_amax(view), out);
         else if (format_config(config).scaling != ElementScaling::Cast)
             out.scales.push_back(float_row(BitRowRole::BlockScale, "float32", float32_bits(t.scale), float32_spec()));
@@ -166,7 +225,9 @@ PackedByte packed_byte_of(const TensorView& view, const QuantParams& params, con
                           std::int64_t flat) {
     PackedByte out;
     const int bits = code_bits_of(config);
-    if (bits >= 8) return out;
+    // A ggml type's --out-packed is its block structs, where a code's bits lie by the type's own layout
+    // (ggml-common.h), not end to end: no byte is shown for it.
+    if (bits >= 8 || format_traits(config.format).ggml) return out;
     if (flat < 0 || flat >= view.numel()) throw Error("element index out of range");
     // Codes start on a byte boundary every `period` codes: pack that run (core packing, as --out-packed
     // does for the whole tensor) and pick the byte holding `flat`.

@@ -24,7 +24,8 @@ FloatClass classify_float_code(std::uint32_t code, const FloatSpec& spec);
 FloatSpec float32_spec();
 
 // One row of bit boxes: an element's code or a stored scale.
-enum class BitRowRole { Code, BlockScale, TensorScale, Offset };
+// SubScale / SubMin: a ggml k-quant's (or iq4_xs's) sub-block scale and min as stored, inside the block's d.
+enum class BitRowRole { Code, BlockScale, TensorScale, Offset, SubScale, SubMin };
 struct BitRow {
     BitRowRole role = BitRowRole::Code;
     std::string encoding;          // "fp8-e4m3", "int4", "uint2", "nf4 index", "E8M0", "E4M3", "fp16", "float32"
@@ -38,9 +39,13 @@ struct BitRow {
     // Integer codes (and NF4's index): each bit's weight, most significant first (two's complement: the top
     // bit weighs -2^(N-1)); `value` is the sum of the weights of the set bits (minus 8 for Q4_0).
     std::vector<double> weights;
+    // SubScale / SubMin: the float32 to_float uses, d · sc (the codes' multiplier) or dmin · m (subtracted).
+    double used = 0;
+    int sub_block = -1;  // which sub-block of the block (SubScale / SubMin)
 };
 
-// The byte of --out-packed that holds element `flat` when codes take fewer than 8 bits.
+// The byte of --out-packed that holds element `flat` when codes take fewer than 8 bits, packed end to end
+// (none for a ggml type: its file is ggml's block structs).
 struct PackedSlot {
     std::int64_t element = 0;
     std::int32_t code = 0;  // as --out-quantized writes it
@@ -58,8 +63,9 @@ struct CellBits {
     int code_bits = 0;  // bits of one code as --out-packed stores it
     BitRow code;
     // The scales stored for the element's block, as --out-packed writes them: MX's E8M0 X; NVFP4's E4M3 sb
-    // and the tensor's float32 g; ggml's fp16 d (and Q4_1's fp16 m); an element format's float32 s (NF4:
-    // the absmax); int<N>'s float32 s. Empty in cast mode.
+    // and the tensor's float32 g; ggml's fp16 d (and Q4_1's fp16 m, a k-quant's fp16 dmin), then for a
+    // k-quant or iq4_xs the element's sub-block scale (and min) as stored, with what to_float makes of it;
+    // an element format's float32 s (NF4: the absmax); int<N>'s float32 s. Empty in cast mode.
     std::vector<BitRow> scales;
     PackedByte packed;
 };
