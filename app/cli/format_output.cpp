@@ -6,6 +6,8 @@
 #include <type_traits>
 
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/ggml_blocks.hpp"
+#include "quantscope/ggml_types.hpp"
 
 namespace qs::cli {
 namespace {
@@ -149,6 +151,24 @@ void describe_quantization(JsonObject& json, const QuantConfig& config, const Qu
         .raw("scale", scales)
         .raw("zero_point", listed_json(p.offset, all_params));
     if (info.has_global_scale()) json.number("global_scale", p.global_scale);
+}
+
+void describe_sub_blocks(JsonObject& json, const TensorView& values, const QuantConfig& config) {
+    const FormatTraits& row = format_traits(config.format);
+    if (!row.ggml) return;
+    const GgmlTypeInfo& type = *row.ggml;
+    std::vector<std::int32_t> scales, mins;
+    GgmlBlockFields fields;
+    ggml_block_bytes(values, config, [&](const std::uint8_t* bytes, std::size_t size) {
+        for (std::size_t at = 0; at < size; at += static_cast<std::size_t>(type.type_size)) {
+            ggml_block_fields(type, bytes + at, fields);
+            scales.insert(scales.end(), fields.sub_scale, fields.sub_scale + fields.sub_blocks);
+            if (row.has_offset) mins.insert(mins.end(), fields.sub_min, fields.sub_min + fields.sub_blocks);
+        }
+    });
+    if (scales.empty()) return;  // no sub-blocks
+    json.raw("sub_scales", JsonObject::array(scales));
+    if (!mins.empty()) json.raw("sub_mins", JsonObject::array(mins));
 }
 
 void describe_metrics(JsonObject& json, const Metrics& m) {

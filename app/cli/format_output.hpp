@@ -32,6 +32,10 @@ void params_json(const QuantParams& params, bool all, std::string& scales, std::
 void describe_quantization(JsonObject& json, const QuantConfig& config, const Quantization& q, bool all_params);
 // SPEC's metrics, in SPEC's order: mse, rmse, mae, max_abs_error, l2_error, sqnr_db, clipped, levels_used.
 void describe_metrics(JsonObject& json, const Metrics& m);
+// A ggml type with sub-blocks (the k-quants, iq4_xs): `sub_scales`, every block's sub-block scales as
+// stored, block after block, and `sub_mins` where mins are stored (q2_k, q4_k, q5_k). Nothing otherwise.
+// Quantizes the values again (ggml_block_bytes): --all-params only.
+void describe_sub_blocks(JsonObject& json, const TensorView& values, const QuantConfig& config);
 // format_kind, bits_per_weight and bytes (after the metrics).
 void describe_cost(JsonObject& json, const QuantConfig& config, const Quantization& q, std::int64_t n);
 

@@ -13,6 +13,8 @@
 #include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
 #include "quantscope/format.hpp"
+#include "quantscope/ggml_blocks.hpp"
+#include "quantscope/npy.hpp"
 #include "quantscope/pitfalls.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor_io.hpp"
@@ -102,11 +104,16 @@ const char* const kQuantizeHelpTail =
     "  --out-quantized Q.npy    write the codes (int8/uint8 for <= 8 bits, else int16/uint16; a float\n"
     "                           format's bit patterns, nf4's index, ggml's integer codes)\n"
     "  --out-packed P.bin       the codes packed end to end (first code in the lowest bits) and then\n"
-    "                           the stored scales: the quantized tensor's `bytes` (README \"Packed codes\")\n"
+    "                           the stored scales: the quantized tensor's `bytes`; a ggml type (q8_0 ...\n"
+    "                           tq2_0) writes ggml's blocks, as a GGUF file holds them (README \"Packed codes\")\n"
     "  --out-dequantized D.npy  write r' = s (q - z) as float32\n"
     "  --out-error E.npy        write |r - r'| as float32\n"
     "  --all-params             list every block's scale and zero point in the JSON; without it, more\n"
-    "                           than 4096 blocks are summarised as {\"count\", \"min\", \"max\"}\n"
+    "                           than 4096 blocks are summarised as {\"count\", \"min\", \"max\"}; a ggml\n"
+    "                           k-quant or iq4_xs adds its sub-blocks' stored sub_scales (and sub_mins)\n"
+    "  --importance W.npy       float32, one weight per column of the last axis: the ggml types with an\n"
+    "                           importance-weighted quantizer use it (as llama.cpp's imatrix); the JSON\n"
+    "                           adds importance_weighted_mse\n"
     "random tensors:\n"
     "  --outliers K             K elements (positions and signs from the seed) set to the distribution's\n"
     "                           centre +- F x its std (uniform: (low + high) / 2 and (high - low) / sqrt(12))\n"
@@ -114,6 +121,19 @@ const char* const kQuantizeHelpTail =
     "  --pin-range              seed 001's recipe: [0], [1], [2] (flat) become max + 1, min - 1 and 0, which\n"
     "                           pins the range rather than adding outliers\n"
     "presets: lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256, layer-64x128\n";
+
+// --importance W.npy: one float32 weight per column of the last axis, checked against the tensor's shape.
+Importance read_importance(const std::string& path, const Shape& shape) {
+    try {
+        if (lower_extension(path) != ".npy") throw Error("must be a .npy file");
+        Tensor weights = read_npy(path);
+        if (weights.rank() != 1) throw Error("must be one row of weights (rank 1), not " + shape_to_string(weights.shape));
+        check_importance(weights.values, shape.empty() ? 0 : shape.back());
+        return std::make_shared<const std::vector<float>>(std::move(weights.values));
+    } catch (const Error& e) {
+        throw Error("--importance " + quoted_text(path) + ": " + e.what());
+    }
+}
 
 }  // namespace
 
@@ -126,7 +146,7 @@ int run_quantize(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, quantize_help().c_str())) return 0;
     const auto specs = join(join(tensor_source_options(), quantize_options()),
                             {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true},
-                             {"--out-packed", true}, {"--all-params", false}});
+                             {"--out-packed", true}, {"--all-params", false}, {"--importance", true}});
     const ParsedArgs parsed = parse_args(args, specs);
 
     // All or nothing: every output goes to its own temporary file and only when all of them are complete
@@ -152,8 +172,13 @@ int run_quantize(const std::vector<std::string>& args) {
     }
 
     // A file input is read once it is used, in its stored type, straight from its mapping: no float32 copy.
-    const Input input = load_input(parsed, false, true);
-    check_distinct_files(input_files(parsed, input), output_roles);
+    Input input = load_input(parsed, false, true);
+    std::vector<FileRole> input_roles = input_files(parsed, input);
+    if (const std::string* path = parsed.get("--importance")) {
+        input.config.importance = read_importance(*path, input.shape());
+        input_roles.push_back({"--importance", *path});
+    }
+    check_distinct_files(input_roles, output_roles);
     for (const auto& out : outputs)
         if (input.shape().size() == 3 && lower_extension(out.file->target()) == ".csv")
             throw Error(std::string(out.option) + ": a rank-3 tensor cannot be written as CSV (use .npy)");
@@ -169,27 +194,38 @@ int run_quantize(const std::vector<std::string>& args) {
         else
             error = std::make_unique<TensorWriter>(*out.file, input.shape(), NpyDtype::F4);
     }
+    // A ggml type's packed file is its block bytes (ggml_block_bytes, after the pass); the rest pack codes.
+    const bool ggml_blocks = format_traits(input.config.format).ggml != nullptr;
     std::unique_ptr<PackedWriter> packed;
-    if (packed_file) packed = std::make_unique<PackedWriter>(*packed_file, code_bits(input.config));
-    const OutputSelection wanted{codes != nullptr || packed != nullptr, dequantized != nullptr, error != nullptr};
+    if (packed_file && !ggml_blocks) packed = std::make_unique<PackedWriter>(*packed_file, code_bits(input.config));
+    std::unique_ptr<ImportanceError> weighted;
+    if (input.config.importance) weighted = std::make_unique<ImportanceError>(input.config.importance);
+    const OutputSelection wanted{codes != nullptr || packed != nullptr, dequantized != nullptr,
+                                 error != nullptr || weighted != nullptr};
     ResultSink sink;
     if (wanted.codes || wanted.dequantized || wanted.error)
-        sink = [&](std::int64_t, std::int64_t count, const QuantOutputs& batch) {
+        sink = [&](std::int64_t, std::int64_t count, const QuantOutputs& batch) {  // batches come in order
             if (batch.codes && codes) codes->append(batch.codes, count);
             if (batch.codes && packed) packed->append(batch.codes, count);
             if (batch.dequantized) dequantized->append(batch.dequantized, count);
-            if (batch.error) error->append(batch.error, count);
+            if (batch.error && error) error->append(batch.error, count);
+            if (batch.error && weighted) weighted->add(batch.error, count);
         };
     const Quantization result = quantize_checked(input.values(), input.config, wanted, sink);
     for (const auto* writer : {codes.get(), dequantized.get(), error.get()})
         if (writer) writer->finish();
     if (packed) packed->finish(input.config, result);
+    if (packed_file && ggml_blocks)
+        ggml_block_bytes(input.values(), input.config,
+                         [&](const std::uint8_t* bytes, std::size_t size) { packed_file->write(bytes, size); });
 
     const Metrics& m = result.metrics;
     JsonObject json;
     json.raw("shape", shape_to_json(input.shape()));
     describe_quantization(json, input.config, result, parsed.has("--all-params"));
+    if (parsed.has("--all-params")) describe_sub_blocks(json, input.values(), input.config);
     describe_metrics(json, m);
+    if (weighted) json.number("importance_weighted_mse", weighted->mean());
     describe_cost(json, input.config, result, m.count);
     if (const std::string* recipe = parsed.get("--recipe")) json.string("recipe", *recipe);
     if (input.config.overflow == Overflow::Wrap)

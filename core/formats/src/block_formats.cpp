@@ -22,4 +22,10 @@ double block_scale_bits(const FormatTraits& row, const QuantConfig&, std::int64_
     return static_cast<double>(n / row.block_size) * row.scale_bits + (row.has_global_scale() ? 32.0 : 0.0);
 }
 
+ElementResult element_at_block_scale(const FormatTraits& row, const float* block, int index, const ChunkPlace& place,
+                                     BlockScale& scale) {
+    scale = row.kernels.block_scale(row, block, row.block_size, place.global_scale);
+    return row.kernels.element(row, block[index], scale);
+}
+
 }  // namespace qs::detail

@@ -149,6 +149,7 @@ void check_config(const QuantConfig& config, const Shape& shape) {
         check_format_config(format_config(config), shape);
         return;
     }
+    if (config.importance) check_importance(*config.importance, shape.empty() ? 0 : shape.back());  // weighs the error
     if (config.mode == Mode::Cast)
         throw Error("--mode cast is the downcast of a float format, not of " + config.dtype.name());
     const IntType& t = config.dtype;
@@ -194,6 +195,25 @@ void check_config(const QuantConfig& config, const Shape& shape) {
 
 // The settings a format keeps from an int<N> config (or the reverse): FORMATS.md's defaults, so the
 // switch never lands on a refused combination (a format has no zero point, calibrator or wrap).
+bool same_importance(const Importance& a, const Importance& b) {
+    return a == b || (a && b && *a == *b);
+}
+
+void check_importance(const std::vector<float>& weights, std::int64_t columns) {
+    if (static_cast<std::int64_t>(weights.size()) != columns)
+        throw Error("the importance has " + std::to_string(weights.size()) + " weights for " + std::to_string(columns) +
+                    " columns (one per column of the last axis)");
+    bool any = false;
+    for (std::size_t k = 0; k < weights.size(); ++k) {
+        if (!std::isfinite(weights[k]) || weights[k] < 0)
+            throw Error("the importance of column " + std::to_string(k) + " is " +
+                        (std::isnan(weights[k]) ? std::string("NaN") : weights[k] < 0 ? "negative" : "infinite") +
+                        " (each weight must be finite and >= 0)");
+        any = any || weights[k] > 0;
+    }
+    if (!any) throw Error("the importance is 0 in every column");
+}
+
 QuantConfig with_format(QuantConfig next, FormatId id) {
     const QuantConfig defaults;
     next.format = id;

@@ -36,7 +36,7 @@ double element_scale_bits(const FormatTraits&, const QuantConfig& config, std::i
 }
 
 std::int64_t float_chunk(const FormatTraits& row, const float* r, const float* scale, std::int64_t n,
-                         std::int32_t* codes, float* deq) {
+                         std::int32_t* codes, float* deq, const ChunkPlace&) {
     const FloatConsts consts(row.element);
     return float_elements(r, scale, n, consts, codes, deq);
 }

@@ -37,6 +37,7 @@ FormatConfig format_config(const QuantConfig& config) {
     f.axis = config.axis;
     f.group_size = config.group_size;
     f.manual_scale = config.manual_scale;
+    f.importance = config.importance;
     return f;
 }
 
@@ -44,6 +45,7 @@ FormatConfig format_config(const QuantConfig& config) {
 void check_format_config(const FormatConfig& config, const Shape& shape) {
     const FormatTraits& row = format_traits(config.format);
     row.check(row, config, shape);
+    if (config.importance) check_importance(*config.importance, shape.empty() ? 0 : shape.back());
 }
 
 }  // namespace qs

@@ -25,7 +25,7 @@ constexpr FloatSpec kE2M1{2, 1, 1, FloatSpecials::None};
 // The built-in rows; row i has FormatId i.
 std::vector<FormatTraits> builtin_rows() {
     using namespace detail;
-    return {
+    std::vector<FormatTraits> rows = {
         int_format_row(),
         float_format_row("fp16", kFp16),
         float_format_row("bf16", kBf16),
@@ -45,6 +45,8 @@ std::vector<FormatTraits> builtin_rows() {
         q4_0_format_row(),
         q4_1_format_row(),
     };
+    for (FormatTraits& row : ggml_codec_format_rows()) rows.push_back(std::move(row));
+    return rows;
 }
 
 // Read by passes on worker threads while a test may register a row: rows never move (a fixed array, the
@@ -71,6 +73,7 @@ struct Table {
         const std::size_t index = count.load(std::memory_order_relaxed);
         if (index >= kCapacity) throw Error("the table of formats is full");
         row.id = static_cast<FormatId>(index);
+        if (row.own_blocks() && !row.kernels.element_in_block) row.kernels.element_in_block = detail::element_at_block_scale;
         rows[index] = std::move(row);
         count.store(index + 1, std::memory_order_release);
         return static_cast<FormatId>(index);

@@ -2,6 +2,7 @@
 // block, codes by the reference quantizers' recipes. The pass recomputes each block's float32 d from its
 // values (the params keep only fp16(d)).
 #include "format_rows.hpp"
+#include "quantscope/ggml_types.hpp"
 
 namespace qs::detail {
 namespace {
@@ -10,7 +11,8 @@ namespace {
 // `Kind` is ggml_block_avx2's 0, 1, 2 for q8_0, q4_0, q4_1).
 template <int Kind, BlockScale (*Scale)(const float*, int), ElementResult (*Element)(float, const BlockScale&)>
 std::int64_t ggml_chunk(const FormatTraits& row, const float* r, const float*, std::int64_t len, std::int32_t* codes,
-                        float* deq) {
+                        float* deq, const ChunkPlace& place) {
+    if (place.importance) return codec_chunk(row, r, nullptr, len, codes, deq, place);  // the weighted quantizer
     const int size = row.block_size;
     std::int64_t clipped = 0;
     for (std::int64_t b = 0; b < len; b += size) {
@@ -36,6 +38,20 @@ std::int64_t ggml_chunk(const FormatTraits& row, const float* r, const float*, s
 template <BlockScale (*Scale)(const float*, int)>
 BlockScale ggml_block_scale(const FormatTraits&, const float* r, int n, float) {
     return Scale(r, n);
+}
+
+// Weighted by importance (q4_0, q4_1), the codec's importance-weighted quantizer; the recipe otherwise.
+template <BlockScale (*Scale)(const float*, int)>
+void ggml_block_scales(const FormatTraits& row, const float* r, std::int64_t blocks, float* scale,
+                       std::uint16_t* stored, float* offset, const ChunkPlace& place) {
+    if (place.importance) return codec_block_scales(row, r, blocks, scale, stored, offset, place);
+    block_scales_of<ggml_block_scale<Scale>>(row, r, blocks, scale, stored, offset, place);
+}
+
+ElementResult ggml_element_in_block(const FormatTraits& row, const float* block, int index, const ChunkPlace& place,
+                                    BlockScale& scale) {
+    if (place.importance) return codec_element_in_block(row, block, index, place, scale);
+    return element_at_block_scale(row, block, index, place, scale);
 }
 
 template <ElementResult (*Element)(float, const BlockScale&)>
@@ -64,6 +80,7 @@ FormatTraits ggml_row(const char* name, int bits, int scale_bits) {
     row.block_size = 32;
     row.scale_bits = scale_bits;
     row.scale_from_values = true;
+    row.ggml = ggml_type_named(name);
     row.scale_encoding = ScaleEncoding::Fp16;
     row.code_encoding = "uint4";
     row.scale_label = "d";
@@ -73,7 +90,8 @@ FormatTraits ggml_row(const char* name, int bits, int scale_bits) {
     row.kernels.chunk = ggml_chunk<Kind, Scale, Element>;
     row.kernels.element = ggml_element<Element>;
     row.kernels.block_scale = ggml_block_scale<Scale>;
-    row.kernels.block_scales = block_scales_of<ggml_block_scale<Scale>>;
+    row.kernels.block_scales = ggml_block_scales<Scale>;
+    row.kernels.element_in_block = ggml_element_in_block;
     return row;
 }
 

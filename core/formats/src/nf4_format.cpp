@@ -9,7 +9,7 @@ namespace {
 std::vector<float> nf4_grid(const FormatTraits&) { return {nf4_codebook().begin(), nf4_codebook().end()}; }
 
 std::int64_t nf4_chunk(const FormatTraits&, const float* r, const float* scale, std::int64_t n, std::int32_t* codes,
-                       float* deq) {
+                       float* deq, const ChunkPlace&) {
     static const Nf4Consts nf4;
     return nf4_elements(r, scale, n, nf4, codes, deq);
 }

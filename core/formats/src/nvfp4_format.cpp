@@ -10,7 +10,7 @@ BlockScale nvfp4_block_scale(const FormatTraits&, const float* r, int n, float g
 
 // Each block's max |r|: its sb needs the tensor's g, known once every block has been read.
 void nvfp4_block_amax(const FormatTraits& row, const float* r, std::int64_t blocks, float* scale, std::uint16_t*,
-                      float*) {
+                      float*, const ChunkPlace&) {
     for (std::int64_t b = 0; b < blocks; ++b) scale[b] = block_amax(r + b * row.block_size, row.block_size);
 }
 

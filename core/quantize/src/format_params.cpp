@@ -11,6 +11,7 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/ggml_types.hpp"
 #include "quantscope/params.hpp"
 
 namespace qs {
@@ -30,6 +31,39 @@ float symmetric_format_scale(float amax, FormatId format) {
     // saturates (by less than an ulp) instead of dequantizing to Inf.
     if (static_cast<double>(s) * largest > FLT_MAX) s = std::nextafter(s, 0.0f);
     return s;
+}
+
+void take_importance(const FormatConfig& config, const Shape& shape, FormatParams& p) {
+    const FormatTraits& row = format_traits(config.format);
+    if (!config.importance || !row.ggml || !row.ggml->takes_importance) return;
+    p.importance = config.importance;
+    p.row_length = shape.back();
+}
+
+std::shared_ptr<const std::vector<float>> row_sums_of_squares(const TensorView& view, std::int64_t row_length) {
+    const std::int64_t rows = view.numel() / row_length;
+    auto sums = std::make_shared<std::vector<float>>(static_cast<std::size_t>(rows));
+    detail::parallel_guarded(view, detail::pass_threads(view.numel()), [&](int thread, int threads) {
+        std::vector<float> scratch(static_cast<std::size_t>(row_length));
+        std::int64_t r0, r1;
+        detail::static_share(rows, thread, threads, r0, r1);
+        for (std::int64_t r = r0; r < r1; ++r)
+            (*sums)[static_cast<std::size_t>(r)] =
+                ggml_row_sum_squares(floats_at(view, r * row_length, row_length, scratch.data()), row_length);
+    });
+    return sums;
+}
+
+ChunkPlace chunk_place(const FormatParams& p, std::int64_t first) {
+    ChunkPlace place;
+    place.first = first;
+    place.row_length = p.row_length;
+    place.global_scale = p.global_scale;
+    if (p.weighted()) {
+        place.importance = p.importance->data();
+        place.row_sum_squares = p.row_sum_squares->data();
+    }
+    return place;
 }
 
 float on_demand_scale_unguarded(const FormatParams& params, std::int64_t block) {
@@ -155,10 +189,14 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
             const std::int64_t b0 = c * per_chunk, b1 = std::min(blocks, b0 + per_chunk);
             const std::int64_t len = (b1 - b0) * info.block_size;
             const float* r = floats_at(view, b0 * info.block_size, len, scratch.data());
-            if (!scan_values(r, len, part.lo, part.hi, part.amax[0])) bad = true;
+            if (!scan_values(r, len, part.lo, part.hi, part.amax[0])) {
+                bad = true;  // refused below; no recipe sees a value that is not finite
+                continue;
+            }
             const auto at = static_cast<std::size_t>(b0);
             info.kernels.block_scales(info, r, b1 - b0, p.scale.data() + at, p.stored.data() + at,
-                                      p.offset.empty() ? nullptr : p.offset.data() + at);
+                                      p.offset.empty() ? nullptr : p.offset.data() + at,
+                                      detail::chunk_place(p, b0 * info.block_size));
         }
     });
     if (bad) throw_nonfinite(view, first_nonfinite(view));
@@ -189,6 +227,8 @@ FormatParams compute_format_params(const TensorView& view, const FormatConfig& c
     QuantParams layout;
     if (!info.own_blocks()) set_block_layout(view.shape, format_layout_config(config), layout);
     if (info.own_blocks()) {
+        detail::take_importance(config, view.shape, p);
+        if (p.weighted()) p.row_sum_squares = detail::row_sums_of_squares(view, p.row_length);
         const BlockStats stats = block_format_pass(view, p);
         if (range) *range = {stats.lo, stats.hi};
         return p;
@@ -226,6 +266,7 @@ bool format_params_from_amax(const FormatConfig& config, const Shape& shape, flo
     if (info.own_blocks()) {
         p.block_stride = info.block_size;
         p.block_count = checked_numel(shape) / info.block_size;
+        detail::take_importance(config, shape, p);  // the rows' sums of squares: the pass computes them
         if (info.has_global_scale()) p.global_scale = info.kernels.global_scale(amax);
         out = std::move(p);
         return true;

@@ -68,7 +68,7 @@ void fill_scales(const float* r, std::int64_t begin, std::int64_t len, const For
         const std::int64_t blocks = len / size;
         float scale[kChunk];
         std::uint16_t stored[kChunk];
-        row.kernels.block_scales(row, r, blocks, scale, stored, nullptr);
+        row.kernels.block_scales(row, r, blocks, scale, stored, nullptr, detail::chunk_place(p, begin));
         if (row.has_global_scale()) row.kernels.scales_from_amax(p.global_scale, blocks, scale, stored);
         for (std::int64_t b = 0; b < blocks; ++b) std::fill(out + b * size, out + (b + 1) * size, scale[b]);
         return;
@@ -125,7 +125,7 @@ ChunkSums run_chunk(const float* r, std::int64_t begin, std::int64_t len, const 
     float* deq = out.deq ? out.deq : ws.deq.data();
     float* err = out.err ? out.err : ws.err.data();
     if (!row.scale_from_values) fill_scales(r, begin, len, p, ws.scale.data());
-    acc.clipped += row.kernels.chunk(row, r, ws.scale.data(), len, codes, deq);
+    acc.clipped += row.kernels.chunk(row, r, ws.scale.data(), len, codes, deq, detail::chunk_place(p, begin));
     return finish_chunk(r, len, codes, deq, err, mask, acc);
 }
 
@@ -152,10 +152,20 @@ Metrics merged(const std::vector<Partial>& partials, const ChunkSums& total, std
 }
 
 // The pass over `view`, elements [origin, origin + numel) of the tensor `p` was computed over (-1: the whole).
-Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams& p, const QuantOutputs* whole,
+Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams& given, const QuantOutputs* whole,
                  const OutputSelection& wanted, const ResultSink* sink) {
     const std::int64_t n = view.numel();
     if (n == 0) throw Error("cannot quantize an empty tensor");
+    FormatParams with_sums;  // weighted params made without the rows' sums (format_params_from_amax): here
+    if (given.weighted() && !given.row_sum_squares) {
+        if (origin >= 0) throw Error("importance-weighted params need the rows' sums of squares of their tensor");
+        with_sums = given;
+        with_sums.row_sum_squares = detail::row_sums_of_squares(view, given.row_length);
+    }
+    const FormatParams& p = with_sums.row_sum_squares ? with_sums : given;
+    if (p.weighted() && std::max<std::int64_t>(origin, 0) + n >
+                            static_cast<std::int64_t>(p.row_sum_squares->size()) * p.row_length)
+        throw Error("format parameters do not match the tensor's shape");
     const FormatTraits& row = format_traits(p.format);
     const bool block_format = row.own_blocks();
     const bool whole_tensor = origin < 0;  // the params' own tensor: its size a whole number of periods
@@ -248,6 +258,14 @@ QuantParams as_quant_params(const TensorView& view, const QuantConfig& config, c
     return q;
 }
 
+// Row `row` of a view whose last axis is row_length, as a view of its own.
+TensorView row_of(const TensorView& view, std::int64_t row, std::int64_t row_length) {
+    TensorView one = view;
+    one.shape = {row_length};
+    one.data = view.data + static_cast<std::size_t>(row * row_length) * element_size(view.type);
+    return one;
+}
+
 // The element's results into its trace (f.r set).
 void take_result(FormatTrace& f, const detail::ElementResult& e) {
     f.scaled = e.scaled;
@@ -296,7 +314,9 @@ FormatParams format_params_of(const QuantParams& params, FormatId format) {
 Metrics quantize_format_config(const TensorView& view, const QuantParams& params, const QuantConfig& qc,
                                const QuantOutputs* whole, const OutputSelection& wanted, const ResultSink* sink) {
     check_format_config(format_config(qc), view.shape);
-    return run_pass(view, -1, format_params_of(params, qc.format), whole, wanted, sink);
+    FormatParams p = format_params_of(params, qc.format);
+    detail::take_importance(format_config(qc), view.shape, p);  // the pass sums the rows' squares
+    return run_pass(view, -1, p, whole, wanted, sink);
 }
 
 ElementTrace format_element_trace(const TensorView& view, const QuantParams& params, const QuantConfig& qc,
@@ -307,15 +327,24 @@ ElementTrace format_element_trace(const TensorView& view, const QuantParams& par
         view.guarded([&] { r = *floats_at(view, flat_index, 1, &r); });
         return format_value_trace(r, params, qc, flat_index);
     }
-    // ggml: the block's own float32 d (and min) come from its values.
+    // ggml: the block's own float32 d (and min, sub-block scales) come from its values, and with importance
+    // from its row's sum of squares too.
     const std::int64_t start = flat_index / info.block_size * info.block_size;
+    FormatParams weights;
+    detail::take_importance(format_config(qc), view.shape, weights);
+    if (weights.weighted()) {
+        const TensorView row = row_of(view, start / weights.row_length, weights.row_length);
+        weights.row_sum_squares = detail::row_sums_of_squares(row, weights.row_length);
+    }
+    ChunkPlace place = detail::chunk_place(weights, start % std::max<std::int64_t>(weights.row_length, 1));
     std::vector<float> scratch(static_cast<std::size_t>(info.block_size));
     detail::BlockScale b;
+    detail::ElementResult e;
     float r = 0;
     view.guarded([&] {
         const float* values = floats_at(view, start, info.block_size, scratch.data());
-        b = info.kernels.block_scale(info, values, info.block_size, 1.0f);
         r = values[flat_index - start];
+        e = info.kernels.element_in_block(info, values, static_cast<int>(flat_index - start), place, b);
     });
     FormatTrace f;
     f.flat_index = flat_index;
@@ -323,7 +352,7 @@ ElementTrace format_element_trace(const TensorView& view, const QuantParams& par
     f.r = r;
     f.scale = b.scale;
     f.offset = b.offset;
-    take_result(f, info.kernels.element(info, r, b));
+    take_result(f, e);
     return as_element_trace(f);
 }
 
@@ -347,10 +376,13 @@ std::vector<std::int32_t> format_block_codes(const float* values, std::int64_t n
                                              const QuantConfig& config, std::int64_t block) {
     std::vector<std::int32_t> codes(static_cast<std::size_t>(n));
     const FormatTraits& info = format_traits(config.format);
-    if (info.scale_from_values && n == info.block_size) {
-        const detail::BlockScale b = info.kernels.block_scale(info, values, info.block_size, 1.0f);
+    if (info.scale_from_values && n == info.block_size) {  // the block's codes as the pass gives them (no importance)
+        ChunkPlace place;
+        place.first = block * info.block_size;
+        detail::BlockScale b;
         for (std::int64_t i = 0; i < n; ++i)
-            codes[static_cast<std::size_t>(i)] = info.kernels.element(info, values[i], b).code;
+            codes[static_cast<std::size_t>(i)] =
+                info.kernels.element_in_block(info, values, static_cast<int>(i), place, b).code;
         return codes;
     }
     const std::int64_t first = block * params.block_stride;  // an element of the block, for its scale
@@ -395,9 +427,10 @@ FormatTrace trace_format_element(const TensorView& view, const FormatParams& p, 
             std::vector<float> scratch(static_cast<std::size_t>(info.block_size));
             const std::int64_t start = t.block * info.block_size;
             const float* r = floats_at(view, start, info.block_size, scratch.data());
-            const detail::BlockScale b = info.kernels.block_scale(info, r, info.block_size, p.global_scale);
+            detail::BlockScale b;
             t.r = r[flat_index - start];
-            e = info.kernels.element(info, t.r, b);
+            e = info.kernels.element_in_block(info, r, static_cast<int>(flat_index - start),
+                                              detail::chunk_place(p, start), b);
             return;
         }
         float r = 0;

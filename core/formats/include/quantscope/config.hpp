@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "quantscope/int_type.hpp"
 #include "quantscope/number_format.hpp"
@@ -20,6 +22,15 @@ enum class Overflow { Clamp, Wrap };
 // How asymmetric/symmetric choose the range [r_min, r_max] (or max|r|) of each block before the lessons'
 // formulas turn it into (s, z): the lessons' min/max, a percentile clip, or the clip that minimises MSE.
 enum class Calibration { MinMax, Percentile, Mse };
+
+// An importance vector (FORMATS.md "llama.cpp (ggml) types", llama.cpp's imatrix): one float32 weight per
+// column of the last axis. The ggml types with an importance-weighted quantizer (GgmlTypeInfo::
+// takes_importance) quantize with it; the rest ignore it. Shared, so configs stay cheap to copy; null: none.
+using Importance = std::shared_ptr<const std::vector<float>>;
+bool same_importance(const Importance& a, const Importance& b);  // both none, or the same weights
+// Throws qs::Error unless the weights fit a tensor whose last axis is `columns`: one per column, each finite
+// and >= 0, not all 0. The message names what is wrong, not the file (the caller knows it).
+void check_importance(const std::vector<float>& weights, std::int64_t columns);
 
 struct QuantConfig {
     IntType dtype{};                          // int8; used when format is Int
@@ -45,6 +56,7 @@ struct QuantConfig {
     // with another mode (the window's comparison of the base mode, a calibrator's table) is the SPEC formula.
     float naive_norm = 0;
     float active_naive_norm() const { return mode == Mode::Manual ? naive_norm : 0.0f; }
+    Importance importance;                    // ggml types: the importance-weighted quantizer's weights
 
     // Every field: two configs are equal exactly when quantizing with them gives the same result. The one
     // comparison of configs in the program (the window's undo, its panels and the tests use it).
@@ -53,7 +65,8 @@ struct QuantConfig {
                a.group_size == b.group_size && a.rounding == b.rounding && a.overflow == b.overflow &&
                a.manual_scale == b.manual_scale && a.manual_zero_point == b.manual_zero_point &&
                a.calibration == b.calibration && a.percentile == b.percentile &&
-               a.recompute_scale == b.recompute_scale && a.naive_norm == b.naive_norm;
+               a.recompute_scale == b.recompute_scale && a.naive_norm == b.naive_norm &&
+               same_importance(a.importance, b.importance);
     }
     friend bool operator!=(const QuantConfig& a, const QuantConfig& b) { return !(a == b); }
 };

@@ -20,10 +20,12 @@ struct FormatConfig {
     int axis = 0;
     std::int64_t group_size = 0;
     double manual_scale = 1.0;                      // Manual only (per tensor)
+    Importance importance;                          // ggml types that take one (QuantConfig::importance)
 
     friend bool operator==(const FormatConfig& a, const FormatConfig& b) {
         return a.format == b.format && a.scaling == b.scaling && a.granularity == b.granularity &&
-               a.axis == b.axis && a.group_size == b.group_size && a.manual_scale == b.manual_scale;
+               a.axis == b.axis && a.group_size == b.group_size && a.manual_scale == b.manual_scale &&
+               same_importance(a.importance, b.importance);
     }
     friend bool operator!=(const FormatConfig& a, const FormatConfig& b) { return !(a == b); }
 };
@@ -35,7 +37,7 @@ QuantConfig format_layout_config(const FormatConfig& config);
 FormatConfig format_config(const QuantConfig& config);
 
 // Throws qs::Error naming the format when the config cannot apply to this shape: cast for nf4, a block
-// format whose block does not divide the last axis, a manual scale that is not positive finite float32,
+// format whose block does not divide the last axis, importance that does not fit (check_importance), a manual scale that is not positive finite float32,
 // a bad axis or group size.
 void check_format_config(const FormatConfig& config, const Shape& shape);
 

@@ -17,10 +17,23 @@ struct QuantConfig;
 struct FormatConfig;
 using Shape = std::vector<std::int64_t>;
 
+struct GgmlTypeInfo;  // ggml_types.hpp
+
 namespace detail {
 struct ElementResult;  // format_kernels.hpp: what one element becomes
 struct BlockScale;     // format_kernels.hpp: one block's scale as its recipe computes it
 }  // namespace detail
+
+// Where a run of values lies in its tensor, and what a quantizer may weigh besides the values: ggml's
+// importance-weighted quantizers read the importance of each column and the row's sum of squares (FORMATS.md
+// "llama.cpp (ggml) types"); the other rows read nothing here, or only NVFP4's g.
+struct ChunkPlace {
+    std::int64_t first = 0;                  // the flat index of the run's first value
+    std::int64_t row_length = 0;             // the tensor's last axis
+    const float* importance = nullptr;       // row_length weights, one per column; null: none
+    const float* row_sum_squares = nullptr;  // with importance: each row's ggml_row_sum_squares, by row
+    float global_scale = 1;                  // NVFP4's g (1 otherwise)
+};
 
 // How a stored scale is encoded (the Bits view's scale row, --out-packed's bytes).
 enum class ScaleEncoding { Float32, E8M0, E4M3, Fp16 };
@@ -40,7 +53,7 @@ struct FormatKernels {
     // format's s, MX's X, NVFP4's sb * g). A row with `scale_from_values` computes each block's scale from
     // the values instead (`scale` unused; n a whole number of blocks). Returns how many clipped.
     std::int64_t (*chunk)(const struct FormatTraits& row, const float* r, const float* scale, std::int64_t n,
-                          std::int32_t* codes, float* deq) = nullptr;
+                          std::int32_t* codes, float* deq, const ChunkPlace& place) = nullptr;
     // One element at its block's scale (b.scale; ggml: also b.inv, b.low, b.offset): traces, the Bits view.
     detail::ElementResult (*element)(const struct FormatTraits& row, float r, const detail::BlockScale& b) = nullptr;
     // Block rows: a block's scale from its n values (g: the per-tensor scale of a row that has one).
@@ -50,7 +63,13 @@ struct FormatKernels {
     // per-tensor scale writes each block's max |r| in `scale` instead: scales_from_amax turns them into
     // scales once g is known.
     void (*block_scales)(const struct FormatTraits& row, const float* r, std::int64_t blocks, float* scale,
-                         std::uint16_t* stored, float* offset) = nullptr;
+                         std::uint16_t* stored, float* offset, const ChunkPlace& place) = nullptr;
+    // Block rows: one element traced within its whole block (the block's block_size values, the element at
+    // `index`), as the pass quantizes it at `place`; `scale` gets what the element was scaled by (ggml's
+    // k-quants: its sub-block's d * sc and -dmin * m as scale and offset). Every block row has one: for most
+    // it is block_scale then element; ggml's codec rows quantize the block and read the element back.
+    detail::ElementResult (*element_in_block)(const struct FormatTraits& row, const float* block, int index,
+                                              const ChunkPlace& place, detail::BlockScale& scale) = nullptr;
     // Rows with a per-tensor scale (NVFP4's g): g from the tensor's max |r|, and n blocks' max |r| (in
     // `scale`) made their scales and stored bits at g. Null otherwise.
     float (*global_scale)(float tensor_amax) = nullptr;
@@ -72,6 +91,9 @@ struct FormatTraits {
     bool scale_from_values = false; // the pass recomputes each block's float32 scale from its values (ggml)
     bool has_offset = false;        // a stored offset per block (Q4_1's fp16 m); int<N>'s z is not asked here: its own pass reads it
     ScaleEncoding scale_encoding = ScaleEncoding::Float32;
+    // ggml's block type whose bytes this row's blocks are (q8_0 ... tq2_0): --out-packed writes them, the
+    // importance vector applies where the type takes one. Null for the other rows.
+    const GgmlTypeInfo* ggml = nullptr;
     // The Bits view: the code row's encoding ("fp8-e4m3", "nf4 index", "int8", "uint4"), the stored scale's
     // and the offset's names ("block scale X", "block scale sb", "d", "absmax s", "scale s"; "m").
     const char* code_encoding = "";

@@ -19,6 +19,7 @@ enum class FormatId : std::uint8_t {
     Nf4,
     MxFp8E4M3, MxFp8E5M2, MxFp6E3M2, MxFp6E2M3, MxFp4, NvFp4,
     Q8_0, Q4_0, Q4_1,
+    Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Iq4_NL, Iq4_XS, Tq1_0, Tq2_0,  // ggml's codec rows
 };
 
 // Which codes of a float format are not numbers.

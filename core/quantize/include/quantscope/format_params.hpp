@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "quantscope/config.hpp"
 #include "quantscope/number_format.hpp"
 #include "quantscope/tensor_view.hpp"
 
@@ -27,6 +28,11 @@ struct FormatParams {
     std::vector<std::uint16_t> stored;  // block formats: the stored scale's bits (E8M0 byte, E4M3 sb, fp16 d)
     float global_scale = 1;             // NVFP4: g (1 otherwise)
     bool scaled = true;                 // false in cast mode: no scale is stored
+    // ggml types with an importance-weighted quantizer, when the config gives importance: the weights, the
+    // tensor's last axis, and each row's sum of squares (ggml_row_sum_squares) over the params' tensor.
+    Importance importance;
+    std::int64_t row_length = 0;
+    std::shared_ptr<const std::vector<float>> row_sum_squares;
 
     // Set when the blocks are so many and so small that storing a float per block would cost more than their
     // values (groups of 1 on 16-bit input: 4 bytes of scale per 2-byte element), as QuantParams::recipe:
@@ -35,6 +41,7 @@ struct FormatParams {
 
     std::int64_t block_of(std::int64_t flat) const { return (flat / block_stride) % block_count; }
     bool on_demand() const { return recipe != nullptr; }
+    bool weighted() const { return importance != nullptr; }
     // Block `block`'s scale, stored or computed (reading the values under their guard).
     float scale_of(std::int64_t block) const;
     // As QuantParams: `owner` lives as long as these params and their copies. No-op when stored.
