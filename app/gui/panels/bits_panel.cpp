@@ -104,6 +104,32 @@ void DrawBitRow(const BitRow& row, const QuantConfig& config) {
     TextWrappedAtSpaces(BitRowBits(row) + " " + Symbols().arrow + " " + BitRowDecoded(row));
 }
 
+// A ggml type's block, outside in, each level indented under the one that holds it: the super-block's d
+// (and dmin or m), the sub-block's stored scale and min with the products to_float uses, then the element's
+// code and r' worked out.
+void DrawGgmlNesting(const CellBits& b, const QuantConfig& config) {
+    const GgmlCellBits& g = b.ggml;
+    const float indent = ImGui::GetFontSize() * 1.2f;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    TextWrappedAtSpaces(GgmlBlockLine(g, b));
+    ImGui::PopStyleColor();
+    for (const BitRow& row : b.scales)
+        if (row.role == BitRowRole::BlockScale || row.role == BitRowRole::Offset) DrawBitRow(row, config);
+    if (g.sub_block >= 0) {
+        ImGui::Indent(indent);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces(GgmlSubBlockLine(g));
+        ImGui::PopStyleColor();
+        for (const BitRow& row : b.scales)
+            if (row.role == BitRowRole::SubScale || row.role == BitRowRole::SubMin) DrawBitRow(row, config);
+        TextWrappedAtSpaces(GgmlUsedLine(g));
+    }
+    ImGui::Indent(indent);
+    DrawBitRow(b.code, config);
+    TextWrappedAtSpaces(GgmlWorkedLine(g));
+    ImGui::Unindent(g.sub_block >= 0 ? 2.0f * indent : indent);
+}
+
 // The packed byte, bit 7 left: each code's span outlined, the selected code in the code colour, the others
 // grey, each span's code under it.
 std::int64_t DrawPackedByte(const PackedByte& packed, std::int64_t selected, const Shape& shape,
@@ -189,8 +215,12 @@ void DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t selecte
             std::string head = "Element " + index_to_string(shape, selected);
             if (!b.scales.empty()) head += ", block " + FormatInteger(static_cast<double>(b.block));
             TextWrappedAtSpaces(head + ": " + FormatInteger(b.code_bits) + " bits a code");
-            DrawBitRow(b.code, *qv.config);
-            for (const BitRow& row : b.scales) DrawBitRow(row, *qv.config);
+            if (b.ggml.type) {
+                DrawGgmlNesting(b, *qv.config);
+            } else {
+                DrawBitRow(b.code, *qv.config);
+                for (const BitRow& row : b.scales) DrawBitRow(row, *qv.config);
+            }
             if (b.packed.offset >= 0) follow = DrawPackedByte(b.packed, selected, shape, st.packed_rects);
             st.report = BitsReportLines(b, *qv.config, shape);
         }

@@ -14,6 +14,8 @@ std::string ScaleName(const BitRow& row, const QuantConfig& config) {
         case BitRowRole::TensorScale: return "tensor scale g";
         case BitRowRole::Offset: return format.offset_label;
         case BitRowRole::BlockScale: return format.scale_label;
+        case BitRowRole::SubScale: return "sub-block scale sc";
+        case BitRowRole::SubMin: return "sub-block min m";
         case BitRowRole::Code: break;
     }
     return "code";
@@ -46,7 +48,12 @@ std::string IntDecoded(const BitRow& row) {
     std::string s = sum + " = " + FormatNumber(f.value);
     const bool is_signed = !row.weights.empty() && row.weights[0] < 0;
     if (row.encoding == "nf4 index") return s + " " + Symbols().arrow + " level " + FormatNumber(row.value);
-    if (row.value != f.value) return s + " " + Symbols().arrow + " q " + Symbols().minus + " 8 = " + FormatNumber(row.value);
+    if (row.encoding == "iq4 index") return s + " " + Symbols().arrow + " grid value " + FormatNumber(row.value);
+    // A stored number with a bias: Q4_0's q - 8, q6_K's q - 32, q3_K's sc - 32.
+    const char* letter = row.role == BitRowRole::SubScale ? "sc" : "q";
+    if (row.value != f.value)
+        return s + " " + Symbols().arrow + " " + letter + " " + Symbols().minus + " " + FormatNumber(f.value - row.value) +
+               " = " + FormatNumber(row.value);
     return s + (is_signed ? " (two's complement)" : " (unsigned)");
 }
 
@@ -65,6 +72,9 @@ std::string BitRowBits(const BitRow& row) {
 std::string BitRowDecoded(const BitRow& row) {
     if (row.fields.empty()) return {};
     if (row.is_float) return FloatDecoded(row);
+    if (row.encoding == "trit")  // tq1_0: one base-3 digit of a byte that holds five
+        return "base-3 digit " + row.fields[0].text + " " + Symbols().arrow + " q " + Symbols().minus + " 1 = " +
+               FormatNumber(row.value);
     if (!row.weights.empty()) return IntDecoded(row);
     // An E8M0 byte: a power of two alone, 2^(raw - 127) (the core's exponent is raw - 127).
     const BitField& e = row.fields[0];
@@ -94,9 +104,76 @@ std::string PackedByteLine(const PackedByte& packed, const Shape& shape) {
            index_to_string(shape, packed.slots.back().element) + ", the first in the lowest bits";
 }
 
+std::string GgmlBlockLine(const GgmlCellBits& g, const CellBits& bits) {
+    const std::string first = FormatInteger(static_cast<double>(g.byte_offset));
+    const std::string last = FormatInteger(static_cast<double>(g.byte_offset + g.type->type_size - 1));
+    return std::string(g.fields.sub_blocks > 0 ? "super-block " : "block ") + FormatInteger(static_cast<double>(bits.block)) +
+           " (" + FormatInteger(g.type->block_size) + " values in " + FormatInteger(g.type->type_size) + " bytes: bytes " + first +
+           " to " + last + " of --out-packed)" + (g.weighted ? ", quantized weighted by importance" : "");
+}
+
+std::string GgmlSubBlockLine(const GgmlCellBits& g) {
+    if (g.sub_block < 0) return {};
+    const int first = g.sub_block * g.fields.sub_size;
+    return "sub-block " + FormatInteger(g.sub_block) + " of " + FormatInteger(g.fields.sub_blocks) + " (values " +
+           FormatInteger(first) + " to " + FormatInteger(first + g.fields.sub_size - 1) + " of the super-block)";
+}
+
+std::string GgmlUsedLine(const GgmlCellBits& g) {
+    if (g.sub_block < 0) return {};
+    const Sym sym = Symbols();
+    const int j = g.sub_block;
+    std::string s = std::string("as used: d") + sym.times + "sc = " + FormatNumber(g.fields.d) + " " + sym.times + " " +
+                    FormatInteger(g.fields.sub_scale[j]) + " = " + FormatNumber(g.fields.sub_scale_used[j]);
+    if (g.fields.has_dmin)
+        s += std::string(";  dmin") + sym.times + "m = " + FormatNumber(g.fields.dmin) + " " + sym.times + " " +
+             FormatInteger(g.fields.sub_min[j]) + " = " + FormatNumber(g.fields.sub_min_used[j]);
+    return s + " (float32)";
+}
+
+std::string GgmlWorkedLine(const GgmlCellBits& g) {
+    const Sym sym = Symbols();
+    const std::string q = FormatNumber(g.code_value), x = std::string(" ") + sym.times + " ";
+    const std::string minus = std::string(" ") + sym.minus + " ";
+    std::string formula, numbers;
+    if (g.sub_block >= 0) {
+        const int j = g.sub_block;
+        formula = std::string("d") + sym.times + "sc" + x + "q";
+        numbers = FormatNumber(g.fields.sub_scale_used[j]) + x + q;
+        if (g.fields.has_dmin) {
+            formula += minus + "dmin" + sym.times + "m";
+            numbers += minus + FormatNumber(g.fields.sub_min_used[j]);
+        }
+    } else {
+        formula = "d" + x + "q";
+        numbers = FormatNumber(g.fields.d) + x + q;
+        if (g.fields.has_dmin) {
+            formula += " + m";
+            numbers += " + " + FormatNumber(g.fields.dmin);
+        }
+    }
+    return std::string("r") + sym.prime + " = " + formula + " = " + numbers + " = " + FormatNumber(g.dequantized) +
+           "  (r = " + FormatNumber(g.value) + ")";
+}
+
 std::vector<std::string> BitsReportLines(const CellBits& bits, const QuantConfig& config, const Shape& shape) {
     std::vector<std::string> lines;
     const std::string arrow = Symbols().arrow;
+    if (bits.ggml.type) {  // the nesting, outside in: the super-block, its sub-block, the element
+        const GgmlCellBits& g = bits.ggml;
+        lines.push_back(GgmlBlockLine(g, bits));
+        for (const BitRow& row : bits.scales)
+            if (row.role == BitRowRole::BlockScale || row.role == BitRowRole::Offset)
+                lines.push_back(BitRowTitle(row, config) + ": " + BitRowBits(row) + " " + arrow + " " + BitRowDecoded(row));
+        if (g.sub_block >= 0) lines.push_back(GgmlSubBlockLine(g));
+        for (const BitRow& row : bits.scales)
+            if (row.role == BitRowRole::SubScale || row.role == BitRowRole::SubMin)
+                lines.push_back(BitRowTitle(row, config) + ": " + BitRowBits(row) + " " + arrow + " " + BitRowDecoded(row));
+        if (g.sub_block >= 0) lines.push_back(GgmlUsedLine(g));
+        lines.push_back(BitRowTitle(bits.code, config) + ": " + BitRowBits(bits.code) + " " + arrow + " " + BitRowDecoded(bits.code));
+        lines.push_back(GgmlWorkedLine(g));
+        return lines;
+    }
     lines.push_back(BitRowTitle(bits.code, config) + ": " + BitRowBits(bits.code) + " " + arrow + " " + BitRowDecoded(bits.code));
     for (const BitRow& row : bits.scales)
         lines.push_back(BitRowTitle(row, config) + ": " + BitRowBits(row) + " " + arrow + " " + BitRowDecoded(row));

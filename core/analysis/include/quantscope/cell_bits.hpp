@@ -10,6 +10,7 @@
 
 #include "quantscope/bit_fields.hpp"
 #include "quantscope/config.hpp"
+#include "quantscope/ggml_types.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/tensor_view.hpp"
 
@@ -24,7 +25,8 @@ FloatClass classify_float_code(std::uint32_t code, const FloatSpec& spec);
 FloatSpec float32_spec();
 
 // One row of bit boxes: an element's code or a stored scale.
-enum class BitRowRole { Code, BlockScale, TensorScale, Offset };
+// SubScale, SubMin: a ggml k-quant's (or iq4_xs's) sub-block scale and min as stored.
+enum class BitRowRole { Code, BlockScale, TensorScale, Offset, SubScale, SubMin };
 struct BitRow {
     BitRowRole role = BitRowRole::Code;
     std::string encoding;          // "fp8-e4m3", "int4", "uint2", "nf4 index", "E8M0", "E4M3", "fp16", "float32"
@@ -53,6 +55,22 @@ struct PackedByte {
     std::vector<PackedSlot> slots;  // every code with a bit in this byte, the lowest bits first
 };
 
+// A ggml type's block around the element (FORMATS.md "llama.cpp (ggml) types"): the block's fields as
+// stored (ggml_block_fields of the bytes the pass writes for it, importance included) and where the element
+// sits in it: the super-block's d / dmin, its sub-block's scale and min as stored and as used (d * sc and
+// dmin * m, the float32 products to_float uses), its code and what the code stands for.
+struct GgmlCellBits {
+    const GgmlTypeInfo* type = nullptr;  // null: the config's format is not a ggml type
+    GgmlBlockFields fields;
+    std::int64_t byte_offset = 0;  // the block's first byte in --out-packed (ggml's block structs, in order)
+    int index = 0;                 // the element's place in its block
+    int sub_block = -1;            // its sub-block (fields.sub_blocks > 0); -1: none
+    float value = 0;               // r
+    float code_value = 0;          // what the code stands for before the scales (q4_0: q - 8; iq4: the grid value)
+    float dequantized = 0;         // r', the type's to_float of the block
+    bool weighted = false;         // the importance-weighted quantizer wrote the block
+};
+
 struct CellBits {
     std::int64_t flat_index = 0, block = 0;
     int code_bits = 0;  // bits of one code as --out-packed stores it
@@ -61,7 +79,11 @@ struct CellBits {
     // and the tensor's float32 g; ggml's fp16 d (and Q4_1's fp16 m); an element format's float32 s (NF4:
     // the absmax); int<N>'s float32 s. Empty in cast mode.
     std::vector<BitRow> scales;
-    PackedByte packed;
+    PackedByte packed;  // ggml types: none (their --out-packed is ggml's block structs; see ggml)
+    // ggml types: the block's nesting. `code` then holds the code's bits as the block stores them (q6_K:
+    // q + 32; q3_K: q + 4; tq2_0: q + 1; tq1_0: a base-3 digit) and `scales` d, dmin (or m), then the
+    // element's sub-block scale and min (roles SubScale, SubMin) where the type has sub-blocks.
+    GgmlCellBits ggml;
 };
 
 // The Bits view of element `flat` of `view` quantized with `params` (as compute_params gives them) and
