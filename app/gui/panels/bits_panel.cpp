@@ -104,6 +104,27 @@ void DrawBitRow(const BitRow& row, const QuantConfig& config) {
     TextWrappedAtSpaces(BitRowBits(row) + " " + Symbols().arrow + " " + BitRowDecoded(row));
 }
 
+// Two rows of one level side by side (d and dmin; a sub-block's sc and m), or the one there is.
+void DrawBitRowPair(const BitRow* a, const BitRow* b, const QuantConfig& config) {
+    if (!a || !b) {
+        if (a) DrawBitRow(*a, config);
+        if (b) DrawBitRow(*b, config);
+        return;
+    }
+    if (!ImGui::BeginTable("##pair", 2, ImGuiTableFlags_SizingStretchSame)) return;
+    ImGui::TableNextColumn();
+    DrawBitRow(*a, config);
+    ImGui::TableNextColumn();
+    DrawBitRow(*b, config);
+    ImGui::EndTable();
+}
+
+const BitRow* RowWithRole(const CellBits& b, BitRowRole role) {
+    for (const BitRow& row : b.scales)
+        if (row.role == role) return &row;
+    return nullptr;
+}
+
 // A ggml type's block, outside in, each level indented under the one that holds it: the super-block's d
 // (and dmin or m), the sub-block's stored scale and min with the products to_float uses, then the element's
 // code and r' worked out.
@@ -113,15 +134,17 @@ void DrawGgmlNesting(const CellBits& b, const QuantConfig& config) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     TextWrappedAtSpaces(GgmlBlockLine(g, b));
     ImGui::PopStyleColor();
-    for (const BitRow& row : b.scales)
-        if (row.role == BitRowRole::BlockScale || row.role == BitRowRole::Offset) DrawBitRow(row, config);
+    ImGui::PushID("super");
+    DrawBitRowPair(RowWithRole(b, BitRowRole::BlockScale), RowWithRole(b, BitRowRole::Offset), config);
+    ImGui::PopID();
     if (g.sub_block >= 0) {
         ImGui::Indent(indent);
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         TextWrappedAtSpaces(GgmlSubBlockLine(g));
         ImGui::PopStyleColor();
-        for (const BitRow& row : b.scales)
-            if (row.role == BitRowRole::SubScale || row.role == BitRowRole::SubMin) DrawBitRow(row, config);
+        ImGui::PushID("sub");
+        DrawBitRowPair(RowWithRole(b, BitRowRole::SubScale), RowWithRole(b, BitRowRole::SubMin), config);
+        ImGui::PopID();
         TextWrappedAtSpaces(GgmlUsedLine(g));
     }
     ImGui::Indent(indent);

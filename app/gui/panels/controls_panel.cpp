@@ -481,7 +481,6 @@ void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& 
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
             TextWrappedAtSpaces("The block format chooses its own scales.");
             ImGui::PopStyleColor();
-            DrawImportance(doc, out);
         } else {
             Section("Scale");
             DrawFormatMode(state, doc, out);
@@ -491,6 +490,7 @@ void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& 
                 DrawGranularity(state, doc, out);
             }
         }
+        DrawImportance(doc, out);
         ImGui::EndDisabled();
         ImGui::PopID();
         return;
@@ -516,6 +516,7 @@ void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& 
 
     Section("Formula");
     DrawFormula(doc);
+    DrawImportance(doc, out);
 
     ImGui::EndDisabled();
     ImGui::PopID();
