@@ -142,8 +142,9 @@ TEST_CASE("bits view: a q4_k cell's rows are ggml_block_fields of its block with
             INFO(all);
             CHECK(all.find("super-block " + std::to_string(flat / 256) + " (256 values in 144 bytes") != std::string::npos);
             CHECK(all.find("sub-block " + std::to_string(j) + " of 8") != std::string::npos);
-            CHECK(all.find("sub-block scale sc (uint6)") != std::string::npos);
-            CHECK(all.find("sub-block min m (uint6)") != std::string::npos);
+            CHECK(all.find("sub-block " + std::to_string(j) + " scale sc (uint6)") != std::string::npos);
+            CHECK(all.find("sub-block " + std::to_string(j) + " min m (uint6)") != std::string::npos);
+            CHECK(all.find("dxsc = " + FormatNumber(f.sub_scale_used[j])) != std::string::npos);
             CHECK(all.find("dmin (fp16)") != std::string::npos);
             CHECK(all.find("r' = dxsc x q - dminxm = ") != std::string::npos);
             CHECK(all.find(FormatNumber(b.ggml.dequantized) + "  (r = ") != std::string::npos);

@@ -145,7 +145,6 @@ void DrawGgmlNesting(const CellBits& b, const QuantConfig& config) {
         ImGui::PushID("sub");
         DrawBitRowPair(RowWithRole(b, BitRowRole::SubScale), RowWithRole(b, BitRowRole::SubMin), config);
         ImGui::PopID();
-        TextWrappedAtSpaces(GgmlUsedLine(g));
     }
     ImGui::Indent(indent);
     DrawBitRow(b.code, config);

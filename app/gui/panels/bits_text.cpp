@@ -14,8 +14,8 @@ std::string ScaleName(const BitRow& row, const QuantConfig& config) {
         case BitRowRole::TensorScale: return "tensor scale g";
         case BitRowRole::Offset: return format.offset_label;
         case BitRowRole::BlockScale: return format.scale_label;
-        case BitRowRole::SubScale: return "sub-block scale sc";
-        case BitRowRole::SubMin: return "sub-block min m";
+        case BitRowRole::SubScale: return "sub-block " + std::to_string(row.sub_block) + " scale sc";
+        case BitRowRole::SubMin: return "sub-block " + std::to_string(row.sub_block) + " min m";
         case BitRowRole::Code: break;
     }
     return "code";
@@ -45,15 +45,21 @@ std::string IntDecoded(const BitRow& row) {
         sum += sum.empty() ? FormatNumber(w) : " + " + FormatNumber(w);
     }
     if (sum.empty()) sum = "0";
-    std::string s = sum + " = " + FormatNumber(f.value);
+    std::string s = sum + " = " + FormatNumber(row.bias != 0 ? static_cast<double>(f.raw) : f.value);
     const bool is_signed = !row.weights.empty() && row.weights[0] < 0;
-    if (row.encoding == "nf4 index") return s + " " + Symbols().arrow + " level " + FormatNumber(row.value);
-    if (row.encoding == "iq4 index") return s + " " + Symbols().arrow + " grid value " + FormatNumber(row.value);
-    // A stored number with a bias: Q4_0's q - 8, q6_K's q - 32, q3_K's sc - 32.
+    const Sym sym = Symbols();
+    const std::string arrow = std::string(" ") + sym.arrow + " ";
+    // A number stored with a bias (q6_K's q + 32, q3_K's sc + 32): the stored number, then what it stands for.
     const char* letter = row.role == BitRowRole::SubScale ? "sc" : "q";
-    if (row.value != f.value)
-        return s + " " + Symbols().arrow + " " + letter + " " + Symbols().minus + " " + FormatNumber(f.value - row.value) +
-               " = " + FormatNumber(row.value);
+    if (row.bias != 0)
+        s += arrow + letter + " " + sym.minus + " " + FormatInteger(row.bias) + " = " + FormatNumber(f.value);
+    if (row.role == BitRowRole::SubScale) return s + arrow + "d " + sym.times + " sc = " + FormatNumber(row.used);
+    if (row.role == BitRowRole::SubMin) return s + arrow + "dmin " + sym.times + " m = " + FormatNumber(row.used);
+    if (row.encoding == "nf4 index") return s + arrow + "level " + FormatNumber(row.value);
+    if (row.encoding == "iq4 index") return s + arrow + "grid value " + FormatNumber(row.value);
+    if (row.value != f.value)  // Q4_0's q - 8, Q5_0's q - 16
+        return s + arrow + "q " + sym.minus + " " + FormatNumber(f.value - row.value) + " = " + FormatNumber(row.value);
+    if (row.bias != 0) return s;
     return s + (is_signed ? " (two's complement)" : " (unsigned)");
 }
 
@@ -119,18 +125,6 @@ std::string GgmlSubBlockLine(const GgmlCellBits& g) {
            FormatInteger(first) + " to " + FormatInteger(first + g.fields.sub_size - 1) + " of the super-block)";
 }
 
-std::string GgmlUsedLine(const GgmlCellBits& g) {
-    if (g.sub_block < 0) return {};
-    const Sym sym = Symbols();
-    const int j = g.sub_block;
-    std::string s = std::string("as used: d") + sym.times + "sc = " + FormatNumber(g.fields.d) + " " + sym.times + " " +
-                    FormatInteger(g.fields.sub_scale[j]) + " = " + FormatNumber(g.fields.sub_scale_used[j]);
-    if (g.fields.has_dmin)
-        s += std::string(";  dmin") + sym.times + "m = " + FormatNumber(g.fields.dmin) + " " + sym.times + " " +
-             FormatInteger(g.fields.sub_min[j]) + " = " + FormatNumber(g.fields.sub_min_used[j]);
-    return s + " (float32)";
-}
-
 std::string GgmlWorkedLine(const GgmlCellBits& g) {
     const Sym sym = Symbols();
     const std::string q = FormatNumber(g.code_value), x = std::string(" ") + sym.times + " ";
@@ -169,7 +163,6 @@ std::vector<std::string> BitsReportLines(const CellBits& bits, const QuantConfig
         for (const BitRow& row : bits.scales)
             if (row.role == BitRowRole::SubScale || row.role == BitRowRole::SubMin)
                 lines.push_back(BitRowTitle(row, config) + ": " + BitRowBits(row) + " " + arrow + " " + BitRowDecoded(row));
-        if (g.sub_block >= 0) lines.push_back(GgmlUsedLine(g));
         lines.push_back(BitRowTitle(bits.code, config) + ": " + BitRowBits(bits.code) + " " + arrow + " " + BitRowDecoded(bits.code));
         lines.push_back(GgmlWorkedLine(g));
         return lines;

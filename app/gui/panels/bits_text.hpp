@@ -28,11 +28,9 @@ std::string PackedByteLine(const PackedByte& packed, const Shape& shape);
 
 // A ggml type's nesting (CellBits::ggml), outside in. "super-block 3 (256 values in 144 bytes: bytes 432 to 575
 // of --out-packed)"; "sub-block 2 of 8 (values 64 to 95 of the super-block)" (empty without sub-blocks);
-// "as used: d×sc = 0.0123 × 37 = 0.455;  dmin×m = 0.0078 × 12 = 0.094 (float32)" (empty without sub-blocks);
 // "r′ = d×sc × q − dmin×m = 0.455 × 7 − 0.094 = 3.09  (r = 3.1)" with the numbers core computed.
 std::string GgmlBlockLine(const GgmlCellBits& g, const CellBits& bits);
 std::string GgmlSubBlockLine(const GgmlCellBits& g);
-std::string GgmlUsedLine(const GgmlCellBits& g);
 std::string GgmlWorkedLine(const GgmlCellBits& g);
 
 // Every line the view shows, "<title>: <bits> → <decoded>", then the packed byte's line (if any).

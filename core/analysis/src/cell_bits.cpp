@@ -122,6 +122,16 @@ GgmlStorage ggml_storage(GgmlType type) {
 
 std::string uint_name(int bits) { return "uint" + std::to_string(bits); }
 
+// A number the block stores as `value + bias` in `bits` unsigned bits: its boxes are the stored bits, its field's
+// value the number it stands for.
+BitRow biased_row(const std::string& encoding, std::int32_t value, std::int32_t bias, int bits) {
+    BitRow row = int_row(encoding, value + bias, bits, false);
+    row.bias = bias;
+    row.fields[0].value = value;
+    row.value = value;
+    return row;
+}
+
 // The code as the block stores it: its bits (tq1_0: one base-3 digit, five to a byte) standing for
 // `code_value`, what to_float multiplies by the scale.
 BitRow ggml_code_row(const FormatTraits& info, std::int32_t code, float code_value) {
@@ -132,12 +142,13 @@ BitRow ggml_code_row(const FormatTraits& info, std::int32_t code, float code_val
         row.encoding = "trit";
         row.bits_value = static_cast<std::uint32_t>(stored);
         row.fields.push_back(BitField{BitFieldKind::Code, 1, static_cast<std::uint32_t>(stored), std::to_string(stored),
-                                      static_cast<double>(stored)});
+                                      static_cast<double>(code)});
+        row.bias = storage.code_bias;
     } else if (storage.code_bias == 0 && info.code_space(info, QuantConfig{}).is_signed) {
         row = int_row(info.code_encoding, code, info.element_bits, true);  // q8_0's int8
     } else {
-        row = int_row(storage.code_bias != 0 ? uint_name(info.element_bits) : info.code_encoding, stored,
-                      info.element_bits, false);
+        row = biased_row(storage.code_bias != 0 ? uint_name(info.element_bits) : info.code_encoding, code,
+                         storage.code_bias, info.element_bits);
     }
     row.value = code_value;
     return row;
@@ -189,14 +200,17 @@ void ggml_cell(const TensorView& view, const QuantConfig& config, std::int64_t f
         const int j = g.index / g.fields.sub_size;
         g.sub_block = j;
         const std::int32_t sc = g.fields.sub_scale[j];
-        BitRow scale = int_row(storage.scale_signed ? "int" + std::to_string(storage.scale_bits) : uint_name(storage.scale_bits),
-                               sc + storage.scale_bias, storage.scale_bits, storage.scale_signed);
+        BitRow scale = storage.scale_signed ? int_row("int" + std::to_string(storage.scale_bits), sc, storage.scale_bits, true)
+                                            : biased_row(uint_name(storage.scale_bits), sc, storage.scale_bias, storage.scale_bits);
         scale.role = BitRowRole::SubScale;
-        scale.value = sc;
+        scale.used = g.fields.sub_scale_used[j];
+        scale.sub_block = j;
         out.scales.push_back(scale);
         if (storage.min_bits > 0) {
             BitRow min = int_row(uint_name(storage.min_bits), g.fields.sub_min[j], storage.min_bits, false);
             min.role = BitRowRole::SubMin;
+            min.used = g.fields.sub_min_used[j];
+            min.sub_block = j;
             out.scales.push_back(min);
         }
     }
@@ -275,7 +289,9 @@ PackedByte packed_byte_of(const TensorView& view, const QuantParams& params, con
                           std::int64_t flat) {
     PackedByte out;
     const int bits = code_bits_of(config);
-    if (bits >= 8 || format_traits(config.format).ggml) return out;  // ggml: --out-packed is ggml's block structs
+    // A ggml type's --out-packed is its block structs, where a code's bits lie by the type's own layout
+    // (ggml-common.h), not end to end: no byte is shown for it.
+    if (bits >= 8 || format_traits(config.format).ggml) return out;
     if (flat < 0 || flat >= view.numel()) throw Error("element index out of range");
     // Codes start on a byte boundary every `period` codes: pack that run (core packing, as --out-packed
     // does for the whole tensor) and pick the byte holding `flat`.

@@ -25,7 +25,7 @@ FloatClass classify_float_code(std::uint32_t code, const FloatSpec& spec);
 FloatSpec float32_spec();
 
 // One row of bit boxes: an element's code or a stored scale.
-// SubScale, SubMin: a ggml k-quant's (or iq4_xs's) sub-block scale and min as stored.
+// SubScale / SubMin: a ggml k-quant's (or iq4_xs's) sub-block scale and min as stored, inside the block's d.
 enum class BitRowRole { Code, BlockScale, TensorScale, Offset, SubScale, SubMin };
 struct BitRow {
     BitRowRole role = BitRowRole::Code;
@@ -40,9 +40,16 @@ struct BitRow {
     // Integer codes (and NF4's index): each bit's weight, most significant first (two's complement: the top
     // bit weighs -2^(N-1)); `value` is the sum of the weights of the set bits (minus 8 for Q4_0).
     std::vector<double> weights;
+    // A number stored with a bias (q6_K's code q + 32, q3_K's q + 4 and sub-block scale sc + 32, tq2_0's q + 1):
+    // the bits are the stored number, fields[0].value the number it stands for (raw - bias).
+    std::int32_t bias = 0;
+    // SubScale / SubMin: the float32 to_float uses, d · sc (the codes' multiplier) or dmin · m (subtracted).
+    double used = 0;
+    int sub_block = -1;  // which sub-block of the block (SubScale / SubMin)
 };
 
-// The byte of --out-packed that holds element `flat` when codes take fewer than 8 bits.
+// The byte of --out-packed that holds element `flat` when codes take fewer than 8 bits, packed end to end
+// (none for a ggml type: its file is ggml's block structs).
 struct PackedSlot {
     std::int64_t element = 0;
     std::int32_t code = 0;  // as --out-quantized writes it
@@ -76,8 +83,9 @@ struct CellBits {
     int code_bits = 0;  // bits of one code as --out-packed stores it
     BitRow code;
     // The scales stored for the element's block, as --out-packed writes them: MX's E8M0 X; NVFP4's E4M3 sb
-    // and the tensor's float32 g; ggml's fp16 d (and Q4_1's fp16 m); an element format's float32 s (NF4:
-    // the absmax); int<N>'s float32 s. Empty in cast mode.
+    // and the tensor's float32 g; ggml's fp16 d (and Q4_1's fp16 m, a k-quant's fp16 dmin), then for a
+    // k-quant or iq4_xs the element's sub-block scale (and min) as stored, with what to_float makes of it;
+    // an element format's float32 s (NF4: the absmax); int<N>'s float32 s. Empty in cast mode.
     std::vector<BitRow> scales;
     PackedByte packed;  // ggml types: none (their --out-packed is ggml's block structs; see ggml)
     // ggml types: the block's nesting. `code` then holds the code's bits as the block stores them (q6_K:

@@ -1,0 +1,100 @@
+// The Bits view and the element trace of the ggml codec rows: a k-quant's nesting (fp16 d and dmin, the
+// element's sub-block scale and min as stored and as used) and its code, all read back from the block
+// the codec writes, with and without importance.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "quantscope/cell_bits.hpp"
+#include "quantscope/ggml_types.hpp"
+#include "quantscope/params.hpp"
+#include "quantscope/quantize.hpp"
+
+using namespace qs;
+
+namespace {
+
+Tensor rows_of(std::int64_t rows, std::int64_t cols, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    Tensor t;
+    t.shape = {rows, cols};
+    t.values.resize(static_cast<std::size_t>(rows * cols));
+    for (std::size_t i = 0; i < t.values.size(); ++i) t.values[i] = normal(rng) * (i % 61 == 3 ? 12.0f : 1.0f);
+    return t;
+}
+
+QuantConfig config_of(const std::string& dtype) {
+    QuantConfig c;
+    parse_dtype(dtype, c);
+    return with_format(c, c.format);
+}
+
+// The block holding `flat` as the codec quantizes it in its row (importance as given).
+GgmlBlockFields block_of(const Tensor& t, const GgmlTypeInfo& type, std::int64_t flat, const std::vector<float>* w) {
+    const std::int64_t cols = t.shape.back(), row = flat / cols, start = flat / type.block_size * type.block_size;
+    const float* r = t.values.data() + row * cols;
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(type.type_size));
+    GgmlImportance weights{w ? w->data() + (start - row * cols) : nullptr, ggml_row_sum_squares(r, cols), cols};
+    ggml_quantize_blocks(type, t.values.data() + start, 1, w ? &weights : nullptr, bytes.data());
+    GgmlBlockFields f;
+    ggml_block_fields(type, bytes.data(), f);
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("ggml rows bits: a k-quant cell shows d dmin and its sub-block's scale and min as stored and used") {
+    const Tensor t = rows_of(2, 512, 5);
+    std::vector<float> w(512);
+    for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<float>(1 + k % 7);
+    for (const bool weighted : {false, true}) {
+        for (const char* dtype : {"q4_k", "q2_k", "q6_k", "q3_k", "iq4_xs", "q5_1"}) {
+            CAPTURE(std::string(dtype));
+            CAPTURE(weighted);
+            QuantConfig c = config_of(dtype);
+            if (weighted) c.importance = std::make_shared<const std::vector<float>>(w);
+            const GgmlTypeInfo& type = *format_traits(c.format).ggml;
+            const QuantParams params = compute_params(t, c);
+            const QuantResult q = quantize(t, c);
+            for (const std::int64_t flat : {std::int64_t{0}, std::int64_t{300}, std::int64_t{512 + 77}, std::int64_t{1023}}) {
+                const GgmlBlockFields f = block_of(t, type, flat, weighted ? &w : nullptr);
+                const CellBits b = cell_bits(view_of(t), params, c, flat, -1.0f);
+                const int j = static_cast<int>(flat % type.block_size);
+                REQUIRE(b.scales.size() >= 1);
+                CHECK(b.scales[0].role == BitRowRole::BlockScale);
+                CHECK(b.scales[0].bits_value == f.d_bits);
+                CHECK(b.scales[0].value == f.d);
+                std::size_t next = 1;
+                if (f.has_dmin) {
+                    REQUIRE(b.scales.size() > next);
+                    CHECK(b.scales[next].role == BitRowRole::Offset);
+                    CHECK(b.scales[next++].bits_value == f.dmin_bits);
+                }
+                if (f.sub_blocks > 0) {
+                    const int sub = j / f.sub_size;
+                    REQUIRE(b.scales.size() > next);
+                    CHECK(b.scales[next].role == BitRowRole::SubScale);
+                    CHECK(b.scales[next].sub_block == sub);
+                    CHECK(b.scales[next].fields[0].value == f.sub_scale[sub]);
+                    CHECK(b.scales[next++].used == f.sub_scale_used[sub]);
+                    if (format_traits(c.format).has_offset) {
+                        REQUIRE(b.scales.size() > next);
+                        CHECK(b.scales[next].role == BitRowRole::SubMin);
+                        CHECK(b.scales[next].fields[0].value == f.sub_min[sub]);
+                        CHECK(b.scales[next++].used == f.sub_min_used[sub]);
+                    }
+                }
+                CHECK(b.scales.size() == next);
+                CHECK(b.code.fields[0].value == f.codes[j]);
+                CHECK(b.packed.offset == -1);  // a ggml file is block structs: no end-to-end byte
+                // The trace is the pass's element: its code and r'.
+                const ElementTrace e = trace_element(t, params, c, flat);
+                CHECK(e.code == q.codes[static_cast<std::size_t>(flat)]);
+                CHECK(e.code == f.codes[j]);
+                CHECK(e.dequantized == q.dequantized[static_cast<std::size_t>(flat)]);
+            }
+        }
+    }
+}
