@@ -9,6 +9,7 @@
 #include <imgui_stdlib.h>
 
 #include "gui/app/app_state.hpp"
+#include "gui/app/importance_file.hpp"
 #include "gui/app/apply_intents.hpp"
 #include "gui/app/session_io.hpp"
 #include "gui/panels/tensor_panel.hpp"
@@ -159,12 +160,24 @@ void DrawOpenSession(FileDialogsState& s, AppState& app) {
     }
 }
 
+// An importance vector for the open tensor: a bad file is the window's banner line (the dialog stays for another try).
+void DrawOpenImportance(FileDialogsState& s, AppState& app) {
+    Label("File");
+    const bool enter = PathField(s, "##importance-path", s.importance_path, "importance.npy");
+    Hint("A float32 .npy, one weight per column of the last axis (llama.cpp's imatrix of this tensor).");
+    if ((Buttons(s, "Open", app.doc.data && !app.doc.busy()) || enter) && !s.importance_path.empty() && app.doc.data &&
+        !app.doc.busy()) {
+        if (OpenImportance(app, ExpandUserPath(s.importance_path))) s.open = FileDialog::None;
+    }
+}
+
 const char* Title(FileDialog d) {
     switch (d) {
         case FileDialog::SaveFigure: return "Save figure as PNG###file-dialog";
         case FileDialog::ExportTensors: return "Export tensors###file-dialog";
         case FileDialog::SaveSession: return "Save session###file-dialog";
         case FileDialog::OpenSession: return "Open session###file-dialog";
+        case FileDialog::OpenImportance: return "Open importance###file-dialog";
         case FileDialog::None: break;
     }
     return "###file-dialog";
@@ -194,6 +207,8 @@ void DrawFileMenuItems(FileDialogsState& s, AppState& app) {
     const bool shown = app.doc.view().valid();
     if (ImGui::MenuItem("Open session...", nullptr, false, !app.doc.busy())) Show(s, FileDialog::OpenSession);
     if (ImGui::MenuItem("Save session...", nullptr, false, app.doc.data != nullptr)) Show(s, FileDialog::SaveSession);
+    if (ImGui::MenuItem("Open importance...", nullptr, false, app.doc.data && !app.doc.busy()))
+        Show(s, FileDialog::OpenImportance);
     ImGui::Separator();
     if (ImGui::MenuItem("Save figure as PNG...", nullptr, false, shown)) Show(s, FileDialog::SaveFigure);
     if (ImGui::MenuItem("Export tensors...", nullptr, false, shown)) Show(s, FileDialog::ExportTensors);
@@ -214,6 +229,7 @@ void DrawFileDialogs(FileDialogsState& s, AppState& app) {
             case FileDialog::ExportTensors: DrawExportTensors(s, app); break;
             case FileDialog::SaveSession: DrawSaveSession(s, app); break;
             case FileDialog::OpenSession: DrawOpenSession(s, app); break;
+            case FileDialog::OpenImportance: DrawOpenImportance(s, app); break;
             case FileDialog::None: break;
         }
         Message(s);

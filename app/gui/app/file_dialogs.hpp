@@ -14,7 +14,7 @@ namespace qs::gui {
 
 struct AppState;
 
-enum class FileDialog : int { None, SaveFigure, ExportTensors, SaveSession, OpenSession };
+enum class FileDialog : int { None, SaveFigure, ExportTensors, SaveSession, OpenSession, OpenImportance };
 
 struct FileDialogsState {
     FileDialog open = FileDialog::None;
@@ -25,6 +25,7 @@ struct FileDialogsState {
     TensorExport tensors;
     std::string session_path;
     std::string open_path;
+    std::string importance_path;
     // The last outcome, shown in the dialog.
     std::string message;
     bool message_is_error = false;

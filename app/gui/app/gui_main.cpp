@@ -225,6 +225,7 @@ std::string StartApp(AppState& app, GuiOptions& options, const Settings& setting
     app.panels = settings.panels;
     for (const auto& [key, value] : settings.figure) ApplyFigurePanelSetting(app.figure.settings, key.c_str(), value.c_str());
     std::string failed = StartWithInput(app, options.input, options.files);  // also a session's view; not undoable
+    if (!options.importance_path.empty() && app.doc.importance) app.doc.importance_path = options.importance_path;
     if (options.lesson) {
         const std::string error_before = app.doc.error;
         OpenLesson(app, options.lesson, options.lesson_step, options.lesson_ref);

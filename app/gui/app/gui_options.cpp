@@ -1,9 +1,11 @@
 #include "gui/app/gui_options.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "cli/lessons.hpp"
 #include "gui/app/analysis_tabs.hpp"
+#include "gui/app/importance_file.hpp"
 #include "gui/panels/model_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "quantscope/atomic_file.hpp"
@@ -97,7 +99,7 @@ const char* const kGuiHelp =
     "                        [--slice I] [--select I,J] [--panels controls,figure,metrics,histogram]\n"
     "                        [--screenshot out.png [--frames N] [--save-figure F.png] [--save-session S.json]]\n"
     "                        [--bench-frames N] [--tab NAME] [--presenter] [--lesson NAME [--step K]]\n"
-    "                        [--layout-report]\n"
+    "                        [--layout-report] [--importance W.npy]\n"
     "\n"
     "Opens the window on INPUT (.npy, .csv, .safetensors [--tensor NAME] or a saved SESSION.json), a preset or\n"
     "a random tensor; the lesson's 3x3 tensor by default. A .safetensors file of several tensors without\n"
@@ -127,6 +129,8 @@ const char* const kGuiHelp =
     "  --presenter         start in presenter mode: the figure alone, for a projector (F5 / Esc in the window)\n"
     "  --lesson NAME       open a lesson (quantscope lesson list) or a lesson FILE.json at --step K (from 1):\n"
     "                      PageDown / PageUp or the arrows step through it, R reveals what a step hides\n"
+    "  --importance W.npy  one float32 weight per column, as for `quantize`: the ggml types that take it\n"
+    "                      quantize weighted by it (the Importance toggle; File > Open importance...)\n"
     "  --tab NAME          the analysis tab shown first: histograms, landscape, calibrators, compare, formats\n"
     "                      (every number format: bits per weight against SQNR), model, layer (the current\n"
     "                      tensor as W of y = x W^T: output error, LLM.int8, SmoothQuant), bits (the selected\n"
@@ -176,7 +180,7 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     const std::vector<cli::OptionSpec> own = {
         {"--size", true}, {"--screenshot", true}, {"--frames", true}, {"--bench-frames", true},
         {"--font-scale", true}, {"--no-settings", false}, {"--tab", true}, {"--lesson", true}, {"--step", true},
-        {"--layout-report", false}};
+        {"--layout-report", false}, {"--importance", true}};
     const cli::ParsedArgs parsed =
         cli::parse_args(args, cli::join(cli::join(cli::join(cli::tensor_source_options(), cli::quantize_options()), own),
                                         GuiFileOptionSpecs()));
@@ -222,6 +226,13 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     o.use_settings = !parsed.has("--no-settings") && o.screenshot.empty() && o.bench_frames == 0;
     o.input = LoadGuiInput(parsed, !o.screenshot.empty(), o.files);
     if (parsed.has("--step") && !parsed.has("--lesson")) throw Error("--step needs --lesson NAME");
+    if (const std::string* v = parsed.get("--importance")) {
+        if (parsed.has("--lesson")) throw Error("--importance does not go with --lesson: a lesson's step gives its own");
+        o.input.config.importance = ReadImportanceFile(*v, o.input.shape());
+        std::error_code ec;
+        const std::filesystem::path abs = std::filesystem::absolute(*v, ec);
+        o.importance_path = (ec ? std::filesystem::path(*v) : abs).lexically_normal().string();
+    }
     if (const std::string* v = parsed.get("--lesson")) ApplyLessonOption(parsed, *v, o);
     std::vector<FileRole> outputs;
     if (!o.screenshot.empty()) outputs.push_back({"--screenshot", o.screenshot});

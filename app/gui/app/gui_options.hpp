@@ -45,6 +45,7 @@ struct GuiOptions {
     std::shared_ptr<const Lesson> lesson;
     std::string lesson_ref;     // the NAME or FILE given, as sessions name the lesson again
     int lesson_step = 0;
+    std::string importance_path;  // --importance, absolute (input.config.importance holds its weights)
 };
 
 // qs::Error (one line) on a bad option, value, input or output path.

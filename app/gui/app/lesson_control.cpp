@@ -9,6 +9,7 @@
 #include <GLFW/glfw3.h>  // key codes: 1.86 indexes io.KeysDown by them
 
 #include "cli/lessons.hpp"
+#include "gui/app/analysis_tabs.hpp"
 #include "gui/app/app_state.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
@@ -105,6 +106,7 @@ void GoToLessonStep(AppState& app, int step) {
     app.figure.selected = s.selected;
     if (s.selected >= 0) app.figure.slice = static_cast<int>(s.selected / s.tensor->slice_size());
     CoverAsStep(app, s);
+    if (!s.tab.empty()) app.request_tab = AnalysisTabIndex(s.tab);  // the step's tab to the front (its words are the tabs')
     app.layer_view = s.layer.has_value();  // a layer step: the layer lab with the step's settings
     if (s.layer) app.layer.settings = LayerSettingsFromLesson(*s.layer);
 }

@@ -24,6 +24,8 @@ struct ViewRead {
     const std::string* label = nullptr;
     Mode base_mode = Mode::Manual;  // Manual: not given
     const std::string* lesson = nullptr;
+    const std::string* importance = nullptr;  // the importance file, as the session wrote it
+    bool importance_weighted = true;
     const std::string* lesson_step = nullptr;
 };
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gui/app/analysis_tabs.hpp"
+#include "gui/app/importance_file.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/lesson_control.hpp"
 #include "gui/app/session_fields.hpp"
@@ -145,6 +146,21 @@ std::vector<SessionField> MakeSessionFields() {
             field.key = std::string(tab.session) + "." + field.key;
             f.push_back(std::move(field));
         }
+    // The importance file (relative to the session as the tensor's is) and whether the config weighs by it; a
+    // lesson's own weights come back with its step instead.
+    f.push_back({"importance",
+                 [](const AppState& app, const std::string& k, ViewSettings& v) {
+                     if (!app.doc.importance || app.doc.importance_path.empty()) return;
+                     v.emplace_back(k, app.doc.importance_path);
+                     v.emplace_back("importance.weighted", BoolText(app.doc.config.importance != nullptr));
+                 },
+                 [](ViewRead& r, const std::string&, const std::string& value) {
+                     if (value.empty()) return false;
+                     r.importance = &value;
+                     return true;
+                 }});
+    f.push_back({"importance.weighted", [](const AppState&, const std::string&, ViewSettings&) {},  // with the file
+                 [](ViewRead& r, const std::string&, const std::string& value) { return ParseBool(value, r.importance_weighted); }});
     f.push_back(BoolField("presenter", [](auto& app) -> auto& { return app.presenter; }));
     // The lesson (a shipped name or a file's absolute path) and its step from 1, as --step; opened at that step
     // once every key is read, whatever order they come in.
@@ -218,6 +234,16 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view, std::strin
     }
     // The document's fields as one change of the document, part of the opening's undo step.
     app.doc.apply_names(r.label, r.base_mode == Mode::Manual ? nullptr : &r.base_mode, false);
+    std::string importance_line;
+    if (r.importance) {
+        fs::path file(*r.importance);
+        if (file.is_relative() && !session_path.empty()) file = fs::path(session_path).parent_path() / file;
+        const std::string before = app.doc.error;
+        if (!OpenImportance(app, file.lexically_normal().string(), &r.importance_weighted)) {
+            importance_line = "the session's importance did not open: " + printable(app.doc.error, 240);
+            app.doc.error = before;
+        }
+    }
     const std::string* lesson = r.lesson;
     const std::string* lesson_step = r.lesson_step;
     // A lesson that does not load is named (quoted: the file's name may be anything) with its reason, on a line
@@ -249,8 +275,8 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view, std::strin
         return out;
     };
     const std::string refused_line = listed("the session's view has values its keys do not take:", refused);
-    if (failure) *failure = refused_line.empty() ? lesson_line : refused_line;  // one line: the first problem
-    return JoinLines({refused_line, lesson_line, listed("skipped view settings this version does not understand:", skipped)});
+    if (failure) *failure = !refused_line.empty() ? refused_line : !importance_line.empty() ? importance_line : lesson_line;
+    return JoinLines({refused_line, importance_line, lesson_line, listed("skipped view settings this version does not understand:", skipped)});
 }
 
 // ------------------------------------------------------------------------------------------------ sessions
@@ -261,9 +287,9 @@ Session MakeSession(const AppState& app, const std::string& session_path, std::s
     Session s;
     s.config = app.doc.config;
     s.view = SessionView(app);
-    // A lesson file is stored as the tensor is: relative to the session when beside or below it (they move together).
+    // A lesson file and the importance file are stored as the tensor is: relative to the session when beside or below it (they move together).
     for (auto& [key, value] : s.view)
-        if (key == "lesson" && is_lesson_path(value)) value = PathForSession(value, session_path);
+        if ((key == "lesson" && is_lesson_path(value)) || key == "importance") value = PathForSession(value, session_path);
     if (const TensorOrigin* origin = app.doc.origins.find(app.doc.data.get())) {
         s.source = origin->source;
         if (s.source.kind == TensorSource::Kind::File) s.source.path = PathForSession(s.source.path, session_path);

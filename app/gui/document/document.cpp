@@ -28,12 +28,13 @@ QuantView Document::view() const {
     v.params = &params;
     v.overview = &overview;
     v.computed_metrics = (shown_config.mode == Mode::Manual && has_computed) ? &computed_metrics : nullptr;
+    v.importance_mse = importance_mse ? &*importance_mse : nullptr;
     v.generation = generation;
     v.tensor_generation = tensor_generation;
     return v;
 }
 
-Snapshot Document::snapshot() const { return Snapshot{data, config, base_mode, label}; }
+Snapshot Document::snapshot() const { return Snapshot{data, config, base_mode, label, importance, importance_path}; }
 
 void Document::set_data(std::shared_ptr<const TensorData> next) {
     data = std::move(next);
@@ -62,6 +63,7 @@ bool Document::apply_config(const QuantConfig& next, bool continuous, std::strin
         !SameComputedInputs(next, config) || (next.mode != Mode::Manual && next.mode != base_mode);
     if (next.mode != Mode::Manual) base_mode = next.mode;
     config = next;
+    adopt_importance();
     mark_dirty(computed_too);
     return true;
 }
@@ -82,10 +84,15 @@ bool Document::apply_data(std::shared_ptr<const TensorData> next, std::string ne
         std::string note;
         const QuantConfig fitted = FitConfig(next_config ? *next_config : config, next->shape(), &note);
         if (data) history.push(snapshot());
+        if (importance && !ImportanceFits(*importance, next->shape())) {  // another tensor's columns
+            importance = nullptr;
+            importance_path.clear();
+        }
         gesture_open_ = false;
         set_data(std::move(next));
         label = std::move(next_label);
         config = fitted;
+        adopt_importance();
         if (config.mode != Mode::Manual) base_mode = config.mode;
         notice = note;
         mark_dirty(true);
@@ -94,6 +101,36 @@ bool Document::apply_data(std::shared_ptr<const TensorData> next, std::string ne
         error = error_text(e);
         return false;
     }
+}
+
+void Document::adopt_importance() {
+    if (!config.importance || same_importance(config.importance, importance)) return;
+    importance = config.importance;
+    importance_path.clear();
+}
+
+bool Document::apply_importance(Importance weights, std::string path, bool weighted, std::string* message) {
+    if (!data) return false;
+    QuantConfig next = config;
+    next.importance = weighted ? weights : nullptr;
+    try {
+        if (weights) check_importance(*weights, data->shape().empty() ? 0 : data->shape().back());
+        check_config(next, data->shape());
+    } catch (const std::exception& e) {
+        if (message) *message = error_text(e);
+        return false;
+    }
+    if (message) message->clear();
+    if (same_importance(weights, importance) && path == importance_path && next == config) return true;
+    history.push(snapshot());
+    gesture_open_ = false;
+    importance = std::move(weights);
+    importance_path = std::move(path);
+    const bool reweighs = next != config;
+    config = next;
+    if (reweighs) mark_dirty(true);
+    else ++revision;
+    return true;
 }
 
 bool Document::apply_names(const std::string* next_label, const Mode* next_base_mode, bool new_step) {
@@ -112,6 +149,8 @@ bool Document::apply_names(const std::string* next_label, const Mode* next_base_
 }
 
 void Document::restore(const Snapshot& s) {
+    importance = s.importance;
+    importance_path = s.importance_path;
     set_data(s.data);
     config = s.config;
     base_mode = s.base_mode;
@@ -147,6 +186,7 @@ void Document::take_recompute(RecomputeJob& job) {
     }
     std::swap(params, job.params);
     std::swap(overview, job.overview);
+    importance_mse = job.importance_mse;
     if (job.data != shown_data) ++tensor_generation;
     shown_data = job.data;
     shown_config = job.config;
@@ -216,6 +256,12 @@ void Document::take_tensor_job(TensorJobResult& done) {
     handed.config = config;
     handed.params = std::move(done.params);
     handed.overview = std::move(done.overview);
+    handed.importance_mse = done.importance_mse;
+    if (importance && !ImportanceFits(*importance, data->shape())) {  // another tensor's columns
+        importance = nullptr;
+        importance_path.clear();
+    }
+    adopt_importance();
     take_recompute(handed);
     has_computed = false;
     ++computed_inputs_;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "gui/document/quant_view.hpp"
@@ -41,6 +42,10 @@ public:
     QuantConfig config;
     // The mode whose (s, z) manual mode offers as "computed": the last non-manual mode.
     Mode base_mode = Mode::Asymmetric;
+    // The importance vector loaded, one weight per column (null: none), and its file's absolute path ("": not
+    // from a file). Weighting by it is config.importance (set to it, or null): the toggle is a config change.
+    Importance importance;
+    std::string importance_path;
     // Bumped by every applied change of tensor, label or config (an edit, undo, redo, a finished job).
     std::uint64_t revision = 1;
 
@@ -50,6 +55,7 @@ public:
     QuantConfig shown_config;
     QuantParams params;
     QuantOverview overview;  // metrics and screen-resolution images of one pass
+    std::optional<double> importance_mse;  // importance_weighted_mse of the result on show, when it is weighted
     // The shown tensor's float32 values when in memory (what whole-tensor tools take), else null.
     std::shared_ptr<const Tensor> shown_floats() const { return shown_data ? shown_data->floats : nullptr; }
     QuantParams computed_params;   // the base mode's (s, z), valid when has_computed
@@ -83,6 +89,10 @@ public:
     // The same for a tensor already wrapped (e.g. a mapped file).
     bool apply_data(std::shared_ptr<const TensorData> next, std::string next_label,
                     const QuantConfig* next_config = nullptr);
+    // Loads an importance vector (checked against the tensor's columns with check_importance) as one undo step;
+    // `weighted`: the config weighs by it from now on (else it keeps weighing by nothing). False with the reason in
+    // `message`, changing nothing. A null `weights` unloads it (and stops weighting).
+    bool apply_importance(Importance weights, std::string path, bool weighted, std::string* message = nullptr);
     // Renames the tensor and/or sets the mode whose (s, z) manual mode offers (a session's label and base_mode;
     // null: unchanged). `new_step`: an undo step of its own; else part of the last one (a session's view
     // belongs to the opening of its tensor). False, changing nothing, for an empty label or a manual base.
@@ -110,6 +120,9 @@ private:
     void take_recompute(RecomputeJob& job);
     void take_tensor_job(TensorJobResult& done);
     void set_data(std::shared_ptr<const TensorData> next);
+    // A config that weighs by weights not loaded (a lesson's step, a session, --importance) loads them: the
+    // toggle then turns them off and on again. Their file is unknown here ("").
+    void adopt_importance();
 
     bool dirty_ = false;
     // Changes to what the computed (s, z) depend on (tensor, dtype, rounding, overflow), and the change

@@ -28,6 +28,8 @@ struct QuantView {
     // Manual mode only: the metrics of the computed (asymmetric/symmetric) s and z for the same tensor,
     // shown beside the manual ones; nullptr otherwise.
     const Metrics* computed_metrics = nullptr;
+    // When the config weighs by importance: importance_weighted_mse (Σ w·e² / Σ w per row, averaged); else null.
+    const double* importance_mse = nullptr;
     // Increments whenever tensor, params or result change (any of them).
     std::uint64_t generation = 0;
     // Increments whenever the tensor changes (not its quantization): what caches of the original values key

@@ -6,6 +6,7 @@
 
 #include "gui/document/stopwatch.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/ggml_blocks.hpp"
 #include "quantscope/overflow_message.hpp"
 
 namespace qs::gui {
@@ -72,6 +73,8 @@ void RunRecompute(RecomputeJob& job) {
         job.params.keep_values_alive(job.data);
         job.overview = quantize_overview(data.view, job.params, job.config, data.values.grid, &data.values);
         job.overflow = OverflowLine(data, job.params, job.config, job.overview.metrics);
+        job.importance_mse.reset();
+        if (job.config.importance) job.importance_mse = ImportanceMse(data, job.params, job.config);
     } catch (const std::exception& e) {
         job.error = error_text(e);
     }
@@ -98,18 +101,39 @@ TensorJobResult FinishTensorJob(std::shared_ptr<const TensorData> data, QuantCon
     progress.set_progress(0.7f);
     out.overview = quantize_overview(data->view, out.params, out.config, data->values.grid, &data->values);
     out.overflow = OverflowLine(*data, out.params, out.config, out.overview.metrics);
+    if (out.config.importance) out.importance_mse = ImportanceMse(*data, out.params, out.config);
     progress.set_stage("done");
     progress.set_progress(1.0f);
     out.data = std::move(data);
     return out;
 }
 
+bool ImportanceFits(const std::vector<float>& weights, const Shape& shape) {
+    return !shape.empty() && static_cast<std::int64_t>(weights.size()) == shape.back();
+}
+
+double ImportanceMse(const TensorData& data, const QuantParams& params, const QuantConfig& config) {
+    ImportanceError weighted(config.importance);
+    OutputSelection wanted;
+    wanted.error = true;
+    quantize_view(data.view, params, config, wanted,
+                  [&](std::int64_t, std::int64_t count, const QuantOutputs& batch) { weighted.add(batch.error, count); });
+    return weighted.mean();
+}
+
 QuantConfig FitConfig(QuantConfig c, const Shape& shape, std::string* note) {
+    std::string dropped;
+    if (c.importance && !ImportanceFits(*c.importance, shape)) {
+        dropped = "importance dropped: it has " + std::to_string(c.importance->size()) + " weights for " +
+                  std::to_string(shape.empty() ? 0 : shape.back()) + " columns";
+        c.importance = nullptr;
+        if (note) *note = dropped;
+    }
     try {
         check_config(c, shape);
         return c;
     } catch (const std::exception& e) {
-        if (note) *note = std::string("granularity reset to tensor: ") + error_text(e);
+        if (note) *note = (dropped.empty() ? "" : dropped + "; ") + std::string("granularity reset to tensor: ") + error_text(e);
     }
     c.granularity = Granularity::Tensor;
     c.axis = 0;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "gui/document/task.hpp"
@@ -36,6 +37,7 @@ struct RecomputeJob {
     std::string error;
     std::string overflow;  // quantize's line when r' overflowed float32 (the metrics came out inf), else empty
     std::string computed_overflow;  // the same for the computed (s, z), named as such (manual mode's comparison)
+    std::optional<double> importance_mse;  // importance_weighted_mse when config weighs by importance
 };
 
 // Runs `job` on this thread.
@@ -54,6 +56,7 @@ struct TensorJobResult {
     std::string label;
     std::string notice;  // what fitting the config to the new shape changed, if anything
     std::string overflow;  // as RecomputeJob::overflow
+    std::optional<double> importance_mse;  // as RecomputeJob::importance_mse
     // Runs on the UI thread once the tensor is on screen (where it came from, a session's view settings).
     std::function<void(Document&)> then;
 };
@@ -68,8 +71,14 @@ TensorJobResult FinishTensorJob(Tensor tensor, QuantConfig config, std::string l
 TensorJobResult FinishTensorJob(std::shared_ptr<const TensorData> data, QuantConfig config, std::string label,
                                 TaskProgress& progress);
 
+// Whether an importance vector has one weight per column of `shape` (its last axis).
+bool ImportanceFits(const std::vector<float>& weights, const Shape& shape);
+// importance_weighted_mse (core's ImportanceError: Σ w·e² / Σ w per row, averaged) of quantizing `data` with
+// `params` and `config`, which weighs by importance: one more pass, streaming the errors. Throws qs::Error.
+double ImportanceMse(const TensorData& data, const QuantParams& params, const QuantConfig& config);
+
 // A config that fits `shape`: `config` itself if check_config accepts it, else the same with per-tensor
-// granularity (`note` says why). Throws qs::Error if even that does not fit.
+// granularity (`note` says why); an importance vector for other columns is dropped (`note` says so). Throws qs::Error if even that does not fit.
 QuantConfig FitConfig(QuantConfig config, const Shape& shape, std::string* note);
 
 }  // namespace qs::gui

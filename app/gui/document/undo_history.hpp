@@ -18,6 +18,10 @@ struct Snapshot {
     QuantConfig config;
     Mode base_mode = Mode::Asymmetric;
     std::string label;
+    // The importance vector loaded (File > Open importance..., a lesson step, --importance) and the file it
+    // came from ("" for a lesson's inline weights); config.importance is it while "weighted by importance" is on.
+    Importance importance;
+    std::string importance_path;
 };
 
 class UndoHistory {

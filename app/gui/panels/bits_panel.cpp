@@ -104,6 +104,54 @@ void DrawBitRow(const BitRow& row, const QuantConfig& config) {
     TextWrappedAtSpaces(BitRowBits(row) + " " + Symbols().arrow + " " + BitRowDecoded(row));
 }
 
+// Two rows of one level side by side (d and dmin; a sub-block's sc and m), or the one there is.
+void DrawBitRowPair(const BitRow* a, const BitRow* b, const QuantConfig& config) {
+    if (!a || !b) {
+        if (a) DrawBitRow(*a, config);
+        if (b) DrawBitRow(*b, config);
+        return;
+    }
+    if (!ImGui::BeginTable("##pair", 2, ImGuiTableFlags_SizingStretchSame)) return;
+    ImGui::TableNextColumn();
+    DrawBitRow(*a, config);
+    ImGui::TableNextColumn();
+    DrawBitRow(*b, config);
+    ImGui::EndTable();
+}
+
+const BitRow* RowWithRole(const CellBits& b, BitRowRole role) {
+    for (const BitRow& row : b.scales)
+        if (row.role == role) return &row;
+    return nullptr;
+}
+
+// A ggml type's block, outside in, each level indented under the one that holds it: the super-block's d
+// (and dmin or m), the sub-block's stored scale and min with the products to_float uses, then the element's
+// code and r' worked out.
+void DrawGgmlNesting(const CellBits& b, const QuantConfig& config) {
+    const GgmlCellBits& g = b.ggml;
+    const float indent = ImGui::GetFontSize() * 1.2f;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    TextWrappedAtSpaces(GgmlBlockLine(g, b));
+    ImGui::PopStyleColor();
+    ImGui::PushID("super");
+    DrawBitRowPair(RowWithRole(b, BitRowRole::BlockScale), RowWithRole(b, BitRowRole::Offset), config);
+    ImGui::PopID();
+    if (g.sub_block >= 0) {
+        ImGui::Indent(indent);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces(GgmlSubBlockLine(g));
+        ImGui::PopStyleColor();
+        ImGui::PushID("sub");
+        DrawBitRowPair(RowWithRole(b, BitRowRole::SubScale), RowWithRole(b, BitRowRole::SubMin), config);
+        ImGui::PopID();
+    }
+    ImGui::Indent(indent);
+    DrawBitRow(b.code, config);
+    TextWrappedAtSpaces(GgmlWorkedLine(g));
+    ImGui::Unindent(g.sub_block >= 0 ? 2.0f * indent : indent);
+}
+
 // The packed byte, bit 7 left: each code's span outlined, the selected code in the code colour, the others
 // grey, each span's code under it.
 std::int64_t DrawPackedByte(const PackedByte& packed, std::int64_t selected, const Shape& shape,
@@ -189,8 +237,12 @@ void DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t selecte
             std::string head = "Element " + index_to_string(shape, selected);
             if (!b.scales.empty()) head += ", block " + FormatInteger(static_cast<double>(b.block));
             TextWrappedAtSpaces(head + ": " + FormatInteger(b.code_bits) + " bits a code");
-            DrawBitRow(b.code, *qv.config);
-            for (const BitRow& row : b.scales) DrawBitRow(row, *qv.config);
+            if (b.ggml.type) {
+                DrawGgmlNesting(b, *qv.config);
+            } else {
+                DrawBitRow(b.code, *qv.config);
+                for (const BitRow& row : b.scales) DrawBitRow(row, *qv.config);
+            }
             if (b.packed.offset >= 0) follow = DrawPackedByte(b.packed, selected, shape, st.packed_rects);
             st.report = BitsReportLines(b, *qv.config, shape);
         }

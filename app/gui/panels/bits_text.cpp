@@ -45,16 +45,21 @@ std::string IntDecoded(const BitRow& row) {
         sum += sum.empty() ? FormatNumber(w) : " + " + FormatNumber(w);
     }
     if (sum.empty()) sum = "0";
-    std::string s = sum + " = " + FormatNumber(f.value);
+    std::string s = sum + " = " + FormatNumber(row.bias != 0 ? static_cast<double>(f.raw) : f.value);
     const bool is_signed = !row.weights.empty() && row.weights[0] < 0;
-    if (row.role == BitRowRole::SubScale)
-        return s + " " + Symbols().arrow + " d " + Symbols().times + " sc = " + FormatNumber(row.used);
-    if (row.role == BitRowRole::SubMin)
-        return s + " " + Symbols().arrow + " dmin " + Symbols().times + " m = " + FormatNumber(row.used);
-    if (row.encoding == "nf4 index" || row.encoding == "iq4 index") return s + " " + Symbols().arrow + " level " + FormatNumber(row.value);
+    const Sym sym = Symbols();
+    const std::string arrow = std::string(" ") + sym.arrow + " ";
+    // A number stored with a bias (q6_K's q + 32, q3_K's sc + 32): the stored number, then what it stands for.
+    const char* letter = row.role == BitRowRole::SubScale ? "sc" : "q";
+    if (row.bias != 0)
+        s += arrow + letter + " " + sym.minus + " " + FormatInteger(row.bias) + " = " + FormatNumber(f.value);
+    if (row.role == BitRowRole::SubScale) return s + arrow + "d " + sym.times + " sc = " + FormatNumber(row.used);
+    if (row.role == BitRowRole::SubMin) return s + arrow + "dmin " + sym.times + " m = " + FormatNumber(row.used);
+    if (row.encoding == "nf4 index") return s + arrow + "level " + FormatNumber(row.value);
+    if (row.encoding == "iq4 index") return s + arrow + "grid value " + FormatNumber(row.value);
     if (row.value != f.value)  // Q4_0's q - 8, Q5_0's q - 16
-        return s + " " + Symbols().arrow + " q " + Symbols().minus + " " + FormatNumber(f.value - row.value) + " = " +
-               FormatNumber(row.value);
+        return s + arrow + "q " + sym.minus + " " + FormatNumber(f.value - row.value) + " = " + FormatNumber(row.value);
+    if (row.bias != 0) return s;
     return s + (is_signed ? " (two's complement)" : " (unsigned)");
 }
 
@@ -73,6 +78,9 @@ std::string BitRowBits(const BitRow& row) {
 std::string BitRowDecoded(const BitRow& row) {
     if (row.fields.empty()) return {};
     if (row.is_float) return FloatDecoded(row);
+    if (row.encoding == "trit")  // tq1_0: one base-3 digit of a byte that holds five
+        return "base-3 digit " + row.fields[0].text + " " + Symbols().arrow + " q " + Symbols().minus + " 1 = " +
+               FormatNumber(row.value);
     if (!row.weights.empty()) return IntDecoded(row);
     // An E8M0 byte: a power of two alone, 2^(raw - 127) (the core's exponent is raw - 127).
     const BitField& e = row.fields[0];
@@ -102,9 +110,63 @@ std::string PackedByteLine(const PackedByte& packed, const Shape& shape) {
            index_to_string(shape, packed.slots.back().element) + ", the first in the lowest bits";
 }
 
+std::string GgmlBlockLine(const GgmlCellBits& g, const CellBits& bits) {
+    const std::string first = FormatInteger(static_cast<double>(g.byte_offset));
+    const std::string last = FormatInteger(static_cast<double>(g.byte_offset + g.type->type_size - 1));
+    return std::string(g.fields.sub_blocks > 0 ? "super-block " : "block ") + FormatInteger(static_cast<double>(bits.block)) +
+           " (" + FormatInteger(g.type->block_size) + " values in " + FormatInteger(g.type->type_size) + " bytes: bytes " + first +
+           " to " + last + " of --out-packed)" + (g.weighted ? ", quantized weighted by importance" : "");
+}
+
+std::string GgmlSubBlockLine(const GgmlCellBits& g) {
+    if (g.sub_block < 0) return {};
+    const int first = g.sub_block * g.fields.sub_size;
+    return "sub-block " + FormatInteger(g.sub_block) + " of " + FormatInteger(g.fields.sub_blocks) + " (values " +
+           FormatInteger(first) + " to " + FormatInteger(first + g.fields.sub_size - 1) + " of the super-block)";
+}
+
+std::string GgmlWorkedLine(const GgmlCellBits& g) {
+    const Sym sym = Symbols();
+    const std::string q = FormatNumber(g.code_value), x = std::string(" ") + sym.times + " ";
+    const std::string minus = std::string(" ") + sym.minus + " ";
+    std::string formula, numbers;
+    if (g.sub_block >= 0) {
+        const int j = g.sub_block;
+        formula = std::string("d") + sym.times + "sc" + x + "q";
+        numbers = FormatNumber(g.fields.sub_scale_used[j]) + x + q;
+        if (g.fields.has_dmin) {
+            formula += minus + "dmin" + sym.times + "m";
+            numbers += minus + FormatNumber(g.fields.sub_min_used[j]);
+        }
+    } else {
+        formula = "d" + x + "q";
+        numbers = FormatNumber(g.fields.d) + x + q;
+        if (g.fields.has_dmin) {
+            formula += " + m";
+            numbers += " + " + FormatNumber(g.fields.dmin);
+        }
+    }
+    return std::string("r") + sym.prime + " = " + formula + " = " + numbers + " = " + FormatNumber(g.dequantized) +
+           "  (r = " + FormatNumber(g.value) + ")";
+}
+
 std::vector<std::string> BitsReportLines(const CellBits& bits, const QuantConfig& config, const Shape& shape) {
     std::vector<std::string> lines;
     const std::string arrow = Symbols().arrow;
+    if (bits.ggml.type) {  // the nesting, outside in: the super-block, its sub-block, the element
+        const GgmlCellBits& g = bits.ggml;
+        lines.push_back(GgmlBlockLine(g, bits));
+        for (const BitRow& row : bits.scales)
+            if (row.role == BitRowRole::BlockScale || row.role == BitRowRole::Offset)
+                lines.push_back(BitRowTitle(row, config) + ": " + BitRowBits(row) + " " + arrow + " " + BitRowDecoded(row));
+        if (g.sub_block >= 0) lines.push_back(GgmlSubBlockLine(g));
+        for (const BitRow& row : bits.scales)
+            if (row.role == BitRowRole::SubScale || row.role == BitRowRole::SubMin)
+                lines.push_back(BitRowTitle(row, config) + ": " + BitRowBits(row) + " " + arrow + " " + BitRowDecoded(row));
+        lines.push_back(BitRowTitle(bits.code, config) + ": " + BitRowBits(bits.code) + " " + arrow + " " + BitRowDecoded(bits.code));
+        lines.push_back(GgmlWorkedLine(g));
+        return lines;
+    }
     lines.push_back(BitRowTitle(bits.code, config) + ": " + BitRowBits(bits.code) + " " + arrow + " " + BitRowDecoded(bits.code));
     for (const BitRow& row : bits.scales)
         lines.push_back(BitRowTitle(row, config) + ": " + BitRowBits(row) + " " + arrow + " " + BitRowDecoded(row));

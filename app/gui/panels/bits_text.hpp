@@ -26,6 +26,13 @@ std::vector<std::string> FieldNames(BitFieldKind kind);
 // The number after "byte" is the byte's offset in the file, named as such: "packed byte 68 = 3" read as a value.
 std::string PackedByteLine(const PackedByte& packed, const Shape& shape);
 
+// A ggml type's nesting (CellBits::ggml), outside in. "super-block 3 (256 values in 144 bytes: bytes 432 to 575
+// of --out-packed)"; "sub-block 2 of 8 (values 64 to 95 of the super-block)" (empty without sub-blocks);
+// "r′ = d×sc × q − dmin×m = 0.455 × 7 − 0.094 = 3.09  (r = 3.1)" with the numbers core computed.
+std::string GgmlBlockLine(const GgmlCellBits& g, const CellBits& bits);
+std::string GgmlSubBlockLine(const GgmlCellBits& g);
+std::string GgmlWorkedLine(const GgmlCellBits& g);
+
 // Every line the view shows, "<title>: <bits> → <decoded>", then the packed byte's line (if any).
 std::vector<std::string> BitsReportLines(const CellBits& bits, const QuantConfig& config, const Shape& shape);
 

@@ -12,6 +12,8 @@
 #include "gui/panels/intents.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
+#include "quantscope/format_traits.hpp"
+#include "quantscope/ggml_types.hpp"
 #include "quantscope/number_format.hpp"
 #include "quantscope/pitfalls.hpp"
 #include "quantscope/quantize.hpp"
@@ -124,6 +126,38 @@ void DrawDtype(const Document& doc, Intents& out) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     TextWrappedAtSpaces(t.name() + ":  q in [" + std::to_string(t.q_min()) + ", " + std::to_string(t.q_max()) + "],  " +
                         std::to_string(t.levels()) + " levels");
+    ImGui::PopStyleColor();
+}
+
+// "Weighted by importance": the loaded importance vector (File > Open importance...) as the config's, for the
+// ggml types whose quantizer weighs by it; greyed, with the reason, for the others.
+void DrawImportance(const Document& doc, Intents& out) {
+    const FormatTraits& info = format_traits(doc.config.format);
+    if (!doc.importance && !info.ggml) return;
+    Section("Importance");
+    const bool takes = info.ggml && info.ggml->takes_importance;
+    ImGui::BeginDisabled(!doc.importance || !takes);
+    bool weighted = doc.config.importance != nullptr;
+    if (ImGui::Checkbox("weighted by importance", &weighted)) {
+        QuantConfig next = doc.config;
+        next.importance = weighted ? doc.importance : nullptr;
+        out.apply_config(doc, next, false);
+    }
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+        const std::string why =
+            !doc.importance ? "No importance loaded: File > Open importance... (a float32 .npy, one weight per column)."
+            : !info.ggml    ? std::string(info.name) + " has no importance-weighted quantizer: only ggml's types (q4_0 ... iq4_xs) weigh by importance."
+            : !takes        ? std::string(info.name) + " ignores importance, as in ggml: its quantizer has no weighted form."
+                            : "ggml's importance-weighted quantizer: each column's error counts by its weight, as llama.cpp's imatrix.";
+        ImGui::SetTooltip("%s", why.c_str());
+    }
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (doc.importance)
+        TextWrappedAtSpaces(std::to_string(doc.importance->size()) + " weights" +
+                            (doc.importance_path.empty() ? std::string(" (the lesson's)") : ", " + doc.importance_path));
+    else
+        TextWrappedAtSpaces("File > Open importance... loads one weight per column.");
     ImGui::PopStyleColor();
 }
 
@@ -456,6 +490,7 @@ void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& 
                 DrawGranularity(state, doc, out);
             }
         }
+        DrawImportance(doc, out);
         ImGui::EndDisabled();
         ImGui::PopID();
         return;
@@ -481,6 +516,7 @@ void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& 
 
     Section("Formula");
     DrawFormula(doc);
+    DrawImportance(doc, out);
 
     ImGui::EndDisabled();
     ImGui::PopID();

@@ -16,6 +16,7 @@
 #include "gui/panels/figure_pipeline.hpp"
 #include "gui/panels/figure_toolbar.hpp"
 #include "gui/panels/figure_tooltip.hpp"
+#include "gui/panels/importance_strip.hpp"
 #include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
@@ -36,6 +37,7 @@ struct Look {
 
 struct FigureLayout {
     float toolbar_h = 0, title_h = 0, caption_h = 0, strip_h = 0, pipeline_h = 0, gap = 0, col_w = 0;
+    float importance_h = 0;  // the importance strip at the bottom of the title row (part of title_h), 0: none
     float legend_h = 0;  // no caption rows (presenter mode): the colorbars' legend under the images
     int columns = 4;  // 4 in a row, or 2 x 2
     int rows = 1;
@@ -51,7 +53,8 @@ FigureLayout ComputeLayout(const FigurePanelState& st, const Look& lk, const Qua
         const int lines = qv.valid() ? FigureToolbarLines(st, qv, width, note) : 1;
         l.toolbar_h = ImGui::GetFrameHeightWithSpacing() * static_cast<float>(lines) + style.ItemSpacing.y;
     }
-    l.title_h = std::round(ImGui::GetTextLineHeight() * 1.6f);
+    l.importance_h = ImportanceStripHeight(qv);
+    l.title_h = std::round(ImGui::GetTextLineHeight() * 1.6f) + l.importance_h;
     l.caption_h = lk.look.captions ? std::round(ImGui::GetTextLineHeight() * (1.3f + 1.1f * static_cast<float>(caption_lines - 1)))
                               : 0.0f;
     l.strip_h = lk.look.block_strip && qv.valid() ? BlockStripHeight(qv) : 0.0f;
@@ -400,7 +403,10 @@ void DrawFigureHeatmaps(FigurePanelState& st, const Look& lk, const QuantView& q
         if (lk.look.colorbar_legends && HasCenteredLegend(hs) && !FigureCovers(st, i, -1) && ImGui::IsWindowHovered() &&
             ImGui::IsMouseHoveringRect(ImVec2(r.image_max.x, r.image_min.y), ImVec2(r.image_max.x + hs.colorbar_width, r.image_max.y)))
             ImGui::SetTooltip("%s", CenteredLegend(hs, i, false).c_str());
-        DrawPanelTitle(titles.shown[i], r, x, l.col_w, top, l.title_h);
+        DrawPanelTitle(titles.shown[i], r, x, l.col_w, top - l.importance_h, l.title_h - l.importance_h);
+        if (l.importance_h > 0.0f)
+            DrawImportanceStrip(*qv.config->importance, st.view, qv.data->rows(), cols, r.image_min, r.image_max,
+                                top - l.importance_h, top - 2.0f, x + l.col_w, i == 0);
         if (r.hovered.valid()) {
             hovered_flat = off + r.hovered.row * cols + r.hovered.col;
             hovered_panel = i;

@@ -119,6 +119,15 @@ std::vector<MetricLine> MetricLines(const QuantView& view, bool manual, const Co
             l.winner = -1;
         }
         lines.push_back(l);
+        if (i == 0 && view.importance_mse) {  // weighted by importance: the error the quantizer minimised, beside MSE
+            MetricLine w;
+            w.name = "importance-weighted MSE";
+            w.help = "per row sum w (r - r')^2 / sum w, w the column's importance, averaged over the rows "
+                     "(importance_weighted_mse, as llama.cpp weighs by an imatrix)";
+            w.yours = covers.hides(Secret::Error) ? CoveredText() : Num(*view.importance_mse);
+            if (manual) w.computed = "";
+            lines.push_back(w);
+        }
     }
     // Parameters: manual shows the user's pair; the computed pair is not part of the view, only its metrics.
     for (bool scales : {true, false}) {
@@ -264,7 +273,9 @@ std::string MetricsSummary(const QuantView& view, bool with_cost, const Covers& 
         s += "     MSE, max |e|, L2, SQNR: ";
         s += CoveredText();
     } else {
-        s += "     MSE " + Num(m.mse) + "   max |e| " + Num(m.max_abs_error) + "   L2 " + Num(m.l2_error);
+        s += "     MSE " + Num(m.mse);
+        if (view.importance_mse) s += "   weighted MSE " + Num(*view.importance_mse);
+        s += "   max |e| " + Num(m.max_abs_error) + "   L2 " + Num(m.l2_error);
         s += "   SQNR " + (m.sqnr_db ? Num(*m.sqnr_db) + " dB" : SqnrWord(comparable_sqnr_db(m)));
     }
     if (codes) s += "   clipped, levels " + std::string(CoveredText());

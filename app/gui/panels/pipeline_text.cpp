@@ -40,11 +40,17 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
         // A number format: r / s onto its grid (nearest, ties to even; saturating), the code and r'.
         const FormatId f = view.config->format;
         lines.push_back("r = " + FormatNumber(t.r));
-        lines.push_back("r / s = " + FormatNumber(t.r) + " / " + FormatNumber(t.scale) + " = " + FormatNumber(t.scaled));
+        // ggml's types: the element's scale and min are its (sub-)block's (the Bits tab shows d, sc, dmin, m), and
+        // their --out-packed is ggml's block structs, not codes packed in a row.
+        const bool ggml = format_traits(f).ggml != nullptr;
+        if (ggml)
+            lines.push_back("scaled in its block = " + FormatNumber(t.scaled));
+        else
+            lines.push_back("r / s = " + FormatNumber(t.r) + " / " + FormatNumber(t.scale) + " = " + FormatNumber(t.scaled));
         lines.push_back(std::string("nearest ") + format_name(f) + " = " + FormatNumber(t.rounded));
         lines.push_back("code " + FormatInteger(t.code) + " = bits " + code_bits_text(f, t.code) +
                         (t.clipped ? " (saturated)" : ""));
-        lines.push_back(BitsLine(format_code_bit_fields(f, t.code), format_code_signed(f), format_traits(f).element_bits));
+        lines.push_back(BitsLine(format_code_bit_fields(f, t.code), format_code_signed(f), ggml ? 8 : format_traits(f).element_bits));
         lines.push_back("r" + p + " = " + FormatNumber(t.dequantized));
         lines.push_back("|r " + std::string(sym.minus) + " r" + p + "| = " + FormatNumber(t.error));
         return lines;

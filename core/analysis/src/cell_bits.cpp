@@ -97,60 +97,123 @@ void block_scale_rows(const TensorView& view, const QuantConfig& config, std::in
                                        scale_spec(info.scale_encoding)));
 }
 
-// The bits of a ggml type's stored sub-block scale and min, and whether they read as signed (FORMATS.md's
-// sub_scales: q3_K and iq4_xs store 6 bits minus 32, q6_K an int8).
-int sub_scale_bits(GgmlType type, bool& is_signed) {
-    is_signed = type == GgmlType::Q3_K || type == GgmlType::IQ4_XS || type == GgmlType::Q6_K;
-    if (type == GgmlType::Q2_K) return 4;
-    return type == GgmlType::Q6_K ? 8 : 6;
+// How a ggml type's block (ggml-common.h) stores what GgmlBlockFields reports: the bias a code's stored
+// number carries (q6_K keeps q + 32, q3_K q + 4 as 2 bits and a high bit, tq2_0 q + 1), and the bits and
+// bias of the sub-block scale (q3_K and iq4_xs keep sc + 32 in 6 bits, q6_K an int8) and of the min.
+struct GgmlStorage {
+    int code_bias = 0;
+    int scale_bits = 0, scale_bias = 0;
+    bool scale_signed = false;
+    int min_bits = 0;
+};
+GgmlStorage ggml_storage(GgmlType type) {
+    switch (type) {
+        case GgmlType::Q2_K: return {0, 4, 0, false, 4};
+        case GgmlType::Q3_K: return {4, 6, 32, false, 0};
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K: return {0, 6, 0, false, 6};
+        case GgmlType::Q6_K: return {32, 8, 0, true, 0};
+        case GgmlType::IQ4_XS: return {0, 6, 32, false, 0};
+        case GgmlType::TQ1_0:
+        case GgmlType::TQ2_0: return {1, 0, 0, false, 0};
+        default: return {};
+    }
 }
 
-// A ggml row's block as the pass quantizes it (the config's importance with its row's sum of squares where
-// the type takes it): d, dmin and the element's sub-block scale and min, read from the block's fields.
-void ggml_block_rows(const TensorView& view, const QuantConfig& config, std::int64_t flat, CellBits& out) {
+std::string uint_name(int bits) { return "uint" + std::to_string(bits); }
+
+// A number the block stores as `value + bias` in `bits` unsigned bits: its boxes are the stored bits, its field's
+// value the number it stands for.
+BitRow biased_row(const std::string& encoding, std::int32_t value, std::int32_t bias, int bits) {
+    BitRow row = int_row(encoding, value + bias, bits, false);
+    row.bias = bias;
+    row.fields[0].value = value;
+    row.value = value;
+    return row;
+}
+
+// The code as the block stores it: its bits (tq1_0: one base-3 digit, five to a byte) standing for
+// `code_value`, what to_float multiplies by the scale.
+BitRow ggml_code_row(const FormatTraits& info, std::int32_t code, float code_value) {
+    const GgmlStorage storage = ggml_storage(info.ggml->type);
+    const std::int32_t stored = code + storage.code_bias;
+    BitRow row;
+    if (info.ggml->type == GgmlType::TQ1_0) {
+        row.encoding = "trit";
+        row.bits_value = static_cast<std::uint32_t>(stored);
+        row.fields.push_back(BitField{BitFieldKind::Code, 1, static_cast<std::uint32_t>(stored), std::to_string(stored),
+                                      static_cast<double>(code)});
+        row.bias = storage.code_bias;
+    } else if (storage.code_bias == 0 && info.code_space(info, QuantConfig{}).is_signed) {
+        row = int_row(info.code_encoding, code, info.element_bits, true);  // q8_0's int8
+    } else {
+        row = biased_row(storage.code_bias != 0 ? uint_name(info.element_bits) : info.code_encoding, code,
+                         storage.code_bias, info.element_bits);
+    }
+    row.value = code_value;
+    return row;
+}
+
+// The element's block quantized as the pass quantizes it (the config's importance where the type takes it:
+// the weights of the block's columns and its row's sum of squares), read back field by field.
+void ggml_cell(const TensorView& view, const QuantConfig& config, std::int64_t flat, float code_value,
+               CellBits& out) {
     const FormatTraits& info = format_traits(config.format);
     const GgmlTypeInfo& type = *info.ggml;
-    const int n = type.block_size;
-    const std::int64_t start = flat / n * n;
-    std::vector<float> block(static_cast<std::size_t>(n)), row_values;
-    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(type.type_size));
-    ChunkPlace place;
-    float row_sum = 0;
+    const std::int64_t n = type.block_size, start = flat / n * n;
+    const std::int64_t row_length = view.shape.empty() ? view.numel() : view.shape.back();
+    GgmlCellBits& g = out.ggml;
+    g.type = &type;
+    g.index = static_cast<int>(flat - start);
+    g.byte_offset = flat / n * type.type_size;
+    g.weighted = config.importance && type.takes_importance;
+    std::vector<float> block(static_cast<std::size_t>(n)), row_scratch;
+    std::uint8_t bytes[256];  // one block of any ggml type (at most 210 bytes)
+    float deq[256];
     view.guarded([&] {
         const float* r = floats_at(view, start, n, block.data());
-        if (r != block.data()) std::copy_n(r, n, block.data());
-        if (config.importance && type.takes_importance) {
-            const std::int64_t columns = view.shape.back(), first = start / columns * columns;
-            row_values.resize(static_cast<std::size_t>(columns));
-            row_sum = ggml_row_sum_squares(floats_at(view, first, columns, row_values.data()), columns);
-            place.first = start - first;
-            place.row_length = columns;
+        std::copy(r, r + n, block.begin());
+        ChunkPlace place;
+        place.first = start % row_length;  // the block's column: row_sum below is its row's
+        place.row_length = row_length;
+        float row_sum = 0;
+        if (g.weighted) {
+            row_scratch.resize(static_cast<std::size_t>(row_length));
+            row_sum = ggml_row_sum_squares(floats_at(view, start - place.first, row_length, row_scratch.data()), row_length);
             place.importance = config.importance->data();
             place.row_sum_squares = &row_sum;
         }
+        ggml_quantize_at(type, block.data(), n, place, bytes);
     });
-    ggml_quantize_at(type, block.data(), n, place, bytes.data());
-    GgmlBlockFields f;
-    ggml_block_fields(type, bytes.data(), f);
+    ggml_block_fields(type, bytes, g.fields);
+    ggml_dequantize(type, bytes, n, deq);
+    g.value = block[static_cast<std::size_t>(g.index)];
+    g.dequantized = deq[g.index];
+    g.code_value = code_value;
+
+    out.code = ggml_code_row(info, g.fields.codes[g.index], code_value);
     const FloatSpec fp16 = scale_spec(ScaleEncoding::Fp16);
-    out.scales.push_back(float_row(BitRowRole::BlockScale, "fp16", f.d_bits, fp16));
-    if (f.has_dmin) out.scales.push_back(float_row(BitRowRole::Offset, "fp16", f.dmin_bits, fp16));
-    if (f.sub_blocks == 0) return;
-    const int sub = static_cast<int>((flat - start) / f.sub_size);
-    bool is_signed = false;
-    const int bits = sub_scale_bits(type.type, is_signed);
-    const std::string encoding = (is_signed ? "int" : "uint") + std::to_string(bits);
-    BitRow scale = int_row(encoding, f.sub_scale[sub], bits, is_signed);
-    scale.role = BitRowRole::SubScale;
-    scale.used = f.sub_scale_used[sub];
-    scale.sub_block = sub;
-    out.scales.push_back(scale);
-    if (!info.has_offset) return;  // q2_K, q4_K, q5_K store a min per sub-block
-    BitRow min = int_row(encoding, f.sub_min[sub], bits, false);
-    min.role = BitRowRole::SubMin;
-    min.used = f.sub_min_used[sub];
-    min.sub_block = sub;
-    out.scales.push_back(min);
+    out.scales.push_back(float_row(BitRowRole::BlockScale, "fp16", g.fields.d_bits, fp16));
+    if (g.fields.has_dmin) out.scales.push_back(float_row(BitRowRole::Offset, "fp16", g.fields.dmin_bits, fp16));
+    if (g.fields.sub_blocks > 0) {
+        const GgmlStorage storage = ggml_storage(type.type);
+        const int j = g.index / g.fields.sub_size;
+        g.sub_block = j;
+        const std::int32_t sc = g.fields.sub_scale[j];
+        BitRow scale = storage.scale_signed ? int_row("int" + std::to_string(storage.scale_bits), sc, storage.scale_bits, true)
+                                            : biased_row(uint_name(storage.scale_bits), sc, storage.scale_bias, storage.scale_bits);
+        scale.role = BitRowRole::SubScale;
+        scale.used = g.fields.sub_scale_used[j];
+        scale.sub_block = j;
+        out.scales.push_back(scale);
+        if (storage.min_bits > 0) {
+            BitRow min = int_row(uint_name(storage.min_bits), g.fields.sub_min[j], storage.min_bits, false);
+            min.role = BitRowRole::SubMin;
+            min.used = g.fields.sub_min_used[j];
+            min.sub_block = j;
+            out.scales.push_back(min);
+        }
+    }
 }
 
 // max |r| over the view: what NVFP4's g comes from when the caller does not know it.
@@ -208,11 +271,12 @@ CellBits cell_bits(const TensorView& view, const QuantParams& params, const Quan
         if (config.mode != Mode::Symmetric)
             out.scales.push_back(float_row(BitRowRole::Offset, "float32",
                                            float32_bits(static_cast<float>(t.zero_point)), float32_spec()));
+    } else if (row.ggml) {
+        ggml_cell(view, config, flat, t.rounded, out);
+        return out;  // no packed byte: --out-packed holds ggml's block structs, not codes in a row
     } else {
         out.code = format_code_row(config, t.code, t.rounded);
-        if (row.ggml)
-            ggml_block_rows(view, config, flat, out);  // a ggml row: its block's fields as the codec stores them
-        else if (row.own_blocks())
+        if (row.own_blocks())
             block_scale_rows(view, config, flat, tensor_amax >= 0 ? tensor_amax : view_amax(view), out);
         else if (format_config(config).scaling != ElementScaling::Cast)
             out.scales.push_back(float_row(BitRowRole::BlockScale, "float32", float32_bits(t.scale), float32_spec()));

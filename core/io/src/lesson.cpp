@@ -162,8 +162,9 @@ private:
         if (const JsonValue* s = r.optional("state", JsonValue::Type::Object)) apply_state(*s);
         if (!state_.tensor) fail("no tensor yet: the first step's state needs \"preset\" or \"tensor\"");
         step.state = state_;
-        state_.hidden = {};  // "hide" and "hide_code" last one step
+        state_.hidden = {};  // "hide", "hide_code" and "tab" last one step
         state_.hidden_code = -1;
+        state_.tab.clear();
         if (const JsonValue* p = r.optional("printed", JsonValue::Type::Array))
             for (const JsonValue& item : p->items) step.printed.push_back(read_number(item, step.state));
         r.finish();
@@ -224,6 +225,22 @@ private:
             c.manual_scale = scale->number;
             c.manual_zero_point = static_cast<std::int32_t>(r.integer("zero_point", 0, -(1 << 20), 1 << 20));
         }
+        // "importance": one weight per column (the ggml types that take it quantize weighted by it), or null to
+        // stop weighing; carried to the next steps with the rest of the config.
+        if (const JsonValue* v = value.find("importance")) {
+            r.optional("importance", v->is_null() ? JsonValue::Type::Null : JsonValue::Type::Array);
+            if (v->is_null()) {
+                c.importance = nullptr;
+            } else {
+                std::vector<float> weights;
+                for (const JsonValue& w : v->items) {
+                    if (!w.is_number()) fail("state.importance: expected a list of numbers (one weight per column) or null");
+                    weights.push_back(static_cast<float>(w.number));
+                }
+                context("state.importance", [&] { check_importance(weights, state_.tensor->shape.back()); return 0; });
+                c.importance = std::make_shared<const std::vector<float>>(std::move(weights));
+            }
+        }
         state_.recipe.clear();
         text("recipe", [&](const std::string& t) {
             c = recipe_config(parse_recipe(t), view_of(*state_.tensor), c);
@@ -241,6 +258,15 @@ private:
             }
         }
         if (const JsonValue* v = r.optional("hide_code", JsonValue::Type::Array)) state_.hidden_code = read_cell(*v, "state.hide_code");
+        if (const JsonValue* v = r.optional("tab", JsonValue::Type::String)) {
+            const std::vector<std::string>& words = lesson_tab_words();
+            if (std::find(words.begin(), words.end(), v->text) == words.end()) {
+                std::string list;
+                for (const std::string& w : words) list += (list.empty() ? "" : ", ") + w;
+                fail("state.tab: " + printable(v->text) + " is not one of " + list);
+            }
+            state_.tab = v->text;
+        }
         bool gives_act_option = false;
         if (const JsonValue* v = value.find("layer")) {
             r.optional("layer", v->is_bool() ? JsonValue::Type::Bool : JsonValue::Type::Object);
@@ -405,6 +431,12 @@ const char* to_string(LessonQuantity quantity) {
 LayerConfig lesson_layer_config(const LessonLayer& layer, const QuantConfig& weights) {
     return make_layer_config(weights, {layer.activation_bits, layer.act_granularity, layer.act_mode,
                                        layer.outlier_threshold, layer.smooth_alpha});
+}
+
+const std::vector<std::string>& lesson_tab_words() {
+    static const std::vector<std::string> words = {"histograms", "landscape", "calibrators", "compare",
+                                                   "bits", "formats", "model", "layer"};
+    return words;
 }
 
 bool is_lesson_path(const std::string& path) { return lower_extension(path) == ".json"; }

@@ -10,6 +10,7 @@
 
 #include "quantscope/bit_fields.hpp"
 #include "quantscope/config.hpp"
+#include "quantscope/ggml_types.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/tensor_view.hpp"
 
@@ -39,6 +40,9 @@ struct BitRow {
     // Integer codes (and NF4's index): each bit's weight, most significant first (two's complement: the top
     // bit weighs -2^(N-1)); `value` is the sum of the weights of the set bits (minus 8 for Q4_0).
     std::vector<double> weights;
+    // A number stored with a bias (q6_K's code q + 32, q3_K's q + 4 and sub-block scale sc + 32, tq2_0's q + 1):
+    // the bits are the stored number, fields[0].value the number it stands for (raw - bias).
+    std::int32_t bias = 0;
     // SubScale / SubMin: the float32 to_float uses, d · sc (the codes' multiplier) or dmin · m (subtracted).
     double used = 0;
     int sub_block = -1;  // which sub-block of the block (SubScale / SubMin)
@@ -58,6 +62,22 @@ struct PackedByte {
     std::vector<PackedSlot> slots;  // every code with a bit in this byte, the lowest bits first
 };
 
+// A ggml type's block around the element (FORMATS.md "llama.cpp (ggml) types"): the block's fields as
+// stored (ggml_block_fields of the bytes the pass writes for it, importance included) and where the element
+// sits in it: the super-block's d / dmin, its sub-block's scale and min as stored and as used (d * sc and
+// dmin * m, the float32 products to_float uses), its code and what the code stands for.
+struct GgmlCellBits {
+    const GgmlTypeInfo* type = nullptr;  // null: the config's format is not a ggml type
+    GgmlBlockFields fields;
+    std::int64_t byte_offset = 0;  // the block's first byte in --out-packed (ggml's block structs, in order)
+    int index = 0;                 // the element's place in its block
+    int sub_block = -1;            // its sub-block (fields.sub_blocks > 0); -1: none
+    float value = 0;               // r
+    float code_value = 0;          // what the code stands for before the scales (q4_0: q - 8; iq4: the grid value)
+    float dequantized = 0;         // r', the type's to_float of the block
+    bool weighted = false;         // the importance-weighted quantizer wrote the block
+};
+
 struct CellBits {
     std::int64_t flat_index = 0, block = 0;
     int code_bits = 0;  // bits of one code as --out-packed stores it
@@ -67,7 +87,11 @@ struct CellBits {
     // k-quant or iq4_xs the element's sub-block scale (and min) as stored, with what to_float makes of it;
     // an element format's float32 s (NF4: the absmax); int<N>'s float32 s. Empty in cast mode.
     std::vector<BitRow> scales;
-    PackedByte packed;
+    PackedByte packed;  // ggml types: none (their --out-packed is ggml's block structs; see ggml)
+    // ggml types: the block's nesting. `code` then holds the code's bits as the block stores them (q6_K:
+    // q + 32; q3_K: q + 4; tq2_0: q + 1; tq1_0: a base-3 digit) and `scales` d, dmin (or m), then the
+    // element's sub-block scale and min (roles SubScale, SubMin) where the type has sub-blocks.
+    GgmlCellBits ggml;
 };
 
 // The Bits view of element `flat` of `view` quantized with `params` (as compute_params gives them) and

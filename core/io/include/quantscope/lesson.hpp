@@ -65,6 +65,9 @@ struct LessonState {
     // This step only (not carried to the next): hidden until revealed, so students guess first.
     std::array<bool, 4> hidden{};      // by LessonPanel
     std::int64_t hidden_code = -1;     // a cell whose code (and r', e) is hidden; -1: none
+    // This step only: the window's analysis tab to bring to the front ("bits": the selected cell's bits), one of
+    // lesson_tab_words(); empty: the tab stays.
+    std::string tab;
     // Set: the step shows the layer lab with these settings (carried to the next steps; "layer": false ends it).
     std::optional<LessonLayer> layer;
 };
@@ -91,6 +94,8 @@ constexpr std::size_t kMaxLessonFiles = 100000;
 // A lesson file's name: it ends in .json, in any case (a.JSON too).
 bool is_lesson_path(const std::string& path);
 
+// The window's analysis tabs a step's "tab" may name (app/gui/app/analysis_tabs.cpp lists the same words).
+const std::vector<std::string>& lesson_tab_words();
 // Parses and checks a lesson (a UTF-8 byte order mark before it is allowed, as editors write one): every step's state must apply (a known preset, a config that fits the tensor,
 // a cell inside it) and every printed number must name a known quantity with as many values as it has.
 // Throws qs::Error "<name>: step K: <what>" (K from 1), or "<name>: <what>" for the file as a whole.
