@@ -180,4 +180,11 @@ void CsvTableWriter::append(const std::int32_t* codes, std::int64_t count) {
     append_csv(out_, cols_, column_, codes, count);
 }
 
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string out = "\"";
+    for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
 }  // namespace qs

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "quantscope/atomic_file.hpp"
+#include "quantscope/csv.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
@@ -111,22 +112,6 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
     if (total.seconds > 0) total.gb_per_s = static_cast<double>(total.bytes_in) / total.seconds / 1e9;
     return total;
 }
-
-namespace {
-
-// RFC 4180: a field with a comma, a quote or a line break goes in quotes, its quotes doubled.
-std::string csv_field(const std::string& text) {
-    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-    std::string out = "\"";
-    for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
-// A name from the file goes into the CSV escaped (a raw ESC or line break would act on a terminal or split
-// the row), bounded but long enough for any real tensor name.
-constexpr std::size_t kCsvNameChars = 4096;
-
-}  // namespace
 
 // Numbers as the JSON prints them (they round-trip), null as an empty field.
 std::string sweep_csv_line(const SweepRow& row) {

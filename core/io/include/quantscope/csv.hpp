@@ -28,6 +28,13 @@ Tensor read_csv(const MappedFile& file);
 // written). Floats are written as the shortest text that reads back as the same float32 (at most 9
 // significant digits, like "%.9g"); codes as integers. Comma separated, '\n' line ends, written to `out`
 // (its target names the file in messages); the caller commits.
+// RFC 4180: a field with a comma, a quote or a line break goes in quotes, its quotes doubled (sweep's and
+// compare's CSV rows).
+std::string csv_field(const std::string& text);
+// A name from a file goes into such a CSV escaped (printable(name, kCsvNameChars): a raw ESC or line break would
+// act on a terminal or split the row), bounded but long enough for any real tensor name.
+constexpr std::size_t kCsvNameChars = 4096;
+
 class CsvTableWriter {
 public:
     CsvTableWriter(AtomicFileWriter& out, const Shape& shape);
