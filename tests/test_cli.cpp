@@ -389,6 +389,10 @@ TEST_CASE("bench prints its JSON") {
     CHECK(std::filesystem::is_empty(tmp));
     CHECK(json_value(r.out, "elements") == "4096");
     CHECK(run("bench --shape 64x64 --repeats 0", dir).exit_code == 2);
+    // Each of the two prints its rows alone: both at once is a mistake, not the first one winning.
+    const Run both = run("bench --layer-only --formats-only", dir);
+    CHECK(both.exit_code == 2);
+    CHECK(both.err.find("--layer-only and --formats-only do not go together") != std::string::npos);
     for (const char* bad : {"8x64", "8x64x32x2", "0x64x32", "8xx32", "1000000x1000000x1000000"}) {
         const Run b = run(std::string("bench --layer-only --layer-shape ") + bad, dir);
         CHECK_MESSAGE(b.exit_code == 2, bad);

@@ -2,11 +2,13 @@
 // Pareto front of bits per weight against SQNR that the tab's chart draws.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <vector>
 
+#include "quantscope/error.hpp"
 #include "quantscope/format_table.hpp"
 #include "quantscope/random.hpp"
 
@@ -108,4 +110,38 @@ TEST_CASE("format table: one row at a time gives the rows of the whole table") {
     // Stopping between rows keeps the rows so far.
     int asked = 0;
     CHECK(format_table(view_of(t), [&] { return ++asked <= 3; }).size() == 3);
+}
+
+// Finite values near float32's limits: a quantization whose r' overflows (int4: s (q - z) past 3.4e38) is that
+// row's error, as sweep gives a tensor's row one; the other rows compute (the whole table used to be refused).
+TEST_CASE("format table: a row whose r' overflows float32 carries the error and the others compute") {
+    Tensor t;
+    t.shape = {4, 64};
+    t.values.assign(256, 1.0f);
+    for (std::size_t i = 0; i < t.values.size(); ++i) t.values[i] = static_cast<float>(i % 17) - 8.0f;
+    t.values[0] = 3.4e38f;
+    t.values[1] = -3.4e38f;
+    const std::vector<FormatRow> rows = format_table(view_of(t));
+    REQUIRE(rows.size() == format_table_configs(t.shape).size());
+    std::size_t overflowed = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const FormatRow& r = rows[i];
+        CAPTURE(r.format);
+        CHECK(r.bits_per_weight > 0);
+        if (r.error.empty()) {
+            CHECK(std::isfinite(r.metrics.max_abs_error));
+            continue;
+        }
+        ++overflowed;
+        CHECK(r.error.find("float32 overflow at index") == 0);
+        CHECK(std::isinf(r.metrics.mse));
+        CHECK(!r.metrics.sqnr_db);
+        const std::vector<std::size_t> front = pareto_front(rows);
+        CHECK(std::find(front.begin(), front.end(), i) == front.end());
+    }
+    CHECK(overflowed >= 1);
+    CHECK(overflowed < rows.size());
+    // A value that is not finite is still the table's error: no rows.
+    t.values[5] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_THROWS_AS(format_table(view_of(t)), Error);
 }

@@ -137,6 +137,23 @@ TEST_CASE("layer command: activations and the split and smoothing from generated
     for (float v : qs::generate_layer_inputs(spec, 96).values) CHECK(v >= 0);
 }
 
+// Type names are read in any case wherever a type is named (--dtype INT8 was taken, --activations INT8 not).
+TEST_CASE("layer command: the activations' type and none in any case") {
+    TempDir dir;
+    course_files(dir);
+    const std::string base = "layer --weights " + path(dir, "w.csv") + " --random-inputs normal --tokens 4";
+    const Run lower = run(base + " --activations int8", dir);
+    REQUIRE(lower.exit_code == 0);
+    const Run upper = run(base + " --activations INT8", dir);
+    INFO(upper.err);
+    CHECK(upper.exit_code == 0);
+    CHECK(upper.out == lower.out);
+    const Run none = run(base + " --activations NONE", dir);
+    CHECK(none.exit_code == 0);
+    CHECK(none.out == run(base, dir).out);
+    CHECK(run(base + " --activations Int4 --dtype UINT8", dir).exit_code == 0);
+}
+
 TEST_CASE("layer command: seeded outlier channels are distinct and reproducible") {
     qs::LayerInputSpec spec;
     spec.tokens = 3;

@@ -2,6 +2,7 @@
 // the app's (issue 11's "done means"); the format's strictness on hostile files; `quantscope lesson`.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "quantscope/lesson.hpp"
@@ -108,6 +109,91 @@ TEST_CASE("a bad lesson file names the file and the step") {
     CHECK(contains(qs::test::error_of([] { qs::parse_lesson("{", "bad.json", "bad"); }), "bad.json: invalid JSON"));
     CHECK(contains(qs::test::error_of([] { qs::parse_lesson(R"({"title": "t"})", "bad.json", "bad"); }),
                    "not a QuantScope lesson of version 1"));
+}
+
+// A printed value's tolerance comes from its literal: a literal beyond a double (whose "last digit" is worth
+// infinity, or whose exponent wraps when read into an int) would agree with anything.
+TEST_CASE("a printed literal beyond a double is refused and not taken as any tolerance") {
+    const auto printed = [](const std::string& value, const std::string& extra = "") {
+        return lesson_json(R"([{"title": "a", "text": "x", "state": {"preset": "lesson-manual"},
+            "printed": [{"label": "mse", "quantity": "mse", "value": )" + value + extra + "}]}]");
+    };
+    for (const std::string value : {"0.0e400", "9e-4294967295", "0e99999999999999999999", "1e-400"}) {
+        CAPTURE(value);
+        const std::string err = qs::test::error_of([&] { qs::parse_lesson(printed(value), "p.json", "p"); });
+        CHECK(contains(err, "p.json: step 1: printed 'mse': "));
+    }
+    // With a tolerance of its own the literal is read as the number it is; exponents read as written.
+    const qs::Lesson l = qs::parse_lesson(printed("0.0e400", R"(, "tolerance": 171)"), "p.json", "p");
+    CHECK(qs::check_lesson_step(l.steps[0])[0].agrees());
+    const qs::Lesson e = qs::parse_lesson(printed("1708753e-4"), "p.json", "p");
+    CHECK(e.steps[0].printed[0].tolerance[0] == doctest::Approx(5e-5));
+    CHECK(qs::check_lesson_step(e.steps[0])[0].agrees());
+    CHECK(!qs::check_lesson_step(qs::parse_lesson(printed("0.0e0"), "p.json", "p").steps[0])[0].agrees());
+}
+
+TEST_CASE("a cell index that is not an integer is named as such") {
+    for (const std::string cell : {R"(["0", 0])", R"([0.5, 0])", R"([null, 0])"}) {
+        const std::string err = qs::test::error_of([&] {
+            qs::parse_lesson(lesson_json(std::string(R"([{"title": "a", "text": "x", "state": {"preset": "lesson", "select": )") + cell + "}}]"),
+                             "c.json", "c");
+        });
+        CAPTURE(cell);
+        CHECK(contains(err, "step 1: state.select: index"));
+        CHECK(contains(err, "is not an integer"));
+    }
+    CHECK(contains(qs::test::error_of([] {
+                       qs::parse_lesson(lesson_json(R"([{"title": "a", "text": "x", "state": {"preset": "lesson", "select": [3, 0]}}])"), "c.json", "c");
+                   }),
+                   "index 3 is outside 0..2"));
+}
+
+// What editors write: a byte order mark, the version as 1.0, a file named in capitals.
+TEST_CASE("a lesson with a BOM or version 1.0 or a .JSON name is read") {
+    const std::string body = lesson_json(R"([{"title": "a", "text": "x", "state": {"preset": "lesson"}}])");
+    CHECK(qs::parse_lesson("\xEF\xBB\xBF" + body, "b.json", "b").steps.size() == 1);
+    std::string v10 = body;
+    v10.replace(v10.find(": 1,"), 4, ": 1.0,");
+    CHECK(qs::parse_lesson(v10, "v.json", "v").steps.size() == 1);
+    CHECK(contains(qs::test::error_of([&] {
+                       std::string v2 = body;
+                       qs::parse_lesson(v2.replace(v2.find(": 1,"), 4, ": 1.5,"), "v.json", "v");
+                   }),
+                   "not a QuantScope lesson of version 1"));
+    qs::test::TempDir dir;
+    qs::test::write_bytes(dir / "Upper.JSON", body);
+    qs::test::write_bytes(dir / "notes.txt", body);
+    const std::vector<std::string> files = qs::lesson_files(dir.path.string());
+    REQUIRE(files.size() == 1);
+    CHECK(qs::read_lesson(files[0]).name == "Upper");
+    CHECK(qs::is_lesson_path("a.Json"));
+    CHECK(!qs::is_lesson_path("a.json.txt"));
+}
+
+// The folder scan looks at every file before it sorts (it stopped at 1001, so names past it went missing), and
+// a folder that is not one is an error, not an empty list.
+TEST_CASE("the lessons folder is read in full and a missing one is an error") {
+    qs::test::TempDir dir;
+    const std::string body = lesson_json(R"([{"title": "a", "text": "x", "state": {"preset": "lesson"}}])");
+    for (int i = 0; i < 1500; ++i) qs::test::write_bytes(dir / ("l" + std::to_string(i) + ".json"), body);
+    const std::vector<std::string> files = qs::lesson_files(dir.path.string());
+    CHECK(files.size() == 1500);
+    CHECK(std::is_sorted(files.begin(), files.end()));
+    CHECK(contains(qs::test::error_of([&] { qs::lesson_files(dir / "l1.json"); }), "cannot be read"));
+    CHECK(contains(qs::test::error_of([&] { qs::lesson_files(dir / "nowhere"); }), "lessons folder"));
+#ifdef QS_BINARY
+    const qs::test::Run found = qs::test::run("lesson check l1004", dir, "QUANTSCOPE_LESSONS=" + qs::test::shell_quote(dir.path.string()));
+    CHECK(found.exit_code == 0);
+    for (const std::string& where : {dir / "nowhere", dir / "l1.json"}) {
+        for (const char* command : {"lesson list", "lesson check l1"}) {
+            const qs::test::Run r = qs::test::run(command, dir, "QUANTSCOPE_LESSONS=" + qs::test::shell_quote(where));
+            CAPTURE(command);
+            CHECK(r.exit_code == 2);
+            CHECK(qs::test::one_line(r.err));
+            CHECK(contains(r.err, "QUANTSCOPE_LESSONS="));
+        }
+    }
+#endif
 }
 
 TEST_CASE("a lesson tensor may be nested lists or a notebook's printed tensor") {

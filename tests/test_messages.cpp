@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <new>
 #include <random>
 #include <string>
 
@@ -334,4 +335,11 @@ TEST_CASE("a 600-character path is shown as 80 characters in every reader's mess
         CHECK(character_count(message) < 200);
         CHECK(message.find("\xe2\x80\xa6") != std::string::npos);  // the path's "…"
     }
+}
+
+// The window shows the same line as the command line for an allocation that failed (it showed std::bad_alloc).
+TEST_CASE("error_text says out of memory for bad_alloc and the message otherwise") {
+    CHECK(qs::error_text(std::bad_alloc()) == "out of memory");
+    CHECK(qs::error_text(std::bad_array_new_length()) == "out of memory");
+    CHECK(qs::error_text(qs::Error("x.npy: bad header")) == "x.npy: bad header");
 }

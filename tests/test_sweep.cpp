@@ -395,3 +395,42 @@ TEST_CASE("sweep bits per weight is the FORMATS.md count quantize prints: float3
     config.mode = Mode::Asymmetric;  // int4 in 8 groups of 4
     CHECK(sweep_bits_per_weight(config, 8, 32) == 4 + 64.0 / 4);
 }
+
+// A name with a tab, printed by the CSV, is the name `quantize --tensor` takes (printable wrote "a\tb", two
+// characters, another name); a control character that acts on a terminal stays escaped.
+TEST_CASE("sweep --csv prints a tab in a name as a tab that quantize --tensor takes back") {
+    test::TempDir dir;
+    test::write_bytes(dir / "t.safetensors",
+                      shard_bytes({random_tensor("a\\tb", ElementType::F32, {2, 8}, 1),
+                                   random_tensor("c\\u001bd", ElementType::F32, {2, 8}, 2)}));
+    const test::Run r = test::run("sweep " + test::shell_quote(dir / "t.safetensors") + " --csv", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(test::contains(r.out, "\n\"a\tb\",2x8,F32,16,"));
+    CHECK(test::contains(r.out, "\nc\\x1bd,2x8,F32,16,"));
+    const test::Run back = test::run("quantize " + test::shell_quote(dir / "t.safetensors") + " --tensor " +
+                                         test::shell_quote("a\tb"), dir);
+    CHECK(back.exit_code == 0);
+}
+
+// --overflow wrap is the lessons' pitfall: each row says so as quantize's JSON does (the numbers are wrong on
+// purpose), and the CSV, which has no column for it, once on stderr.
+TEST_CASE("sweep --overflow wrap rows carry quantize's warning") {
+    test::TempDir dir;
+    test::write_bytes(dir / "t.safetensors", shard_bytes({random_tensor("w", ElementType::F32, {4, 8}, 3)}));
+    const std::string base = "sweep " + test::shell_quote(dir / "t.safetensors") + " --scale 0.001 --zero-point 0 --overflow wrap";
+    const test::Run json = test::run(base, dir);
+    REQUIRE(json.exit_code == 0);
+    const test::Run quantize = test::run("quantize " + test::shell_quote(dir / "t.safetensors") +
+                                             " --tensor w --scale 0.001 --zero-point 0 --overflow wrap", dir);
+    const JsonValue q = parse_json(quantize.out, "quantize");
+    const JsonValue s = parse_json(json.out, "sweep");
+    REQUIRE(q.find("warning"));
+    const JsonValue* row = &s.find("tensors")->items.at(0);
+    REQUIRE(row->find("warning"));
+    CHECK(row->find("warning")->text == q.find("warning")->text);
+    const test::Run csv = test::run(base + " --csv", dir);
+    CHECK(csv.exit_code == 0);
+    CHECK(test::contains(csv.err, "warning: the naive cast without the clamp is WRONG"));
+    CHECK(std::count(csv.err.begin(), csv.err.end(), '\n') == 1);
+    CHECK(!test::contains(test::run("sweep " + test::shell_quote(dir / "t.safetensors"), dir).out, "warning"));
+}

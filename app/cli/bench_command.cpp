@@ -119,6 +119,8 @@ int run_bench(const std::vector<std::string>& args) {
                                                 {"--make-large", true}, {"--large-shape", true},
                                                 {"--layer-shape", true}});
     if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
+    if (parsed.has("--layer-only") && parsed.has("--formats-only"))  // each prints its rows alone: one of them
+        throw Error("--layer-only and --formats-only do not go together: give one");
     const Shape large = parse_shape(parsed.get("--large-shape") ? *parsed.get("--large-shape") : "128256x4096",
                                     kMaxViewElements);
     if (const std::string* path = parsed.get("--make-large")) {

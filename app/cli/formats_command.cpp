@@ -6,6 +6,7 @@
 #include "quantscope/format.hpp"
 #include "quantscope/format_table.hpp"
 #include "quantscope/json_writer.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs::cli {
 
@@ -18,10 +19,12 @@ const char* const kFormatsHelp =
     "int4 (asymmetric: per tensor, per channel on axis 0, groups of 32 and 128), and prints what each\n"
     "costs and loses: bits per weight (elements plus stored scales and zero points), bytes, MSE, SQNR\n"
     "and the largest error, sorted by bits per weight. A format whose block (or group) does not divide\n"
-    "the last axis gets no row.\n"
+    "the last axis gets no row; one whose r' overflows float32 (values near its limits) gets quantize's\n"
+    "error line instead of the numbers.\n"
     "\n"
     "  --json   one object {\"formats\": [rows]}, each row {format, granularity, group_size,\n"
-    "           bits_per_weight, bytes, mse, sqnr_db, max_abs_error} (group_size null where none)\n";
+    "           bits_per_weight, bytes, mse, sqnr_db, max_abs_error} (group_size null where none; a row\n"
+    "           that overflows: the three metrics null and its \"error\")\n";
 
 int run_formats(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kFormatsHelp)) return 0;
@@ -38,11 +41,11 @@ int run_formats(const std::vector<std::string>& args) {
                 row.integer("group_size", *r.group_size);
             else
                 row.raw("group_size", "null");
-            row.number("bits_per_weight", r.bits_per_weight)
-                .integer("bytes", r.bytes)
-                .number("mse", r.metrics.mse)
-                .number("sqnr_db", r.metrics.sqnr_db)
-                .number("max_abs_error", r.metrics.max_abs_error);
+            row.number("bits_per_weight", r.bits_per_weight).integer("bytes", r.bytes);
+            if (r.error.empty())
+                row.number("mse", r.metrics.mse).number("sqnr_db", r.metrics.sqnr_db).number("max_abs_error", r.metrics.max_abs_error);
+            else  // as a sweep row that failed: its error instead of the metrics
+                row.raw("mse", "null").raw("sqnr_db", "null").raw("max_abs_error", "null").string("error", r.error);
             out += (i ? ",\n  " : "\n  ") + row.str();
         }
         std::printf("%s\n]}\n", out.c_str());
@@ -52,6 +55,11 @@ int run_formats(const std::vector<std::string>& args) {
                 "max_error");
     for (const FormatRow& r : rows) {
         const std::string gran = r.granularity + (r.group_size ? " " + std::to_string(*r.group_size) : "");
+        if (!r.error.empty()) {
+            std::printf("%-12s %-12s %9.4f %12lld  %s\n", r.format.c_str(), gran.c_str(), r.bits_per_weight,
+                        static_cast<long long>(r.bytes), printable(r.error, 200).c_str());
+            continue;
+        }
         std::printf("%-12s %-12s %9.4f %12lld %12.4g %9s %12.4g\n", r.format.c_str(), gran.c_str(), r.bits_per_weight,
                     static_cast<long long>(r.bytes), r.metrics.mse,
                     r.metrics.sqnr_db ? format_g(*r.metrics.sqnr_db).c_str() : "-", r.metrics.max_abs_error);

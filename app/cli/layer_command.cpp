@@ -1,5 +1,6 @@
 // `quantscope layer`: SPEC "Layer" — y = x W^T + b with W (and optionally x) quantized, against float64.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <type_traits>
 
@@ -81,7 +82,9 @@ void layer_config(const ParsedArgs& args, LayerConfig& config) {
         if (args.has(option)) throw Error(std::string(option) + " does not apply to layer");
     apply_quantize_options(args, config.weights);  // int<N> or a FORMATS.md format, as for quantize
     const std::string activations = args.has("--activations") ? *args.get("--activations") : "none";
-    config.quantize_activations = activations != "none";
+    std::string word = activations;  // none, like a type name, in any case
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    config.quantize_activations = word != "none";
     if (config.quantize_activations) config.act_dtype = IntType::parse(activations);
     for (const char* option : {"--act-mode", "--act-granularity", "--outlier-threshold", "--smooth-alpha"})
         if (!config.quantize_activations && args.has(option))

@@ -22,8 +22,6 @@ const char* const kLessonHelp =
 namespace {
 
 int ListLessons() {
-    const std::string dir = lessons_dir();
-    if (dir.empty()) throw Error("no lessons folder found (set QUANTSCOPE_LESSONS to the folder of the lesson files)");
     for (const Lesson& lesson : shipped_lessons())
         std::printf("%-28s %3zu steps  %s  [%s]\n", printable(lesson.name).c_str(), lesson.steps.size(),
                     printable(lesson.title, 120).c_str(), printable(lesson.source, 200).c_str());

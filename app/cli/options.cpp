@@ -294,6 +294,7 @@ Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view
         input.config = s.config;
         input.label = first;
         input.from_session = true;
+        input.session = first;
         input.source = s.source;
         if (s.source.kind == TensorSource::Kind::File && std::filesystem::path(s.source.path).is_relative())
             input.source.path = absolute_path(std::filesystem::path(first).parent_path() / s.source.path);

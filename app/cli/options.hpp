@@ -67,6 +67,7 @@ struct Input {
     TensorSource source;
     // A SESSION.json input: the GUI's saved view settings.
     bool from_session = false;
+    std::string session;  // its path: what the view's relative paths (a lesson file) are relative to
     std::vector<std::pair<std::string, std::string>> view;
 
     // The values, wherever they are (a view of `tensor` or of `file`), and their shape.

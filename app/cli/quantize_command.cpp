@@ -194,8 +194,7 @@ int run_quantize(const std::vector<std::string>& args) {
     if (const std::string* recipe = parsed.get("--recipe")) json.string("recipe", *recipe);
     if (input.config.overflow == Overflow::Wrap)
         json.string("overflow", to_string(input.config.overflow))
-            .string("warning", "the naive cast without the clamp is WRONG (the lessons clamp). " +
-                                   overflow_sentence(farthest_overflow(input.values(), result.params, input.config), input.config));
+            .string("warning", wrap_warning(input.values(), result.params, input.config));
     // Everything that can fail (the overflow example reads the values again, the JSON allocates) is done
     // before the outputs appear: an exit 2 never leaves them behind, and the JSON is never lost after they do.
     const std::string text = json.str();

@@ -42,6 +42,7 @@ JsonObject row_json(const SweepRow& row) {
         json.raw("error", "null");
     else
         json.string("error", row.error);
+    if (!row.warning.empty()) json.string("warning", row.warning);  // as quantize's JSON: the numbers are of a wrong cast
     return json;
 }
 
@@ -115,7 +116,12 @@ int run_sweep(const std::vector<std::string>& args) {
     const bool terminal = ::isatty(STDERR_FILENO) == 1;
     bool first = true;
     if (csv) std::printf("%s\n", sweep_csv_header().c_str());
+    bool warned = false;  // a CSV has no column for it: the first row's warning once, on stderr
     const auto on_row = [&](const SweepRow& row) {
+        if (csv && !row.warning.empty() && !warned) {
+            print_message_line("warning", row.warning + " (and so every row: --overflow wrap)");
+            warned = true;
+        }
         if (csv)
             std::printf("%s\n", sweep_csv_line(row).c_str());
         else

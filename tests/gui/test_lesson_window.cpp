@@ -8,6 +8,7 @@
 
 #include "gui_test_support.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -231,6 +232,31 @@ TEST_CASE("lesson in the window: a session keeps the open lesson and its step an
     CHECK(d.doc.config == a.doc.config);
 }
 
+// A teacher's lesson file beside the session is stored relative to it, as the tensor is: the folder can move.
+TEST_CASE("lesson in the window: a session stores its lesson file relative and reopens it after a move") {
+    TempDir dir;
+    std::filesystem::create_directories(std::filesystem::path(dir / "class") / "lessons");
+    const std::string lesson_file = (std::filesystem::path(dir / "class") / "lessons" / "mine.json").string();
+    std::filesystem::copy_file(std::string(QS_TESTS_DIR) + "/../assets/lessons/a-quantize-by-hand.json", lesson_file);
+    qs::gui::AppState a;
+    a.doc.force_sync = true;
+    qs::gui::OpenLessonNamed(a, lesson_file);
+    REQUIRE(a.lesson.lesson);
+    qs::gui::GoToLessonStep(a, 1);
+    a.doc.finish_recompute_now();
+    std::string error;
+    const std::string session = (std::filesystem::path(dir / "class") / "s.json").string();
+    REQUIRE_MESSAGE(qs::gui::SaveSession(a, session, &error), error);
+    CHECK(read_file(session).find("\"lesson\": \"lessons/mine.json\"") != std::string::npos);
+    std::filesystem::rename(dir / "class", dir / "moved");
+    qs::gui::AppState b;
+    StartOnSession(b, (std::filesystem::path(dir / "moved") / "s.json").string());
+    INFO(b.doc.notice);
+    REQUIRE(b.lesson.lesson);
+    CHECK(b.lesson.lesson->name == "mine");
+    CHECK(b.lesson.step == 1);
+}
+
 // A session saved at a step that hides parts of the figure (students guess first) reopened with them shown.
 TEST_CASE("lesson in the window: a session reopened at a step hides again what the step hides until R") {
     TempDir dir;
@@ -269,15 +295,54 @@ TEST_CASE("lesson in the window: a session's hostile lesson keys open the rest w
     CHECK(!a.lesson.lesson);
     CHECK(notice.find("did not open: unknown lesson") != std::string::npos);
     CHECK(notice.size() < 600);
-    for (const char* step : {"-1", "0", "1099511627776", "99999999999999999999", "2abc"}) {
+    // A step the lesson does not have is refused as --step refuses it: never clamped, never skipped in silence.
+    for (const char* step : {"-1", "0", "6", "1099511627776", "99999999999999999999", "2abc"}) {
         qs::gui::AppState b;
-        const std::string n = qs::gui::ApplySessionView(b, {{"lesson", "a-quantize-by-hand"}, {"lesson.step", step}});
+        std::string failure;
+        const std::string n = qs::gui::ApplySessionView(b, {{"lesson", "a-quantize-by-hand"}, {"lesson.step", step}}, &failure);
         CAPTURE(step);
-        REQUIRE(b.lesson.lesson);
-        const int last = static_cast<int>(b.lesson.lesson->steps.size()) - 1;
-        const bool huge = std::string(step) == "1099511627776";  // a step past the end: the last one
-        CHECK(b.lesson.step == (huge ? last : 0));
-        CHECK((n.find(std::string("lesson.step=") + step) != std::string::npos) == !huge);
+        CAPTURE(n);
+        CHECK_FALSE(failure.empty());
+        CHECK(failure.find('\n') == std::string::npos);
+        CHECK(failure.find("lesson.step") != std::string::npos);
+    }
+}
+
+// The window's keys that a session gives a value they do not take are refused (a screenshot run: the line,
+// exit 2), a key of a later version is only skipped; the same rule as every option.
+TEST_CASE("session view: a bad value of a known key is refused and an unknown key is skipped") {
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"presenter", "yes"}, {"figure.layout", "diagonal"}, {"panels.figure", "2"}, {"lesson", ""},
+        {"lesson.step", "abc"}, {"figure.slice", "99"}};
+    for (const auto& [key, value] : bad) {
+        qs::gui::AppState a;
+        std::string failure;
+        qs::gui::ApplySessionView(a, {{key, value}}, &failure);
+        CAPTURE(key);
+        CHECK(failure.find(key + "=" + value) != std::string::npos);
+    }
+    for (const char* key : {"future.key", "figure.future"}) {
+        qs::gui::AppState a;
+        std::string failure;
+        const std::string notice = qs::gui::ApplySessionView(a, {{key, "1"}}, &failure);
+        CHECK(failure.empty());
+        CHECK(notice.find(std::string("does not understand: ") + key) != std::string::npos);
+    }
+}
+
+TEST_CASE("gui --lesson refuses an option the lesson's steps would override") {
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--dtype", "nf4"}, {"--mode", "symmetric"},
+                                                  {"--calibrate", "mse"}, {"--recompute-scale"}}) {
+        std::vector<std::string> args = {"--lesson", "a-quantize-by-hand"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::string err;
+        try {
+            qs::gui::ParseGuiOptions(args);
+        } catch (const std::exception& e) {
+            err = e.what();
+        }
+        CAPTURE(extra[0]);
+        CHECK(err.find("give no " + extra[0] + " with it") != std::string::npos);
     }
 }
 

@@ -10,6 +10,7 @@
 #include "gui/app/figure_png.hpp"
 #include "gui/app/session_io.hpp"
 #include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/tensor_io.hpp"
 
@@ -113,7 +114,7 @@ bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::
         for (const TensorWriter* w : {&original, &codes, &dequantized, &errors}) w->finish();
         files.commit();
     } catch (const std::exception& e) {
-        return fail(e.what());
+        return fail(error_text(e));
     }
     if (written) *written = paths;
     return true;

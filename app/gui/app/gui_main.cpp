@@ -53,7 +53,7 @@ int RenderHeadless(const GuiOptions& o) {
     try {
         RenderFigureFile(o.input, o.files.view, o.width > 0 ? o.width : 1600, path);
     } catch (const Error& e) {
-        throw Error(std::string("no display, and rendering without one failed: ") + e.what());
+        throw Error(std::string("no display, and rendering without one failed: ") + error_text(e));
     }
     std::printf("quantscope: no display; rendered the figure to %s\n", printable(path, kMaxMessageChars).c_str());
     return 0;
@@ -104,7 +104,7 @@ bool UpdateDocument(AppWindow& window, AppState& app, Bench& bench, int frame_in
     try {
         app.doc.update();
     } catch (const std::exception& e) {
-        app.doc.error = e.what();  // e.g. out of memory for a huge tensor: say so, keep the window
+        app.doc.error = error_text(e);  // e.g. out of memory for a huge tensor: say so, keep the window
     }
     return app.doc.generation != generation_before;
 }
@@ -119,7 +119,7 @@ void DrawFrame(AppWindow& window, AppState& app, Frame& frame, bool scripted) {
         // A panel threw mid-frame (a core call, an allocation): close the windows, tables, IDs and styles it
         // left open so that Render() does not assert, show the message, keep the window.
         ImGui::ErrorCheckEndFrameRecover(nullptr);
-        app.doc.error = e.what();
+        app.doc.error = error_text(e);
     }
     ApplyIntents(app);  // what the panels asked for, in order, now that they have drawn
     app.doc.end_frame(ImGui::IsAnyItemActive());

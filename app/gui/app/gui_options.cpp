@@ -142,6 +142,12 @@ namespace {
 void ApplyLessonOption(const cli::ParsedArgs& parsed, const std::string& name, GuiOptions& o) {
     if (!parsed.positionals.empty() || parsed.has("--preset") || parsed.has("--random"))
         throw Error("--lesson sets its own tensor: give no INPUT, --preset or --random with it");
+    // Its steps set the quantization too: an option that would be overridden at the first step is refused
+    // like an input file, never silently dropped.
+    for (const std::vector<cli::OptionSpec>& options : {cli::tensor_source_options(), cli::quantize_options()})
+        for (const cli::OptionSpec& option : options)
+            if (parsed.has(option.name))
+                throw Error("--lesson sets its own tensor and quantization: give no " + option.name + " with it");
     o.lesson = std::make_shared<const Lesson>(cli::load_lesson(name));
     o.lesson_ref = name;
     const std::int64_t steps = static_cast<std::int64_t>(o.lesson->steps.size());

@@ -10,6 +10,8 @@
 
 #include "cli/lessons.hpp"
 #include "gui/app/app_state.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 
 namespace qs::gui {
 
@@ -38,7 +40,7 @@ void OpenLessonNamed(AppState& app, const std::string& name_or_path) {
     try {
         OpenLesson(app, std::make_shared<const Lesson>(cli::load_lesson(name_or_path)), 0, name_or_path);
     } catch (const std::exception& e) {
-        app.doc.error = e.what();  // the window stays; the banner names the file and step
+        app.doc.error = error_text(e);  // the window stays; the banner names the file and step
     }
 }
 
@@ -47,10 +49,17 @@ bool RestoreLesson(AppState& app, const std::string& ref, int step, std::string*
     try {
         lesson = std::make_shared<const Lesson>(cli::load_lesson(ref));
     } catch (const std::exception& e) {
-        if (error) *error = e.what();
+        if (error) *error = error_text(e);
         return false;
     }
-    app.lesson.step = std::clamp(step, 0, static_cast<int>(lesson->steps.size()) - 1);
+    const int steps = static_cast<int>(lesson->steps.size());
+    if (step < 0 || step >= steps) {  // as --step: a step the lesson does not have is refused, not clamped
+        if (error)
+            *error = "lesson.step " + std::to_string(step + 1) + ": lesson " + quoted_text(lesson->name) + " has steps 1 to " +
+                     std::to_string(steps);
+        return false;
+    }
+    app.lesson.step = step;
     app.lesson.lesson = std::move(lesson);
     app.lesson.ref = ref;
     app.lesson.rows_step = -1;
@@ -64,12 +73,16 @@ bool RestoreLesson(AppState& app, const std::string& ref, int step, std::string*
 std::string LessonRefForSession(const AppState& app) {
     if (!app.lesson.lesson) return {};
     const std::string& ref = app.lesson.ref.empty() ? app.lesson.lesson->name : app.lesson.ref;
-    if (ref.size() <= 5 || ref.compare(ref.size() - 5, 5, ".json") != 0) return ref;  // a shipped name
+    if (!is_lesson_path(ref)) return ref;  // a shipped name
     std::error_code ec;
     const fs::path file = fs::absolute(ref, ec).lexically_normal();
     if (ec) return ref;
     // The shipped folder's own file (File > Lessons opens them by path): its name, which loads it anywhere.
-    const std::string dir = cli::lessons_dir();
+    std::string dir;
+    try {
+        dir = cli::lessons_dir();
+    } catch (const std::exception&) {  // QUANTSCOPE_LESSONS names no folder: the lesson is no shipped one
+    }
     const fs::path shipped = fs::path(dir) / (app.lesson.lesson->name + ".json");
     if (!dir.empty() && fs::equivalent(file, shipped, ec) && !ec) return app.lesson.lesson->name;
     return file.string();

@@ -15,12 +15,13 @@ struct AppState;
 // Opens `lesson` at `step` (0-based, clamped). `ref` is what loads it again (cli::load_lesson: a shipped name or
 // a file's path; empty: the lesson's name), which sessions keep.
 void OpenLesson(AppState& app, std::shared_ptr<const Lesson> lesson, int step, const std::string& ref = {});
-// The lesson a session names (cli::load_lesson's `ref`) opened at `step` (0-based, clamped) without applying
-// the step's state: the session's own tensor, settings and figure are what was saved. False with *error when
-// the lesson does not load (the window's lesson, if any, stays).
+// The lesson a session names (cli::load_lesson's `ref`) opened at `step` (0-based) without applying the step's
+// state: the session's own tensor, settings and figure are what was saved. False with *error when the lesson
+// does not load or has no such step (the window's lesson, if any, stays).
 bool RestoreLesson(AppState& app, const std::string& ref, int step, std::string* error);
 // How a session names the open lesson: a shipped lesson by its name (it moves with the program), another
-// lesson file by its absolute path; empty without a lesson.
+// lesson file by its absolute path (MakeSession stores it relative to the session when it can); empty without a
+// lesson.
 std::string LessonRefForSession(const AppState& app);
 // Loads a shipped lesson by name or a lesson file by path and opens it; a bad file goes to the error banner.
 void OpenLessonNamed(AppState& app, const std::string& name_or_path);

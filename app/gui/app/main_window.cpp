@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "gui/panels/presenter_view.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/presets.hpp"
 
 namespace qs::gui {
@@ -60,8 +62,15 @@ void DrawMenuBar(AppState& app, Frame& frame) {
             ImGui::EndMenu();
         }
         if (ImGui::BeginMenu("Lessons")) {  // the shipped lessons (listed while the menu is open)
-            const std::vector<std::string> files = lesson_files(cli::lessons_dir());
-            if (files.empty()) ImGui::TextDisabled("no lessons folder found");
+            std::vector<std::string> files;
+            std::string problem = "no lessons folder found";
+            try {
+                const std::string dir = cli::lessons_dir();
+                if (!dir.empty()) files = lesson_files(dir);
+            } catch (const std::exception& e) {
+                problem = error_text(e);  // QUANTSCOPE_LESSONS names no folder
+            }
+            if (files.empty()) ImGui::TextDisabled("%s", problem.c_str());
             for (const std::string& file : files) {
                 const std::string name = std::filesystem::path(file).stem().string();
                 if (ImGui::MenuItem(name.c_str())) OpenLessonNamed(app, file);

@@ -175,12 +175,21 @@ const std::vector<SessionField>& SessionFields() {
     return fields;
 }
 
-// The row of `key`: its own, else the family whose prefix it has; null for a key this version does not know.
+// Whether the "figure." family reads `key` (one of the figure's settings), or a later version wrote it.
+bool FigureReads(const std::string& key) {
+    const std::string own = key.substr(std::strlen("figure."));
+    if (own == "grid") return true;  // written before the layout had three choices
+    for (const auto& [k, v] : FigurePanelSettingPairs(FigurePanelSettings{}))
+        if (k == own) return true;
+    return false;
+}
+
+// The row of `key`: its own, else the family that reads it; null for a key this version does not know.
 const SessionField* FieldOf(const std::string& key) {
     const SessionField* family = nullptr;
     for (const SessionField& f : SessionFields()) {
         if (f.key == key) return &f;
-        if (!family && f.key.back() == '.' && key.rfind(f.key, 0) == 0) family = &f;
+        if (!family && f.key == "figure." && key.rfind(f.key, 0) == 0 && FigureReads(key)) family = &f;
     }
     return family;
 }
@@ -195,39 +204,53 @@ ViewSettings SessionView(const AppState& app) {
     return v;
 }
 
-std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure) {
-    std::vector<std::string> skipped;
+std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure, const std::string& session_path) {
+    // A key this version reads with a value it does not take is refused, as a bad option is (the file is wrong,
+    // and a script must hear of it); a key it does not know comes from a later version and is only skipped.
+    std::vector<std::string> skipped, refused;
     ViewRead r{app};
     r.slices = app.doc.data ? app.doc.data->slices() : 1;
     r.numel = app.doc.data ? app.doc.data->numel() : 0;
     for (const auto& [key, value] : view) {
         const SessionField* f = FieldOf(key);
-        if (!f || !f->read(r, key, value)) skipped.push_back(key + "=" + value);
+        if (!f) skipped.push_back(key + "=" + value);
+        else if (!f->read(r, key, value)) refused.push_back(key + "=" + value);
     }
     // The document's fields as one change of the document, part of the opening's undo step.
     app.doc.apply_names(r.label, r.base_mode == Mode::Manual ? nullptr : &r.base_mode, false);
     const std::string* lesson = r.lesson;
     const std::string* lesson_step = r.lesson_step;
     // A lesson that does not load is named (quoted: the file's name may be anything) with its reason, on a line
-    // of its own: it is understood, it just did not open (in the list below, a long name hid the reason).
+    // of its own (in the list below, a long name hid the reason).
     std::string lesson_line;
     if (lesson) {
         std::int64_t step = 1;
         if (lesson_step) ParseInt(*lesson_step, step);
         std::string problem;
-        if (!RestoreLesson(app, *lesson, static_cast<int>(std::min<std::int64_t>(step, 1 << 20)) - 1, &problem))
+        std::string ref = *lesson;
+        if (is_lesson_path(ref) && fs::path(ref).is_relative() && !session_path.empty()) {
+            std::error_code ec;
+            const fs::path beside = fs::path(session_path).parent_path() / ref;
+            const fs::path abs = fs::absolute(beside, ec);
+            ref = (ec ? beside : abs).lexically_normal().string();
+        }
+        if (!RestoreLesson(app, ref, static_cast<int>(std::min<std::int64_t>(step, 1 << 20)) - 1, &problem))
             lesson_line = "the session's lesson " + quoted_text(*lesson) + " did not open: " + printable(problem, 240);
     } else if (lesson_step) {
-        skipped.push_back("lesson.step=" + *lesson_step + " (no lesson)");
+        refused.push_back("lesson.step=" + *lesson_step + " (no lesson)");
     }
-    if (failure) *failure = lesson_line;
-    if (skipped.empty()) return lesson_line;
-    // The pairs come from the file: a few, escaped and shortened, keep the notice one readable line.
-    constexpr std::size_t kShown = 5;
-    std::string out = "skipped view settings this version does not understand:";
-    for (std::size_t i = 0; i < skipped.size() && i < kShown; ++i) out += " " + printable(skipped[i]);
-    if (skipped.size() > kShown) out += " … (" + std::to_string(skipped.size()) + " in all)";
-    return JoinLines({lesson_line, out});
+    // The pairs come from the file: a few, escaped and shortened, keep each notice one readable line.
+    const auto listed = [](const char* what, const std::vector<std::string>& pairs) {
+        if (pairs.empty()) return std::string();
+        constexpr std::size_t kShown = 5;
+        std::string out = what;
+        for (std::size_t i = 0; i < pairs.size() && i < kShown; ++i) out += " " + printable(pairs[i], 120);
+        if (pairs.size() > kShown) out += " … (" + std::to_string(pairs.size()) + " in all)";
+        return out;
+    };
+    const std::string refused_line = listed("the session's view has values its keys do not take:", refused);
+    if (failure) *failure = refused_line.empty() ? lesson_line : refused_line;  // one line: the first problem
+    return JoinLines({refused_line, lesson_line, listed("skipped view settings this version does not understand:", skipped)});
 }
 
 // ------------------------------------------------------------------------------------------------ sessions
@@ -238,6 +261,9 @@ Session MakeSession(const AppState& app, const std::string& session_path, std::s
     Session s;
     s.config = app.doc.config;
     s.view = SessionView(app);
+    // A lesson file is stored as the tensor is: relative to the session when beside or below it (they move together).
+    for (auto& [key, value] : s.view)
+        if (key == "lesson" && is_lesson_path(value)) value = PathForSession(value, session_path);
     if (const TensorOrigin* origin = app.doc.origins.find(app.doc.data.get())) {
         s.source = origin->source;
         if (s.source.kind == TensorSource::Kind::File) s.source.path = PathForSession(s.source.path, session_path);
@@ -270,7 +296,7 @@ bool SaveSession(AppState& app, const std::string& session_path, std::string* er
         files.commit();
         return true;
     } catch (const std::exception& e) {
-        if (error) *error = e.what();
+        if (error) *error = error_text(e);
         return false;
     }
 }
@@ -280,7 +306,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
     try {
         s = read_session(session_path);
     } catch (const std::exception& e) {
-        app.doc.error = e.what();
+        app.doc.error = error_text(e);
         return;
     }
     TensorOrigin origin;
@@ -295,7 +321,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
         std::string note;
         Tensor t = load_session_tensor(*session, session_path, &note);
         TensorJobResult r = FinishTensorJob(std::move(t), config, session_path, p);
-        r.then = [origin, has_origin, note, view, &app](Document&) {
+        r.then = [origin, has_origin, note, view, session_path, &app](Document&) {
             AppState& a = app;
             if (has_origin) {
                 TensorOrigin o = origin;
@@ -303,7 +329,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
                 a.doc.origins.record(a.doc.data, std::move(o));
             }
             a.lesson.lesson.reset();  // the session's lesson, or none
-            const std::string problems = ApplySessionView(a, view);
+            const std::string problems = ApplySessionView(a, view, nullptr, session_path);
             a.doc.notice = JoinLines({a.doc.notice, FoldingNotice(a.doc.label, note), problems});
         };
         return r;
@@ -316,13 +342,13 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
         data = input.file ? MakeTensorData(std::shared_ptr<const TensorFile>(std::move(input.file)))
                           : MakeTensorData(std::make_shared<const Tensor>(std::move(input.tensor)));
     } catch (const std::exception& e) {
-        app.doc.error = e.what();
+        app.doc.error = error_text(e);
         return app.doc.error;
     }
     if (!app.doc.apply_data(std::move(data), input.label, &input.config)) return app.doc.error;
     if (input.source.kind != TensorSource::Kind::Inline) app.doc.origins.record(app.doc.data, {input.source, input.note});
     std::string problems, failure;
-    if (input.from_session) problems = ApplySessionView(app, input.view, &failure);
+    if (input.from_session) problems = ApplySessionView(app, input.view, &failure, input.session);
     const std::string override_problems = ApplySessionView(app, files.view);
     app.doc.notice = JoinLines({app.doc.notice, FoldingNotice(app.doc.label, input.note), problems, override_problems});
     if (!files.browse.empty()) {

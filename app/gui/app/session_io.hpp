@@ -22,15 +22,17 @@ struct AppState;
 
 // The window's settings a session keeps: label, base_mode, figure.* (FigurePanelSettings' key=value lines,
 // plus figure.slice, figure.selected and figure.view = "x0 y0 x1 y1" when zoomed), panels.*, histogram.*,
-// presenter, and with a lesson open lesson (a shipped name or a file's absolute path) and lesson.step (from 1).
-// A session without them (older ones too) opens no lesson.
+// presenter, and with a lesson open lesson (a shipped name or a file's path) and lesson.step (from 1). A
+// session without them (older ones too) opens no lesson.
 ViewSettings SessionView(const AppState& app);
-// Applies SessionView's pairs (both walk one table of fields, session_io.cpp). Unknown keys and bad values are
-// skipped; the returned text names them (empty: all applied), so that a newer or hand-edited session still
-// opens. The label and base mode change the document through Document::apply_names, as part of the undo step
-// that opened the session's tensor. A lesson the session names that does not
-// open is in that text too, and alone in `*failure` (a scripted screenshot refuses it: see StartWithInput).
-std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure = nullptr);
+// Applies SessionView's pairs (both walk one table of fields, session_io.cpp). Unknown keys (a later version's)
+// are skipped and named in the returned text, so that a newer session still opens; a value a known key does not
+// take is refused: named in the text and, as the first problem, in `*failure` (a scripted screenshot refuses it:
+// see StartWithInput), as is a lesson that does not open. The label and base mode change the document through
+// Document::apply_names, as part of the undo step that opened the session's tensor. A relative lesson path is
+// relative to `session_path`'s folder (as the session's tensor is).
+std::string ApplySessionView(AppState& app, const ViewSettings& view, std::string* failure = nullptr,
+                             const std::string& session_path = {});
 
 // The session of the current state for a file at `session_path`. The tensor is referred to by its origin
 // when it has one (file paths relative to the session's directory when inside it), else stored inline when

@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <utility>
+#include "quantscope/error.hpp"
 
 namespace qs::gui {
 namespace {
@@ -50,7 +51,7 @@ bool Document::apply_config(const QuantConfig& next, bool continuous, std::strin
     try {
         check_config(next, data->shape());
     } catch (const std::exception& e) {
-        if (message) *message = e.what();
+        if (message) *message = error_text(e);
         return false;
     }
     if (message) message->clear();
@@ -70,7 +71,7 @@ bool Document::apply_tensor(std::shared_ptr<const Tensor> next, std::string next
     try {
         wrapped = MakeTensorData(std::move(next));  // checks it
     } catch (const std::exception& e) {
-        error = e.what();
+        error = error_text(e);
         return false;
     }
     return apply_data(std::move(wrapped), std::move(next_label), next_config);
@@ -90,7 +91,7 @@ bool Document::apply_data(std::shared_ptr<const TensorData> next, std::string ne
         mark_dirty(true);
         return true;
     } catch (const std::exception& e) {
-        error = e.what();
+        error = error_text(e);
         return false;
     }
 }

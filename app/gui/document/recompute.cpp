@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "gui/document/stopwatch.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/overflow_message.hpp"
 
 namespace qs::gui {
@@ -72,7 +73,7 @@ void RunRecompute(RecomputeJob& job) {
         job.overview = quantize_overview(data.view, job.params, job.config, data.values.grid, &data.values);
         job.overflow = OverflowLine(data, job.params, job.config, job.overview.metrics);
     } catch (const std::exception& e) {
-        job.error = e.what();
+        job.error = error_text(e);
     }
     job.ms = clock.ms();
 }
@@ -108,7 +109,7 @@ QuantConfig FitConfig(QuantConfig c, const Shape& shape, std::string* note) {
         check_config(c, shape);
         return c;
     } catch (const std::exception& e) {
-        if (note) *note = std::string("granularity reset to tensor: ") + e.what();
+        if (note) *note = std::string("granularity reset to tensor: ") + error_text(e);
     }
     c.granularity = Granularity::Tensor;
     c.axis = 0;

@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 #include <vector>
+#include "quantscope/error.hpp"
 
 namespace qs::gui {
 
@@ -89,7 +90,7 @@ public:
                 work(*context);
             } catch (const std::exception& e) {
                 std::lock_guard<std::mutex> lock(context->mutex_);
-                context->error_ = e.what();
+                context->error_ = error_text(e);
             } catch (...) {
                 std::lock_guard<std::mutex> lock(context->mutex_);
                 context->error_ = "unknown error";

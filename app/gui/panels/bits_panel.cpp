@@ -10,6 +10,7 @@
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
+#include "quantscope/error.hpp"
 
 namespace qs::gui {
 
@@ -161,7 +162,7 @@ void Refresh(BitsPanelState& st, const QuantView& qv, std::int64_t selected) {
         st.bits = cell_bits(qv.data->view, *qv.params, *qv.config, selected, qv.data->values.amax());
         st.valid = true;
     } catch (const std::exception& e) {
-        st.error = e.what();
+        st.error = error_text(e);
     }
 }
 

@@ -13,6 +13,7 @@
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/histogram.hpp"
 
 namespace qs::gui {
@@ -31,7 +32,7 @@ ComparePanelState::Computed Compute(const std::shared_ptr<const TensorData>& dat
         out.params.keep_values_alive(data);
         out.overview = quantize_overview(data->view, out.params, c, data->values.grid);
     } catch (const std::exception& e) {
-        out.error = e.what();
+        out.error = error_text(e);
         out.params = QuantParams{};
         out.overview = QuantOverview{};
     }

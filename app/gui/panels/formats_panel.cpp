@@ -11,6 +11,7 @@
 #include "gui/document/stopwatch.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
 
@@ -29,6 +30,10 @@ std::string GranularityText(const FormatRow& r) {
 // What row `r` shows in column `c`; `dim` set where it is no number (an SQNR without error or signal).
 std::string CellText(const FormatRow& r, int c, bool* dim = nullptr) {
     if (dim) *dim = false;
+    if (!r.error.empty() && (c == kColMse || c == kColSqnr || c == kColMaxError)) {  // r' overflowed float32
+        if (dim) *dim = true;
+        return c == kColMse ? "overflow" : c == kColSqnr ? "-" : "inf";
+    }
     switch (c) {
         case kColFormat: return r.format;
         case kColGranularity: return GranularityText(r);
@@ -91,7 +96,7 @@ void Start(FormatsPanelState& st, const std::shared_ptr<const TensorData>& data,
                 table.rows.push_back(format_table_row(d->view, configs[i], table.amax));
             } catch (const std::exception& e) {
                 // One format failing on this tensor (e.g. r' beyond float32) leaves the others standing.
-                table.skipped.push_back(dtype_name(configs[i]) + ": " + e.what());
+                table.skipped.push_back(dtype_name(configs[i]) + ": " + error_text(e));
             }
             table.ms = ms_before + clock.ms();
             if (!ctx.cancelled()) ctx.publish(table);
@@ -187,6 +192,7 @@ void RowCells(const FormatRow& r) {
         const std::string text = CellText(r, c, &dim);
         if (dim) ImGui::TextDisabled("%s", text.c_str());
         else ImGui::TextUnformatted(text.c_str());
+        if (!r.error.empty() && c == kColMse && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.error.c_str());
     }
 }
 

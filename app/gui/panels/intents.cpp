@@ -1,6 +1,7 @@
 #include "gui/panels/intents.hpp"
 
 #include <exception>
+#include "quantscope/error.hpp"
 
 namespace qs::gui {
 
@@ -13,7 +14,7 @@ bool CheckedConfig(const Document& doc, const QuantConfig& requested, QuantConfi
     try {
         check_config(next, doc.data->shape());
     } catch (const std::exception& e) {
-        if (message) *message = e.what();
+        if (message) *message = error_text(e);
         return false;
     }
     if (message) message->clear();

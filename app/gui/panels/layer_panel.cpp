@@ -44,7 +44,7 @@ LayerPanelState::Computed Compute(const std::shared_ptr<const Tensor>& tensor, c
         out.error.resize(out.result.y.size());
         for (std::size_t i = 0; i < out.error.size(); ++i) out.error[i] = std::abs(out.result.y[i] - out.result.reference[i]);
     } catch (const std::exception& e) {
-        out.error_text = e.what();
+        out.error_text = error_text(e);
         out.result = LayerResult{};
         out.x.reset();
     }

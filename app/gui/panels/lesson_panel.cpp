@@ -8,6 +8,7 @@
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs::gui {
@@ -64,7 +65,7 @@ LessonRow RowOf(const LessonNumber& n, const QuantView& view, const QuantResult&
         }
     } catch (const std::exception& e) {
         row.applies = false;
-        row.app = e.what();
+        row.app = error_text(e);
     }
     return row;
 }

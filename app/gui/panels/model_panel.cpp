@@ -131,7 +131,7 @@ void DrawTable(ModelPanelState& st, const QuantConfig& config, Intents& out, flo
                 try {
                     out.push(ModelTensorJob(st, r.name, config));
                 } catch (const std::exception& e) {
-                    out.push(ErrorIntent{e.what()});
+                    out.push(ErrorIntent{error_text(e)});
                 }
             }
             ImGui::PopID();
@@ -226,7 +226,7 @@ bool OpenModel(ModelPanelState& st, const std::string& path, std::string* error)
         st.message.clear();
         return true;
     } catch (const std::exception& e) {
-        if (error) *error = e.what();
+        if (error) *error = error_text(e);
         return false;
     }
 }
@@ -290,7 +290,7 @@ bool ExportModelCsv(const ModelPanelState& st, const std::string& path, std::str
         files.commit();
         return true;
     } catch (const std::exception& e) {
-        if (error) *error = e.what();
+        if (error) *error = error_text(e);
         return false;
     }
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gui/panels/intents.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/tensor_io.hpp"
 
 namespace qs::gui {
@@ -68,7 +69,7 @@ bool OpenSafetensorsBrowser(SafetensorsBrowserState& s, const std::string& path,
         auto file = std::make_shared<const SafetensorsFile>(path);  // header only; throws naming the file
         s.file = std::move(file);
     } catch (const std::exception& e) {
-        if (error) *error = e.what();
+        if (error) *error = error_text(e);
         return false;
     }
     s.path = path;

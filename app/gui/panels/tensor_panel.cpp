@@ -19,6 +19,7 @@
 
 #include "gui/panels/intents.hpp"
 #include "gui/widgets/widgets.hpp"
+#include "quantscope/error.hpp"
 #include "quantscope/tensor_text.hpp"
 #include "quantscope/presets.hpp"
 #include "quantscope/random.hpp"
@@ -115,7 +116,7 @@ void UseTensorText(TensorPanelState& state, std::string_view text, const char* n
         state.message.clear();
         out.push(ApplyTensorIntent{std::make_shared<Tensor>(std::move(t)), std::string(name == std::string("clipboard") ? "pasted" : "typed")});
     } catch (const std::exception& e) {
-        state.message = e.what();
+        state.message = error_text(e);
     }
 }
 
@@ -254,7 +255,7 @@ void DrawGenerate(TensorPanelState& state, const Document& doc, Intents& out) {
             spec.pin_range = state.pin_range ? 3 : 0;
             state.message.clear();
         } catch (const std::exception& e) {
-            state.message = e.what();
+            state.message = error_text(e);
             return;
         }
         const std::string label = std::string("random ") + (state.distribution == 0 ? "normal " : "uniform ") +

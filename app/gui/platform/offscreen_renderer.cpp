@@ -189,7 +189,7 @@ bool WritePngAtomic(const std::string& path, int width, int height, const std::v
     try {
         write_file_atomic(path, png.data(), png.size());
     } catch (const Error& e) {
-        return fail(e.what());
+        return fail(error_text(e));
     }
     return true;
 }

@@ -150,7 +150,7 @@ bool SaveSettings(const std::string& path, const Settings& s, std::string* error
         const std::string bytes = out.str();
         qs::write_file_atomic(path, bytes.data(), bytes.size());
     } catch (const std::exception& e) {
-        if (error) *error = e.what();
+        if (error) *error = error_text(e);
         return false;
     }
     return true;

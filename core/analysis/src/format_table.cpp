@@ -7,6 +7,8 @@
 
 #include "quantscope/error.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/overflow_message.hpp"
+#include "quantscope/params.hpp"
 
 namespace qs {
 
@@ -66,8 +68,19 @@ Quantization row_quantization(const TensorView& view, const QuantConfig& c, std:
 }
 
 FormatRow table_row(const TensorView& view, const QuantConfig& c, std::optional<float>& amax) {
-    const Quantization q = row_quantization(view, c, amax);
+    Quantization q;
+    std::string overflow;
+    try {
+        q = row_quantization(view, c, amax);
+    } catch (const Float32Overflow& e) {  // the values are fine (a value error would throw anything else)
+        overflow = e.what();
+        // Its blocks, for the row's cost (the pass that overflowed found them; its parameters again, no pass).
+        if (is_int_format(c.format)) set_block_layout(view.shape, c, q.params);
+        else q.params.block_count = compute_format_params(view, format_config(c)).block_count;
+        q.metrics.mse = q.metrics.max_abs_error = std::numeric_limits<double>::infinity();
+    }
     FormatRow row;
+    row.error = overflow;
     row.config = c;
     row.format = dtype_name(c);
     const bool block = format_traits(c.format).own_blocks();
@@ -122,6 +135,7 @@ std::vector<std::size_t> pareto_front(const std::vector<FormatRow>& rows) {
     std::vector<std::size_t> front;
     double best = -std::numeric_limits<double>::infinity();
     for (std::size_t i : order) {
+        if (!rows[i].error.empty()) continue;
         const double q = comparable_sqnr_db(rows[i]);
         const bool tie = !front.empty() && q == best && rows[i].bits_per_weight == rows[front.back()].bits_per_weight;
         if (front.empty() || q > best || tie) {

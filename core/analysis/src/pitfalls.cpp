@@ -112,4 +112,9 @@ std::string overflow_sentence(const std::optional<ElementTrace>& example, const 
     return at + ", outside " + range + ": the clamp stores " + std::to_string(t.code) + ".";
 }
 
+std::string wrap_warning(const TensorView& values, const QuantParams& params, const QuantConfig& config) {
+    return "the naive cast without the clamp is WRONG (the lessons clamp). " +
+           overflow_sentence(farthest_overflow(values, params, config), config);
+}
+
 }  // namespace qs

@@ -88,10 +88,8 @@ void parse_dtype(const std::string& text, QuantConfig& config) {
         config.format = *format;
         return;
     }
-    std::string lower = text;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     try {
-        config.dtype = IntType::parse(lower);
+        config.dtype = IntType::parse(text);
     } catch (const Error&) {
         std::string names;
         for (FormatId id : all_formats()) names += std::string(", ") + format_name(id);

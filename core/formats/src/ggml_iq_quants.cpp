@@ -25,51 +25,131 @@ constexpr std::int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 
 // ggml's kvalues_mxfp4: E2M1's values doubled, indexed by the 4-bit code (sign in bit 3).
 constexpr std::int8_t kMxfp4Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
-// ggml's best_index_int8 on kIq4Grid: the nearest grid index of x by its binary search, a tie (x - a == b - x)
-// to the upper one.
+// The grid's midpoints (a tie goes up: x >= midpoint i means index > i) and, for the cells [8 c - 128,
+// 8 c - 120) of width 8 (narrower than any gap between midpoints, so each holds at most one), how many
+// midpoints lie at or below the cell's start. kIq4Midpoint[15] = +Inf: no value goes past index 15.
+constexpr float kIq4Midpoint[16] = {-115.5f, -93.5f, -74, -57, -42, -28.5f, -16, -4.5f, 7, 19, 31.5f, 45.5f,
+                                    61, 79, 101, INFINITY};
+constexpr std::int32_t kIq4CellBelow[32] = {0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 7,
+                                            8, 9, 9, 10, 11, 11, 12, 12, 13, 13, 14, 14, 14, 15, 15, 15};
+// Each index's grid value and the step to the next (0 past the last), as floats.
+constexpr float kIq4Value[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+constexpr float kIq4Step[16] = {23, 21, 18, 16, 14, 13, 12, 11, 12, 12, 13, 15, 16, 20, 24, 0};
+
+// ggml's best_index_int8 on kIq4Grid (a binary search, then x - a < b - x picks the lower of the two
+// neighbours) is the number of midpoints at or below x, NaN giving 15: checked for all 2^32 floats. The
+// cell of x (exact: x / 8 is a power-of-two scaling) gives that count up to one last comparison.
+#ifndef QS_HAVE_FORMAT_AVX2
 int iq4_index(float x) {
-    if (x <= kIq4Grid[0]) return 0;
-    if (x >= kIq4Grid[15]) return 15;
-    int lo = 0, hi = 15;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (x < kIq4Grid[mid]) hi = mid;
-        else lo = mid;
-    }
-    return x - kIq4Grid[hi - 1] < kIq4Grid[hi] - x ? hi - 1 : hi;
+    if (!(x > -128.0f)) return x != x ? 15 : 0;
+    if (x >= 113.0f) return 15;
+    const int below = kIq4CellBelow[static_cast<int>(std::floor(x * 0.125f)) + 16];
+    return below + (x >= kIq4Midpoint[below] ? 1 : 0);
 }
+#endif
 
 // ---- iq4_nl and iq4_xs: ggml's quantize_row_iq4_nl_impl with ntry = 7 -----------------------------------------
 
 constexpr int kIq4Sub = 32;
 constexpr int kIq4Tries = 7;
+constexpr int kIq4Fits = 2 * kIq4Tries + 2;  // the tries t = -7..7, then the first fit (a lane of 16)
 
-// The best scale for one sub-block of 32 (0 where it is below kGgmlGroupMaxEps): from d = max / 127, the
-// weighted fit at each inverse scale (itry - 127) / max, itry = -7..7, kept where it beats the best so far.
-float iq4_sub_scale(const float* x, const float* weight) {
-    float amax = 0, max = 0;
-    for (int j = 0; j < kIq4Sub; ++j) {
-        const float ax = std::fabs(x[j]);
-        if (ax > amax) amax = ax, max = x[j];
-    }
-    if (amax < kGgmlGroupMaxEps) return 0.0f;
-    const auto fit = [&](float id, float& sumqx, float& sumq2) {
-        sumqx = 0, sumq2 = 0;
-        for (int j = 0; j < kIq4Sub; ++j) {
-            const float q = kIq4Grid[iq4_index(id * x[j])];
-            sumqx += weight[j] * q * x[j];
-            sumq2 += weight[j] * q * q;
-        }
+// Σ w q x and Σ w q^2 (each term (w q) x and (w q) q, summed in index order: ggml's float32 operations) of
+// the 16 fits of a sub-block: fit f's inverse scale is ids[f], q the grid value at iq4_index(ids[f] x).
+#ifdef QS_HAVE_FORMAT_AVX2
+// iq4_index of 8 values at once: the cell of the value clamped to [-128, 127], its count from the cell table
+// (four 8-entry permutes), then the one comparison; NaN (0 times an infinite 1 / d) gives 15.
+__m256i iq4_index_avx2(__m256 x) {
+    const __m256 clamped = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-128.0f)), _mm256_set1_ps(127.0f));
+    const __m256i cell = _mm256_add_epi32(
+        _mm256_cvttps_epi32(_mm256_floor_ps(_mm256_mul_ps(clamped, _mm256_set1_ps(0.125f)))), _mm256_set1_epi32(16));
+    const auto table = [&](int first) {
+        return _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kIq4CellBelow + first)), cell);
     };
-    float sumqx, sumq2;
-    fit(1 / (-max / static_cast<float>(kIq4Grid[0])), sumqx, sumq2);
-    float d = sumq2 > 0 ? sumqx / sumq2 : 0.0f;
-    float best = d * sumqx;
-    for (int itry = -kIq4Tries; itry <= kIq4Tries; ++itry) {
-        fit(static_cast<float>(itry + kIq4Grid[0]) / max, sumqx, sumq2);
-        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-            d = sumqx / sumq2;
-            best = d * sumqx;
+    const __m256 bit3 = _mm256_castsi256_ps(_mm256_slli_epi32(cell, 28));  // blendv reads the top bit
+    const __m256 bit4 = _mm256_castsi256_ps(_mm256_slli_epi32(cell, 27));
+    const __m256 low = _mm256_blendv_ps(_mm256_castsi256_ps(table(0)), _mm256_castsi256_ps(table(8)), bit3);
+    const __m256 high = _mm256_blendv_ps(_mm256_castsi256_ps(table(16)), _mm256_castsi256_ps(table(24)), bit3);
+    const __m256i below = _mm256_castps_si256(_mm256_blendv_ps(low, high, bit4));
+    const __m256 reached = _mm256_cmp_ps(x, avx_lookup16(kIq4Midpoint, below), _CMP_GE_OQ);
+    const __m256i index = _mm256_sub_epi32(below, _mm256_castps_si256(reached));  // a true lane is -1
+    return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(index), _mm256_castsi256_ps(_mm256_set1_epi32(15)),
+                                                 _mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
+}
+
+// The fits run in lanes, each summing over j in order. The tries' inverse scales (t - 127) / max are
+// monotone in t, so each x[j]'s products with them lie between those of t = -7 and t = 7: one sign, and
+// magnitudes whose ratio is at most 134 / 120 (and a few ulps), below the ratio 1.23 of any two neighbouring
+// midpoints of one sign (93.5 / 74 ... 19 / 7). So at most one midpoint lies between them: a try's index is
+// the index lo of the smaller end, plus 1 where it reaches midpoint lo. The first fit (lane 15) has its own
+// index. Each element's grid value at lo, midpoint lo, the step there and its first-fit value are found 8
+// elements at a time before the fits.
+void iq4_fit_sums(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2) {
+    alignas(32) float value[kIq4Sub], mid[kIq4Sub], step[kIq4Sub], first[kIq4Sub];
+    const __m256 id_low = _mm256_set1_ps(ids[0]), id_high = _mm256_set1_ps(ids[2 * kIq4Tries]);
+    const __m256 id_first = _mm256_set1_ps(ids[kIq4Fits - 1]);
+    for (int j = 0; j < kIq4Sub; j += 8) {
+        const __m256 xs = _mm256_loadu_ps(x + j);
+        const __m256i lo = iq4_index_avx2(_mm256_min_ps(_mm256_mul_ps(id_low, xs), _mm256_mul_ps(id_high, xs)));
+        _mm256_store_ps(value + j, avx_lookup16(kIq4Value, lo));
+        _mm256_store_ps(mid + j, avx_lookup16(kIq4Midpoint, lo));
+        _mm256_store_ps(step + j, avx_lookup16(kIq4Step, lo));
+        _mm256_store_ps(first + j, avx_lookup16(kIq4Value, iq4_index_avx2(_mm256_mul_ps(id_first, xs))));
+    }
+    const __m256 id_a = _mm256_loadu_ps(ids), id_b = _mm256_loadu_ps(ids + 8);
+    const __m256 first_lane = _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, 0, 0, 0, 0, 0, -1));
+    __m256 qx_a = _mm256_setzero_ps(), q2_a = qx_a, qx_b = qx_a, q2_b = qx_a;
+    for (int j = 0; j < kIq4Sub; ++j) {
+        const __m256 X = _mm256_broadcast_ss(x + j), W = _mm256_broadcast_ss(w + j);
+        const __m256 v = _mm256_broadcast_ss(value + j);
+        const __m256 m = _mm256_broadcast_ss(mid + j), s = _mm256_broadcast_ss(step + j);
+        const auto grid_value = [&](__m256 al) { return _mm256_add_ps(v, _mm256_and_ps(_mm256_cmp_ps(al, m, _CMP_GE_OQ), s)); };
+        const __m256 q_a = grid_value(_mm256_mul_ps(id_a, X));
+        const __m256 q_b =
+            _mm256_blendv_ps(grid_value(_mm256_mul_ps(id_b, X)), _mm256_broadcast_ss(first + j), first_lane);
+        const __m256 wq_a = _mm256_mul_ps(W, q_a), wq_b = _mm256_mul_ps(W, q_b);
+        qx_a = _mm256_add_ps(qx_a, _mm256_mul_ps(wq_a, X));
+        q2_a = _mm256_add_ps(q2_a, _mm256_mul_ps(wq_a, q_a));
+        qx_b = _mm256_add_ps(qx_b, _mm256_mul_ps(wq_b, X));
+        q2_b = _mm256_add_ps(q2_b, _mm256_mul_ps(wq_b, q_b));
+    }
+    _mm256_storeu_ps(sumqx, qx_a), _mm256_storeu_ps(sumqx + 8, qx_b);
+    _mm256_storeu_ps(sumq2, q2_a), _mm256_storeu_ps(sumq2 + 8, q2_b);
+}
+#else
+void iq4_fit_sums(const float* x, const float* w, const float* ids, float* sumqx, float* sumq2) {
+    for (int f = 0; f < kIq4Fits; ++f) {
+        sumqx[f] = 0, sumq2[f] = 0;
+        for (int j = 0; j < kIq4Sub; ++j) {
+            const float q = kIq4Value[iq4_index(ids[f] * x[j])];
+            sumqx[f] += w[j] * q * x[j];
+            sumq2[f] += w[j] * q * q;
+        }
+    }
+}
+#endif
+
+// The best scale for one sub-block of 32 (0 where it is below kGgmlGroupMaxEps): ggml's first fit at
+// d = max / 127, then each try at inverse scale (t - 127) / max, t = -7..7, kept where it beats the best so
+// far (in that order).
+float iq4_sub_scale(const float* x, const float* weight) {
+    const float amax = block_amax(x, kIq4Sub);
+    if (amax < kGgmlGroupMaxEps) return 0.0f;
+    float max = 0;  // the first value of largest magnitude, with its sign
+    for (int j = 0; max == 0; ++j)
+        if (std::fabs(x[j]) == amax) max = x[j];
+    float ids[kIq4Fits], sumqx[kIq4Fits], sumq2[kIq4Fits];
+    for (int t = -kIq4Tries; t <= kIq4Tries; ++t) ids[t + kIq4Tries] = static_cast<float>(t + kIq4Grid[0]) / max;
+    ids[kIq4Fits - 1] = 1 / (-max / static_cast<float>(kIq4Grid[0]));
+    iq4_fit_sums(x, weight, ids, sumqx, sumq2);
+    const float first_qx = sumqx[kIq4Fits - 1], first_q2 = sumq2[kIq4Fits - 1];
+    float d = first_q2 > 0 ? first_qx / first_q2 : 0.0f;
+    float best = d * first_qx;
+    for (int f = 0; f < 2 * kIq4Tries + 1; ++f) {
+        if (sumq2[f] > 0 && sumqx[f] * sumqx[f] > best * sumq2[f]) {
+            d = sumqx[f] / sumq2[f];
+            best = d * sumqx[f];
         }
     }
     return d;
@@ -93,8 +173,16 @@ float iq4_sigma2(const float* x, int n) {
 
 // The indices of 32 values at inverse scale id, packed two to a byte.
 void iq4_pack(const float* x, float id, std::uint8_t* qs) {
+#ifdef QS_HAVE_FORMAT_AVX2
+    alignas(32) std::int32_t index[kIq4Sub];
+    for (int j = 0; j < kIq4Sub; j += 8)
+        _mm256_store_si256(reinterpret_cast<__m256i*>(index + j),
+                           iq4_index_avx2(_mm256_mul_ps(_mm256_set1_ps(id), _mm256_loadu_ps(x + j))));
+    for (int j = 0; j < 16; ++j) qs[j] = static_cast<std::uint8_t>(index[j] | (index[j + 16] << 4));
+#else
     for (int j = 0; j < 16; ++j)
         qs[j] = static_cast<std::uint8_t>(iq4_index(id * x[j]) | (iq4_index(id * x[j + 16]) << 4));
+#endif
 }
 
 void iq4_nl_block(const float* x, const float* qw, std::uint8_t* y) {
@@ -208,8 +296,12 @@ float ternary_inverse_scale(const float* x, std::uint8_t* d_out) {
     return d != 0 ? 1.0f / d : 0.0f;
 }
 
-// The trit of one value, 0, 1, 2 for -1, 0, 1 (ggml's lroundf(x id) + 1).
-int ternary_digit(float x, float id) { return x86_lroundf_to_int(x * id) + 1; }
+// The trits of a block's 256 values, 0, 1, 2 for -1, 0, 1 (ggml's lroundf(x id) + 1; only their low bits are
+// used).
+void ternary_digits(const float* x, float id, std::int32_t* digits) {
+    ggml_round_codes(x, id, 256, digits);
+    for (int j = 0; j < 256; ++j) digits[j] += 1;
+}
 
 // tq1_0 packs n digits (most significant first) into a byte by ggml's fixed point: q * 256 / 243 rounded up,
 // so that the digit k comes back as the top byte of (byte * 3^k mod 256) * 3.
@@ -219,33 +311,35 @@ std::uint8_t ternary_byte(int base3) {
 }
 
 void tq1_0_block(const float* x, std::uint8_t* y) {
-    const float id = ternary_inverse_scale(x, y + 52);
+    std::int32_t digit[256];
+    ternary_digits(x, ternary_inverse_scale(x, y + 52), digit);
     // qs[0..31]: five values 32 apart each; qs[32..47]: five values 16 apart each (from x + 160); qh[0..3]:
     // four values 4 apart each (from x + 240), shifted up a digit.
     for (int m = 0; m < 32; ++m) {
         int q = 0;
-        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + ternary_digit(x[m + 32 * n], id));
+        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + digit[m + 32 * n]);
         y[m] = ternary_byte(q);
     }
     for (int m = 0; m < 16; ++m) {
         int q = 0;
-        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + ternary_digit(x[160 + m + 16 * n], id));
+        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + digit[160 + m + 16 * n]);
         y[32 + m] = ternary_byte(q);
     }
     for (int j = 0; j < 4; ++j) {
         int q = 0;
-        for (int m = 0; m < 4; ++m) q = static_cast<std::uint8_t>(q * 3 + ternary_digit(x[240 + j + 4 * m], id));
+        for (int m = 0; m < 4; ++m) q = static_cast<std::uint8_t>(q * 3 + digit[240 + j + 4 * m]);
         y[48 + j] = ternary_byte(static_cast<std::uint8_t>(q * 3));
     }
 }
 
 void tq2_0_block(const float* x, std::uint8_t* y) {
-    const float id = ternary_inverse_scale(x, y + 64);
+    std::int32_t digit[256];
+    ternary_digits(x, ternary_inverse_scale(x, y + 64), digit);
     for (int half = 0; half < 2; ++half) {
-        const float* xh = x + 128 * half;
+        const std::int32_t* dh = digit + 128 * half;
         for (int m = 0; m < 32; ++m) {
             int q = 0;
-            for (int n = 0; n < 4; ++n) q += (ternary_digit(xh[m + 32 * n], id) & 3) << (2 * n);
+            for (int n = 0; n < 4; ++n) q += (dh[m + 32 * n] & 3) << (2 * n);
             y[32 * half + m] = static_cast<std::uint8_t>(q);
         }
     }

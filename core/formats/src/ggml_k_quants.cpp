@@ -1,8 +1,481 @@
-// ggml's codecs of this family (ggml_codecs.hpp): not written yet.
+// ggml's k-quants, 256 values a super-block (ggml-common.h's block_q2_K ... block_q6_K), bit-exact with
+// ggml-quants.c: the reference quantizers quantize_row_q*_K_ref, the importance-weighted
+// quantize_row_q*_K_impl that ggml_quantize_chunk calls with an imatrix, and dequantize_row_q*_K. Layouts,
+// little-endian (offsets in bytes):
+//   q2_K  scales[16] @0 (4-bit scale low, 4-bit min high), qs[64] @16, d @80, dmin @82          (84)
+//   q3_K  hmask[32] @0, qs[64] @32, scales[12] @96 (6-bit, stored plus 32), d @108              (110)
+//   q4_K  d @0, dmin @2, scales[12] @4 (eight 6-bit scales and mins), qs[128] @16                (144)
+//   q5_K  d @0, dmin @2, scales[12] @4, qh[32] @16, qs[128] @48                                   (176)
+//   q6_K  ql[128] @0, qh[64] @128, scales[16] @192 (int8), d @208                                 (210)
+// Value v of a super-block: q2_K/q3_K's two low bits are bits 2 (v % 128 / 32) of qs[32 (v / 128) + v % 32],
+// q3_K's third bit is bit v / 32 of hmask[v % 32]; q4_K/q5_K's low nibble is qs[32 (v / 64) + v % 32]'s low
+// (v % 64 < 32) or high nibble, q5_K's fifth bit bit v / 32 of qh[v % 32]; q6_K's low nibble is in
+// ql[64 (v / 128) + v % 32 + 32 (v / 32 % 2)] (high nibble for v % 128 >= 64), its two high bits are bits
+// 2 (v % 128 / 32) of qh[32 (v / 128) + v % 32].
+//
+// Where ggml's fp16 of d or dmin would overflow to infinity (|d| > 65504), ggml_fp16 stores +-65504
+// (FORMATS.md's one divergence), and what follows in the block (requantized codes) is computed from that.
 #include "ggml_codecs.hpp"
+#include "ggml_k_search.hpp"
+#include "quantscope/element_type.hpp"
 
 namespace qs::detail {
+namespace {
 
-GgmlCodec ggml_k_codec(GgmlType) { return {}; }
+constexpr int kQK = 256;
+
+std::uint8_t* bytes(void* p) { return static_cast<std::uint8_t*>(p); }
+const std::uint8_t* bytes(const void* p) { return static_cast<const std::uint8_t*>(p); }
+
+// ---- packing shared by several types ----------------------------------------------------------------------
+
+// q2_K / q3_K: the low two bits of 256 codes into qs[64].
+void pack_2bit(const std::uint8_t* L, std::uint8_t* qs) {
+    for (int j = 0; j < kQK; j += 128)
+        for (int l = 0; l < 32; ++l)
+            qs[j / 4 + l] = static_cast<std::uint8_t>(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) |
+                                                      (L[j + l + 96] << 6));
+}
+int unpack_2bit(const std::uint8_t* qs, int v) { return (qs[32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32))) & 3; }
+
+// q4_K / q5_K: eight 6-bit scales and mins in 12 bytes (ggml writes whatever ls and lm hold; the reference
+// paths clamp them to 63 first).
+void pack_scale_min_k4(const std::uint8_t* ls, const std::uint8_t* lm, std::uint8_t* s) {
+    for (int j = 0; j < 8; ++j) {
+        if (j < 4) {
+            s[j] = ls[j];
+            s[j + 4] = lm[j];
+        } else {
+            s[j + 4] = static_cast<std::uint8_t>((ls[j] & 0xf) | ((lm[j] & 0xf) << 4));
+            s[j - 4] = static_cast<std::uint8_t>(s[j - 4] | ((ls[j] >> 4) << 6));
+            s[j] = static_cast<std::uint8_t>(s[j] | ((lm[j] >> 4) << 6));
+        }
+    }
+}
+// ggml's get_scale_min_k4: sub-block j's 6-bit scale and min.
+void scale_min_k4(int j, const std::uint8_t* s, int& sc, int& m) {
+    if (j < 4) {
+        sc = s[j] & 63;
+        m = s[j + 4] & 63;
+    } else {
+        sc = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
+        m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+
+// q3_K: sixteen 6-bit scales (stored plus 32) in 12 bytes.
+void pack_q3_scales(const int* l, std::uint8_t* s) {
+    std::memset(s, 0, 12);
+    for (int j = 0; j < 16; ++j) {
+        if (j < 8) s[j] = static_cast<std::uint8_t>(l[j] & 0xf);
+        else s[j - 8] = static_cast<std::uint8_t>(s[j - 8] | ((l[j] & 0xf) << 4));
+        s[j % 4 + 8] = static_cast<std::uint8_t>(s[j % 4 + 8] | ((l[j] >> 4) << (2 * (j / 4))));
+    }
+}
+// Sub-block j's scale as stored minus 32 (-32..31).
+int q3_scale(const std::uint8_t* s, int j) {
+    const int low = j < 8 ? s[j] & 0xf : s[j - 8] >> 4;
+    return (low | (((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
+}
+
+// The codes of sub-blocks of `size` values whose used scale d * sc is non-zero, requantized from x with the
+// stored scales (ggml's second pass): nearest_int((x + dmin m) / (d sc)) clamped to [lo, hi], plus `bias`.
+// Sub-blocks whose d * sc is 0 keep the search's codes.
+template <int Size>
+void requantize(const float* x, const float* d_used, const float* m_used, int lo, int hi, int bias, int sub_blocks,
+                std::uint8_t* L) {
+    for (int j = 0; j < sub_blocks; ++j) {
+        const float d = d_used[j];
+        if (d == 0) continue;
+        for (int i = 0; i < Size; ++i) {
+            const float v = m_used ? x[Size * j + i] + m_used[j] : x[Size * j + i];
+            int l = ggml_nearest_int(v / d);
+            l = l < lo ? lo : (l > hi ? hi : l);
+            L[Size * j + i] = static_cast<std::uint8_t>(l + bias);
+        }
+    }
+}
+
+// The weights of ggml's _impl quantizers: qw sqrt(sigma2 + x^2).
+void importance_weights(const float* x, const float* qw, float sigma2, int n, float* weight) {
+    for (int l = 0; l < n; ++l) weight[l] = qw[l] * std::sqrt(sigma2 + x[l] * x[l]);
+}
+
+// The super-block's Σ x^2 in index order (the _impl quantizers' sigma2 is per super-block, not per row).
+float block_sum_squares(const float* x) {
+    float sum = 0;
+    for (int l = 0; l < kQK; ++l) sum += x[l] * x[l];
+    return sum;
+}
+
+float sum_in_order(const float* w, int n) {
+    float sum = 0;
+    for (int l = 0; l < n; ++l) sum += w[l];
+    return sum;
+}
+
+// ---- q2_K ---------------------------------------------------------------------------------------------------
+
+// From the 4-bit scale/min pairs, d and dmin: the codes, then the block.
+void q2_k_finish(const float* x, const std::uint8_t* scale_bytes, std::uint16_t d_bits, std::uint16_t dmin_bits,
+                 std::uint8_t* L, std::uint8_t* y) {
+    std::memcpy(y, scale_bytes, 16);
+    store_le16(y + 80, d_bits);
+    store_le16(y + 82, dmin_bits);
+    const float d = half_to_float(d_bits), dmin = half_to_float(dmin_bits);
+    float d_used[16], m_used[16];
+    for (int j = 0; j < 16; ++j) {
+        d_used[j] = d * static_cast<float>(scale_bytes[j] & 0xf);
+        m_used[j] = dmin * static_cast<float>(scale_bytes[j] >> 4);
+    }
+    requantize<16>(x, d_used, m_used, 0, 3, 0, 16, L);
+    pack_2bit(L, y + 16);
+}
+
+void q2_k_ref(const float* x, std::uint8_t* y) {
+    std::uint8_t L[kQK];
+    float scales[16], mins[16], weights[16];
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 16; ++j) {
+        for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
+        scales[j] = ggml_make_qkx2_quants_scalar(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], -0.5f, 0.1f, 15, true);
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+    std::uint8_t s[16] = {};
+    std::uint16_t d_bits = 0, dmin_bits = 0;
+    if (max_scale > 0) {
+        const float iscale = 15.0f / max_scale;
+        for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(ggml_nearest_int(iscale * scales[j]));
+        d_bits = ggml_fp16(max_scale / 15.0f);
+    }
+    if (max_min > 0) {
+        const float iscale = 15.0f / max_min;
+        for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(s[j] | (ggml_nearest_int(iscale * mins[j]) << 4));
+        dmin_bits = ggml_fp16(max_min / 15.0f);
+    }
+    q2_k_finish(x, s, d_bits, dmin_bits, L, y);
+}
+
+void q2_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
+    std::uint8_t L[kQK];
+    float scales[16], mins[16], sw[16], weight[16];
+    const float sigma2 = block_sum_squares(x) / static_cast<float>(kQK);
+    for (int j = 0; j < 16; ++j) {
+        importance_weights(x + 16 * j, qw + 16 * j, sigma2, 16, weight);
+        sw[j] = sum_in_order(weight, 16);
+        scales[j] = ggml_make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], -0.9f, 0.05f, 36);
+    }
+    std::uint8_t Ls[16], Lm[16], s[16];
+    const float dm = ggml_make_qp_quants(16, 15, scales, Ls, sw);
+    const float mm = ggml_make_qp_quants(16, 15, mins, Lm, sw);
+    for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(Ls[j] | (Lm[j] << 4));
+    q2_k_finish(x, s, ggml_fp16(dm), ggml_fp16(mm), L, y);
+}
+
+// ---- q3_K ---------------------------------------------------------------------------------------------------
+
+// From the packed scales and d: the codes (plus 4), their high bits into hmask, their low bits into qs.
+void q3_k_finish(const float* x, std::uint16_t d_bits, std::uint8_t* L, std::uint8_t* y) {
+    store_le16(y + 108, d_bits);
+    const float d = half_to_float(d_bits);
+    float d_used[16];
+    for (int j = 0; j < 16; ++j) d_used[j] = d * static_cast<float>(q3_scale(y + 96, j));
+    requantize<16>(x, d_used, nullptr, -4, 3, 4, 16, L);
+    std::uint8_t* hmask = y;
+    std::memset(hmask, 0, 32);
+    for (int j = 0; j < kQK; ++j) {
+        if (L[j] > 3) {
+            hmask[j % 32] = static_cast<std::uint8_t>(hmask[j % 32] | (1 << (j / 32)));
+            L[j] = static_cast<std::uint8_t>(L[j] - 4);
+        }
+    }
+    pack_2bit(L, y + 32);
+}
+
+void q3_k_ref(const float* x, std::uint8_t* y) {
+    std::int8_t L[kQK];
+    float scales[16];
+    float max_scale = 0, amax = 0;
+    for (int j = 0; j < 16; ++j) {
+        scales[j] = ggml_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
+        const float a = std::fabs(scales[j]);
+        if (a > amax) amax = a, max_scale = scales[j];
+    }
+    int l[16] = {};
+    std::uint16_t d_bits = 0;
+    if (max_scale != 0) {
+        const float iscale = -32.0f / max_scale;
+        for (int j = 0; j < 16; ++j) {
+            const int q = static_cast<std::int8_t>(ggml_nearest_int(iscale * scales[j]));  // ggml's int8_t l
+            l[j] = (q < -32 ? -32 : (q > 31 ? 31 : q)) + 32;
+        }
+        d_bits = ggml_fp16(1 / iscale);
+    }
+    pack_q3_scales(l, y + 96);
+    q3_k_finish(x, d_bits, reinterpret_cast<std::uint8_t*>(L), y);
+}
+
+void q3_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
+    std::int8_t L[kQK];
+    float scales[16], sw[16], weight[16];
+    const float sigma2 = 2 * block_sum_squares(x) / static_cast<float>(kQK);
+    for (int j = 0; j < 16; ++j) {
+        importance_weights(x + 16 * j, qw + 16 * j, sigma2, 16, weight);
+        sw[j] = sum_in_order(weight, 16);
+        scales[j] = ggml_make_qx_quants(16, 4, x + 16 * j, L + 16 * j, weight);
+    }
+    std::int8_t Ls[16];
+    const float d_block = ggml_make_qx_quants(16, 32, scales, Ls, sw);
+    int l[16];
+    for (int j = 0; j < 16; ++j) l[j] = Ls[j];
+    pack_q3_scales(l, y + 96);
+    q3_k_finish(x, ggml_fp16(d_block), reinterpret_cast<std::uint8_t*>(L), y);
+}
+
+// ---- q4_K and q5_K --------------------------------------------------------------------------------------------
+
+// Q5 selects q5_K (codes 0..31, qh) over q4_K (0..15). d, dmin, scales at y, y + 2, y + 4.
+template <bool Q5>
+void q45_k_finish(const float* x, std::uint16_t d_bits, std::uint16_t dmin_bits, std::uint8_t* L, std::uint8_t* y) {
+    store_le16(y, d_bits);
+    store_le16(y + 2, dmin_bits);
+    const float d = half_to_float(d_bits), dmin = half_to_float(dmin_bits);
+    float d_used[8], m_used[8];
+    for (int j = 0; j < 8; ++j) {
+        int sc, m;
+        scale_min_k4(j, y + 4, sc, m);
+        d_used[j] = d * static_cast<float>(sc);
+        m_used[j] = dmin * static_cast<float>(m);
+    }
+    requantize<32>(x, d_used, m_used, 0, Q5 ? 31 : 15, 0, 8, L);
+    std::uint8_t* qs = y + (Q5 ? 48 : 16);
+    if (Q5) std::memset(y + 16, 0, 32);
+    for (int n = 0; n < kQK; n += 64) {
+        for (int j = 0; j < 32; ++j) {
+            const int l1 = L[n + j], l2 = L[n + j + 32];
+            if (Q5) y[16 + j] = static_cast<std::uint8_t>(y[16 + j] | ((l1 >> 4) << (n / 32)) | ((l2 >> 4) << (n / 32 + 1)));
+            qs[n / 2 + j] = static_cast<std::uint8_t>((l1 & 0xf) | ((l2 & 0xf) << 4));
+        }
+    }
+}
+
+// nmax 15 (q4_K: rmin -1, 20 steps) or 31 (q5_K: rmin -0.5, 15 steps).
+template <bool Q5>
+void q45_k_ref(const float* x, std::uint8_t* y) {
+    std::uint8_t L[kQK];
+    float scales[8], mins[8], weights[32];
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 8; ++j) {
+        const float* xs = x + 32 * j;
+        float sum_x2 = 0;
+        for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
+        const float av_x = std::sqrt(sum_x2 / 32);
+        for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
+        scales[j] = Q5 ? ggml_make_qkx2_quants_scalar(32, 31, xs, weights, L + 32 * j, &mins[j], -0.5f, 0.1f, 15, false)
+                       : ggml_make_qkx2_quants_scalar(32, 15, xs, weights, L + 32 * j, &mins[j], -1.0f, 0.1f, 20, false);
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+    const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+    const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+    std::uint8_t ls[8], lm[8];
+    for (int j = 0; j < 8; ++j) {  // ggml's uint8_t, then MIN(63, .)
+        const auto s = static_cast<std::uint8_t>(ggml_nearest_int(inv_scale * scales[j]));
+        const auto m = static_cast<std::uint8_t>(ggml_nearest_int(inv_min * mins[j]));
+        ls[j] = s < 63 ? s : 63;
+        lm[j] = m < 63 ? m : 63;
+    }
+    pack_scale_min_k4(ls, lm, y + 4);
+    q45_k_finish<Q5>(x, ggml_fp16(max_scale / 63.0f), ggml_fp16(max_min / 63.0f), L, y);
+}
+
+template <bool Q5>
+void q45_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
+    std::uint8_t L[kQK];
+    float scales[8], mins[8], sw[8], weights[32];
+    const float sigma2 = 2 * block_sum_squares(x) / static_cast<float>(kQK);
+    for (int j = 0; j < 8; ++j) {
+        importance_weights(x + 32 * j, qw + 32 * j, sigma2, 32, weights);
+        sw[j] = sum_in_order(weights, 32);
+        scales[j] = ggml_make_qkx3_quants(32, Q5 ? 31 : 15, x + 32 * j, weights, L + 32 * j, &mins[j], -0.9f, 0.05f, 36);
+    }
+    std::uint8_t ls[8], lm[8];
+    const float d_block = ggml_make_qp_quants(8, 63, scales, ls, sw);
+    const float m_block = ggml_make_qp_quants(8, 63, mins, lm, sw);
+    if (Q5) {  // q5_K's _impl clamps to 63; q4_K's stores the uint8_t as it is
+        for (int j = 0; j < 8; ++j) {
+            ls[j] = ls[j] < 63 ? ls[j] : 63;
+            lm[j] = lm[j] < 63 ? lm[j] : 63;
+        }
+    }
+    pack_scale_min_k4(ls, lm, y + 4);
+    q45_k_finish<Q5>(x, ggml_fp16(d_block), ggml_fp16(m_block), L, y);
+}
+
+// ---- q6_K ---------------------------------------------------------------------------------------------------
+
+// qw null: make_qx_quants weighted by x^2 (the reference); else by qw itself (ggml's _impl, no sigma2).
+void q6_k_block(const float* x, const float* qw, std::uint8_t* y) {
+    std::int8_t L[kQK];
+    float scales[16];
+    float max_scale = 0, max_abs_scale = 0;
+    for (int j = 0; j < 16; ++j) {
+        scales[j] = ggml_make_qx_quants(16, 32, x + 16 * j, L + 16 * j, qw ? qw + 16 * j : nullptr);
+        const float a = std::fabs(scales[j]);
+        if (a > max_abs_scale) max_abs_scale = a, max_scale = scales[j];
+    }
+    if (max_abs_scale < kGgmlGroupMaxEps) {
+        std::memset(y, 0, 210);
+        return;
+    }
+    const float iscale = -128.0f / max_scale;
+    const std::uint16_t d_bits = ggml_fp16(1 / iscale);
+    store_le16(y + 208, d_bits);
+    const float d = half_to_float(d_bits);
+    float d_used[16];
+    for (int j = 0; j < 16; ++j) {
+        const int q = ggml_nearest_int(iscale * scales[j]);
+        const auto sc = static_cast<std::int8_t>(q < 127 ? q : 127);
+        y[192 + j] = static_cast<std::uint8_t>(sc);
+        d_used[j] = d * static_cast<float>(sc);
+    }
+    std::uint8_t* codes = reinterpret_cast<std::uint8_t*>(L);
+    requantize<16>(x, d_used, nullptr, -32, 31, 32, 16, codes);
+    std::uint8_t* ql = y;
+    std::uint8_t* qh = y + 128;
+    for (int j = 0; j < kQK; j += 128) {
+        for (int l = 0; l < 32; ++l) {
+            const std::uint8_t* c = codes + j + l;
+            ql[l] = static_cast<std::uint8_t>((c[0] & 0xf) | ((c[64] & 0xf) << 4));
+            ql[l + 32] = static_cast<std::uint8_t>((c[32] & 0xf) | ((c[96] & 0xf) << 4));
+            qh[l] = static_cast<std::uint8_t>((c[0] >> 4) | ((c[32] >> 4) << 2) | ((c[64] >> 4) << 4) | ((c[96] >> 4) << 6));
+        }
+        ql += 64;
+        qh += 32;
+    }
+}
+
+void q6_k_ref(const float* x, std::uint8_t* y) { q6_k_block(x, nullptr, y); }
+
+// ---- each type's codec ----------------------------------------------------------------------------------------
+
+template <int BlockBytes, void (*Ref)(const float*, std::uint8_t*), void (*Weighted)(const float*, const float*, std::uint8_t*)>
+void quantize_k(const float* x, std::int64_t blocks, const GgmlImportance* imp, void* out) {
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        std::uint8_t* y = bytes(out) + BlockBytes * b;
+        if (imp) Weighted(x + kQK * b, imp->weights + kQK * b, y);
+        else Ref(x + kQK * b, y);
+    }
+}
+
+// The stored fields of one block: d (and dmin), each sub-block's integer scale (and min), each value's code
+// as FORMATS.md lists them.
+void q2_k_fields(const void* block, GgmlBlockFields& f) {
+    const std::uint8_t* x = bytes(block);
+    f.d_bits = load_le16(x + 80);
+    f.dmin_bits = load_le16(x + 82);
+    f.has_dmin = true;
+    f.sub_blocks = 16;
+    f.sub_size = 16;
+    for (int j = 0; j < 16; ++j) {
+        f.sub_scale[j] = x[j] & 0xf;
+        f.sub_min[j] = x[j] >> 4;
+    }
+    for (int v = 0; v < kQK; ++v) f.codes[v] = unpack_2bit(x + 16, v);
+}
+
+void q3_k_fields(const void* block, GgmlBlockFields& f) {
+    const std::uint8_t* x = bytes(block);
+    f.d_bits = load_le16(x + 108);
+    f.sub_blocks = 16;
+    f.sub_size = 16;
+    for (int j = 0; j < 16; ++j) f.sub_scale[j] = q3_scale(x + 96, j);
+    for (int v = 0; v < kQK; ++v) f.codes[v] = unpack_2bit(x + 32, v) - ((x[v % 32] >> (v / 32)) & 1 ? 0 : 4);
+}
+
+template <bool Q5>
+void q45_k_fields(const void* block, GgmlBlockFields& f) {
+    const std::uint8_t* x = bytes(block);
+    f.d_bits = load_le16(x);
+    f.dmin_bits = load_le16(x + 2);
+    f.has_dmin = true;
+    f.sub_blocks = 8;
+    f.sub_size = 32;
+    for (int j = 0; j < 8; ++j) scale_min_k4(j, x + 4, f.sub_scale[j], f.sub_min[j]);
+    const std::uint8_t* qs = x + (Q5 ? 48 : 16);
+    for (int v = 0; v < kQK; ++v) {
+        const std::uint8_t byte = qs[32 * (v / 64) + v % 32];
+        const int low = v % 64 < 32 ? byte & 0xf : byte >> 4;
+        f.codes[v] = Q5 ? low | (((x[16 + v % 32] >> (v / 32)) & 1) << 4) : low;
+    }
+}
+
+void q6_k_fields(const void* block, GgmlBlockFields& f) {
+    const std::uint8_t* x = bytes(block);
+    f.d_bits = load_le16(x + 208);
+    f.sub_blocks = 16;
+    f.sub_size = 16;
+    for (int j = 0; j < 16; ++j) f.sub_scale[j] = static_cast<std::int8_t>(x[192 + j]);
+    for (int v = 0; v < kQK; ++v) {
+        const int h = v / 128, q = v % 128 / 32, l = v % 32;
+        const std::uint8_t low = x[64 * h + l + 32 * (q % 2)];
+        const int nibble = q < 2 ? low & 0xf : low >> 4;
+        f.codes[v] = (nibble | (((x[128 + 32 * h + l] >> (2 * q)) & 3) << 4)) - 32;
+    }
+}
+
+// The stored fields plus what to_float uses: the decoded d and dmin, each sub-block's d * sc and dmin * m.
+template <void (*Stored)(const void*, GgmlBlockFields&)>
+void fields_k(const void* block, GgmlBlockFields& f) {
+    Stored(block, f);
+    f.d = half_to_float(f.d_bits);
+    f.dmin = f.has_dmin ? half_to_float(f.dmin_bits) : 0.0f;
+    for (int j = 0; j < f.sub_blocks; ++j) {
+        f.sub_scale_used[j] = f.d * static_cast<float>(f.sub_scale[j]);
+        f.sub_min_used[j] = f.has_dmin ? f.dmin * static_cast<float>(f.sub_min[j]) : 0.0f;
+    }
+}
+
+// to_float: used scale * code - used min per value (q3_K and q6_K: used scale * code), as ggml forms them.
+template <void (*Stored)(const void*, GgmlBlockFields&), int BlockBytes>
+void dequantize_k(const void* in, std::int64_t blocks, float* y) {
+    GgmlBlockFields f;
+    for (std::int64_t b = 0; b < blocks; ++b, y += kQK) {
+        fields_k<Stored>(bytes(in) + BlockBytes * b, f);
+        for (int v = 0; v < kQK; ++v) {
+            const int j = v / f.sub_size;
+            const float scaled = f.sub_scale_used[j] * static_cast<float>(f.codes[v]);
+            y[v] = f.has_dmin ? scaled - f.sub_min_used[j] : scaled;
+        }
+    }
+}
+
+}  // namespace
+
+GgmlCodec ggml_k_codec(GgmlType type) {
+    GgmlCodec c;
+    switch (type) {
+        case GgmlType::Q2_K:
+            c = {quantize_k<84, q2_k_ref, q2_k_weighted>, dequantize_k<q2_k_fields, 84>, fields_k<q2_k_fields>};
+            break;
+        case GgmlType::Q3_K:
+            c = {quantize_k<110, q3_k_ref, q3_k_weighted>, dequantize_k<q3_k_fields, 110>, fields_k<q3_k_fields>};
+            break;
+        case GgmlType::Q4_K:
+            c = {quantize_k<144, q45_k_ref<false>, q45_k_weighted<false>>, dequantize_k<q45_k_fields<false>, 144>,
+                 fields_k<q45_k_fields<false>>};
+            break;
+        case GgmlType::Q5_K:
+            c = {quantize_k<176, q45_k_ref<true>, q45_k_weighted<true>>, dequantize_k<q45_k_fields<true>, 176>,
+                 fields_k<q45_k_fields<true>>};
+            break;
+        case GgmlType::Q6_K:
+            c = {quantize_k<210, q6_k_ref, q6_k_block>, dequantize_k<q6_k_fields, 210>, fields_k<q6_k_fields>};
+            break;
+        default: break;
+    }
+    return c;
+}
 
 }  // namespace qs::detail

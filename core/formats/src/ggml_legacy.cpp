@@ -62,8 +62,9 @@ void q8_0_ref(const float* x, std::uint8_t* y) {
     const float d = block_amax(x, kQK) / 127.0f;
     const float id = d != 0 ? 1.0f / d : 0.0f;
     store_le16(y, ggml_fp16(d));
-    for (int j = 0; j < kQK; ++j)  // roundf, then the int8 cast
-        y[2 + j] = static_cast<std::uint8_t>(x86_truncate_to_int8(std::round(x[j] * id)));
+    std::int32_t codes[kQK];
+    ggml_round_codes(x, id, kQK, codes);
+    for (int j = 0; j < kQK; ++j) y[2 + j] = static_cast<std::uint8_t>(codes[j]);  // the int8 cast: the low byte
 }
 
 // q4_0 (nmax 8) and q5_0 (nmax 16): d = max / -nmax, code = min(2 nmax - 1, (int8)(x id + nmax + 0.5)).

@@ -225,7 +225,7 @@ std::string compare_csv_header() {
 // Numbers as the JSON prints them, null (and a number the row does not have) as an empty field.
 std::string compare_csv_line(const CompareRow& row) {
     const bool ok = row.error.empty();
-    std::string line = csv_field(printable(row.name, kCsvNameChars)) + "," + shape_to_string(row.shape) + "," +
+    std::string line = csv_field(csv_name(row.name)) + "," + shape_to_string(row.shape) + "," +
                        row.dtype_a + "," + row.dtype_b + "," + std::to_string(row.elements);
     const auto number = [&](std::optional<double> value, bool known) {
         line += ",";

@@ -46,6 +46,11 @@ const char* json_type_name(JsonValue::Type type) {
     return "value";
 }
 
+std::string_view without_utf8_bom(std::string_view text) {
+    constexpr std::string_view kBom = "\xEF\xBB\xBF";
+    return text.substr(0, kBom.size()) == kBom ? text.substr(kBom.size()) : text;
+}
+
 std::string json_location(std::string_view text, std::size_t offset) {
     offset = std::min(offset, text.size());
     std::size_t line = 1, line_start = 0;

@@ -14,6 +14,7 @@
 #include "quantscope/layer.hpp"
 #include "quantscope/layer_inputs.hpp"
 #include "quantscope/presets.hpp"
+#include "quantscope/tensor_io.hpp"
 #include "quantscope/tensor_text.hpp"
 #include "quantscope/tensor_view.hpp"
 #include "quantscope/text.hpp"
@@ -65,14 +66,33 @@ std::string quantity_list() {
 }
 
 // Half a unit of the literal's last digit ("170.8753" -> 0.00005, "138" -> 0.5, "2.3408e-05" -> 5e-10): what
-// "agrees with what was printed" means when the lesson gives no tolerance.
+// "agrees with what was printed" means when the lesson gives no tolerance. The exponent is read saturated (a
+// written "e-4294967295" must not wrap into a small one): +inf when the unit is beyond a double ("0.0e400").
 double printed_tolerance(const std::string& literal) {
+    constexpr long long kBeyondAnyDouble = 100000;
     const std::size_t e = literal.find_first_of("eE");
+    long long exponent = 0;
+    if (e != std::string::npos) {
+        std::size_t i = e + 1;
+        const bool negative = i < literal.size() && literal[i] == '-';
+        if (i < literal.size() && (literal[i] == '-' || literal[i] == '+')) ++i;
+        for (; i < literal.size(); ++i) exponent = std::min(exponent * 10 + (literal[i] - '0'), kBeyondAnyDouble);
+        if (negative) exponent = -exponent;
+    }
     const std::string mantissa = literal.substr(0, e);
-    const int exponent = e == std::string::npos ? 0 : std::atoi(literal.c_str() + e + 1);
     const std::size_t dot = mantissa.find('.');
-    const int decimals = dot == std::string::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1);
-    return 0.5 * std::pow(10.0, exponent - decimals);
+    const long long decimals = dot == std::string::npos ? 0 : static_cast<long long>(mantissa.size() - dot - 1);
+    return 0.5 * std::pow(10.0, static_cast<double>(exponent - decimals));
+}
+
+// A literal whose digits are not all zero but whose double is 0 ("9e-4294967295"): below any double.
+bool underflows(const JsonValue& number) {
+    if (number.number != 0) return false;
+    for (const char c : number.text) {
+        if (c == 'e' || c == 'E') break;
+        if (c >= '1' && c <= '9') return true;
+    }
+    return false;
 }
 
 // Flat values of a JSON number or nested arrays (depth <= 3), with the shape they form.
@@ -103,7 +123,7 @@ public:
     Lesson read(const JsonValue& doc, const std::string& lesson_name) {
         ObjectReader root(doc, "the lesson", name_);
         const JsonValue* version = root.optional("quantscope_lesson", JsonValue::Type::Number);
-        if (!version || version->text != std::to_string(kVersion))
+        if (!version || version->number != kVersion)  // 1, 1.0 or 1e0: the same number
             root.fail("not a QuantScope lesson of version 1 (\"quantscope_lesson\": 1)");
         Lesson lesson;
         lesson.name = lesson_name;
@@ -303,8 +323,12 @@ private:
             fail(key + ": give " + std::to_string(shape.size()) + " indices for a tensor of shape " + shape_to_string(shape));
         std::int64_t flat = 0;
         for (std::size_t d = 0; d < shape.size(); ++d) {
+            const JsonValue& index = v.items[d];
+            if (!index.is_number() || index.text.find_first_of(".eE") != std::string::npos)
+                fail(key + ": index " + printable(index.is_number() ? index.text : "a " + std::string(json_type_name(index.type))) +
+                     " is not an integer");
             std::int64_t i = 0;
-            if (!v.items[d].to_int64(i) || i < 0 || i >= shape[d])
+            if (!index.to_int64(i) || i < 0 || i >= shape[d])
                 fail(key + ": index " + printable(v.items[d].text) + " is outside 0.." + std::to_string(shape[d] - 1));
             flat = flat * shape[d] + i;
         }
@@ -330,6 +354,8 @@ private:
         Shape shape;
         flatten_numbers(*v, numbers, shape, 0, [&](const std::string& w) { fail("printed " + printable(n.label) + ": " + w); });
         for (const JsonValue* x : numbers) {
+            if (underflows(*x))
+                fail("printed " + quoted_text(n.label) + ": " + printable(x->text) + " is below the smallest double: write it as 0");
             n.values.push_back(x->number);
             n.printed.push_back(x->text);
             n.tolerance.push_back(printed_tolerance(x->text));
@@ -338,6 +364,11 @@ private:
             if (!(tol->number >= 0) || !std::isfinite(tol->number)) fail("printed " + printable(n.label) + ": tolerance must be >= 0");
             std::fill(n.tolerance.begin(), n.tolerance.end(), tol->number);
         }
+        // A tolerance nobody gave must still mean something: "0.0e400" would agree with any value.
+        for (std::size_t i = 0; i < n.tolerance.size(); ++i)
+            if (!std::isfinite(n.tolerance[i]))
+                fail("printed " + quoted_text(n.label) + ": " + printable(n.printed[i]) +
+                     ": the unit of its last digit is beyond a double: write it plainly or give a \"tolerance\"");
         if (const JsonValue* note = r.optional("note", JsonValue::Type::String)) n.note = note->text;
         r.finish();
         check_count(n, q->per_element, state);
@@ -376,10 +407,12 @@ LayerConfig lesson_layer_config(const LessonLayer& layer, const QuantConfig& wei
                                        layer.outlier_threshold, layer.smooth_alpha});
 }
 
+bool is_lesson_path(const std::string& path) { return lower_extension(path) == ".json"; }
+
 Lesson parse_lesson(std::string_view text, const std::string& name, const std::string& lesson_name) {
     JsonLimits limits;
     limits.max_bytes = kMaxLessonBytes;
-    const JsonValue doc = parse_json(text, name, limits);
+    const JsonValue doc = parse_json(without_utf8_bom(text), name, limits);
     return LessonReader(name).read(doc, lesson_name);
 }
 
@@ -390,9 +423,16 @@ Lesson read_lesson(const std::string& path) {
 std::vector<std::string> lesson_files(const std::string& dir) {
     std::vector<std::string> files;
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-        if (entry.path().extension() == ".json") files.push_back(entry.path().string());
-        if (files.size() > 1000) break;
+    std::filesystem::directory_iterator it(dir, ec);
+    if (ec) throw Error("the lessons folder " + quoted_text(dir) + " cannot be read: " + ec.message());
+    // Every entry is looked at before the sort (a cap that stopped early would lose names past it at random).
+    for (const std::filesystem::directory_iterator end; it != end; it.increment(ec)) {
+        if (ec) throw Error("the lessons folder " + quoted_text(dir) + " cannot be read: " + ec.message());
+        if (!is_lesson_path(it->path().string())) continue;
+        if (files.size() == kMaxLessonFiles)
+            throw Error("the lessons folder " + quoted_text(dir) + " holds more than " + std::to_string(kMaxLessonFiles) +
+                        " lesson files");
+        files.push_back(it->path().string());
     }
     std::sort(files.begin(), files.end());
     return files;

@@ -160,10 +160,10 @@ std::string session_to_json(const Session& session) {
 }
 
 Session parse_session(const std::string& text, const std::string& name) {
-    const JsonValue doc = parse_json(text, name, session_json_limits());
+    const JsonValue doc = parse_json(without_utf8_bom(text), name, session_json_limits());
     ObjectReader root(doc, "the session", name);
     const JsonValue* version = root.optional("quantscope_session", JsonValue::Type::Number);
-    if (!version || version->text != std::to_string(kVersion))
+    if (!version || version->number != kVersion)  // 1, 1.0 or 1e0: the same number
         root.fail("not a QuantScope session of version 1 (\"quantscope_session\": 1)");
     Session s;
 

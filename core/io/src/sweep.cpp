@@ -9,6 +9,8 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/pitfalls.hpp"
+#include "quantscope/safetensors.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs {
@@ -33,6 +35,7 @@ void quantize_row(const TensorView& view, const SweepSettings& settings, SweepRo
     if (row.std > 0) row.max_over_std = std::max(std::fabs(row.min), std::fabs(row.max)) / row.std;
     row.metrics = m;
     row.bits_per_weight = sweep_bits_per_weight(config, static_cast<std::size_t>(q.params.block_count), row.elements);
+    if (config.overflow == Overflow::Wrap) row.warning = wrap_warning(view, q.params, config);
 }
 
 void add_to_total(const SweepRow& row, SweepTotal& total, double& error_energy, double& signal_energy) {
@@ -116,7 +119,7 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
 // Numbers as the JSON prints them (they round-trip), null as an empty field.
 std::string sweep_csv_line(const SweepRow& row) {
     const auto field = csv_field;
-    std::string line = field(printable(row.name, kCsvNameChars)) + "," + shape_to_string(row.shape) + "," + row.dtype + "," + std::to_string(row.elements);
+    std::string line = field(csv_name(row.name)) + "," + shape_to_string(row.shape) + "," + row.dtype + "," + std::to_string(row.elements);
     const bool ok = row.error.empty();
     const auto number = [&](std::optional<double> value) {
         line += ",";

@@ -12,6 +12,7 @@
 #include "format_simd.hpp"
 #include "parallel.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/overflow_message.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
 
@@ -369,7 +370,7 @@ Quantization quantize_format_checked(const TensorView& view, const QuantConfig& 
         for (std::int64_t i = 0; i < view.numel(); ++i) {
             const FormatTrace t = trace_format_element(view, p, config, i);
             if (!std::isfinite(t.error))
-                throw Error("float32 overflow at index " + index_to_string(view.shape, i) + ": r = " + format_g(t.r) +
+                throw Float32Overflow("float32 overflow at index " + index_to_string(view.shape, i) + ": r = " + format_g(t.r) +
                             " gives r' = " + format_g(t.dequantized) + " in " + format_name(config.format) +
                             " (the values are too close to float32's limits)");
         }

@@ -362,7 +362,7 @@ Quantization quantize_checked(const TensorView& view, const QuantConfig& config,
         q.metrics = sink ? quantize_view(view, q.params, config, wanted, sink) : quantize_view(view, q.params, config);
     }
     if (!std::isfinite(q.metrics.max_abs_error)) {
-        throw Error(float32_overflow_message(view, q.params, config));
+        throw Float32Overflow(float32_overflow_message(view, q.params, config));
     }
     return q;
 }

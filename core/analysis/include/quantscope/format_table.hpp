@@ -23,6 +23,9 @@ struct FormatRow {
     double bits_per_weight = 0;
     std::int64_t bytes = 0;
     Metrics metrics;
+    // Set when this quantization overflows float32 (quantize's line, Float32Overflow): the row stays, with
+    // mse and max_abs_error infinite (as the window shows them) and no SQNR, off the Pareto front.
+    std::string error;
 };
 
 // The configurations of the table, in FORMATS.md order (element formats per tensor in their default mode);
@@ -47,7 +50,7 @@ std::vector<FormatRow> format_table(const TensorView& view, const std::function<
 // A row's SQNR for comparing rows: comparable_sqnr_db of its metrics (+infinity for a lossless format).
 double comparable_sqnr_db(const FormatRow& row);
 
-// The Pareto front of cost against error: the indices of the rows that no other row beats, i.e. no other
+// The Pareto front of cost against error (rows with an error left out): the indices of the rows that no other row beats, i.e. no other
 // row has at most as many bits per weight and at least as high an SQNR (comparable_sqnr_db) with one of the
 // two strictly better. Rows equal in both are all on the front. Ordered by bits per weight (equal rows by
 // index), so the front reads left to right as a staircase that only rises.

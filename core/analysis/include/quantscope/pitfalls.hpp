@@ -33,4 +33,8 @@ std::optional<ElementTrace> farthest_overflow(const TensorView& values, const Qu
 // and, without an example, "Every value rounds into int8's [-128, 127] here: nothing wraps on this tensor."
 std::string overflow_sentence(const std::optional<ElementTrace>& example, const QuantConfig& config);
 
+// What a result of `--overflow wrap` carries (quantize's JSON, each sweep row): the cast without the clamp is
+// wrong, and overflow_sentence of its farthest overflow. One pass over the values.
+std::string wrap_warning(const TensorView& values, const QuantParams& params, const QuantConfig& config);
+
 }  // namespace qs

@@ -55,6 +55,10 @@ struct JsonLimits {
 // "<name>: invalid JSON at line L, column C: <what>" on anything else.
 JsonValue parse_json(std::string_view text, const std::string& name, const JsonLimits& limits = {});
 
+// `text` after a leading UTF-8 byte order mark, if any: for the files people edit (lessons, sessions), which
+// some editors start with one. (RFC 8259 lets a reader ignore it; a safetensors header keeps refusing it.)
+std::string_view without_utf8_bom(std::string_view text);
+
 // "line L, column C" of byte `offset` in `text` (1-based, columns in bytes).
 std::string json_location(std::string_view text, std::size_t offset);
 

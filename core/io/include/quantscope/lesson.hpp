@@ -83,18 +83,23 @@ struct Lesson {
     std::vector<LessonStep> steps;     // at least one
 };
 
-// Bounds a lesson file (a teacher's file is read in full).
+// Bounds a lesson file (a teacher's file is read in full) and a lessons folder.
 constexpr std::size_t kMaxLessonBytes = std::size_t{4} << 20;
 constexpr std::size_t kMaxLessonSteps = 200;
+constexpr std::size_t kMaxLessonFiles = 100000;
 
-// Parses and checks a lesson: every step's state must apply (a known preset, a config that fits the tensor,
+// A lesson file's name: it ends in .json, in any case (a.JSON too).
+bool is_lesson_path(const std::string& path);
+
+// Parses and checks a lesson (a UTF-8 byte order mark before it is allowed, as editors write one): every step's state must apply (a known preset, a config that fits the tensor,
 // a cell inside it) and every printed number must name a known quantity with as many values as it has.
 // Throws qs::Error "<name>: step K: <what>" (K from 1), or "<name>: <what>" for the file as a whole.
 Lesson parse_lesson(std::string_view text, const std::string& name, const std::string& lesson_name);
 // read_small_file + parse_lesson; the lesson's name is the file's stem.
 Lesson read_lesson(const std::string& path);
 
-// The *.json files in `dir`, sorted (none when it does not exist).
+// The lesson files in `dir` (is_lesson_path), sorted. Throws qs::Error naming the folder when it cannot be read
+// (it does not exist, is a file) or holds more than kMaxLessonFiles.
 std::vector<std::string> lesson_files(const std::string& dir);
 
 // ---------------------------------------------------------------------------------------- comparison

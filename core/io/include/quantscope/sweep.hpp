@@ -31,6 +31,8 @@ struct SweepRow {
     std::optional<double> max_over_std;  // max|x| / std; empty when std is 0
     Metrics metrics;
     double bits_per_weight = 0;          // see sweep_bits_per_weight
+    // Set when the numbers are those of the wrong cast on purpose (--overflow wrap, as quantize warns): why.
+    std::string warning;
 };
 
 struct SweepTotal {

@@ -3,6 +3,7 @@
 // the GUI shows it in the window.
 #pragma once
 
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -17,5 +18,11 @@ public:
     // untrusted parts with quoted_text()/printable() too, so that their cap keeps the rest of the message.
     explicit Error(const std::string& message) : std::runtime_error(printable(message, kMaxMessageChars)) {}
 };
+
+// The line to show for any exception: "out of memory" for std::bad_alloc (whose what() names the type), else
+// what(). The command line and the window say the same.
+inline std::string error_text(const std::exception& e) {
+    return dynamic_cast<const std::bad_alloc*>(&e) ? "out of memory" : e.what();
+}
 
 }  // namespace qs

@@ -18,7 +18,7 @@ struct IntType {
     std::int64_t levels() const { return std::int64_t{q_max()} - q_min() + 1; }
     std::string name() const { return (is_signed ? "int" : "uint") + std::to_string(bits); }
 
-    // Parses "int8", "uint4", ...; throws qs::Error for anything outside int2..int16 / uint2..uint16.
+    // Parses "int8", "uint4", ... in any case ("INT8"); throws qs::Error for anything outside int2..int16 / uint2..uint16.
     static IntType parse(const std::string& text);
 
     friend bool operator==(const IntType& a, const IntType& b) {
