@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "parallel.hpp"
+#include "quantscope/atomic_file.hpp"
 #include "quantscope/csv.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
