@@ -38,6 +38,7 @@ int dispatch(const std::vector<std::string>& args) {
     if (command == "bench") return run_bench(rest);
     if (command == "inspect") return run_inspect(rest);
     if (command == "export") return run_export(rest);
+    if (command == "compare") return run_compare(rest);
     if (command == "sweep") return run_sweep(rest);
     if (command == "layer") return run_layer(rest);
     if (command == "lesson") return run_lesson(rest);
@@ -71,6 +72,7 @@ const char* const kMainHelp =
     "       quantscope inspect FILE.safetensors    list the tensors of a checkpoint (or FILE.gguf)\n"
     "       quantscope sweep CHECKPOINT [options]  quantize every tensor of a checkpoint, one row each\n"
     "       quantscope export CHECKPOINT [options] one tensor's values as float32 (.gguf dequantized)\n"
+    "       quantscope compare A B [--json | --csv] two checkpoints tensor by tensor (F16 against Q4_K_M)\n"
     "       quantscope formats INPUT [--json]      every number format on one tensor: bits vs error\n"
     "       quantscope lesson list | check NAME    the lessons (open one: quantscope gui --lesson NAME)\n"
     "       quantscope layer --weights W [options] a linear layer y = x W^T + b quantized, against float64\n"

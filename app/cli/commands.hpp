@@ -15,6 +15,7 @@ int run_layer(const std::vector<std::string>& args);
 int run_lesson(const std::vector<std::string>& args);
 int run_formats(const std::vector<std::string>& args);
 int run_export(const std::vector<std::string>& args);
+int run_compare(const std::vector<std::string>& args);
 
 extern const char* const kMainHelp;
 const std::string& quantize_help();  // its --dtype list read from the table of formats
@@ -25,5 +26,6 @@ extern const char* const kLayerHelp;
 extern const char* const kLessonHelp;
 extern const char* const kFormatsHelp;
 extern const char* const kExportHelp;
+extern const char* const kCompareHelp;
 
 }  // namespace qs::cli

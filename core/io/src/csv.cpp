@@ -180,4 +180,26 @@ void CsvTableWriter::append(const std::int32_t* codes, std::int64_t count) {
     append_csv(out_, cols_, column_, codes, count);
 }
 
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\t\r\n") == std::string::npos) return text;
+    std::string out = "\"";
+    for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+std::string csv_name(const std::string& name) {
+    constexpr std::size_t kCsvNameChars = 4096;
+    if (name.size() > kCsvNameChars) return printable(name, kCsvNameChars);
+    std::string out;
+    std::size_t at = 0;
+    while (true) {
+        const std::size_t tab = name.find('\t', at);
+        out += printable(std::string_view(name).substr(at, tab == std::string::npos ? std::string::npos : tab - at),
+                         kCsvNameChars);
+        if (tab == std::string::npos) return out;
+        out += '\t';
+        at = tab + 1;
+    }
+}
+
 }  // namespace qs

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "quantscope/atomic_file.hpp"
+#include "quantscope/csv.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
@@ -113,37 +114,6 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
     if (total.seconds > 0) total.gb_per_s = static_cast<double>(total.bytes_in) / total.seconds / 1e9;
     return total;
 }
-
-namespace {
-
-// RFC 4180: a field with a comma, a quote, a tab or a line break goes in quotes, its quotes doubled.
-std::string csv_field(const std::string& text) {
-    if (text.find_first_of(",\"\t\r\n") == std::string::npos) return text;
-    std::string out = "\"";
-    for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
-// A name from the file goes into the CSV escaped (a raw ESC or line break would act on a terminal or split
-// the row), bounded but long enough for any real tensor name.
-constexpr std::size_t kCsvNameChars = 4096;
-
-// The name as `quantize --tensor` takes it back wherever that is safe: a tab stays a tab (it acts on no
-// terminal and is plain text in a quoted field; printable would write the two characters \t, another name).
-std::string csv_name(const std::string& name) {
-    if (name.size() > kCsvNameChars) return printable(name, kCsvNameChars);
-    std::string out;
-    std::size_t at = 0;
-    while (true) {
-        const std::size_t tab = name.find('\t', at);
-        out += printable(std::string_view(name).substr(at, tab == std::string::npos ? std::string::npos : tab - at), kCsvNameChars);
-        if (tab == std::string::npos) return out;
-        out += '\t';
-        at = tab + 1;
-    }
-}
-
-}  // namespace
 
 // Numbers as the JSON prints them (they round-trip), null as an empty field.
 std::string sweep_csv_line(const SweepRow& row) {

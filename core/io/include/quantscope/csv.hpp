@@ -28,6 +28,15 @@ Tensor read_csv(const MappedFile& file);
 // written). Floats are written as the shortest text that reads back as the same float32 (at most 9
 // significant digits, like "%.9g"); codes as integers. Comma separated, '\n' line ends, written to `out`
 // (its target names the file in messages); the caller commits.
+// RFC 4180: a field with a comma, a quote, a tab or a line break goes in quotes, its quotes doubled (sweep's
+// and compare's CSV rows).
+std::string csv_field(const std::string& text);
+// A tensor name from a file for such a CSV (then csv_field): escaped as printable() does (a raw ESC or line
+// break would act on a terminal or split the row), bounded but long enough for any real tensor name, and as
+// `quantize --tensor` takes it back wherever that is safe: a tab stays a tab (it acts on no terminal and is
+// plain text in a quoted field; printable would write the two characters \t, another name).
+std::string csv_name(const std::string& name);
+
 class CsvTableWriter {
 public:
     CsvTableWriter(AtomicFileWriter& out, const Shape& shape);

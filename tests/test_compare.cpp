@@ -1,0 +1,183 @@
+// `quantscope compare A B` (issue 23 item 6): an F32 GGUF against its Q4_K / Q8_0 copy, tensor by tensor. The
+// expected numbers are computed here from the values the two files hold (ggml_dequantize of the written blocks),
+// in double, as the definition says: mse = mean (a - b)^2, relative_rmse = rmse / rms(a), sqnr = 10 log10(Σa² /
+// Σe²), max |a - b|.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "gguf_writer.hpp"
+#include "quantscope/checkpoint.hpp"
+#include "quantscope/compare.hpp"
+#include "quantscope/ggml_types.hpp"
+#include "test_helpers.hpp"
+
+using namespace qs;
+using qs::test::GgufWriter;
+
+namespace {
+
+const GgmlTypeInfo& type_of(GgmlType t) { return *ggml_type_info(static_cast<std::uint32_t>(t)); }
+
+std::vector<float> laplace(std::size_t n, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::exponential_distribution<float> e(1.0f);
+    std::bernoulli_distribution sign(0.5);
+    std::vector<float> v(n);
+    for (float& x : v) x = (sign(rng) ? 1.0f : -1.0f) * e(rng) * 0.02f;
+    return v;
+}
+
+std::string blocks_of(const GgmlTypeInfo& type, const std::vector<float>& values) {
+    std::string out(static_cast<std::size_t>(ggml_row_bytes(type, static_cast<std::int64_t>(values.size()))), '\0');
+    ggml_quantize_blocks(type, values.data(), static_cast<std::int64_t>(values.size()) / type.block_size, nullptr,
+                         out.data());
+    return out;
+}
+
+std::vector<float> decoded(const GgmlTypeInfo& type, const std::string& bytes, std::size_t n) {
+    std::vector<float> out(n);
+    ggml_dequantize(type, bytes.data(), static_cast<std::int64_t>(n), out.data());
+    return out;
+}
+
+struct Expected {
+    double mse = 0, relative_rmse = 0, sqnr_db = 0, max_abs_error = 0;
+};
+
+Expected expected(const std::vector<float>& a, const std::vector<float>& b) {
+    double e2 = 0, s2 = 0, max = 0;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        const double e = static_cast<double>(a[k]) - b[k];
+        e2 += e * e;
+        s2 += static_cast<double>(a[k]) * a[k];
+        max = std::max(max, std::fabs(e));
+    }
+    const double n = static_cast<double>(a.size());
+    return {e2 / n, std::sqrt(e2 / n) / std::sqrt(s2 / n), 10 * std::log10(s2 / e2), max};
+}
+
+// A: f32 "w" (300 x 512: more than one tile of 65536 values, not a whole number of tiles), "bias" and "only_a".
+// B: "w" as q4_K, "bias" as q8_0 of 64 x 32, "only_b"; "shape" differs.
+struct Pair {
+    std::vector<float> w = laplace(300 * 512, 1), bias = laplace(64 * 32, 2);
+    std::string a, b;
+    Pair() {
+        GgufWriter wa, wb;
+        wa.tensor("w", {512, 300}, 0, GgufWriter::raw(w))
+            .tensor("bias", {32, 64}, 0, GgufWriter::raw(bias))
+            .tensor("shape", {32, 2}, 0, GgufWriter::raw(laplace(64, 3)))
+            .tensor("only_a", {32}, 0, GgufWriter::raw(laplace(32, 4)));
+        wb.tensor("only_b", {32}, 0, GgufWriter::raw(laplace(32, 5)))
+            .tensor("w", {512, 300}, 12, blocks_of(type_of(GgmlType::Q4_K), w))
+            .tensor("bias", {32, 64}, 8, blocks_of(type_of(GgmlType::Q8_0), bias))
+            .tensor("shape", {64, 1}, 0, GgufWriter::raw(laplace(64, 3)));
+        a = wa.build();
+        b = wb.build();
+    }
+};
+
+}  // namespace
+
+TEST_CASE("compare: each tensor's numbers are those of the values both files hold") {
+    const Pair p;
+    qs::test::TempDir dir;
+    qs::test::write_bytes(dir / "a.gguf", p.a);
+    qs::test::write_bytes(dir / "b.gguf", p.b);
+    std::vector<CompareRow> rows;
+    const CompareTotal total = compare_checkpoints(open_checkpoint(dir / "a.gguf"), open_checkpoint(dir / "b.gguf"),
+                                                   [&](const CompareRow& r) { rows.push_back(r); });
+    REQUIRE(rows.size() == 5);
+    // A's file order, then what only B has.
+    CHECK(rows[0].name == "w");
+    CHECK(rows[1].name == "bias");
+    CHECK(rows[2].name == "shape");
+    CHECK(rows[3].name == "only_a");
+    CHECK(rows[4].name == "only_b");
+
+    const std::vector<float> w_b = decoded(type_of(GgmlType::Q4_K), blocks_of(type_of(GgmlType::Q4_K), p.w), p.w.size());
+    const Expected ew = expected(p.w, w_b);
+    CHECK(rows[0].error.empty());
+    CHECK(rows[0].dtype_a == "F32");
+    CHECK(rows[0].dtype_b == "Q4_K");
+    CHECK(rows[0].shape == Shape{300, 512});
+    CHECK(rows[0].bits_per_weight_a == 32.0);
+    CHECK(rows[0].bits_per_weight_b == 4.5);
+    CHECK(rows[0].mse == doctest::Approx(ew.mse).epsilon(1e-12));
+    CHECK(*rows[0].relative_rmse == doctest::Approx(ew.relative_rmse).epsilon(1e-12));
+    CHECK(*rows[0].sqnr_db == doctest::Approx(ew.sqnr_db).epsilon(1e-12));
+    CHECK(rows[0].max_abs_error == ew.max_abs_error);  // a maximum: exact
+
+    const std::vector<float> bias_b = decoded(type_of(GgmlType::Q8_0), blocks_of(type_of(GgmlType::Q8_0), p.bias), p.bias.size());
+    const Expected eb = expected(p.bias, bias_b);
+    CHECK(rows[1].dtype_b == "Q8_0");
+    CHECK(rows[1].bits_per_weight_b == 8.5);
+    CHECK(rows[1].mse == doctest::Approx(eb.mse).epsilon(1e-12));
+    CHECK(rows[1].max_abs_error == eb.max_abs_error);
+
+    CHECK(qs::test::contains(rows[2].error, "shapes differ: 2x32 in A, 1x64 in B"));
+    CHECK(rows[3].error == "not in B");
+    CHECK(rows[3].dtype_b.empty());
+    CHECK(rows[4].error == "not in A");
+    CHECK(rows[4].dtype_a.empty());
+
+    CHECK(total.tensors == 2);
+    CHECK(total.error_rows == 3);
+    CHECK(total.elements == static_cast<std::int64_t>(p.w.size() + p.bias.size()));
+    const double n = static_cast<double>(total.elements);
+    CHECK(total.mse == doctest::Approx((ew.mse * p.w.size() + eb.mse * p.bias.size()) / n).epsilon(1e-12));
+    CHECK(total.bits_per_weight_b == doctest::Approx((p.w.size() * 4.5 + p.bias.size() * 8.5) / n).epsilon(1e-15));
+    CHECK(total.max_abs_error == std::max(ew.max_abs_error, eb.max_abs_error));
+}
+
+TEST_CASE("compare: a file against itself loses nothing and a type that does not decode is a row's error") {
+    GgufWriter w;
+    const std::vector<float> v = laplace(256, 9);
+    w.tensor("v", {256}, 0, GgufWriter::raw(v)).tensor("iq2", {256}, 16, std::string(66, '\0'));
+    qs::test::TempDir dir;
+    qs::test::write_bytes(dir / "a.gguf", w.build());
+    std::vector<CompareRow> rows;
+    const Checkpoint a = open_checkpoint(dir / "a.gguf");
+    const CompareTotal total = compare_checkpoints(a, a, [&](const CompareRow& r) { rows.push_back(r); });
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].mse == 0);
+    CHECK(!rows[0].sqnr_db);  // no error: no finite SQNR
+    CHECK(*rows[0].relative_rmse == 0);
+    CHECK(rows[1].error == "A stores it as IQ2_XXS, which QuantScope does not decode");
+    CHECK(total.tensors == 1);
+}
+
+TEST_CASE("compare: the command's JSON CSV and table and its refusals") {
+    const Pair p;
+    qs::test::TempDir dir;
+    qs::test::write_bytes(dir / "a.gguf", p.a);
+    qs::test::write_bytes(dir / "b.gguf", p.b);
+    const std::string args = " " + qs::test::shell_quote(dir / "a.gguf") + " " + qs::test::shell_quote(dir / "b.gguf");
+    qs::test::Run r = qs::test::run("compare --json" + args, dir);
+    CHECK(r.exit_code == 0);
+    CHECK(qs::test::contains(r.out, "{\"tensors\": [\n{\"name\": \"w\", \"shape\": [300, 512], \"dtype_a\": \"F32\", "
+                                    "\"dtype_b\": \"Q4_K\", \"elements\": 153600, \"bits_per_weight_a\": 32, "
+                                    "\"bits_per_weight_b\": 4.5, \"mse\": "));
+    CHECK(qs::test::contains(r.out, "\"error\": \"not in A\"}\n], \"total\": {\"tensors\": 2, \"error_rows\": 3"));
+    r = qs::test::run("compare --csv" + args, dir);
+    CHECK(r.exit_code == 0);
+    CHECK(qs::test::contains(r.out, "name,shape,dtype_a,dtype_b,elements,bits_per_weight_a,bits_per_weight_b,mse,"));
+    CHECK(qs::test::contains(r.out, "\nonly_b,32,,F32,32,,32,,,,,not in A\n"));
+    r = qs::test::run("compare" + args, dir);
+    CHECK(r.exit_code == 0);
+    CHECK(qs::test::contains(r.out, "F32      Q4_K      32.000   4.500"));
+    CHECK(qs::test::contains(r.out, "total"));
+
+    // Refusals: one line, exit 2.
+    for (const std::string& bad : {std::string("compare") + " " + qs::test::shell_quote(dir / "a.gguf"),
+                                   "compare --json --csv" + args,
+                                   "compare" + args + " " + qs::test::shell_quote(dir / "a.gguf"),
+                                   "compare " + qs::test::shell_quote(dir / "a.gguf") + " " +
+                                       qs::test::shell_quote(dir / "missing.gguf")}) {
+        r = qs::test::run(bad, dir);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+}
