@@ -258,3 +258,52 @@ TEST_CASE("gguf: export reads one tensor of a .safetensors file and a sharded in
         std::filesystem::remove(out);
     }
 }
+
+// Every type QuantScope quantizes: ggml_quantize_blocks' bytes in a GGUF fixture come back from `export` as
+// ggml_dequantize's values, and `--codes` as ggml_block_fields' codes (int8, or uint8 where every code is >= 0).
+TEST_CASE("gguf: quantized blocks round trip through a GGUF file and export for every type") {
+    const std::vector<float> values = random_floats(2 * 512, 11);
+    GgufWriter w;
+    std::vector<const GgmlTypeInfo*> types;
+    for (std::uint32_t id = 0; id < 64; ++id) {
+        const GgmlTypeInfo* t = ggml_type_info(id);
+        if (t == nullptr || !t->quantizes) continue;
+        types.push_back(t);
+        w.tensor(t->name, {512, 2}, id, quantized(*t, values));
+    }
+    REQUIRE(types.size() >= 14);
+    qs::test::TempDir dir;
+    const std::string path = dir / "q.gguf";
+    qs::test::write_bytes(path, w.build());
+    for (const GgmlTypeInfo* t : types) {
+        INFO(t->name);
+        const std::string out = dir / "v.npy", codes = dir / "c.npy";
+        const qs::test::Run r = qs::test::run("export " + qs::test::shell_quote(path) + " --tensor " + t->name + " --out " +
+                                                  qs::test::shell_quote(out) + " --codes " + qs::test::shell_quote(codes),
+                                              dir);
+        REQUIRE(r.exit_code == 0);
+        const std::string blocks = quantized(*t, values);
+        CHECK(read_npy(out).values == dequantized(*t, blocks, values.size()));
+        std::vector<std::int32_t> expected;
+        for (std::size_t b = 0; b < values.size() / static_cast<std::size_t>(t->block_size); ++b) {
+            GgmlBlockFields fields;
+            ggml_block_fields(*t, blocks.data() + b * static_cast<std::size_t>(t->type_size), fields);
+            expected.insert(expected.end(), fields.codes, fields.codes + t->block_size);
+        }
+        const std::string file = qs::test::read_bytes(codes);
+        const bool is_signed = qs::test::contains(file, "'descr': '|i1'");
+        const std::string stored = file.substr(file.size() - expected.size());
+        bool any_negative = false;
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+            any_negative = any_negative || expected[i] < 0;
+            const int code = is_signed ? static_cast<std::int8_t>(stored[i]) : static_cast<std::uint8_t>(stored[i]);
+            if (code != expected[i]) {
+                CHECK(code == expected[i]);
+                break;
+            }
+        }
+        if (any_negative) CHECK(is_signed);
+        std::filesystem::remove(out);
+        std::filesystem::remove(codes);
+    }
+}
