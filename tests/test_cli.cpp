@@ -381,8 +381,9 @@ TEST_CASE("bench prints its JSON") {
     Run r = run("bench --shape 64x64 --layer-shape 8x64x32 --repeats 3", dir, "TMPDIR=" + shell_quote(tmp));
     REQUIRE(r.exit_code == 0);
     CHECK(json_value(r.out, "layer_shape") == "\"[8x64].[32x64]^T\"");
-    for (const char* key : {"elements", "pipeline_ms", "memcpy_ms", "ratio_to_memcpy", "naive_ms", "cp_file_ms",
-                            "quantize_file_ms", "quantize_file_ratio_to_cp", "quantize_file_peak_mib",
+    for (const char* key : {"elements", "pipeline_ms", "memcpy_ms", "ratio_to_memcpy", "params_ms",
+                            "params_ratio_to_memcpy", "naive_ms", "cp_file_ms", "quantize_file_ms",
+                            "quantize_file_ratio_to_cp", "quantize_file_peak_mib",
                             "quantize_file_outputs_ms", "quantize_file_outputs_ratio_to_cp", "sweep_ms", "sweep_gb_per_s",
                             "sweep_ratio_to_cp"})
         CHECK(json_value(r.out, key) != "<missing>");

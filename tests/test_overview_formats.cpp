@@ -36,6 +36,34 @@ TEST_CASE("overview of a number format over many pieces has the metrics of quant
     }
 }
 
+TEST_CASE("an exact overview of a number format under one scale holds each cell's r' and not s times its code") {
+    // int<N>'s r' = s (q - z) follows from the mean code; an fp8 bit pattern or an nf4 index does not.
+    qs::RandomSpec spec;
+    spec.shape = {64, 96};
+    spec.seed = 25;
+    const qs::Tensor t = qs::generate_random(spec);
+    const qs::TensorView view = qs::view_of(t);
+    for (const char* dtype : {"int8", "fp8-e4m3", "nf4", "bf16", "q4_0"}) {
+        CAPTURE(dtype);
+        qs::QuantConfig config;
+        qs::parse_dtype(dtype, config);
+        if (std::string(dtype) != "int8") config = qs::with_format(config, config.format);
+        qs::QuantParams params;
+        const qs::QuantResult whole = qs::quantize(t, config, &params);
+        const qs::QuantOverview o = qs::quantize_overview(view, params, config, qs::overview_grid(t.shape, 1 << 20));
+        REQUIRE(o.grid.exact());
+        int mismatches = 0;
+        for (std::size_t i = 0; i < whole.dequantized.size(); ++i) {
+            mismatches += o.dequantized_mean[i] != whole.dequantized[i];
+            mismatches += o.codes_mean[i] != static_cast<float>(whole.codes[i]);
+            mismatches += o.error_max[i] != whole.error[i];
+        }
+        CHECK(mismatches == 0);
+        CHECK(o.dequantized_lo == *std::min_element(whole.dequantized.begin(), whole.dequantized.end()));
+        CHECK(o.dequantized_hi == *std::max_element(whole.dequantized.begin(), whole.dequantized.end()));
+    }
+}
+
 TEST_CASE("a slice quantized with the whole tensor's format params gives the whole pass's results") {
     qs::RandomSpec spec;
     spec.shape = {64, 256};

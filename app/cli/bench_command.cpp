@@ -31,8 +31,9 @@ const char* const kBenchHelp =
     "\n"
     "Times the per-tensor asymmetric pipeline (min/max, s and z, quantize, dequantize, error tensor,\n"
     "metrics) on a seeded normal tensor and prints one JSON object: elements, pipeline_ms, memcpy_ms,\n"
-    "ratio_to_memcpy, naive_ms, calibrate_percentile_ms, calibrate_mse_ms (per tensor),\n"
-    "calibrate_mse_group32_ms (groups of 32 along the last axis; null when 32 does not divide it) and\n"
+    "ratio_to_memcpy (target: at most 2.2), params_ms (min/max, s and z alone: one read of the tensor)\n"
+    "and params_ratio_to_memcpy (target: at most 1.2), naive_ms, calibrate_percentile_ms,\n"
+    "calibrate_mse_ms (per tensor), calibrate_mse_group32_ms (groups of 32 along the last axis; null when 32 does not divide it) and\n"
     "mse_group32_ratio (the two MSE calibrations' ratio: the target is at most 3), and landscape_64x64_ms\n"
     "(a 64 x 64 (scale, zero point) MSE map of 1M elements); medians, in milliseconds.\n"
     "Then whole processes on the same tensor saved as a .npy in a temporary folder (at most 7 rounds, each\n"
@@ -175,6 +176,7 @@ int run_bench(const std::vector<std::string>& args) {
     const double memcpy_ms = median_ms(repeats, [&] {
         std::memcpy(copy.data(), tensor.values.data(), copy.size() * sizeof(float));
     });
+    const double params_ms = median_ms(repeats, [&] { params = compute_params(tensor, config); });
 
     QuantResult naive;
     naive_pipeline(tensor, config.dtype, naive);
@@ -192,6 +194,8 @@ int run_bench(const std::vector<std::string>& args) {
         .number("pipeline_ms", pipeline_ms)
         .number("memcpy_ms", memcpy_ms)
         .number("ratio_to_memcpy", pipeline_ms / memcpy_ms)
+        .number("params_ms", params_ms)
+        .number("params_ratio_to_memcpy", params_ms / memcpy_ms)
         .number("naive_ms", naive_ms)
         .number("speedup_vs_naive", naive_ms / pipeline_ms)
         .number("calibrate_percentile_ms", calibration.percentile_ms)

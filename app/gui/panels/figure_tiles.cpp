@@ -37,9 +37,21 @@ bool FigureTiles::window_holds(const CellWindow& w) const {
            w.col0 + w.cols <= h.col0 + h.cols;
 }
 
+const float* FigureTiles::overview_blocks(int kind) const {
+    const QuantOverview& o = *view_.overview;
+    const float* blocks = kind == Original      ? view_.data->values.mean.data()
+                          : kind == Codes       ? o.codes_mean.data()
+                          : kind == Dequantized ? o.dequantized_mean.data()
+                                                : o.error_max.data();
+    return blocks + slice_ * o.grid.cells_per_slice();
+}
+
 void FigureTiles::reduce(int kind, const CellWindow& w, std::int64_t fy, std::int64_t fx, Reduction reduction,
                          float* out) {
-    if (w.rows * w.cols <= kExactWindowCells) {
+    // An exact overview (a tensor of at most kOverviewCells cells) holds every cell as quantize gives it: the
+    // full-resolution window is computed only where the overview's blocks are coarser than cells. Computing it
+    // again for an exact overview cost a second pass over every visible cell per slider step (issue 25).
+    if (!view_.overview->grid.exact() && w.rows * w.cols <= kExactWindowCells) {
         if (!window_holds(w)) {
             quantize_window(view_.data->view, *view_.params, *view_.config, slice_, w, window_);
             has_window_ = true;
@@ -55,12 +67,7 @@ void FigureTiles::reduce(int kind, const CellWindow& w, std::int64_t fy, std::in
             default: return downsample(window_.error.data(), h.cols, local, fy, fx, reduction, out);
         }
     }
-    const QuantOverview& o = *view_.overview;
-    const float* blocks = kind == Original ? view_.data->values.mean.data()
-                          : kind == Codes  ? o.codes_mean.data()
-                          : kind == Dequantized ? o.dequantized_mean.data()
-                                                : o.error_max.data();
-    reduce_overview(blocks + slice_ * o.grid.cells_per_slice(), w, fy, fx, reduction, out);
+    reduce_overview(overview_blocks(kind), w, fy, fx, reduction, out);
 }
 
 // Each texel of the window from the overview blocks it overlaps: their mean weighted by the overlap, or their
@@ -107,6 +114,8 @@ double FigureTiles::value(int kind, std::int64_t row, std::int64_t col) const {
             default: return window_.error[i];
         }
     }
+    const OverviewGrid& g = view_.overview->grid;
+    if (g.exact()) return overview_blocks(kind)[row * g.cols + col];  // the cell itself
     const std::int64_t flat = (slice_ * view_.data->rows() + row) * view_.data->cols() + col;
     const ElementTrace t = TraceOf(view_, flat);
     switch (kind) {

@@ -1,9 +1,10 @@
 // Where the figure's four heatmaps get their cells (issue 10): the document holds no full-size results, only
-// the quantization's overview (one pass, about screen resolution). A window of at most kExactWindowCells cells
-// (zoomed in far enough to tell cells apart, or a small tensor whole) is computed at full resolution on demand
+// the quantization's overview (one pass, about screen resolution). A tensor of at most kOverviewCells cells has
+// an exact overview (its blocks are the cells): every window is reduced from it. Otherwise a window of at most
+// kExactWindowCells cells (zoomed in far enough to tell cells apart) is computed at full resolution on demand
 // by core's quantize_window, once for the four panels, and reduced exactly as a full array would be; larger
 // windows are reduced from the overview's blocks. Printed values and tooltips are always exact: a cell outside
-// the computed window is traced alone.
+// the computed window is read from an exact overview or traced alone.
 #pragma once
 
 #include <array>
@@ -34,6 +35,7 @@ private:
     void reduce(int kind, const CellWindow& w, std::int64_t fy, std::int64_t fx, Reduction reduction, float* out);
     double value(int kind, std::int64_t row, std::int64_t col) const;
     bool window_holds(const CellWindow& w) const;
+    const float* overview_blocks(int kind) const;  // the overview's blocks of one kind in the bound slice
     void reduce_overview(const float* blocks, const CellWindow& w, std::int64_t fy, std::int64_t fx,
                          Reduction reduction, float* out) const;
 

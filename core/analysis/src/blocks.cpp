@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
+#include "quantscope/format_config.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs {
@@ -41,7 +43,7 @@ std::int64_t count_clipped(const std::vector<float>& values, double scale, std::
         // A format saturates where |r / s| passes its largest value (nf4: 1); ggml's clamp is not modelled
         // here (a q4_0 block clamps at most its own extreme value: its row's largest is 0).
         const double largest = format_traits(config.format).largest;
-        if (largest == 0) return 0;
+        if (largest == 0 || !clips_counted(format_config(config))) return 0;
         for (float r : values) clipped += (s != 0 && std::fabs(r / s) > largest) ? 1 : 0;
         return clipped;
     }

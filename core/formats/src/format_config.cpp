@@ -41,6 +41,11 @@ FormatConfig format_config(const QuantConfig& config) {
     return f;
 }
 
+bool clips_counted(const FormatConfig& config) {
+    const FormatTraits& row = format_traits(config.format);
+    return config.scaling != ElementScaling::Symmetric || row.own_blocks() || row.scale_from_values;
+}
+
 // What the format refuses, and why, is its row's (an element format's checks, a block format's own block).
 void check_format_config(const FormatConfig& config, const Shape& shape) {
     const FormatTraits& row = format_traits(config.format);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
 #include "format_kernels.hpp"
 #include "format_scales.hpp"
@@ -17,19 +18,19 @@
 namespace qs {
 namespace detail {
 
-// s = max|r| / largest, rounded up to float32 so that max|r| / s never passes the largest value (the
-// nearest float32 below the exact quotient would make the block's own maximum saturate, counted as clipped);
-// nf4: s = max|r|. An all-zero block has s = 1.
-// nf4's largest is 1: s = max|r| exactly.
+// s = max|r| / largest as the float32 division rounded to nearest (FORMATS.md, as torchao and ModelOpt
+// compute a float8 scale): the block's own maximum may land a hair past the largest value, and saturates to it
+// (not counted as clipped: clips_counted). nf4's largest is 1: s = max|r| exactly. An all-zero block has s = 1.
 float symmetric_format_scale(float amax, FormatId format) {
     if (amax == 0) return 1.0f;
-    const double largest = format_traits(format).largest;
-    const double exact = static_cast<double>(amax) / largest;
-    float s = static_cast<float>(exact);
-    if (static_cast<double>(s) < exact) s = std::nextafter(s, FLT_MAX);
-    // At float32's limit (max|r| near 3.4e38) s * largest would overflow: the float32 below, and the maximum
-    // saturates (by less than an ulp) instead of dequantizing to Inf.
-    if (static_cast<double>(s) * largest > FLT_MAX) s = std::nextafter(s, 0.0f);
+    const auto largest = static_cast<float>(format_traits(format).largest);  // every format's largest is a float32
+    float s = amax / largest;
+    // A block of subnormals whose quotient underflows (amax below 2^-150 largest) would get s = 0, and r / 0
+    // has no code: the smallest positive float32, the one above the quotient.
+    if (s == 0) s = std::numeric_limits<float>::denorm_min();
+    // At float32's limit (max|r| near 3.4e38) r' = s * largest would overflow: the float32 below, and the
+    // maximum saturates (by less than an ulp) instead of dequantizing to Inf.
+    if (std::isinf(s * largest)) s = std::nextafter(s, 0.0f);
     return s;
 }
 

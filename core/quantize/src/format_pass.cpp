@@ -129,12 +129,14 @@ ChunkSums run_chunk(const float* r, std::int64_t begin, std::int64_t len, const 
     return finish_chunk(r, len, codes, deq, err, mask, acc);
 }
 
-Metrics merged(const std::vector<Partial>& partials, const ChunkSums& total, std::int64_t n, FormatId format) {
+// `count_clipped`: clips_counted of the config (an element format's symmetric scale cuts nothing).
+Metrics merged(const std::vector<Partial>& partials, const ChunkSums& total, std::int64_t n, FormatId format,
+               bool count_clipped) {
     std::vector<std::uint8_t> seen(partials[0].seen.size(), 0);
     Metrics m;
     for (const Partial& p : partials) {
         m.max_abs_error = std::max(m.max_abs_error, static_cast<double>(p.max_err));
-        m.clipped += p.clipped;
+        if (count_clipped) m.clipped += p.clipped;
         for (std::size_t k = 0; k < seen.size(); ++k) seen[k] |= p.seen[k];
     }
     m.count = n;
@@ -152,8 +154,8 @@ Metrics merged(const std::vector<Partial>& partials, const ChunkSums& total, std
 }
 
 // The pass over `view`, elements [origin, origin + numel) of the tensor `p` was computed over (-1: the whole).
-Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams& given, const QuantOutputs* whole,
-                 const OutputSelection& wanted, const ResultSink* sink) {
+Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams& given, bool count_clipped,
+                 const QuantOutputs* whole, const OutputSelection& wanted, const ResultSink* sink) {
     const std::int64_t n = view.numel();
     if (n == 0) throw Error("cannot quantize an empty tensor");
     FormatParams with_sums;  // weighted params made without the rows' sums (format_params_from_amax): here
@@ -214,25 +216,25 @@ Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams
         total.sum_sq_r += s.sum_sq_r;
         total.sum_r += s.sum_r;
     }
-    return merged(partials, total, n, p.format);
+    return merged(partials, total, n, p.format, count_clipped);
 }
 
 }  // namespace
 
-Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig&,
+Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig& config,
                              const QuantOutputs& out) {
-    return run_pass(view, -1, params, &out, {}, nullptr);
+    return run_pass(view, -1, params, clips_counted(config), &out, {}, nullptr);
 }
 
-Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig&,
+Metrics quantize_format_view(const TensorView& view, const FormatParams& params, const FormatConfig& config,
                              const OutputSelection& wanted, const ResultSink& sink) {
-    return run_pass(view, -1, params, nullptr, wanted, &sink);
+    return run_pass(view, -1, params, clips_counted(config), nullptr, wanted, &sink);
 }
 
-Metrics quantize_format_slice(const TensorView& view, std::int64_t first, const FormatParams& params, const FormatConfig&,
-                              const QuantOutputs& out) {
+Metrics quantize_format_slice(const TensorView& view, std::int64_t first, const FormatParams& params,
+                              const FormatConfig& config, const QuantOutputs& out) {
     if (first < 0) throw Error("format parameters do not match the tensor's shape");
-    return run_pass(view, first, params, &out, {}, nullptr);
+    return run_pass(view, first, params, clips_counted(config), &out, {}, nullptr);
 }
 
 FormatQuantization quantize_format(const TensorView& view, const FormatConfig& config, const QuantOutputs& out) {
@@ -266,12 +268,12 @@ TensorView row_of(const TensorView& view, std::int64_t row, std::int64_t row_len
     return one;
 }
 
-// The element's results into its trace (f.r set).
-void take_result(FormatTrace& f, const detail::ElementResult& e) {
+// The element's results into its trace (f.r set); `count_clipped` as the pass's.
+void take_result(FormatTrace& f, const detail::ElementResult& e, bool count_clipped) {
     f.scaled = e.scaled;
     f.grid_value = e.grid;
     f.code = e.code;
-    f.clipped = e.clipped;
+    f.clipped = e.clipped && count_clipped;
     f.dequantized = e.deq;
     f.error = std::fabs(f.r - e.deq);
 }
@@ -313,10 +315,11 @@ FormatParams format_params_of(const QuantParams& params, FormatId format) {
 
 Metrics quantize_format_config(const TensorView& view, const QuantParams& params, const QuantConfig& qc,
                                const QuantOutputs* whole, const OutputSelection& wanted, const ResultSink* sink) {
-    check_format_config(format_config(qc), view.shape);
+    const FormatConfig config = format_config(qc);
+    check_format_config(config, view.shape);
     FormatParams p = format_params_of(params, qc.format);
-    detail::take_importance(format_config(qc), view.shape, p);  // the pass sums the rows' squares
-    return run_pass(view, -1, p, whole, wanted, sink);
+    detail::take_importance(config, view.shape, p);  // the pass sums the rows' squares
+    return run_pass(view, -1, p, clips_counted(config), whole, wanted, sink);
 }
 
 ElementTrace format_element_trace(const TensorView& view, const QuantParams& params, const QuantConfig& qc,
@@ -352,7 +355,7 @@ ElementTrace format_element_trace(const TensorView& view, const QuantParams& par
     f.r = r;
     f.scale = b.scale;
     f.offset = b.offset;
-    take_result(f, e);
+    take_result(f, e, true);  // ggml: a block format's clamp counts
     return as_element_trace(f);
 }
 
@@ -368,7 +371,7 @@ ElementTrace format_value_trace(float r, const QuantParams& params, const QuantC
     detail::BlockScale b;
     b.scale = f.scale;
     b.inv = f.scale != 0 ? 1.0f / f.scale : 0.0f;
-    take_result(f, row.kernels.element(row, r, b));
+    take_result(f, row.kernels.element(row, r, b), clips_counted(format_config(config)));
     return as_element_trace(f);
 }
 
@@ -411,7 +414,7 @@ Quantization quantize_format_checked(const TensorView& view, const QuantConfig& 
     return q;
 }
 
-FormatTrace trace_format_element(const TensorView& view, const FormatParams& p, const FormatConfig&,
+FormatTrace trace_format_element(const TensorView& view, const FormatParams& p, const FormatConfig& config,
                                  std::int64_t flat_index) {
     if (flat_index < 0 || flat_index >= view.numel()) throw Error("element index out of range");
     const FormatTraits& info = format_traits(p.format);
@@ -439,7 +442,7 @@ FormatTrace trace_format_element(const TensorView& view, const FormatParams& p, 
         b.scale = t.scale;
         e = info.kernels.element(info, t.r, b);
     });
-    take_result(t, e);
+    take_result(t, e, clips_counted(config));
     return t;
 }
 

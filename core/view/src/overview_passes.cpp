@@ -289,7 +289,7 @@ Work cut_work(const QuantParams& params, const OverviewGrid& grid) {
 // What the pass writes where every thread can reach: the blocks' sums and maxima (a work unit is whole to
 // one thread, so no two threads add into one block) and each piece's metrics.
 struct PassCells {
-    bool one_block;  // one (s, z) for the tensor: r' follows from the codes, deq_sums stays empty
+    bool one_block;  // one int<N> (s, z) for the tensor: r' follows from the codes, deq_sums stays empty
     std::vector<double> code_sums, deq_sums;
     std::vector<float> err_max;
     std::vector<Metrics> piece_metrics;
@@ -406,7 +406,9 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     if (levels > kMaxCountedLevels) throw Error("the window counts codes of at most 16 bits");
     const Work work = cut_work(params, grid);
     const auto cells = static_cast<std::size_t>(grid.cells());
-    const bool one_block = params.block_count == 1;
+    // r' follows from the mean code only for int<N>'s affine s (q - z); a format's grid is not affine in its
+    // codes (an fp8 bit pattern, an nf4 index), so its blocks sum r' even under one scale.
+    const bool one_block = params.block_count == 1 && is_int_format(config.format);
     PassCells pass{one_block, std::vector<double>(cells, 0.0), std::vector<double>(one_block ? 0 : cells, 0.0),
                    std::vector<float>(cells, 0.0f), std::vector<Metrics>(work.pieces.size())};
     const int threads = detail::pass_threads(view.numel());

@@ -36,6 +36,12 @@ QuantConfig format_layout_config(const FormatConfig& config);
 // The format half of a QuantConfig whose `format` is not Int (mode Cast / Manual / otherwise symmetric).
 FormatConfig format_config(const QuantConfig& config);
 
+// Whether an element that saturates counts as clipped (FORMATS.md "Scale for element formats"): not under an
+// element format's symmetric scale, which maps each block's own maximum onto the largest value (rounded to
+// nearest, so the maximum may land a hair past it: nothing beyond the block's maximum is cut). Cast, a manual
+// scale and the block formats count every saturated element.
+bool clips_counted(const FormatConfig& config);
+
 // Throws qs::Error naming the format when the config cannot apply to this shape: cast for nf4, a block
 // format whose block does not divide the last axis, importance that does not fit (check_importance), a manual scale that is not positive finite float32,
 // a bad axis or group size.
