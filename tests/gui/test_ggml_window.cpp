@@ -19,6 +19,7 @@
 #include "gui/app/importance_file.hpp"
 #include "gui/app/session_io.hpp"
 #include "gui/panels/bits_text.hpp"
+#include "gui/widgets/text.hpp"
 #include "gui_test_support.hpp"
 #include "quantscope/cell_bits.hpp"
 #include "quantscope/ggml_types.hpp"
@@ -58,11 +59,13 @@ void WriteNpy(const std::string& path, const std::vector<float>& w) {
     out.write(reinterpret_cast<const char*>(w.data()), static_cast<std::streamsize>(w.size() * sizeof(float)));
 }
 
-QuantConfig Q4K() {
+QuantConfig Dtype(const char* name) {
     QuantConfig c;
-    parse_dtype("q4_k", c);
-    return c;
+    parse_dtype(name, c);
+    return with_format(c, c.format);  // as the window's type list sets it
 }
+
+QuantConfig Q4K() { return Dtype("q4_k"); }
 
 // The block of element `flat` quantized by core's codec directly (ggml_quantize_blocks), read field by field.
 GgmlBlockFields FieldsOfBlock(const Tensor& t, std::int64_t flat, const std::vector<float>* importance) {
@@ -101,6 +104,7 @@ void Start(AppState& app, const std::vector<std::string>& args) {
 TEST_CASE("bits view: a q4_k cell's rows are ggml_block_fields of its block with and without importance") {
     const Tensor t = Weights(2);
     const std::vector<float> w = Importance256();
+    ImGuiContext* context = ImGui::CreateContext();  // Symbols(), FormatNumber: plain ASCII without a font
     for (bool weighted : {false, true}) {
         QuantConfig c = Q4K();
         if (weighted) c.importance = std::make_shared<const std::vector<float>>(w);
@@ -134,9 +138,7 @@ TEST_CASE("bits view: a q4_k cell's rows are ggml_block_fields of its block with
             CHECK(b.ggml.dequantized == trace_element(view_of(t), p, c, flat).dequantized);
             CHECK(b.packed.offset == -1);
 
-            ImGuiContext* context = ImGui::CreateContext();  // Symbols(): plain ASCII without a font
             const std::vector<std::string> lines = BitsReportLines(b, c, t.shape);
-            ImGui::DestroyContext(context);
             std::string all;
             for (const std::string& l : lines) all += l + "\n";
             INFO(all);
@@ -144,18 +146,18 @@ TEST_CASE("bits view: a q4_k cell's rows are ggml_block_fields of its block with
             CHECK(all.find("sub-block " + std::to_string(j) + " of 8") != std::string::npos);
             CHECK(all.find("sub-block " + std::to_string(j) + " scale sc (uint6)") != std::string::npos);
             CHECK(all.find("sub-block " + std::to_string(j) + " min m (uint6)") != std::string::npos);
-            CHECK(all.find("dxsc = " + FormatNumber(f.sub_scale_used[j])) != std::string::npos);
+            CHECK(all.find("d x sc = " + FormatNumber(f.sub_scale_used[j])) != std::string::npos);
             CHECK(all.find("dmin (fp16)") != std::string::npos);
             CHECK(all.find("r' = dxsc x q - dminxm = ") != std::string::npos);
             CHECK(all.find(FormatNumber(b.ggml.dequantized) + "  (r = ") != std::string::npos);
         }
     }
+    ImGui::DestroyContext(context);
 }
 
 TEST_CASE("bits view: q6_k shows its stored q + 32 and int8 sub-block scale and iq4_nl its grid value") {
     const Tensor t = Weights(1);
-    QuantConfig c;
-    parse_dtype("q6_k", c);
+    const QuantConfig c = Dtype("q6_k");
     const QuantParams p = compute_params(t, c);
     const CellBits b = cell_bits(view_of(t), p, c, 7, -1.0f);
     CHECK(b.code.bits_value == static_cast<std::uint32_t>(b.ggml.fields.codes[7] + 32));
@@ -163,15 +165,15 @@ TEST_CASE("bits view: q6_k shows its stored q + 32 and int8 sub-block scale and 
     REQUIRE(RowOf(b, BitRowRole::SubScale));
     CHECK(RowOf(b, BitRowRole::SubScale)->encoding == "int8");
     CHECK(RowOf(b, BitRowRole::SubMin) == nullptr);
-    QuantConfig nl;
-    parse_dtype("iq4_nl", nl);
+    const QuantConfig nl = Dtype("iq4_nl");
     const QuantParams pn = compute_params(t, nl);
     const CellBits n = cell_bits(view_of(t), pn, nl, 7, -1.0f);
     ImGuiContext* context = ImGui::CreateContext();
     const std::string code = BitRowDecoded(n.code);
+    const std::string grid = "grid value " + FormatNumber(n.code.value);
     ImGui::DestroyContext(context);
     CHECK(n.ggml.sub_block == -1);
-    CHECK(code.find("grid value " + FormatNumber(n.code.value)) != std::string::npos);
+    CHECK(code.find(grid) != std::string::npos);
     CHECK(n.code.value == n.ggml.code_value);
 }
 

@@ -138,13 +138,17 @@ void DrawImportance(const Document& doc, Intents& out) {
     const bool takes = info.ggml && info.ggml->takes_importance;
     ImGui::BeginDisabled(!doc.importance || !takes);
     bool weighted = doc.config.importance != nullptr;
-    if (ImGui::Checkbox("weighted by importance", &weighted)) {
+    if (ImGui::Checkbox("##weighted", &weighted)) {
         QuantConfig next = doc.config;
         next.importance = weighted ? doc.importance : nullptr;
         out.apply_config(doc, next, false);
     }
+    bool hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled);
+    ImGui::SameLine();
+    TextWrappedAtSpaces("weighted by importance");  // wrapped: a checkbox's own label ran past a narrow column
+    hovered = hovered || ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled);
     ImGui::EndDisabled();
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    if (hovered) {
         const std::string why =
             !doc.importance ? "No importance loaded: File > Open importance... (a float32 .npy, one weight per column)."
             : !info.ggml    ? std::string(info.name) + " has no importance-weighted quantizer: only ggml's types (q4_0 ... iq4_xs) weigh by importance."

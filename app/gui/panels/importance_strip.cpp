@@ -20,7 +20,7 @@ float LargestWeight(const std::vector<float>& weights) {
 
 float ImportanceStripHeight(const QuantView& qv) {
     if (!qv.valid() || !qv.config->importance) return 0.0f;
-    return std::round(ImGui::GetTextLineHeight()) + 2.0f;
+    return std::round(ImGui::GetTextLineHeight() * 0.6f) + 2.0f;
 }
 
 std::string ImportanceScaleLabel(const std::vector<float>& weights) {

@@ -14,7 +14,7 @@
 
 namespace qs::gui {
 
-// The strip's height (a text line, where its label goes, and a gap), 0 when the config on show weighs by no importance.
+// The strip's height (six tenths of a line and a gap), 0 when the config on show weighs by no importance.
 float ImportanceStripHeight(const QuantView& qv);
 
 // "importance 0 to 2.5 (viridis)": the scale's label.

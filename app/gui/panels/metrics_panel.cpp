@@ -121,8 +121,8 @@ std::vector<MetricLine> MetricLines(const QuantView& view, bool manual, const Co
         lines.push_back(l);
         if (i == 0 && view.importance_mse) {  // weighted by importance: the error the quantizer minimised, beside MSE
             MetricLine w;
-            w.name = "importance-weighted MSE";
-            w.help = "per row sum w (r - r')^2 / sum w, w the column's importance, averaged over the rows "
+            w.name = "weighted MSE";
+            w.help = "importance-weighted MSE: per row sum w (r - r')^2 / sum w, w the column's importance, averaged over the rows "
                      "(importance_weighted_mse, as llama.cpp weighs by an imatrix)";
             w.yours = covers.hides(Secret::Error) ? CoveredText() : Num(*view.importance_mse);
             if (manual) w.computed = "";

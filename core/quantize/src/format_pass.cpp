@@ -313,6 +313,13 @@ FormatParams format_params_of(const QuantParams& params, FormatId format) {
     return p;
 }
 
+FormatParams format_params_for(const TensorView& view, const QuantParams& params, const QuantConfig& config) {
+    FormatParams p = format_params_of(params, config.format);
+    detail::take_importance(format_config(config), view.shape, p);
+    if (p.weighted()) p.row_sum_squares = detail::row_sums_of_squares(view, p.row_length);
+    return p;
+}
+
 Metrics quantize_format_config(const TensorView& view, const QuantParams& params, const QuantConfig& qc,
                                const QuantOutputs* whole, const OutputSelection& wanted, const ResultSink* sink) {
     const FormatConfig config = format_config(qc);

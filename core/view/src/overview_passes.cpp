@@ -311,7 +311,7 @@ public:
     PieceQuantizer(const TensorView& view, const QuantParams& params, const QuantConfig& config)
         : view_(view), params_(params), config_(config), is_format_(!is_int_format(config.format)),
           format_(is_format_ ? format_config(config) : FormatConfig{}),
-          format_params_(is_format_ ? format_params_of(params, config.format) : FormatParams{}) {}
+          format_params_(is_format_ ? format_params_for(view, params, config) : FormatParams{}) {}
     Metrics operator()(const Piece& piece, const QuantOutputs& out, QuantParams& scratch) const {
         TensorView sub = view_;
         sub.shape = {piece.count};

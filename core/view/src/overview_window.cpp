@@ -18,7 +18,7 @@ namespace {
 // pass, so the cells are `quantize`'s bits. The params' scales are the whole tensor's (as used: exact).
 void format_window(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& g,
                    std::int64_t slice, const CellWindow& window, WindowResults& out) {
-    const FormatParams fp = format_params_of(params, config.format);
+    const FormatParams fp = format_params_for(view, params, config);  // weighted as the whole pass is
     const FormatConfig format = format_config(config);
     const std::int64_t align = format_traits(config.format).own_blocks() ? params.block_stride : 1;
     std::vector<std::int32_t> codes;

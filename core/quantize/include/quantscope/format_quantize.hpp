@@ -64,6 +64,10 @@ Quantization quantize_format_checked(const TensorView& view, const QuantConfig& 
 // NVFP4's g and Q4_1's m are not in a QuantParams and the pass needs neither (MX and NVFP4 read their
 // scales, ggml's d and m come from each block's values); the stored bits are not filled.
 FormatParams format_params_of(const QuantParams& params, FormatId format);
+// format_params_of with the config's importance and the rows' sums of squares of `view` where the format's
+// ggml type weighs by it: what a caller quantizing pieces of `view` with quantize_format_slice passes (the
+// window's overview), so each piece is weighted as the whole tensor's pass weighs it.
+FormatParams format_params_for(const TensorView& view, const QuantParams& params, const QuantConfig& config);
 
 // The int<N> entry points (compute_params, quantize_view, trace_element, trace_value) on a config whose
 // format is not Int come here: the format's scales as a QuantParams (zero points 0), the pass with the
