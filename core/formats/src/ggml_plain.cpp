@@ -2,6 +2,10 @@
 // (rounded to the nearest float32, as ggml's f64 to f32 cast).
 #include <cstring>
 
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
+
 #include "ggml_codecs.hpp"
 #include "quantscope/element_type.hpp"
 
@@ -17,7 +21,14 @@ void f32_to_float(const void* in, std::int64_t n, float* y) {
     }
 }
 void f16_to_float(const void* in, std::int64_t n, float* y) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = half_to_float(load_le16(bytes(in) + 2 * i));
+    std::int64_t i = 0;
+#ifdef __F16C__
+    // Eight at a time in hardware: every half is exact in float32, so this is half_to_float's value (a
+    // signalling NaN comes back quiet, as ggml's own F16C conversion gives it). compare's hot loop.
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes(in) + 2 * i))));
+#endif
+    for (; i < n; ++i) y[i] = half_to_float(load_le16(bytes(in) + 2 * i));
 }
 void bf16_to_float(const void* in, std::int64_t n, float* y) {
     for (std::int64_t i = 0; i < n; ++i) {
