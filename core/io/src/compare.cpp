@@ -7,6 +7,10 @@
 #include <unordered_map>
 #include <vector>
 
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
 #include "parallel.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/csv.hpp"
@@ -63,8 +67,24 @@ struct TileSums {
 // end: the same numbers whether the compiler vectorises the lanes or not, and on any machine.
 TileSums tile_sums(const float* a, const float* b, std::int64_t count) {
     constexpr int kLanes = 8;
-    double error[kLanes] = {}, signal[kLanes] = {}, max_error[kLanes] = {};
+    alignas(64) double error[kLanes] = {}, signal[kLanes] = {}, max_error[kLanes] = {};
     std::int64_t k = 0;
+#if defined(__AVX512F__)
+    // Lane l holds elements k + l: the scalar lanes' operations, eight at once (GCC 12 leaves the loop below
+    // scalar, and it was two thirds of compare's time).
+    __m512d e2 = _mm512_setzero_pd(), s2 = _mm512_setzero_pd(), mx = _mm512_setzero_pd();
+    const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
+    for (; k + kLanes <= count; k += kLanes) {
+        const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(a + k));
+        const __m512d e = _mm512_sub_pd(x, _mm512_cvtps_pd(_mm256_loadu_ps(b + k)));
+        e2 = _mm512_add_pd(e2, _mm512_mul_pd(e, e));
+        s2 = _mm512_add_pd(s2, _mm512_mul_pd(x, x));
+        mx = _mm512_max_pd(mx, _mm512_and_pd(e, abs_mask));
+    }
+    _mm512_store_pd(error, e2);
+    _mm512_store_pd(signal, s2);
+    _mm512_store_pd(max_error, mx);
+#endif
     for (; k + kLanes <= count; k += kLanes)
         for (int l = 0; l < kLanes; ++l) {
             const double x = a[k + l], e = x - static_cast<double>(b[k + l]);
