@@ -11,6 +11,7 @@
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/safetensors.hpp"
+#include "quantscope/tensor_io.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs::gui {
@@ -265,9 +266,18 @@ void FinishModelSweep(ModelPanelState& st) {
 
 TensorJobIntent ModelTensorJob(const ModelPanelState& st, const std::string& name, const QuantConfig& config) {
     if (!st.checkpoint) throw Error("no model is open");
-    for (const CheckpointTensor& t : st.checkpoint->tensors) {
+    return CheckpointTensorJob(*st.checkpoint, st.path, name, config);
+}
+
+TensorJobIntent CheckpointTensorJob(const Checkpoint& checkpoint, const std::string& path, const std::string& name,
+                                    const QuantConfig& config) {
+    for (const CheckpointTensor& t : checkpoint.tensors) {
         if (t.name != name) continue;
-        const std::string& shard = st.checkpoint->shards[t.shard];
+        const std::string& shard = checkpoint.shards[t.shard];
+        if (lower_extension(shard) == ".gguf") {
+            if (!t.readable) throw Error(quoted_text(name) + ": QuantScope cannot decode type " + t.dtype);
+            return SafetensorsTensorJob(nullptr, shard, name, config);  // TensorFile reads a .gguf tensor too
+        }
         auto file = std::make_shared<const SafetensorsFile>(shard);
         for (const SafetensorsEntry& e : file->list()) {
             if (e.name != name) continue;
@@ -277,7 +287,7 @@ TensorJobIntent ModelTensorJob(const ModelPanelState& st, const std::string& nam
         }
         break;
     }
-    throw Error(quoted_text(name) + " is not in " + quoted_text(st.path));
+    throw Error(quoted_text(name) + " is not in " + quoted_text(path));
 }
 
 bool ExportModelCsv(const ModelPanelState& st, const std::string& path, std::string* error) {
@@ -309,6 +319,19 @@ void DrawModelPanel(ModelPanelState& st, const QuantConfig& config, Intents& out
         st.order_valid = false;
     }
     DrawHeader(st, config);
+    ImGui::Separator();
+    DrawModelCompare(st.compare, st.checkpoint, st.filter, [&](const std::string& name, bool from_b) {
+        try {
+            out.push(from_b ? CheckpointTensorJob(*st.compare.checkpoint_b, st.compare.path_b, name, config)
+                            : ModelTensorJob(st, name, config));
+        } catch (const std::exception& e) {
+            out.push(ErrorIntent{error_text(e)});
+        }
+    });
+    if (st.compare.on_show && st.compare.has_shown) {
+        ImGui::PopID();
+        return;  // the comparison in place of the sweep's chart and table
+    }
     if (st.has_shown) {
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         const float chart_h = std::max(ImGui::GetFontSize() * 4.0f, avail.y * 0.3f);
