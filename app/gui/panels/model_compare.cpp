@@ -297,7 +297,7 @@ void DrawModelCompare(ModelCompareState& st, const std::shared_ptr<const Checkpo
         return;
     }
     DrawTotal(st.shown.total);
-    if (filter.Draw("filter", ImGui::GetFontSize() * 14.0f)) st.order_valid = false;
+    if (filter.IsActive()) st.order_valid = false;  // the filter box is the sweep header's: follow it
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float chart_h = std::max(ImGui::GetFontSize() * 4.0f, avail.y * 0.3f);
     DrawChart(st, filter, ImVec2(avail.x, chart_h));
