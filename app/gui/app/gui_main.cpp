@@ -73,7 +73,7 @@ bool Scripted(const GuiOptions& o) { return !o.screenshot.empty() || o.bench_fra
 // Anything computing in the background: the loop keeps drawing, a screenshot waits for it.
 bool AnythingRunning(const AppState& app) {
     return app.doc.busy() || app.doc.recomputing() || LandscapeBusy(app.landscape) || HistogramBusy(app.histogram) ||
-           CalibrationBusy(app.calibration) || CompareBusy(app.compare) || ModelSweepBusy(app.model) || FormatsBusy(app.formats) ||
+           CalibrationBusy(app.calibration) || CompareBusy(app.compare) || ModelSweepBusy(app.model) || ModelCompareBusy(app.model.compare) || FormatsBusy(app.formats) ||
            LayerBusy(app.layer);
 }
 

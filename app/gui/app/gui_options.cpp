@@ -19,7 +19,7 @@ namespace qs::gui {
 
 std::vector<cli::OptionSpec> GuiFileOptionSpecs() {
     return cli::join(FigureOptionSpecs(), {{"--save-figure", true}, {"--save-session", true}, {"--presenter", false},
-                                                {"--panels", true}});
+                                                {"--panels", true}, {"--compare", true}});
 }
 
 namespace {
@@ -79,6 +79,16 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         if (args.has("--tensor")) throw Error("--tensor: pick the tensor in the Model tab of a sharded checkpoint");
         files.model = args.positionals[0];
         args.positionals.clear();
+    }
+    // A GGUF model without --tensor: the lesson tensor, with the model in the Model tab.
+    if (args.positionals.size() == 1 && !args.has("--tensor") && lower_extension(args.positionals[0]) == ".gguf") {
+        files.model = args.positionals[0];
+        args.positionals.clear();
+    }
+    if (const std::string* s = args.get("--compare")) {
+        if (files.model.empty()) throw Error("--compare needs a checkpoint to compare (.gguf, .safetensors or an index) without --tensor");
+        if (s->empty()) throw Error("--compare: the path is empty");
+        files.compare = *s;
     }
     // A file is opened as a view of its mapping: a tensor larger than memory allows as float32 still opens.
     cli::Input input = cli::load_input(args, true, true);

@@ -18,6 +18,7 @@ struct GuiFileOptions {
     std::string save_session;   // --save-session JSON: File > Save session, scripted (needs --screenshot)
     std::string browse;         // a .safetensors INPUT of several tensors given without --tensor: list them
     std::string model;          // that file, or a sharded checkpoint's index: the Model tab's checkpoint
+    std::string compare;        // --compare B: the Model tab compares the model with B, on show at the start
 };
 
 // The options GuiFileOptions reads: the figure's (FigureOptionSpecs), --save-figure and --save-session.

@@ -385,6 +385,9 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
         std::string problem;
         if (!OpenModel(app.model, files.model, &problem)) app.doc.error = failure = problem;
         else if (files.browse.empty()) app.request_tab = AnalysisTabIndex("model");  // an index has no tensor list to show instead
+        if (app.model.checkpoint && !files.compare.empty() &&
+            !StartModelCompare(app.model.compare, app.model.checkpoint, files.compare, &problem))
+            app.doc.error = failure = problem;
     }
     if (!files.save_figure.empty()) app.files.queued_figure = FigureExport{files.save_figure};
     if (!files.save_session.empty()) app.files.queued_session = files.save_session;

@@ -265,13 +265,18 @@ void FinishModelSweep(ModelPanelState& st) {
 
 TensorJobIntent ModelTensorJob(const ModelPanelState& st, const std::string& name, const QuantConfig& config) {
     if (!st.checkpoint) throw Error("no model is open");
-    for (const CheckpointTensor& t : st.checkpoint->tensors) {
+    return CheckpointTensorJob(*st.checkpoint, st.path, name, config);
+}
+
+TensorJobIntent CheckpointTensorJob(const Checkpoint& checkpoint, const std::string& path, const std::string& name,
+                                    const QuantConfig& config) {
+    for (const CheckpointTensor& t : checkpoint.tensors) {
         if (t.name != name) continue;
         std::string why;
         if (!TensorLoadable(t, &why)) throw Error(quoted_text(name) + ": " + why);
-        return ModelFileTensorJob(st.checkpoint->shards[t.shard], name, config);
+        return ModelFileTensorJob(checkpoint.shards[t.shard], name, config);
     }
-    throw Error(quoted_text(name) + " is not in " + quoted_text(st.path));
+    throw Error(quoted_text(name) + " is not in " + quoted_text(path));
 }
 
 bool ExportModelCsv(const ModelPanelState& st, const std::string& path, std::string* error) {
@@ -303,6 +308,19 @@ void DrawModelPanel(ModelPanelState& st, const QuantConfig& config, Intents& out
         st.order_valid = false;
     }
     DrawHeader(st, config);
+    ImGui::Separator();
+    DrawModelCompare(st.compare, st.checkpoint, st.filter, [&](const std::string& name, bool from_b) {
+        try {
+            out.push(from_b ? CheckpointTensorJob(*st.compare.checkpoint_b, st.compare.path_b, name, config)
+                            : ModelTensorJob(st, name, config));
+        } catch (const std::exception& e) {
+            out.push(ErrorIntent{error_text(e)});
+        }
+    });
+    if (st.compare.on_show && st.compare.has_shown) {
+        ImGui::PopID();
+        return;  // the comparison in place of the sweep's chart and table
+    }
     if (st.has_shown) {
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         const float chart_h = std::max(ImGui::GetFontSize() * 4.0f, avail.y * 0.3f);

@@ -13,6 +13,7 @@
 
 #include "gui/document/quant_view.hpp"
 #include "gui/document/task.hpp"
+#include "gui/panels/model_compare.hpp"
 #include "gui/panels/intents.hpp"
 #include "quantscope/checkpoint.hpp"
 #include "quantscope/sweep.hpp"
@@ -36,6 +37,7 @@ struct ModelPanelState {
     std::string export_path = "sweep.csv";
     std::string message;                             // the export's outcome
     bool message_is_error = false;
+    ModelCompareState compare;                       // this checkpoint against a second one ("Compare with")
 
     // [Internal state] rows of `shown` in table order (sorted, filtered), redone when either changes.
     std::vector<int> order;
@@ -58,6 +60,10 @@ void FinishModelSweep(ModelPanelState& state);
 // The job that opens tensor `name` of the checkpoint in the four panels, with `config`. Throws qs::Error
 // when the tensor cannot be shown (its dtype, rank or size).
 TensorJobIntent ModelTensorJob(const ModelPanelState& state, const std::string& name, const QuantConfig& config);
+// The same for tensor `name` of any opened checkpoint (`path` names it in the label); a .gguf tensor is read
+// as its stored values, decoded by its type's to_float.
+TensorJobIntent CheckpointTensorJob(const Checkpoint& checkpoint, const std::string& path, const std::string& name,
+                                    const QuantConfig& config);
 
 // Writes the shown rows (all of them, in file order) as the sweep's CSV, through the one atomic writer.
 bool ExportModelCsv(const ModelPanelState& state, const std::string& path, std::string* error);
