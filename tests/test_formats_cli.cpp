@@ -187,7 +187,7 @@ TEST_CASE("formats command: every format and int8 and int4 sorted by bits per we
     REQUIRE(r.exit_code == 0);
     const JsonValue doc = parse(r.out);
     const auto& rows = doc.find("formats")->items;
-    REQUIRE(rows.size() == 28 + 8);
+    REQUIRE(rows.size() == 20 + 8);  // the 8 types whose block of 256 does not divide 128 are left out
     double last = 0;
     for (const JsonValue& row : rows) {
         std::vector<std::string> keys;

@@ -168,7 +168,7 @@ TEST_CASE("a session's message names the file once") {
     CHECK(error_of([&] { qs::parse_session(session_with(preset, R"({"dtype": "int99"})"), "s.json"); }) ==
           "s.json: quantization.dtype: unknown dtype 'int99': expected int2..int16, uint2..uint16, fp16, bf16, "
           "fp8-e4m3, fp8-e5m2, fp6-e3m2, fp6-e2m3, fp4-e2m1, nf4, mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, "
-          "mxfp4, nvfp4, q8_0, q4_0, q4_1");
+          "mxfp4, nvfp4, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, tq1_0, tq2_0");
     // Errors found once the tensor is there name the session too, once.
     for (const std::string& text : {session_with(preset, R"({"granularity": "channel", "axis": 2})"),
                                     session_with(R"({"kind": "preset", "name": "nope"})", "{}"),

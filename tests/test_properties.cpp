@@ -489,6 +489,7 @@ TEST_CASE("two configs are equal only when every field is") {
         [](qs::QuantConfig& c) { c.calibration = qs::Calibration::Mse; },
         [](qs::QuantConfig& c) { c.percentile = 99.9; },
         [](qs::QuantConfig& c) { c.recompute_scale = true; },
+        [](qs::QuantConfig& c) { c.importance = std::make_shared<const std::vector<float>>(4, 1.0f); },
     };
     const qs::QuantConfig base;
     CHECK(base == qs::QuantConfig{});
@@ -500,5 +501,12 @@ TEST_CASE("two configs are equal only when every field is") {
         CHECK_FALSE(changed == base);
     }
     // Today's fields, padded as GCC lays them out on x86-64: update it together with the list above.
-    CHECK(sizeof(qs::QuantConfig) == 72);
+    CHECK(sizeof(qs::QuantConfig) == 88);
+    // Importance is compared by its weights, not by which vector holds them.
+    qs::QuantConfig a, b;
+    a.importance = std::make_shared<const std::vector<float>>(4, 1.0f);
+    b.importance = std::make_shared<const std::vector<float>>(4, 1.0f);
+    CHECK(a == b);
+    b.importance = std::make_shared<const std::vector<float>>(std::vector<float>{1, 1, 1, 2});
+    CHECK(a != b);
 }
