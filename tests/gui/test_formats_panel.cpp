@@ -92,7 +92,7 @@ TEST_CASE("formats tab: the table is quantscope formats' and the chart draws eac
     CHECK_FALSE(qs::gui::FormatsBusy(st));
     const std::vector<qs::FormatRow> rows = qs::format_table(s.data->view);
     REQUIRE(st.sorted.size() == rows.size());
-    REQUIRE(rows.size() == 25);
+    REQUIRE(rows.size() == 36);  // 25 formats and layouts before the eleven llama.cpp types
     for (std::size_t i = 0; i < rows.size(); ++i) {
         CHECK(st.sorted[i].format == rows[i].format);
         CHECK(st.sorted[i].metrics.mse == rows[i].metrics.mse);
@@ -116,7 +116,7 @@ TEST_CASE("formats tab: the table is quantscope formats' and the chart draws eac
     w.draw(s);
     CHECK_FALSE(qs::gui::FormatsBusy(st));
     CHECK(st.current == static_cast<int>(a));
-    CHECK(st.sorted.size() == 25);
+    CHECK(st.sorted.size() == 36);
     // Settings that are no row (a percentile calibrator): no row is current, the ring stands alone.
     qs::QuantConfig percentile;
     percentile.calibration = qs::Calibration::Percentile;
@@ -208,7 +208,7 @@ TEST_CASE("formats tab in the window: a click on a point switches the type and u
     CHECK(app.analysis_tab == qs::gui::AnalysisTabIndex("formats"));
     qs::gui::FinishFormats(app.formats, app.doc.view(), app.doc.shown_data);
     for (int i = 0; i < 3; ++i) draw();
-    REQUIRE(app.formats.sorted.size() == 25);
+    REQUIRE(app.formats.sorted.size() == 36);
     const std::size_t target = FrontRowOtherThan(app.formats, app.formats.current);
     const qs::QuantConfig wanted = app.formats.sorted[target].config;
     REQUIRE(wanted != before);
@@ -241,14 +241,14 @@ TEST_CASE("formats tab: a mapped tensor's table is computed from its file") {
     FormatsWindow w;
     qs::gui::FormatsPanelState& st = w.st;
     // The first frame hands the table to its task and draws what is there: nothing yet, or (on a fast machine) some
-    // rows, each already the final one (not a timing assertion: any count from 0 to 25 passes).
+    // rows, each already the final one (not a timing assertion: any count from 0 to 36 passes).
     w.draw(view, data);
     CHECK(st.started);
     const std::vector<qs::FormatRow> first = st.shown.rows;
     qs::gui::FinishFormats(st, view, data);
     w.draw(view, data);
     CHECK_FALSE(qs::gui::FormatsBusy(st));
-    REQUIRE(st.sorted.size() == 25);
+    REQUIRE(st.sorted.size() == 36);
     REQUIRE(first.size() <= st.shown.rows.size());
     for (std::size_t i = 0; i < first.size(); ++i) CHECK(first[i].metrics.mse == st.shown.rows[i].metrics.mse);
     CHECK(st.shown.skipped.empty());
