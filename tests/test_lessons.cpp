@@ -219,13 +219,23 @@ TEST_CASE("quantscope lesson list and check") {
     CHECK(unknown.exit_code == 2);
     CHECK(qs::test::one_line(unknown.err));
     CHECK(contains(unknown.err, "unknown lesson 'nope'"));
-    // A bad file among the lessons: one line naming it and the step, exit 2.
+    // list reads each lesson's header only (a folder of large lessons lists at once): a bad step is check's to
+    // find, with one line naming the file and the step, exit 2; a bad header is list's.
     qs::test::write_bytes(dir / "z-bad.json", lesson_json(R"([{"title": "a", "text": "x", "state": {"preset": "lesson"}},
         {"title": "b", "text": "x", "state": {"mode": "sideways"}}])"));
-    const qs::test::Run bad = qs::test::run("lesson list", dir, "QUANTSCOPE_LESSONS=" + qs::test::shell_quote(dir.path.string()));
+    const std::string env = "QUANTSCOPE_LESSONS=" + qs::test::shell_quote(dir.path.string());
+    const qs::test::Run listed = qs::test::run("lesson list", dir, env);
+    CHECK(listed.exit_code == 0);
+    CHECK(contains(listed.out, "z-bad"));
+    CHECK(contains(listed.out, "2 steps"));
+    const qs::test::Run bad = qs::test::run("lesson check z-bad", dir, env);
     CHECK(bad.exit_code == 2);
     CHECK(qs::test::one_line(bad.err));
     CHECK(contains(bad.err, "z-bad.json: step 2: state.mode"));
+    qs::test::write_bytes(dir / "z-header.json", R"({"quantscope_lesson": 1, "title": "t", "steps": []})");
+    const qs::test::Run header = qs::test::run("lesson list", dir, env);
+    CHECK(header.exit_code == 2);
+    CHECK(contains(header.err, "z-header.json: the lesson lacks \"source\""));
     const qs::test::Run wrong = qs::test::run("lesson check " + qs::test::shell_quote(dir / "z-bad.json"), dir);
     CHECK(wrong.exit_code == 2);
     CHECK(contains(wrong.err, "step 2"));

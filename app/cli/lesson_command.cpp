@@ -21,10 +21,15 @@ const char* const kLessonHelp =
 
 namespace {
 
+// Headers only (a lesson's steps are `lesson check`'s to walk): a folder of large lessons lists at once.
 int ListLessons() {
-    for (const Lesson& lesson : shipped_lessons())
-        std::printf("%-28s %3zu steps  %s  [%s]\n", printable(lesson.name).c_str(), lesson.steps.size(),
+    const std::string dir = lessons_dir();
+    if (dir.empty()) throw Error("no lessons folder found (set QUANTSCOPE_LESSONS to the folder of the lesson files)");
+    for (const std::string& file : lesson_files(dir)) {
+        const LessonHeader lesson = read_lesson_header(file);
+        std::printf("%-28s %3zu steps  %s  [%s]\n", printable(lesson.name).c_str(), lesson.steps,
                     printable(lesson.title, 120).c_str(), printable(lesson.source, 200).c_str());
+    }
     return 0;
 }
 

@@ -315,14 +315,7 @@ void check_layer_size(std::int64_t tokens, std::int64_t in, std::int64_t out) {
 }
 
 void check_layer(const Tensor& x, const Tensor& w, const Tensor* bias, const LayerConfig& config) {
-    if (w.rank() != 2) throw Error("the weights must be 2-D [out, in]; got shape " + shape_text(w));
-    if (x.rank() != 1 && x.rank() != 2) throw Error("the inputs must be 1-D [in] or 2-D [tokens, in]; got shape " + shape_text(x));
-    if (x.cols() != w.cols())
-        throw Error("the inputs have " + std::to_string(x.cols()) + " channels (last dimension) but the weights [out, in] have in = " +
-                    std::to_string(w.cols()));
-    if (bias && (bias->rank() != 1 || bias->cols() != w.rows()))
-        throw Error("the bias must be 1-D of length out = " + std::to_string(w.rows()) + "; got shape " + shape_text(*bias));
-    check_layer_size(x.rows(), w.cols(), w.rows());  // from the shapes alone, before any value is read
+    check_layer_setup(x, w, bias, config);
     for (const auto& [t, name] : {std::pair<const Tensor*, const char*>{&w, "weights"}, {&x, "inputs"}, {bias, "bias"}}) {
         if (!t) continue;
         try {
@@ -331,6 +324,17 @@ void check_layer(const Tensor& x, const Tensor& w, const Tensor* bias, const Lay
             throw Error(std::string(name) + ": " + e.what());
         }
     }
+}
+
+void check_layer_setup(const Tensor& x, const Tensor& w, const Tensor* bias, const LayerConfig& config) {
+    if (w.rank() != 2) throw Error("the weights must be 2-D [out, in]; got shape " + shape_text(w));
+    if (x.rank() != 1 && x.rank() != 2) throw Error("the inputs must be 1-D [in] or 2-D [tokens, in]; got shape " + shape_text(x));
+    if (x.cols() != w.cols())
+        throw Error("the inputs have " + std::to_string(x.cols()) + " channels (last dimension) but the weights [out, in] have in = " +
+                    std::to_string(w.cols()));
+    if (bias && (bias->rank() != 1 || bias->cols() != w.rows()))
+        throw Error("the bias must be 1-D of length out = " + std::to_string(w.rows()) + "; got shape " + shape_text(*bias));
+    check_layer_size(x.rows(), w.cols(), w.rows());  // from the shapes alone, before any value is read
     if (!config.quantize_activations && (config.outlier_threshold || config.smooth_alpha))
         throw Error("the outlier threshold and smoothing need quantized activations (--activations int8, ...)");
     if (config.outlier_threshold && !(*config.outlier_threshold > 0 && std::isfinite(*config.outlier_threshold)))

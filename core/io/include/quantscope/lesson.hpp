@@ -103,6 +103,15 @@ Lesson parse_lesson(std::string_view text, const std::string& name, const std::s
 // read_small_file + parse_lesson; the lesson's name is the file's stem.
 Lesson read_lesson(const std::string& path);
 
+// What `lesson list` shows of a lesson: its name, title, source and step count, read from the file's top
+// level without applying any step (read_lesson checks the steps). Throws qs::Error as read_lesson does for
+// the file as a whole.
+struct LessonHeader {
+    std::string name, title, source;
+    std::size_t steps = 0;
+};
+LessonHeader read_lesson_header(const std::string& path);
+
 // The lesson files in `dir` (is_lesson_path), sorted. Throws qs::Error naming the folder when it cannot be read
 // (it does not exist, is a file) or holds more than kMaxLessonFiles.
 std::vector<std::string> lesson_files(const std::string& dir);

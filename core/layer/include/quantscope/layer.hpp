@@ -97,6 +97,9 @@ void check_layer_size(std::int64_t tokens, std::int64_t in, std::int64_t out);
 // above kMaxElements, a threshold or alpha without activations, a threshold that is NaN or <= 0, an alpha
 // outside [0, 1], or a weight/activation configuration the core refuses.
 void check_layer(const Tensor& x, const Tensor& w, const Tensor* bias, const LayerConfig& config);
+// check_layer without reading the values: shapes, sizes and options, for a caller that checked each tensor's
+// values once (check_tensor) and checks many configurations of them (a lesson's steps).
+void check_layer_setup(const Tensor& x, const Tensor& w, const Tensor* bias, const LayerConfig& config);
 
 // The whole layer. `reference` (float32 values of length tokens x out), when given, is used instead of
 // computing it again (the window's alpha sweep). Uses every core.
