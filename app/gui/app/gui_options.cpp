@@ -89,6 +89,7 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         if (files.model.empty()) throw Error("--compare needs a checkpoint to compare (.gguf, .safetensors or an index) without --tensor");
         if (s->empty()) throw Error("--compare: the path is empty");
         files.compare = *s;
+        files.browse.clear();  // the comparison is what was asked for: no tensor list over it
     }
     // A file is opened as a view of its mapping: a tensor larger than memory allows as float32 still opens.
     cli::Input input = cli::load_input(args, true, true);
