@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "gguf_writer.hpp"
 #include "quantscope/ggml_types.hpp"
 #include "quantscope/json_reader.hpp"
 #include "quantscope/npy.hpp"
@@ -236,5 +237,50 @@ TEST_CASE("ggml rows cli: a bad importance or a row length off the block is one 
         CHECK(r.exit_code == 2);
         CHECK(test::one_line(r.err));
         CHECK(test::contains(r.err, std::string(dtype) + ": its block of 256 elements must divide the last axis (384)"));
+    }
+}
+
+TEST_CASE("ggml rows cli: --imatrix reads llama-imatrix's GGUF as --importance reads its .npy") {
+    test::TempDir dir;
+    const std::vector<float> x = test_values(3, 256, 5);
+    write_npy(dir / "x.npy", {3, 256}, x);
+    // in_sum2 / counts with a count of 4: powers of two, so the quotient is the weights exactly.
+    const std::vector<float> w = test_importance(256, 2);
+    std::vector<float> sums;
+    for (const float v : w) sums.push_back(v * 4.0f);
+    write_npy(dir / "w.npy", {256}, w);
+    test::GgufWriter im;
+    im.tensor("blk.0.ffn_up.weight.in_sum2", {256, 1}, 0, test::GgufWriter::raw(sums))
+        .tensor("blk.0.ffn_up.weight.counts", {1, 1}, 0, test::GgufWriter::raw(std::vector<float>{4.0f}))
+        .tensor("experts.in_sum2", {256, 2}, 0, test::GgufWriter::raw(std::vector<float>(512, 1.0f)))
+        .tensor("experts.counts", {1, 2}, 0, test::GgufWriter::raw(std::vector<float>{1.0f, 1.0f}));
+    test::write_bytes(dir / "im.gguf", im.build());
+    const std::string base = "quantize " + test::shell_quote(dir / "x.npy") + " --dtype q4_K --out-packed ";
+    const test::Run by_npy = test::run(base + test::shell_quote(dir / "a.bin") + " --importance " + test::shell_quote(dir / "w.npy"), dir);
+    const test::Run by_gguf = test::run(base + test::shell_quote(dir / "b.bin") + " --imatrix " +
+                                            test::shell_quote(dir / "im.gguf") + " --imatrix-tensor blk.0.ffn_up.weight",
+                                        dir);
+    REQUIRE(by_npy.exit_code == 0);
+    REQUIRE(by_gguf.exit_code == 0);
+    CHECK(test::read_bytes(dir / "a.bin") == test::read_bytes(dir / "b.bin"));
+    CHECK(by_npy.out == by_gguf.out);
+    CHECK(test::contains(by_gguf.out, "importance_weighted_mse"));
+
+    const std::pair<std::string, const char*> refused[] = {
+        {" --imatrix " + test::shell_quote(dir / "im.gguf"), "go together"},
+        {" --imatrix-tensor blk.0.ffn_up.weight", "go together"},
+        {" --imatrix " + test::shell_quote(dir / "im.gguf") + " --imatrix-tensor other.weight", "other.weight.in_sum2"},
+        {" --imatrix " + test::shell_quote(dir / "im.gguf") + " --imatrix-tensor experts", "merged experts"},
+        {" --imatrix " + test::shell_quote(dir / "im.gguf") + " --imatrix-tensor blk.0.ffn_up.weight --importance " +
+             test::shell_quote(dir / "w.npy"),
+         "not both"},
+    };
+    for (const auto& [options, why] : refused) {
+        CAPTURE(options);
+        const test::Run r = test::run(base + test::shell_quote(dir / "c.bin") + options, dir);
+        CHECK(r.exit_code == 2);
+        CHECK(test::contains(r.err, why));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(!std::filesystem::exists(dir / "c.bin"));
     }
 }

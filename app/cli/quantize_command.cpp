@@ -11,6 +11,7 @@
 #include "cli/options.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/gguf_imatrix.hpp"
 #include "quantscope/text.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/ggml_blocks.hpp"
@@ -114,6 +115,9 @@ const char* const kQuantizeHelpTail =
     "  --importance W.npy       float32, one weight per column of the last axis: the ggml types with an\n"
     "                           importance-weighted quantizer use it (as llama.cpp's imatrix); the JSON\n"
     "                           adds importance_weighted_mse\n"
+    "  --imatrix FILE.gguf --imatrix-tensor NAME\n"
+    "                           the same from llama.cpp's importance matrix (llama-imatrix's GGUF): NAME's\n"
+    "                           in_sum2 / counts as float32 (a tensor of merged experts is not supported)\n"
     "random tensors:\n"
     "  --outliers K             K elements (positions and signs from the seed) set to the distribution's\n"
     "                           centre +- F x its std (uniform: (low + high) / 2 and (high - low) / sqrt(12))\n"
@@ -135,6 +139,22 @@ Importance read_importance(const std::string& path, const Shape& shape) {
     }
 }
 
+// --imatrix FILE --imatrix-tensor NAME: llama-imatrix's importance of weight NAME (read_gguf_imatrix).
+Importance read_imatrix(const std::string& path, const std::string& tensor, const Shape& shape) {
+    const std::int64_t columns = shape.empty() ? 0 : shape.back();
+    GgufImportance imatrix = read_gguf_imatrix(path, tensor, columns);
+    if (imatrix.matrices != 1)
+        throw Error("--imatrix " + quoted_text(path) + ": " + quoted_text(tensor) + " holds " +
+                    std::to_string(imatrix.matrices) +
+                    " matrices (merged experts); QuantScope quantizes with one importance per column");
+    try {
+        check_importance(imatrix.weights, columns);
+    } catch (const Error& e) {
+        throw Error("--imatrix " + quoted_text(path) + ": " + quoted_text(tensor) + ": " + e.what());
+    }
+    return std::make_shared<const std::vector<float>>(std::move(imatrix.weights));
+}
+
 }  // namespace
 
 const std::string& quantize_help() {
@@ -146,7 +166,8 @@ int run_quantize(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, quantize_help().c_str())) return 0;
     const auto specs = join(join(tensor_source_options(), quantize_options()),
                             {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true},
-                             {"--out-packed", true}, {"--all-params", false}, {"--importance", true}});
+                             {"--out-packed", true}, {"--all-params", false}, {"--importance", true},
+                             {"--imatrix", true}, {"--imatrix-tensor", true}});
     const ParsedArgs parsed = parse_args(args, specs);
 
     // All or nothing: every output goes to its own temporary file and only when all of them are complete
@@ -177,6 +198,13 @@ int run_quantize(const std::vector<std::string>& args) {
     if (const std::string* path = parsed.get("--importance")) {
         input.config.importance = read_importance(*path, input.shape());
         input_roles.push_back({"--importance", *path});
+    }
+    if (parsed.has("--imatrix") != parsed.has("--imatrix-tensor"))
+        throw Error("--imatrix and --imatrix-tensor go together: the file and the weight's name in it");
+    if (const std::string* path = parsed.get("--imatrix")) {
+        if (parsed.has("--importance")) throw Error("give --importance or --imatrix, not both");
+        input.config.importance = read_imatrix(*path, *parsed.get("--imatrix-tensor"), input.shape());
+        input_roles.push_back({"--imatrix", *path});
     }
     check_distinct_files(input_roles, output_roles);
     for (const auto& out : outputs)
