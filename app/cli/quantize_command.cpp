@@ -11,7 +11,7 @@
 #include "cli/options.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
-#include "quantscope/gguf_imatrix.hpp"
+#include "quantscope/importance_file.hpp"
 #include "quantscope/text.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/ggml_blocks.hpp"
@@ -126,35 +126,6 @@ const char* const kQuantizeHelpTail =
     "                           pins the range rather than adding outliers\n"
     "presets: lesson, lesson-manual, lesson-randn-4x4, randn-4x4, outliers-4x128x256, layer-64x128\n";
 
-// --importance W.npy: one float32 weight per column of the last axis, checked against the tensor's shape.
-Importance read_importance(const std::string& path, const Shape& shape) {
-    try {
-        if (lower_extension(path) != ".npy") throw Error("must be a .npy file");
-        Tensor weights = read_npy(path);
-        if (weights.rank() != 1) throw Error("must be one row of weights (rank 1), not " + shape_to_string(weights.shape));
-        check_importance(weights.values, shape.empty() ? 0 : shape.back());
-        return std::make_shared<const std::vector<float>>(std::move(weights.values));
-    } catch (const Error& e) {
-        throw Error("--importance " + quoted_text(path) + ": " + e.what());
-    }
-}
-
-// --imatrix FILE --imatrix-tensor NAME: llama-imatrix's importance of weight NAME (read_gguf_imatrix).
-Importance read_imatrix(const std::string& path, const std::string& tensor, const Shape& shape) {
-    const std::int64_t columns = shape.empty() ? 0 : shape.back();
-    GgufImportance imatrix = read_gguf_imatrix(path, tensor, columns);
-    if (imatrix.matrices != 1)
-        throw Error("--imatrix " + quoted_text(path) + ": " + quoted_text(tensor) + " holds " +
-                    std::to_string(imatrix.matrices) +
-                    " matrices (merged experts); QuantScope quantizes with one importance per column");
-    try {
-        check_importance(imatrix.weights, columns);
-    } catch (const Error& e) {
-        throw Error("--imatrix " + quoted_text(path) + ": " + quoted_text(tensor) + ": " + e.what());
-    }
-    return std::make_shared<const std::vector<float>>(std::move(imatrix.weights));
-}
-
 }  // namespace
 
 const std::string& quantize_help() {
@@ -195,15 +166,24 @@ int run_quantize(const std::vector<std::string>& args) {
     // A file input is read once it is used, in its stored type, straight from its mapping: no float32 copy.
     Input input = load_input(parsed, false, true);
     std::vector<FileRole> input_roles = input_files(parsed, input);
+    const std::int64_t columns = input.shape().empty() ? 0 : input.shape().back();
     if (const std::string* path = parsed.get("--importance")) {
-        input.config.importance = read_importance(*path, input.shape());
+        try {
+            input.config.importance = read_importance_npy(*path, columns);
+        } catch (const Error& e) {
+            throw Error(std::string("--importance ") + e.what());
+        }
         input_roles.push_back({"--importance", *path});
     }
     if (parsed.has("--imatrix") != parsed.has("--imatrix-tensor"))
         throw Error("--imatrix and --imatrix-tensor go together: the file and the weight's name in it");
     if (const std::string* path = parsed.get("--imatrix")) {
         if (parsed.has("--importance")) throw Error("give --importance or --imatrix, not both");
-        input.config.importance = read_imatrix(*path, *parsed.get("--imatrix-tensor"), input.shape());
+        try {
+            input.config.importance = read_imatrix_importance(*path, *parsed.get("--imatrix-tensor"), columns);
+        } catch (const Error& e) {
+            throw Error(std::string("--imatrix ") + e.what());
+        }
         input_roles.push_back({"--imatrix", *path});
     }
     check_distinct_files(input_roles, output_roles);

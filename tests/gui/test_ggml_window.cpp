@@ -16,7 +16,7 @@
 #include "gui/app/analysis_tabs.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/apply_intents.hpp"
-#include "gui/app/importance_file.hpp"
+#include "gui/app/open_importance.hpp"
 #include "gui/app/session_io.hpp"
 #include "gui/panels/bits_text.hpp"
 #include "gui/widgets/text.hpp"

@@ -9,7 +9,7 @@
 #include <imgui_stdlib.h>
 
 #include "gui/app/app_state.hpp"
-#include "gui/app/importance_file.hpp"
+#include "gui/app/open_importance.hpp"
 #include "gui/app/apply_intents.hpp"
 #include "gui/app/session_io.hpp"
 #include "gui/panels/tensor_panel.hpp"

@@ -5,7 +5,7 @@
 
 #include "cli/lessons.hpp"
 #include "gui/app/analysis_tabs.hpp"
-#include "gui/app/importance_file.hpp"
+#include "quantscope/importance_file.hpp"
 #include "gui/panels/model_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "quantscope/atomic_file.hpp"
@@ -239,7 +239,12 @@ GuiOptions ParseGuiOptions(const std::vector<std::string>& args) {
     if (parsed.has("--step") && !parsed.has("--lesson")) throw Error("--step needs --lesson NAME");
     if (const std::string* v = parsed.get("--importance")) {
         if (parsed.has("--lesson")) throw Error("--importance does not go with --lesson: a lesson's step gives its own");
-        o.input.config.importance = ReadImportanceFile(*v, o.input.shape());
+        try {
+            o.input.config.importance =
+                read_importance_npy(*v, o.input.shape().empty() ? 0 : o.input.shape().back());
+        } catch (const Error& e) {
+            throw Error(std::string("--importance ") + e.what());
+        }
         std::error_code ec;
         const std::filesystem::path abs = std::filesystem::absolute(*v, ec);
         o.importance_path = (ec ? std::filesystem::path(*v) : abs).lexically_normal().string();

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "gui/app/analysis_tabs.hpp"
-#include "gui/app/importance_file.hpp"
+#include "gui/app/open_importance.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/lesson_control.hpp"
 #include "gui/app/session_fields.hpp"

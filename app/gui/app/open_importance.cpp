@@ -1,4 +1,4 @@
-#include "gui/app/importance_file.hpp"
+#include "gui/app/open_importance.hpp"
 
 #include <exception>
 #include <filesystem>
@@ -8,23 +8,10 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format_traits.hpp"
 #include "quantscope/ggml_types.hpp"
-#include "quantscope/npy.hpp"
-#include "quantscope/tensor_io.hpp"
+#include "quantscope/importance_file.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs::gui {
-
-Importance ReadImportanceFile(const std::string& path, const Shape& shape) {
-    try {
-        if (lower_extension(path) != ".npy") throw Error("must be a .npy file");
-        Tensor weights = read_npy(path);
-        if (weights.rank() != 1) throw Error("must be one row of weights (rank 1), not " + shape_to_string(weights.shape));
-        check_importance(weights.values, shape.empty() ? 0 : shape.back());
-        return std::make_shared<const std::vector<float>>(std::move(weights.values));
-    } catch (const std::exception& e) {
-        throw Error("importance " + quoted_text(path) + ": " + error_text(e));
-    }
-}
 
 bool OpenImportance(AppState& app, const std::string& path, const bool* weighted) {
     Document& doc = app.doc;
@@ -34,9 +21,9 @@ bool OpenImportance(AppState& app, const std::string& path, const bool* weighted
     }
     Importance weights;
     try {
-        weights = ReadImportanceFile(path, doc.data->shape());
+        weights = read_importance_npy(path, doc.data->shape().empty() ? 0 : doc.data->shape().back());
     } catch (const std::exception& e) {
-        doc.error = error_text(e);
+        doc.error = "importance " + error_text(e);
         return false;
     }
     const GgmlTypeInfo* type = format_traits(doc.config.format).ggml;
