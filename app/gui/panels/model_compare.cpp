@@ -98,34 +98,12 @@ void DrawChart(const ModelCompareState& st, const ImGuiTextFilter& filter, ImVec
         ImGui::SameLine(0.0f, ImGui::GetFontSize() * 0.3f);
         ImGui::TextUnformatted(types[k].c_str());
     }
-    const ImVec2 p0 = ImGui::GetCursorScreenPos();
-    const float font = ImGui::GetFontSize();
-    const float label_w = ImGui::CalcTextSize("-000").x + font * 0.6f;
-    const ImVec2 a(p0.x + label_w, p0.y), b(p0.x + size.x, p0.y + size.y);
-    ImGui::InvisibleButton("##compare_sqnr", ImVec2(size.x, size.y));
-    const bool hovered = ImGui::IsItemHovered();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    double hi = 1.0;
-    for (const CompareRow& r : rows)
-        if (r.error.empty() && r.sqnr_db) hi = std::max(hi, *r.sqnr_db);
-    const PlotAxis y{0.0, hi * 1.05, b.y, a.y};
-    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
-    DrawTicksLeft(dl, y, a.x - 1.0f, std::max(2, static_cast<int>(size.y / (font * 2.0f))), false, b.x);
-    const float w = (b.x - a.x) / static_cast<float>(std::max<std::size_t>(rows.size(), 1));
-    int under_mouse = -1;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ImU32 hidden = ImGui::GetColorU32(ImGuiCol_TextDisabled, 0.35f);
+    const int under_mouse = DrawTensorBars("##compare_sqnr", rows.size(), [&](std::size_t i) {
         const CompareRow& r = rows[i];
-        const float x0 = a.x + w * static_cast<float>(i), x1 = std::max(x0 + 1.0f, x0 + w - (w > 3.0f ? 1.0f : 0.0f));
-        if (hovered && ImGui::GetIO().MousePos.x >= x0 && ImGui::GetIO().MousePos.x < x0 + w) under_mouse = static_cast<int>(i);
-        if (!r.error.empty()) {
-            dl->AddRectFilled(ImVec2(x0, b.y - 3.0f), ImVec2(x1, b.y), palette::kClipped);  // no number: a red foot
-            continue;
-        }
         const std::size_t k = static_cast<std::size_t>(std::find(types.begin(), types.end(), r.dtype_b) - types.begin());
-        const ImU32 col = filter.PassFilter(r.name.c_str()) ? TypeColor(k) : ImGui::GetColorU32(ImGuiCol_TextDisabled, 0.35f);
-        const double v = r.sqnr_db.value_or(hi);  // identical values (no error) are as good as it gets
-        dl->AddRectFilled(ImVec2(x0, std::min(y.at(std::max(v, 0.0)), b.y - 1.0f)), ImVec2(x1, b.y), col);
-    }
+        return TensorBar{!r.error.empty(), r.sqnr_db, filter.PassFilter(r.name.c_str()) ? TypeColor(k) : hidden};
+    }, size);
     if (under_mouse >= 0) {
         const CompareRow& r = rows[static_cast<std::size_t>(under_mouse)];
         ImGui::BeginTooltip();

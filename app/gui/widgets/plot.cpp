@@ -165,6 +165,39 @@ void BarsAt(std::size_t count, float x0, float x1, float x, std::int64_t& first,
     last = std::min<std::int64_t>(static_cast<std::int64_t>(std::ceil((px + 1.0) * n / w)) - 1, static_cast<std::int64_t>(count) - 1);
 }
 
+int DrawTensorBars(const char* id, std::size_t count, const std::function<TensorBar(std::size_t)>& bar, ImVec2 size) {
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    const float font = ImGui::GetFontSize();
+    const float label_w = ImGui::CalcTextSize("-000").x + font * 0.6f;
+    const ImVec2 a(p0.x + label_w, p0.y), b(p0.x + size.x, p0.y + size.y);
+    ImGui::InvisibleButton(id, size);
+    const bool hovered = ImGui::IsItemHovered();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    double hi = 1.0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const TensorBar t = bar(i);
+        if (!t.failed && t.value) hi = std::max(hi, *t.value);
+    }
+    const PlotAxis y{0.0, hi * 1.05, b.y, a.y};
+    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
+    DrawTicksLeft(dl, y, a.x - 1.0f, std::max(2, static_cast<int>(size.y / (font * 2.0f))), false, b.x);
+    const float w = (b.x - a.x) / static_cast<float>(std::max<std::size_t>(count, 1));
+    const float mouse_x = ImGui::GetIO().MousePos.x;
+    int under_mouse = -1;
+    for (std::size_t i = 0; i < count; ++i) {
+        const float x0 = a.x + w * static_cast<float>(i), x1 = std::max(x0 + 1.0f, x0 + w - (w > 3.0f ? 1.0f : 0.0f));
+        if (hovered && mouse_x >= x0 && mouse_x < x0 + w) under_mouse = static_cast<int>(i);
+        const TensorBar t = bar(i);
+        if (t.failed) {
+            dl->AddRectFilled(ImVec2(x0, b.y - 3.0f), ImVec2(x1, b.y), palette::kClipped);  // no number: a red foot
+            continue;
+        }
+        const double v = t.value.value_or(hi);
+        dl->AddRectFilled(ImVec2(x0, std::min(y.at(std::max(v, 0.0)), b.y - 1.0f)), ImVec2(x1, b.y), t.color);
+    }
+    return under_mouse;
+}
+
 void DrawBars(ImDrawList* dl, const std::vector<double>& values, const PlotAxis& y_axis, double baseline, float x0,
               float x1, ImU32 color, ImU32 span_color, std::int64_t highlight) {
     const std::size_t n = values.size();

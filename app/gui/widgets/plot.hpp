@@ -3,6 +3,9 @@
 // palette.hpp. A panel computes what to plot and lays it out; how a tick or a marker looks is decided here.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +78,18 @@ void DrawBars(ImDrawList* dl, const std::vector<double>& values, const PlotAxis&
               float x1, ImU32 color, ImU32 span_color, std::int64_t highlight);
 // The values a pixel x of such a chart stands for: [first, last] (first > last: none).
 void BarsAt(std::size_t count, float x0, float x1, float x, std::int64_t& first, std::int64_t& last);
+
+// A checkpoint's tensors as bars in file order (the Model tab's SQNR per tensor, and its comparison of two
+// checkpoints): an item's bar rises from 0 to its value on a left axis up to the largest value (at least 1);
+// an item without a value (nothing lost: as good as it gets) reaches the top, a failed one is a red foot.
+// The chart is an invisible button of `size` (ticks inside it on the left); returns the item under the mouse,
+// or -1, for the caller's tooltip.
+struct TensorBar {
+    bool failed = false;
+    std::optional<double> value;
+    ImU32 color = 0;
+};
+int DrawTensorBars(const char* id, std::size_t count, const std::function<TensorBar(std::size_t)>& bar, ImVec2 size);
 
 // ------------------------------------------------------------------------------------ markers, legends
 
