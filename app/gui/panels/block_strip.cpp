@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/plot.hpp"
 #include "gui/widgets/text.hpp"
+#include "quantscope/blocks.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs::gui {
@@ -81,7 +83,9 @@ std::int64_t DrawBlockStrip(BlockStripCache& cache, const QuantView& view, std::
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImGui::Dummy(size);
     if (p.block_count <= 1) return -1;
-    const char* kind = view.config->granularity == Granularity::Channel ? "channel" : "group";
+    const std::string kind_name = BlockKind(*view.config);
+    const char* kind = kind_name.c_str();
+    const std::string scale_name = stored_pair_names(*view.config).scale;  // "s", "d", "block scale X"
     if (p.on_demand()) {
         // Too many tiny blocks to store their pairs (params.hpp): their ranges, not a bar each.
         double s_min, s_max;
@@ -96,7 +100,7 @@ std::int64_t DrawBlockStrip(BlockStripCache& cache, const QuantView& view, std::
     }
     const BlockStripCache& c = UpdateCache(cache, view);
     const std::string count = std::to_string(p.block_count);
-    const StripChart s{std::string("s per ") + kind + " (" + count + ")", &p.scale, 0.0, c.s_hi, false};
+    const StripChart s{scale_name + " per " + kind + " (" + count + ")", &p.scale, 0.0, c.s_hi, false};
     const StripChart z{std::string("z per ") + kind, &c.z, c.z_lo, c.z_hi, true};
     const bool any_z = c.any_z;
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -123,13 +127,13 @@ std::int64_t DrawBlockStrip(BlockStripCache& cache, const QuantView& view, std::
             lo = std::min(lo, p.scale[static_cast<std::size_t>(i)]);
             hi = std::max(hi, p.scale[static_cast<std::size_t>(i)]);
         }
-        ImGui::Text("%ss %lld to %lld: s from %s to %s", kind, static_cast<long long>(hovered), static_cast<long long>(last),
-                    FormatNumber(lo).c_str(), FormatNumber(hi).c_str());
+        ImGui::Text("%ss %lld to %lld: %s from %s to %s", kind, static_cast<long long>(hovered), static_cast<long long>(last),
+                    scale_name.c_str(), FormatNumber(lo).c_str(), FormatNumber(hi).c_str());
         ImGui::TextDisabled("zoom the window wider to see them one by one; click picks %s %lld", kind,
                             static_cast<long long>(hovered));
     } else {
         ImGui::Text("%s %lld of %lld", kind, static_cast<long long>(hovered), static_cast<long long>(p.block_count));
-        ImGui::Text("s = %s   z = %s", FormatNumber(p.scale[h]).c_str(), FormatInteger(p.zero_point[h]).c_str());
+        ImGui::TextUnformatted(StoredPairText(view, hovered).c_str());
         ImGui::TextDisabled("click: follow its first element; the histogram shows its values and grid");
     }
     ImGui::EndTooltip();

@@ -24,15 +24,9 @@ void DrawTraceTooltip(const QuantView& qv, std::int64_t flat, const HeatmapState
         ImGui::EndTooltip();
         return;
     }
-    if (qv.params->block_count > 1) {
-        double s;
-        std::int32_t z;
-        qv.params->pair(t.block, s, z);
-        ImGui::TextDisabled("%s %lld of %lld:  s = %s,  z = %s",
-                            qv.config->granularity == Granularity::Channel ? "channel" : "group",
-                            static_cast<long long>(t.block), static_cast<long long>(qv.params->block_count),
-                            FormatNumber(s).c_str(), FormatInteger(z).c_str());
-    }
+    if (qv.params->block_count > 1)
+        ImGui::TextDisabled("%s %lld of %lld:  %s", BlockKind(*qv.config).c_str(), static_cast<long long>(t.block),
+                            static_cast<long long>(qv.params->block_count), StoredPairText(qv, t.block).c_str());
     ImGui::Separator();
     const std::vector<std::string> lines = PipelineLines(qv, t);
     for (std::size_t i = 0; i < lines.size(); ++i) {

@@ -7,12 +7,14 @@
 
 #include <imgui.h>
 
+#include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/plot.hpp"
 #include "gui/widgets/widgets.hpp"
 #include "quantscope/blocks.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/format_traits.hpp"
 
 namespace qs::gui {
 namespace {
@@ -164,21 +166,20 @@ std::int64_t ShownBlock(HistogramPanelState& st, const QuantView& qv) {
 }
 
 // The block picker: which block's values and grid are shown.
-void DrawBlockPicker(HistogramPanelState& st, const QuantView& qv, double s, double z) {
+void DrawBlockPicker(HistogramPanelState& st, const QuantView& qv) {
     const QuantParams& p = *qv.params;
-    const char* kind = to_string(qv.config->granularity);
-    ImGui::TextUnformatted(kind);
+    const std::string kind = BlockKind(*qv.config);
+    ImGui::TextUnformatted(kind.c_str());
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
     long long pick = st.block;
     const long long step = 1, step_fast = std::max<long long>(1, p.block_count / 16);
     if (ImGui::InputScalar("##block", ImGuiDataType_S64, &pick, &step, &step_fast, "%lld"))
         st.block = std::clamp<std::int64_t>(pick, 0, p.block_count - 1);
-    HelpTooltip("Each block has its own s and z: the values, the levels and the clipped count below are this "
-                "block's. Click a cell of the figure to show its block.");
+    HelpTooltip("Each block has its own scale (and zero point or min): the values, the levels and the clipped count "
+                "below are this block's. Click a cell of the figure to show its block.");
     ImGui::SameLine();
-    ImGui::TextDisabled("of %lld: s = %s, z = %s", static_cast<long long>(p.block_count), FormatNumber(s).c_str(),
-                        FormatNumber(z).c_str());
+    ImGui::TextDisabled("of %lld: %s", static_cast<long long>(p.block_count), StoredPairText(qv, st.block).c_str());
 }
 
 }  // namespace
@@ -192,6 +193,7 @@ struct Grid {
     double s = 1.0, z = 0.0;
     double rep_lo = 0.0, rep_hi = 0.0;  // s (q_min - z), s (q_max - z)
     std::vector<double> levels;         // a number format's values s * grid[code] (empty for int<N>)
+    bool per_sub_block = false;         // ggml's: levels from the block's (sub-block) scales and mins, not s * grid
 };
 
 Grid ShownGrid(HistogramPanelState& st, const QuantView& qv) {
@@ -205,8 +207,10 @@ Grid ShownGrid(HistogramPanelState& st, const QuantView& qv) {
     g.rep_lo = g.s * (qv.config->dtype.q_min() - g.z);
     g.rep_hi = g.s * (qv.config->dtype.q_max() - g.z);
     if (!is_int_format(qv.config->format)) {
-        // The format's own grid: uneven for floats (dense near 0), NF4's 16 levels, a block's scale.
-        g.levels = scaled_grid(qv.config->format, g.s);
+        // The format's own grid: uneven for floats (dense near 0), NF4's 16 levels, a block's scale; a k-quant's
+        // every sub-block's grid at its own scale and min.
+        g.levels = block_levels(qv.data->view, *qv.params, *qv.config, g.block < 0 ? 0 : g.block);
+        g.per_sub_block = format_traits(qv.config->format).ggml != nullptr;
         g.rep_lo = g.levels.front();
         g.rep_hi = g.levels.back();
     }
@@ -239,7 +243,11 @@ std::pair<double, double> UpdateShown(HistogramPanelState& st, const QuantView& 
         st.shown_clipped = m.clipped;
         st.shown_count = m.count;
     } else if (st.shown_block != g.block || st.clipped_generation != qv.generation) {
-        st.shown_clipped = count_clipped(st.block_values, qv.params->scale_of(g.block), qv.params->zero_point_of(g.block), *qv.config);
+        if (g.per_sub_block)  // ggml's block: its levels are the sub-blocks', not one s and z to clamp by
+            st.shown_clipped = std::count_if(st.block_values.begin(), st.block_values.end(),
+                                             [&](float v) { return v < g.rep_lo || v > g.rep_hi; });
+        else
+            st.shown_clipped = count_clipped(st.block_values, qv.params->scale_of(g.block), qv.params->zero_point_of(g.block), *qv.config);
         st.shown_count = static_cast<std::int64_t>(st.block_values.size());
     }
     st.shown_block = g.block;
@@ -303,10 +311,9 @@ std::int64_t DrawValueBars(ImDrawList* dl, const HistogramPanelState& st, const 
 int DrawRangeLabels(ImDrawList* dl, const Grid& g, const PlotAxis& ax, float y) {
     const Sym sym = Symbols();
     const bool format = !g.levels.empty();
-    const std::string l_lo = (format ? std::string("s * lowest = ") : "s(q_min " + std::string(sym.minus) + " z) = ") +
-                             FormatNumber(g.rep_lo);
-    const std::string l_hi = (format ? std::string("s * largest = ") : "s(q_max " + std::string(sym.minus) + " z) = ") +
-                             FormatNumber(g.rep_hi);
+    const std::string lo_name = g.per_sub_block ? "lowest level = " : format ? "s * lowest = " : "s(q_min " + std::string(sym.minus) + " z) = ";
+    const std::string hi_name = g.per_sub_block ? "highest level = " : format ? "s * largest = " : "s(q_max " + std::string(sym.minus) + " z) = ";
+    const std::string l_lo = lo_name + FormatNumber(g.rep_lo), l_hi = hi_name + FormatNumber(g.rep_hi);
     const float wl = ImGui::CalcTextSize(l_lo.c_str()).x, wh = ImGui::CalcTextSize(l_hi.c_str()).x;
     auto inside = [&](float x, float w) { return std::max(ax.p0, std::min(x, ax.p1 - w)); };
     const float xl = inside(ax.at(g.rep_lo) - wl * 0.5f, wl), xh = inside(ax.at(g.rep_hi) - wh * 0.5f, wh);
@@ -366,9 +373,9 @@ void DrawValuesSection(HistogramPanelState& st, const QuantView& qv, const Grid&
     if (g.block < 0)
         TextWrappedAtSpaces(g.levels.empty() ? "Original values and the quantization levels s (q - z)"
                                              : "Original values and the format's values s * grid");
-    else TextWrappedAtSpaces(std::string("The values of ") +
-                             (!is_int_format(qv.config->format) ? "block" : to_string(qv.config->granularity)) + " " +
-                             std::to_string(g.block) + " and its levels " + (g.levels.empty() ? "s (q - z)" : "s * grid"));
+    else TextWrappedAtSpaces("The values of " + BlockKind(*qv.config) + " " + std::to_string(g.block) + " and " +
+                             (g.per_sub_block ? std::string("the values its codes stand for (Bits shows how)")
+                                              : std::string("its levels ") + (g.levels.empty() ? "s (q - z)" : "s * grid")));
     const float label_y = ImGui::GetCursorScreenPos().y;
     ImGui::Dummy(ImVec2(width, text_h * static_cast<float>(DrawRangeLabels(nullptr, g, ax, label_y))));
     const float y0 = ImGui::GetCursorScreenPos().y, y1 = y0 + plot_h;
@@ -379,7 +386,8 @@ void DrawValuesSection(HistogramPanelState& st, const QuantView& qv, const Grid&
     ImGui::Dummy(ImVec2(width, plot_h + text_h + 4.0f));
 
     char buf[256];
-    std::snprintf(buf, sizeof buf, "clipped: %lld of %lld (%.2f%%)%s", static_cast<long long>(st.shown_clipped),
+    std::snprintf(buf, sizeof buf, "%s: %lld of %lld (%.2f%%)%s", g.per_sub_block && g.block >= 0 ? "past the outer levels" : "clipped",
+                  static_cast<long long>(st.shown_clipped),
                   static_cast<long long>(st.shown_count),
                   st.shown_count ? 100.0 * st.shown_clipped / static_cast<double>(st.shown_count) : 0.0,
                   g.block < 0 ? "" : " in this block");
@@ -461,8 +469,8 @@ void DrawHistogramPanel(HistogramPanelState& st, const QuantView& qv, const std:
     const Grid g = ShownGrid(st, qv);
     ImGui::Checkbox("log counts", &st.log_counts);
     ImGui::SameLine();
-    if (g.block >= 0) DrawBlockPicker(st, qv, g.s, g.z);
-    else ImGui::TextDisabled("s = %s, z = %s", FormatNumber(g.s).c_str(), FormatNumber(g.z).c_str());
+    if (g.block >= 0) DrawBlockPicker(st, qv);
+    else ImGui::TextDisabled("%s", StoredPairText(qv, 0).c_str());
     if (st.fine_waiting) {  // the values of a mapped tensor are being counted (the previous frame started it)
         ImGui::SameLine();
         ImGui::TextDisabled("   counting %s values from the file: %.0f%%", FormatInteger(qv.data->numel()).c_str(),

@@ -9,7 +9,9 @@
 
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
+#include "quantscope/blocks.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/format_traits.hpp"
 
 namespace qs::gui {
 namespace {
@@ -30,13 +32,16 @@ std::string Percent(std::int64_t part, std::int64_t whole) {
     return buf;
 }
 
-// The first few blocks' s (or z), stored or computed on demand, and how many blocks there are.
-std::string FirstFew(const QuantParams& p, bool scales) {
+// The first few blocks' scales (or offsets: int<N>'s z, a ggml type's dmin or m) as stored, and how many
+// blocks there are.
+std::string FirstFew(const QuantView& view, bool scales) {
+    const QuantParams& p = *view.params;
     std::string s;
     const std::int64_t shown = std::min<std::int64_t>(p.block_count, 4);
     for (std::int64_t i = 0; i < shown; ++i) {
         if (i) s += ", ";
-        s += Num(scales ? p.scale_of(i) : static_cast<double>(p.zero_point_of(i)));
+        const StoredPair pair = stored_pair(view.data->view, p, *view.config, i);
+        s += Num(scales ? pair.scale : pair.offset.value_or(0.0));
     }
     if (p.block_count > shown) s += ", ... (" + std::to_string(p.block_count) + " blocks)";
     return s;
@@ -130,11 +135,14 @@ std::vector<MetricLine> MetricLines(const QuantView& view, bool manual, const Co
         }
     }
     // Parameters: manual shows the user's pair; the computed pair is not part of the view, only its metrics.
+    const StoredPairNames names = stored_pair_names(*view.config);
+    const bool is_int = is_int_format(view.config->format);
     for (bool scales : {true, false}) {
+        if (!scales && names.offset.empty()) continue;  // the format stores no offset: no line of zeros
         MetricLine l;
-        l.name = scales ? "scale s" : "zero point z";
+        l.name = is_int ? (scales ? "scale s" : "zero point z") : scales ? names.scale : names.offset;
         // A pair typed by hand (manual mode) is the lesson's given; a computed one is part of the answer.
-        l.yours = covers.hides(Secret::Codes) && view.config->mode != Mode::Manual ? CoveredText() : FirstFew(*view.params, scales);
+        l.yours = covers.hides(Secret::Codes) && view.config->mode != Mode::Manual ? CoveredText() : FirstFew(view, scales);
         l.wrap = true;
         if (manual) l.computed = "(formula)";
         l.computed_dim = true;
@@ -263,12 +271,16 @@ std::string MetricsSummary(const QuantView& view, bool with_cost, const Covers& 
     if (!view.valid()) return "";
     const Metrics& m = view.metrics();
     const QuantConfig& c = *view.config;
-    std::string s = dtype_name(c) + " " + to_string(c.mode);
-    if (c.granularity != Granularity::Tensor) s += std::string(" per ") + to_string(c.granularity);
+    // A block format (ggml's, MX, NVFP4) chooses its own scales: no mode or granularity to name.
+    const bool own_blocks = format_traits(c.format).own_blocks();
+    std::string s = dtype_name(c);
+    if (!own_blocks) s += std::string(" ") + to_string(c.mode);
+    if (!own_blocks && c.granularity != Granularity::Tensor) s += std::string(" per ") + to_string(c.granularity);
     const bool codes = covers.hides(Secret::Codes), error = covers.hides(Secret::Error);
     const bool pair = codes && c.mode != Mode::Manual;  // a pair typed by hand is the lesson's given
-    s += ",  s = " + (pair ? CoveredText() : FirstFew(*view.params, true)) + ",  z = " +
-         (pair ? CoveredText() : FirstFew(*view.params, false));
+    const StoredPairNames names = stored_pair_names(c);
+    s += ",  " + names.scale + " = " + (pair ? CoveredText() : FirstFew(view, true));
+    if (!names.offset.empty()) s += ",  " + names.offset + " = " + (pair ? CoveredText() : FirstFew(view, false));
     if (error) {
         s += "     MSE, max |e|, L2, SQNR: ";
         s += CoveredText();

@@ -2,7 +2,9 @@
 
 #include "gui/widgets/text.hpp"
 #include "quantscope/bit_fields.hpp"
+#include "quantscope/blocks.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/format_traits.hpp"
 
 namespace qs::gui {
 
@@ -71,6 +73,20 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
     lines.push_back("r" + p + " = s (q " + sym.minus + " z) = " + FormatNumber(t.dequantized));
     lines.push_back("|r " + std::string(sym.minus) + " r" + p + "| = " + FormatNumber(t.error));
     return lines;
+}
+
+std::string BlockKind(const QuantConfig& config) {
+    const FormatTraits& row = format_traits(config.format);
+    if (row.own_blocks()) return row.block_size > 32 ? "super-block" : "block";
+    return to_string(config.granularity);
+}
+
+std::string StoredPairText(const QuantView& view, std::int64_t block) {
+    const StoredPairNames names = stored_pair_names(*view.config);
+    const StoredPair pair = stored_pair(view.data->view, *view.params, *view.config, block);
+    std::string text = names.scale + " = " + FormatNumber(pair.scale);
+    if (!names.offset.empty() && pair.offset) text += ",  " + names.offset + " = " + FormatNumber(*pair.offset);
+    return text;
 }
 
 }  // namespace qs::gui

@@ -13,4 +13,11 @@ namespace qs::gui {
 //   q = clamp(127, -128, 127) = 127 | r' = s (q - z) = 730.08 | |r - r'| = 1.48
 std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace& trace);
 
+// What one block of this quantization is called: "channel" or "group" (int<N> and element formats), "block"
+// (MX, NVFP4, ggml's blocks of 32) or "super-block" (ggml's 256: the k-quants, iq4_xs, tq*).
+std::string BlockKind(const QuantConfig& config);
+// Block `block`'s stored pair under the format's names (core's stored_pair): "s = 3.57882,  z = -77",
+// "d = 0.00495,  dmin = 0.0388" (a k-quant), "block scale X = 0.5".
+std::string StoredPairText(const QuantView& view, std::int64_t block);
+
 }  // namespace qs::gui

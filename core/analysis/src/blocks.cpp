@@ -7,6 +7,10 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_config.hpp"
+#include "quantscope/format_quantize.hpp"
+#include "quantscope/format_traits.hpp"
+#include "quantscope/ggml_rows.hpp"
+#include "quantscope/ggml_types.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace qs {
@@ -53,6 +57,79 @@ std::int64_t count_clipped(const std::vector<float>& values, double scale, std::
         clipped += out ? 1 : 0;
     }
     return clipped;
+}
+
+StoredPairNames stored_pair_names(const QuantConfig& config) {
+    if (is_int_format(config.format)) return {"s", "z"};
+    const FormatTraits& row = format_traits(config.format);
+    return {row.scale_label, row.has_offset ? row.offset_label : ""};
+}
+
+void ggml_block_at(const TensorView& view, const QuantConfig& config, std::int64_t start, std::uint8_t* bytes) {
+    const GgmlTypeInfo& type = *format_traits(config.format).ggml;
+    const std::int64_t n = type.block_size;
+    const std::int64_t row_length = view.shape.empty() ? view.numel() : view.shape.back();
+    std::vector<float> block(static_cast<std::size_t>(n)), row_scratch;
+    view.guarded([&] {
+        const float* r = floats_at(view, start, n, block.data());
+        std::copy(r, r + n, block.begin());
+        ChunkPlace place;
+        place.first = start % row_length;  // the block's column: row_sum below is its row's
+        place.row_length = row_length;
+        float row_sum = 0;
+        if (config.importance && type.takes_importance) {
+            row_scratch.resize(static_cast<std::size_t>(row_length));
+            row_sum = ggml_row_sum_squares(floats_at(view, start - place.first, row_length, row_scratch.data()), row_length);
+            place.importance = config.importance->data();
+            place.row_sum_squares = &row_sum;
+        }
+        ggml_quantize_at(type, block.data(), n, place, bytes);
+    });
+}
+
+StoredPair stored_pair(const TensorView& view, const QuantParams& params, const QuantConfig& config, std::int64_t block) {
+    StoredPair pair;
+    if (is_int_format(config.format)) {
+        std::int32_t z = 0;
+        params.pair(block, pair.scale, z);
+        pair.offset = z;
+        return pair;
+    }
+    const FormatTraits& row = format_traits(config.format);
+    if (row.ggml == nullptr) {
+        pair.scale = params.scale_of(block);
+        return pair;
+    }
+    std::uint8_t bytes[256];  // one block of any ggml type (at most 210 bytes)
+    ggml_block_at(view, config, block * row.ggml->block_size, bytes);
+    GgmlBlockFields fields;
+    ggml_block_fields(*row.ggml, bytes, fields);
+    pair.scale = fields.d;
+    if (fields.has_dmin) pair.offset = fields.dmin;
+    return pair;
+}
+
+std::vector<double> block_levels(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                                 std::int64_t block) {
+    if (is_int_format(config.format)) return {};
+    const FormatTraits& row = format_traits(config.format);
+    if (row.ggml == nullptr) return scaled_grid(config.format, static_cast<float>(params.scale_of(block)));
+    std::uint8_t bytes[256];  // one block of any ggml type (at most 210 bytes)
+    ggml_block_at(view, config, block * row.ggml->block_size, bytes);
+    GgmlBlockFields f;
+    ggml_block_fields(*row.ggml, bytes, f);
+    const std::vector<float> grid = row.grid(row);
+    std::vector<double> levels;
+    // to_float's r' = grid * scale + offset in float32, per sub-block (q4_1/q5_1: + m; k-quants: - dmin*m).
+    const int parts = std::max(f.sub_blocks, 1);
+    for (int j = 0; j < parts; ++j) {
+        const float scale = f.sub_blocks > 0 ? f.sub_scale_used[j] : f.d;
+        const float offset = f.sub_blocks > 0 ? -f.sub_min_used[j] : f.has_dmin ? f.dmin : 0.0f;
+        for (const float g : grid) levels.push_back(static_cast<double>(g * scale + offset));
+    }
+    std::sort(levels.begin(), levels.end());
+    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+    return levels;
 }
 
 }  // namespace qs

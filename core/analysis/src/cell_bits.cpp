@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "format_kernels.hpp"
+#include "quantscope/blocks.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format_quantize.hpp"
 #include "quantscope/ggml_rows.hpp"
@@ -161,33 +162,19 @@ void ggml_cell(const TensorView& view, const QuantConfig& config, std::int64_t f
     const FormatTraits& info = format_traits(config.format);
     const GgmlTypeInfo& type = *info.ggml;
     const std::int64_t n = type.block_size, start = flat / n * n;
-    const std::int64_t row_length = view.shape.empty() ? view.numel() : view.shape.back();
     GgmlCellBits& g = out.ggml;
     g.type = &type;
     g.index = static_cast<int>(flat - start);
     g.byte_offset = flat / n * type.type_size;
     g.weighted = config.importance && type.takes_importance;
-    std::vector<float> block(static_cast<std::size_t>(n)), row_scratch;
     std::uint8_t bytes[256];  // one block of any ggml type (at most 210 bytes)
     float deq[256];
-    view.guarded([&] {
-        const float* r = floats_at(view, start, n, block.data());
-        std::copy(r, r + n, block.begin());
-        ChunkPlace place;
-        place.first = start % row_length;  // the block's column: row_sum below is its row's
-        place.row_length = row_length;
-        float row_sum = 0;
-        if (g.weighted) {
-            row_scratch.resize(static_cast<std::size_t>(row_length));
-            row_sum = ggml_row_sum_squares(floats_at(view, start - place.first, row_length, row_scratch.data()), row_length);
-            place.importance = config.importance->data();
-            place.row_sum_squares = &row_sum;
-        }
-        ggml_quantize_at(type, block.data(), n, place, bytes);
-    });
+    ggml_block_at(view, config, start, bytes);
+    float value = 0;
+    view.guarded([&] { value = *floats_at(view, flat, 1, &value); });
     ggml_block_fields(type, bytes, g.fields);
     ggml_dequantize(type, bytes, n, deq);
-    g.value = block[static_cast<std::size_t>(g.index)];
+    g.value = value;
     g.dequantized = deq[g.index];
     g.code_value = code_value;
 

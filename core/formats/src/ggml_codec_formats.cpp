@@ -229,17 +229,17 @@ FormatTraits codec_row(const char* name, CodeSpace (*codes)(const FormatTraits&,
 
 std::vector<FormatTraits> ggml_codec_format_rows() {
     std::vector<FormatTraits> rows = {
-        codec_row("q5_0", codes_of<0, 31, 5>, "uint5", false, ", ggml's 5-bit blocks of 32 with an fp16 d"),
-        codec_row("q5_1", codes_of<0, 31, 5>, "uint5", true, ", ggml's 5-bit blocks of 32 with an fp16 d and m"),
-        codec_row("q2_k", codes_of<0, 3, 2>, "uint2", true, ", ggml's k-quant: 16 sub-blocks with 4-bit scales and mins"),
-        codec_row("q3_k", codes_of<-4, 3, 3>, "int3", false, ", ggml's k-quant: 16 sub-blocks with 6-bit scales"),
-        codec_row("q4_k", codes_of<0, 15, 4>, "uint4", true, ", ggml's k-quant: 8 sub-blocks with 6-bit scales and mins"),
-        codec_row("q5_k", codes_of<0, 31, 5>, "uint5", true, ", ggml's k-quant: 8 sub-blocks with 6-bit scales and mins"),
-        codec_row("q6_k", codes_of<-32, 31, 6>, "int6", false, ", ggml's k-quant: 16 sub-blocks with int8 scales"),
-        codec_row("iq4_nl", codes_of<0, 15, 4>, "iq4 index", false, ", ggml's non-uniform 16-value grid in blocks of 32"),
-        codec_row("iq4_xs", codes_of<0, 15, 4>, "iq4 index", false, ", iq4_nl's grid with 6-bit sub-block scales"),
-        codec_row("tq1_0", codes_of<-1, 1, 2>, "ternary", false, ", ggml's ternary codes, 5 to a byte"),
-        codec_row("tq2_0", codes_of<-1, 1, 2>, "ternary", false, ", ggml's ternary codes, 2 bits each"),
+        codec_row("q5_0", codes_of<0, 31, 5>, "uint5", false, "ggml's 5-bit blocks of 32 with an fp16 d"),
+        codec_row("q5_1", codes_of<0, 31, 5>, "uint5", true, "ggml's 5-bit blocks of 32 with an fp16 d and m"),
+        codec_row("q2_k", codes_of<0, 3, 2>, "uint2", true, "ggml's k-quant: 16 sub-blocks with 4-bit scales and mins"),
+        codec_row("q3_k", codes_of<-4, 3, 3>, "int3", false, "ggml's k-quant: 16 sub-blocks with 6-bit scales"),
+        codec_row("q4_k", codes_of<0, 15, 4>, "uint4", true, "ggml's k-quant: 8 sub-blocks with 6-bit scales and mins"),
+        codec_row("q5_k", codes_of<0, 31, 5>, "uint5", true, "ggml's k-quant: 8 sub-blocks with 6-bit scales and mins"),
+        codec_row("q6_k", codes_of<-32, 31, 6>, "int6", false, "ggml's k-quant: 16 sub-blocks with int8 scales"),
+        codec_row("iq4_nl", codes_of<0, 15, 4>, "iq4 index", false, "ggml's non-uniform 16-value grid in blocks of 32"),
+        codec_row("iq4_xs", codes_of<0, 15, 4>, "iq4 index", false, "iq4_nl's grid with 6-bit sub-block scales"),
+        codec_row("tq1_0", codes_of<-1, 1, 2>, "ternary", false, "ggml's ternary codes, 5 to a byte"),
+        codec_row("tq2_0", codes_of<-1, 1, 2>, "ternary", false, "ggml's ternary codes, 2 bits each"),
     };
     return rows;
 }
