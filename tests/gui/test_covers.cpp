@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "drawn_text.hpp"
 #include "gui_test_support.hpp"
 
 #include "cli/lessons.hpp"
@@ -19,63 +20,8 @@
 #include "gui/app/lesson_control.hpp"
 #include "gui/app/main_window.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
-#include "gui/widgets/palette.hpp"
-#include <imgui_internal.h>  // ImRect
 
 namespace {
-
-// The text the last frame shows: every glyph quad (four vertices with a glyph's texture corners) in drawing
-// order, without the glyphs a cover (an opaque rectangle of palette::kCover drawn later in the same list) hides
-// from view. Spaces are left out (a search needs no guess at word gaps: "z = -77" reads "z=-77"); a new line
-// where the text's baseline changes. A real minus sign reads as '-'.
-std::string DrawnText() {
-    using Key = std::tuple<float, float, float, float>;
-    std::map<Key, unsigned> glyphs;
-    for (const ImFont* font : ImGui::GetIO().Fonts->Fonts)
-        for (const ImFontGlyph& g : font->Glyphs)
-            if (g.Visible) glyphs[Key(g.U0, g.V0, g.U1, g.V1)] = g.Codepoint;
-    const ImVec2 white = ImGui::GetIO().Fonts->TexUvWhitePixel;
-    struct Glyph {
-        int at;
-        ImVec2 a, b;
-        unsigned c;
-    };
-    std::string out;
-    const ImDrawData* dd = ImGui::GetDrawData();
-    REQUIRE(dd != nullptr);
-    for (int l = 0; l < dd->CmdListsCount; ++l) {
-        const ImVector<ImDrawVert>& v = dd->CmdLists[l]->VtxBuffer;
-        std::vector<Glyph> found;
-        std::vector<std::pair<int, ImRect>> covers;
-        for (int i = 0; i + 3 < v.Size;) {
-            const bool solid = v[i].uv.x == white.x && v[i].uv.y == white.y;
-            if (solid && v[i].col == qs::gui::palette::kCover && v[i + 1].col == v[i].col && v[i + 2].col == v[i].col) {
-                covers.emplace_back(i, ImRect(v[i].pos, v[i + 2].pos));
-                i += 4;
-                continue;
-            }
-            const auto it = glyphs.find(Key(v[i].uv.x, v[i].uv.y, v[i + 2].uv.x, v[i + 2].uv.y));
-            if (it == glyphs.end() || v[i + 1].uv.x != v[i + 2].uv.x || v[i + 3].uv.x != v[i].uv.x) {
-                ++i;
-                continue;
-            }
-            found.push_back(Glyph{i, v[i].pos, v[i + 2].pos, it->second});
-            i += 4;
-        }
-        float last_bottom = -1e9f;
-        for (const Glyph& g : found) {
-            const ImVec2 mid((g.a.x + g.b.x) * 0.5f, (g.a.y + g.b.y) * 0.5f);
-            bool hidden = false;
-            for (const auto& [at, rect] : covers) hidden = hidden || (at > g.at && rect.Contains(mid));
-            if (hidden) continue;
-            if (std::fabs(g.b.y - last_bottom) > (g.b.y - g.a.y) && g.c != '-' && g.c != 0x2212 && g.c != '.') out += '\n';
-            if (g.c != '-' && g.c != 0x2212 && g.c != '.') last_bottom = g.b.y;
-            out += g.c == 0x2212 ? '-' : g.c < 0x80 ? static_cast<char>(g.c) : '~';
-        }
-        out += '\n';
-    }
-    return out;
-}
 
 struct LessonScreen {
     qs::gui::OffscreenRenderer r;
@@ -100,7 +46,7 @@ struct LessonScreen {
     std::string Text(ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX)) {
         for (int i = 0; i < 3; ++i) r.frame([&] { qs::gui::DrawMainWindow(app, frame); }, mouse, false);
         std::string text;
-        r.run([&] { text = DrawnText(); });
+        r.run([&] { text = qs::gui_test::DrawnText(); });
         return text;
     }
     // Over the original panel's first cell (728.6's row), where the tooltip would trace the element.

@@ -76,6 +76,8 @@ struct AppState {
     bool left_tabs_wrapped = false;       // last frame the tabs were a wrapped row of buttons (large text)
     float presenter_lesson_scale = 0.0f;  // presenter mode: the lesson column's text scale that fits (0: not yet)
     int presenter_lesson_step = -1;       // the step it was fitted for
+    float presenter_tab_scale = 0.0f;     // presenter mode: the text scale of a lesson step's tab that fits (0: not yet)
+    int presenter_tab_step = -1;          // the step it was fitted for
     LayerPanelState layer;                // the current tensor as a layer's W: from weight error to output error
     bool layer_view = false;              // View > Layer lab (--tab layer): the lab takes the right column
     TabStates tab_states;                 // the states of tabs that keep theirs to themselves

@@ -32,6 +32,8 @@ namespace {
 // Presenter mode with a lesson: the lesson's column takes this share of the width (the 3x3 lesson tensor's
 // cells are square, so the figure leaves room at the side of a 16:9 screen).
 constexpr float kPresenterLessonShare = 0.3f;
+// A window narrower than this many font sizes shows an open lesson as a slide (1280 px at font scale 2 is 49).
+constexpr float kSlideBelowFontWidths = 64.0f;
 
 // The View menu's tabs: the analysis tabs (one brings its tab to the front, showing the analysis area), then
 // the views that replace the figure, checked while shown.
@@ -237,6 +239,52 @@ void DrawBottomArea(AppState& app, Frame& frame, const QuantView& view, float wi
     ImGui::EndChild();
 }
 
+// A slide does not scroll: `draw`'s text shrinks (not below half) until it ends in the child's height, found
+// over the first frames of a lesson step, as the lesson column's is.
+template <class Draw>
+void DrawShrunkToFit(AppState& app, const char* id, ImVec2 size, Draw&& draw) {
+    ImGui::BeginChild(id, size, false, ImGuiWindowFlags_NoScrollbar);
+    if (app.presenter_tab_step != app.lesson.step || app.presenter_tab_scale <= 0.0f) app.presenter_tab_scale = 1.0f;
+    app.presenter_tab_step = app.lesson.step;
+    ImGui::SetWindowFontScale(app.presenter_tab_scale);
+    const float top = ImGui::GetCursorPosY(), room = ImGui::GetContentRegionAvail().y;
+    draw();
+    const float used = ImGui::GetCursorPosY() - top;
+    if (used > room && room > 0.0f)
+        app.presenter_tab_scale = std::max(0.5f, app.presenter_tab_scale * std::sqrt(room / used) * 0.97f);
+    ImGui::SetWindowFontScale(1.0f);
+    ImGui::EndChild();
+}
+
+// Presenter mode beside a lesson's text: what the step shows, as a slide. A layer step's lab; a step that names
+// an analysis tab ("bits": a k-quant's nested scales) the figure with that tab under it; else the figure alone.
+void DrawPresenterLessonSlide(AppState& app, Frame& frame) {
+    const QuantView view = app.doc.view();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    for (const AnalysisTabSpec& tab : AnalysisTabs())
+        if (tab.shown && app.*tab.shown && view.valid()) {
+            DrawShrunkToFit(app, "##presenter-view", avail, [&] { tab.draw(app, frame, view); });
+            return;
+        }
+    const std::vector<LessonStep>& steps = app.lesson.lesson->steps;
+    const std::string& word = steps[static_cast<std::size_t>(std::clamp<int>(app.lesson.step, 0, static_cast<int>(steps.size()) - 1))]
+                                  .state.tab;
+    const int tab = word.empty() ? -1 : AnalysisTabIndex(word);
+    if (tab < 0 || !view.valid()) {
+        DrawPresenterView(app.presenter_view, app.figure, view, avail);
+        return;
+    }
+    // The tab is what the step is about: the figure above it keeps about a third.
+    DrawPresenterView(app.presenter_view, app.figure, view, ImVec2(avail.x, std::floor(avail.y * 0.36f)));
+    const AnalysisTabSpec& spec = AnalysisTabs()[static_cast<std::size_t>(tab)];
+    app.analysis_tab = tab;
+    ImGui::Separator();
+    DrawShrunkToFit(app, "##presenter-tab", ImVec2(0.0f, 0.0f), [&] {
+        if (spec.shows_quantization && FigureCoversOf(app.figure).hides_pipeline(-1)) DrawCoveredTab();
+        else spec.draw(app, frame, view);
+    });
+}
+
 void DrawRightColumn(AppState& app, Frame& frame) {
     ImGui::BeginChild("##right", ImVec2(0.0f, 0.0f), false);
     const QuantView view = app.doc.view();
@@ -282,21 +330,27 @@ void DrawMainWindow(AppState& app, Frame& frame) {
     const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_MenuBar |
                                    ImGuiWindowFlags_NoBringToFrontOnFocus;
-    if (app.presenter) {
-        // No menu bar, no columns: the figure, its trace and the metrics strip fill the screen.
-        ImGui::Begin("QuantScope", nullptr, flags & ~ImGuiWindowFlags_MenuBar);
+    // A lesson on a window that is small for its text (a projector's 1280 x 720 at font scale 2) is laid out as
+    // presenter mode lays it out, a slide, but keeps the menu bar: the normal layout would leave the figure
+    // thumbnails and the step's text a scrolling third of the width.
+    const bool slide = !app.presenter && app.lesson.lesson && vp->WorkSize.x < ImGui::GetFontSize() * kSlideBelowFontWidths;
+    if (app.presenter || slide) {
+        // No columns (and in presenter mode no menu bar): the figure, its trace and the metrics strip fill the screen.
+        ImGui::Begin("QuantScope", nullptr, slide ? flags : flags & ~ImGuiWindowFlags_MenuBar);
+        if (slide) DrawMenuBar(app, frame);
         DrawErrorBanner(app);
         if (app.lesson.lesson) {  // the step's text and numbers beside the figure, for the class to read
             DrawPresenterLessonColumn(app, frame, std::floor(ImGui::GetContentRegionAvail().x * kPresenterLessonShare));
             ImGui::SameLine();
             // In a child of its own: the presenter's lines under the figure start at the column's left edge.
             ImGui::BeginChild("##presenter-figure", ImVec2(0.0f, 0.0f), false, ImGuiWindowFlags_NoScrollbar);
-            DrawPresenterView(app.presenter_view, app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
+            DrawPresenterLessonSlide(app, frame);
             ImGui::EndChild();
         } else {
             DrawPresenterView(app.presenter_view, app.figure, app.doc.view(), ImGui::GetContentRegionAvail());
         }
         ImGui::End();
+        if (slide) DrawSafetensorsBrowser(app.safetensors, app.doc, app.intents);
         DrawFileDialogs(app.files, app);
         return;
     }

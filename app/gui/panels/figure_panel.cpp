@@ -312,6 +312,19 @@ float FigureAnnotationSize(FigurePanelState& st, const QuantView& qv, ImVec2 siz
     return PrepareFigure(st, Look(st, look), qv, size, 1).annotation;
 }
 
+FigureFit FigureFitIn(FigurePanelState& st, const QuantView& qv, ImVec2 size, const FigureLook& look) {
+    FigureFit fit;
+    if (!qv.valid()) return fit;
+    PrepareState(st, qv);
+    const FigureFrame f = PrepareFigure(st, Look(st, look), qv, size, 1);
+    const FigureLayout& l = f.l;
+    fit.heat_room = (size.y - l.toolbar_h - l.pipeline_h - l.strip_h - l.legend_h) / static_cast<float>(l.rows) - l.title_h -
+                    l.caption_h;
+    fit.image = HeatmapImageSize(qv.data->rows(), qv.data->cols(), ImVec2(l.col_w, f.heat_h), HeatmapColorbarWidth(),
+                                 look.max_cell_aspect);
+    return fit;
+}
+
 namespace {
 
 // The heatmaps' height for square-ish cells at this layout's column width.

@@ -127,6 +127,13 @@ void DrawFigurePanel(FigurePanelState& state, const QuantView& view, ImVec2 size
 // The size the cell values would be printed at if the figure were drawn now in `size` with `look` (0: hidden),
 // for a caller choosing between layouts or text sizes (presenter mode). Draws nothing.
 float FigureAnnotationSize(FigurePanelState& state, const QuantView& view, ImVec2 size, const FigureLook& look = {});
+// How the figure fits `size` with `look`: the height each heatmap row gets once the titles, captions, strip and
+// trace are placed (< 16 px: they overflow, and the images are drawn at 16 px below them) and one panel's image.
+struct FigureFit {
+    float heat_room = 0.0f;
+    ImVec2 image{0.0f, 0.0f};
+};
+FigureFit FigureFitIn(FigurePanelState& state, const QuantView& view, ImVec2 size, const FigureLook& look = {});
 
 // A height that gives square-ish heatmaps for this width, with titles, toolbar and pipeline, for the current
 // font: what the PNG export uses.

@@ -29,10 +29,31 @@ ImVec2 PanelImage(const QuantView& view, ImVec2 size, int columns, int rows) {
                             HeatmapColorbarWidth(), kPresenterCellAspect);
 }
 
-// The metrics strip's height at `width`: as many lines as its text (`summary`) needs.
+// The metrics strip's items: they wrap as wholes (ImGui's wrap would split "1.57297" at its dot); the
+// per-block lists are items of their own, and one still wider than `width` is shortened at a word (the normal
+// layout's metrics table has them whole).
+std::vector<std::string> SummaryItems(const std::string& summary, float width) {
+    std::vector<std::string> items;
+    for (std::size_t at = 0; at < summary.size();) {
+        std::size_t gap = summary.find("   ", at);
+        const std::size_t list = summary.find(",  ", at);
+        std::size_t next = gap == std::string::npos ? std::string::npos : summary.find_first_not_of(' ', gap);
+        if (list != std::string::npos && list < gap) {
+            gap = list;
+            next = summary.find_first_not_of(' ', list + 1);
+        }
+        std::string item = summary.substr(at, gap == std::string::npos ? std::string::npos : gap - at);
+        if (ImGui::CalcTextSize(item.c_str()).x > width) item = FitText(item, width);
+        if (!item.empty()) items.push_back(item);
+        if (next == std::string::npos) break;
+        at = next;
+    }
+    return items;
+}
+
+// The metrics strip's height at `width`, at the current text size: exactly what DrawWrappedParts takes.
 float MetricsHeight(const std::string& summary, float width) {
-    const float lines = std::ceil(ImGui::CalcTextSize(summary.c_str()).x / std::max(width, 1.0f) + 0.15f);
-    return ImGui::GetTextLineHeightWithSpacing() * std::max(lines, 1.0f);
+    return WrappedPartsHeight(SummaryItems(summary, width), width, nullptr);
 }
 
 const std::string& CachedSummary(PresenterViewState& st, const QuantView& view, const Covers& covers) {
@@ -104,6 +125,11 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
     best.look = presenter;
     best.look.captions = true;  // where no layout prints the values, the caption rows stay
     best.look.layout = UsesGrid(view, summary, size) ? FigureLayoutMode::Grid : FigureLayoutMode::Row;
+    // Where no layout prints the values (a 4 x 256 row): the largest text at which the figure's titles, strip
+    // and trace leave its images room, in the layout with the bigger images; else they would run over the
+    // metrics strip.
+    PresenterChoice fallback;
+    float fallback_area = -1.0f;
     for (float scale : kChromeScales) {
         if (scale < 1.0f && font * scale < kMinChromePx) break;
         ImGui::SetWindowFontScale(scale);
@@ -114,9 +140,17 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
             const float ann = FigureAnnotationSize(figure, view, area, look);
             const float score = ann >= kPresenterMinValuePx ? std::min(ann, font * scale) : 0.0f;
             if (score > best.score * 1.1f + 0.5f) best = PresenterChoice{scale, look, score};
+            look.captions = true;  // as best's: the values are not printed, so the caption says why
+            const FigureFit fit = FigureFitIn(figure, view, area, look);
+            const bool first_fitting_scale = fallback_area < 0.0f || fallback.scale == scale;
+            if (first_fitting_scale && fit.heat_room >= 16.0f && fit.image.x * fit.image.y > fallback_area) {
+                fallback = PresenterChoice{scale, look, 0.0f};
+                fallback_area = fit.image.x * fit.image.y;
+            }
         }
     }
     ImGui::SetWindowFontScale(1.0f);
+    if (best.score <= 0.0f && fallback_area > 0.0f) return fallback;
     return best;
 }
 
@@ -133,24 +167,7 @@ void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, cons
     const float figure_h = std::max(size.y - MetricsHeight(summary, size.x), 1.0f);
     DrawFigurePanel(figure, view, ImVec2(size.x, figure_h), choice.look);
     state.text_scale = choice.scale;
-    // Items wrap as wholes (ImGui's wrap would split "1.57297" at its dot); the per-block lists are items of
-    // their own, and one still wider than the screen is shortened at a word (the normal layout's metrics
-    // table has them whole).
-    std::vector<std::string> items;
-    for (std::size_t at = 0; at < summary.size();) {
-        std::size_t gap = summary.find("   ", at);
-        const std::size_t list = summary.find(",  ", at);
-        std::size_t next = gap == std::string::npos ? std::string::npos : summary.find_first_not_of(' ', gap);
-        if (list != std::string::npos && list < gap) {
-            gap = list;
-            next = summary.find_first_not_of(' ', list + 1);
-        }
-        std::string item = summary.substr(at, gap == std::string::npos ? std::string::npos : gap - at);
-        if (ImGui::CalcTextSize(item.c_str()).x > size.x) item = FitText(item, size.x);
-        if (!item.empty()) items.push_back(item);
-        if (next == std::string::npos) break;
-        at = next;
-    }
+    const std::vector<std::string> items = SummaryItems(summary, size.x);
     DrawWrappedParts(items, size.x, -1, nullptr);
     if (figure.annotation_size <= 0.0f && figure.settings.annotate != AnnotateMode::Off) {
         char note[160];

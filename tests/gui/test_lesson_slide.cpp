@@ -1,0 +1,97 @@
+// A lesson as a slide (issue 25 item 7): on a window that is small for its text, and always in presenter mode,
+// the step's text beside the figure with nothing else around it; a step that names an analysis tab shows that
+// tab under the figure; and no text runs over other text while the layout fits.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "drawn_text.hpp"
+#include "gui_test_support.hpp"
+
+#include "cli/lessons.hpp"
+#include "gui/app/app_state.hpp"
+#include "gui/app/lesson_control.hpp"
+#include "gui/app/main_window.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
+
+namespace {
+
+// A window of `width` x `height` with 18 px text (times `ui_scale`, as --font-scale makes it) on lesson `name` at step `step` (0-based).
+struct SlideScreen {
+    qs::gui::OffscreenRenderer r;
+    std::unique_ptr<qs::gui::AppState> owned = std::make_unique<qs::gui::AppState>();
+    qs::gui::AppState& app = *owned;
+    qs::gui::Frame frame;
+    SlideScreen(int width, int height, const char* name, int step, float ui_scale = 1.0f) {
+        std::string error;
+        REQUIRE_MESSAGE(r.init(width, height, [ui_scale] {
+            qs::gui::BuildFonts(std::round(18.0f * ui_scale));
+            qs::gui::ApplyStyle(true, ui_scale);
+        }, &error), error);
+        app.doc.force_sync = true;
+        qs::gui::OpenLesson(app, std::make_shared<const qs::Lesson>(qs::cli::load_lesson(name)), step);
+        app.doc.finish_recompute_now();
+        app.doc.update();
+    }
+    ~SlideScreen() {
+        r.run([&] { owned.reset(); });  // the panels' textures belong to this context
+    }
+    // A few frames to settle (the fitted text sizes are found over the first ones); what the last one drew.
+    std::string Text(std::string* overlap = nullptr) {
+        for (int i = 0; i < 6; ++i) r.frame([&] { qs::gui::DrawMainWindow(app, frame); }, ImVec2(-1e9f, -1e9f), false);
+        std::string text;
+        r.run([&] {
+            text = qs::gui_test::DrawnText();
+            if (overlap) *overlap = qs::gui_test::OverlappingGlyphs();
+        });
+        return text;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("lesson slide: a window narrow for its text shows an open lesson as a slide with the menu bar") {
+    // 1000 px is 55 text sizes of 18 px: a projector's 1280 x 720 at font scale 2 is 49.
+    SlideScreen narrow(1000, 700, "h-number-formats", 0);
+    std::string text = narrow.Text();
+    INFO(text);
+    CHECK(text.find("Step1of6") != std::string::npos);
+    CHECK(text.find("File") != std::string::npos);         // the menu bar stays
+    CHECK(text.find("Colormap") == std::string::npos);     // no figure toolbar
+    CHECK(text.find("Layout") == std::string::npos);
+    CHECK(text.find("bits/weight") != std::string::npos);  // the presenter's metrics strip
+    // The same lesson on a wide window keeps the normal layout.
+    SlideScreen wide(1600, 900, "h-number-formats", 0);
+    text = wide.Text();
+    CHECK(text.find("Colormap") != std::string::npos);
+    CHECK(text.find("Layout") != std::string::npos);
+}
+
+TEST_CASE("lesson slide: a step naming the bits tab shows the Bits view under the figure in presenter mode") {
+    // Step 3: q4_K's nested scales in the Bits tab.
+    const qs::Lesson lesson = qs::cli::load_lesson("k-quants");
+    REQUIRE(lesson.steps.at(2).state.tab == "bits");
+    SlideScreen s(1280, 720, "k-quants", 2);
+    s.app.presenter = true;
+    std::string overlap;
+    const std::string text = s.Text(&overlap);
+    INFO(text);
+    CHECK(text.find("dmin(fp16)") != std::string::npos);  // the Bits view's nesting: d, dmin, the sub-block
+    CHECK(text.find("sub-block") != std::string::npos);
+    CHECK(text.find("bits/weight") != std::string::npos);
+    CHECK_MESSAGE(overlap.empty(), overlap);
+}
+
+TEST_CASE("lesson slide: a row tensor's figure trace and metrics strip do not run over each other at large text") {
+    // k-quants' 4 x 256 row at twice the text size: no layout prints its values, and the figure's titles,
+    // block strip and a followed element's four trace lines once ran over the metrics strip.
+    SlideScreen s(1280, 720, "k-quants", 2, 2.0f);
+    s.app.presenter = true;
+    std::string overlap;
+    const std::string text = s.Text(&overlap);
+    INFO(text);
+    CHECK(text.find("Selected") != std::string::npos);
+    CHECK_MESSAGE(overlap.empty(), overlap);
+}
