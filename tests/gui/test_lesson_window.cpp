@@ -415,3 +415,19 @@ TEST_CASE("gui: --lesson X --step K shows the step also in presenter mode and ba
     CHECK(r.err.find("bad.json: step 1: state.select") != std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
+
+TEST_CASE("lesson in the window: a big tensor under an open lesson is not quantized again for the printed numbers") {
+    // A session that keeps a lesson open over its own 8192 x 8192 tensor quantized it whole at full resolution on
+    // the window's thread (1.65 GB instead of 0.40): the rows say the tensor is not the lesson's instead.
+    const qs::Lesson lesson = qs::cli::load_lesson("a-quantize-by-hand");
+    qs::Tensor t;
+    t.shape = {512, 512};
+    t.values.assign(512 * 512, 0.25f);
+    const SharedQuant big = MakeSharedQuant(std::move(t), qs::QuantConfig{});
+    const std::vector<qs::gui::LessonRow> rows = qs::gui::LessonRows(lesson.steps.at(2), big.view());
+    REQUIRE(!rows.empty());
+    for (const qs::gui::LessonRow& row : rows) {
+        CHECK_FALSE(row.applies);
+        CHECK(row.app.find("not the lesson's") != std::string::npos);
+    }
+}

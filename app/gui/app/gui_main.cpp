@@ -10,7 +10,6 @@
 #include <vector>
 
 #include <imgui.h>
-#include <imgui_internal.h>  // ErrorCheckEndFrameRecover
 
 #include "cli/options.hpp"
 #include "gui/app/analysis_tabs.hpp"
@@ -22,6 +21,7 @@
 #include "gui/app/lesson_control.hpp"
 #include "gui/app/main_window.hpp"
 #include "gui/app/session_io.hpp"
+#include "gui/platform/frame_recover.hpp"
 #include "gui/document/stopwatch.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/platform/settings.hpp"
@@ -118,7 +118,7 @@ void DrawFrame(AppWindow& window, AppState& app, Frame& frame, bool scripted) {
     } catch (const std::exception& e) {
         // A panel threw mid-frame (a core call, an allocation): close the windows, tables, IDs and styles it
         // left open so that Render() does not assert, show the message, keep the window.
-        ImGui::ErrorCheckEndFrameRecover(nullptr);
+        RecoverFrameAfterThrow();
         app.doc.error = error_text(e);
     }
     ApplyIntents(app);  // what the panels asked for, in order, now that they have drawn

@@ -48,6 +48,12 @@ LessonRow RowOf(const LessonNumber& n, const QuantView& view, const QuantResult&
                                   "tensor (open the lesson to load it)", *view.data);
         return row;
     }
+    if (full.dequantized.empty() && view.tensor->numel() > 0) {  // not this lesson's tensor: see LessonRows
+        row.applies = false;
+        row.app = "not checked: the open tensor (" + shape_to_string(view.tensor->shape) +
+                  ") is not the lesson's; go to a step again to load it";
+        return row;
+    }
     if (n.at >= 0) row.label += " at " + CellName(*view.tensor, n.at);
     try {
         const LessonAgreement a = compare_printed(n, *view.tensor, *view.config, *view.params, full);
@@ -93,8 +99,10 @@ void DrawRow(const LessonRow& row, float width) {
             x = inner;
         }
     }
-    place(ImGui::GetTextLineHeight());
-    AgreementMark(row.applies && row.agrees);
+    if (row.applies) {  // a number the app has not now (app says why) is no disagreement: no mark
+        place(ImGui::GetTextLineHeight());
+        AgreementMark(row.agrees);
+    }
     if (!row.note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         TextWrappedAtSpaces(row.note);
@@ -110,9 +118,11 @@ std::vector<LessonRow> LessonRows(const LessonStep& step, const QuantView& view)
     std::vector<LessonRow> rows;
     if (!view.valid()) return rows;
     // The quantization on show at full resolution, which the printed numbers are compared with: the document
-    // keeps only its overview, so it is made here (a lesson's tensors are small).
+    // keeps only its overview, so it is made here, for the step's own tensor, which is small. Another one (a
+    // session that keeps a lesson open over its own 8192 x 8192 tensor) would cost a whole quantization on the
+    // window's thread at every change, and its numbers cannot be the notebook's anyway.
     QuantResult full;
-    if (view.valid() && view.tensor) quantize_into(*view.tensor, *view.params, *view.config, full);
+    if (view.tensor && view.tensor == step.state.tensor.get()) quantize_into(*view.tensor, *view.params, *view.config, full);
     for (const LessonNumber& n : step.printed) rows.push_back(RowOf(n, view, full));
     return rows;
 }
