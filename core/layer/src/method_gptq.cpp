@@ -39,23 +39,19 @@ std::vector<std::int64_t> processing_order(const MatD& h, bool act_order) {
 
 }  // namespace
 
-QuantizedW gptq_quantize(MatD w, const MatD& x, const MethodConfig& method, const WeightQuantizer& quantizer,
-                         const MethodControl& control, GptqDetails& details) {
+GptqPrepared prepare_gptq(MatD w, const MatD& x, double damp, bool act_order, const MethodControl& control) {
     const std::int64_t out = w.rows(), in = w.cols();
-    details.damp = method.damp;
-    details.block = method.block;
-    details.act_order = method.act_order;
-    MatD h = hessian(x, w, method.damp, details.dead_columns);
-    details.order = processing_order(h, method.act_order);
-    const std::vector<std::int64_t>& order = details.order;
-    std::vector<std::int64_t> position(static_cast<std::size_t>(in));
-    for (std::int64_t p = 0; p < in; ++p) position[static_cast<std::size_t>(order[static_cast<std::size_t>(p)])] = p;
-
+    GptqPrepared g;
+    MatD h = hessian(x, w, damp, g.dead_columns);
+    g.order = processing_order(h, act_order);
+    g.position.assign(static_cast<std::size_t>(in), 0);
+    for (std::int64_t p = 0; p < in; ++p) g.position[static_cast<std::size_t>(g.order[static_cast<std::size_t>(p)])] = p;
     // In processing order: W's columns and H's rows and columns permuted; U upper with H^-1 = U^T U.
-    MatD wp(out, in), hp(in, in);
-    for (std::int64_t p = 0; p < in; ++p) wp.col(p) = w.col(order[static_cast<std::size_t>(p)]);
+    g.w.resize(out, in);
+    MatD hp(in, in);
+    for (std::int64_t p = 0; p < in; ++p) g.w.col(p) = w.col(g.order[static_cast<std::size_t>(p)]);
     for (std::int64_t p = 0; p < in; ++p)
-        for (std::int64_t q = 0; q < in; ++q) hp(q, p) = h(order[static_cast<std::size_t>(q)], order[static_cast<std::size_t>(p)]);
+        for (std::int64_t q = 0; q < in; ++q) hp(q, p) = h(g.order[static_cast<std::size_t>(q)], g.order[static_cast<std::size_t>(p)]);
     h.resize(0, 0);
     poll(control, 0.05);
     Eigen::LLT<MatD> llt(hp);
@@ -66,12 +62,28 @@ QuantizedW gptq_quantize(MatD w, const MatD& x, const MethodConfig& method, cons
     Eigen::LLT<MatD> llt_inv(hinv);
     if (llt_inv.info() != Eigen::Success)
         throw Error("gptq: the inverse Hessian is not positive definite in float64 (raise --damp)");
-    const MatD u = llt_inv.matrixU();
+    g.u = llt_inv.matrixU();
     hinv.resize(0, 0);
     for (std::int64_t p = 0; p < in; ++p)
-        if (!(u(p, p) > 0.0) || !std::isfinite(u(p, p)))
+        if (!(g.u(p, p) > 0.0) || !std::isfinite(g.u(p, p)))
             throw Error("gptq: the inverse Hessian is singular even after damping (raise --damp)");
     poll(control, 0.15);
+    return g;
+}
+
+QuantizedW gptq_quantize(MatD w, const MatD& x, const MethodConfig& method, const WeightQuantizer& quantizer,
+                         const MethodControl& control, GptqDetails& details) {
+    const std::int64_t out = w.rows(), in = w.cols();
+    details.damp = method.damp;
+    details.block = method.block;
+    details.act_order = method.act_order;
+    GptqPrepared prepared = prepare_gptq(std::move(w), x, method.damp, method.act_order, control);
+    details.dead_columns = prepared.dead_columns;
+    details.order = prepared.order;
+    const std::vector<std::int64_t>& order = prepared.order;
+    const std::vector<std::int64_t>& position = prepared.position;
+    MatD& wp = prepared.w;
+    const MatD& u = prepared.u;
 
     QuantizedW result;
     result.codes.assign(static_cast<std::size_t>(out * in), 0);
