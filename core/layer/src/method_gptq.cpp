@@ -62,16 +62,17 @@ GptqPrepared prepare_gptq(MatD w, const MatD& x, double damp, bool act_order, co
         for (std::int64_t q = 0; q < in; ++q) hp(q, p) = h(g.order[static_cast<std::size_t>(q)], g.order[static_cast<std::size_t>(p)]);
     h.resize(0, 0);
     poll(control, 0.05);
-    Eigen::LLT<MatD> llt(hp);
+    // U without forming H^-1: with J the reversal, J H J = L L^T gives H = V V^T with V = J L J upper, so
+    // H^-1 = V^-T V^-1 and U = V^-1 (upper, positive diagonal: the Cholesky factor). One factorization and one
+    // triangular inverse instead of gptq.py's factorization, inverse and second factorization.
+    const MatD reversed = hp.reverse();  // J H J
+    hp.resize(0, 0);
+    Eigen::LLT<MatD> llt(reversed);
     if (llt.info() != Eigen::Success)
         throw Error("gptq: the inputs' Hessian 2 x^T x is singular even after damping (raise --damp)");
-    MatD hinv = llt.solve(MatD::Identity(in, in));
-    hp.resize(0, 0);
-    Eigen::LLT<MatD> llt_inv(hinv);
-    if (llt_inv.info() != Eigen::Success)
-        throw Error("gptq: the inverse Hessian is not positive definite in float64 (raise --damp)");
-    g.u = llt_inv.matrixU();
-    hinv.resize(0, 0);
+    const MatD v = MatD(llt.matrixL()).reverse();  // J L J, upper
+    g.u = MatD::Identity(in, in);
+    v.triangularView<Eigen::Upper>().solveInPlace(g.u);
     for (std::int64_t p = 0; p < in; ++p)
         if (!(g.u(p, p) > 0.0) || !std::isfinite(g.u(p, p)))
             throw Error("gptq: the inverse Hessian is singular even after damping (raise --damp)");
