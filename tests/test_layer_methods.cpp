@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include <Eigen/Dense>
 
@@ -310,6 +312,104 @@ TEST_CASE("methods command: layer --method prints method and rtn_output and writ
              {" --method gptq --damp nan", "--damp"},
              {" --method rotate --rotation haar", "haar"},
              {" --method quarot", "quarot"}}) {
+        CAPTURE(args);
+        const test::Run r = test::run(base + args, dir);
+        CHECK(r.exit_code == 2);
+        CHECK(test::one_line(r.err));
+        CHECK(r.err.find(part) != std::string::npos);
+        CHECK(r.out.empty());
+    }
+}
+
+TEST_CASE("methods: GPTQ's dead columns are zeroed and counted and the blocked loop still gives the eager codes") {
+    // Inputs 3 and 17 are never used (x[:, k] = 0, H[k, k] = 0): W[:, k] is set to 0 before anything else, so
+    // its codes dequantize to 0 and no error flows from them.
+    Tensor x = correlated_inputs(40, 32, 31);
+    for (std::int64_t t = 0; t < 40; ++t) x.values[static_cast<std::size_t>(t * 32 + 3)] = x.values[static_cast<std::size_t>(t * 32 + 17)] = 0;
+    const Tensor w = normal_matrix(10, 32, 32);
+    for (const Granularity g : {Granularity::Channel, Granularity::Group})
+        for (const bool act_order : {false, true}) {
+            CAPTURE(static_cast<int>(g));
+            CAPTURE(act_order);
+            const LayerConfig c = int_config("int4", Mode::Asymmetric, g, 8);
+            MethodConfig m;
+            m.method = LayerMethod::Gptq;
+            m.act_order = act_order;
+            m.block = 6;
+            const MethodResult r = run_method(x, w, nullptr, c, m);
+            REQUIRE(r.gptq.has_value());
+            CHECK(r.gptq->dead_columns == 2);
+            CHECK(r.codes == eager_gptq(x, w, c, m.damp, act_order));
+            for (std::int64_t o = 0; o < 10; ++o)
+                for (const std::int64_t k : {3, 17}) CHECK(r.dequantized[static_cast<std::size_t>(o * 32 + k)] == 0.0f);
+            if (act_order) CHECK(std::set<std::int64_t>(r.gptq->order.end() - 2, r.gptq->order.end()) == std::set<std::int64_t>{3, 17});
+        }
+}
+
+TEST_CASE("methods: cancelling stops every method with MethodCancelled and progress never goes back") {
+    const Tensor x = correlated_inputs(32, 64, 33), w = normal_matrix(16, 64, 34);
+    const LayerConfig c = int_config("int4", Mode::Symmetric, Granularity::Group, 16);
+    for (const LayerMethod method : {LayerMethod::Gptq, LayerMethod::Awq, LayerMethod::Rotate, LayerMethod::RotateGptq}) {
+        CAPTURE(to_string(method));
+        MethodConfig m;
+        m.method = method;
+        m.block = 8;
+        std::vector<double> seen;
+        MethodControl watch;
+        watch.progress = [&](double f) { seen.push_back(f); };
+        run_method(x, w, nullptr, c, m, watch);
+        REQUIRE(seen.size() >= 2);
+        CHECK(std::is_sorted(seen.begin(), seen.end()));
+        CHECK(seen.back() == 1.0);
+        // Cancelled at the second poll: the method stops there, nothing returned.
+        int polls = 0;
+        MethodControl cancel;
+        cancel.cancelled = [&] { return ++polls >= 2; };
+        bool cancelled = false;
+        try {
+            run_method(x, w, nullptr, c, m, cancel);
+        } catch (const MethodCancelled&) {
+            cancelled = true;
+        }
+        CHECK(cancelled);
+        CHECK(polls == 2);
+    }
+}
+
+TEST_CASE("methods refuse: no tokens and a huge grid") {
+    const Tensor w = normal_matrix(4, 16, 35);
+    Tensor none;
+    none.shape = {0, 16};
+    MethodConfig m;
+    m.method = LayerMethod::Gptq;
+    const LayerConfig c = int_config("int4", Mode::Symmetric, Granularity::Channel);
+    CHECK(test::error_of([&] { run_method(none, w, nullptr, c, m); }) != "<no error>");
+    m.method = LayerMethod::Awq;
+    m.grid = std::numeric_limits<int>::max();
+    CHECK(test::error_of([&] { check_method(normal_matrix(8, 16, 36), w, nullptr, c, m); }).find("--grid") != std::string::npos);
+}
+
+TEST_CASE("methods command: --out-output writes the method's y and the refusals of the command line") {
+    test::TempDir dir;
+    const Tensor w = normal_matrix(8, 48, 37, 0.1f);
+    save_floats((dir.path / "w.npy").string(), w.shape, w.values.data());
+    const std::string base = "layer --weights " + test::shell_quote((dir.path / "w.npy").string()) +
+                             " --random-inputs normal --tokens 24 --outlier-channels 3 --outlier-scale 20 --dtype int4 --mode symmetric";
+    const std::string y = test::shell_quote((dir.path / "y.npy").string());
+    REQUIRE(test::run(base + " --granularity channel --out-output " + y, dir).exit_code == 0);
+    const Tensor rtn_y = load_tensor((dir.path / "y.npy").string());
+    REQUIRE(test::run(base + " --granularity channel --method gptq --out-output " + y, dir).exit_code == 0);
+    const Tensor gptq_y = load_tensor((dir.path / "y.npy").string());
+    CHECK(gptq_y.shape == rtn_y.shape);
+    CHECK(gptq_y.values != rtn_y.values);  // GPTQ's W, not round-to-nearest's
+    for (const auto& [args, part] : std::vector<std::pair<std::string, std::string>>{
+             {" --method rotate", "rotation needs in = 2^k, got in = 48"},
+             {" --method gptq --dtype q4_0", "q4_0"},
+             {" --method gptq --dtype fp8-e4m3", "fp8"},
+             {" --method gptq --block 0", "--block"},
+             {" --method gptq --damp -1", "--damp"},
+             {" --method awq --grid 99999999999", "--grid"},
+             {" --method awq --rotation hadamard", "--rotation needs"}}) {
         CAPTURE(args);
         const test::Run r = test::run(base + args, dir);
         CHECK(r.exit_code == 2);
