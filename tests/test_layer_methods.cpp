@@ -391,21 +391,21 @@ TEST_CASE("methods refuse: no tokens and a huge grid") {
 
 TEST_CASE("methods command: --out-output writes the method's y and the refusals of the command line") {
     test::TempDir dir;
-    const Tensor w = normal_matrix(8, 48, 37, 0.1f);
+    const Tensor w = normal_matrix(8, 96, 37, 0.1f);
     save_floats((dir.path / "w.npy").string(), w.shape, w.values.data());
     const std::string base = "layer --weights " + test::shell_quote((dir.path / "w.npy").string()) +
-                             " --random-inputs normal --tokens 24 --outlier-channels 3 --outlier-scale 20 --dtype int4 --mode symmetric";
+                             " --random-inputs normal --tokens 24 --outlier-channels 3 --outlier-scale 20";
     const std::string y = test::shell_quote((dir.path / "y.npy").string());
-    REQUIRE(test::run(base + " --granularity channel --out-output " + y, dir).exit_code == 0);
+    REQUIRE(test::run(base + " --dtype int4 --granularity channel --out-output " + y, dir).exit_code == 0);
     const Tensor rtn_y = load_tensor((dir.path / "y.npy").string());
-    REQUIRE(test::run(base + " --granularity channel --method gptq --out-output " + y, dir).exit_code == 0);
+    REQUIRE(test::run(base + " --dtype int4 --granularity channel --method gptq --out-output " + y, dir).exit_code == 0);
     const Tensor gptq_y = load_tensor((dir.path / "y.npy").string());
     CHECK(gptq_y.shape == rtn_y.shape);
     CHECK(gptq_y.values != rtn_y.values);  // GPTQ's W, not round-to-nearest's
     for (const auto& [args, part] : std::vector<std::pair<std::string, std::string>>{
-             {" --method rotate", "rotation needs in = 2^k, got in = 48"},
-             {" --method gptq --dtype q4_0", "q4_0"},
-             {" --method gptq --dtype fp8-e4m3", "fp8"},
+             {" --method rotate", "rotation needs in = 2^k, got in = 96"},
+             {" --method gptq --dtype q4_0", "--method gptq quantizes int<N> weights, not q4_0"},
+             {" --method awq --dtype fp8-e4m3", "--method awq quantizes int<N> weights, not fp8-e4m3"},
              {" --method gptq --block 0", "--block"},
              {" --method gptq --damp -1", "--damp"},
              {" --method awq --grid 99999999999", "--grid"},
