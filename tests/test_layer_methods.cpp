@@ -420,52 +420,57 @@ TEST_CASE("methods command: --out-output writes the method's y and the refusals 
 }
 
 TEST_CASE("methods: AWQ's losses and winner are SPEC's search written out in plain loops") {
-    const std::int64_t tokens = 24, in = 32, out = 6;
-    const Tensor x = correlated_inputs(tokens, in, 41), w = normal_matrix(out, in, 42, 0.1f);
-    const LayerConfig c = int_config("int3", Mode::Asymmetric, Granularity::Group, 8);
-    MethodConfig m;
-    m.method = LayerMethod::Awq;
-    m.grid = 7;
-    const MethodResult r = run_method(x, w, nullptr, c, m);
-    REQUIRE(r.awq.has_value());
-    REQUIRE(r.awq->losses.size() == 7);
-    std::vector<double> a(static_cast<std::size_t>(in), 0.0);
-    for (std::int64_t t = 0; t < tokens; ++t)
-        for (std::int64_t k = 0; k < in; ++k) a[k] += std::fabs(static_cast<double>(x.values[t * in + k])) / tokens;
-    double best = INFINITY, best_r = -1;
-    for (int i = 0; i < 7; ++i) {
-        const double ratio = i / 7.0;
-        std::vector<double> s(static_cast<std::size_t>(in));
-        for (std::int64_t k = 0; k < in; ++k) s[k] = std::max(std::pow(a[k], ratio), 1e-4);
-        const double norm = std::sqrt(*std::max_element(s.begin(), s.end()) * *std::min_element(s.begin(), s.end()));
-        for (double& v : s) v /= norm;
-        // W diag(m) quantized per group of 8 along in, then divided back.
-        std::vector<double> wr(static_cast<std::size_t>(out * in));
-        for (std::int64_t o = 0; o < out; ++o)
-            for (std::int64_t g = 0; g < in; g += 8) {
-                double lo = INFINITY, hi = -INFINITY;
-                for (std::int64_t k = g; k < g + 8; ++k) lo = std::min(lo, w.values[o * in + k] * s[k]), hi = std::max(hi, w.values[o * in + k] * s[k]);
-                double sc;
-                std::int32_t z;
-                asymmetric_params(lo, hi, c.weights.dtype, sc, z);
-                sc = static_cast<float>(sc);
-                for (std::int64_t k = g; k < g + 8; ++k) {
-                    const double q = std::clamp<double>(std::nearbyint(w.values[o * in + k] * s[k] / sc + z), -4, 3);
-                    wr[o * in + k] = sc * (q - z) / s[k];
-                }
-            }
-        double loss = 0;
+    // Fewer tokens than inputs (the loss from x) and more (from the Gram matrix x^T x).
+    const std::int64_t shapes[2][2] = {{24, 32}, {80, 16}};
+    for (const auto& [tokens, in] : shapes) {
+        CAPTURE(tokens);
+        const std::int64_t out = 6;
+        const Tensor x = correlated_inputs(tokens, in, 41), w = normal_matrix(out, in, 42, 0.1f);
+        const LayerConfig c = int_config("int3", Mode::Asymmetric, Granularity::Group, 8);
+        MethodConfig m;
+        m.method = LayerMethod::Awq;
+        m.grid = 7;
+        const MethodResult r = run_method(x, w, nullptr, c, m);
+        REQUIRE(r.awq.has_value());
+        REQUIRE(r.awq->losses.size() == 7);
+        std::vector<double> a(static_cast<std::size_t>(in), 0.0);
         for (std::int64_t t = 0; t < tokens; ++t)
-            for (std::int64_t o = 0; o < out; ++o) {
-                double d = 0;
-                for (std::int64_t k = 0; k < in; ++k) d += x.values[t * in + k] * (wr[o * in + k] - w.values[o * in + k]);
-                loss += d * d / (tokens * out);
-            }
-        CHECK(r.awq->losses[i] == doctest::Approx(loss).epsilon(1e-9));
-        if (loss < best) best = loss, best_r = ratio;
+            for (std::int64_t k = 0; k < in; ++k) a[k] += std::fabs(static_cast<double>(x.values[t * in + k])) / tokens;
+        double best = INFINITY, best_r = -1;
+        for (int i = 0; i < 7; ++i) {
+            const double ratio = i / 7.0;
+            std::vector<double> s(static_cast<std::size_t>(in));
+            for (std::int64_t k = 0; k < in; ++k) s[k] = std::max(std::pow(a[k], ratio), 1e-4);
+            const double norm = std::sqrt(*std::max_element(s.begin(), s.end()) * *std::min_element(s.begin(), s.end()));
+            for (double& v : s) v /= norm;
+            // W diag(m) quantized per group of 8 along in, then divided back.
+            std::vector<double> wr(static_cast<std::size_t>(out * in));
+            for (std::int64_t o = 0; o < out; ++o)
+                for (std::int64_t g = 0; g < in; g += 8) {
+                    double lo = INFINITY, hi = -INFINITY;
+                    for (std::int64_t k = g; k < g + 8; ++k) lo = std::min(lo, w.values[o * in + k] * s[k]), hi = std::max(hi, w.values[o * in + k] * s[k]);
+                    double sc;
+                    std::int32_t z;
+                    asymmetric_params(lo, hi, c.weights.dtype, sc, z);
+                    sc = static_cast<float>(sc);
+                    for (std::int64_t k = g; k < g + 8; ++k) {
+                        const double q = std::clamp<double>(std::nearbyint(w.values[o * in + k] * s[k] / sc + z), -4, 3);
+                        wr[o * in + k] = sc * (q - z) / s[k];
+                    }
+                }
+            double loss = 0;
+            for (std::int64_t t = 0; t < tokens; ++t)
+                for (std::int64_t o = 0; o < out; ++o) {
+                    double d = 0;
+                    for (std::int64_t k = 0; k < in; ++k) d += x.values[t * in + k] * (wr[o * in + k] - w.values[o * in + k]);
+                    loss += d * d / (tokens * out);
+                }
+            CHECK(r.awq->losses[i] == doctest::Approx(loss).epsilon(1e-9));
+            if (loss < best) best = loss, best_r = ratio;
+        }
+        CHECK(r.awq->ratio == doctest::Approx(best_r));
+        CHECK(r.awq->ratio > 0);  // outlier inputs: some scaling pays (else the test shows nothing)
     }
-    CHECK(r.awq->ratio == doctest::Approx(best_r));
-    CHECK(r.awq->ratio > 0);  // outlier inputs: some scaling pays (else the test shows nothing)
 }
 
 TEST_CASE("methods: hadamard_rows is W H diag(signs) with Sylvester's normalized H") {
