@@ -157,8 +157,12 @@ MethodResult run_method(const Tensor& x, const Tensor& w, const Tensor* bias, co
         const std::vector<double>* s = signs.empty() ? nullptr : &signs;
         outlier_stats(wd, details.max_over_std_before, details.kurtosis_before);
         RowMatD wr = wd, xr = xd;
+        const double share = method.method == LayerMethod::Rotate ? 1.0 : 0.0;  // rotate+gptq: GPTQ's is the time
+        detail::poll(control, 0);
         hadamard_rows(wr.data(), out, in, s);
+        detail::poll(control, 0.5 * share);
         hadamard_rows(xr.data(), tokens, in, s);
+        detail::poll(control, share);
         wd = wr;
         xd = xr;
         outlier_stats(wd, details.max_over_std_after, details.kurtosis_after);

@@ -36,8 +36,9 @@ struct MethodConfig {
     std::uint64_t seed = 0;      // random-hadamard's signs
 };
 
-// Cancellation and progress for the window's task runner: `cancelled` is polled between columns (GPTQ) and
-// ratios (AWQ); when it returns true run_method throws MethodCancelled. `progress` gets a fraction in [0, 1].
+// Cancellation and progress for the window's task runner: `cancelled` is polled between blocks of columns
+// (GPTQ), ratios (AWQ) and the rotations of W and of x; when it returns true run_method throws MethodCancelled.
+// `progress` gets a fraction in [0, 1], never decreasing.
 struct MethodControl {
     std::function<bool()> cancelled;
     std::function<void(double fraction)> progress;
