@@ -286,6 +286,9 @@ int run_layer(const std::vector<std::string>& args) {
     const Tensor* b = parsed.has("--bias") ? &bias : nullptr;
     // Without --method the plain path, whose JSON stays as it was; --method rtn is that path with the method's
     // fields beside it.
+    if ((codes_file || deq_file) && !with_method && (config.outlier_threshold || config.smooth_alpha))
+        throw Error("--out-quantized and --out-dequantized write W as quantize quantizes it: not with "
+                    "--outlier-threshold or --smooth-alpha, whose W differs (or give --method)");
     MethodResult m;
     if (with_method || codes_file || deq_file) m = run_method(x, w, b, config, method);
     else m.layer = qs::run_layer(x, w, b, config);

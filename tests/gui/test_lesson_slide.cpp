@@ -99,3 +99,15 @@ TEST_CASE("lesson slide: a row tensor's figure trace and metrics strip do not ru
     CHECK(text.find("Selected") != std::string::npos);
     CHECK_MESSAGE(overlap.empty(), overlap);
 }
+
+TEST_CASE("lesson slide: the window's slide under its menu bar keeps a row tensor's text apart at large text") {
+    // The menu bar leaves the figure above the Bits tab too short for any text size to fit: the layout took
+    // the full size then and drew the strip, trace and metrics over each other.
+    SlideScreen s(1280, 720, "k-quants", 2, 2.0f);
+    std::string overlap;
+    const std::string text = s.Text(&overlap);
+    INFO(text);
+    CHECK(text.find("File") != std::string::npos);
+    CHECK(text.find("dmin(fp16)") != std::string::npos);
+    CHECK_MESSAGE(overlap.empty(), overlap);
+}

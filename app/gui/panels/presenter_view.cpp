@@ -128,7 +128,7 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
     // Where no layout prints the values (a 4 x 256 row): the largest text at which the figure's titles, strip
     // and trace leave its images room, in the layout with the bigger images; else they would run over the
     // metrics strip.
-    PresenterChoice fallback;
+    PresenterChoice fallback, smallest;
     float fallback_area = -1.0f;
     for (float scale : kChromeScales) {
         if (scale < 1.0f && font * scale < kMinChromePx) break;
@@ -142,6 +142,7 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
             if (score > best.score * 1.1f + 0.5f) best = PresenterChoice{scale, look, score};
             look.captions = true;  // as best's: the values are not printed, so the caption says why
             const FigureFit fit = FigureFitIn(figure, view, area, look);
+            if (layout == FigureLayoutMode::Grid || fit.heat_room > 0.0f) smallest = PresenterChoice{scale, look, 0.0f};
             const bool first_fitting_scale = fallback_area < 0.0f || fallback.scale == scale;
             if (first_fitting_scale && fit.heat_room >= 16.0f && fit.image.x * fit.image.y > fallback_area) {
                 fallback = PresenterChoice{scale, look, 0.0f};
@@ -151,6 +152,8 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
     }
     ImGui::SetWindowFontScale(1.0f);
     if (best.score <= 0.0f && fallback_area > 0.0f) return fallback;
+    // Room for nothing at any text size (a short area): the smallest text, which overflows least.
+    if (best.score <= 0.0f) return smallest;
     return best;
 }
 

@@ -13,13 +13,13 @@ void RecoverFrameAfterThrow() {
         const ImGuiStackSizes& sizes = g.CurrentWindowStack.back().StackSizesOnBegin;
         while (g.CurrentTable && (g.CurrentTable->OuterWindow == window || g.CurrentTable->InnerWindow == window))
             ImGui::EndTable();
+        while (window->DC.TreeDepth > 0) ImGui::TreePop();  // before the IDs: a tree node pops its own
         // This window's IDs from the top: a tab bar's ID (BeginTabBar pushed it here) ends that tab bar; a tab bar
         // of an outer window stays until its window is current.
         while (window->IDStack.Size > 1) {
             if (g.CurrentTabBar != nullptr && window->IDStack.back() == g.CurrentTabBar->ID) ImGui::EndTabBar();
             else ImGui::PopID();
         }
-        while (window->DC.TreeDepth > 0) ImGui::TreePop();
         while (g.GroupStack.Size > sizes.SizeOfGroupStack) ImGui::EndGroup();
         while (g.DisabledStackSize > sizes.SizeOfDisabledStack) ImGui::EndDisabled();
         while (g.ColorStack.Size > sizes.SizeOfColorStack) ImGui::PopStyleColor();

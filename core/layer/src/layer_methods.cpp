@@ -18,8 +18,12 @@ using detail::WeightQuantizer;
 using RowMatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using RowMatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// GPTQ keeps H, H^-1 and U (in x in, float64): 8192 inputs are 1.5 GB of them and about ten seconds.
+// GPTQ keeps in x in float64 matrices (H, its factor, U): 8192 inputs take about 2 GB and a minute here.
 constexpr std::int64_t kMaxGptqInputs = 8192;
+// Every method keeps a few float64 copies of W (and AWQ re-quantizes it per ratio): W up to 2^26 elements
+// (a 4096 x 16384 layer; 512 MB a copy), and AWQ's grid x W's elements up to 2^33.
+constexpr std::int64_t kMaxMethodWeights = std::int64_t{1} << 26;
+constexpr double kMaxAwqWeightPasses = 8589934592.0;  // 2^33
 // AWQ evaluates the layer once per ratio: grid x tokens x in x out multiply-adds at the most.
 constexpr double kMaxAwqMacs = 1099511627776.0;  // 2^40
 
@@ -114,6 +118,12 @@ void check_method(const Tensor& x, const Tensor& w, const Tensor* bias, const La
                     std::to_string(config.weights.axis));
     const std::int64_t tokens = x.rank() == 1 ? 1 : x.rows(), in = w.cols(), out = w.rows();
     if (tokens < 1) throw Error(name + " needs at least one token of inputs");
+    if (in * out > kMaxMethodWeights)
+        throw Error(name + ": W has " + std::to_string(in * out) + " elements; the methods keep float64 copies of W and take at most 2^26");
+    if (method.method == LayerMethod::Awq &&
+        static_cast<double>(method.grid) * static_cast<double>(in) * static_cast<double>(out) > kMaxAwqWeightPasses)
+        throw Error("--method awq: --grid " + std::to_string(method.grid) + " quantizations of W's " + std::to_string(in * out) +
+                    " elements are more than 2^33");
     if (uses_gptq(method.method)) {
         if (!(std::isfinite(method.damp) && method.damp > 0)) throw Error("--damp must be a finite number > 0");
         if (method.block < 1) throw Error("--block must be >= 1");

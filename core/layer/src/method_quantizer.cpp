@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
 
 namespace qs::detail {
 
@@ -25,6 +29,10 @@ void WeightQuantizer::pair(double lo, double hi, double& scale, std::int32_t& ze
     } else {
         asymmetric_params(lo, hi, config_.dtype, scale, zero_point, config_.recompute_scale);
     }
+    // The pass uses s as a float32: a range past float32's (AWQ scales W's columns up) has no such scale.
+    if (!std::isfinite(static_cast<float>(scale)) || static_cast<float>(scale) == 0.0f)
+        throw Error("the weights' range [" + format_g(lo) + ", " + format_g(hi) +
+                    "] needs a scale outside float32's range");
 }
 
 std::int32_t WeightQuantizer::code(double w, double scale, std::int32_t zero_point, bool& clipped) const {
