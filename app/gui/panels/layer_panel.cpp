@@ -213,7 +213,9 @@ LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) 
     return make_layer_config(weights, a);
 }
 
-bool LayerBusy(const LayerPanelState& st) { return st.task.running() || st.curve_task.running(); }
+bool LayerBusy(const LayerPanelState& st) {
+    return st.task.running() || st.curve_task.running() || (st.show_method && MethodBusy(st.method));
+}
 
 void FinishLayer(LayerPanelState& st) {
     st.task.wait();
@@ -221,6 +223,7 @@ void FinishLayer(LayerPanelState& st) {
     RequestCurve(st);
     st.curve_task.wait();
     if (std::optional<LayerPanelState::Curve> c = st.curve_task.take()) st.curve = std::move(*c);
+    if (st.show_method && st.has_shown && st.shown.x) FinishMethod(st.method, st.shown.x, st.shown.w, st.shown.weights, st.generation);
 }
 
 void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::shared_ptr<const Tensor>& tensor) {
@@ -246,6 +249,10 @@ void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::share
     double max_abs_x = 1.0;
     if (st.has_shown && st.shown.x)
         for (float v : st.shown.x->values) max_abs_x = std::max(max_abs_x, static_cast<double>(std::abs(v)));
+    if (ImGui::RadioButton("outputs", !st.show_method)) st.show_method = false;
+    ImGui::SameLine();
+    if (ImGui::RadioButton("method: GPTQ, AWQ, rotation", st.show_method)) st.show_method = true;
+    HelpTooltip("The methods that 4-bit models are made with, on this layer's W with x as calibration data (weights only).");
     DrawControls(st.settings, in, max_abs_x);
     Request(st, tensor, *view.config, TensorKeyOf(view));
     if (std::optional<LayerPanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
@@ -257,6 +264,11 @@ void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::share
     }
     if (!st.has_shown || !st.shown.error_text.empty()) {
         if (st.has_shown) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", st.shown.error_text.c_str());
+        ImGui::PopID();
+        return;
+    }
+    if (st.show_method) {
+        DrawMethodPanel(st.method, st.shown.x, st.shown.w, st.shown.weights, st.generation);
         ImGui::PopID();
         return;
     }
