@@ -12,6 +12,7 @@
 #include "quantscope/json_writer.hpp"
 #include "quantscope/layer.hpp"
 #include "quantscope/layer_inputs.hpp"
+#include "quantscope/layer_methods.hpp"
 #include "quantscope/tensor_io.hpp"
 #include "quantscope/text.hpp"
 
@@ -105,8 +106,12 @@ Tensor layer_inputs(const ParsedArgs& args, const Tensor& w) {
     const bool file = args.has("--inputs"), random = args.has("--random-inputs");
     if (file == random) throw Error("give the inputs: --inputs X.npy or --random-inputs normal|relu|ramp --tokens T");
     if (!random)
-        for (const char* option : {"--tokens", "--seed", "--outlier-channels", "--outlier-scale"})
-            if (args.has(option)) throw Error(std::string(option) + " needs --random-inputs normal|relu|ramp");
+        for (const char* option : {"--tokens", "--seed", "--outlier-channels", "--outlier-scale"}) {
+            const bool rotation_seed = std::string(option) == "--seed" && args.has("--rotation") &&
+                                       *args.get("--rotation") == "random-hadamard";
+            if (args.has(option) && !rotation_seed)
+                throw Error(std::string(option) + " needs --random-inputs normal|relu|ramp");
+        }
     if (file) return load_named("--inputs", *args.get("--inputs"), "");
     LayerInputSpec spec;
     spec.distribution = parse_input_distribution(*args.get("--random-inputs"));
@@ -125,6 +130,66 @@ Tensor layer_inputs(const ParsedArgs& args, const Tensor& w) {
     if (w.rank() != 2) throw Error("the weights must be 2-D [out, in]; got shape [" + shape_to_string(w.shape) + "]");
     check_layer_size(spec.tokens, w.cols(), w.rows());  // before the inputs take any memory
     return generate_layer_inputs(spec, w.cols());
+}
+
+// --method and its options (SPEC "Methods"); an option of another method is refused by name.
+MethodConfig method_config(const ParsedArgs& args) {
+    MethodConfig m;
+    if (const std::string* v = args.get("--method")) m.method = parse_layer_method(*v);
+    const bool gptq = m.method == LayerMethod::Gptq || m.method == LayerMethod::RotateGptq;
+    const bool rotate = m.method == LayerMethod::Rotate || m.method == LayerMethod::RotateGptq;
+    for (const char* option : {"--damp", "--block", "--act-order"})
+        if (args.has(option) && !gptq) throw Error(std::string(option) + " needs --method gptq or rotate+gptq");
+    if (args.has("--grid") && m.method != LayerMethod::Awq) throw Error("--grid needs --method awq");
+    if (args.has("--rotation") && !rotate) throw Error("--rotation needs --method rotate or rotate+gptq");
+    if (const std::string* v = args.get("--damp")) m.damp = parse_double("--damp", *v);
+    if (const std::string* v = args.get("--block")) m.block = parse_int("--block", *v);
+    m.act_order = args.has("--act-order");
+    if (const std::string* v = args.get("--grid")) {
+        const std::int64_t grid = parse_int("--grid", *v);
+        if (grid < 1 || grid > kMaxAwqGrid) throw Error("--grid must be from 1 to " + std::to_string(kMaxAwqGrid));
+        m.grid = static_cast<int>(grid);
+    }
+    if (const std::string* v = args.get("--rotation")) m.rotation = parse_rotation_kind(*v);
+    if (m.rotation == RotationKind::RandomHadamard)
+        if (const std::string* v = args.get("--seed")) {
+            const std::int64_t seed = parse_int("--seed", *v);
+            if (seed < 0) throw Error("--seed must be >= 0");
+            m.seed = static_cast<std::uint64_t>(seed);
+        }
+    return m;
+}
+
+std::string summary_json(const std::vector<double>& v) {
+    if (v.empty()) return "null";
+    JsonObject json;
+    json.number("min", *std::min_element(v.begin(), v.end())).number("max", *std::max_element(v.begin(), v.end()));
+    return json.str();
+}
+
+std::string method_json(const MethodResult& r) {
+    JsonObject json;
+    json.string("name", to_string(r.method));
+    if (r.gptq) {
+        json.number("damp", r.gptq->damp)
+            .integer("block", r.gptq->block)
+            .raw("act_order", r.gptq->act_order ? "true" : "false")
+            .integer("dead_columns", r.gptq->dead_columns);
+    }
+    if (r.awq) json.number("ratio", r.awq->ratio).raw("losses", JsonObject::array(r.awq->losses)).raw("scales", summary_json(r.awq->scales));
+    if (r.rotate) {
+        JsonObject before, after;
+        before.number("max_over_std", r.rotate->max_over_std_before).number("kurtosis", r.rotate->kurtosis_before);
+        after.number("max_over_std", r.rotate->max_over_std_after).number("kurtosis", r.rotate->kurtosis_after);
+        json.string("rotation", to_string(r.rotate->kind)).raw("weights_before", before.str()).raw("weights_after", after.str());
+    }
+    return json.str();
+}
+
+std::string metrics_json(const Metrics& m) {
+    JsonObject json;
+    json.number("mse", m.mse).number("rmse", m.rmse).number("mae", m.mae).number("max_abs_error", m.max_abs_error).number("sqnr_db", m.sqnr_db);
+    return json.str();
 }
 
 }  // namespace
@@ -158,7 +223,17 @@ const char* const kLayerHelp =
     "  --outlier-threshold T    LLM.int8(): input columns with some |x| >= T stay float32 (x and W)\n"
     "  --smooth-alpha A         SmoothQuant, 0 <= A <= 1: m_k = max|x_k|^A / max|W_k|^(1-A), x_k / m_k and\n"
     "                           W_k * m_k before quantizing\n"
+    "methods (W only: --activations none, int<N> weights per tensor, channel or group; float64):\n"
+    "  --method M               rtn (default: the plain path), gptq, awq, rotate or rotate+gptq; adds\n"
+    "                           \"method\" (its details) and \"rtn_output\" (round-to-nearest's output metrics)\n"
+    "  --damp D                 gptq: H += D * mean(diag H) * I (default 0.01)\n"
+    "  --block B                gptq: columns updated at once (default 128)\n"
+    "  --act-order              gptq: columns by decreasing diag H\n"
+    "  --grid G                 awq: ratios r = 0, 1/G, ... (default 20)\n"
+    "  --rotation R             rotate: hadamard (default) or random-hadamard (signs from --seed)\n"
     "outputs:\n"
+    "  --out-quantized Q.npy    W's codes (with --method: the method's; rotate: of W H)\n"
+    "  --out-dequantized D.npy  the weight the layer used, float32 (rotate: r'(W H))\n"
     "  --out-output Y.npy       y as float32 (.npy or .csv)\n"
     "  --out-reference R.npy    the reference as float32\n"
     "  --all-params             list every scale and zero point (else more than 4096 are summarised)\n";
@@ -170,7 +245,10 @@ int run_layer(const std::vector<std::string>& args) {
                                       {"--seed", true},             {"--outlier-channels", true}, {"--outlier-scale", true},
                                       {"--activations", true},      {"--act-mode", true},       {"--act-granularity", true},
                                       {"--outlier-threshold", true}, {"--smooth-alpha", true},  {"--out-output", true},
-                                      {"--out-reference", true},    {"--all-params", false}};
+                                      {"--out-reference", true},    {"--all-params", false},    {"--method", true},
+                                      {"--damp", true},             {"--block", true},          {"--act-order", false},
+                                      {"--grid", true},             {"--rotation", true},       {"--out-quantized", true},
+                                      {"--out-dequantized", true}};
     const ParsedArgs parsed = parse_args(args, join(quantize_options(), own));
     if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
     if (!parsed.has("--weights")) throw Error("layer needs --weights W (a 2-D [out, in] .npy, .csv or .safetensors)");
@@ -182,32 +260,46 @@ int run_layer(const std::vector<std::string>& args) {
         if (const std::string* p = parsed.get(option)) inputs.push_back({option, *p});
     AtomicFileWriter* y_file = nullptr;
     AtomicFileWriter* ref_file = nullptr;
-    for (const char* option : {"--out-output", "--out-reference"}) {
+    AtomicFileWriter* codes_file = nullptr;
+    AtomicFileWriter* deq_file = nullptr;
+    for (const char* option : {"--out-output", "--out-reference", "--out-quantized", "--out-dequantized"}) {
         const std::string* path = parsed.get(option);
         if (!path) continue;
         const std::string ext = lower_extension(*path);
         if (ext != ".npy" && ext != ".csv") throw Error(std::string(option) + ": " + quoted_text(*path) + " must end in .npy or .csv");
         AtomicFileWriter& writer = files.add(*path);
-        (std::string(option) == "--out-output" ? y_file : ref_file) = &writer;
+        const std::string name = option;
+        (name == "--out-output" ? y_file : name == "--out-reference" ? ref_file : name == "--out-quantized" ? codes_file : deq_file) = &writer;
         outputs.push_back({option, *path});
     }
     check_distinct_files(inputs, outputs);
 
     LayerConfig config;
     layer_config(parsed, config);
+    const MethodConfig method = method_config(parsed);
+    const bool with_method = parsed.has("--method");
     const std::string* tensor_name = parsed.get("--tensor");
     const Tensor w = load_named("--weights", *parsed.get("--weights"), tensor_name ? *tensor_name : "");
     const Tensor x = layer_inputs(parsed, w);
     Tensor bias;
     if (const std::string* b = parsed.get("--bias")) bias = load_named("--bias", *b, "");
-    const LayerResult r = qs::run_layer(x, w, parsed.has("--bias") ? &bias : nullptr, config);
+    const Tensor* b = parsed.has("--bias") ? &bias : nullptr;
+    // Without --method the plain path, whose JSON stays as it was; --method rtn is that path with the method's
+    // fields beside it.
+    MethodResult m;
+    if (with_method || codes_file || deq_file) m = run_method(x, w, b, config, method);
+    else m.layer = qs::run_layer(x, w, b, config);
+    const LayerResult& r = m.layer;
 
     const bool all = parsed.has("--all-params");
     JsonObject json;
     json.raw("weights", operand_json(r.weights, nullptr, all))
         .raw("inputs", r.inputs ? operand_json(*r.inputs, to_string(config.act_granularity), all) : "null")
         .raw("output", output_json(r));
+    if (with_method) json.raw("method", method_json(m)).raw("rtn_output", metrics_json(m.rtn_output));
     const std::string text = json.str();
+    if (codes_file) save_codes(*codes_file, w.shape, m.codes.data(), code_npy_dtype(config.weights));
+    if (deq_file) save_floats(*deq_file, w.shape, m.dequantized.data());
     if (y_file) save_floats(*y_file, r.output_shape, r.y.data());
     if (ref_file) save_floats(*ref_file, r.output_shape, r.reference.data());
     files.commit();

@@ -1,0 +1,52 @@
+#include "method_quantizer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace qs::detail {
+
+WeightQuantizer::WeightQuantizer(const QuantConfig& config, std::int64_t rows, std::int64_t cols)
+    : config_(config), rows_(rows), cols_(cols) {
+    group_ = config.granularity == Granularity::Group ? config.group_size : cols;
+}
+
+std::int64_t WeightQuantizer::blocks() const { return per_tensor() ? 1 : rows_ * (cols_ / group_); }
+
+std::int64_t WeightQuantizer::block_of(std::int64_t row, std::int64_t col) const {
+    return per_tensor() ? 0 : row * (cols_ / group_) + col / group_;
+}
+
+void WeightQuantizer::pair(double lo, double hi, double& scale, std::int32_t& zero_point) const {
+    if (config_.mode == Mode::Manual) {
+        scale = config_.manual_scale;
+        zero_point = config_.manual_zero_point;
+    } else if (config_.mode == Mode::Symmetric) {
+        symmetric_params(std::max(std::fabs(lo), std::fabs(hi)), config_.dtype, scale, zero_point);
+    } else {
+        asymmetric_params(lo, hi, config_.dtype, scale, zero_point, config_.recompute_scale);
+    }
+}
+
+std::int32_t WeightQuantizer::code(double w, double scale, std::int32_t zero_point, bool& clipped) const {
+    const double t = w / used_scale(scale) + static_cast<double>(zero_point);
+    const double r = config_.rounding == Rounding::HalfAway ? std::round(t) : std::nearbyint(t);
+    const double lo = static_cast<double>(config_.dtype.q_min()), hi = static_cast<double>(config_.dtype.q_max());
+    clipped = r < lo || r > hi;
+    return static_cast<std::int32_t>(std::clamp(r, lo, hi));
+}
+
+QuantParams WeightQuantizer::params(std::vector<double> scales, std::vector<std::int32_t> zero_points) const {
+    QuantParams p;
+    p.scale = std::move(scales);
+    p.zero_point = std::move(zero_points);
+    if (per_tensor()) {
+        p.block_stride = rows_ * cols_;
+        p.block_count = 1;
+    } else {
+        p.block_stride = group_;  // a row's groups one after the other: flat / G (channel: G = cols)
+        p.block_count = rows_ * (cols_ / group_);
+    }
+    return p;
+}
+
+}  // namespace qs::detail
