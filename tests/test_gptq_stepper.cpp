@@ -1,6 +1,7 @@
-// The GPTQ step-through (core/layer gptq_stepper.hpp): with H a multiple of I it is round-to-nearest (SPEC's
-// golden case), it moves the error to the right and lowers the output error on correlated inputs, and
-// stepping back then forward again ends where going straight through does.
+// The GPTQ step-through (core/layer gptq_stepper.hpp): stepped to the end it gives run_method(gptq)'s codes
+// (tensor, channel, group, act-order), with H a multiple of I it is round-to-nearest (SPEC's golden case), the
+// first step compensates the later columns, and stepping back then forward again ends where going straight
+// through does.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "quantscope/error.hpp"
 #include "quantscope/gptq_stepper.hpp"
 #include "quantscope/layer.hpp"
+#include "quantscope/layer_methods.hpp"
 #include "quantscope/quantize.hpp"
 
 namespace {
@@ -50,17 +52,14 @@ qs::QuantConfig int4(qs::Granularity g, std::int64_t group = 0) {
     return c;
 }
 
-double output_mse(const qs::Tensor& x, const qs::Tensor& w, const std::vector<double>& wq) {
-    double sum = 0;
-    for (std::int64_t t = 0; t < x.rows(); ++t)
-        for (std::int64_t o = 0; o < w.rows(); ++o) {
-            double d = 0;
-            for (std::int64_t k = 0; k < w.cols(); ++k)
-                d += x.values[static_cast<std::size_t>(t * x.cols() + k)] *
-                     (wq[static_cast<std::size_t>(o * w.cols() + k)] - w.values[static_cast<std::size_t>(o * w.cols() + k)]);
-            sum += d * d;
-        }
-    return sum / static_cast<double>(x.rows() * w.rows());
+qs::LayerConfig layer(const qs::QuantConfig& weights) { return qs::make_layer_config(weights, {}); }
+
+qs::MethodConfig gptq(bool act_order, std::int64_t block = 128) {
+    qs::MethodConfig m;
+    m.method = qs::LayerMethod::Gptq;
+    m.act_order = act_order;
+    m.block = block;
+    return m;
 }
 
 void run_to_end(qs::GptqStepper& s) {
@@ -68,6 +67,17 @@ void run_to_end(qs::GptqStepper& s) {
 }
 
 }  // namespace
+
+TEST_CASE("gptq stepper: stepped to the end it gives run_method's codes") {
+    const qs::Tensor w = random_w(20, 32, 11), x = correlated_x(96, 32, 12);
+    for (const qs::QuantConfig& c : {int4(qs::Granularity::Tensor), int4(qs::Granularity::Channel), int4(qs::Granularity::Group, 8)}) {
+        for (bool act_order : {false, true}) {
+            qs::GptqStepper s(x, w, layer(c), gptq(act_order, 8));
+            run_to_end(s);
+            CHECK(s.codes() == qs::run_method(x, w, nullptr, layer(c), gptq(act_order, 8)).codes);
+        }
+    }
+}
 
 TEST_CASE("gptq stepper: with H a multiple of I the codes are round-to-nearest's") {
     const std::int64_t in = 16, out = 6;
@@ -77,36 +87,36 @@ TEST_CASE("gptq stepper: with H a multiple of I the codes are round-to-nearest's
     const qs::Tensor x = matrix(in, in, xv), w = random_w(out, in, 3);
     for (const qs::QuantConfig& c : {int4(qs::Granularity::Tensor), int4(qs::Granularity::Channel), int4(qs::Granularity::Group, 4)}) {
         for (bool act_order : {false, true}) {
-            qs::GptqStepper s(x, w, c, {0.01, 4, act_order});
+            qs::GptqStepper s(x, w, layer(c), gptq(act_order, 4));
             run_to_end(s);
             CHECK(s.codes() == qs::quantize(w, c).codes);
         }
     }
 }
 
-TEST_CASE("gptq stepper: the first step compensates the later columns and lowers the output error") {
+TEST_CASE("gptq stepper: the first step compensates the later columns only") {
     const qs::Tensor w = random_w(24, 32, 5), x = correlated_x(128, 32, 6);
-    for (const qs::QuantConfig& c : {int4(qs::Granularity::Channel), int4(qs::Granularity::Group, 8)}) {
-        qs::GptqStepper s(x, w, c, {0.01, 8, true});
-        const qs::GptqStepper::Step& first = s.next();
-        CHECK(first.column == s.order()[0]);
-        std::int64_t changed = 0;
-        for (std::size_t i = 0; i < s.current().size(); ++i) changed += s.current()[i] != s.original()[i];
-        CHECK(changed > 24 * 31 / 2);  // the rank-1 update reaches the columns still to come
-        run_to_end(s);
-        const qs::QuantResult q = qs::quantize(w, c);
-        const std::vector<double> rtn(q.dequantized.begin(), q.dequantized.end());
-        CHECK(output_mse(x, w, s.current()) < output_mse(x, w, rtn));
-    }
+    qs::GptqStepper s(x, w, layer(int4(qs::Granularity::Channel)), gptq(true));
+    const qs::GptqStepper::Step& first = s.next();
+    CHECK(first.column == s.order()[0]);
+    CHECK(first.error_before == first.error_original);  // the first column comes as it was
+    std::int64_t changed = 0;
+    for (std::int64_t r = 0; r < 24; ++r)
+        for (std::int64_t k = 0; k < 32; ++k) {
+            if (k == first.column) CHECK(s.code(r, k) == qs::quantize(w, int4(qs::Granularity::Channel)).codes[static_cast<std::size_t>(r * 32 + k)]);
+            else CHECK(s.code(r, k) == 0);
+            changed += k != first.column && s.current(r, k) != s.original(r, k);
+        }
+    CHECK(changed > 24 * 31 / 2);  // the rank-1 update reaches the columns still to come
 }
 
 TEST_CASE("gptq stepper: previous then next ends with the codes of a straight run") {
     const qs::Tensor w = random_w(12, 16, 8), x = correlated_x(64, 16, 9);
     const qs::QuantConfig c = int4(qs::Granularity::Group, 4);
-    qs::GptqStepper straight(x, w, c, {0.01, 4, true});
+    qs::GptqStepper straight(x, w, layer(c), gptq(true));
     run_to_end(straight);
-    qs::GptqStepper back(x, w, c, {0.01, 4, true});
-    back.next_block();
+    qs::GptqStepper back(x, w, layer(c), gptq(true));
+    back.next_block(4);
     CHECK(back.done() == 4);
     back.next();
     back.next();
@@ -118,16 +128,20 @@ TEST_CASE("gptq stepper: previous then next ends with the codes of a straight ru
         CHECK(back.codes()[static_cast<std::size_t>(back.order()[static_cast<std::size_t>(k)])] == 0);
     run_to_end(back);
     CHECK(back.codes() == straight.codes());
-    for (std::size_t i = 0; i < back.current().size(); ++i) CHECK(back.current()[i] == doctest::Approx(straight.current()[i]).epsilon(1e-12));
+    for (std::int64_t r = 0; r < 12; ++r)
+        for (std::int64_t k = 0; k < 16; ++k) CHECK(back.current(r, k) == doctest::Approx(straight.current(r, k)).epsilon(1e-12));
     back.reset();
     CHECK(back.done() == 0);
-    CHECK(back.current() == back.original());
+    CHECK(back.current(3, 5) == back.original(3, 5));
 }
 
 TEST_CASE("gptq stepper: refuses what GPTQ cannot take") {
     const qs::Tensor w = random_w(4, 8, 1), x = correlated_x(8, 8, 2);
-    CHECK_THROWS_AS(qs::GptqStepper(x, w, int4(qs::Granularity::Group, 3), {}), qs::Error);
-    CHECK_THROWS_AS(qs::GptqStepper(x, w, int4(qs::Granularity::Tensor), {0.0, 8, false}), qs::Error);
-    CHECK_THROWS_AS(qs::GptqStepper(x, w, int4(qs::Granularity::Tensor), {std::nan(""), 8, false}), qs::Error);
-    CHECK_THROWS_AS(qs::GptqStepper(random_w(8, 4, 1), w, int4(qs::Granularity::Tensor), {}), qs::Error);
+    qs::MethodConfig damp0 = gptq(false), nan = gptq(false);
+    damp0.damp = 0;
+    nan.damp = std::nan("");
+    CHECK_THROWS_AS(qs::GptqStepper(x, w, layer(int4(qs::Granularity::Group, 3)), gptq(false)), qs::Error);
+    CHECK_THROWS_AS(qs::GptqStepper(x, w, layer(int4(qs::Granularity::Tensor)), damp0), qs::Error);
+    CHECK_THROWS_AS(qs::GptqStepper(x, w, layer(int4(qs::Granularity::Tensor)), nan), qs::Error);
+    CHECK_THROWS_AS(qs::GptqStepper(random_w(8, 4, 1), w, layer(int4(qs::Granularity::Tensor)), gptq(false)), qs::Error);
 }

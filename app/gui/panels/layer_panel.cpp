@@ -206,6 +206,15 @@ LayerSettings LayerSettingsFromLesson(const LessonLayer& layer) {
     return s;
 }
 
+void ApplyLessonMethod(LayerPanelState& st, const LessonLayer& layer) {
+    st.show_method = layer.method.has_value();
+    st.method.covered = layer.method.has_value();
+    if (!layer.method) return;
+    st.method.method = *layer.method;
+    st.method.act_order = layer.act_order;
+    st.method.target = layer.columns;
+}
+
 LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) {
     ActivationSettings a{s.activation_bits, s.act_granularity, s.act_mode, std::nullopt, std::nullopt};
     if (s.split) a.outlier_threshold = s.threshold;

@@ -94,6 +94,10 @@ void DrawLayerPanel(LayerPanelState& state, const QuantView& view, const std::sh
 void DrawLayerMaps(LayerPanelState& state, ImVec2 size);
 void DrawLayerSide(LayerPanelState& state, ImVec2 size);
 
+// A lesson step's method: the Method view on it (its output SQNRs covered until revealed, so students predict
+// first), or the outputs view when the step gives none.
+void ApplyLessonMethod(LayerPanelState& state, const LessonLayer& layer);
+
 // The layer, its alpha curve or the Method view is computing.
 bool LayerBusy(const LayerPanelState& state);
 

@@ -17,8 +17,6 @@ namespace {
 // Stepping toward the slider's target stops for the frame after this long (a drag over a big layer animates
 // instead of freezing the window).
 constexpr double kStepBudgetMs = 30.0;
-// GPTQ's damping in the step-through (SPEC's default).
-constexpr double kDamp = 0.01;
 
 std::string PrepareKey(const MethodPanelState& st, std::uint64_t layer_generation) {
     return std::to_string(layer_generation) + (st.act_order ? " act-order" : "");
@@ -26,15 +24,19 @@ std::string PrepareKey(const MethodPanelState& st, std::uint64_t layer_generatio
 
 void CopyState(MethodPanelState& st) {
     const GptqStepper& s = *st.prepared.stepper;
-    const std::size_t n = s.current().size();
+    const std::int64_t out = s.rows(), in = s.columns();
+    const std::size_t n = static_cast<std::size_t>(out * in);
     st.original.resize(n);
     st.current.resize(n);
     st.compensation.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        st.original[i] = static_cast<float>(s.original()[i]);
-        st.current[i] = static_cast<float>(s.current()[i]);
-        st.compensation[i] = static_cast<float>(s.current()[i] - s.original()[i]);
-    }
+    for (std::int64_t r = 0; r < out; ++r)
+        for (std::int64_t k = 0; k < in; ++k) {
+            const std::size_t i = static_cast<std::size_t>(r * in + k);
+            const double w0 = s.original(r, k), w = s.current(r, k);
+            st.original[i] = static_cast<float>(w0);
+            st.current[i] = static_cast<float>(w);
+            st.compensation[i] = static_cast<float>(w - w0);
+        }
     ++st.generation;
 }
 
@@ -43,12 +45,17 @@ void Request(MethodPanelState& st, const std::shared_ptr<const Tensor>& x, const
     const std::string key = PrepareKey(st, layer_generation);
     if (key == st.requested_key) return;
     st.requested_key = key;
-    const GptqStepperOptions options{kDamp, std::max(1, st.block), st.act_order};
-    st.prepare_task.start([x, w, weights, options, key](Task<MethodPanelState::Prepared>::Context& ctx) {
+    MethodConfig method;
+    method.method = LayerMethod::Gptq;
+    method.act_order = st.act_order;
+    const LayerConfig config = make_layer_config(weights, {});
+    st.prepare_task.start([x, w, config, method, key](Task<MethodPanelState::Prepared>::Context& ctx) {
         MethodPanelState::Prepared p;
         p.key = key;
         try {
-            p.stepper = std::make_shared<GptqStepper>(*x, *w, weights, options);
+            p.stepper = std::make_shared<GptqStepper>(*x, *w, config, method, MethodControl{[&ctx] { return ctx.cancelled(); }, {}});
+        } catch (const MethodCancelled&) {
+            return;
         } catch (const Error& e) {
             p.error_text = e.what();
         }
@@ -140,19 +147,19 @@ void ColumnStrip(const GptqStepper& s, const std::vector<char>& processed, const
     }
 }
 
-void CellTooltip(const MethodPanelState& st, const std::vector<std::int64_t>& position, std::int64_t row, std::int64_t col) {
+void CellTooltip(const MethodPanelState& st, std::int64_t row, std::int64_t col) {
     const GptqStepper& s = *st.prepared.stepper;
-    const std::size_t i = static_cast<std::size_t>(row * s.columns() + col);
+    const std::vector<std::int64_t>& position = s.position();
     const std::int64_t p = position[static_cast<std::size_t>(col)];
     const Sym sym = Symbols();
     ImGui::BeginTooltip();
     ImGui::Text("row %lld, column %lld (step %lld of the order)", static_cast<long long>(row), static_cast<long long>(col),
                 static_cast<long long>(p + 1));
-    ImGui::Text("W = %s, now %s, moved %s", FormatNumber(s.original()[i]).c_str(), FormatNumber(s.current()[i]).c_str(),
-                FormatNumber(s.current()[i] - s.original()[i]).c_str());
+    ImGui::Text("W = %s, now %s, moved %s", FormatNumber(s.original(row, col)).c_str(), FormatNumber(s.current(row, col)).c_str(),
+                FormatNumber(s.current(row, col) - s.original(row, col)).c_str());
     if (p < s.done()) {
         const GptqStepper::Step& step = s.history()[static_cast<std::size_t>(p)];
-        ImGui::Text("quantized: code %d; e = (w %s r'(w)) / U[j, j] = %s, U[j, j] = %s", s.codes()[i], sym.minus,
+        ImGui::Text("quantized: code %d; e = (w %s r'(w)) / U[j, j] = %s, U[j, j] = %s", s.code(row, col), sym.minus,
                     FormatNumber(step.e[static_cast<std::size_t>(row)]).c_str(), FormatNumber(step.u_jj).c_str());
         ImGui::Text("column's squared rounding error: %s as it came (compensated), %s had it been rounded as it was",
                     FormatNumber(step.error_before).c_str(), FormatNumber(step.error_original).c_str());
@@ -206,33 +213,33 @@ void Controls(MethodPanelState& st) {
     ImGui::EndDisabled();
 }
 
+// The step's lines above the maps: the last column's numbers and, under act-order, the order.
+void StepLines(const MethodPanelState& st, float width) {
+    const GptqStepper& s = *st.prepared.stepper;
+    if (s.done() > 0) {
+        const GptqStepper::Step& last = s.history().back();
+        double emax = 0;
+        for (double e : last.e) emax = std::max(emax, std::abs(e));
+        TextWrappedAtSpaces("column " + std::to_string(last.column) + " quantized: U[j, j] = " + FormatNumber(last.u_jj) +
+                            ", max |e| = " + FormatNumber(emax) + "; its squared error " + FormatNumber(last.error_before) +
+                            " as compensated (" + FormatNumber(last.error_original) + " had it been rounded as it was)");
+    } else {
+        ImGui::TextDisabled("Press Next: the next column (orange under W) is rounded and its error pushed into the columns after it.");
+    }
+    if (st.act_order) OrderLine(s, width);
+}
+
 void DrawStepThrough(MethodPanelState& st, ImVec2 size) {
     const GptqStepper& s = *st.prepared.stepper;
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const std::int64_t out = s.rows(), in = s.columns(), done = s.done();
-    // The step's line: the last column's numbers.
-    if (done > 0) {
-        const GptqStepper::Step& last = s.history().back();
-        double emax = 0;
-        for (double e : last.e) emax = std::max(emax, std::abs(e));
-        ImGui::Text("column %lld quantized: U[j, j] = %s, max |e| = %s; its error %s after compensation (%s rounded as it was)",
-                    static_cast<long long>(last.column), FormatNumber(last.u_jj).c_str(), FormatNumber(emax).c_str(),
-                    FormatNumber(last.error_before).c_str(), FormatNumber(last.error_original).c_str());
-    } else {
-        ImGui::TextDisabled("Press Next: the next column (orange below W) is rounded and its error pushed into the columns after it.");
-    }
-    if (st.act_order) OrderLine(s, size.x);
     std::vector<char> processed(static_cast<std::size_t>(in), 0);
-    std::vector<std::int64_t> position(static_cast<std::size_t>(in), 0);
-    for (std::int64_t p = 0; p < in; ++p) {
-        position[static_cast<std::size_t>(s.order()[static_cast<std::size_t>(p)])] = p;
-        if (p < done) processed[static_cast<std::size_t>(s.order()[static_cast<std::size_t>(p)])] = 1;
-    }
+    for (std::int64_t p = 0; p < done; ++p) processed[static_cast<std::size_t>(s.order()[static_cast<std::size_t>(p)])] = 1;
     const float top = ImGui::GetCursorScreenPos().y;
     const float gap = std::round(font * 0.8f), strip = std::round(font * 0.5f);
     const float cell_w = std::floor((size.x - 2 * gap) / 3.0f);
-    const float cell_h = std::floor(size.y - (top - origin.y) - line - strip - line);
+    const float cell_h = std::floor(size.y - (top - origin.y) - line - strip - 2 * line);
     if (cell_w < font * 4 || cell_h < font * 3) return;
     const HeatmapStyle w_style = ValueStyle(st.original, st.current);
     const HeatmapStyle c_style = CompensationStyle(st.compensation);
@@ -247,6 +254,7 @@ void DrawStepThrough(MethodPanelState& st, ImVec2 size) {
         {"##w1", &st.current, &w_style, "W now: " + std::to_string(done) + " of " + std::to_string(in) + " columns quantized"},
         {"##dw", &st.compensation, &c_style, "compensation so far: W now " + std::string(Symbols().minus) + " W"},
     };
+    float image_bottom = top;
     for (int i = 0; i < 3; ++i) {
         const ImVec2 at(origin.x + static_cast<float>(i) * (cell_w + gap), top);
         ImGui::GetWindowDrawList()->AddText(at, ImGui::GetColorU32(ImGuiCol_Text), FitText(maps[i].title, cell_w).c_str());
@@ -258,9 +266,10 @@ void DrawStepThrough(MethodPanelState& st, ImVec2 size) {
         const HeatmapResult r = DrawHeatmap(maps[i].id, st.maps[static_cast<std::size_t>(i)], src, st.generation, *maps[i].style,
                                             st.view, HeatmapCell{}, ImVec2(cell_w, cell_h));
         ColumnStrip(s, processed, st.view, r, strip);
-        if (r.hovered.valid()) CellTooltip(st, position, r.hovered.row, r.hovered.col);
+        if (r.hovered.valid()) CellTooltip(st, r.hovered.row, r.hovered.col);
+        image_bottom = std::max(image_bottom, r.image_max.y);
     }
-    const ImVec2 legend_at(origin.x, top + line + cell_h + strip + 4.0f);
+    const ImVec2 legend_at(origin.x, image_bottom + strip + 6.0f);
     DrawLegendRow(ImGui::GetWindowDrawList(),
                   {MarkerEntry(MarkerShape::Square, palette::kInside, "quantized"),
                    MarkerEntry(MarkerShape::Square, palette::kCurrent, "last step"),
@@ -273,24 +282,30 @@ void DrawStepThrough(MethodPanelState& st, ImVec2 size) {
 
 }  // namespace
 
-const char* MethodLabel(MethodChoice method) {
+const char* MethodLabel(LayerMethod method) {
     switch (method) {
-        case MethodChoice::Rtn: return "RTN";
-        case MethodChoice::Gptq: return "GPTQ";
-        case MethodChoice::Awq: return "AWQ";
-        case MethodChoice::Rotate: return "rotate";
-        case MethodChoice::RotateGptq: return "rotate+GPTQ";
+        case LayerMethod::Rtn: return "RTN";
+        case LayerMethod::Gptq: return "GPTQ";
+        case LayerMethod::Awq: return "AWQ";
+        case LayerMethod::Rotate: return "rotate";
+        case LayerMethod::RotateGptq: return "rotate+GPTQ";
     }
     return "";
 }
 
 bool MethodBusy(const MethodPanelState& st) {
-    return st.prepare_task.running() || (st.prepared.stepper && st.prepared.stepper->done() != st.target);
+    return st.prepare_task.running() || st.compare_task.running() || (st.prepared.stepper && st.prepared.stepper->done() != st.target);
 }
 
 void FinishMethod(MethodPanelState& st, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
                   const QuantConfig& weights, std::uint64_t layer_generation) {
-    if (st.method != MethodChoice::Gptq) return;
+    RequestComparison(st, x, w, weights, layer_generation);
+    st.compare_task.wait();
+    if (std::optional<MethodPanelState::Comparison> c = st.compare_task.take()) {
+        st.comparison = std::move(*c);
+        ++st.method_generation;
+    }
+    if (st.method != LayerMethod::Gptq) return;
     Request(st, x, w, weights, layer_generation);
     st.prepare_task.wait();
     Take(st);
@@ -299,30 +314,48 @@ void FinishMethod(MethodPanelState& st, const std::shared_ptr<const Tensor>& x, 
 
 void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
                      const QuantConfig& weights, std::uint64_t layer_generation) {
+    if (!x || !w) return;
     ImGui::PushID(&st);
     const float font = ImGui::GetFontSize();
     int method = static_cast<int>(st.method);
-    const char* names[] = {MethodLabel(MethodChoice::Rtn), MethodLabel(MethodChoice::Gptq), MethodLabel(MethodChoice::Awq),
-                           MethodLabel(MethodChoice::Rotate), MethodLabel(MethodChoice::RotateGptq)};
-    ImGui::SetNextItemWidth(font * 9.0f);
-    if (ImGui::Combo("##method", &method, names, 5)) st.method = static_cast<MethodChoice>(method);
-    if (st.method != MethodChoice::Gptq) {
-        ImGui::PopID();
-        return;
+    const char* names[] = {MethodLabel(LayerMethod::Rtn), MethodLabel(LayerMethod::Gptq), MethodLabel(LayerMethod::Awq),
+                           MethodLabel(LayerMethod::Rotate), MethodLabel(LayerMethod::RotateGptq)};
+    ImGui::SetNextItemWidth(font * 8.0f);
+    if (ImGui::Combo("##method", &method, names, 5)) st.method = static_cast<LayerMethod>(method);
+    RequestComparison(st, x, w, weights, layer_generation);
+    const bool gptq = st.method == LayerMethod::Gptq;
+    if (gptq) {
+        ImGui::SameLine();
+        Request(st, x, w, weights, layer_generation);
+        Take(st);
+        Controls(st);
+        StepToTarget(st, kStepBudgetMs);
+        if (st.prepare_task.running()) {
+            ImGui::TextDisabled("preparing H = 2 x^T x and its inverse's Cholesky factor...");
+        } else if (!st.prepare_task.error().empty()) {
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", st.prepare_task.error().c_str());
+        } else if (!st.prepared.error_text.empty()) {
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", st.prepared.error_text.c_str());
+        }
+        if (st.prepared.stepper && st.prepared.key == st.requested_key) StepLines(st, ImGui::GetContentRegionAvail().x);
     }
-    ImGui::SameLine();
-    if (x && w) Request(st, x, w, weights, layer_generation);
-    Take(st);
-    Controls(st);
-    StepToTarget(st, kStepBudgetMs);
-    if (st.prepare_task.running()) {
-        ImGui::TextDisabled("preparing H = 2 x^T x and its inverse's Cholesky factor...");
-    } else if (!st.prepare_task.error().empty()) {
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", st.prepare_task.error().c_str());
-    } else if (!st.prepared.error_text.empty()) {
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", st.prepared.error_text.c_str());
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const bool wide = avail.x >= font * 50.0f && avail.y >= font * 14.0f;
+    const float chart_w = wide ? std::max(font * 18.0f, std::floor(avail.x * 0.3f)) : avail.x;
+    const float chart_h = wide ? std::min(avail.y, font * 20.0f) : font * 13.0f;
+    const float gap = std::round(font * 0.8f);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    if (!wide) ImGui::BeginChild("##method-scroll", ImVec2(0, 0), false);
+    DrawMethodComparison(st, ImVec2(chart_w, chart_h));
+    ImVec2 view_size(avail.x - chart_w - gap, avail.y);
+    if (wide) ImGui::SetCursorScreenPos(ImVec2(origin.x + chart_w + gap, origin.y));
+    else view_size = ImVec2(ImGui::GetContentRegionAvail().x, std::max(font * 18.0f, avail.y * 0.9f));
+    if (gptq) {
+        if (st.prepared.stepper && st.prepared.key == st.requested_key) DrawStepThrough(st, view_size);
+    } else {
+        DrawMethodView(st, *w, view_size);
     }
-    if (st.prepared.stepper && st.prepared.key == st.requested_key) DrawStepThrough(st, ImGui::GetContentRegionAvail());
+    if (!wide) ImGui::EndChild();
     ImGui::PopID();
 }
 

@@ -1,4 +1,8 @@
-// The layer lab's Method view (issue 24): what GPTQ, AWQ and rotation do to the shown layer's W. The GPTQ
+// The layer lab's Method view (issue 24): what GPTQ, AWQ and rotation do to the shown layer's W. A bar chart
+// compares the output SQNR (and MSE) of every method at the current quantizer, computed in the background
+// (core's run_method, cancellable). AWQ shows its loss against the ratio with the winner marked, the input
+// channels' mean |x| as a strip above W's columns and the chosen scales; rotate shows W and W H on one colour
+// scale with the outlier ratio max/std before and after (or why it cannot run: in must be 2^k). The GPTQ
 // step-through quantizes one column a step (core's GptqStepper): W as it was, W now (the processed columns
 // marked, those still to come as compensated so far) and the accumulated compensation W now - W on one colour
 // scale, so the error is seen to flow to the columns not yet quantized; the processing order under act-order;
@@ -19,17 +23,30 @@
 
 namespace qs::gui {
 
-// The methods of the combo, in its order.
-enum class MethodChoice : int { Rtn = 0, Gptq = 1, Awq = 2, Rotate = 3, RotateGptq = 4 };
-const char* MethodLabel(MethodChoice method);   // "RTN", "GPTQ", ...
+// A method as the window names it: "RTN", "GPTQ", "AWQ", "rotate", "rotate+GPTQ".
+const char* MethodLabel(LayerMethod method);
 
 struct MethodPanelState {
-    MethodChoice method = MethodChoice::Gptq;
+    LayerMethod method = LayerMethod::Gptq;
+    bool covered = false;               // the output SQNRs covered until a lesson's R (students predict first)
     bool act_order = false;
     int block = 16;                     // "Next block" steps this many columns
     std::int64_t target = 0;            // columns the step-through is to have processed (the slider)
 
     // [Internal state]
+    // Every method's result on the shown layer (one slot per LayerMethod, in its order).
+    struct Comparison {
+        std::string key;
+        std::array<std::shared_ptr<const MethodResult>, 5> results;
+        std::array<std::string, 5> errors;  // what the core refused for that method
+        std::vector<float> rotated;         // W H [out, in] (empty when in is not 2^k)
+    };
+    Task<Comparison> compare_task;
+    Comparison comparison;
+    std::string compare_key;
+    std::array<HeatmapState, 2> method_maps;  // RTN, AWQ, rotate: W (or W H) and what the method made of it
+    HeatmapView method_view;
+    std::uint64_t method_generation = 0;
     struct Prepared {
         std::string key;
         std::shared_ptr<GptqStepper> stepper;
@@ -49,6 +66,14 @@ struct MethodPanelState {
 // quantizer and `layer_generation` (changes whenever x, W or the quantizer do). Fills the available region.
 void DrawMethodPanel(MethodPanelState& state, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
                      const QuantConfig& weights, std::uint64_t layer_generation);
+
+// The parts in method_views.cpp: every method's run on the layer in the background (when out of date), the
+// comparison chart of their output SQNR, and the RTN / AWQ / rotate views (W beside what the method made of
+// it, AWQ's loss curve and strips, rotation's outlier ratio).
+void RequestComparison(MethodPanelState& state, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
+                       const QuantConfig& weights, std::uint64_t layer_generation);
+void DrawMethodComparison(MethodPanelState& state, ImVec2 size);
+void DrawMethodView(MethodPanelState& state, const Tensor& w, ImVec2 size);
 
 // Blocks until the stepper for this layer is prepared and the slider's target reached (tests, screenshots).
 void FinishMethod(MethodPanelState& state, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,

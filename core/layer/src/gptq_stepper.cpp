@@ -1,209 +1,167 @@
-// GPTQ's eager loop, one column a step (gptq_stepper.hpp). Each step is one column's rounding and one rank-1
-// update of the columns still to come: out x (in - done) multiply-adds, a millisecond on a 1024 x 1024 layer.
-// Stepping back is the inverse update (and the column's stored value), so no snapshot of W is kept.
+// GPTQ's eager loop, one column a step (gptq_stepper.hpp), on the preparation and the quantizer the blocked
+// loop uses (method_steps.hpp, method_quantizer.hpp). A step is one column's rounding and one rank-1 update of
+// the columns still to come: out x (in - done) multiply-adds, about a millisecond on a 1024 x 1024 layer.
+// Stepping back is the inverse update plus the column's stored values, so no snapshot of W is kept.
 #include "quantscope/gptq_stepper.hpp"
 
-#include <Eigen/Cholesky>
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
-#include "quantscope/error.hpp"
-#include "quantscope/params.hpp"
+#include "method_steps.hpp"
 
 namespace qs {
-namespace {
 
-using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
+using detail::MatD;
+using detail::WeightQuantizer;
 
-void check_options(const Tensor& x, const Tensor& w, const QuantConfig& config, const GptqStepperOptions& options) {
-    if (w.rank() != 2) throw Error("GPTQ needs W as a 2-D [out, in] matrix, got " + shape_to_string(w.shape));
-    if (x.rank() != 2 || x.cols() != w.cols())
-        throw Error("GPTQ needs x as [tokens, " + std::to_string(w.cols()) + "], got " + shape_to_string(x.shape));
-    if (x.rows() < 1) throw Error("GPTQ needs at least one token");
-    if (config.format != FormatId::Int) throw Error("GPTQ takes an integer type (int2...int8, uint), not a float or block format");
-    if (config.mode == Mode::Cast || config.overflow != Overflow::Clamp || config.calibration != Calibration::MinMax)
-        throw Error("GPTQ takes asymmetric or symmetric min/max quantization with clamping");
-    if (config.granularity == Granularity::Channel && config.axis != 0)
-        throw Error("GPTQ takes one (s, z) per output row (channel axis 0), not per input channel");
-    if (config.granularity == Granularity::Group && (config.group_size < 1 || w.cols() % config.group_size != 0))
-        throw Error("GPTQ's group size must divide in = " + std::to_string(w.cols()));
-    if (!(options.damp > 0) || !std::isfinite(options.damp)) throw Error("GPTQ's damping must be finite and > 0");
-    if (options.block < 1) throw Error("GPTQ's block must be >= 1");
-    for (float v : x.values)
-        if (!std::isfinite(v)) throw Error("x holds a value that is not finite");
-    for (float v : w.values)
-        if (!std::isfinite(v)) throw Error("W holds a value that is not finite");
-}
+struct GptqStepper::State {
+    State(const QuantConfig& weights, std::int64_t out, std::int64_t in) : quantizer(weights, out, in) {}
+    WeightQuantizer quantizer;
+    detail::GptqPrepared prepared;  // w: W now, columns in processing order
+    MatD original;                  // the same as the loop started
+    std::int64_t out = 0, in = 0, done = 0;
+    std::vector<std::int32_t> codes;      // [out, in] row-major, by W's column
+    std::vector<double> scales;           // one pair per block of the quantizer
+    std::vector<std::int32_t> zero_points;
+    std::vector<char> group_set;          // per group: its pairs taken (grouped only)
+    std::vector<Step> history;
+    std::vector<Eigen::VectorXd> before;  // per step: the column as it came
+    std::vector<char> set_group;          // per step: it took its group's pairs
+    bool grouped() const { return quantizer.group_columns() < in; }
+};
 
-}  // namespace
-
-GptqStepper::GptqStepper(const Tensor& x, const Tensor& w, const QuantConfig& config, const GptqStepperOptions& options)
-    : config_(config), options_(options) {
-    check_options(x, w, config, options);
-    out_ = w.rows();
-    in_ = w.cols();
-    const std::int64_t tokens = x.rows();
-    // H = 2 x^T x in float64 on the float32 inputs.
-    const Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> xf(x.values.data(), tokens, in_);
-    const MatD xd = xf.cast<double>();
-    MatD h = 2.0 * (xd.transpose() * xd);
-    original_.assign(w.values.begin(), w.values.end());
-    for (std::int64_t k = 0; k < in_; ++k) {
-        if (h(k, k) != 0.0) continue;
-        h(k, k) = 1.0;  // a dead column: no input ever reaches it
-        for (std::int64_t o = 0; o < out_; ++o) original_[static_cast<std::size_t>(o * in_ + k)] = 0.0;
-        ++dead_;
-    }
-    const double damp = options.damp * h.diagonal().mean();
-    h.diagonal().array() += damp;
-    order_.resize(static_cast<std::size_t>(in_));
-    std::iota(order_.begin(), order_.end(), std::int64_t{0});
-    if (options.act_order)
-        std::stable_sort(order_.begin(), order_.end(), [&](std::int64_t a, std::int64_t b) { return h(a, a) > h(b, b); });
-    MatD hp(in_, in_);
-    for (std::int64_t i = 0; i < in_; ++i)
-        for (std::int64_t j = 0; j < in_; ++j) hp(i, j) = h(order_[static_cast<std::size_t>(i)], order_[static_cast<std::size_t>(j)]);
-    Eigen::LLT<MatD> llt(hp);
-    if (llt.info() != Eigen::Success) throw Error("the Hessian 2 x^T x is singular even after damping: raise the damping");
-    const MatD hinv = llt.solve(MatD::Identity(in_, in_));
-    Eigen::LLT<MatD> llt_inv(hinv);
-    if (llt_inv.info() != Eigen::Success) throw Error("the Hessian 2 x^T x is singular even after damping: raise the damping");
-    const MatD upper = llt_inv.matrixU();
-    u_.resize(static_cast<std::size_t>(in_ * in_));
-    for (std::int64_t i = 0; i < in_; ++i)
-        for (std::int64_t j = 0; j < in_; ++j) u_[static_cast<std::size_t>(i * in_ + j)] = upper(i, j);
-    for (double v : u_)
-        if (!std::isfinite(v)) throw Error("the Hessian 2 x^T x is singular even after damping: raise the damping");
-
-    // (s, z) per row and block: per tensor and per channel from W now, per group when the loop reaches it.
-    group_ = config.granularity == Granularity::Group ? config.group_size : in_;
-    blocks_per_row_ = in_ / group_;
-    scale_.assign(static_cast<std::size_t>(out_ * blocks_per_row_), 1.0);
-    zero_.assign(scale_.size(), 0.0);
-    block_ready_.assign(static_cast<std::size_t>(blocks_per_row_), 0);
-    if (config.granularity != Granularity::Group) {
-        double lo = 0, hi = 0;
-        const bool whole = config.granularity == Granularity::Tensor;
-        if (whole) {
-            const auto [a, b] = std::minmax_element(original_.begin(), original_.end());
-            lo = *a, hi = *b;
-        }
-        for (std::int64_t o = 0; o < out_; ++o) {
-            if (!whole) {
-                const auto row = original_.begin() + o * in_;
-                const auto [a, b] = std::minmax_element(row, row + in_);
-                lo = *a, hi = *b;
-            }
-            double s = 1;
-            std::int32_t z = 0;
-            if (config.mode == Mode::Manual) s = config.manual_scale, z = config.manual_zero_point;
-            else if (config.mode == Mode::Symmetric) symmetric_params(std::max(-lo, hi), config.dtype, s, z);
-            else asymmetric_params(lo, hi, config.dtype, s, z, config.recompute_scale);
-            scale_[static_cast<std::size_t>(o)] = s;
-            zero_[static_cast<std::size_t>(o)] = z;
-        }
-        block_ready_[0] = 1;
+GptqStepper::GptqStepper(const Tensor& x, const Tensor& w, const LayerConfig& config, const MethodConfig& method,
+                         const MethodControl& control) {
+    check_method(x, w, nullptr, config, method);
+    const std::int64_t out = w.rows(), in = w.cols(), tokens = x.numel() / in;
+    using RowMatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    MatD wd = Eigen::Map<const RowMatF>(w.values.data(), out, in).cast<double>();
+    const MatD xd = Eigen::Map<const RowMatF>(x.values.data(), tokens, in).cast<double>();
+    s_ = std::make_unique<State>(config.weights, out, in);
+    s_->out = out;
+    s_->in = in;
+    s_->prepared = detail::prepare_gptq(std::move(wd), xd, method.damp, method.act_order, control);
+    s_->original = s_->prepared.w;
+    s_->scales.assign(static_cast<std::size_t>(s_->quantizer.blocks()), 1.0);
+    s_->zero_points.assign(s_->scales.size(), 0);
+    // Per tensor and per channel: the pairs from W (dead columns zeroed) before the loop.
+    if (!s_->grouped()) {
+        const MatD& wp = s_->original;
+        const bool whole = s_->quantizer.per_tensor();
+        for (std::int64_t r = 0; r < (whole ? 1 : out); ++r)
+            s_->quantizer.pair(whole ? wp.minCoeff() : wp.row(r).minCoeff(), whole ? wp.maxCoeff() : wp.row(r).maxCoeff(),
+                               s_->scales[static_cast<std::size_t>(r)], s_->zero_points[static_cast<std::size_t>(r)]);
     }
     reset();
 }
 
+GptqStepper::~GptqStepper() = default;
+GptqStepper::GptqStepper(GptqStepper&&) noexcept = default;
+
+std::int64_t GptqStepper::rows() const { return s_->out; }
+std::int64_t GptqStepper::columns() const { return s_->in; }
+std::int64_t GptqStepper::done() const { return s_->done; }
+const std::vector<std::int64_t>& GptqStepper::order() const { return s_->prepared.order; }
+const std::vector<std::int64_t>& GptqStepper::position() const { return s_->prepared.position; }
+std::int64_t GptqStepper::dead_columns() const { return s_->prepared.dead_columns; }
+double GptqStepper::current(std::int64_t row, std::int64_t column) const {
+    return s_->prepared.w(row, s_->prepared.position[static_cast<std::size_t>(column)]);
+}
+double GptqStepper::original(std::int64_t row, std::int64_t column) const {
+    return s_->original(row, s_->prepared.position[static_cast<std::size_t>(column)]);
+}
+std::int32_t GptqStepper::code(std::int64_t row, std::int64_t column) const {
+    return s_->codes[static_cast<std::size_t>(row * s_->in + column)];
+}
+const std::vector<std::int32_t>& GptqStepper::codes() const { return s_->codes; }
+const std::vector<GptqStepper::Step>& GptqStepper::history() const { return s_->history; }
+
 void GptqStepper::reset() {
-    current_ = original_;
-    codes_.assign(current_.size(), 0);
-    done_ = 0;
-    history_.clear();
-    if (config_.granularity == Granularity::Group) std::fill(block_ready_.begin(), block_ready_.end(), 0);
-}
-
-// A group's (s, z) from its columns' current values, when the loop reaches the first of them.
-void GptqStepper::group_params(std::int64_t column) {
-    const std::int64_t g = column / group_;
-    if (block_ready_[static_cast<std::size_t>(g)]) return;
-    block_ready_[static_cast<std::size_t>(g)] = 1;
-    for (std::int64_t o = 0; o < out_; ++o) {
-        const auto first = current_.begin() + o * in_ + g * group_;
-        const auto [a, b] = std::minmax_element(first, first + group_);
-        double s = 1;
-        std::int32_t z = 0;
-        if (config_.mode == Mode::Manual) s = config_.manual_scale, z = config_.manual_zero_point;
-        else if (config_.mode == Mode::Symmetric) symmetric_params(std::max(-*a, *b), config_.dtype, s, z);
-        else asymmetric_params(*a, *b, config_.dtype, s, z, config_.recompute_scale);
-        scale_[static_cast<std::size_t>(o * blocks_per_row_ + g)] = s;
-        zero_[static_cast<std::size_t>(o * blocks_per_row_ + g)] = z;
-    }
-}
-
-// q = clamp(round(w / s + z)), r' = s (q - z), in float64.
-double GptqStepper::round_trip(double w, std::int64_t row, std::int64_t column, std::int32_t* code) const {
-    const std::size_t b = static_cast<std::size_t>(row * blocks_per_row_ + column / group_);
-    const double s = scale_[b], z = zero_[b];
-    const double t = w / s + z;
-    double q = config_.rounding == Rounding::HalfAway ? std::round(t) : std::nearbyint(t);
-    q = std::clamp(q, static_cast<double>(config_.dtype.q_min()), static_cast<double>(config_.dtype.q_max()));
-    if (code) *code = static_cast<std::int32_t>(q);
-    return s * (q - z);
+    s_->prepared.w = s_->original;
+    s_->codes.assign(static_cast<std::size_t>(s_->out * s_->in), 0);
+    s_->done = 0;
+    s_->history.clear();
+    s_->before.clear();
+    s_->set_group.clear();
+    if (s_->grouped()) s_->group_set.assign(static_cast<std::size_t>(s_->in / s_->quantizer.group_columns()), 0);
 }
 
 const GptqStepper::Step& GptqStepper::next() {
-    if (done_ >= in_) throw Error("GPTQ has processed every column");
-    const std::int64_t p = done_, j = order_[static_cast<std::size_t>(p)];
-    if (config_.granularity == Granularity::Group) group_params(j);
+    State& s = *s_;
+    if (s.done >= s.in) throw Error("gptq: every column is processed");
+    MatD& wp = s.prepared.w;
+    const MatD& u = s.prepared.u;
+    const std::int64_t p = s.done, j = s.prepared.order[static_cast<std::size_t>(p)], group = s.quantizer.group_columns();
+    // A group's pairs from its columns' current values, when the loop reaches the first of them.
+    bool sets_group = false;
+    if (s.grouped() && !s.group_set[static_cast<std::size_t>(j / group)]) {
+        sets_group = true;
+        s.group_set[static_cast<std::size_t>(j / group)] = 1;
+        const std::int64_t g0 = j / group * group;
+        for (std::int64_t r = 0; r < s.out; ++r) {
+            double lo = INFINITY, hi = -INFINITY;
+            for (std::int64_t c = g0; c < g0 + group; ++c) {
+                const double v = wp(r, s.prepared.position[static_cast<std::size_t>(c)]);
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+            const std::size_t k = static_cast<std::size_t>(s.quantizer.block_of(r, j));
+            s.quantizer.pair(lo, hi, s.scales[k], s.zero_points[k]);
+        }
+    }
     Step step;
     step.column = j;
-    step.u_jj = u_[static_cast<std::size_t>(p * in_ + p)];
-    step.e.resize(static_cast<std::size_t>(out_));
-    for (std::int64_t o = 0; o < out_; ++o) {
-        const std::size_t i = static_cast<std::size_t>(o * in_ + j);
-        const double w = current_[i];
-        const double r = round_trip(w, o, j, &codes_[i]);
-        const double orig = original_[i], orig_r = round_trip(orig, o, j, nullptr);
-        step.error_before += (w - r) * (w - r);
-        step.error_original += (orig - orig_r) * (orig - orig_r);
-        current_[i] = r;
-        step.e[static_cast<std::size_t>(o)] = (w - r) / step.u_jj;
+    step.u_jj = u(p, p);
+    step.e.resize(static_cast<std::size_t>(s.out));
+    s.before.push_back(wp.col(p));
+    for (std::int64_t r = 0; r < s.out; ++r) {
+        const std::size_t k = static_cast<std::size_t>(s.quantizer.block_of(r, j));
+        bool clipped = false;
+        const double w = wp(r, p), orig = s.original(r, p);
+        const std::int32_t q = s.quantizer.code(w, s.scales[k], s.zero_points[k], clipped);
+        const double v = WeightQuantizer::value(q, s.scales[k], s.zero_points[k]);
+        const double vo = WeightQuantizer::value(s.quantizer.code(orig, s.scales[k], s.zero_points[k], clipped), s.scales[k],
+                                                 s.zero_points[k]);
+        s.codes[static_cast<std::size_t>(r * s.in + j)] = q;
+        step.error_before += (w - v) * (w - v);
+        step.error_original += (orig - vo) * (orig - vo);
+        step.e[static_cast<std::size_t>(r)] = (w - v) / step.u_jj;
+        wp(r, p) = v;
     }
-    // Every later column l gets W[:, l] -= e U[j, l].
-    const double* urow = &u_[static_cast<std::size_t>(p * in_)];
-    for (std::int64_t o = 0; o < out_; ++o) {
-        const double e = step.e[static_cast<std::size_t>(o)];
-        double* row = &current_[static_cast<std::size_t>(o * in_)];
-        for (std::int64_t q = p + 1; q < in_; ++q) row[order_[static_cast<std::size_t>(q)]] -= e * urow[q];
+    // Every later column l: W[:, l] -= e U[j, l].
+    if (p + 1 < s.in) {
+        const Eigen::Map<const Eigen::VectorXd> e(step.e.data(), s.out);
+        wp.rightCols(s.in - p - 1).noalias() -= e * u.row(p).tail(s.in - p - 1);
     }
-    history_.push_back(std::move(step));
-    ++done_;
-    return history_.back();
+    s.set_group.push_back(sets_group);
+    s.history.push_back(std::move(step));
+    ++s.done;
+    return s.history.back();
 }
 
-void GptqStepper::next_block() {
-    if (done_ >= in_) return;
-    const std::int64_t end = std::min(in_, (done_ / options_.block + 1) * options_.block);
-    while (done_ < end) next();
+void GptqStepper::next_block(std::int64_t block) {
+    if (block < 1) block = 1;
+    const std::int64_t end = std::min(s_->in, (s_->done / block + 1) * block);
+    while (s_->done < end) next();
 }
 
 void GptqStepper::previous() {
-    if (done_ == 0) return;
-    const Step& step = history_.back();
-    const std::int64_t p = done_ - 1, j = step.column;
-    const double* urow = &u_[static_cast<std::size_t>(p * in_)];
-    for (std::int64_t o = 0; o < out_; ++o) {
-        const double e = step.e[static_cast<std::size_t>(o)];
-        double* row = &current_[static_cast<std::size_t>(o * in_)];
-        for (std::int64_t q = p + 1; q < in_; ++q) row[order_[static_cast<std::size_t>(q)]] += e * urow[q];
-        // The column as it came: r'(w) + e U[j, j].
-        row[j] = row[j] + e * step.u_jj;
-        codes_[static_cast<std::size_t>(o * in_ + j)] = 0;
+    State& s = *s_;
+    if (s.done == 0) return;
+    const std::int64_t p = s.done - 1;
+    const Step& step = s.history.back();
+    MatD& wp = s.prepared.w;
+    if (p + 1 < s.in) {
+        const Eigen::Map<const Eigen::VectorXd> e(step.e.data(), s.out);
+        wp.rightCols(s.in - p - 1).noalias() += e * s.prepared.u.row(p).tail(s.in - p - 1);
     }
-    // A group whose (s, z) this column set gets them again from the values it then sees.
-    if (config_.granularity == Granularity::Group) {
-        const std::int64_t g = j / group_;
-        bool other = false;
-        for (std::int64_t q = 0; q < p && !other; ++q) other = order_[static_cast<std::size_t>(q)] / group_ == g;
-        if (!other) block_ready_[static_cast<std::size_t>(g)] = 0;
-    }
-    history_.pop_back();
-    --done_;
+    wp.col(p) = s.before.back();
+    for (std::int64_t r = 0; r < s.out; ++r) s.codes[static_cast<std::size_t>(r * s.in + step.column)] = 0;
+    if (s.set_group.back()) s.group_set[static_cast<std::size_t>(step.column / s.quantizer.group_columns())] = 0;
+    s.before.pop_back();
+    s.set_group.pop_back();
+    s.history.pop_back();
+    --s.done;
 }
 
 }  // namespace qs
