@@ -185,29 +185,30 @@ void OrderLine(const GptqStepper& s, float width) {
     DrawWrappedParts(parts, width, highlight, " ");
 }
 
+bool FlowButton(const char* label) {
+    SameLineOrWrap(ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x);
+    return ImGui::Button(label);
+}
+
 void Controls(MethodPanelState& st) {
     const float font = ImGui::GetFontSize();
     const GptqStepper* s = st.prepared.stepper.get();
-    const std::int64_t in = s ? s->columns() : 0;
+    const std::int64_t in = s ? s->columns() : 0, done = s ? s->done() : 0;
+    SameLineOrWrap(ImGui::GetFrameHeight() + ImGui::CalcTextSize("act-order").x + ImGui::GetStyle().ItemInnerSpacing.x);
     ImGui::Checkbox("act-order", &st.act_order);
     HelpTooltip("Process the columns by decreasing diag H = 2 sum_t x[t, k]^2: the loud input channels first, while many "
                 "columns are left to take their error.");
     ImGui::BeginDisabled(!s);
-    ImGui::SameLine();
-    if (ImGui::Button("|<")) st.target = 0;
-    ImGui::SameLine();
-    if (ImGui::Button("< Prev")) st.target = std::max<std::int64_t>(0, (s ? s->done() : 0) - 1);
-    ImGui::SameLine();
-    if (ImGui::Button("Next >")) st.target = std::min(in, (s ? s->done() : 0) + 1);
-    ImGui::SameLine();
+    if (FlowButton("|<")) st.target = 0;
+    if (FlowButton("< Prev")) st.target = std::max<std::int64_t>(0, done - 1);
+    if (FlowButton("Next >")) st.target = std::min(in, done + 1);
     char label[48];
     std::snprintf(label, sizeof label, "Next block (%d) >>", st.block);
-    if (ImGui::Button(label) && s) st.target = std::min<std::int64_t>(in, (s->done() / st.block + 1) * st.block);
-    ImGui::SameLine();
-    if (ImGui::Button(">|")) st.target = in;
-    ImGui::SameLine();
+    if (FlowButton(label)) st.target = std::min<std::int64_t>(in, (done / st.block + 1) * st.block);
+    if (FlowButton(">|")) st.target = in;
     int target = static_cast<int>(st.target);
-    ImGui::SetNextItemWidth(std::max(font * 8.0f, ImGui::GetContentRegionAvail().x));
+    SameLineOrWrap(font * 12.0f);
+    ImGui::SetNextItemWidth(std::max(font * 12.0f, ImGui::GetContentRegionAvail().x));
     if (SafeSliderInt("##column", &target, 0, std::max<std::int64_t>(in, 1), "%d columns quantized", ImGuiSliderFlags_AlwaysClamp))
         st.target = target;
     ImGui::EndDisabled();
@@ -325,7 +326,6 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
     RequestComparison(st, x, w, weights, layer_generation);
     const bool gptq = st.method == LayerMethod::Gptq;
     if (gptq) {
-        ImGui::SameLine();
         Request(st, x, w, weights, layer_generation);
         Take(st);
         Controls(st);
@@ -341,15 +341,22 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
     }
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const bool wide = avail.x >= font * 50.0f && avail.y >= font * 14.0f;
-    const float chart_w = wide ? std::max(font * 18.0f, std::floor(avail.x * 0.3f)) : avail.x;
-    const float chart_h = wide ? std::min(avail.y, font * 20.0f) : font * 13.0f;
     const float gap = std::round(font * 0.8f);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    if (!wide) ImGui::BeginChild("##method-scroll", ImVec2(0, 0), false);
-    DrawMethodComparison(st, ImVec2(chart_w, chart_h));
-    ImVec2 view_size(avail.x - chart_w - gap, avail.y);
-    if (wide) ImGui::SetCursorScreenPos(ImVec2(origin.x + chart_w + gap, origin.y));
-    else view_size = ImVec2(ImGui::GetContentRegionAvail().x, std::max(font * 18.0f, avail.y * 0.9f));
+    ImVec2 chart_size, view_size;
+    if (wide) {
+        // The chart at the left, the method's maps beside it.
+        chart_size = ImVec2(std::max(font * 18.0f, std::floor(avail.x * 0.3f)), std::min(avail.y, font * 20.0f));
+        view_size = ImVec2(avail.x - chart_size.x - gap, avail.y);
+    } else {
+        // Narrow (a projector's big font): one under the other, scrolled; measured inside, beside the scrollbar.
+        ImGui::BeginChild("##method-scroll", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+        const float inner = ImGui::GetContentRegionAvail().x;
+        chart_size = ImVec2(inner, font * 13.0f);
+        view_size = ImVec2(inner, std::max(font * 18.0f, avail.y * 0.9f));
+    }
+    DrawMethodComparison(st, chart_size);
+    if (wide) ImGui::SetCursorScreenPos(ImVec2(origin.x + chart_size.x + gap, origin.y));
     if (gptq) {
         if (st.prepared.stepper && st.prepared.key == st.requested_key) DrawStepThrough(st, view_size);
     } else {
