@@ -1,6 +1,7 @@
-// The methods lesson (assets/lessons/methods.json) tells a true story: each step's claim about the output
-// SQNR, the columns GPTQ changes, AWQ's ratio and the rotation's outlier ratio holds for the layer its state
-// describes; and the lesson format's "method", "act_order" and "columns" keys are strict.
+// The methods lesson (assets/lessons/methods.json) tells a true story: what each step asks students to predict
+// and then reveals (the output SQNRs, the columns GPTQ changes, AWQ's ratio, the rotation's outlier ratio) is
+// what the layer of its state gives, pinned here so that a change of a method or of the lesson's layer that
+// turns the story shows; and the lesson format's "method", "act_order" and "columns" keys are strict.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -51,27 +52,27 @@ std::string lesson_json(const std::string& layer) {
 
 }  // namespace
 
-TEST_CASE("methods lesson: every step's claim holds") {
+TEST_CASE("methods lesson: what each step reveals") {
     const qs::Lesson l = qs::read_lesson(std::string(QS_TESTS_DIR) + "/../assets/lessons/methods.json");
     REQUIRE(l.steps.size() == 6);
     const qs::MethodResult rtn = run_step(l.steps[0]), gptq = run_step(l.steps[1]), act = run_step(l.steps[2]);
     const qs::MethodResult awq = run_step(l.steps[3]), rot = run_step(l.steps[4]), rot_gptq = run_step(l.steps[5]);
-    CHECK(sqnr(rtn) == doctest::Approx(19.2).epsilon(0.01));                 // "about 19 dB"
-    CHECK(sqnr(gptq) - sqnr(rtn) == doctest::Approx(1.0).epsilon(0.15));      // "gains about 1 dB"
-    CHECK(sqnr(act) == doctest::Approx(21.6).epsilon(0.01));                  // "about 21.6 dB"
-    CHECK(sqnr(act) - sqnr(gptq) == doctest::Approx(1.5).epsilon(0.1));       // "about 1.5 dB more"
+    CHECK(sqnr(rtn) == doctest::Approx(19.2).epsilon(0.01));
+    CHECK(sqnr(gptq) - sqnr(rtn) == doctest::Approx(1.0).epsilon(0.15));      // GPTQ gains about 1 dB ...
+    CHECK(sqnr(act) == doctest::Approx(21.6).epsilon(0.01));
+    CHECK(sqnr(act) - sqnr(gptq) == doctest::Approx(1.5).epsilon(0.1));       // ... and act-order 1.5 dB more
     REQUIRE(awq.awq.has_value());
-    CHECK(awq.awq->ratio == 0.25);                                            // "at r = 0.25"
+    CHECK(awq.awq->ratio == 0.25);
     CHECK(awq.awq->losses.size() == 20);                                      // "r = 0, 0.05, ..., 0.95"
     CHECK(sqnr(awq) == doctest::Approx(22.8).epsilon(0.01));
-    CHECK(sqnr(awq) > sqnr(act));                                             // "better than GPTQ here"
+    CHECK(sqnr(awq) > sqnr(act));                                             // better than GPTQ here, without H
     REQUIRE(rot.rotate.has_value());
-    CHECK(rot.rotate->max_over_std_before == doctest::Approx(4.0).epsilon(0.01));
-    CHECK(rot.rotate->max_over_std_after == doctest::Approx(5.0).epsilon(0.01));
-    CHECK(sqnr(rot) == doctest::Approx(18.1).epsilon(0.01));                  // "loses a little, about 18 dB"
+    CHECK(rot.rotate->max_over_std_before == doctest::Approx(4.0).epsilon(0.01));  // "about 4.0, a normal's"
+    CHECK(rot.rotate->max_over_std_after == doctest::Approx(5.0).epsilon(0.01));   // a normal W has no outlier to spread
+    CHECK(sqnr(rot) == doctest::Approx(18.1).epsilon(0.01));                  // and the rotation alone loses a little
     CHECK(sqnr(rot) < sqnr(rtn));
-    CHECK(sqnr(rot_gptq) == doctest::Approx(29.0).epsilon(0.01));             // "about 29 dB"
-    for (const qs::MethodResult* r : {&rtn, &gptq, &act, &awq, &rot}) CHECK(sqnr(rot_gptq) > sqnr(*r) + 5);  // "the best of the five"
+    CHECK(sqnr(rot_gptq) == doctest::Approx(29.0).epsilon(0.01));             // the best of the five, by 5 dB and more
+    for (const qs::MethodResult* r : {&rtn, &gptq, &act, &awq, &rot}) CHECK(sqnr(rot_gptq) > sqnr(*r) + 5);
     CHECK(sqnr(rtn) == *rot_gptq.rtn_output.sqnr_db);
 
     // GPTQ in index order: the columns rounded last move most, the loud channels least; act-order takes the loud

@@ -228,12 +228,17 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     if (before.size() != after.size()) return;
     // Above the maps: the method's numbers; AWQ: its strips; rotate: the outlier ratio.
     ImGui::PushTextWrapPos(origin.x + size.x);
+    // A lesson's step covers what it asks to predict (the ratio after the rotation, AWQ's winner) until R.
+    const std::string hidden = "? (predict, then R)";
     if (rotate && r->rotate) {
         TextWrappedAtSpaces("outlier ratio max|W|/std: " + FormatFixed(r->rotate->max_over_std_before, 2, 2) + " for W, " +
-                            FormatFixed(r->rotate->max_over_std_after, 2, 2) + " for W H; kurtosis " +
+                            (st.covered ? hidden : FormatFixed(r->rotate->max_over_std_after, 2, 2)) + " for W H; kurtosis " +
                             FormatFixed(r->rotate->kurtosis_before, 2, 2) + " " + Symbols().arrow + " " +
-                            FormatFixed(r->rotate->kurtosis_after, 2, 2) + " (3: a normal's)");
+                            (st.covered ? std::string("?") : FormatFixed(r->rotate->kurtosis_after, 2, 2)) + " (3: a normal's)");
         ImGui::TextDisabled("x' = x H and W' = W H give x' W'^T = x W^T: only the rounding of W' changes y.");
+    } else if (awq && st.covered) {
+        TextWrappedAtSpaces("AWQ: the best ratio r " + hidden + "; W's column k is multiplied by m_k = mean|x_k|^r before rounding "
+                            "and divided after.");
     } else if (awq) {
         TextWrappedAtSpaces("AWQ: ratio r = " + FormatFixed(r->awq->ratio, 2, 2) + ", scales m_k = mean|x_k|^r from " +
                             FormatNumber(*std::min_element(r->awq->scales.begin(), r->awq->scales.end())) + " to " +
@@ -270,14 +275,16 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
         if (awq) {
             // Above W's columns: the inputs' mean |x| (what AWQ looks at) and the scales it chose.
             ChannelStrip(r->awq->mean_abs_x, st.method_view, hr.image_min.x, hr.image_max.x, at.y + line, strip - 2.0f, palette::kRange);
-            ChannelStrip(r->awq->scales, st.method_view, hr.image_min.x, hr.image_max.x, at.y + line + strip, strip - 2.0f, palette::kInside);
+            if (!st.covered)
+                ChannelStrip(r->awq->scales, st.method_view, hr.image_min.x, hr.image_max.x, at.y + line + strip, strip - 2.0f,
+                             palette::kInside);
         }
         if (hr.hovered.valid()) {
             const std::size_t k = static_cast<std::size_t>(hr.hovered.row * w.cols() + hr.hovered.col);
             ImGui::BeginTooltip();
             ImGui::Text("row %lld, column %lld: %s %s %s", static_cast<long long>(hr.hovered.row), static_cast<long long>(hr.hovered.col),
                         FormatNumber(before[k]).c_str(), Symbols().arrow, FormatNumber(after[k]).c_str());
-            if (awq)
+            if (awq && !st.covered)
                 ImGui::Text("mean |x| of channel %lld: %s, scale m = %s", static_cast<long long>(hr.hovered.col),
                             FormatNumber(r->awq->mean_abs_x[static_cast<std::size_t>(hr.hovered.col)]).c_str(),
                             FormatNumber(r->awq->scales[static_cast<std::size_t>(hr.hovered.col)]).c_str());
@@ -290,7 +297,8 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
                        MarkerEntry(MarkerShape::Square, palette::kInside, "AWQ's scale m_k")},
                       ImVec2(origin.x, image_bottom + 4.0f), maps_w);
         ImGui::SetCursorScreenPos(ImVec2(origin.x + maps_w + gap, top));
-        AwqCurve(*r->awq, ImVec2(side, std::min(size.y - (top - origin.y), font * 22.0f)));
+        if (st.covered) ImGui::TextDisabled("%s", FitText("the loss against r: after R", side).c_str());
+        else AwqCurve(*r->awq, ImVec2(side, std::min(size.y - (top - origin.y), font * 22.0f)));
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);
