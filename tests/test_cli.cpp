@@ -391,9 +391,19 @@ TEST_CASE("bench prints its JSON") {
     CHECK(json_value(r.out, "elements") == "4096");
     CHECK(run("bench --shape 64x64 --repeats 0", dir).exit_code == 2);
     // Each of the two prints its rows alone: both at once is a mistake, not the first one winning.
-    const Run both = run("bench --layer-only --formats-only", dir);
-    CHECK(both.exit_code == 2);
-    CHECK(both.err.find("--layer-only and --formats-only do not go together") != std::string::npos);
+    for (const char* two : {"--layer-only --formats-only", "--methods-only --layer-only", "--formats-only --methods-only"}) {
+        const Run both = run(std::string("bench ") + two, dir);
+        CHECK(both.exit_code == 2);
+        CHECK(both.err.find("--layer-only, --formats-only and --methods-only do not go together") != std::string::npos);
+    }
+    // The methods' rows, on a small layer (the default is 2048 x 4096 x 4096 and takes a minute).
+    const Run methods = run("bench --methods-only --layer-shape 64x128x64", dir);
+    INFO(methods.err);
+    REQUIRE(methods.exit_code == 0);
+    for (const char* key : {"method_rtn_eval_ms", "method_gptq_ms", "method_gptq_hessian_ms", "method_gptq_inverse_ms",
+                            "method_gptq_loop_ms", "method_awq_ms", "method_awq_ratio_to_rtn_eval", "method_rotate_ms",
+                            "method_rotate_gptq_ms"})
+        CHECK(json_value(methods.out, key) != "<missing>");
     for (const char* bad : {"8x64", "8x64x32x2", "0x64x32", "8xx32", "1000000x1000000x1000000"}) {
         const Run b = run(std::string("bench --layer-only --layer-shape ") + bad, dir);
         CHECK_MESSAGE(b.exit_code == 2, bad);

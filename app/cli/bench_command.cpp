@@ -25,7 +25,7 @@
 
 namespace qs::cli {
 const char* const kBenchHelp =
-    "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15] [--layer-only]\n"
+    "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15] [--layer-only | --methods-only]\n"
     "                        [--layer-shape 512x4096x4096] [--large-shape 128256x4096]\n"
     "                        [--make-large FILE.safetensors]\n"
     "\n"
@@ -50,6 +50,10 @@ const char* const kBenchHelp =
     "against layer_eigen_gemm_ms, Eigen's float32 product of the same shapes (target ratio 1.5), and\n"
     "layer_reference_ms (the float64 reference). --layer-only prints the layer rows alone; --layer-shape\n"
     "TOKENSxINxOUT times another layer (the targets are for the default).\n"
+    "--methods-only: instead, SPEC's methods once each on a [2048 x 4096] . [4096 x 4096]^T layer (or\n"
+    "--layer-shape), int4 per group of 128: method_gptq_ms (target 15000) with its _hessian_ms, _inverse_ms\n"
+    "and _loop_ms, method_awq_ms (G = 20) and its ratio to method_rtn_eval_ms (one round-to-nearest\n"
+    "evaluation of the layer; target 20), method_rotate_ms and method_rotate_gptq_ms.\n"
     "Then the number formats (FORMATS.md): formats_int8_ms (int8 per tensor, the three outputs into arrays)\n"
     "and, the same way, format_<name>_ms with its ratio to int8 for fp8_e4m3, bf16, fp4_e2m1, nf4 (targets:\n"
     "2), mxfp4, nvfp4, q4_0 (targets: 3), and llama.cpp's q5_0, q5_1, q2_k ... q6_k, iq4_nl, iq4_xs, tq1_0,\n"
@@ -119,11 +123,12 @@ int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
     const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true},
                                                 {"--layer-only", false}, {"--formats-only", false},
+                                                {"--methods-only", false},
                                                 {"--make-large", true}, {"--large-shape", true},
                                                 {"--layer-shape", true}});
     if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
-    if (parsed.has("--layer-only") && parsed.has("--formats-only"))  // each prints its rows alone: one of them
-        throw Error("--layer-only and --formats-only do not go together: give one");
+    if (parsed.has("--layer-only") + parsed.has("--formats-only") + parsed.has("--methods-only") > 1)  // each prints its rows alone
+        throw Error("--layer-only, --formats-only and --methods-only do not go together: give one");
     const Shape large = parse_shape(parsed.get("--large-shape") ? *parsed.get("--large-shape") : "128256x4096",
                                     kMaxViewElements);
     if (const std::string* path = parsed.get("--make-large")) {
@@ -145,6 +150,14 @@ int run_bench(const std::vector<std::string>& args) {
         repeats = static_cast<int>(r);
     }
 
+    if (parsed.has("--methods-only")) {
+        JsonObject json;
+        json.integer("threads", omp_get_max_threads());
+        const LayerShape shape = parsed.get("--layer-shape") ? layer : LayerShape{2048, 4096, 4096};
+        add_method_rows(json, measure_method_rows(shape));
+        std::printf("%s\n", json.str().c_str());
+        return 0;
+    }
     if (parsed.has("--layer-only")) {
         JsonObject json;
         json.integer("threads", omp_get_max_threads()).integer("repeats", std::min(repeats, 7));

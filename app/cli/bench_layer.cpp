@@ -9,6 +9,7 @@
 #include "cli/bench_timing.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/layer.hpp"
+#include "quantscope/layer_methods.hpp"
 #include "quantscope/random.hpp"
 #include "quantscope/tensor.hpp"
 #include "quantscope/text.hpp"
@@ -67,6 +68,60 @@ void add_layer_rows(JsonObject& json, const LayerFigures& f) {
         .number("layer_w8a16_ms", f.w8a16_ms)
         .number("layer_w8a16_ratio_to_gemm", f.w8a16_ms / f.gemm_ms)
         .number("layer_reference_ms", f.reference_ms);
+}
+
+MethodFigures measure_method_rows(const LayerShape& shape) {
+    MethodFigures f;
+    f.tokens = shape.tokens, f.in = shape.in, f.out = shape.out;
+    RandomSpec spec;
+    spec.shape = {f.tokens, f.in};
+    spec.seed = 1;
+    const Tensor x = generate_random(spec);
+    spec.shape = {f.out, f.in};
+    spec.seed = 2;
+    spec.std = 0.02;
+    const Tensor w = generate_random(spec);
+    LayerConfig config;
+    config.weights.dtype = IntType::parse("int4");
+    config.weights.mode = Mode::Symmetric;
+    config.weights.granularity = f.in % 128 == 0 ? Granularity::Group : Granularity::Channel;
+    config.weights.group_size = f.in % 128 == 0 ? 128 : 0;
+    LayerConfig no_reference = config;
+    no_reference.compute_reference = false;
+    run_layer(x, w, nullptr, no_reference);  // warm-up
+    f.rtn_eval_ms = median_ms(3, [&] { run_layer(x, w, nullptr, no_reference); });
+    const auto time_method = [&](LayerMethod method, MethodResult* out) {
+        MethodConfig m;
+        m.method = method;
+        return median_ms(1, [&] {
+            MethodResult r = run_method(x, w, nullptr, config, m);
+            if (out) *out = std::move(r);
+        });
+    };
+    MethodResult gptq;
+    f.gptq_ms = time_method(LayerMethod::Gptq, &gptq);
+    f.gptq_hessian_ms = gptq.gptq->hessian_ms;
+    f.gptq_inverse_ms = gptq.gptq->inverse_ms;
+    f.gptq_loop_ms = gptq.gptq->loop_ms;
+    f.awq_ms = time_method(LayerMethod::Awq, nullptr);
+    const bool power_of_two = (f.in & (f.in - 1)) == 0;
+    f.rotate_ms = power_of_two ? time_method(LayerMethod::Rotate, nullptr) : -1;
+    f.rotate_gptq_ms = power_of_two ? time_method(LayerMethod::RotateGptq, nullptr) : -1;
+    return f;
+}
+
+void add_method_rows(JsonObject& json, const MethodFigures& f) {
+    json.string("methods_layer_shape", "[" + std::to_string(f.tokens) + "x" + std::to_string(f.in) + "].[" + std::to_string(f.out) +
+                                           "x" + std::to_string(f.in) + "]^T int4 g128")
+        .number("method_rtn_eval_ms", f.rtn_eval_ms)
+        .number("method_gptq_ms", f.gptq_ms)
+        .number("method_gptq_hessian_ms", f.gptq_hessian_ms)
+        .number("method_gptq_inverse_ms", f.gptq_inverse_ms)
+        .number("method_gptq_loop_ms", f.gptq_loop_ms)
+        .number("method_awq_ms", f.awq_ms)
+        .number("method_awq_ratio_to_rtn_eval", f.awq_ms / f.rtn_eval_ms)
+        .number("method_rotate_ms", f.rotate_ms >= 0 ? std::optional<double>(f.rotate_ms) : std::nullopt)
+        .number("method_rotate_gptq_ms", f.rotate_gptq_ms >= 0 ? std::optional<double>(f.rotate_gptq_ms) : std::nullopt);
 }
 
 }  // namespace qs::cli

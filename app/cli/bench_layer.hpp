@@ -25,4 +25,16 @@ LayerShape parse_layer_shape(const std::string& text);
 LayerFigures measure_layer_rows(int repeats, const LayerShape& shape);
 void add_layer_rows(JsonObject& json, const LayerFigures& figures);
 
+// `bench --methods-only`: SPEC "Methods" on a [2048 x 4096] . [4096 x 4096]^T layer (issue 24's size; --layer-shape
+// for another), int4 per group of 128, once each (they take seconds): GPTQ with its Hessian, inverse and column
+// loop timed apart, AWQ (G = 20) against one round-to-nearest evaluation of the layer, rotate, rotate+gptq.
+struct MethodFigures {
+    std::int64_t tokens = 0, in = 0, out = 0;
+    double rtn_eval_ms = 0;  // run_layer W-only with the same quantizer, no reference
+    double gptq_ms = 0, gptq_hessian_ms = 0, gptq_inverse_ms = 0, gptq_loop_ms = 0;
+    double awq_ms = 0, rotate_ms = 0, rotate_gptq_ms = 0;
+};
+MethodFigures measure_method_rows(const LayerShape& shape);
+void add_method_rows(JsonObject& json, const MethodFigures& figures);
+
 }  // namespace qs::cli

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "method_steps.hpp"
 #include "quantscope/format_traits.hpp"
@@ -55,8 +54,10 @@ Metrics weight_metrics(const MatD& target, const QuantizedW& q, const QuantConfi
     m.l2_error = std::sqrt(m.error_energy);
     if (m.error_energy > 0 && m.signal_energy > 0) m.sqnr_db = 10.0 * std::log10(m.signal_energy / m.error_energy);
     m.clipped = q.clipped;
-    m.levels_used = static_cast<std::int64_t>(std::set<std::int32_t>(q.codes.begin(), q.codes.end()).size());
     m.levels_total = static_cast<std::int64_t>(config.dtype.q_max()) - config.dtype.q_min() + 1;
+    std::vector<char> seen(static_cast<std::size_t>(m.levels_total), 0);  // codes are in [q_min, q_max]
+    for (const std::int32_t c : q.codes) seen[static_cast<std::size_t>(c - config.dtype.q_min())] = 1;
+    m.levels_used = std::count(seen.begin(), seen.end(), 1);
     return m;
 }
 

@@ -21,6 +21,7 @@ QuantizedW rtn_quantize(const MatD& w, const WeightQuantizer& quantizer) {
     if (quantizer.per_tensor()) {
         quantizer.pair(w.minCoeff(), w.maxCoeff(), result.scales[0], result.zero_points[0]);
     } else {
+#pragma omp parallel for schedule(static)
         for (std::int64_t r = 0; r < out; ++r)
             for (std::int64_t g0 = 0; g0 < in; g0 += group) {
                 const std::size_t k = static_cast<std::size_t>(quantizer.block_of(r, g0));
@@ -30,15 +31,19 @@ QuantizedW rtn_quantize(const MatD& w, const WeightQuantizer& quantizer) {
     }
     result.codes.resize(static_cast<std::size_t>(out * in));
     result.dequantized.resize(out, in);
+    std::int64_t clipped = 0;
+    // Column by column: W is column-major, the codes row-major.
+#pragma omp parallel for schedule(static) reduction(+ : clipped)
     for (std::int64_t j = 0; j < in; ++j)
         for (std::int64_t r = 0; r < out; ++r) {
             const std::size_t k = static_cast<std::size_t>(quantizer.block_of(r, j));
-            bool clipped = false;
-            const std::int32_t q = quantizer.code(w(r, j), result.scales[k], result.zero_points[k], clipped);
+            bool c = false;
+            const std::int32_t q = quantizer.code(w(r, j), result.scales[k], result.zero_points[k], c);
             result.codes[static_cast<std::size_t>(r * in + j)] = q;
             result.dequantized(r, j) = WeightQuantizer::value(q, result.scales[k], result.zero_points[k]);
-            result.clipped += clipped;
+            clipped += c;
         }
+    result.clipped = clipped;
     return result;
 }
 

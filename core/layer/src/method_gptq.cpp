@@ -1,6 +1,7 @@
 // GPTQ (Frantar et al. 2022) as IST-DASLab/gptq's gptq.py computes it, on SPEC's definitions: blocked, the
 // updates inside a block column by column and to the later columns once per block as one product.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 
@@ -9,6 +10,10 @@
 
 namespace qs::detail {
 namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 // H = 2 x^T x with dead columns (H[k, k] = 0: no token uses input k) set to H[k, k] = 1 and W[:, k] = 0, then
 // damped by damp * mean(diag H).
@@ -42,7 +47,10 @@ std::vector<std::int64_t> processing_order(const MatD& h, bool act_order) {
 GptqPrepared prepare_gptq(MatD w, const MatD& x, double damp, bool act_order, const MethodControl& control) {
     const std::int64_t out = w.rows(), in = w.cols();
     GptqPrepared g;
+    auto start = std::chrono::steady_clock::now();
     MatD h = hessian(x, w, damp, g.dead_columns);
+    g.hessian_ms = ms_since(start);
+    start = std::chrono::steady_clock::now();
     g.order = processing_order(h, act_order);
     g.position.assign(static_cast<std::size_t>(in), 0);
     for (std::int64_t p = 0; p < in; ++p) g.position[static_cast<std::size_t>(g.order[static_cast<std::size_t>(p)])] = p;
@@ -54,19 +62,21 @@ GptqPrepared prepare_gptq(MatD w, const MatD& x, double damp, bool act_order, co
         for (std::int64_t q = 0; q < in; ++q) hp(q, p) = h(g.order[static_cast<std::size_t>(q)], g.order[static_cast<std::size_t>(p)]);
     h.resize(0, 0);
     poll(control, 0.05);
-    Eigen::LLT<MatD> llt(hp);
+    // U without forming H^-1: with J the reversal, J H J = L L^T gives H = V V^T with V = J L J upper, so
+    // H^-1 = V^-T V^-1 and U = V^-1 (upper, positive diagonal: the Cholesky factor). One factorization and one
+    // triangular inverse instead of gptq.py's factorization, inverse and second factorization.
+    const MatD reversed = hp.reverse();  // J H J
+    hp.resize(0, 0);
+    Eigen::LLT<MatD> llt(reversed);
     if (llt.info() != Eigen::Success)
         throw Error("gptq: the inputs' Hessian 2 x^T x is singular even after damping (raise --damp)");
-    MatD hinv = llt.solve(MatD::Identity(in, in));
-    hp.resize(0, 0);
-    Eigen::LLT<MatD> llt_inv(hinv);
-    if (llt_inv.info() != Eigen::Success)
-        throw Error("gptq: the inverse Hessian is not positive definite in float64 (raise --damp)");
-    g.u = llt_inv.matrixU();
-    hinv.resize(0, 0);
+    const MatD v = MatD(llt.matrixL()).reverse();  // J L J, upper
+    g.u = MatD::Identity(in, in);
+    v.triangularView<Eigen::Upper>().solveInPlace(g.u);
     for (std::int64_t p = 0; p < in; ++p)
         if (!(g.u(p, p) > 0.0) || !std::isfinite(g.u(p, p)))
             throw Error("gptq: the inverse Hessian is singular even after damping (raise --damp)");
+    g.inverse_ms = ms_since(start);  // with the permutation, which is small beside it
     poll(control, 0.15);
     return g;
 }
@@ -79,6 +89,9 @@ QuantizedW gptq_quantize(MatD w, const MatD& x, const MethodConfig& method, cons
     details.act_order = method.act_order;
     GptqPrepared prepared = prepare_gptq(std::move(w), x, method.damp, method.act_order, control);
     details.dead_columns = prepared.dead_columns;
+    details.hessian_ms = prepared.hessian_ms;
+    details.inverse_ms = prepared.inverse_ms;
+    const auto loop_start = std::chrono::steady_clock::now();
     details.order = prepared.order;
     const std::vector<std::int64_t>& order = prepared.order;
     const std::vector<std::int64_t>& position = prepared.position;
@@ -146,6 +159,7 @@ QuantizedW gptq_quantize(MatD w, const MatD& x, const MethodConfig& method, cons
         if (b1 < in) wp.rightCols(in - b1).noalias() -= err.leftCols(b1 - b0) * u.block(b0, b1, b1 - b0, in - b1);
         poll(control, 0.15 + 0.85 * static_cast<double>(b1) / static_cast<double>(in));
     }
+    details.loop_ms = ms_since(loop_start);
     return result;
 }
 

@@ -37,6 +37,7 @@ struct GptqPrepared {
     std::vector<std::int64_t> position;   // position[j]: when column j is processed
     MatD u;                               // in x in, upper triangular, processing order
     std::int64_t dead_columns = 0;
+    double hessian_ms = 0, inverse_ms = 0;  // wall time of the two steps
 };
 GptqPrepared prepare_gptq(MatD w, const MatD& x, double damp, bool act_order, const MethodControl& control = {});
 
