@@ -252,8 +252,8 @@ void DrawStepThrough(MethodPanelState& st, ImVec2 size) {
         std::string title;
     } maps[3] = {
         {"##w0", &st.original, &w_style, "W as it was" + dims},
-        {"##w1", &st.current, &w_style, "W now: " + std::to_string(done) + " of " + std::to_string(in) + " columns quantized"},
-        {"##dw", &st.compensation, &c_style, "compensation so far: W now " + std::string(Symbols().minus) + " W"},
+        {"##w1", &st.current, &w_style, "W now: " + std::to_string(done) + " of " + std::to_string(in) + " done"},
+        {"##dw", &st.compensation, &c_style, "W now " + std::string(Symbols().minus) + " W: moved so far"},
     };
     float image_bottom = top;
     for (int i = 0; i < 3; ++i) {
