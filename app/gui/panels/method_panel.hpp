@@ -2,7 +2,7 @@
 // compares the output SQNR (and MSE) of every method at the current quantizer, computed in the background
 // (core's run_method, cancellable). AWQ shows its loss against the ratio with the winner marked, the input
 // channels' mean |x| as a strip above W's columns and the chosen scales; rotate shows W and W H on one colour
-// scale with the outlier ratio max/std before and after (or why it cannot run: in must be 2^k). The GPTQ
+// scale with their histograms and the outlier ratio max/std before and after (or why it cannot run: in must be 2^k). The GPTQ
 // step-through quantizes one column a step (core's GptqStepper): W as it was, W now (the processed columns
 // marked, those still to come as compensated so far) and the accumulated compensation W now - W on one colour
 // scale, so the error is seen to flow to the columns not yet quantized; the processing order under act-order;
@@ -19,6 +19,7 @@
 
 #include "gui/document/task.hpp"
 #include "gui/widgets/heatmap.hpp"
+#include "quantscope/histogram.hpp"
 #include "quantscope/gptq_stepper.hpp"
 
 namespace qs::gui {
@@ -40,6 +41,7 @@ struct MethodPanelState {
         std::array<std::shared_ptr<const MethodResult>, 5> results;
         std::array<std::string, 5> errors;  // what the core refused for that method
         std::vector<float> rotated;         // W H [out, in] (empty when in is not 2^k)
+        Histogram hist_w, hist_rotated;     // W's and W H's values over one range
     };
     Task<Comparison> compare_task;
     Comparison comparison;

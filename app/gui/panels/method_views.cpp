@@ -13,6 +13,9 @@
 namespace qs::gui {
 namespace {
 
+// Bins of the rotation's histograms of W and W H.
+constexpr int kHistogramBins = 61;
+
 constexpr LayerMethod kMethods[5] = {LayerMethod::Rtn, LayerMethod::Gptq, LayerMethod::Awq, LayerMethod::Rotate,
                                      LayerMethod::RotateGptq};
 
@@ -51,6 +54,17 @@ void ChannelStrip(const std::vector<double>& values, const HeatmapView& view, fl
         const float h = static_cast<float>(values[static_cast<std::size_t>(k)] / hi) * height;
         dl->AddRectFilled(ImVec2(std::floor(a), y0 + height - h), ImVec2(std::max(std::ceil(b), std::floor(a) + 1.0f), y0 + height), color);
     }
+}
+
+// A histogram's bars over [x0, x1] (its own range), counts on a linear axis up to `top`, with its range's ends.
+void HistogramBars(const Histogram& h, std::int64_t top, float x0, float x1, float y0, float y1) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), ImGui::GetColorU32(ImGuiCol_FrameBg, 0.35f));
+    std::vector<double> counts(h.counts.begin(), h.counts.end());
+    const PlotAxis ay{0.0, static_cast<double>(std::max<std::int64_t>(top, 1)), y1, y0};
+    DrawBars(dl, counts, ay, 0.0, x0, x1, palette::kInside, palette::kInside, -1);
+    const PlotAxis ax{h.lo, h.hi, x0, x1};
+    DrawTicksBelow(dl, ax, y1 + 1.0f, 3, x0, x1);
 }
 
 // AWQ's loss against the ratio r (log), the winner marked as SmoothQuant's best alpha is.
@@ -127,6 +141,12 @@ void RequestComparison(MethodPanelState& st, const std::shared_ptr<const Tensor>
             std::vector<double> rows(w->values.begin(), w->values.end());
             hadamard_rows(rows.data(), out, in);
             c.rotated.assign(rows.begin(), rows.end());
+            float lo0, hi0, lo1, hi1;
+            value_range(w->values.data(), w->numel(), lo0, hi0);
+            value_range(c.rotated.data(), static_cast<std::int64_t>(c.rotated.size()), lo1, hi1);
+            const double lo = std::min(lo0, lo1), hi = std::max(hi0, hi1);
+            c.hist_w = histogram(w->values.data(), w->numel(), kHistogramBins, lo, hi);
+            c.hist_rotated = histogram(c.rotated.data(), static_cast<std::int64_t>(c.rotated.size()), kHistogramBins, lo, hi);
         }
         if (!ctx.cancelled()) ctx.publish(std::move(c));
     });
@@ -253,7 +273,8 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     const float gap = std::round(font * 0.8f), strip = awq ? std::round(font * 1.6f) : 0.0f;
     const float maps_w = size.x - (awq ? side + gap : 0.0f);
     const float cell_w = std::floor((maps_w - gap) / 2.0f);
-    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip);
+    const float hist_h = rotate && !st.comparison.hist_w.counts.empty() ? std::round(font * 4.0f) : 0.0f;
+    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f));
     if (cell_w < font * 4 || cell_h < font * 3) return;
     const HeatmapStyle style = SharedStyle({&before, &after});
     float image_bottom = top;
@@ -289,6 +310,16 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
                             FormatNumber(r->awq->mean_abs_x[static_cast<std::size_t>(hr.hovered.col)]).c_str(),
                             FormatNumber(r->awq->scales[static_cast<std::size_t>(hr.hovered.col)]).c_str());
             ImGui::EndTooltip();
+        }
+    }
+    if (hist_h > 0) {
+        // Under each map its values' histogram, on one range and one count axis: the rotation's effect on the tails.
+        const std::int64_t peak = std::max(st.comparison.hist_w.max_count, st.comparison.hist_rotated.max_count);
+        const Histogram* hists[2] = {&st.comparison.hist_w, &st.comparison.hist_rotated};
+        for (int i = 0; i < 2; ++i) {
+            const float x0 = origin.x + static_cast<float>(i) * (cell_w + gap);
+            const float y0 = image_bottom + line * 0.5f;
+            HistogramBars(*hists[i], peak, x0, x0 + cell_w * 0.8f, y0, y0 + hist_h);
         }
     }
     if (awq) {
