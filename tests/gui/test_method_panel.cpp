@@ -59,6 +59,13 @@ TEST_CASE("method panel: the comparison is run_method's and the step-through rea
         CHECK(st.method.comparison.results[i]->codes == want.codes);
         CHECK(*st.method.comparison.results[i]->layer.output.sqnr_db == *want.layer.output.sqnr_db);
     }
+    // The rotation's histograms: every value of W and of W H counted, on one range.
+    std::int64_t counted = 0, counted_rotated = 0;
+    for (std::int64_t c : st.method.comparison.hist_w.counts) counted += c;
+    for (std::int64_t c : st.method.comparison.hist_rotated.counts) counted_rotated += c;
+    CHECK(counted == 16 * 32);
+    CHECK(counted_rotated == 16 * 32);
+    CHECK(st.method.comparison.hist_w.lo == st.method.comparison.hist_rotated.lo);
     REQUIRE(st.method.prepared.stepper);
     const qs::GptqStepper& stepper = *st.method.prepared.stepper;
     CHECK(stepper.done() == 5);
