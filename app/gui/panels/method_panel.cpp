@@ -295,7 +295,8 @@ const char* MethodLabel(LayerMethod method) {
 }
 
 bool MethodBusy(const MethodPanelState& st) {
-    return st.prepare_task.running() || st.compare_task.running() || (st.prepared.stepper && st.prepared.stepper->done() != st.target);
+    // busy(): a result not taken yet counts too, so a screenshot waits for the frame that shows it.
+    return st.prepare_task.busy() || st.compare_task.busy() || (st.prepared.stepper && st.prepared.stepper->done() != st.target);
 }
 
 void FinishMethod(MethodPanelState& st, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
@@ -331,7 +332,7 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
         Controls(st);
         StepToTarget(st, kStepBudgetMs);
         if (st.prepare_task.running()) {
-            ImGui::TextDisabled("preparing H = 2 x^T x and its inverse's Cholesky factor...");
+            ImGui::TextDisabled("preparing H and U...");
         } else if (!st.prepare_task.error().empty()) {
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", st.prepare_task.error().c_str());
         } else if (!st.prepared.error_text.empty()) {
