@@ -62,6 +62,10 @@ TEST_CASE("lesson slide: a window narrow for its text shows an open lesson as a 
     CHECK(text.find("Colormap") == std::string::npos);     // no figure toolbar
     CHECK(text.find("Layout") == std::string::npos);
     CHECK(text.find("bits/weight") != std::string::npos);  // the presenter's metrics strip
+    // View > "Lesson as a slide" off: the normal layout, controls and all.
+    narrow.app.lesson_slides = false;
+    text = narrow.Text();
+    CHECK(text.find("Colormap") != std::string::npos);
     // The same lesson on a wide window keeps the normal layout.
     SlideScreen wide(1600, 900, "h-number-formats", 0);
     text = wide.Text();

@@ -86,6 +86,9 @@ struct AppState {
     int analysis_tab = 0;
     int request_tab = -1;    // a tab (index of AnalysisTabs()) to bring to the front next frame (a model just opened)
     bool presenter = false;  // F5: the figure alone, for a projector (panels/presenter_view.hpp)
+    // A lesson on a window narrow for its text is shown as a slide (main_window.cpp); View > "Lesson as a slide"
+    // turns that off, for a user who wants the controls beside the lesson at a large text size.
+    bool lesson_slides = true;
 };
 
 }  // namespace qs::gui

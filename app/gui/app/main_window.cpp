@@ -97,6 +97,10 @@ void DrawMenuBar(AppState& app, Frame& frame) {
         ImGui::MenuItem("Histograms and landscape", nullptr, &app.panels.histogram);
         ImGui::Separator();
         ImGui::MenuItem("Presenter: the figure alone", "F5", &app.presenter);
+        ImGui::MenuItem("Lesson as a slide on a small window", nullptr, &app.lesson_slides);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("A lesson on a window narrow for its text shows its step beside the figure, without the "
+                              "controls; off: the normal layout with the Lesson, Quantize and Tensor tabs");
         DrawTabMenuItems(app);
         ImGui::Separator();
         if (ImGui::MenuItem("Larger text", "Ctrl+=")) frame.font_scale *= 1.125f;
@@ -333,7 +337,8 @@ void DrawMainWindow(AppState& app, Frame& frame) {
     // A lesson on a window that is small for its text (a projector's 1280 x 720 at font scale 2) is laid out as
     // presenter mode lays it out, a slide, but keeps the menu bar: the normal layout would leave the figure
     // thumbnails and the step's text a scrolling third of the width.
-    const bool slide = !app.presenter && app.lesson.lesson && vp->WorkSize.x < ImGui::GetFontSize() * kSlideBelowFontWidths;
+    const bool slide = !app.presenter && app.lesson_slides && app.lesson.lesson &&
+                       vp->WorkSize.x < ImGui::GetFontSize() * kSlideBelowFontWidths;
     if (app.presenter || slide) {
         // No columns (and in presenter mode no menu bar): the figure, its trace and the metrics strip fill the screen.
         ImGui::Begin("QuantScope", nullptr, slide ? flags : flags & ~ImGuiWindowFlags_MenuBar);
