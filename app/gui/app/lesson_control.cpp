@@ -108,12 +108,17 @@ void GoToLessonStep(AppState& app, int step) {
     CoverAsStep(app, s);
     if (!s.tab.empty()) app.request_tab = AnalysisTabIndex(s.tab);  // the step's tab to the front (its words are the tabs')
     app.layer_view = s.layer.has_value();  // a layer step: the layer lab with the step's settings
-    if (s.layer) app.layer.settings = LayerSettingsFromLesson(*s.layer);
+    if (s.layer) {
+        app.layer.settings = LayerSettingsFromLesson(*s.layer);
+        ApplyLessonMethod(app.layer, *s.layer);
+        app.lesson.covers_left = app.lesson.covers_left || app.layer.method.covered;
+    }
 }
 
 void RevealLesson(AppState& app) {
     app.figure.covered = {};
     app.figure.covered_code = -1;
+    app.layer.method.covered = false;
     app.lesson.covers_left = false;
 }
 

@@ -115,43 +115,37 @@ void RequestCurve(LayerPanelState& st) {
     });
 }
 
-// Puts the next control, `width` pixels wide, on this line when it fits, else on the next one: the controls
-// wrap on a narrow window or a big font instead of running off the panel.
-void Flow(float width) {
-    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-    ImGui::SameLine();
-    if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
-}
-
 float CheckboxWidth(const char* label) {
     return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
 }
 
-void DrawControls(LayerSettings& s, std::int64_t in, double max_abs_x) {
+// The inputs' controls, and the activations' unless `weights_only` (the Method view quantizes W alone).
+void DrawControls(LayerSettings& s, std::int64_t in, double max_abs_x, bool weights_only) {
     const float font = ImGui::GetFontSize();
     int dist = static_cast<int>(s.inputs.distribution);
     const char* dists[] = {"x ~ N(0, 1)", "x = ReLU(N(0, 1))", "x = 1, 2, ..., in"};
     ImGui::SetNextItemWidth(font * 10.0f);
     if (ImGui::Combo("##dist", &dist, dists, 3)) s.inputs.distribution = static_cast<InputDistribution>(dist);
     int tokens = static_cast<int>(s.inputs.tokens);
-    Flow(font * 8.0f);
+    SameLineOrWrap(font * 8.0f);
     ImGui::SetNextItemWidth(font * 8.0f);
     if (SafeSliderInt("##tokens", &tokens, 1, 256, "%d tokens", ImGuiSliderFlags_AlwaysClamp)) s.inputs.tokens = tokens;
     int seed = static_cast<int>(s.inputs.seed);
-    Flow(font * 6.0f);
+    SameLineOrWrap(font * 6.0f);
     ImGui::SetNextItemWidth(font * 6.0f);
     if (SafeSliderInt("##seed", &seed, 0, 99, "seed %d", ImGuiSliderFlags_AlwaysClamp)) s.inputs.seed = static_cast<std::uint64_t>(seed);
     int k = static_cast<int>(std::min<std::int64_t>(s.inputs.outlier_channels, in));
-    Flow(font * 8.0f);
+    SameLineOrWrap(font * 8.0f);
     ImGui::SetNextItemWidth(font * 8.0f);
     if (SafeSliderInt("##k", &k, 0, std::min<std::int64_t>(in, 32), "%d outlier ch.", ImGuiSliderFlags_AlwaysClamp))
         s.inputs.outlier_channels = k;
     HelpTooltip("Input channels (chosen from the seed) multiplied by the factor in every token, as LLM activations have.");
     float f = static_cast<float>(s.inputs.outlier_scale);
-    Flow(font * 7.0f);
+    SameLineOrWrap(font * 7.0f);
     ImGui::SetNextItemWidth(font * 7.0f);
     if (SafeSliderFloat("##f", &f, 1.0, 200.0, "x %.1f", ImGuiSliderFlags_Logarithmic)) s.inputs.outlier_scale = f;
     s.inputs.outlier_channels = std::min<std::int64_t>(s.inputs.outlier_channels, in);
+    if (weights_only) return;
 
     int act = s.activation_bits == 8 ? 1 : s.activation_bits == 4 ? 2 : 0;
     const char* acts[] = {"activations: none (W8A16)", "activations: int8", "activations: int4"};
@@ -160,30 +154,30 @@ void DrawControls(LayerSettings& s, std::int64_t in, double max_abs_x) {
     ImGui::BeginDisabled(s.activation_bits == 0);
     int gran = static_cast<int>(s.act_granularity);
     const char* grans[] = {"per tensor", "per token"};
-    Flow(font * 7.0f);
+    SameLineOrWrap(font * 7.0f);
     ImGui::SetNextItemWidth(font * 7.0f);
     if (ImGui::Combo("##gran", &gran, grans, 2)) s.act_granularity = static_cast<ActGranularity>(gran);
     int mode = s.act_mode == Mode::Asymmetric ? 1 : 0;
     const char* modes[] = {"symmetric", "asymmetric"};
-    Flow(font * 7.5f);
+    SameLineOrWrap(font * 7.5f);
     ImGui::SetNextItemWidth(font * 7.5f);
     if (ImGui::Combo("##mode", &mode, modes, 2)) s.act_mode = mode == 1 ? Mode::Asymmetric : Mode::Symmetric;
-    Flow(CheckboxWidth("LLM.int8 split"));
+    SameLineOrWrap(CheckboxWidth("LLM.int8 split"));
     ImGui::Checkbox("LLM.int8 split", &s.split);
     HelpTooltip("Input columns where some |x| reaches the threshold stay float32 (in x and in W); the rest are quantized "
                 "with scales over the kept columns only.");
     float t = static_cast<float>(s.threshold);
-    Flow(font * 8.0f);
+    SameLineOrWrap(font * 8.0f);
     ImGui::SetNextItemWidth(font * 8.0f);
     ImGui::BeginDisabled(!s.split);
     if (SafeSliderFloat("##threshold", &t, 0.1, std::max(1.0, max_abs_x * 1.5), "|x| >= %.2f", ImGuiSliderFlags_Logarithmic))
         s.threshold = t;
     ImGui::EndDisabled();
-    Flow(CheckboxWidth("SmoothQuant"));
+    SameLineOrWrap(CheckboxWidth("SmoothQuant"));
     ImGui::Checkbox("SmoothQuant", &s.smooth);
     HelpTooltip("m_k = max|x_k|^alpha / max|W_k|^(1 - alpha): x_k / m_k and W_k * m_k before both are quantized.");
     float a = static_cast<float>(s.alpha);
-    Flow(font * 8.0f);
+    SameLineOrWrap(font * 8.0f);
     ImGui::SetNextItemWidth(font * 8.0f);
     ImGui::BeginDisabled(!s.smooth);
     if (SafeSliderFloat("##alpha", &a, 0.0, 1.0, "alpha %.2f", ImGuiSliderFlags_AlwaysClamp)) s.alpha = a;
@@ -206,6 +200,15 @@ LayerSettings LayerSettingsFromLesson(const LessonLayer& layer) {
     return s;
 }
 
+void ApplyLessonMethod(LayerPanelState& st, const LessonLayer& layer) {
+    st.show_method = layer.method.has_value();
+    st.method.covered = layer.method.has_value();
+    if (!layer.method) return;
+    st.method.method = *layer.method;
+    st.method.act_order = layer.act_order;
+    st.method.target = layer.columns;
+}
+
 LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) {
     ActivationSettings a{s.activation_bits, s.act_granularity, s.act_mode, std::nullopt, std::nullopt};
     if (s.split) a.outlier_threshold = s.threshold;
@@ -213,7 +216,9 @@ LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) 
     return make_layer_config(weights, a);
 }
 
-bool LayerBusy(const LayerPanelState& st) { return st.task.running() || st.curve_task.running(); }
+bool LayerBusy(const LayerPanelState& st) {
+    return st.task.running() || st.curve_task.running() || (st.show_method && MethodBusy(st.method));
+}
 
 void FinishLayer(LayerPanelState& st) {
     st.task.wait();
@@ -221,6 +226,7 @@ void FinishLayer(LayerPanelState& st) {
     RequestCurve(st);
     st.curve_task.wait();
     if (std::optional<LayerPanelState::Curve> c = st.curve_task.take()) st.curve = std::move(*c);
+    if (st.show_method && st.has_shown && st.shown.x) FinishMethod(st.method, st.shown.x, st.shown.w, st.shown.weights, st.generation);
 }
 
 void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::shared_ptr<const Tensor>& tensor) {
@@ -246,7 +252,11 @@ void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::share
     double max_abs_x = 1.0;
     if (st.has_shown && st.shown.x)
         for (float v : st.shown.x->values) max_abs_x = std::max(max_abs_x, static_cast<double>(std::abs(v)));
-    DrawControls(st.settings, in, max_abs_x);
+    if (ImGui::RadioButton("outputs", !st.show_method)) st.show_method = false;
+    ImGui::SameLine();
+    if (ImGui::RadioButton("method: GPTQ, AWQ, rotation", st.show_method)) st.show_method = true;
+    HelpTooltip("The methods that 4-bit models are made with, on this layer's W with x as calibration data (weights only).");
+    DrawControls(st.settings, in, max_abs_x, st.show_method);
     Request(st, tensor, *view.config, TensorKeyOf(view));
     if (std::optional<LayerPanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
     RequestCurve(st);
@@ -257,6 +267,11 @@ void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::share
     }
     if (!st.has_shown || !st.shown.error_text.empty()) {
         if (st.has_shown) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", st.shown.error_text.c_str());
+        ImGui::PopID();
+        return;
+    }
+    if (st.show_method) {
+        DrawMethodPanel(st.method, st.shown.x, st.shown.w, st.shown.weights, st.generation);
         ImGui::PopID();
         return;
     }

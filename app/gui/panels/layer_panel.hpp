@@ -15,6 +15,7 @@
 
 #include "gui/document/quant_view.hpp"
 #include "gui/document/task.hpp"
+#include "gui/panels/method_panel.hpp"
 #include "gui/widgets/heatmap.hpp"
 #include "quantscope/layer.hpp"
 #include "quantscope/layer_inputs.hpp"
@@ -51,6 +52,8 @@ LayerConfig MakeLayerConfig(const LayerSettings& settings, const QuantConfig& we
 
 struct LayerPanelState {
     LayerSettings settings;
+    bool show_method = false;  // the Method view (GPTQ, AWQ, rotation on W) instead of the outputs
+    MethodPanelState method;
 
     // [Internal state]
     struct Computed {
@@ -91,7 +94,11 @@ void DrawLayerPanel(LayerPanelState& state, const QuantView& view, const std::sh
 void DrawLayerMaps(LayerPanelState& state, ImVec2 size);
 void DrawLayerSide(LayerPanelState& state, ImVec2 size);
 
-// The layer or its alpha curve is computing.
+// A lesson step's method: the Method view on it (its output SQNRs covered until revealed, so students predict
+// first), or the outputs view when the step gives none.
+void ApplyLessonMethod(LayerPanelState& state, const LessonLayer& layer);
+
+// The layer, its alpha curve or the Method view is computing.
 bool LayerBusy(const LayerPanelState& state);
 
 // Blocks until the layer and its alpha curve are computed and shown (tests, scripted screenshots).

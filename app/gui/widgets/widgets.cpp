@@ -111,6 +111,12 @@ bool CheckboxWrapped(const char* label, bool* v) {
     return changed;
 }
 
+void SameLineOrWrap(float width) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    ImGui::SameLine();
+    if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
+}
+
 bool ButtonFullWidth(const char* label) {
     const float w = ImGui::GetContentRegionAvail().x;
     const std::string shown = FitText(label, w - ImGui::GetStyle().FramePadding.x * 2.0f);

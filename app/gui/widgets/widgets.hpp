@@ -20,6 +20,9 @@ bool ComboRow(const char* label, const char* id, int* current, const char* const
 // A checkbox whose label wraps at spaces beside the box when the line is too narrow for it (a click on the
 // text toggles it too). Returns true when *v changed.
 bool CheckboxWrapped(const char* label, bool* v);
+// Puts the next item, `width` pixels wide, on this line when it fits, else on the next one: a row of controls
+// wraps on a narrow window or a big font instead of running off the panel.
+void SameLineOrWrap(float width);
 // A button as wide as the line; a label wider than that is shortened at a word with "..." and shown whole in
 // a tooltip (ImGui would clip it mid-letter).
 bool ButtonFullWidth(const char* label);

@@ -288,7 +288,8 @@ private:
     }
 
     // "layer": { "inputs", "tokens", "seed", "outlier_channels", "outlier_scale", "activations", "act_granularity",
-    // "act_mode", "outlier_threshold", "smooth_alpha" } over the previous step's layer (null ends a threshold or alpha).
+    // "act_mode", "outlier_threshold", "smooth_alpha", "method", "act_order", "columns" } over the previous step's
+    // layer (null ends a threshold, an alpha or the method).
     // True when it gives a threshold or an alpha (not null).
     bool read_layer(const JsonValue& value) {
         ObjectReader r(value, where() + ".state.layer", name_);
@@ -309,6 +310,13 @@ private:
         l.inputs.seed = static_cast<std::uint64_t>(r.integer("seed", static_cast<std::int64_t>(l.inputs.seed), 0, 1 << 30));
         l.inputs.outlier_channels = r.integer("outlier_channels", l.inputs.outlier_channels, 0, kMaxElements);
         l.inputs.outlier_scale = r.number("outlier_scale", l.inputs.outlier_scale);
+        if (const JsonValue* v = value.find("method")) {
+            r.optional("method", v->is_null() ? JsonValue::Type::Null : JsonValue::Type::String);
+            if (v->is_null()) l.method.reset();
+            else context("state.layer.method", [&] { l.method = parse_layer_method(v->text); return 0; });
+        }
+        if (const JsonValue* v = r.optional("act_order", JsonValue::Type::Bool)) l.act_order = v->boolean;
+        l.columns = r.integer("columns", l.columns, 0, kMaxElements);
         bool gives_act_option = false;
         for (const char* key : {"outlier_threshold", "smooth_alpha"}) {
             std::optional<double>& field = std::string(key) == "smooth_alpha" ? l.smooth_alpha : l.outlier_threshold;
@@ -352,6 +360,16 @@ private:
                 config.smooth_alpha = state_.layer->smooth_alpha;
             }
             check_layer_setup(*inputs_, w, nullptr, config);
+            if (state_.layer->method) {
+                // The Method view runs on W alone: the method's own checks (format, calibration, rotation's 2^k).
+                if (config.quantize_activations) throw Error("a method runs on W alone: give \"activations\": \"none\"");
+                MethodConfig method;
+                method.method = *state_.layer->method;
+                method.act_order = state_.layer->act_order;
+                check_method(*inputs_, w, nullptr, config, method);
+                if (state_.layer->columns > w.cols())
+                    throw Error("columns: " + std::to_string(state_.layer->columns) + " is more than W's " + std::to_string(w.cols()));
+            }
             return 0;
         });
     }

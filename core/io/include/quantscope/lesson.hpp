@@ -15,6 +15,7 @@
 #include "quantscope/config.hpp"
 #include "quantscope/layer.hpp"
 #include "quantscope/layer_inputs.hpp"
+#include "quantscope/layer_methods.hpp"
 #include "quantscope/tensor.hpp"
 
 namespace qs {
@@ -51,6 +52,10 @@ struct LessonLayer {
     ActGranularity act_granularity = ActGranularity::Tensor;
     Mode act_mode = Mode::Symmetric;
     std::optional<double> outlier_threshold, smooth_alpha;
+    // Set: the lab's Method view with this method on W (weights only, x as calibration data); empty: its outputs.
+    std::optional<LayerMethod> method;
+    bool act_order = false;      // GPTQ's columns by decreasing diag H
+    std::int64_t columns = 0;    // the GPTQ step-through's columns quantized on show (0..in)
 };
 // The layer configuration of a lesson's layer with W quantized as `weights`.
 LayerConfig lesson_layer_config(const LessonLayer& layer, const QuantConfig& weights);

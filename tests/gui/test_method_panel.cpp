@@ -1,0 +1,138 @@
+// The layer lab's Method view (issue 24): drawn offscreen, its comparison of the five methods is the core's
+// run_method, the GPTQ step-through reaches the slider's target with the stepper's codes (and goes back), a
+// lesson's method covers the bars until R, rotation names why it cannot run on in = 48; and the lesson opens
+// the window on it under Xvfb at both font scales.
+#include <doctest/doctest.h>
+
+#include "gui/panels/layer_panel.hpp"
+#include "gui_test_support.hpp"
+#include "quantscope/gptq_stepper.hpp"
+#include "quantscope/layer_methods.hpp"
+#include "quantscope/random.hpp"
+
+namespace {
+
+using Shared = qs::gui_test::SharedQuant;
+using Window = qs::gui_test::PanelWindow;
+
+Shared MakeShared(qs::Shape shape) {
+    qs::RandomSpec spec;
+    spec.shape = std::move(shape);
+    spec.seed = 7;
+    qs::QuantConfig config;
+    config.dtype = qs::IntType::parse("int4");
+    config.mode = qs::Mode::Symmetric;
+    config.granularity = qs::Granularity::Channel;
+    return qs::gui_test::MakeSharedQuant(qs::generate_random(spec), config);
+}
+
+void Draw(Window& win, qs::gui::LayerPanelState& st, const Shared& s) {
+    for (int i = 0; i < 2; ++i) win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+    qs::gui::FinishLayer(st);
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+}
+
+}  // namespace
+
+TEST_CASE("method panel: the comparison is run_method's and the step-through reaches its target") {
+    Window win;
+    const Shared s = MakeShared({16, 32});
+    qs::gui::LayerPanelState st;
+    st.settings.inputs.tokens = 64;
+    st.show_method = true;
+    st.method.method = qs::LayerMethod::Gptq;
+    st.method.act_order = true;
+    st.method.target = 5;
+    Draw(win, st, s);
+    REQUIRE(st.has_shown);
+    const qs::Tensor x = qs::generate_layer_inputs(st.settings.inputs, 32);
+    const qs::LayerConfig config = qs::make_layer_config(s.config, {});
+    const qs::LayerMethod methods[5] = {qs::LayerMethod::Rtn, qs::LayerMethod::Gptq, qs::LayerMethod::Awq, qs::LayerMethod::Rotate,
+                                        qs::LayerMethod::RotateGptq};
+    for (std::size_t i = 0; i < 5; ++i) {
+        CAPTURE(i);
+        REQUIRE(st.method.comparison.results[i]);
+        qs::MethodConfig m;
+        m.method = methods[i];
+        m.act_order = true;
+        const qs::MethodResult want = qs::run_method(x, *s.tensor, nullptr, config, m);
+        CHECK(st.method.comparison.results[i]->codes == want.codes);
+        CHECK(*st.method.comparison.results[i]->layer.output.sqnr_db == *want.layer.output.sqnr_db);
+    }
+    // The rotation's histograms: every value of W and of W H counted, on one range.
+    std::int64_t counted = 0, counted_rotated = 0;
+    for (std::int64_t c : st.method.comparison.hist_w.counts) counted += c;
+    for (std::int64_t c : st.method.comparison.hist_rotated.counts) counted_rotated += c;
+    CHECK(counted == 16 * 32);
+    CHECK(counted_rotated == 16 * 32);
+    CHECK(st.method.comparison.hist_w.lo == st.method.comparison.hist_rotated.lo);
+    REQUIRE(st.method.prepared.stepper);
+    const qs::GptqStepper& stepper = *st.method.prepared.stepper;
+    CHECK(stepper.done() == 5);
+    qs::MethodConfig m;
+    m.method = qs::LayerMethod::Gptq;
+    m.act_order = true;
+    qs::GptqStepper want(x, *s.tensor, config, m);
+    for (int i = 0; i < 5; ++i) want.next();
+    CHECK(stepper.codes() == want.codes());
+    // The maps show W now and the compensation so far.
+    CHECK(st.method.current[3] == static_cast<float>(want.current(0, 3)));
+    CHECK(st.method.compensation[3] == static_cast<float>(want.current(0, 3) - want.original(0, 3)));
+    // To the end, then back to 2 columns.
+    st.method.target = 32;
+    Draw(win, st, s);
+    CHECK(stepper.codes() == st.method.comparison.results[1]->codes);
+    st.method.target = 2;
+    Draw(win, st, s);
+    CHECK(stepper.done() == 2);
+    CHECK(!qs::gui::LayerBusy(st));
+    // act-order off: a new stepper, and the GPTQ bar recomputed in index order.
+    st.method.act_order = false;
+    Draw(win, st, s);
+    REQUIRE(st.method.prepared.stepper);
+    CHECK(st.method.prepared.stepper->order()[3] == 3);
+    m.act_order = false;
+    CHECK(st.method.comparison.results[1]->codes == qs::run_method(x, *s.tensor, nullptr, config, m).codes);
+}
+
+TEST_CASE("method panel: a lesson step covers the bars and rotation says in must be 2^k") {
+    Window win;
+    const Shared s = MakeShared({8, 48});
+    qs::gui::LayerPanelState st;
+    qs::LessonLayer layer;
+    layer.inputs.tokens = 32;
+    layer.method = qs::LayerMethod::Rotate;
+    qs::gui::ApplyLessonMethod(st, layer);
+    CHECK(st.show_method);
+    CHECK(st.method.covered);
+    CHECK(st.method.method == qs::LayerMethod::Rotate);
+    Draw(win, st, s);
+    CHECK(!st.method.comparison.results[3]);
+    CHECK(st.method.comparison.errors[3].find("2^k") != std::string::npos);
+    CHECK(st.method.comparison.results[0]);
+    layer.method.reset();
+    qs::gui::ApplyLessonMethod(st, layer);
+    CHECK(!st.show_method);
+    CHECK(!st.method.covered);
+}
+
+TEST_CASE("gui: the methods lesson opens the Method view at both font scales") {
+    using namespace qs::gui_test;
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    for (const char* extra : {" --size 1600x900", " --size 1280x720 --font-scale 2"}) {
+        for (const char* step : {"3", "4", "5"}) {
+            CAPTURE(extra);
+            CAPTURE(step);
+            const std::string png = dir.path + "/methods.png";
+            const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --no-settings --lesson '" QS_TESTS_DIR
+                                       "/../assets/lessons/methods.json' --step " + step + extra + " --screenshot '" + png +
+                                       "' --layout-report");
+            INFO("stderr: " << r.err);
+            CHECK(r.exit_code == 0);
+            CHECK(file_exists(png));
+            CHECK(r.out.find("\"overflowing\": []") != std::string::npos);
+            CHECK(r.out.find("\"cut_text\": []") != std::string::npos);
+        }
+    }
+}
