@@ -28,17 +28,27 @@ LayerShape parse_layer_shape(const std::string& text) {
     }
 }
 
+namespace {
+
+// The bench's layer: x ~ N(0, 1) [tokens, in] (seed 1) and W ~ N(0, 0.02) [out, in] (seed 2).
+void bench_operands(const LayerShape& shape, Tensor& x, Tensor& w) {
+    RandomSpec spec;
+    spec.shape = {shape.tokens, shape.in};
+    spec.seed = 1;
+    x = generate_random(spec);
+    spec.shape = {shape.out, shape.in};
+    spec.seed = 2;
+    spec.std = 0.02;
+    w = generate_random(spec);
+}
+
+}  // namespace
+
 LayerFigures measure_layer_rows(int repeats, const LayerShape& shape) {
     LayerFigures f;
     f.tokens = shape.tokens, f.in = shape.in, f.out = shape.out;
-    RandomSpec spec;
-    spec.shape = {f.tokens, f.in};
-    spec.seed = 1;
-    const Tensor x = generate_random(spec);
-    spec.shape = {f.out, f.in};
-    spec.seed = 2;
-    spec.std = 0.02;
-    const Tensor w = generate_random(spec);
+    Tensor x, w;
+    bench_operands(shape, x, w);
 
     using RowMatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     const Eigen::Map<const RowMatF> xm(x.values.data(), f.tokens, f.in), wm(w.values.data(), f.out, f.in);
@@ -73,14 +83,8 @@ void add_layer_rows(JsonObject& json, const LayerFigures& f) {
 MethodFigures measure_method_rows(const LayerShape& shape) {
     MethodFigures f;
     f.tokens = shape.tokens, f.in = shape.in, f.out = shape.out;
-    RandomSpec spec;
-    spec.shape = {f.tokens, f.in};
-    spec.seed = 1;
-    const Tensor x = generate_random(spec);
-    spec.shape = {f.out, f.in};
-    spec.seed = 2;
-    spec.std = 0.02;
-    const Tensor w = generate_random(spec);
+    Tensor x, w;
+    bench_operands(shape, x, w);
     LayerConfig config;
     config.weights.dtype = IntType::parse("int4");
     config.weights.mode = Mode::Symmetric;

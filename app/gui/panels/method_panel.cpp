@@ -92,24 +92,12 @@ void StepToTarget(MethodPanelState& st, double budget_ms) {
     CopyState(st);
 }
 
-HeatmapStyle ValueStyle(const std::vector<float>& a, const std::vector<float>& b) {
-    double lo = 0, hi = 0;
-    for (const std::vector<float>* v : {&a, &b})
-        for (float x : *v) lo = std::min(lo, static_cast<double>(x)), hi = std::max(hi, static_cast<double>(x));
-    HeatmapStyle style;
-    style.colormap = Colormap::Coolwarm;
-    style.norm = ColorNorm::Centered(lo, hi, 0.0);
-    style.bar_lo = lo;
-    style.bar_hi = hi;
-    style.max_cell_aspect = 4.0f;
-    return style;
-}
 
 HeatmapStyle CompensationStyle(const std::vector<float>& c) {
     double lo = 0, hi = 0;
     for (float x : c) lo = std::min(lo, static_cast<double>(x)), hi = std::max(hi, static_cast<double>(x));
     if (!(hi > lo)) hi = lo + 1e-12;  // nothing moved yet: a valid, empty scale
-    HeatmapStyle style = ValueStyle({}, {});
+    HeatmapStyle style = SharedValueStyle({});
     style.norm = ColorNorm::Centered(lo, hi, 0.0);
     style.bar_lo = lo;
     style.bar_hi = hi;
@@ -242,7 +230,7 @@ void DrawStepThrough(MethodPanelState& st, ImVec2 size) {
     const float cell_w = std::floor((size.x - 2 * gap) / 3.0f);
     const float cell_h = std::floor(size.y - (top - origin.y) - line - strip - 2 * line);
     if (cell_w < font * 4 || cell_h < font * 3) return;
-    const HeatmapStyle w_style = ValueStyle(st.original, st.current);
+    const HeatmapStyle w_style = SharedValueStyle({&st.original, &st.current});
     const HeatmapStyle c_style = CompensationStyle(st.compensation);
     const std::string dims = " [" + std::to_string(out) + " x " + std::to_string(in) + "]";
     const struct {

@@ -82,4 +82,8 @@ void FinishMethod(MethodPanelState& state, const std::shared_ptr<const Tensor>& 
                   const QuantConfig& weights, std::uint64_t layer_generation);
 bool MethodBusy(const MethodPanelState& state);
 
+// The Method view's maps of W's values: coolwarm centred on 0 over the range of all of `arrays` (so that W
+// and what a method made of it share one scale).
+HeatmapStyle SharedValueStyle(const std::vector<const std::vector<float>*>& arrays);
+
 }  // namespace qs::gui

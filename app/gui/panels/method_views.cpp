@@ -23,18 +23,6 @@ const MethodResult* Shown(const MethodPanelState& st) {
     return st.comparison.results[static_cast<std::size_t>(st.method)].get();
 }
 
-HeatmapStyle SharedStyle(const std::vector<const std::vector<float>*>& arrays) {
-    double lo = 0, hi = 0;
-    for (const std::vector<float>* a : arrays)
-        for (float v : *a) lo = std::min(lo, static_cast<double>(v)), hi = std::max(hi, static_cast<double>(v));
-    HeatmapStyle style;
-    style.colormap = Colormap::Coolwarm;
-    style.norm = ColorNorm::Centered(lo, hi, 0.0);
-    style.bar_lo = lo;
-    style.bar_hi = hi;
-    style.max_cell_aspect = 4.0f;
-    return style;
-}
 
 // A strip of one bar per input channel above a heatmap's columns (AWQ's mean |x| and scales), scaled to its
 // largest value, following the heatmap's zoom.
@@ -276,7 +264,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     const float hist_h = rotate && !st.comparison.hist_w.counts.empty() ? std::round(font * 4.0f) : 0.0f;
     const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f));
     if (cell_w < font * 4 || cell_h < font * 3) return;
-    const HeatmapStyle style = SharedStyle({&before, &after});
+    const HeatmapStyle style = SharedValueStyle({&before, &after});
     float image_bottom = top;
     const std::string dims = " [" + std::to_string(w.rows()) + " x " + std::to_string(w.cols()) + "]";
     const std::string names[2] = {"W" + dims, rotate ? "W H, rotated: the same colour scale" : awq ? "AWQ's r'(W diag m) diag(1/m)" : "r'(W)"};
@@ -333,6 +321,19 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);
+}
+
+HeatmapStyle SharedValueStyle(const std::vector<const std::vector<float>*>& arrays) {
+    double lo = 0, hi = 0;
+    for (const std::vector<float>* a : arrays)
+        for (float v : *a) lo = std::min(lo, static_cast<double>(v)), hi = std::max(hi, static_cast<double>(v));
+    HeatmapStyle style;
+    style.colormap = Colormap::Coolwarm;
+    style.norm = ColorNorm::Centered(lo, hi, 0.0);
+    style.bar_lo = lo;
+    style.bar_hi = hi;
+    style.max_cell_aspect = 4.0f;
+    return style;
 }
 
 }  // namespace qs::gui
