@@ -1,4 +1,5 @@
 #include "gui/app/analysis_tabs.hpp"
+#include "gui/widgets/widgets.hpp"
 
 #include <imgui.h>
 
@@ -101,7 +102,8 @@ AnalysisTabSpec Layer() {
     t.word = "layer";
     t.draw = [](AppState& app, Frame&, const QuantView& view) {
         ImGui::TextUnformatted("Layer lab: the current tensor as W of y = x W^T");
-        ImGui::SameLine();
+        // On the next line where large text leaves no room beside the title (it ran off the panel).
+        SameLineOrWrap(ImGui::CalcTextSize("Back to the figure").x + ImGui::GetStyle().FramePadding.x * 2.0f);
         if (ImGui::SmallButton("Back to the figure")) app.layer_view = false;
         DrawLayerPanel(app.layer, view, app.doc.shown_floats());
     };

@@ -267,7 +267,10 @@ void DrawPresenterLessonSlide(AppState& app, Frame& frame) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     for (const AnalysisTabSpec& tab : AnalysisTabs())
         if (tab.shown && app.*tab.shown && view.valid()) {
-            DrawShrunkToFit(app, "##presenter-view", avail, [&] { tab.draw(app, frame, view); });
+            // A view of its own (the layer lab) lays itself out and scrolls as in the window's right column.
+            ImGui::BeginChild("##presenter-view", avail, false);
+            tab.draw(app, frame, view);
+            ImGui::EndChild();
             return;
         }
     const std::vector<LessonStep>& steps = app.lesson.lesson->steps;
@@ -337,7 +340,9 @@ void DrawMainWindow(AppState& app, Frame& frame) {
     // A lesson on a window that is small for its text (a projector's 1280 x 720 at font scale 2) is laid out as
     // presenter mode lays it out, a slide, but keeps the menu bar: the normal layout would leave the figure
     // thumbnails and the step's text a scrolling third of the width.
-    const bool slide = !app.presenter && app.lesson_slides && app.lesson.lesson &&
+    // A layer step keeps the normal layout: the layer lab is laid out for the right column's width, which at
+    // a large text size its controls need.
+    const bool slide = !app.presenter && app.lesson_slides && app.lesson.lesson && !app.layer_view &&
                        vp->WorkSize.x < ImGui::GetFontSize() * kSlideBelowFontWidths;
     if (app.presenter || slide) {
         // No columns (and in presenter mode no menu bar): the figure, its trace and the metrics strip fill the screen.
