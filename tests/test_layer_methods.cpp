@@ -123,6 +123,19 @@ std::vector<std::int32_t> eager_gptq(const Tensor& x, const Tensor& w, const Lay
 }
 
 double output_mse(const MethodResult& r) { return r.layer.output.mse; }
+// Each `base + args` is refused: exit 2, one line containing `part`, nothing on stdout.
+void check_refused(const std::string& base, const test::TempDir& dir,
+                   const std::vector<std::pair<std::string, std::string>>& cases) {
+    for (const auto& [args, part] : cases) {
+        CAPTURE(args);
+        const test::Run r = test::run(base + args, dir);
+        CHECK(r.exit_code == 2);
+        CHECK(test::one_line(r.err));
+        CHECK(r.err.find(part) != std::string::npos);
+        CHECK(r.out.empty());
+    }
+}
+
 
 }  // namespace
 
@@ -304,21 +317,14 @@ TEST_CASE("methods command: layer --method prints method and rtn_output and writ
     CHECK(json.find("method")->find("losses")->items.size() == 10);
     CHECK(json.find("method")->find("scales")->find("min") != nullptr);
 
-    for (const auto& [args, part] : std::vector<std::pair<std::string, std::string>>{
+    check_refused(base, dir, {
              {" --method gptq --activations int8", "--activations none"},
              {" --method awq --grid 0", "--grid"},
              {" --method gptq --grid 5", "--grid needs --method awq"},
              {" --method rtn --damp 0.1", "--damp needs"},
              {" --method gptq --damp nan", "--damp"},
              {" --method rotate --rotation haar", "haar"},
-             {" --method quarot", "quarot"}}) {
-        CAPTURE(args);
-        const test::Run r = test::run(base + args, dir);
-        CHECK(r.exit_code == 2);
-        CHECK(test::one_line(r.err));
-        CHECK(r.err.find(part) != std::string::npos);
-        CHECK(r.out.empty());
-    }
+             {" --method quarot", "quarot"}});
 }
 
 TEST_CASE("methods: GPTQ's dead columns are zeroed and counted and the blocked loop still gives the eager codes") {
@@ -402,21 +408,14 @@ TEST_CASE("methods command: --out-output writes the method's y and the refusals 
     const Tensor gptq_y = load_tensor((dir.path / "y.npy").string());
     CHECK(gptq_y.shape == rtn_y.shape);
     CHECK(gptq_y.values != rtn_y.values);  // GPTQ's W, not round-to-nearest's
-    for (const auto& [args, part] : std::vector<std::pair<std::string, std::string>>{
+    check_refused(base, dir, {
              {" --method rotate", "rotation needs in = 2^k, got in = 96"},
              {" --method gptq --dtype q4_0", "--method gptq quantizes int<N> weights, not q4_0"},
              {" --method awq --dtype fp8-e4m3", "--method awq quantizes int<N> weights, not fp8-e4m3"},
              {" --method gptq --block 0", "--block"},
              {" --method gptq --damp -1", "--damp"},
              {" --method awq --grid 99999999999", "--grid"},
-             {" --method awq --rotation hadamard", "--rotation needs"}}) {
-        CAPTURE(args);
-        const test::Run r = test::run(base + args, dir);
-        CHECK(r.exit_code == 2);
-        CHECK(test::one_line(r.err));
-        CHECK(r.err.find(part) != std::string::npos);
-        CHECK(r.out.empty());
-    }
+             {" --method awq --rotation hadamard", "--rotation needs"}});
 }
 
 TEST_CASE("methods: AWQ's losses and winner are SPEC's search written out in plain loops") {

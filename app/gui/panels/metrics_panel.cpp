@@ -32,19 +32,27 @@ std::string Percent(std::int64_t part, std::int64_t whole) {
     return buf;
 }
 
-// The first few blocks' scales (or offsets: int<N>'s z, a ggml type's dmin or m) as stored, and how many
-// blocks there are.
-std::string FirstFew(const QuantView& view, bool scales) {
+// The first few blocks' scales and offsets (int<N>'s z, a ggml type's dmin or m) as stored, each list ending
+// with how many blocks there are. One pass: a ggml block's pair is read from the block quantized again.
+struct FirstPairs {
+    std::string scales, offsets;
+};
+FirstPairs FirstFew(const QuantView& view) {
     const QuantParams& p = *view.params;
-    std::string s;
+    FirstPairs text;
     const std::int64_t shown = std::min<std::int64_t>(p.block_count, 4);
     for (std::int64_t i = 0; i < shown; ++i) {
-        if (i) s += ", ";
         const StoredPair pair = stored_pair(view.data->view, p, *view.config, i);
-        s += Num(scales ? pair.scale : pair.offset.value_or(0.0));
+        const std::string sep = i ? ", " : "";
+        text.scales += sep + Num(pair.scale);
+        text.offsets += sep + Num(pair.offset.value_or(0.0));
     }
-    if (p.block_count > shown) s += ", ... (" + std::to_string(p.block_count) + " blocks)";
-    return s;
+    if (p.block_count > shown) {
+        const std::string more = ", ... (" + std::to_string(p.block_count) + " blocks)";
+        text.scales += more;
+        text.offsets += more;
+    }
+    return text;
 }
 
 // Value of metric `i` (index into the rows below) as a number to compare, and as text.
@@ -137,12 +145,14 @@ std::vector<MetricLine> MetricLines(const QuantView& view, bool manual, const Co
     // Parameters: manual shows the user's pair; the computed pair is not part of the view, only its metrics.
     const StoredPairNames names = stored_pair_names(*view.config);
     const bool is_int = is_int_format(view.config->format);
+    const bool covered_pair = covers.hides(Secret::Codes) && view.config->mode != Mode::Manual;
+    const FirstPairs pairs = covered_pair ? FirstPairs{} : FirstFew(view);
     for (bool scales : {true, false}) {
         if (!scales && names.offset.empty()) continue;  // the format stores no offset: no line of zeros
         MetricLine l;
         l.name = is_int ? (scales ? "scale s" : "zero point z") : scales ? names.scale : names.offset;
         // A pair typed by hand (manual mode) is the lesson's given; a computed one is part of the answer.
-        l.yours = covers.hides(Secret::Codes) && view.config->mode != Mode::Manual ? CoveredText() : FirstFew(view, scales);
+        l.yours = covered_pair ? CoveredText() : scales ? pairs.scales : pairs.offsets;
         l.wrap = true;
         if (manual) l.computed = "(formula)";
         l.computed_dim = true;
@@ -279,8 +289,9 @@ std::string MetricsSummary(const QuantView& view, bool with_cost, const Covers& 
     const bool codes = covers.hides(Secret::Codes), error = covers.hides(Secret::Error);
     const bool pair = codes && c.mode != Mode::Manual;  // a pair typed by hand is the lesson's given
     const StoredPairNames names = stored_pair_names(c);
-    s += ",  " + names.scale + " = " + (pair ? CoveredText() : FirstFew(view, true));
-    if (!names.offset.empty()) s += ",  " + names.offset + " = " + (pair ? CoveredText() : FirstFew(view, false));
+    const FirstPairs pairs = pair ? FirstPairs{} : FirstFew(view);
+    s += ",  " + names.scale + " = " + (pair ? CoveredText() : pairs.scales);
+    if (!names.offset.empty()) s += ",  " + names.offset + " = " + (pair ? CoveredText() : pairs.offsets);
     if (error) {
         s += "     MSE, max |e|, L2, SQNR: ";
         s += CoveredText();
