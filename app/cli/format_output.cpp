@@ -34,16 +34,6 @@ std::string listed(const std::vector<T>& values, bool all) {
     return summary_json(static_cast<std::int64_t>(values.size()), *lo, *hi);
 }
 
-// Every (s, z) of int<N> params, stored or computed on demand (then computed here, once each).
-void for_each_pair(const QuantParams& params, const std::function<void(double, std::int32_t)>& visit) {
-    for (std::int64_t b = 0; b < params.block_count; ++b) {
-        double s;
-        std::int32_t z;
-        params.pair(b, s, z);
-        visit(s, z);
-    }
-}
-
 void put_le(std::vector<std::uint8_t>& out, std::uint32_t value, int bytes) {
     for (int b = 0; b < bytes; ++b) out.push_back(static_cast<std::uint8_t>(value >> (8 * b)));
 }
@@ -109,6 +99,15 @@ void params_json(const QuantParams& params, bool all, std::string& scales, std::
     params.ranges(s_min, s_max, z_min, z_max);
     scales = summary_json(params.block_count, s_min, s_max);
     zero_points = summary_json(params.block_count, z_min, z_max);
+}
+
+void for_each_pair(const QuantParams& params, const std::function<void(double, std::int32_t)>& visit) {
+    for (std::int64_t b = 0; b < params.block_count; ++b) {
+        double s;
+        std::int32_t z;
+        params.pair(b, s, z);
+        visit(s, z);
+    }
 }
 
 // The smallest npy integer type of the row's codes: int8 / uint8 up to 8 bits, int16 / uint16 beyond.
@@ -201,7 +200,7 @@ void PackedWriter::append(const std::int32_t* codes, std::int64_t count) {
             pending_bits_ -= 8;
         }
     }
-    out_.write(buffer_.data(), buffer_.size());
+    out_(buffer_.data(), buffer_.size());
 }
 
 void PackedWriter::finish(const QuantConfig& config, const Quantization& q) {
@@ -210,7 +209,7 @@ void PackedWriter::finish(const QuantConfig& config, const Quantization& q) {
     pending_bits_ = 0;
     const std::vector<std::uint8_t> scales = scale_section(config, q);
     tail.insert(tail.end(), scales.begin(), scales.end());
-    out_.write(tail.data(), tail.size());
+    out_(tail.data(), tail.size());
 }
 
 }  // namespace qs::cli

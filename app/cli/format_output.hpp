@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "quantscope/atomic_file.hpp"
@@ -23,6 +25,8 @@ int code_bits(const QuantConfig& config);
 // `quantize` and `layer` print for per-block scales (8192 x 8192 in groups of 1 would print 2 GB of numbers).
 std::string listed_json(const std::vector<double>& values, bool all);
 std::string listed_json(const std::vector<float>& values, bool all);
+// Every (s, z) of int<N> params in block order, stored or computed on demand (then computed here, once each).
+void for_each_pair(const QuantParams& params, const std::function<void(double, std::int32_t)>& visit);
 // The same for the s and z of int<N> params, stored or computed on demand.
 void params_json(const QuantParams& params, bool all, std::string& scales, std::string& zero_points);
 
@@ -42,14 +46,16 @@ void describe_cost(JsonObject& json, const QuantConfig& config, const Quantizati
 // --out-packed FILE.bin (README "Packed codes"): the codes end to end at code_bits each, the first in the
 // lowest bits of the first byte, then the stored scales, all little-endian, no header. Its size is the
 // JSON's `bytes`.
+// The bytes go to `out` as they are made (a file, or the Python module's bytes).
 class PackedWriter {
 public:
-    PackedWriter(AtomicFileWriter& out, int bits) : out_(out), bits_(bits) {}
+    using ByteSink = std::function<void(const std::uint8_t* bytes, std::size_t size)>;
+    PackedWriter(ByteSink out, int bits) : out_(std::move(out)), bits_(bits) {}
     void append(const std::int32_t* codes, std::int64_t count);  // in flat order
     void finish(const QuantConfig& config, const Quantization& q);
 
 private:
-    AtomicFileWriter& out_;
+    ByteSink out_;
     int bits_;
     std::uint64_t pending_ = 0;  // bits not yet written, lowest first
     int pending_bits_ = 0;

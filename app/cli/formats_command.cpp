@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "cli/reports.hpp"
 #include "cli/options.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_table.hpp"
@@ -26,29 +27,33 @@ const char* const kFormatsHelp =
     "           bits_per_weight, bytes, mse, sqnr_db, max_abs_error} (group_size null where none; a row\n"
     "           that overflows: the three metrics null and its \"error\")\n";
 
+std::string formats_json(const std::vector<FormatRow>& rows) {
+    std::string out = "{\"formats\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const FormatRow& r = rows[i];
+        JsonObject row;
+        row.string("format", r.format).string("granularity", r.granularity);
+        if (r.group_size)
+            row.integer("group_size", *r.group_size);
+        else
+            row.raw("group_size", "null");
+        row.number("bits_per_weight", r.bits_per_weight).integer("bytes", r.bytes);
+        if (r.error.empty())
+            row.number("mse", r.metrics.mse).number("sqnr_db", r.metrics.sqnr_db).number("max_abs_error", r.metrics.max_abs_error);
+        else  // as a sweep row that failed: its error instead of the metrics
+            row.raw("mse", "null").raw("sqnr_db", "null").raw("max_abs_error", "null").string("error", r.error);
+        out += (i ? ",\n  " : "\n  ") + row.str();
+    }
+    return out + "\n]}";
+}
+
 int run_formats(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kFormatsHelp)) return 0;
     const ParsedArgs parsed = parse_args(args, join(tensor_source_options(), {{"--json", false}}));
     const Input input = load_input(parsed, false, false);
     const std::vector<FormatRow> rows = format_table(input.values());
     if (parsed.has("--json")) {
-        std::string out = "{\"formats\": [";
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            const FormatRow& r = rows[i];
-            JsonObject row;
-            row.string("format", r.format).string("granularity", r.granularity);
-            if (r.group_size)
-                row.integer("group_size", *r.group_size);
-            else
-                row.raw("group_size", "null");
-            row.number("bits_per_weight", r.bits_per_weight).integer("bytes", r.bytes);
-            if (r.error.empty())
-                row.number("mse", r.metrics.mse).number("sqnr_db", r.metrics.sqnr_db).number("max_abs_error", r.metrics.max_abs_error);
-            else  // as a sweep row that failed: its error instead of the metrics
-                row.raw("mse", "null").raw("sqnr_db", "null").raw("max_abs_error", "null").string("error", r.error);
-            out += (i ? ",\n  " : "\n  ") + row.str();
-        }
-        std::printf("%s\n]}\n", out.c_str());
+        std::printf("%s\n", formats_json(rows).c_str());
         return 0;
     }
     std::printf("%-12s %-12s %9s %12s %12s %9s %12s\n", "format", "granularity", "bits/w", "bytes", "mse", "sqnr_db",

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/reports.hpp"
 #include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
 #include "quantscope/error.hpp"
@@ -40,40 +41,40 @@ std::optional<double> bits_per_weight(const GgufTensor& t) {
     return 8.0 * t.type->type_size / t.type->block_size;
 }
 
-int inspect_gguf(const std::string& path, bool json) {
-    const GgufFile file(path);
-    if (json) {
-        std::string metadata = "[";
-        for (std::size_t i = 0; i < file.metadata().size(); ++i) {
-            const GgufKv& kv = file.metadata()[i];
-            JsonObject m;
-            m.string("key", kv.key).string("type", gguf_value_type_name(kv.type));
-            if (kv.type == GgufValueType::ARRAY)
-                m.string("item_type", gguf_value_type_name(kv.item_type)).integer("count", static_cast<std::int64_t>(kv.count));
-            m.raw(kv.type == GgufValueType::ARRAY ? "first_items" : "value", kv.shown);
-            metadata += (i ? ", " : "") + m.str();
-        }
-        std::string tensors = "[";
-        for (std::size_t i = 0; i < file.list().size(); ++i) {
-            const GgufTensor& t = file.list()[i];
-            JsonObject o;
-            o.string("name", t.name).string("dtype", gguf_type_label(t)).integer("type_id", t.type_id);
-            o.raw("shape", shape_to_json(t.shape)).integer("offset", static_cast<std::int64_t>(t.offset));
-            if (t.type != nullptr)
-                o.integer("bytes", static_cast<std::int64_t>(t.bytes));
-            else
-                o.raw("bytes", "null");
-            o.number("bits_per_weight", bits_per_weight(t));
-            tensors += (i ? ", " : "") + o.str();
-        }
-        JsonObject out;
-        out.string("file", path).string("format", "gguf").integer("version", file.version());
-        out.integer("alignment", static_cast<std::int64_t>(file.alignment()));
-        out.integer("data_offset", static_cast<std::int64_t>(file.data_offset()));
-        out.raw("metadata", metadata + "]").raw("tensors", tensors + "]");
-        std::printf("%s\n", out.str().c_str());
-        return 0;
+std::string gguf_json(const GgufFile& file, const std::string& path) {
+    std::string metadata = "[";
+    for (std::size_t i = 0; i < file.metadata().size(); ++i) {
+        const GgufKv& kv = file.metadata()[i];
+        JsonObject m;
+        m.string("key", kv.key).string("type", gguf_value_type_name(kv.type));
+        if (kv.type == GgufValueType::ARRAY)
+            m.string("item_type", gguf_value_type_name(kv.item_type)).integer("count", static_cast<std::int64_t>(kv.count));
+        m.raw(kv.type == GgufValueType::ARRAY ? "first_items" : "value", kv.shown);
+        metadata += (i ? ", " : "") + m.str();
     }
+    std::string tensors = "[";
+    for (std::size_t i = 0; i < file.list().size(); ++i) {
+        const GgufTensor& t = file.list()[i];
+        JsonObject o;
+        o.string("name", t.name).string("dtype", gguf_type_label(t)).integer("type_id", t.type_id);
+        o.raw("shape", shape_to_json(t.shape)).integer("offset", static_cast<std::int64_t>(t.offset));
+        if (t.type != nullptr)
+            o.integer("bytes", static_cast<std::int64_t>(t.bytes));
+        else
+            o.raw("bytes", "null");
+        o.number("bits_per_weight", bits_per_weight(t));
+        tensors += (i ? ", " : "") + o.str();
+    }
+    JsonObject out;
+    out.string("file", path).string("format", "gguf").integer("version", file.version());
+    out.integer("alignment", static_cast<std::int64_t>(file.alignment()));
+    out.integer("data_offset", static_cast<std::int64_t>(file.data_offset()));
+    out.raw("metadata", metadata + "]").raw("tensors", tensors + "]");
+    return out.str();
+}
+
+int inspect_gguf(const std::string& path) {
+    const GgufFile file(path);
     std::printf("GGUF v%u, alignment %llu, data at byte %zu, %zu metadata keys, %zu tensors\n", file.version(),
                 static_cast<unsigned long long>(file.alignment()), file.data_offset(), file.metadata().size(),
                 file.list().size());
@@ -112,25 +113,31 @@ int inspect_gguf(const std::string& path, bool json) {
 
 }  // namespace
 
+std::string inspect_json(const std::string& path) {
+    if (lower_extension(path) == ".gguf") return gguf_json(GgufFile(path), path);
+    const SafetensorsFile file(path);
+    std::string tensors = "[";
+    for (std::size_t i = 0; i < file.list().size(); ++i) {
+        const SafetensorsEntry& e = file.list()[i];
+        JsonObject t;
+        t.string("name", e.name).string("dtype", e.dtype).raw("shape", shape_to_json(e.shape));
+        tensors += (i ? ", " : "") + t.str();
+    }
+    JsonObject json;
+    json.string("file", path).raw("tensors", tensors + "]");
+    return json.str();
+}
+
 int run_inspect(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kInspectHelp)) return 0;
     const ParsedArgs parsed = parse_args(args, {{"--json", false}});
     if (parsed.positionals.size() != 1) throw Error("inspect needs exactly one FILE.safetensors or FILE.gguf");
-    if (lower_extension(parsed.positionals[0]) == ".gguf") return inspect_gguf(parsed.positionals[0], parsed.has("--json"));
-    const SafetensorsFile file(parsed.positionals[0]);
     if (parsed.has("--json")) {
-        std::string tensors = "[";
-        for (std::size_t i = 0; i < file.list().size(); ++i) {
-            const SafetensorsEntry& e = file.list()[i];
-            JsonObject t;
-            t.string("name", e.name).string("dtype", e.dtype).raw("shape", shape_to_json(e.shape));
-            tensors += (i ? ", " : "") + t.str();
-        }
-        JsonObject json;
-        json.string("file", parsed.positionals[0]).raw("tensors", tensors + "]");
-        std::printf("%s\n", json.str().c_str());
+        std::printf("%s\n", inspect_json(parsed.positionals[0]).c_str());
         return 0;
     }
+    if (lower_extension(parsed.positionals[0]) == ".gguf") return inspect_gguf(parsed.positionals[0]);
+    const SafetensorsFile file(parsed.positionals[0]);
     // Names come from the file: escaped (a raw ESC or line break would act on the terminal) and aligned on
     // what the terminal shows, characters rather than bytes.
     std::vector<std::string> names;

@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/format_output.hpp"
 #include "cli/options.hpp"
+#include "cli/reports.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/json_writer.hpp"
@@ -101,9 +102,12 @@ void layer_config(const ParsedArgs& args, LayerConfig& config) {
     if (const std::string* a = args.get("--smooth-alpha")) config.smooth_alpha = parse_double("--smooth-alpha", *a);
 }
 
-// --inputs X, or --random-inputs normal|relu|ramp --tokens T [--seed N] [--outlier-channels K --outlier-scale F].
-Tensor layer_inputs(const ParsedArgs& args, const Tensor& w) {
-    const bool file = args.has("--inputs"), random = args.has("--random-inputs");
+}  // namespace
+
+// --inputs X (or `given`), or --random-inputs normal|relu|ramp --tokens T [--seed N] [--outlier-channels K
+// --outlier-scale F].
+Tensor layer_inputs(const ParsedArgs& args, const Tensor& w, Tensor given) {
+    const bool file = args.has("--inputs") || !given.values.empty(), random = args.has("--random-inputs");
     if (file == random) throw Error("give the inputs: --inputs X.npy or --random-inputs normal|relu|ramp --tokens T");
     if (!random)
         for (const char* option : {"--tokens", "--seed", "--outlier-channels", "--outlier-scale"}) {
@@ -112,6 +116,7 @@ Tensor layer_inputs(const ParsedArgs& args, const Tensor& w) {
             if (args.has(option) && !rotation_seed)
                 throw Error(std::string(option) + " needs --random-inputs normal|relu|ramp");
         }
+    if (!given.values.empty()) return given;
     if (file) return load_named("--inputs", *args.get("--inputs"), "");
     LayerInputSpec spec;
     spec.distribution = parse_input_distribution(*args.get("--random-inputs"));
@@ -131,6 +136,8 @@ Tensor layer_inputs(const ParsedArgs& args, const Tensor& w) {
     check_layer_size(spec.tokens, w.cols(), w.rows());  // before the inputs take any memory
     return generate_layer_inputs(spec, w.cols());
 }
+
+namespace {
 
 // --method and its options (SPEC "Methods"); an option of another method is refused by name.
 MethodConfig method_config(const ParsedArgs& args) {
@@ -238,18 +245,57 @@ const char* const kLayerHelp =
     "  --out-reference R.npy    the reference as float32\n"
     "  --all-params             list every scale and zero point (else more than 4096 are summarised)\n";
 
+std::vector<OptionSpec> layer_report_options() {
+    return join(quantize_options(), {{"--tokens", true},           {"--seed", true},           {"--random-inputs", true},
+                                     {"--outlier-channels", true}, {"--outlier-scale", true}, {"--activations", true},
+                                     {"--act-mode", true},         {"--act-granularity", true}, {"--outlier-threshold", true},
+                                     {"--smooth-alpha", true},     {"--all-params", false},   {"--method", true},
+                                     {"--damp", true},             {"--block", true},         {"--act-order", false},
+                                     {"--grid", true},             {"--rotation", true}});
+}
+
+LayerRequest layer_request(const ParsedArgs& args) {
+    LayerRequest request;
+    layer_config(args, request.config);
+    request.method = method_config(args);
+    request.with_method = args.has("--method");
+    request.all_params = args.has("--all-params");
+    return request;
+}
+
+MethodResult compute_layer(const LayerRequest& request, const Tensor& x, const Tensor& w, const Tensor* bias,
+                           bool keep_codes, MethodControl* control) {
+    // Without --method the plain path, whose JSON stays as it was; --method rtn is that path with the method's
+    // fields beside it.
+    if (keep_codes && !request.with_method && (request.config.outlier_threshold || request.config.smooth_alpha))
+        throw Error("--out-quantized and --out-dequantized write W as quantize quantizes it: not with "
+                    "--outlier-threshold or --smooth-alpha, whose W differs (or give --method)");
+    MethodResult m;
+    if (request.with_method || keep_codes)
+        m = run_method(x, w, bias, request.config, request.method, control ? *control : MethodControl{});
+    else
+        m.layer = qs::run_layer(x, w, bias, request.config);
+    return m;
+}
+
+std::string layer_json(const LayerRequest& request, const MethodResult& m) {
+    const LayerResult& r = m.layer;
+    const bool all = request.all_params;
+    JsonObject json;
+    json.raw("weights", operand_json(r.weights, nullptr, all))
+        .raw("inputs", r.inputs ? operand_json(*r.inputs, to_string(request.config.act_granularity), all) : "null")
+        .raw("output", output_json(r));
+    if (request.with_method) json.raw("method", method_json(m)).raw("rtn_output", metrics_json(m.rtn_output));
+    return json.str();
+}
+
 int run_layer(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kLayerHelp)) return 0;
-    const std::vector<OptionSpec> own{{"--weights", true},          {"--tensor", true},         {"--bias", true},
-                                      {"--inputs", true},           {"--random-inputs", true},  {"--tokens", true},
-                                      {"--seed", true},             {"--outlier-channels", true}, {"--outlier-scale", true},
-                                      {"--activations", true},      {"--act-mode", true},       {"--act-granularity", true},
-                                      {"--outlier-threshold", true}, {"--smooth-alpha", true},  {"--out-output", true},
-                                      {"--out-reference", true},    {"--all-params", false},    {"--method", true},
-                                      {"--damp", true},             {"--block", true},          {"--act-order", false},
-                                      {"--grid", true},             {"--rotation", true},       {"--out-quantized", true},
-                                      {"--out-dequantized", true}};
-    const ParsedArgs parsed = parse_args(args, join(quantize_options(), own));
+    const ParsedArgs parsed =
+        parse_args(args, join(layer_report_options(), {{"--weights", true},      {"--tensor", true},
+                                                       {"--bias", true},         {"--inputs", true},
+                                                       {"--out-output", true},   {"--out-reference", true},
+                                                       {"--out-quantized", true}, {"--out-dequantized", true}}));
     if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
     if (!parsed.has("--weights")) throw Error("layer needs --weights W (a 2-D [out, in] .npy, .csv or .safetensors)");
 
@@ -274,34 +320,16 @@ int run_layer(const std::vector<std::string>& args) {
     }
     check_distinct_files(inputs, outputs);
 
-    LayerConfig config;
-    layer_config(parsed, config);
-    const MethodConfig method = method_config(parsed);
-    const bool with_method = parsed.has("--method");
+    const LayerRequest request = layer_request(parsed);
     const std::string* tensor_name = parsed.get("--tensor");
     const Tensor w = load_named("--weights", *parsed.get("--weights"), tensor_name ? *tensor_name : "");
     const Tensor x = layer_inputs(parsed, w);
     Tensor bias;
     if (const std::string* b = parsed.get("--bias")) bias = load_named("--bias", *b, "");
-    const Tensor* b = parsed.has("--bias") ? &bias : nullptr;
-    // Without --method the plain path, whose JSON stays as it was; --method rtn is that path with the method's
-    // fields beside it.
-    if ((codes_file || deq_file) && !with_method && (config.outlier_threshold || config.smooth_alpha))
-        throw Error("--out-quantized and --out-dequantized write W as quantize quantizes it: not with "
-                    "--outlier-threshold or --smooth-alpha, whose W differs (or give --method)");
-    MethodResult m;
-    if (with_method || codes_file || deq_file) m = run_method(x, w, b, config, method);
-    else m.layer = qs::run_layer(x, w, b, config);
+    const MethodResult m = compute_layer(request, x, w, parsed.has("--bias") ? &bias : nullptr, codes_file || deq_file);
     const LayerResult& r = m.layer;
-
-    const bool all = parsed.has("--all-params");
-    JsonObject json;
-    json.raw("weights", operand_json(r.weights, nullptr, all))
-        .raw("inputs", r.inputs ? operand_json(*r.inputs, to_string(config.act_granularity), all) : "null")
-        .raw("output", output_json(r));
-    if (with_method) json.raw("method", method_json(m)).raw("rtn_output", metrics_json(m.rtn_output));
-    const std::string text = json.str();
-    if (codes_file) save_codes(*codes_file, w.shape, m.codes.data(), code_npy_dtype(config.weights));
+    const std::string text = layer_json(request, m);
+    if (codes_file) save_codes(*codes_file, w.shape, m.codes.data(), code_npy_dtype(request.config.weights));
     if (deq_file) save_floats(*deq_file, w.shape, m.dequantized.data());
     if (y_file) save_floats(*y_file, r.output_shape, r.y.data());
     if (ref_file) save_floats(*ref_file, r.output_shape, r.reference.data());

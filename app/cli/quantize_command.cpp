@@ -9,6 +9,7 @@
 #include "cli/format_output.hpp"
 #include "quantscope/json_writer.hpp"
 #include "cli/options.hpp"
+#include "cli/reports.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/importance_file.hpp"
@@ -128,6 +129,24 @@ const char* const kQuantizeHelpTail =
 
 }  // namespace
 
+std::vector<OptionSpec> quantize_report_options() { return join(quantize_options(), {{"--all-params", false}}); }
+
+std::string quantize_json(const ParsedArgs& args, const TensorView& values, const QuantConfig& config,
+                          const Quantization& result, const double* importance_weighted_mse) {
+    const bool all_params = args.has("--all-params");
+    JsonObject json;
+    json.raw("shape", shape_to_json(values.shape));
+    describe_quantization(json, config, result, all_params);
+    if (all_params) describe_sub_blocks(json, values, config);
+    describe_metrics(json, result.metrics);
+    if (importance_weighted_mse) json.number("importance_weighted_mse", *importance_weighted_mse);
+    describe_cost(json, config, result, result.metrics.count);
+    if (const std::string* recipe = args.get("--recipe")) json.string("recipe", *recipe);
+    if (config.overflow == Overflow::Wrap)
+        json.string("overflow", to_string(config.overflow)).string("warning", wrap_warning(values, result.params, config));
+    return json.str();
+}
+
 const std::string& quantize_help() {
     static const std::string help = kQuantizeHelpHead + dtype_help() + kQuantizeHelpTail;
     return help;
@@ -135,10 +154,10 @@ const std::string& quantize_help() {
 
 int run_quantize(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, quantize_help().c_str())) return 0;
-    const auto specs = join(join(tensor_source_options(), quantize_options()),
+    const auto specs = join(join(tensor_source_options(), quantize_report_options()),
                             {{"--out-quantized", true}, {"--out-dequantized", true}, {"--out-error", true},
-                             {"--out-packed", true}, {"--all-params", false}, {"--importance", true},
-                             {"--imatrix", true}, {"--imatrix-tensor", true}});
+                             {"--out-packed", true}, {"--importance", true}, {"--imatrix", true},
+                             {"--imatrix-tensor", true}});
     const ParsedArgs parsed = parse_args(args, specs);
 
     // All or nothing: every output goes to its own temporary file and only when all of them are complete
@@ -205,7 +224,10 @@ int run_quantize(const std::vector<std::string>& args) {
     // A ggml type's packed file is its block bytes (ggml_block_bytes, after the pass); the rest pack codes.
     const bool ggml_blocks = format_traits(input.config.format).ggml != nullptr;
     std::unique_ptr<PackedWriter> packed;
-    if (packed_file && !ggml_blocks) packed = std::make_unique<PackedWriter>(*packed_file, code_bits(input.config));
+    if (packed_file && !ggml_blocks)
+        packed = std::make_unique<PackedWriter>(
+            [packed_file](const std::uint8_t* bytes, std::size_t size) { packed_file->write(bytes, size); },
+            code_bits(input.config));
     std::unique_ptr<ImportanceError> weighted;
     if (input.config.importance) weighted = std::make_unique<ImportanceError>(input.config.importance);
     const OutputSelection wanted{codes != nullptr || packed != nullptr, dequantized != nullptr,
@@ -227,21 +249,10 @@ int run_quantize(const std::vector<std::string>& args) {
         ggml_block_bytes(input.values(), input.config,
                          [&](const std::uint8_t* bytes, std::size_t size) { packed_file->write(bytes, size); });
 
-    const Metrics& m = result.metrics;
-    JsonObject json;
-    json.raw("shape", shape_to_json(input.shape()));
-    describe_quantization(json, input.config, result, parsed.has("--all-params"));
-    if (parsed.has("--all-params")) describe_sub_blocks(json, input.values(), input.config);
-    describe_metrics(json, m);
-    if (weighted) json.number("importance_weighted_mse", weighted->mean());
-    describe_cost(json, input.config, result, m.count);
-    if (const std::string* recipe = parsed.get("--recipe")) json.string("recipe", *recipe);
-    if (input.config.overflow == Overflow::Wrap)
-        json.string("overflow", to_string(input.config.overflow))
-            .string("warning", wrap_warning(input.values(), result.params, input.config));
+    const double weighted_mse = weighted ? weighted->mean() : 0.0;
+    const std::string text = quantize_json(parsed, input.values(), input.config, result, weighted ? &weighted_mse : nullptr);
     // Everything that can fail (the overflow example reads the values again, the JSON allocates) is done
     // before the outputs appear: an exit 2 never leaves them behind, and the JSON is never lost after they do.
-    const std::string text = json.str();
     files.commit();
     std::printf("%s\n", text.c_str());
     return 0;

@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/reports.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/json_writer.hpp"
@@ -17,7 +18,7 @@ namespace qs::cli {
 namespace {
 
 // The row's fields in SPEC order; an error row has its numbers null and its `error` last.
-JsonObject row_json(const SweepRow& row) {
+JsonObject sweep_row(const SweepRow& row) {
     JsonObject json;
     json.string("name", row.name).raw("shape", shape_to_json(row.shape)).string("dtype", row.dtype).integer("elements", row.elements);
     const bool ok = row.error.empty();
@@ -44,6 +45,18 @@ JsonObject row_json(const SweepRow& row) {
         json.string("error", row.error);
     if (!row.warning.empty()) json.string("warning", row.warning);  // as quantize's JSON: the numbers are of a wrong cast
     return json;
+}
+
+std::string total_json(const SweepTotal& total) {
+    JsonObject t;
+    t.integer("elements", total.elements)
+        .integer("bytes_in", static_cast<std::int64_t>(total.bytes_in))
+        .integer("bytes_quantized", static_cast<std::int64_t>(total.bytes_quantized))
+        .number("mse", total.mse)
+        .number("sqnr_db", total.sqnr_db)
+        .number("seconds", total.seconds)
+        .number("gb_per_s", total.gb_per_s);
+    return t.str();
 }
 
 // "sweep: 41% (3.2 of 7.8 GB)" rewritten in place on a terminal.
@@ -76,13 +89,9 @@ const char* const kSweepHelp =
     "                  or lookahead; at most 1000 bytes)\n"
     "Progress goes to stderr when it is a terminal.\n";
 
-int run_sweep(const std::vector<std::string>& args) {
-    if (print_help_if_asked(args, kSweepHelp)) return 0;
-    const ParsedArgs parsed =
-        parse_args(args, join(quantize_options(), {{"--json", false}, {"--csv", false}, {"--filter", true}}));
-    if (parsed.positionals.size() != 1) throw Error("sweep needs exactly one PATH (.safetensors or .index.json)");
-    if (parsed.has("--json") && parsed.has("--csv")) throw Error("give --json or --csv, not both");
+std::vector<OptionSpec> sweep_report_options() { return join(quantize_options(), {{"--filter", true}}); }
 
+SweepSettings sweep_settings(const ParsedArgs& parsed) {
     SweepSettings settings;
     apply_quantize_options(parsed, settings.config);
     // What does not depend on a tensor is checked now (exit 2); what does (rank, axis, group size) is a row's
@@ -94,7 +103,7 @@ int run_sweep(const std::vector<std::string>& args) {
         any_tensor.back() = format_traits(settings.config.format).block_size;  // else no block format could sweep
     if (!parsed.has("--recipe")) check_config(settings.config, any_tensor);
     if (parsed.has("--recipe"))
-        settings.configure = [&parsed](const TensorView& values, const QuantConfig& config) {
+        settings.configure = [parsed](const TensorView& values, const QuantConfig& config) {
             QuantConfig adjusted = config;
             apply_recipe(parsed, values, adjusted);
             return adjusted;
@@ -110,6 +119,23 @@ int run_sweep(const std::vector<std::string>& args) {
         settings.keep = [filter](const std::string& name) { return filter->search(name); };
     }
 
+    return settings;
+}
+
+std::string sweep_row_json(const SweepRow& row) { return sweep_row(row).str(); }
+
+std::string sweep_json(const std::vector<std::string>& rows, const SweepTotal& total) {
+    std::string out = "{\"tensors\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) out += (i ? ",\n" : "\n") + rows[i];
+    return out + (rows.empty() ? "" : "\n") + "], \"total\": " + total_json(total) + "}";
+}
+
+int run_sweep(const std::vector<std::string>& args) {
+    if (print_help_if_asked(args, kSweepHelp)) return 0;
+    const ParsedArgs parsed = parse_args(args, join(sweep_report_options(), {{"--json", false}, {"--csv", false}}));
+    if (parsed.positionals.size() != 1) throw Error("sweep needs exactly one PATH (.safetensors or .index.json)");
+    if (parsed.has("--json") && parsed.has("--csv")) throw Error("give --json or --csv, not both");
+    const SweepSettings settings = sweep_settings(parsed);
     // Every header and the index are checked before the first row is printed.
     const Checkpoint checkpoint = open_checkpoint(parsed.positionals[0]);
     const bool csv = parsed.has("--csv");
@@ -125,22 +151,14 @@ int run_sweep(const std::vector<std::string>& args) {
         if (csv)
             std::printf("%s\n", sweep_csv_line(row).c_str());
         else
-            std::printf("%s%s", first ? "{\"tensors\": [\n" : ",\n", row_json(row).str().c_str());
+            std::printf("%s%s", first ? "{\"tensors\": [\n" : ",\n", sweep_row(row).str().c_str());
         first = false;
         std::fflush(stdout);
     };
     const SweepTotal total = sweep_checkpoint(checkpoint, settings, on_row, terminal ? SweepProgress(show_progress) : nullptr);
     if (terminal) std::fputs("\r\033[K", stderr);
     if (csv) return 0;
-    JsonObject t;
-    t.integer("elements", total.elements)
-        .integer("bytes_in", static_cast<std::int64_t>(total.bytes_in))
-        .integer("bytes_quantized", static_cast<std::int64_t>(total.bytes_quantized))
-        .number("mse", total.mse)
-        .number("sqnr_db", total.sqnr_db)
-        .number("seconds", total.seconds)
-        .number("gb_per_s", total.gb_per_s);
-    std::printf("%s], \"total\": %s}\n", first ? "{\"tensors\": [" : "\n", t.str().c_str());
+    std::printf("%s], \"total\": %s}\n", first ? "{\"tensors\": [" : "\n", total_json(total).c_str());
     return 0;
 }
 

@@ -1,0 +1,415 @@
+// _quantscope: the compiled half of the Python module `quantscope` (quantscope/__init__.py is what users call).
+// It hands numpy arrays to the core as views, without a copy, writes results straight into numpy arrays, and
+// returns the command line's own JSON texts (cli/reports.hpp): every number is the program's, bit for bit.
+// The options arrive as the command line's words ("--dtype", "int4"), parsed by the command line's parser, so
+// that a bad option gets the program's one line, as a ValueError.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/format_output.hpp"
+#include "cli/lessons.hpp"
+#include "cli/options.hpp"
+#include "cli/reports.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
+#include "quantscope/format_table.hpp"
+#include "quantscope/ggml_blocks.hpp"
+#include "quantscope/lesson.hpp"
+#include "quantscope/tensor_io.hpp"
+#include "quantscope/text.hpp"
+
+namespace py = pybind11;
+
+namespace qs::python {
+namespace {
+
+using cli::OptionSpec;
+using cli::ParsedArgs;
+
+// A qs::Error met while reading a file: Python's OSError. Every other qs::Error (an option, a value) is a
+// ValueError.
+class FileError : public std::runtime_error {
+public:
+    explicit FileError(const std::string& message) : std::runtime_error(message) {}
+};
+
+template <class Work>
+auto reading_file(Work&& work) -> decltype(work()) {
+    try {
+        return work();
+    } catch (const MethodCancelled&) {
+        throw;
+    } catch (const Error& e) {
+        throw FileError(e.what());
+    }
+}
+
+std::string shape_text(const py::array& a) {
+    std::string out = "(";
+    for (py::ssize_t k = 0; k < a.ndim(); ++k) out += (k ? ", " : "") + std::to_string(a.shape(k));
+    return out + (a.ndim() == 1 ? ",)" : ")");
+}
+
+// The array as the core reads a tensor: float16/32/64 in native (little-endian) order, C-contiguous, rank 1
+// to 3, no dimension 0. The Python side converts what it can (lists, integers, other orders); what reaches
+// here otherwise is refused, not read past its end.
+TensorView array_view(const py::array& a, const std::string& name) {
+    if (a.ndim() == 0) throw Error(name + " is a 0-d array (a scalar); QuantScope takes arrays of rank 1 to 3");
+    if (a.ndim() > 3)
+        throw Error(name + " has rank " + std::to_string(a.ndim()) + " (shape " + shape_text(a) +
+                    "); QuantScope takes arrays of rank 1 to 3: reshape it, e.g. x.reshape(-1, *x.shape[-2:])");
+    TensorView view;
+    for (py::ssize_t k = 0; k < a.ndim(); ++k) {
+        if (a.shape(k) == 0) throw Error(name + " has shape " + shape_text(a) + ", which is empty (a dimension is 0)");
+        view.shape.push_back(a.shape(k));
+    }
+    if (!(a.flags() & py::array::c_style)) throw Error(name + " is not C-contiguous (numpy.ascontiguousarray)");
+    const py::dtype type = a.dtype();
+    const bool native = type.byteorder() == '=' || type.byteorder() == '<' || type.byteorder() == '|';
+    if (type.kind() != 'f' || !native)
+        throw Error(name + " must hold float16, float32 or float64 values in native byte order");
+    switch (type.itemsize()) {
+        case 2: view.type = ElementType::F16; break;
+        case 4: view.type = ElementType::F32; break;
+        case 8: view.type = ElementType::F64; break;
+        default: throw Error(name + " must hold float16, float32 or float64 values (not float" + std::to_string(8 * type.itemsize()) + ")");
+    }
+    view.data = static_cast<const std::uint8_t*>(a.data());
+    view.name = name;
+    return view;
+}
+
+// A float32 copy that passed check_tensor (the layer works on float32 tensors in memory).
+Tensor array_tensor(const py::array& a, const std::string& name) { return materialize(array_view(a, name)); }
+
+ParsedArgs parse_options(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs) {
+    ParsedArgs parsed = cli::parse_args(args, specs);
+    if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
+    return parsed;
+}
+
+// quantize's config for these values, as the program makes it for a file (load_input without a preset), with
+// `importance` (None or a float32 row of one weight per column) in place of --importance's file.
+QuantConfig array_config(const ParsedArgs& parsed, const TensorView& values, const py::object& importance) {
+    QuantConfig config;
+    cli::apply_quantize_options(parsed, config);
+    cli::apply_recipe(parsed, values, config);
+    if (!importance.is_none()) {
+        const py::array_t<float, py::array::c_style | py::array::forcecast> weights(importance);
+        if (weights.ndim() != 1) throw Error("importance must be a 1-D array: one weight per column of the last axis");
+        auto row = std::make_shared<std::vector<float>>(weights.data(), weights.data() + weights.size());
+        try {
+            check_importance(*row, values.shape.back());
+        } catch (const Error& e) {
+            throw Error(std::string("importance: ") + e.what());
+        }
+        config.importance = std::move(row);
+    }
+    check_config(config, values.shape);
+    return config;
+}
+
+py::dtype code_dtype(NpyDtype type) {
+    switch (type) {
+        case NpyDtype::I1: return py::dtype::of<std::int8_t>();
+        case NpyDtype::U1: return py::dtype::of<std::uint8_t>();
+        case NpyDtype::I2: return py::dtype::of<std::int16_t>();
+        case NpyDtype::U2: return py::dtype::of<std::uint16_t>();
+        case NpyDtype::F4: break;
+    }
+    return py::dtype::of<float>();
+}
+
+template <class Code>
+void store_codes(void* out, std::int64_t first, std::int64_t count, const std::int32_t* codes) {
+    Code* to = static_cast<Code*>(out) + first;
+    for (std::int64_t i = 0; i < count; ++i) to[i] = static_cast<Code>(codes[i]);
+}
+
+// Every block's s and z as `quantize --all-params` lists them: int<N> s (float64) and z (int32); a format's s
+// as used (float32) and Q4_1's m (empty for the others).
+void add_pairs(py::dict& out, const QuantConfig& config, const Quantization& q) {
+    if (is_int_format(config.format)) {
+        py::array_t<double> scale(q.params.block_count);
+        py::array_t<std::int32_t> zero_point(q.params.block_count);
+        double* s = scale.mutable_data();
+        std::int32_t* z = zero_point.mutable_data();
+        cli::for_each_pair(q.params, [&](double sb, std::int32_t zb) { *s++ = sb, *z++ = zb; });
+        out["scale"] = scale;
+        out["zero_point"] = zero_point;
+        return;
+    }
+    const FormatParams& p = q.format_params;
+    if (p.on_demand()) {
+        py::array_t<float> scale(q.params.block_count);
+        float* s = scale.mutable_data();
+        cli::for_each_pair(q.params, [&](double sb, std::int32_t) { *s++ = static_cast<float>(sb); });
+        out["scale"] = scale;
+    } else {
+        out["scale"] = py::array_t<float>(static_cast<py::ssize_t>(p.scale.size()), p.scale.data());
+    }
+    out["zero_point"] = py::array_t<float>(static_cast<py::ssize_t>(p.offset.size()), p.offset.data());
+}
+
+// quantize(x, args, importance, arrays): the JSON `quantize` prints and, with `arrays`, the codes (the
+// program's --out-quantized type), r' and |r - r'| written by the pass straight into new numpy arrays, plus
+// every block's s and z.
+py::dict quantize(const py::array& x, const std::vector<std::string>& args, const py::object& importance, bool arrays) {
+    const TensorView values = array_view(x, "x");
+    const ParsedArgs parsed = parse_options(args, cli::quantize_report_options());
+    const QuantConfig config = array_config(parsed, values, importance);
+    std::vector<py::ssize_t> shape(values.shape.begin(), values.shape.end());
+    py::array codes, dequantized, error;
+    void* codes_out = nullptr;
+    float* dequantized_out = nullptr;
+    float* error_out = nullptr;
+    const NpyDtype code_type = cli::code_npy_dtype(config);
+    if (arrays) {
+        codes = py::array(code_dtype(code_type), shape);
+        dequantized = py::array_t<float>(shape);
+        error = py::array_t<float>(shape);
+        codes_out = codes.mutable_data();
+        dequantized_out = static_cast<float*>(dequantized.mutable_data());
+        error_out = static_cast<float*>(error.mutable_data());
+    }
+    std::unique_ptr<ImportanceError> weighted;
+    if (config.importance) weighted = std::make_unique<ImportanceError>(config.importance);
+    const OutputSelection wanted{arrays, arrays, arrays || weighted != nullptr};
+    std::string text;
+    Quantization result;
+    {
+        py::gil_scoped_release release;
+        ResultSink sink;
+        if (wanted.codes || wanted.error)
+            sink = [&](std::int64_t first, std::int64_t count, const QuantOutputs& batch) {
+                if (batch.codes) {
+                    switch (code_type) {
+                        case NpyDtype::I1: store_codes<std::int8_t>(codes_out, first, count, batch.codes); break;
+                        case NpyDtype::U1: store_codes<std::uint8_t>(codes_out, first, count, batch.codes); break;
+                        case NpyDtype::I2: store_codes<std::int16_t>(codes_out, first, count, batch.codes); break;
+                        case NpyDtype::U2: store_codes<std::uint16_t>(codes_out, first, count, batch.codes); break;
+                        case NpyDtype::F4: break;
+                    }
+                }
+                if (batch.dequantized) std::memcpy(dequantized_out + first, batch.dequantized, count * sizeof(float));
+                if (batch.error && error_out) std::memcpy(error_out + first, batch.error, count * sizeof(float));
+                if (batch.error && weighted) weighted->add(batch.error, count);  // error batches come in order
+            };
+        result = quantize_checked(values, config, wanted, sink);
+        const double weighted_mse = weighted ? weighted->mean() : 0.0;
+        text = cli::quantize_json(parsed, values, config, result, weighted ? &weighted_mse : nullptr);
+    }
+    py::dict out;
+    out["json"] = text;
+    if (arrays) {
+        out["codes"] = codes;
+        out["dequantized"] = dequantized;
+        out["error"] = error;
+    }
+    add_pairs(out, config, result);
+    return out;
+}
+
+// The bytes `quantize --out-packed` writes: a ggml type's blocks, or the codes packed end to end and the
+// stored scales.
+py::bytes packed(const py::array& x, const std::vector<std::string>& args, const py::object& importance) {
+    const TensorView values = array_view(x, "x");
+    const ParsedArgs parsed = parse_options(args, cli::quantize_report_options());
+    const QuantConfig config = array_config(parsed, values, importance);
+    std::string bytes;
+    {
+        py::gil_scoped_release release;
+        const auto append = [&bytes](const std::uint8_t* data, std::size_t size) {
+            bytes.append(reinterpret_cast<const char*>(data), size);
+        };
+        if (format_traits(config.format).ggml != nullptr) {
+            ggml_block_bytes(values, config, append);
+        } else {
+            cli::PackedWriter writer(append, cli::code_bits(config));
+            const Quantization q = quantize_checked(values, config, {true, false, false},
+                                                    [&](std::int64_t, std::int64_t count, const QuantOutputs& batch) {
+                                                        if (batch.codes) writer.append(batch.codes, count);
+                                                    });
+            writer.finish(config, q);
+        }
+    }
+    return py::bytes(bytes);
+}
+
+// Runs `work(cancel)` on a thread of its own while this one, without the GIL, looks for Ctrl-C every 50 ms:
+// Python runs its signal handlers only on the main thread and between bytecodes, so a long pass on this
+// thread would not see one. On KeyboardInterrupt (or any exception a handler raises) `cancel` is set, the
+// work stops at its next check, and the exception is raised here once the work has returned.
+template <class Result, class Work>
+Result interruptible(Work work) {
+    std::atomic<bool> cancel{false};
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    Result result{};
+    std::exception_ptr failure;
+    std::thread worker([&] {
+        try {
+            result = work(cancel);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        std::lock_guard<std::mutex> lock(mutex);
+        done = true;
+        finished.notify_one();
+    });
+    bool interrupted = false;
+    {
+        py::gil_scoped_release release;
+        std::unique_lock<std::mutex> lock(mutex);
+        while (!finished.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; })) {
+            if (interrupted) continue;
+            lock.unlock();
+            {
+                py::gil_scoped_acquire gil;
+                interrupted = PyErr_CheckSignals() != 0;  // the exception stays set on this thread
+            }
+            if (interrupted) cancel = true;
+            lock.lock();
+        }
+    }
+    worker.join();
+    if (interrupted) throw py::error_already_set();
+    if (failure) std::rethrow_exception(failure);
+    return result;
+}
+
+std::string formats(const py::array& x) {
+    const TensorView values = array_view(x, "x");
+    return interruptible<std::string>([&](const std::atomic<bool>& cancel) {
+        return cli::formats_json(format_table(values, [&cancel] { return !cancel.load(); }));
+    });
+}
+
+std::string layer(const py::array& weights, const py::object& inputs, const py::object& bias,
+                  const std::vector<std::string>& args) {
+    const ParsedArgs parsed = parse_options(args, cli::layer_report_options());
+    const cli::LayerRequest request = cli::layer_request(parsed);
+    const Tensor w = array_tensor(weights, "weights");
+    const Tensor x = cli::layer_inputs(parsed, w, inputs.is_none() ? Tensor{} : array_tensor(inputs, "inputs"));
+    Tensor b;
+    if (!bias.is_none()) b = array_tensor(bias, "bias");
+    const Tensor* given_bias = bias.is_none() ? nullptr : &b;
+    return interruptible<std::string>([&](const std::atomic<bool>& cancel) {
+        MethodControl control;
+        control.cancelled = [&cancel] { return cancel.load(); };
+        const MethodResult m = cli::compute_layer(request, x, w, given_bias, false, &control);
+        return cli::layer_json(request, m);
+    });
+}
+
+std::string sweep(const std::string& path, const std::vector<std::string>& args) {
+    const ParsedArgs parsed = parse_options(args, cli::sweep_report_options());
+    const SweepSettings settings = cli::sweep_settings(parsed);
+    const Checkpoint checkpoint = reading_file([&] { return open_checkpoint(path); });
+    return interruptible<std::string>([&](const std::atomic<bool>& cancel) {
+        std::vector<std::string> rows;
+        const SweepTotal total = reading_file([&] {
+            return sweep_checkpoint(checkpoint, settings, [&](const SweepRow& row) { rows.push_back(cli::sweep_row_json(row)); },
+                                    nullptr, &cancel);
+        });
+        return cli::sweep_json(rows, total);
+    });
+}
+
+std::string inspect(const std::string& path) {
+    return reading_file([&] { return cli::inspect_json(path); });
+}
+
+// A tensor of a file as numpy: .npy (float16/32/64), .safetensors and .gguf (F16, F32, F64 as stored; BF16 and
+// ggml's quantized types decoded to float32), .csv (float32). Copied under the file's read guard (a file that
+// shrinks meanwhile is an OSError, not a crash), or, with `mapped`, an array over the file's mapping that keeps
+// it open, as numpy.load(mmap_mode="r") (a file truncated while it is mapped then ends the interpreter).
+py::array open_tensor(const std::string& path, const std::string& tensor, bool mapped) {
+    auto file = reading_file([&] { return std::make_shared<TensorFile>(path, tensor); });
+    const TensorView& view = file->view();
+    const std::vector<py::ssize_t> shape(view.shape.begin(), view.shape.end());
+    py::dtype type = py::dtype::of<float>();
+    if (view.type == ElementType::F16) type = py::dtype("float16");
+    if (view.type == ElementType::F64) type = py::dtype::of<double>();
+    if (mapped && view.type != ElementType::BF16) {
+        auto* owner = new std::shared_ptr<TensorFile>(file);
+        py::capsule keep(owner, [](void* p) { delete static_cast<std::shared_ptr<TensorFile>*>(p); });
+        return py::array(type, shape, view.data, keep);
+    }
+    py::array out(type, shape);
+    std::uint8_t* to = static_cast<std::uint8_t*>(out.mutable_data());
+    const std::int64_t n = view.numel();
+    {
+        py::gil_scoped_release release;
+        reading_file([&] {
+            if (view.type == ElementType::BF16) {
+                constexpr std::int64_t kPiece = 1 << 16;
+                std::vector<float> scratch(kPiece);
+                for (std::int64_t at = 0; at < n; at += kPiece) {
+                    const std::int64_t count = std::min(kPiece, n - at);
+                    std::memcpy(to + at * 4, floats_at(view, at, count, scratch.data()), count * sizeof(float));
+                }
+            } else {
+                view.guarded([&] { std::memcpy(to, view.data, static_cast<std::size_t>(n) * element_size(view.type)); });
+            }
+        });
+    }
+    return out;
+}
+
+py::list lessons() {
+    py::list out;
+    const std::string dir = cli::lessons_dir();
+    if (dir.empty()) throw Error("no lessons folder found (set QUANTSCOPE_LESSONS to the folder of the lesson files)");
+    for (const std::string& file : lesson_files(dir)) {
+        const LessonHeader lesson = read_lesson_header(file);
+        py::dict row;
+        row["name"] = lesson.name;
+        row["steps"] = lesson.steps;
+        row["title"] = lesson.title;
+        row["source"] = lesson.source;
+        out.append(row);
+    }
+    return out;
+}
+
+}  // namespace
+}  // namespace qs::python
+
+PYBIND11_MODULE(_quantscope, m) {
+    using namespace qs::python;
+    m.doc() = "The compiled half of quantscope: use the functions of the quantscope package.";
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const FileError& e) {
+            PyErr_SetString(PyExc_OSError, e.what());
+        } catch (const qs::Error& e) {
+            PyErr_SetString(PyExc_ValueError, e.what());
+        }
+    });
+    m.attr("version") = QS_VERSION;
+    m.attr("executable") = QS_EXECUTABLE;
+    m.def("check", [](const py::array& x, const std::string& name) { array_view(x, name); }, py::arg("x"), py::arg("name"));
+    m.def("quantize", &quantize, py::arg("x"), py::arg("args"), py::arg("importance"), py::arg("arrays"));
+    m.def("packed", &packed, py::arg("x"), py::arg("args"), py::arg("importance"));
+    m.def("formats", &formats, py::arg("x"));
+    m.def("layer", &layer, py::arg("weights"), py::arg("inputs"), py::arg("bias"), py::arg("args"));
+    m.def("sweep", &sweep, py::arg("path"), py::arg("args"));
+    m.def("inspect", &inspect, py::arg("path"));
+    m.def("open", &open_tensor, py::arg("path"), py::arg("tensor"), py::arg("mapped"));
+    m.def("lessons", &lessons);
+}

@@ -1,0 +1,309 @@
+"""QuantScope in a notebook: quantize a numpy array and see what it costs, with the program's own numbers.
+
+    import numpy as np, quantscope as qs
+    r = qs.quantize(np.array([[191.6, -13.5, 728.6], [92.14, 295.5, -184], [0, 684.6, 245.5]]), dtype="int8")
+    r.codes, r.dequantized, r.error, r.scale, r.zero_point, r.metrics["sqnr_db"]
+    qs.figure(x, dtype="int4", granularity="group", group_size=32)    # the four panels, inline
+
+Linear quantization (SPEC), per block of the chosen granularity:
+    s = (r_max - r_min) / (q_max - q_min),  z = round(q_min - r_min / s)      (asymmetric; z clamped)
+    s = max|r| / q_max,                     z = 0                            (symmetric)
+    q = clamp(round(r / s + z), q_min, q_max),  r' = s (q - z),  e = |r - r'|
+with float32 arithmetic as PyTorch does it, and the number formats of FORMATS.md (fp8, MX, NVFP4, NF4, ggml's
+q4_K, iq4_nl ...) by their own rules. Every function runs the same code as the `quantscope` program: the
+same options (as keywords, group_size for --group-size), the same numbers bit for bit, the same one-line
+errors (ValueError, or OSError for a file). Options take the program's words; see `quantscope quantize --help`.
+"""
+
+import builtins as _builtins
+import json as _json
+import os as _os
+
+import numpy as _np
+
+from . import _quantscope as _core
+
+__version__ = _core.version
+__all__ = ["quantize", "Result", "figure", "Figure", "formats", "layer", "open", "inspect", "sweep", "lessons", "show"]
+
+
+def _tensor(x, name="x"):
+    """x as the core reads it: a C-contiguous numpy array of float16, float32 or float64 in native order.
+
+    A torch tensor is read through .numpy() (on the CPU); integers and booleans become float64 (exact); the
+    array itself is used when it already fits, without a copy."""
+    if hasattr(x, "detach") and hasattr(x, "numpy"):
+        x = x.detach().cpu().numpy()
+    a = _np.asarray(x)
+    if a.dtype.kind in "biu":
+        a = a.astype(_np.float64)
+    elif a.dtype.kind != "f" or a.dtype.itemsize not in (2, 4, 8):
+        raise ValueError(f"{name} must hold real numbers (float16, float32 or float64), not {a.dtype}")
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return _np.asarray(a, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
+
+
+def _word(value):
+    if isinstance(value, float):
+        return repr(value)  # the shortest text that reads back as the same double
+    return str(value)
+
+
+def _options(**options):
+    """Keywords as the program's options: group_size=128 -> --group-size 128, act_order=True -> --act-order;
+    None and False are left out."""
+    args = []
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        args.append("--" + key.replace("_", "-"))
+        if value is not True:
+            args.append(_word(value))
+    return args
+
+
+# The program's defaults: left out of its options, so that a format with its own blocks (which takes no
+# --granularity) accepts the signature's defaults.
+_DEFAULTS = {"granularity": "tensor", "axis": 0, "calibrate": "minmax", "rounding": "half-even"}
+
+
+def _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point, extra):
+    given = dict(dtype=dtype, mode=mode, granularity=granularity, axis=axis, group_size=group_size,
+                 calibrate=calibrate, rounding=rounding, scale=scale, zero_point=zero_point)
+    for key, default in _DEFAULTS.items():
+        if given[key] == default:
+            given[key] = None
+    given.update(extra)
+    return _options(**given)
+
+
+class Result:
+    """What quantize() returns: the arrays, every block's parameters and the program's JSON.
+
+    codes        q = clamp(round(r / s + z), q_min, q_max): int8/uint8 (int16/uint16 above 8 bits); a float
+                 format's bit patterns (uint8, uint16 for fp16/bf16), nf4's index, ggml's integer codes
+    dequantized  r' = s (q - z), float32
+    error        e = |r - r'|, float32
+    scale        every block's s (float64 for int<N>, float32 as used for a format)
+    zero_point   every block's z (int32), Q4_1's m (float32), else empty
+    metrics      `quantscope quantize`'s JSON as a dict: shape, dtype ... mse, rmse, mae, max_abs_error,
+                 l2_error, sqnr_db, clipped, levels_used, bits_per_weight, bytes
+    The arrays are written by the quantization pass straight into these numpy arrays (no second copy).
+    """
+
+    __slots__ = ("codes", "dequantized", "error", "scale", "zero_point", "metrics", "_x", "_args", "_importance")
+
+    def __init__(self, x, args, importance, out):
+        self._x, self._args, self._importance = x, args, importance
+        self.codes, self.dequantized, self.error = out["codes"], out["dequantized"], out["error"]
+        self.scale, self.zero_point = out["scale"], out["zero_point"]
+        self.metrics = _json.loads(out["json"])
+
+    @property
+    def bits_per_weight(self):
+        """Bits per element, the stored scales and zero points included."""
+        return self.metrics["bits_per_weight"]
+
+    @property
+    def bytes(self):
+        """The quantized tensor's size in bytes: codes packed at their bits, plus the stored scales."""
+        return self.metrics["bytes"]
+
+    def packed(self):
+        """The bytes `quantize --out-packed` writes: the codes end to end (the first in the lowest bits) and
+        then the stored scales; a ggml type's blocks as a GGUF file holds them. Computed again from x (do not
+        change x in place before calling it)."""
+        return _core.packed(self._x, self._args, self._importance)
+
+    def __repr__(self):
+        m = self.metrics
+        shape = "x".join(str(d) for d in m["shape"])
+        return (f"<quantscope.Result {m['dtype']} {m['granularity']} {m['mode']} of {shape}: "
+                f"SQNR {m['sqnr_db']:.2f} dB, MSE {m['mse']:.4g}, {m['bits_per_weight']:.4g} bits/weight>")
+
+
+def quantize(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_size=None, calibrate="minmax",
+             rounding="half-even", scale=None, zero_point=None, importance=None, **options):
+    """Quantizes x as `quantscope quantize` does and returns a Result (codes, dequantized, error, scale,
+    zero_point, metrics, bits_per_weight, bytes, packed()).
+
+    x            array-like of rank 1 to 3 (float16/32/64; a torch tensor; integers become float64)
+    dtype        int2..int16, uint2..uint16, or a number format: fp16, bf16, fp8-e4m3, fp8-e5m2,
+                 fp6-e3m2, fp6-e2m3, fp4-e2m1, nf4, mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4,
+                 nvfp4, q8_0, q4_0, q4_1, q5_0, q5_1, the k-quants q2_k..q6_k, iq4_nl, iq4_xs, tq1_0, tq2_0
+    mode         asymmetric (int<N>'s default), symmetric (a format's default) or cast
+    granularity  tensor, channel (along `axis`) or group (of `group_size` along the last axis)
+    calibrate    minmax, percentile:P or mse;  rounding: half-even or half-away
+    scale, zero_point  a manual pair (per tensor)
+    importance   one weight per column of the last axis (llama.cpp's imatrix) for the ggml types
+    options      the rest of quantize's options: recompute_scale=True, overflow="wrap",
+                 recipe="naive-max255", all_params=True (list every block in metrics)
+
+    s and z per block: asymmetric s = (r_max - r_min) / (q_max - q_min), z = round(q_min - r_min / s);
+    symmetric s = max|r| / q_max, z = 0. Then q = clamp(round(r / s + z), q_min, q_max), r' = s (q - z)."""
+    a = _tensor(x)
+    args = _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
+                             options)
+    weights = None if importance is None else _tensor(importance, "importance")
+    return Result(a, args, weights, _core.quantize(a, args, weights, True))
+
+
+class Figure:
+    """The four-panel figure (original, quantized, dequantized, error) as PNG bytes: shown inline by Jupyter,
+    the same bytes as `quantscope render` with the same options."""
+
+    __slots__ = ("png",)
+
+    def __init__(self, png):
+        self.png = png
+
+    @property
+    def size(self):
+        """(width, height) in pixels, from the PNG's header."""
+        return int.from_bytes(self.png[16:20], "big"), int.from_bytes(self.png[20:24], "big")
+
+    def save(self, path):
+        """Writes the PNG to path."""
+        with _os.fdopen(_os.open(path, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, 0o644), "wb") as f:
+            f.write(self.png)
+
+    def _repr_png_(self):
+        return self.png
+
+    def __repr__(self):
+        return "<quantscope.Figure %dx%d PNG>" % self.size
+
+
+def _executable():
+    return _os.environ.get("QUANTSCOPE_EXECUTABLE") or _core.executable
+
+
+def _run_program(args, what):
+    """Runs the program; its one error line becomes a ValueError (an OSError when it cannot start)."""
+    import subprocess
+    try:
+        done = subprocess.run([_executable()] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as e:
+        raise OSError(f"{what}: cannot run {_executable()} ({e.strerror}); set QUANTSCOPE_EXECUTABLE") from None
+    if done.returncode != 0:
+        line = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        message = line[-1] if line else f"{what} failed (exit {done.returncode})"
+        raise ValueError(message.replace("quantscope: error: ", "", 1))
+    return done
+
+
+def _saved(directory, a):
+    path = _os.path.join(directory, "x.npy")
+    _np.save(path, a)
+    return path
+
+
+def figure(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_size=None, calibrate="minmax",
+           rounding="half-even", scale=None, zero_point=None, size=(1600, 400), lesson_look=False, **options):
+    """The figure of plot_quantization_errors for x quantized as quantize() would: original, quantized,
+    dequantized and error heatmaps, drawn by the program's headless renderer (`quantscope render`).
+
+    size         (width, height): the width in pixels (320 to 8192); the height is what the four panels
+                 need at that width (about a quarter of it in a row, as the lessons' 16 x 4 inch figure)
+    lesson_look  the lessons' matplotlib look (titles, colour bars, annotated cells)
+    options      render's own (annotate="on", cmap="viridis", slice=0, layout="grid") and quantize's
+    Returns a Figure (its .png bytes; Jupyter shows it inline)."""
+    import tempfile
+    a = _tensor(x)
+    args = _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
+                             options)
+    width = int(size[0]) if isinstance(size, (tuple, list)) else int(size)
+    _core.check(a, "x")  # rank, emptiness: the same words as quantize (the program would fold rank 4)
+    with tempfile.TemporaryDirectory(prefix="quantscope-") as directory:
+        out = _os.path.join(directory, "figure.png")
+        extra = ["--width", str(width)] + (["--lesson-look"] if lesson_look else [])
+        _run_program(["render", _saved(directory, a)] + args + extra + ["--out", out], "figure")
+        with _builtins.open(out, "rb") as f:
+            return Figure(f.read())
+
+
+def show(x, dtype="int8", **options):
+    """Opens the QuantScope window on x (its own process: the notebook keeps running), with quantize's
+    options as its starting settings. Returns the subprocess.Popen of the window."""
+    import subprocess
+    import tempfile
+    import threading
+    if not (_os.environ.get("DISPLAY") or _os.environ.get("WAYLAND_DISPLAY")):
+        raise OSError("show() needs a display (DISPLAY or WAYLAND_DISPLAY is not set); figure(x) draws inline")
+    a = _tensor(x)
+    _core.check(a, "x")
+    args = _options(dtype=dtype, **options)
+    directory = tempfile.mkdtemp(prefix="quantscope-")
+    try:
+        window = subprocess.Popen([_executable(), "gui", _saved(directory, a)] + args, stdin=subprocess.DEVNULL,
+                                  start_new_session=True)
+    except BaseException:
+        _remove(directory)
+        raise
+
+    def clean_up():  # the tensor's file lives as long as the window that may reload it
+        window.wait()
+        _remove(directory)
+
+    threading.Thread(target=clean_up, daemon=True).start()
+    return window
+
+
+def _remove(directory):
+    import shutil
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def formats(x):
+    """Every number format on x, as `quantscope formats --json`: a list of rows {format, granularity,
+    group_size, bits_per_weight, bytes, mse, sqnr_db, max_abs_error}, sorted by bits per weight.
+    Ctrl-C (KeyboardInterrupt) stops it."""
+    return _json.loads(_core.formats(_tensor(x)))["formats"]
+
+
+def layer(weights, inputs=None, bias=None, **options):
+    """A linear layer y = x W^T + b with W (and optionally x) quantized, against float64, as `quantscope layer`
+    prints it: a dict with weights, inputs, output (and method, rtn_output with a method).
+
+    weights      [out, in];  inputs: [tokens, in] (or random_inputs="normal", tokens=T, seed=N);  bias: [out]
+    options      the program's: dtype, mode, granularity, group_size, activations="int8", act_mode,
+                 act_granularity, outlier_threshold, smooth_alpha, method="rtn|gptq|awq|rotate|rotate+gptq",
+                 damp, block, act_order=True, grid, rotation, seed, all_params=True
+    Ctrl-C (KeyboardInterrupt) stops a method."""
+    w = _tensor(weights, "weights")
+    x = None if inputs is None else _tensor(inputs, "inputs")
+    b = None if bias is None else _tensor(bias, "bias")
+    return _json.loads(_core.layer(w, x, b, _options(**options)))
+
+
+def open(path, tensor=None, mmap=False):  # noqa: A001 (quantscope.open, as the program opens a file)
+    """A tensor of a file as a numpy array: .npy (float16/32/64), .csv, .safetensors and .gguf (`tensor`
+    names one; F16, F32, F64 as stored, BF16 and ggml's quantized types decoded to float32). Rank > 3 is
+    viewed as 3-D, as the program does.
+
+    mmap=True maps the file instead of reading it (read-only, as numpy.load(mmap_mode="r"); a file truncated
+    while mapped then ends the interpreter). Errors are OSError."""
+    a = _core.open(_os.fspath(path), "" if tensor is None else tensor, bool(mmap))
+    if mmap:
+        a.flags.writeable = False
+    return a
+
+
+def inspect(path):
+    """What a .safetensors or .gguf file holds, as `quantscope inspect --json`, without reading its tensors."""
+    return _json.loads(_core.inspect(_os.fspath(path)))
+
+
+def sweep(path, dtype="int8", **options):
+    """Every tensor of a checkpoint (.safetensors, a sharded .index.json, .gguf) quantized, as
+    `quantscope sweep --json`: a list of rows {name, shape, dtype, elements, min, max, mean, std,
+    max_over_std, mse, rmse, mae, max_abs_error, sqnr_db, clipped, bits_per_weight, error}. Options as
+    quantize's, and filter="REGEX". Ctrl-C (KeyboardInterrupt) stops it."""
+    return _json.loads(_core.sweep(_os.fspath(path), _options(dtype=dtype, **options)))["tensors"]
+
+
+def lessons():
+    """The shipped lessons: a list of {name, steps, title, source}; open one with
+    `quantscope gui --lesson NAME`."""
+    return _core.lessons()
