@@ -25,7 +25,8 @@
 
 namespace qs::cli {
 const char* const kBenchHelp =
-    "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15] [--layer-only | --methods-only]\n"
+    "usage: quantscope bench [--shape 4096x4096] [--dtype int8] [--repeats 15]\n"
+    "                        [--layer-only | --methods-only | --formats-only | --pipeline-only]\n"
     "                        [--layer-shape 512x4096x4096] [--large-shape 128256x4096]\n"
     "                        [--make-large FILE.safetensors]\n"
     "\n"
@@ -66,6 +67,8 @@ const char* const kBenchHelp =
     "window_read_pass_ms (a plain read pass of the same bytes; the ratio's target is at most 1.5),\n"
     "window_peak_mib (target window_peak_target_mib, 1.5 x the tensor's bytes + 300 MB); without a\n"
     "display \"window\": null.\n"
+    "--pipeline-only: the pipeline's rows alone (elements, threads, repeats, pipeline_ms, memcpy_ms): the\n"
+    "yardstick that `python3 -m quantscope.bench` times the Python module against.\n"
     "\n"
     "quantscope bench --make-large FILE.safetensors [--large-shape 128256x4096]\n"
     "  only writes that tensor (seeded, ~0.02 std, an outlier every 1000 rows) and exits.\n";
@@ -96,6 +99,28 @@ CalibrationFigures measure_calibration(const Tensor& tensor, const QuantConfig& 
     return figures;
 }
 
+// The pipeline (compute_params + quantize_into the three outputs, warmed up) and a memcpy of the input.
+struct PipelineFigures {
+    double pipeline_ms = 0, memcpy_ms = 0;
+};
+
+PipelineFigures measure_pipeline(const Tensor& tensor, const QuantConfig& config, int repeats) {
+    QuantResult result;
+    QuantParams params = compute_params(tensor, config);
+    quantize_into(tensor, params, config, result);  // warm-up: allocates and faults in the outputs
+    PipelineFigures figures;
+    figures.pipeline_ms = median_ms(repeats, [&] {
+        params = compute_params(tensor, config);
+        quantize_into(tensor, params, config, result);
+    });
+    std::vector<float> copy(tensor.values.size());
+    std::memcpy(copy.data(), tensor.values.data(), copy.size() * sizeof(float));
+    figures.memcpy_ms = median_ms(repeats, [&] {
+        std::memcpy(copy.data(), tensor.values.data(), copy.size() * sizeof(float));
+    });
+    return figures;
+}
+
 // The error landscape of issue 5: 64 x 64 (scale, zero point) pairs, exact, over the first 1M elements.
 struct LandscapeFigures {
     std::int64_t elements = 0;
@@ -123,12 +148,13 @@ int run_bench(const std::vector<std::string>& args) {
     if (print_help_if_asked(args, kBenchHelp)) return 0;
     const ParsedArgs parsed = parse_args(args, {{"--shape", true}, {"--dtype", true}, {"--repeats", true},
                                                 {"--layer-only", false}, {"--formats-only", false},
-                                                {"--methods-only", false},
+                                                {"--methods-only", false}, {"--pipeline-only", false},
                                                 {"--make-large", true}, {"--large-shape", true},
                                                 {"--layer-shape", true}});
     if (!parsed.positionals.empty()) throw Error("unexpected argument " + quoted_text(parsed.positionals[0]));
-    if (parsed.has("--layer-only") + parsed.has("--formats-only") + parsed.has("--methods-only") > 1)  // each prints its rows alone
-        throw Error("--layer-only, --formats-only and --methods-only do not go together: give one");
+    if (parsed.has("--layer-only") + parsed.has("--formats-only") + parsed.has("--methods-only") +
+            parsed.has("--pipeline-only") > 1)  // each prints its rows alone
+        throw Error("--layer-only, --formats-only, --methods-only and --pipeline-only do not go together: give one");
     const Shape large = parse_shape(parsed.get("--large-shape") ? *parsed.get("--large-shape") : "128256x4096",
                                     kMaxViewElements);
     if (const std::string* path = parsed.get("--make-large")) {
@@ -165,6 +191,15 @@ int run_bench(const std::vector<std::string>& args) {
         std::printf("%s\n", json.str().c_str());
         return 0;
     }
+    if (parsed.has("--pipeline-only")) {  // the yardstick of the Python module's bench (python3 -m quantscope.bench)
+        const Tensor tensor = generate_random(spec);
+        const PipelineFigures pipeline = measure_pipeline(tensor, config, repeats);
+        JsonObject json;
+        json.integer("elements", tensor.numel()).integer("threads", omp_get_max_threads()).integer("repeats", repeats);
+        json.number("pipeline_ms", pipeline.pipeline_ms).number("memcpy_ms", pipeline.memcpy_ms);
+        std::printf("%s\n", json.str().c_str());
+        return 0;
+    }
     if (parsed.has("--formats-only")) {
         const Tensor tensor = generate_random(spec);
         JsonObject json;
@@ -178,19 +213,9 @@ int run_bench(const std::vector<std::string>& args) {
     const SweepFigures sweep_figures = measure_sweep_rows(spec.shape, std::min(repeats, 7));
     const WindowFigures window_figures = measure_window_rows(large, 20);
     const Tensor tensor = generate_random(spec);
-    QuantResult result;
-    QuantParams params = compute_params(tensor, config);
-    quantize_into(tensor, params, config, result);  // warm-up: allocates and faults in the outputs
-    const double pipeline_ms = median_ms(repeats, [&] {
-        params = compute_params(tensor, config);
-        quantize_into(tensor, params, config, result);
-    });
-
-    std::vector<float> copy(tensor.values.size());
-    std::memcpy(copy.data(), tensor.values.data(), copy.size() * sizeof(float));
-    const double memcpy_ms = median_ms(repeats, [&] {
-        std::memcpy(copy.data(), tensor.values.data(), copy.size() * sizeof(float));
-    });
+    const PipelineFigures pipeline = measure_pipeline(tensor, config, repeats);
+    const double pipeline_ms = pipeline.pipeline_ms, memcpy_ms = pipeline.memcpy_ms;
+    QuantParams params;
     const double params_ms = median_ms(repeats, [&] { params = compute_params(tensor, config); });
 
     QuantResult naive;

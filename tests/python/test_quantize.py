@@ -116,7 +116,21 @@ class TheLessons(unittest.TestCase):
         self.assertEqual(qs.quantize(x.T.copy().T, dtype="int4").codes.tobytes(), want.codes.tobytes())
 
     def test_repr_names_the_quantization(self):
-        self.assertIn("int8 tensor asymmetric of 3x3", repr(qs.quantize(LESSON)))
+        self.assertIn("int8 tensor asymmetric of 3x3: SQNR", repr(qs.quantize(LESSON)))
+        self.assertIn("exact", repr(qs.quantize([1.0, 2.0], scale=1.0, zero_point=0)))
+
+    def test_the_arrays_come_from_x_as_quantize_saw_it(self):
+        x = random_tensor((8, 8), seed=9)
+        r = qs.quantize(x)
+        x *= 2  # changed in place before the arrays were asked for
+        with self.assertRaises(ValueError) as caught:
+            r.codes
+        self.assertIn("x changed in place", str(caught.exception))
+        s = qs.quantize(x)
+        codes = s.codes
+        x[:] = 0  # once made, the arrays stay
+        self.assertIs(s.codes, codes)
+        self.assertIs(s.error, s.error)
 
 
 class NoSecondCopy(unittest.TestCase):
@@ -126,6 +140,7 @@ class NoSecondCopy(unittest.TestCase):
         tracemalloc.start()
         try:
             r = qs.quantize(x, dtype="int8")
+            r.codes  # the first array makes all three
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()

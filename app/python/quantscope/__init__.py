@@ -79,7 +79,7 @@ def _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rou
 
 
 class Result:
-    """What quantize() returns: the arrays, every block's parameters and the program's JSON.
+    """What quantize() returns: the program's JSON, every block's parameters and, on first use, the arrays.
 
     codes        q = clamp(round(r / s + z), q_min, q_max): int8/uint8 (int16/uint16 above 8 bits); a float
                  format's bit patterns (uint8, uint16 for fp16/bf16), nf4's index, ggml's integer codes
@@ -89,16 +89,45 @@ class Result:
     zero_point   every block's z (int32), Q4_1's m (float32), else empty
     metrics      `quantscope quantize`'s JSON as a dict: shape, dtype ... mse, rmse, mae, max_abs_error,
                  l2_error, sqnr_db, clipped, levels_used, bits_per_weight, bytes
-    The arrays are written by the quantization pass straight into these numpy arrays (no second copy).
+
+    quantize() makes one pass for the metrics; the first of codes, dequantized and error makes one more,
+    which writes all three straight into new numpy arrays (no second copy). It reads x again: a Result
+    keeps x, not a copy, so x must not change in place in between (if its metrics change, that is a
+    ValueError rather than arrays of other values).
     """
 
-    __slots__ = ("codes", "dequantized", "error", "scale", "zero_point", "metrics", "_x", "_args", "_importance")
+    __slots__ = ("scale", "zero_point", "metrics", "_text", "_arrays", "_x", "_args", "_importance")
 
     def __init__(self, x, args, importance, out):
         self._x, self._args, self._importance = x, args, importance
-        self.codes, self.dequantized, self.error = out["codes"], out["dequantized"], out["error"]
         self.scale, self.zero_point = out["scale"], out["zero_point"]
-        self.metrics = _json.loads(out["json"])
+        self._text = out["json"]
+        self.metrics = _json.loads(self._text)
+        self._arrays = None
+
+    def _computed(self, name):
+        if self._arrays is None:
+            out = _core.quantize(self._x, self._args, self._importance, True)
+            if out["json"] != self._text:
+                raise ValueError("x changed in place since quantize(): its values quantize differently now "
+                                 "(quantize it again)")
+            self._arrays = out
+        return self._arrays[name]
+
+    @property
+    def codes(self):
+        """The integer codes q (see the class)."""
+        return self._computed("codes")
+
+    @property
+    def dequantized(self):
+        """r' = s (q - z), float32."""
+        return self._computed("dequantized")
+
+    @property
+    def error(self):
+        """|r - r'|, float32."""
+        return self._computed("error")
 
     @property
     def bits_per_weight(self):
@@ -112,15 +141,16 @@ class Result:
 
     def packed(self):
         """The bytes `quantize --out-packed` writes: the codes end to end (the first in the lowest bits) and
-        then the stored scales; a ggml type's blocks as a GGUF file holds them. Computed again from x (do not
-        change x in place before calling it)."""
+        then the stored scales; a ggml type's blocks as a GGUF file holds them. Computed from x (which must
+        not have changed since quantize())."""
         return _core.packed(self._x, self._args, self._importance)
 
     def __repr__(self):
         m = self.metrics
         shape = "x".join(str(d) for d in m["shape"])
+        sqnr = "exact" if m["sqnr_db"] is None else f"SQNR {m['sqnr_db']:.2f} dB"
         return (f"<quantscope.Result {m['dtype']} {m['granularity']} {m['mode']} of {shape}: "
-                f"SQNR {m['sqnr_db']:.2f} dB, MSE {m['mse']:.4g}, {m['bits_per_weight']:.4g} bits/weight>")
+                f"{sqnr}, MSE {m['mse']:.4g}, {m['bits_per_weight']:.4g} bits/weight>")
 
 
 def quantize(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_size=None, calibrate="minmax",
@@ -146,7 +176,7 @@ def quantize(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_siz
     args = _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
                              options)
     weights = None if importance is None else _tensor(importance, "importance")
-    return Result(a, args, weights, _core.quantize(a, args, weights, True))
+    return Result(a, args, weights, _core.quantize(a, args, weights, False))
 
 
 class Figure:
