@@ -62,15 +62,52 @@ std::string shape_text(const py::array& a) {
     return out + (a.ndim() == 1 ? ",)" : ")");
 }
 
+// Reads of an array's bytes under a guard, as the core reads a mapped file's: a numpy.memmap (or
+// quantscope.open(mmap=True)) whose file shrinks faults with SIGBUS on the pages past its new end, which
+// would end the interpreter. The guard maps zeros there instead, and the pass then fails with a ValueError.
+class ArrayGuard final : public ReadGuard {
+public:
+    ArrayGuard(const py::array& a, std::string name) : name_(std::move(name)) {
+        range_.begin = static_cast<const std::uint8_t*>(a.data());
+        range_.size = static_cast<std::size_t>(a.nbytes());
+    }
+    void run(const std::function<void()>& work) const override {
+        const detail::ShrinkGuard guard(&range_);
+        try {
+            work();
+        } catch (...) {
+            check();
+            throw;
+        }
+        check();
+    }
+
+private:
+    void check() const {
+        if (range_.shrank.load())
+            throw Error(name_ + ": the file under this memory-mapped array shrank while it was read (the lost part now "
+                                "reads as zeros: load the file again)");
+    }
+
+    mutable detail::MappedRange range_;
+    std::string name_;
+};
+
+// A TensorView of a numpy array with the guard its reads go through (kept on the heap, where the view
+// points, so that the ArrayView may move).
+struct ArrayView : TensorView {
+    std::unique_ptr<ArrayGuard> owned_guard;
+};
+
 // The array as the core reads a tensor: float16/32/64 in native (little-endian) order, C-contiguous, rank 1
 // to 3, no dimension 0. The Python side converts what it can (lists, integers, other orders); what reaches
 // here otherwise is refused, not read past its end.
-TensorView array_view(const py::array& a, const std::string& name) {
+ArrayView array_view(const py::array& a, const std::string& name) {
     if (a.ndim() == 0) throw Error(name + " is a 0-d array (a scalar); QuantScope takes arrays of rank 1 to 3");
     if (a.ndim() > 3)
         throw Error(name + " has rank " + std::to_string(a.ndim()) + " (shape " + shape_text(a) +
                     "); QuantScope takes arrays of rank 1 to 3: reshape it, e.g. x.reshape(-1, *x.shape[-2:])");
-    TensorView view;
+    ArrayView view;
     for (py::ssize_t k = 0; k < a.ndim(); ++k) {
         if (a.shape(k) == 0) throw Error(name + " has shape " + shape_text(a) + ", which is empty (a dimension is 0)");
         view.shape.push_back(a.shape(k));
@@ -88,6 +125,8 @@ TensorView array_view(const py::array& a, const std::string& name) {
     }
     view.data = static_cast<const std::uint8_t*>(a.data());
     view.name = name;
+    view.owned_guard = std::make_unique<ArrayGuard>(a, name);
+    view.guard = view.owned_guard.get();
     return view;
 }
 
@@ -167,7 +206,7 @@ void add_pairs(py::dict& out, const QuantConfig& config, const Quantization& q) 
 // program's --out-quantized type), r' and |r - r'| written by the pass straight into new numpy arrays, plus
 // every block's s and z.
 py::dict quantize(const py::array& x, const std::vector<std::string>& args, const py::object& importance, bool arrays) {
-    const TensorView values = array_view(x, "x");
+    const ArrayView values = array_view(x, "x");
     const ParsedArgs parsed = parse_options(args, cli::quantize_report_options());
     const QuantConfig config = array_config(parsed, values, importance);
     std::vector<py::ssize_t> shape(values.shape.begin(), values.shape.end());
@@ -225,7 +264,7 @@ py::dict quantize(const py::array& x, const std::vector<std::string>& args, cons
 // The bytes `quantize --out-packed` writes: a ggml type's blocks, or the codes packed end to end and the
 // stored scales.
 py::bytes packed(const py::array& x, const std::vector<std::string>& args, const py::object& importance) {
-    const TensorView values = array_view(x, "x");
+    const ArrayView values = array_view(x, "x");
     const ParsedArgs parsed = parse_options(args, cli::quantize_report_options());
     const QuantConfig config = array_config(parsed, values, importance);
     std::string bytes;
@@ -292,7 +331,7 @@ Result interruptible(Work work) {
 }
 
 std::string formats(const py::array& x) {
-    const TensorView values = array_view(x, "x");
+    const ArrayView values = array_view(x, "x");
     return interruptible<std::string>([&](const std::atomic<bool>& cancel) {
         return cli::formats_json(format_table(values, [&cancel] { return !cancel.load(); }));
     });
@@ -336,7 +375,8 @@ std::string inspect(const std::string& path) {
 // A tensor of a file as numpy: .npy (float16/32/64), .safetensors and .gguf (F16, F32, F64 as stored; BF16 and
 // ggml's quantized types decoded to float32), .csv (float32). Copied under the file's read guard (a file that
 // shrinks meanwhile is an OSError, not a crash), or, with `mapped`, an array over the file's mapping that keeps
-// it open, as numpy.load(mmap_mode="r") (a file truncated while it is mapped then ends the interpreter).
+// it open, as numpy.load(mmap_mode="r") (numpy's reads of a file truncated while mapped end the interpreter;
+// this module's go through ArrayGuard).
 py::array open_tensor(const std::string& path, const std::string& tensor, bool mapped) {
     auto file = reading_file([&] { return std::make_shared<TensorFile>(path, tensor); });
     const TensorView& view = file->view();

@@ -91,6 +91,37 @@ class LyingFiles(Folder):
         self.assertEqual(qs.quantize(LESSON).zero_point.tolist(), [-77])
 
 
+class ShrunkMappings(Folder):
+    """A memory-mapped array whose file is truncated: the pages past the new end fault with SIGBUS, which
+    ended the interpreter inside quantize(); now a ValueError."""
+
+    def truncated(self, mapped):
+        path = self.saved(random_tensor((256, 256)))
+        a = np.load(path, mmap_mode="r") if mapped == "numpy" else qs.open(path, mmap=True)
+        with open(path, "r+b") as f:
+            f.truncate(4096)
+        return a
+
+    def test_every_function_refuses_a_shrunk_mapping(self):
+        for mapped in ("numpy", "quantscope"):
+            calls = [lambda a: qs.quantize(a), lambda a: qs.quantize(a, dtype="q4_k"),
+                     lambda a: qs.quantize(a, calibrate="mse"), qs.formats, lambda a: qs.layer(a, a[:4])]
+            for call in calls:
+                with self.subTest(mapped=mapped, call=call), self.assertRaises(ValueError) as caught:
+                    call(self.truncated(mapped))
+                self.assertIn("shrank", str(caught.exception))
+        # a Result reads x again for its arrays and packed bytes (each on a fresh mapping: a shrunk one's lost
+        # pages read as zeros once a pass went over them)
+        for later in (lambda r: r.codes, lambda r: r.packed()):
+            a = np.load(self.saved(random_tensor((256, 256)), "y.npy"), mmap_mode="r")
+            result = qs.quantize(a)
+            with open(self.path("y.npy"), "r+b") as f:
+                f.truncate(4096)
+            self.assertRaisesRegex(ValueError, "shrank", later, result)
+            del a, result
+        self.assertEqual(qs.quantize(LESSON).zero_point.tolist(), [-77])
+
+
 class NoLeaks(unittest.TestCase):
     def test_ten_thousand_calls_keep_no_reference(self):
         x = random_tensor((4, 32))

@@ -312,8 +312,9 @@ def open(path, tensor=None, mmap=False):  # noqa: A001 (quantscope.open, as the 
     names one; F16, F32, F64 as stored, BF16 and ggml's quantized types decoded to float32). Rank > 3 is
     viewed as 3-D, as the program does.
 
-    mmap=True maps the file instead of reading it (read-only, as numpy.load(mmap_mode="r"); a file truncated
-    while mapped then ends the interpreter). Errors are OSError."""
+    mmap=True maps the file instead of reading it (read-only, as numpy.load(mmap_mode="r"): if the file is
+    truncated while mapped, numpy's own reads of the lost part end the interpreter; quantscope's functions
+    raise ValueError instead). Errors are OSError."""
     a = _core.open(_os.fspath(path), "" if tensor is None else tensor, bool(mmap))
     if mmap:
         a.flags.writeable = False
