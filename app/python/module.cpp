@@ -410,6 +410,15 @@ py::array open_tensor(const std::string& path, const std::string& tensor, bool m
     return out;
 }
 
+// Raises `type` with the message; bytes that are not UTF-8 (a file name's, an option's) are shown as \xNN
+// rather than failing the decoding, which would replace the error by a UnicodeDecodeError.
+void raise_with(PyObject* type, const char* message) {
+    PyObject* text = PyUnicode_DecodeUTF8(message, static_cast<Py_ssize_t>(std::strlen(message)), "backslashreplace");
+    if (text == nullptr) return;  // (out of memory: that error stays set)
+    PyErr_SetObject(type, text);
+    Py_DECREF(text);
+}
+
 py::list lessons() {
     py::list out;
     const std::string dir = cli::lessons_dir();
@@ -436,9 +445,9 @@ PYBIND11_MODULE(_quantscope, m) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const FileError& e) {
-            PyErr_SetString(PyExc_OSError, e.what());
+            raise_with(PyExc_OSError, e.what());
         } catch (const qs::Error& e) {
-            PyErr_SetString(PyExc_ValueError, e.what());
+            raise_with(PyExc_ValueError, e.what());
         }
     });
     m.attr("version") = QS_VERSION;

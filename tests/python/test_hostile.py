@@ -5,6 +5,7 @@ import _thread
 import gc
 import struct
 import sys
+import os
 import threading
 import time
 import unittest
@@ -62,6 +63,28 @@ class BadValues(unittest.TestCase):
         self.assertRefused(ValueError, "unknown dtype", qs.figure, x, dtype="int99")
 
 
+class OddOptions(unittest.TestCase):
+    """Option values a notebook makes: numpy scalars, lone surrogates. Each reaches the parser as the value
+    it is (it was a TypeError of pybind11's several lines with the whole array, or another value)."""
+
+    def test_text_that_is_not_utf8_is_named(self):
+        x = random_tensor((4, 32))
+        for options in ({"dtype": "\udcff"}, {"\udcff": 1}, {"calibrate": "\ud800"}):
+            with self.subTest(options=options), self.assertRaises(ValueError) as caught:
+                qs.quantize(x, **options)
+            self.assertNotIn("\n", str(caught.exception))
+        self.assertRaises(ValueError, qs.layer, x, x, method="\udcff")
+
+    def test_numpy_scalars_are_their_values(self):
+        x = random_tensor((4, 32))
+        half = np.float16(0.1)  # holds 0.0999755859375: its str() was passed, "0.1"
+        self.assertEqual(qs.quantize(x, scale=half, zero_point=np.int8(3)).metrics,
+                         qs.quantize(x, scale=float(half), zero_point=3).metrics)
+        self.assertTrue(qs.layer(x, x, method="gptq", act_order=np.bool_(True))["method"]["act_order"])
+        self.assertEqual(len(qs.quantize(x, granularity="group", group_size=np.int64(8)).scale), 4 * 32 // 8)
+
+
+
 class LyingFiles(Folder):
     def write(self, name, data):
         path = self.path(name)
@@ -88,6 +111,21 @@ class LyingFiles(Folder):
         self.assertRaises(OSError, qs.inspect, self.write("bad.gguf", b"GGUF" + struct.pack("<IQQ", 3, 1 << 62, 0)))
         self.assertRaises(OSError, qs.open, self.path("missing.npy"))
         self.assertRaises(OSError, qs.open, self._dir.name)  # a folder
+        self.assertRaisesRegex(OSError, "NUL", qs.open, truncated + "\0.npy")  # (was cut short at the NUL)
+        self.assertRaisesRegex(OSError, "NUL", qs.inspect, st + "\0")
+        self.assertRaisesRegex(ValueError, "tensor must be", qs.open, st, tensor=5)
+
+    def test_a_name_that_is_not_utf8(self):
+        # os.listdir gives such a name with surrogates; it was a TypeError (pybind11 wants UTF-8)
+        with open(os.path.join(os.fsencode(self._dir.name), b"\xff.npy"), "wb") as f:
+            np.save(f, LESSON)
+        (name,) = os.listdir(self._dir.name)
+        np.testing.assert_array_equal(qs.open(self.path(name)), LESSON)
+        with open(self.path(name), "r+b") as f:
+            f.truncate(100)
+        with self.assertRaises(OSError) as caught:
+            qs.open(self.path(name))
+        self.assertIn("\\xff.npy", str(caught.exception))
         self.assertEqual(qs.quantize(LESSON).zero_point.tolist(), [-77])
 
 

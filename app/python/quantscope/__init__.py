@@ -45,9 +45,15 @@ def _tensor(x, name="x"):
 
 
 def _word(value):
-    if isinstance(value, float):
-        return repr(value)  # the shortest text that reads back as the same double
-    return str(value)
+    """An option's value as the program's word, in bytes: any str reaches the parser (which names what it
+    refuses), a lone surrogate included."""
+    if isinstance(value, _np.integer):
+        value = int(value)
+    elif isinstance(value, (float, _np.floating)):
+        # the shortest text that reads back as the same double (float.__repr__: numpy 2's repr of a float64
+        # is "np.float64(0.1)", and str(np.float16(0.1)) is not the value it holds)
+        value = float.__repr__(float(value))
+    return str(value).encode("utf-8", "surrogatepass")
 
 
 def _options(**options):
@@ -55,12 +61,27 @@ def _options(**options):
     None and False are left out."""
     args = []
     for key, value in options.items():
+        if isinstance(value, _np.bool_):
+            value = bool(value)
         if value is None or value is False:
             continue
-        args.append("--" + key.replace("_", "-"))
+        args.append(_word("--" + key.replace("_", "-")))
         if value is not True:
             args.append(_word(value))
     return args
+
+
+def _short(text, most=60):
+    return text if len(text) <= most else text[:most] + "..."
+
+
+def _path(path):
+    """A file's path as the core opens it: bytes as the file system has them (a name that is not UTF-8
+    comes back from os.listdir with surrogates); a NUL would cut the path short, so it is refused."""
+    encoded = _os.fsencode(path)
+    if b"\0" in encoded:
+        raise OSError(f"cannot read {_short(repr(_os.fsdecode(encoded)))}: a path cannot hold a NUL character")
+    return encoded
 
 
 # The program's defaults: left out of its options, so that a format with its own blocks (which takes no
@@ -315,7 +336,9 @@ def open(path, tensor=None, mmap=False):  # noqa: A001 (quantscope.open, as the 
     mmap=True maps the file instead of reading it (read-only, as numpy.load(mmap_mode="r"): if the file is
     truncated while mapped, numpy's own reads of the lost part end the interpreter; quantscope's functions
     raise ValueError instead). Errors are OSError."""
-    a = _core.open(_os.fspath(path), "" if tensor is None else tensor, bool(mmap))
+    if tensor is not None and not isinstance(tensor, str):
+        raise ValueError(f"tensor must be a tensor's name (a str), not {type(tensor).__name__}")
+    a = _core.open(_path(path), "" if tensor is None else _word(tensor), bool(mmap))
     if mmap:
         a.flags.writeable = False
     return a
@@ -323,7 +346,7 @@ def open(path, tensor=None, mmap=False):  # noqa: A001 (quantscope.open, as the 
 
 def inspect(path):
     """What a .safetensors or .gguf file holds, as `quantscope inspect --json`, without reading its tensors."""
-    return _json.loads(_core.inspect(_os.fspath(path)))
+    return _json.loads(_core.inspect(_path(path)))
 
 
 def sweep(path, dtype="int8", **options):
@@ -331,7 +354,7 @@ def sweep(path, dtype="int8", **options):
     `quantscope sweep --json`: a list of rows {name, shape, dtype, elements, min, max, mean, std,
     max_over_std, mse, rmse, mae, max_abs_error, sqnr_db, clipped, bits_per_weight, error}. Options as
     quantize's, and filter="REGEX". Ctrl-C (KeyboardInterrupt) stops it."""
-    return _json.loads(_core.sweep(_os.fspath(path), _options(dtype=dtype, **options)))["tensors"]
+    return _json.loads(_core.sweep(_path(path), _options(dtype=dtype, **options)))["tensors"]
 
 
 def lessons():
