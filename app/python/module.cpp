@@ -146,9 +146,10 @@ QuantConfig array_config(const ParsedArgs& parsed, const TensorView& values, con
     cli::apply_quantize_options(parsed, config);
     cli::apply_recipe(parsed, values, config);
     if (!importance.is_none()) {
-        const py::array_t<float, py::array::c_style | py::array::forcecast> weights(importance);
-        if (weights.ndim() != 1) throw Error("importance must be a 1-D array: one weight per column of the last axis");
-        auto row = std::make_shared<std::vector<float>>(weights.data(), weights.data() + weights.size());
+        const py::array given = importance.cast<py::array>();
+        if (given.ndim() != 1) throw Error("importance must be a 1-D array: one weight per column of the last axis");
+        // decoded as x is: a float64 beyond float32's range is named as such (a cast would make it Inf)
+        auto row = std::make_shared<std::vector<float>>(materialize(array_view(given, "importance")).values);
         try {
             check_importance(*row, values.shape.back());
         } catch (const Error& e) {

@@ -9,6 +9,7 @@ import os
 import threading
 import time
 import unittest
+import warnings
 
 import numpy as np
 
@@ -83,6 +84,11 @@ class OddOptions(unittest.TestCase):
         self.assertTrue(qs.layer(x, x, method="gptq", act_order=np.bool_(True))["method"]["act_order"])
         self.assertEqual(len(qs.quantize(x, granularity="group", group_size=np.int64(8)).scale), 4 * 32 // 8)
 
+    def test_importance_beyond_float32(self):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (a cast to float32 warned, then said "infinite")
+            with self.assertRaisesRegex(ValueError, "importance: value .* outside the float32 range"):
+                qs.quantize(random_tensor((4, 32)), dtype="q4_0", importance=np.full(32, 1e300))
 
 
 class LyingFiles(Folder):
