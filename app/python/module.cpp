@@ -453,6 +453,8 @@ PYBIND11_MODULE(_quantscope, m) {
     });
     m.attr("version") = QS_VERSION;
     m.attr("executable") = QS_EXECUTABLE;
+    m.attr("max_elements") = qs::kMaxElements;           // a tensor copied in memory (formats, layer, render)
+    m.attr("max_view_elements") = qs::kMaxViewElements;  // a tensor read in place (quantize)
     m.def("check", [](const py::array& x, const std::string& name) { array_view(x, name); }, py::arg("x"), py::arg("name"));
     m.def("quantize", &quantize, py::arg("x"), py::arg("args"), py::arg("importance"), py::arg("arrays"));
     m.def("packed", &packed, py::arg("x"), py::arg("args"), py::arg("importance"));

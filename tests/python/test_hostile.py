@@ -8,6 +8,7 @@ import sys
 import os
 import threading
 import time
+import tracemalloc
 import unittest
 import warnings
 
@@ -89,6 +90,23 @@ class OddOptions(unittest.TestCase):
             warnings.simplefilter("error")  # (a cast to float32 warned, then said "infinite")
             with self.assertRaisesRegex(ValueError, "importance: value .* outside the float32 range"):
                 qs.quantize(random_tensor((4, 32)), dtype="q4_0", importance=np.full(32, 1e300))
+
+
+class HugeViews(unittest.TestCase):
+    def test_refused_before_a_copy(self):
+        # a broadcast view of 2^28 + 1 float16 elements: the contiguous copy was 512 MiB (4 GiB at 2^31)
+        # before the core refused it
+        view = np.broadcast_to(np.float16(1), (1, (1 << 28) + 1))
+        tracemalloc.start()
+        try:
+            for call in (qs.formats, lambda v: qs.layer(v, v)):
+                with self.subTest(call=call):
+                    self.assertRaisesRegex(ValueError, "has more than 268435456 elements", call, view)
+            self.assertRaisesRegex(ValueError, "has more than 2147483648 elements", qs.quantize,
+                                   np.broadcast_to(np.float16(1), (1, (1 << 31) + 1)))
+            self.assertLess(tracemalloc.get_traced_memory()[1], 1 << 24)
+        finally:
+            tracemalloc.stop()
 
 
 class LyingFiles(Folder):

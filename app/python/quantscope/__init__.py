@@ -27,14 +27,17 @@ __version__ = _core.version
 __all__ = ["quantize", "Result", "figure", "Figure", "formats", "layer", "open", "inspect", "sweep", "lessons", "show"]
 
 
-def _tensor(x, name="x"):
+def _tensor(x, name="x", limit=_core.max_view_elements):
     """x as the core reads it: a C-contiguous numpy array of float16, float32 or float64 in native order.
 
-    A torch tensor is read through .numpy() (on the CPU); integers and booleans become float64 (exact); the
-    array itself is used when it already fits, without a copy."""
+    A torch tensor is read through .numpy() (on the CPU); integers and booleans become float64 (exact up to
+    2^53); the array itself is used when it already fits, without a copy. More than `limit` elements (what
+    the function called takes) is refused before any copy (a broadcast view may stand for terabytes)."""
     if hasattr(x, "detach") and hasattr(x, "numpy"):
         x = x.detach().cpu().numpy()
     a = _np.asarray(x)
+    if a.size > limit:
+        raise ValueError(f"{name}: tensor shape [{', '.join(map(str, a.shape))}] has more than {limit} elements")
     if a.dtype.kind in "biu":
         a = a.astype(_np.float64)
     elif a.dtype.kind != "f" or a.dtype.itemsize not in (2, 4, 8):
@@ -282,7 +285,7 @@ def show(x, dtype="int8", **options):
     import threading
     if not (_os.environ.get("DISPLAY") or _os.environ.get("WAYLAND_DISPLAY")):
         raise OSError("show() needs a display (DISPLAY or WAYLAND_DISPLAY is not set); figure(x) draws inline")
-    a = _tensor(x)
+    a = _tensor(x, limit=_core.max_elements)
     _core.check(a, "x")
     args = _options(dtype=dtype, **options)
     directory = tempfile.mkdtemp(prefix="quantscope-")
@@ -310,7 +313,7 @@ def formats(x):
     """Every number format on x, as `quantscope formats --json`: a list of rows {format, granularity,
     group_size, bits_per_weight, bytes, mse, sqnr_db, max_abs_error}, sorted by bits per weight.
     Ctrl-C (KeyboardInterrupt) stops it."""
-    return _json.loads(_core.formats(_tensor(x)))["formats"]
+    return _json.loads(_core.formats(_tensor(x, limit=_core.max_elements)))["formats"]
 
 
 def layer(weights, inputs=None, bias=None, **options):
@@ -322,9 +325,9 @@ def layer(weights, inputs=None, bias=None, **options):
                  act_granularity, outlier_threshold, smooth_alpha, method="rtn|gptq|awq|rotate|rotate+gptq",
                  damp, block, act_order=True, grid, rotation, seed, all_params=True
     Ctrl-C (KeyboardInterrupt) stops a method."""
-    w = _tensor(weights, "weights")
-    x = None if inputs is None else _tensor(inputs, "inputs")
-    b = None if bias is None else _tensor(bias, "bias")
+    w = _tensor(weights, "weights", _core.max_elements)
+    x = None if inputs is None else _tensor(inputs, "inputs", _core.max_elements)
+    b = None if bias is None else _tensor(bias, "bias", _core.max_elements)
     return _json.loads(_core.layer(w, x, b, _options(**options)))
 
 
