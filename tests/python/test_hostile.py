@@ -92,6 +92,27 @@ class OddOptions(unittest.TestCase):
                 qs.quantize(random_tensor((4, 32)), dtype="q4_0", importance=np.full(32, 1e300))
 
 
+class FigureOptions(unittest.TestCase):
+    def test_size_and_program(self):
+        x = random_tensor((4, 32))
+        for size in (None, "abc", (), 640.5, float("nan"), "9" * 1000):
+            with self.subTest(size=size), self.assertRaisesRegex(ValueError, "^size must be"):
+                qs.figure(x, size=size)
+        self.assertEqual(qs.figure(x, size=(640.0, 1)).size[0], 640)
+        # the values' temporary file is not the caller's to know of
+        nan = np.array([np.nan, 1.0])
+        self.assertRaisesRegex(ValueError, r"^x: NaN at index \[0\]", qs.figure, nan)
+        saved = os.environ.get("QUANTSCOPE_EXECUTABLE")
+        try:
+            os.environ["QUANTSCOPE_EXECUTABLE"] = "/bin/true"  # exits 0, writes nothing
+            self.assertRaisesRegex(OSError, "wrote no figure", qs.figure, x)
+        finally:
+            if saved is None:
+                del os.environ["QUANTSCOPE_EXECUTABLE"]
+            else:
+                os.environ["QUANTSCOPE_EXECUTABLE"] = saved
+
+
 class HugeViews(unittest.TestCase):
     def test_refused_before_a_copy(self):
         # a broadcast view of 2^28 + 1 float16 elements: the contiguous copy was 512 MiB (4 GiB at 2^31)
@@ -99,7 +120,7 @@ class HugeViews(unittest.TestCase):
         view = np.broadcast_to(np.float16(1), (1, (1 << 28) + 1))
         tracemalloc.start()
         try:
-            for call in (qs.formats, lambda v: qs.layer(v, v)):
+            for call in (qs.formats, qs.figure, lambda v: qs.layer(v, v)):
                 with self.subTest(call=call):
                     self.assertRaisesRegex(ValueError, "has more than 268435456 elements", call, view)
             self.assertRaisesRegex(ValueError, "has more than 2147483648 elements", qs.quantize,

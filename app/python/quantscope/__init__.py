@@ -233,17 +233,22 @@ def _executable():
     return _os.environ.get("QUANTSCOPE_EXECUTABLE") or _core.executable
 
 
-def _run_program(args, what):
-    """Runs the program; its one error line becomes a ValueError (an OSError when it cannot start)."""
+def _run_program(args, what, values):
+    """Runs the program on the file `values`; its one error line becomes a ValueError (an OSError when it
+    cannot start)."""
     import subprocess
     try:
-        done = subprocess.run([_executable()] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # no stdin (a notebook's kernel has none to give), no stdout (render writes its --out file)
+        done = subprocess.run([_executable()] + args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
     except OSError as e:
         raise OSError(f"{what}: cannot run {_executable()} ({e.strerror}); set QUANTSCOPE_EXECUTABLE") from None
     if done.returncode != 0:
         line = done.stderr.decode("utf-8", "replace").strip().splitlines()
         message = line[-1] if line else f"{what} failed (exit {done.returncode})"
-        raise ValueError(message.replace("quantscope: error: ", "", 1))
+        # the values' file is ours, not the caller's: its errors are x's ("x: NaN at index [0]")
+        message = message.replace("quantscope: error: ", "", 1).replace(values, "x")
+        raise ValueError(_short(message, 1000))
     return done
 
 
@@ -264,17 +269,35 @@ def figure(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_size=
     options      render's own (annotate="on", cmap="viridis", slice=0, layout="grid") and quantize's
     Returns a Figure (its .png bytes; Jupyter shows it inline)."""
     import tempfile
-    a = _tensor(x)
+    a = _tensor(x, limit=_core.max_elements)  # what render reads
     args = _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
                              options)
-    width = int(size[0]) if isinstance(size, (tuple, list)) else int(size)
+    width = _width(size)
     _core.check(a, "x")  # rank, emptiness: the same words as quantize (the program would fold rank 4)
     with tempfile.TemporaryDirectory(prefix="quantscope-") as directory:
         out = _os.path.join(directory, "figure.png")
         extra = ["--width", str(width)] + (["--lesson-look"] if lesson_look else [])
-        _run_program(["render", _saved(directory, a)] + args + extra + ["--out", out], "figure")
-        with _builtins.open(out, "rb") as f:
-            return Figure(f.read())
+        values = _saved(directory, a)
+        _run_program(["render", values] + args + extra + ["--out", out], "figure", values)
+        try:
+            with _builtins.open(out, "rb") as f:
+                return Figure(f.read())
+        except FileNotFoundError:
+            raise OSError(f"figure: {_executable()} wrote no figure; set QUANTSCOPE_EXECUTABLE to the quantscope "
+                          "program") from None
+
+
+def _width(size):
+    """figure's size: (width, height) or the width alone, a whole number of pixels."""
+    given = size[0] if isinstance(size, (tuple, list)) and size else size
+    try:
+        width = int(given)
+        whole = not isinstance(given, (str, bytes)) and width == given
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise ValueError(f"size must be (width, height) in pixels or the width alone, not {_short(repr(size))}")
+    return width
 
 
 def show(x, dtype="int8", **options):
