@@ -420,12 +420,13 @@ void raise_with(PyObject* type, const char* message) {
     Py_DECREF(text);
 }
 
+// The lessons' headers (a folder or file that cannot be read is an OSError, as any file).
 py::list lessons() {
     py::list out;
-    const std::string dir = cli::lessons_dir();
-    if (dir.empty()) throw Error("no lessons folder found (set QUANTSCOPE_LESSONS to the folder of the lesson files)");
-    for (const std::string& file : lesson_files(dir)) {
-        const LessonHeader lesson = read_lesson_header(file);
+    const std::string dir = reading_file([] { return cli::lessons_dir(); });
+    if (dir.empty()) throw FileError("no lessons folder found (set QUANTSCOPE_LESSONS to the folder of the lesson files)");
+    for (const std::string& file : reading_file([&] { return lesson_files(dir); })) {
+        const LessonHeader lesson = reading_file([&] { return read_lesson_header(file); });
         py::dict row;
         row["name"] = lesson.name;
         row["steps"] = lesson.steps;

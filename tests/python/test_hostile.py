@@ -2,6 +2,7 @@
 Each is one ValueError (OSError for a file) with the program's line, and the interpreter goes on."""
 
 import _thread
+import contextlib
 import gc
 import struct
 import sys
@@ -92,6 +93,19 @@ class OddOptions(unittest.TestCase):
                 qs.quantize(random_tensor((4, 32)), dtype="q4_0", importance=np.full(32, 1e300))
 
 
+@contextlib.contextmanager
+def environment(**values):
+    """os.environ with these values (None: unset) for the block."""
+    saved = {key: os.environ.get(key) for key in values}
+    try:
+        for key, value in values.items():
+            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+        yield
+    finally:
+        for key, value in saved.items():
+            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+
+
 class FigureOptions(unittest.TestCase):
     def test_size_and_program(self):
         x = random_tensor((4, 32))
@@ -102,15 +116,22 @@ class FigureOptions(unittest.TestCase):
         # the values' temporary file is not the caller's to know of
         nan = np.array([np.nan, 1.0])
         self.assertRaisesRegex(ValueError, r"^x: NaN at index \[0\]", qs.figure, nan)
-        saved = os.environ.get("QUANTSCOPE_EXECUTABLE")
-        try:
-            os.environ["QUANTSCOPE_EXECUTABLE"] = "/bin/true"  # exits 0, writes nothing
+        with environment(QUANTSCOPE_EXECUTABLE="/bin/true"):  # exits 0, writes nothing
             self.assertRaisesRegex(OSError, "wrote no figure", qs.figure, x)
-        finally:
-            if saved is None:
-                del os.environ["QUANTSCOPE_EXECUTABLE"]
-            else:
-                os.environ["QUANTSCOPE_EXECUTABLE"] = saved
+
+    def test_a_window_without_its_program(self):
+        # (was Popen's FileNotFoundError "[Errno 2] ...", unlike figure's line)
+        with environment(DISPLAY=":99", QUANTSCOPE_EXECUTABLE=os.devnull + "/quantscope"):
+            self.assertRaisesRegex(OSError, "^show: cannot run .*; set QUANTSCOPE_EXECUTABLE", qs.show, LESSON)
+
+
+class BrokenLessons(Folder):
+    def test_a_lesson_file_that_lies_is_an_oserror(self):
+        with open(self.path("a.json"), "w") as f:
+            f.write('{"quantscope_lesson": 1, "title": ')
+        for folder, text in ((self._dir.name, "a.json: invalid JSON"), (self.path("missing"), "missing")):
+            with self.subTest(folder=folder), environment(QUANTSCOPE_LESSONS=folder):
+                self.assertRaisesRegex(OSError, text, qs.lessons)  # (was a ValueError)
 
 
 class HugeViews(unittest.TestCase):

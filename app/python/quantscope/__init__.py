@@ -315,6 +315,9 @@ def show(x, dtype="int8", **options):
     try:
         window = subprocess.Popen([_executable(), "gui", _saved(directory, a)] + args, stdin=subprocess.DEVNULL,
                                   start_new_session=True)
+    except OSError as e:
+        _remove(directory)
+        raise OSError(f"show: cannot run {_executable()} ({e.strerror}); set QUANTSCOPE_EXECUTABLE") from None
     except BaseException:
         _remove(directory)
         raise
