@@ -250,6 +250,52 @@ class NoLeaks(unittest.TestCase):
         self.assertLess(len(gc.get_objects()) - objects, 100)
 
 
+class NoLeaksOnErrors(Folder):
+    def test_every_functions_refusals_keep_nothing(self):
+        """Each function's error paths (the translator, the guard, the words as bytes, a lying file) 2000
+        times: no reference, object, Python memory or file descriptor is left behind."""
+        x = random_tensor((4, 32))
+        bad = x.copy()
+        bad[0, 0] = np.nan
+        lying = self.path("m.safetensors")
+        with open(lying, "wb") as f:
+            f.write(struct.pack("<Q", 1 << 40) + b"{}")
+        calls = [lambda: qs.quantize(bad), lambda: qs.quantize(x, dtype="\udcff"),
+                 lambda: qs.quantize(x, dtype="q4_0", importance=np.full(32, 1e300)), lambda: qs.formats(bad),
+                 lambda: qs.layer(x, x[:, :3]), lambda: qs.layer(x, x, method="gptq", damp=-1),
+                 lambda: qs.open(lying), lambda: qs.open(lying + "\0"), lambda: qs.inspect(lying),
+                 lambda: qs.sweep(lying), lambda: qs.open(self.path("missing.npy"), mmap=True)]
+
+        def each():
+            for call in calls:
+                try:
+                    call()
+                except (ValueError, OSError):
+                    pass
+                else:
+                    self.fail("no error")
+
+        for _ in range(20):
+            each()
+        gc.collect()
+        refs = sys.getrefcount(x), sys.getrefcount(bad)
+        objects = len(gc.get_objects())
+        descriptors = len(os.listdir("/proc/self/fd"))
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(2000):
+                each()
+            gc.collect()
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        self.assertEqual((sys.getrefcount(x), sys.getrefcount(bad)), refs)
+        self.assertLess(len(gc.get_objects()) - objects, 100)
+        self.assertLess(grown, 64 * 1024)
+        self.assertEqual(len(os.listdir("/proc/self/fd")), descriptors)
+
+
 class CtrlC(unittest.TestCase):
     def interrupted_after(self, seconds, call, *args):
         timer = threading.Timer(seconds, _thread.interrupt_main)
