@@ -106,6 +106,42 @@ def environment(**values):
             os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
 
 
+class TorchLike:
+    """What quantscope uses of a torch tensor (detach, cpu, float, numpy, dtype), with torch's behaviour: a
+    bfloat16 tensor's .numpy() raises TypeError ("Got unsupported ScalarType BFloat16")."""
+
+    def __init__(self, values, dtype):
+        self.values, self.dtype = values, dtype
+
+    def detach(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def float(self):
+        return TorchLike(self.values.astype(np.float32), "torch.float32")
+
+    def numpy(self):
+        if self.dtype in ("torch.bfloat16", "torch.complex64"):
+            raise TypeError(f"Got unsupported ScalarType {self.dtype[6:]}\n(and more)")
+        return self.values
+
+
+class TorchTensors(unittest.TestCase):
+    def test_bfloat16_weights_are_read_exactly(self):
+        bf16 = LESSON.view(np.uint32) & np.uint32(0xFFFF0000)  # bfloat16 values, held as float32 bits
+        values = bf16.view(np.float32)
+        torch_dtype = type("dtype", (), {"__str__": lambda self: "torch.bfloat16"})()
+        self.assertEqual(qs.quantize(TorchLike(values, torch_dtype)).metrics, qs.quantize(values).metrics)
+        self.assertEqual(qs.formats(TorchLike(values, "torch.bfloat16")), qs.formats(values))
+
+    def test_what_torch_cannot_give_is_a_valueerror(self):
+        with self.assertRaisesRegex(ValueError, "^x: torch cannot give this tensor to numpy [(]Got unsupported") as caught:
+            qs.quantize(TorchLike(LESSON, "torch.complex64"))
+        self.assertNotIn("\n", str(caught.exception))
+
+
 class FigureOptions(unittest.TestCase):
     def test_size_and_program(self):
         x = random_tensor((4, 32))

@@ -34,7 +34,7 @@ def _tensor(x, name="x", limit=_core.max_view_elements):
     2^53); the array itself is used when it already fits, without a copy. More than `limit` elements (what
     the function called takes) is refused before any copy (a broadcast view may stand for terabytes)."""
     if hasattr(x, "detach") and hasattr(x, "numpy"):
-        x = x.detach().cpu().numpy()
+        x = _torch_numpy(x, name)
     a = _np.asarray(x)
     if a.size > limit:
         raise ValueError(f"{name}: tensor shape [{', '.join(map(str, a.shape))}] has more than {limit} elements")
@@ -45,6 +45,20 @@ def _tensor(x, name="x", limit=_core.max_view_elements):
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     return _np.asarray(a, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
+
+
+def _torch_numpy(t, name):
+    """A torch tensor's values as numpy: bfloat16, the usual dtype of an LLM's weights, has no numpy type
+    (.numpy() raises TypeError) and becomes float32, which holds every bfloat16 value exactly."""
+    t = t.detach().cpu()
+    if str(getattr(t, "dtype", "")) == "torch.bfloat16":
+        t = t.float()
+    try:
+        return t.numpy()
+    except (TypeError, RuntimeError) as e:  # a sparse, quantized or complex tensor...
+        first = str(e).strip().splitlines()
+        raise ValueError(f"{name}: torch cannot give this tensor to numpy ({_short(first[0] if first else '', 200)})"
+                         ) from None
 
 
 def _word(value):
