@@ -358,7 +358,10 @@ std::string layer(const py::array& weights, const py::object& inputs, const py::
 std::string sweep(const std::string& path, const std::vector<std::string>& args) {
     const ParsedArgs parsed = parse_options(args, cli::sweep_report_options());
     const SweepSettings settings = cli::sweep_settings(parsed);
-    const Checkpoint checkpoint = reading_file([&] { return open_checkpoint(path); });
+    const Checkpoint checkpoint = [&] {
+        py::gil_scoped_release release;
+        return reading_file([&] { return open_checkpoint(path); });
+    }();
     return interruptible<std::string>([&](const std::atomic<bool>& cancel) {
         std::vector<std::string> rows;
         const SweepTotal total = reading_file([&] {
@@ -369,7 +372,9 @@ std::string sweep(const std::string& path, const std::vector<std::string>& args)
     });
 }
 
+// Without the GIL, as every read of a file here: a GGUF's metadata (a tokenizer's vocabulary) is long to walk.
 std::string inspect(const std::string& path) {
+    py::gil_scoped_release release;
     return reading_file([&] { return cli::inspect_json(path); });
 }
 
@@ -379,7 +384,11 @@ std::string inspect(const std::string& path) {
 // it open, as numpy.load(mmap_mode="r") (numpy's reads of a file truncated while mapped end the interpreter;
 // this module's go through ArrayGuard).
 py::array open_tensor(const std::string& path, const std::string& tensor, bool mapped) {
-    auto file = reading_file([&] { return std::make_shared<TensorFile>(path, tensor); });
+    std::shared_ptr<TensorFile> file;
+    {
+        py::gil_scoped_release release;  // (a quantized GGUF tensor is decoded here)
+        file = reading_file([&] { return std::make_shared<TensorFile>(path, tensor); });
+    }
     const TensorView& view = file->view();
     const std::vector<py::ssize_t> shape(view.shape.begin(), view.shape.end());
     py::dtype type = py::dtype::of<float>();
