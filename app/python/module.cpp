@@ -14,6 +14,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -129,9 +130,6 @@ ArrayView array_view(const py::array& a, const std::string& name) {
     view.guard = view.owned_guard.get();
     return view;
 }
-
-// A float32 copy that passed check_tensor (the layer works on float32 tensors in memory).
-Tensor array_tensor(const py::array& a, const std::string& name) { return materialize(array_view(a, name)); }
 
 ParsedArgs parse_options(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs) {
     ParsedArgs parsed = cli::parse_args(args, specs);
@@ -342,15 +340,20 @@ std::string layer(const py::array& weights, const py::object& inputs, const py::
                   const std::vector<std::string>& args) {
     const ParsedArgs parsed = parse_options(args, cli::layer_report_options());
     const cli::LayerRequest request = cli::layer_request(parsed);
-    const Tensor w = array_tensor(weights, "weights");
-    const Tensor x = cli::layer_inputs(parsed, w, inputs.is_none() ? Tensor{} : array_tensor(inputs, "inputs"));
-    Tensor b;
-    if (!bias.is_none()) b = array_tensor(bias, "bias");
-    const Tensor* given_bias = bias.is_none() ? nullptr : &b;
+    const ArrayView weights_view = array_view(weights, "weights");
+    std::optional<ArrayView> inputs_view, bias_view;
+    if (!inputs.is_none()) inputs_view.emplace(array_view(inputs.cast<py::array>(), "inputs"));
+    if (!bias.is_none()) bias_view.emplace(array_view(bias.cast<py::array>(), "bias"));
+    // The float32 copies (the layer works on tensors in memory) and --random-inputs' values are made on the
+    // worker, without the GIL: 2^28 random inputs take seconds.
     return interruptible<std::string>([&](const std::atomic<bool>& cancel) {
+        const Tensor w = materialize(weights_view);
+        const Tensor x = cli::layer_inputs(parsed, w, inputs_view ? materialize(*inputs_view) : Tensor{});
+        Tensor b;
+        if (bias_view) b = materialize(*bias_view);
         MethodControl control;
         control.cancelled = [&cancel] { return cancel.load(); };
-        const MethodResult m = cli::compute_layer(request, x, w, given_bias, false, &control);
+        const MethodResult m = cli::compute_layer(request, x, w, bias_view ? &b : nullptr, false, &control);
         return cli::layer_json(request, m);
     });
 }
@@ -433,7 +436,8 @@ void raise_with(PyObject* type, const char* message) {
 py::list lessons() {
     py::list out;
     const std::string dir = reading_file([] { return cli::lessons_dir(); });
-    if (dir.empty()) throw FileError("no lessons folder found (set QUANTSCOPE_LESSONS to the folder of the lesson files)");
+    if (dir.empty())
+        throw FileError("no lessons folder found (set QUANTSCOPE_LESSONS to the folder of the lesson files)");
     for (const std::string& file : reading_file([&] { return lesson_files(dir); })) {
         const LessonHeader lesson = reading_file([&] { return read_lesson_header(file); });
         py::dict row;
