@@ -217,6 +217,8 @@ class LyingFiles(Folder):
         self.assertRaisesRegex(OSError, "NUL", qs.open, truncated + "\0.npy")  # (was cut short at the NUL)
         self.assertRaisesRegex(OSError, "NUL", qs.inspect, st + "\0")
         self.assertRaisesRegex(ValueError, "tensor must be", qs.open, st, tensor=5)
+        for call in (qs.open, qs.inspect, qs.sweep):  # (os.fsencode's TypeError)
+            self.assertRaisesRegex(ValueError, "^a path is a str, bytes or os.PathLike, not NoneType", call, None)
 
     def test_a_name_that_is_not_utf8(self):
         # os.listdir gives such a name with surrogates; it was a TypeError (pybind11 wants UTF-8)

@@ -95,7 +95,10 @@ def _short(text, most=60):
 def _path(path):
     """A file's path as the core opens it: bytes as the file system has them (a name that is not UTF-8
     comes back from os.listdir with surrogates); a NUL would cut the path short, so it is refused."""
-    encoded = _os.fsencode(path)
+    try:
+        encoded = _os.fsencode(path)
+    except TypeError:
+        raise ValueError(f"a path is a str, bytes or os.PathLike, not {type(path).__name__}") from None
     if b"\0" in encoded:
         raise OSError(f"cannot read {_short(repr(_os.fsdecode(encoded)))}: a path cannot hold a NUL character")
     return encoded
