@@ -1,8 +1,11 @@
 """formats, layer, open, inspect, sweep, lessons and figure against the program on the same inputs."""
 
 import json
+import os
 import struct
+import time
 import unittest
+from unittest import mock
 
 import numpy as np
 
@@ -115,3 +118,40 @@ class Functions(Folder):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Window(Folder):
+    """show() starts `quantscope gui FILE.npy OPTIONS` as its own process and removes FILE once it ends."""
+
+    def fake_program(self):
+        script = self.path("fake-quantscope")
+        record = self.path("args.txt")
+        with open(script, "w") as f:
+            f.write(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {record}\ncp \"$2\" {self.path('seen.npy')}\n")
+        os.chmod(script, 0o755)
+        return script, record
+
+    def test_show_runs_the_window_on_a_copy_of_x(self):
+        script, record = self.fake_program()
+        x = random_tensor((5, 7), seed=11)
+        with mock.patch.dict(os.environ, {"QUANTSCOPE_EXECUTABLE": script, "DISPLAY": ":99"}):
+            window = qs.show(x, dtype="int4", granularity="channel")
+            self.assertEqual(window.wait(timeout=30), 0)
+        with open(record) as f:
+            args = f.read().split()
+        self.assertEqual(args[0], "gui")
+        self.assertEqual(args[2:], ["--dtype", "int4", "--granularity", "channel"])
+        self.assertEqual(np.load(self.path("seen.npy")).tobytes(), x.tobytes())
+        for _ in range(100):  # the file goes once the window has ended
+            if not os.path.exists(os.path.dirname(args[1])):
+                break
+            time.sleep(0.05)
+        self.assertFalse(os.path.exists(os.path.dirname(args[1])))
+
+    def test_without_a_display_or_a_program(self):
+        with mock.patch.dict(os.environ, {"DISPLAY": "", "WAYLAND_DISPLAY": ""}):
+            self.assertRaises(OSError, qs.show, LESSON)
+        with mock.patch.dict(os.environ, {"QUANTSCOPE_EXECUTABLE": self.path("missing")}):
+            with self.assertRaises(OSError) as caught:
+                qs.figure(LESSON)
+            self.assertIn("QUANTSCOPE_EXECUTABLE", str(caught.exception))
