@@ -12,7 +12,7 @@ import unittest
 import numpy as np
 
 import quantscope as qs
-from helpers import LESSON, Folder, random_tensor
+from helpers import LESSON, Folder, random_tensor, write_safetensors
 
 
 class BadValues(unittest.TestCase):
@@ -115,7 +115,7 @@ class NoLeaks(unittest.TestCase):
         self.assertLess(len(gc.get_objects()) - objects, 100)
 
 
-class CtrlC(unittest.TestCase):
+class CtrlC(Folder):
     def interrupted_after(self, seconds, call, *args):
         timer = threading.Timer(seconds, _thread.interrupt_main)
         start = time.perf_counter()
@@ -135,6 +135,24 @@ class CtrlC(unittest.TestCase):
         # stopped at the next row, well before the table's end (the interrupt comes at a tenth of it)
         self.assertLess(self.interrupted_after(whole / 10, qs.formats, x), whole / 2)
         self.assertEqual(qs.quantize(LESSON).zero_point.tolist(), [-77])
+
+    def stops_early(self, call, *args, **kwargs):
+        start = time.perf_counter()
+        call(*args, **kwargs)
+        whole = time.perf_counter() - start
+        self.assertLess(self.interrupted_after(whole / 10, lambda: call(*args, **kwargs)), whole / 2)
+
+    def test_a_sweep_stops(self):
+        tensors = {f"layer.{i}.weight": ("F32", (1024, 1024), random_tensor((1024, 1024), seed=i).tobytes())
+                   for i in range(12)}
+        path = self.path("m.safetensors")
+        write_safetensors(path, tensors)
+        self.stops_early(qs.sweep, path, dtype="int4", granularity="group", group_size=32, calibrate="mse")
+
+    def test_a_method_stops(self):
+        w = random_tensor((256, 1024), seed=1)
+        self.stops_early(qs.layer, w, random_inputs="normal", tokens=512, dtype="int4", granularity="group",
+                         group_size=32, method="awq")
 
 
 if __name__ == "__main__":
