@@ -78,6 +78,7 @@ struct LayerPanelState {
         std::string key;
         std::vector<double> alphas, mse;
         double plain_mse = 0;  // the same layer without smoothing
+        std::int64_t rows = 0, sampled_rows = 0;  // W's output rows and those the curve used (fewer: a large layer)
     };
     Task<Curve> curve_task;
     Curve curve;               // the output MSE against alpha for the shown inputs and settings

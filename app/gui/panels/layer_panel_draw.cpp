@@ -187,8 +187,13 @@ void AlphaPlot(LayerPanelState& st, ImVec2 size) {
         return;
     }
     if (cv.mse.empty() || cv.key != st.curve_key) {
-        ImGui::TextDisabled("computing the output MSE against alpha...");
+        ImGui::TextDisabled("computing the output MSE against alpha... %.0f%%", 100.0f * st.curve_task.progress());
         if (cv.mse.empty()) return;
+    } else if (cv.sampled_rows < cv.rows) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("estimated on %lld of %lld output rows", static_cast<long long>(cv.sampled_rows),
+                           static_cast<long long>(cv.rows));
+        ImGui::PopStyleColor();
     }
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     ImDrawList* dl = ImGui::GetWindowDrawList();
