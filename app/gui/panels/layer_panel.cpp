@@ -39,6 +39,13 @@ std::shared_ptr<const Tensor> CurveRows(const std::shared_ptr<const Tensor>& w, 
 }
 
 // The layer as the settings ask, W as a [out, in] matrix (a 1-D tensor is one output row).
+// The smallest and largest of `values` and of `range` (which starts as {0, 0}: 0 is always inside).
+LayerPanelState::Computed::Range RangeWithZero(const std::vector<float>& values, LayerPanelState::Computed::Range range = {}) {
+    float lo = static_cast<float>(range.lo), hi = static_cast<float>(range.hi);
+    for (const float v : values) lo = std::min(lo, v), hi = std::max(hi, v);
+    return {std::min(range.lo, static_cast<double>(lo)), std::max(range.hi, static_cast<double>(hi))};
+}
+
 LayerPanelState::Computed Compute(const std::shared_ptr<const Tensor>& tensor, const QuantConfig& weights,
                                   const LayerSettings& settings, const TensorKey& key) {
     LayerPanelState::Computed out;
@@ -63,6 +70,10 @@ LayerPanelState::Computed Compute(const std::shared_ptr<const Tensor>& tensor, c
         out.result = run_layer(*out.x, *out.w, nullptr, config);
         out.error.resize(out.result.y.size());
         for (std::size_t i = 0; i < out.error.size(); ++i) out.error[i] = std::abs(out.result.y[i] - out.result.reference[i]);
+        out.x_range = RangeWithZero(out.x->values);
+        out.w_range = RangeWithZero(out.w->values);
+        out.y_range = RangeWithZero(out.result.y, RangeWithZero(out.result.reference));
+        out.error_range = RangeWithZero(out.error);
     } catch (const std::exception& e) {
         out.error_text = error_text(e);
         out.result = LayerResult{};
