@@ -347,7 +347,9 @@ py::array open_tensor(const std::string& path, const std::string& tensor, bool m
     if (mapped && view.type != ElementType::BF16) {
         auto* owner = new std::shared_ptr<TensorFile>(file);
         py::capsule keep(owner, [](void* p) { delete static_cast<std::shared_ptr<TensorFile>*>(p); });
-        return py::array(type, shape, view.data, keep);
+        py::array mapped_array(type, shape, view.data, keep);
+        mapped_array.attr("setflags")(py::arg("write") = false);  // the mapping is PROT_READ: a write would crash
+        return mapped_array;
     }
     py::array out(type, shape);
     std::uint8_t* to = static_cast<std::uint8_t*>(out.mutable_data());
@@ -358,10 +360,12 @@ py::array open_tensor(const std::string& path, const std::string& tensor, bool m
             if (view.type == ElementType::BF16) {
                 constexpr std::int64_t kPiece = 1 << 16;
                 std::vector<float> scratch(kPiece);
-                for (std::int64_t at = 0; at < n; at += kPiece) {
-                    const std::int64_t count = std::min(kPiece, n - at);
-                    std::memcpy(to + at * 4, floats_at(view, at, count, scratch.data()), count * sizeof(float));
-                }
+                view.guarded([&] {  // floats_at reads the mapping: a file that shrinks meanwhile is an OSError
+                    for (std::int64_t at = 0; at < n; at += kPiece) {
+                        const std::int64_t count = std::min(kPiece, n - at);
+                        std::memcpy(to + at * 4, floats_at(view, at, count, scratch.data()), count * sizeof(float));
+                    }
+                });
             } else {
                 view.guarded([&] { std::memcpy(to, view.data, static_cast<std::size_t>(n) * element_size(view.type)); });
             }

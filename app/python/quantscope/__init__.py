@@ -314,10 +314,7 @@ def open(path, tensor=None, mmap=False):  # noqa: A001 (quantscope.open, as the 
 
     mmap=True maps the file instead of reading it (read-only, as numpy.load(mmap_mode="r"); a file truncated
     while mapped then ends the interpreter). Errors are OSError."""
-    a = _core.open(_os.fspath(path), "" if tensor is None else tensor, bool(mmap))
-    if mmap:
-        a.flags.writeable = False
-    return a
+    return _core.open(_os.fspath(path), "" if tensor is None else tensor, bool(mmap))
 
 
 def inspect(path):
