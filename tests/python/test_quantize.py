@@ -126,6 +126,10 @@ class TheLessons(unittest.TestCase):
         with self.assertRaises(ValueError) as caught:
             r.codes
         self.assertIn("x changed in place", str(caught.exception))
+        r = qs.quantize(x)
+        x[[0, 1]] = x[[1, 0]]  # a permutation: every metric of the JSON stays the same
+        self.assertRaises(ValueError, lambda: r.codes)
+        self.assertRaises(ValueError, r.packed)
         s = qs.quantize(x)
         codes = s.codes
         x[:] = 0  # once made, the arrays stay

@@ -92,26 +92,27 @@ class Result:
 
     quantize() makes one pass for the metrics; the first of codes, dequantized and error makes one more,
     which writes all three straight into new numpy arrays (no second copy). It reads x again: a Result
-    keeps x, not a copy, so x must not change in place in between (if its metrics change, that is a
-    ValueError rather than arrays of other values).
+    keeps x, not a copy, so x must not change in place in between (a digest of its bytes, taken by
+    quantize(), tells: a changed x is a ValueError rather than arrays of other values).
     """
 
-    __slots__ = ("scale", "zero_point", "metrics", "_text", "_arrays", "_x", "_args", "_importance")
+    __slots__ = ("scale", "zero_point", "metrics", "_text", "_arrays", "_x", "_args", "_importance", "_digest")
 
-    def __init__(self, x, args, importance, out):
-        self._x, self._args, self._importance = x, args, importance
+    def __init__(self, x, args, importance, digest, out):
+        self._x, self._args, self._importance, self._digest = x, args, importance, digest
         self.scale, self.zero_point = out["scale"], out["zero_point"]
         self._text = out["json"]
         self.metrics = _json.loads(self._text)
         self._arrays = None
 
+    def _check_x(self):
+        if _core.digest(self._x) != self._digest:
+            raise ValueError("x changed in place since quantize(): quantize it again")
+
     def _computed(self, name):
         if self._arrays is None:
-            out = _core.quantize(self._x, self._args, self._importance, True)
-            if out["json"] != self._text:
-                raise ValueError("x changed in place since quantize(): its values quantize differently now "
-                                 "(quantize it again)")
-            self._arrays = out
+            self._check_x()
+            self._arrays = _core.quantize(self._x, self._args, self._importance, True)
         return self._arrays[name]
 
     @property
@@ -143,6 +144,7 @@ class Result:
         """The bytes `quantize --out-packed` writes: the codes end to end (the first in the lowest bits) and
         then the stored scales; a ggml type's blocks as a GGUF file holds them. Computed from x (which must
         not have changed since quantize())."""
+        self._check_x()
         return _core.packed(self._x, self._args, self._importance)
 
     def __repr__(self):
@@ -176,7 +178,7 @@ def quantize(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_siz
     args = _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
                              options)
     weights = None if importance is None else _tensor(importance, "importance")
-    return Result(a, args, weights, _core.quantize(a, args, weights, False))
+    return Result(a, args, weights, _core.digest(a), _core.quantize(a, args, weights, False))
 
 
 class Figure:
