@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -92,21 +93,15 @@ TensorView array_view(const py::array& a, const std::string& name) {
     return view;
 }
 
-// A 64-bit digest of the array's bytes that depends on their order: a Result compares it before it makes its
-// arrays, because an x changed in place by a permutation (sort, shuffle) keeps every metric of the JSON.
-// Pieces of 1 MiB on every core, each seeded by its index; in a piece four independent multiply-xor lanes,
-// so that the pass runs at memory speed rather than at one multiplication's latency per word.
-std::uint64_t digest(const py::array& x) {
-    const TensorView view = array_view(x, "x");
-    const std::int64_t size = view.numel() * static_cast<std::int64_t>(element_size(view.type));
+// The digest of bytes [first, last) of `data`, pieces of 1 MiB each seeded by its index: in a piece four
+// independent multiply-xor lanes, so that the pass runs at memory speed rather than at one multiplication's
+// latency per word.
+std::uint64_t digest_pieces(const std::uint8_t* data, std::int64_t size, std::int64_t first, std::int64_t last) {
     constexpr std::int64_t kPiece = 1 << 20;
     constexpr std::uint64_t kPrime = 0x100000001B3ull;
-    const std::int64_t pieces = (size + kPiece - 1) / kPiece;
-    std::uint64_t combined = static_cast<std::uint64_t>(size);
-    py::gil_scoped_release release;
-#pragma omp parallel for schedule(static) reduction(^ : combined)
-    for (std::int64_t piece = 0; piece < pieces; ++piece) {
-        const std::uint8_t* bytes = view.data + piece * kPiece;
+    std::uint64_t combined = 0;
+    for (std::int64_t piece = first; piece < last; ++piece) {
+        const std::uint8_t* bytes = data + piece * kPiece;
         const std::int64_t count = std::min(kPiece, size - piece * kPiece);
         std::uint64_t lane[4] = {0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(piece), 0xC2B2AE3D27D4EB4Full,
                                  0x165667B19E3779F9ull, 0x27D4EB2F165667C5ull};
@@ -120,6 +115,29 @@ std::uint64_t digest(const py::array& x) {
         for (; at < count; ++at) lane[0] = (lane[0] ^ bytes[at]) * kPrime;
         combined ^= (((lane[0] * kPrime ^ lane[1]) * kPrime ^ lane[2]) * kPrime ^ lane[3]) * kPrime;
     }
+    return combined;
+}
+
+// A 64-bit digest of the array's bytes that depends on their order: a Result compares it before it makes its
+// arrays, because an x changed in place by a permutation (sort, shuffle) keeps every metric of the JSON.
+// Large arrays on as many plain threads as the core's passes use (not OpenMP: its idle workers would spin
+// on the cores the next pass needs).
+std::uint64_t digest(const py::array& x) {
+    const TensorView view = array_view(x, "x");
+    const std::int64_t size = view.numel() * static_cast<std::int64_t>(element_size(view.type));
+    const std::int64_t pieces = (size + (1 << 20) - 1) >> 20;
+    const std::int64_t threads = std::min<std::int64_t>(pieces / 4 + 1, omp_get_max_threads());
+    std::vector<std::uint64_t> parts(static_cast<std::size_t>(threads));
+    py::gil_scoped_release release;
+    const auto part = [&](std::int64_t t) {
+        parts[static_cast<std::size_t>(t)] = digest_pieces(view.data, size, pieces * t / threads, pieces * (t + 1) / threads);
+    };
+    std::vector<std::thread> others;
+    for (std::int64_t t = 1; t < threads; ++t) others.emplace_back(part, t);
+    part(0);
+    for (std::thread& other : others) other.join();
+    std::uint64_t combined = static_cast<std::uint64_t>(size);
+    for (const std::uint64_t p : parts) combined ^= p;
     return combined;
 }
 
