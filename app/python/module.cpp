@@ -10,12 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +20,7 @@
 #include "cli/lessons.hpp"
 #include "cli/options.hpp"
 #include "cli/reports.hpp"
+#include "python/interruptible.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_table.hpp"
@@ -296,49 +293,6 @@ py::bytes packed(const py::array& x, const std::vector<std::string>& args, const
         }
     }
     return py::bytes(bytes);
-}
-
-// Runs `work(cancel)` on a thread of its own while this one, without the GIL, looks for Ctrl-C every 50 ms:
-// Python runs its signal handlers only on the main thread and between bytecodes, so a long pass on this
-// thread would not see one. On KeyboardInterrupt (or any exception a handler raises) `cancel` is set, the
-// work stops at its next check, and the exception is raised here once the work has returned.
-template <class Result, class Work>
-Result interruptible(Work work) {
-    std::atomic<bool> cancel{false};
-    std::mutex mutex;
-    std::condition_variable finished;
-    bool done = false;
-    Result result{};
-    std::exception_ptr failure;
-    std::thread worker([&] {
-        try {
-            result = work(cancel);
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        std::lock_guard<std::mutex> lock(mutex);
-        done = true;
-        finished.notify_one();
-    });
-    bool interrupted = false;
-    {
-        py::gil_scoped_release release;
-        std::unique_lock<std::mutex> lock(mutex);
-        while (!finished.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; })) {
-            if (interrupted) continue;
-            lock.unlock();
-            {
-                py::gil_scoped_acquire gil;
-                interrupted = PyErr_CheckSignals() != 0;  // the exception stays set on this thread
-            }
-            if (interrupted) cancel = true;
-            lock.lock();
-        }
-    }
-    worker.join();
-    if (interrupted) throw py::error_already_set();
-    if (failure) std::rethrow_exception(failure);
-    return result;
 }
 
 std::string formats(const py::array& x) {

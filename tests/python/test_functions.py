@@ -10,7 +10,7 @@ from unittest import mock
 import numpy as np
 
 import quantscope as qs
-from helpers import LESSON, Folder, random_tensor, run, run_json, write_gguf, write_safetensors
+from helpers import LESSON, Folder, cli_words, random_tensor, run, run_json, write_gguf, write_safetensors
 
 
 def bf16_bytes(values):
@@ -35,10 +35,7 @@ class Functions(Folder):
         ]
         for options, _ in cases:
             with self.subTest(options=options):
-                words = []
-                for k, v in options.items():
-                    words += ["--" + k.replace("_", "-")] + ([] if v is True else [str(v)])
-                self.assertEqual(qs.layer(w, x, **options), run_json("layer", *files, *words))
+                self.assertEqual(qs.layer(w, x, **options), run_json("layer", *files, *cli_words(options)))
         with_bias = run_json("layer", *files, "--bias", self.saved(b, "b.npy"))
         self.assertEqual(qs.layer(w, x, b), with_bias)
         random = run_json("layer", "--weights", files[1], "--random-inputs", "relu", "--tokens", "7", "--seed", "4")
@@ -103,8 +100,7 @@ class Functions(Folder):
         for options, words in cases:
             with self.subTest(options=options):
                 fig = qs.figure(x, **options)
-                words = [w for k, v in options.items() if k not in ("size", "lesson_look")
-                         for w in ("--" + k.replace("_", "-"), str(v))] + words
+                words = cli_words({k: v for k, v in options.items() if k not in ("size", "lesson_look")}) + words
                 run("render", path, *words, "--out", self.path("f.png"))
                 with open(self.path("f.png"), "rb") as f:
                     self.assertEqual(fig.png, f.read())
@@ -114,10 +110,6 @@ class Functions(Folder):
         lesson.save(self.path("lesson.png"))
         with open(self.path("lesson.png"), "rb") as f:
             self.assertEqual(f.read()[:8], b"\x89PNG\r\n\x1a\n")
-
-
-if __name__ == "__main__":
-    unittest.main()
 
 
 class Window(Folder):
@@ -155,3 +147,13 @@ class Window(Folder):
             with self.assertRaises(OSError) as caught:
                 qs.figure(LESSON)
             self.assertIn("QUANTSCOPE_EXECUTABLE", str(caught.exception))
+
+    def test_a_bad_option_is_its_line(self):
+        with mock.patch.dict(os.environ, {"DISPLAY": ":99"}):
+            with self.assertRaises(ValueError) as caught:
+                qs.show(LESSON, dtype="int99")
+        self.assertIn("unknown dtype", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -91,25 +91,34 @@ class LyingFiles(Folder):
         self.assertEqual(qs.quantize(LESSON).zero_point.tolist(), [-77])
 
 
-class NoLeaks(unittest.TestCase):
+class NoLeaks(Folder):
     def test_ten_thousand_calls_keep_no_reference(self):
         x = random_tensor((4, 32))
         weights = np.ones(32, np.float32)
         bad = x.copy()
         bad[0, 0] = np.nan
-        for _ in range(100):  # numpy's and Python's caches settle first
-            qs.quantize(x)
+        path = self.saved(x)
+        missing = self.path("missing.npy")
+
+        def calls(count):
+            for i in range(count):
+                r = qs.quantize(x, dtype="q4_0", importance=weights)
+                r.codes, r.packed()
+                qs.open(path, mmap=i % 2 == 0)
+                for call, args, error in ((qs.quantize, (bad,), ValueError), (qs.open, (missing,), OSError)):
+                    try:
+                        call(*args)
+                    except error:
+                        pass
+                if i % 10 == 0:  # the threaded ones (a worker thread a call)
+                    qs.formats(x)
+                    qs.layer(x, x[:2])
+
+        calls(100)  # numpy's and Python's caches settle first
         gc.collect()
         refs = sys.getrefcount(x), sys.getrefcount(weights), sys.getrefcount(bad)
         objects = len(gc.get_objects())
-        for _ in range(10_000):
-            r = qs.quantize(x, dtype="q4_0", importance=weights)
-            r.packed()
-            try:
-                qs.quantize(bad)
-            except ValueError:
-                pass
-        del r
+        calls(10_000)
         gc.collect()
         self.assertEqual((sys.getrefcount(x), sys.getrefcount(weights), sys.getrefcount(bad)), refs)
         self.assertLess(len(gc.get_objects()) - objects, 100)

@@ -30,8 +30,8 @@ __all__ = ["quantize", "Result", "figure", "Figure", "formats", "layer", "open",
 def _tensor(x, name="x"):
     """x as the core reads it: a C-contiguous numpy array of float16, float32 or float64 in native order.
 
-    A torch tensor is read through .numpy() (on the CPU); integers and booleans become float64 (exact); the
-    array itself is used when it already fits, without a copy."""
+    A torch tensor is read through .numpy() (on the CPU); integers and booleans become float64 (exact up to
+    2^53 in magnitude); the array itself is used when it already fits, without a copy."""
     if hasattr(x, "detach") and hasattr(x, "numpy"):
         x = x.detach().cpu().numpy()
     a = _np.asarray(x)
@@ -45,8 +45,10 @@ def _tensor(x, name="x"):
 
 
 def _word(value):
-    if isinstance(value, float):
-        return repr(value)  # the shortest text that reads back as the same double
+    if isinstance(value, (float, _np.floating)):
+        return repr(float(value))  # the shortest text that reads back as the same double (numpy 2's repr adds np.float64(...))
+    if isinstance(value, _np.integer):
+        return str(int(value))
     return str(value)
 
 
@@ -68,7 +70,9 @@ def _options(**options):
 _DEFAULTS = {"granularity": "tensor", "axis": 0, "calibrate": "minmax", "rounding": "half-even"}
 
 
-def _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point, extra):
+def _quantize_options(a, dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point, extra):
+    if isinstance(axis, (int, _np.integer)) and -a.ndim <= axis < 0:
+        axis += a.ndim  # numpy's axis=-1: the last
     given = dict(dtype=dtype, mode=mode, granularity=granularity, axis=axis, group_size=group_size,
                  calibrate=calibrate, rounding=rounding, scale=scale, zero_point=zero_point)
     for key, default in _DEFAULTS.items():
@@ -165,7 +169,8 @@ def quantize(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_siz
                  fp6-e3m2, fp6-e2m3, fp4-e2m1, nf4, mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4,
                  nvfp4, q8_0, q4_0, q4_1, q5_0, q5_1, the k-quants q2_k..q6_k, iq4_nl, iq4_xs, tq1_0, tq2_0
     mode         asymmetric (int<N>'s default), symmetric (a format's default) or cast
-    granularity  tensor, channel (along `axis`) or group (of `group_size` along the last axis)
+    granularity  tensor, channel (along `axis`; -1 is the last, as numpy counts) or group (of `group_size`
+                 along the last axis)
     calibrate    minmax, percentile:P or mse;  rounding: half-even or half-away
     scale, zero_point  a manual pair (per tensor)
     importance   one weight per column of the last axis (llama.cpp's imatrix) for the ggml types
@@ -175,7 +180,7 @@ def quantize(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_siz
     s and z per block: asymmetric s = (r_max - r_min) / (q_max - q_min), z = round(q_min - r_min / s);
     symmetric s = max|r| / q_max, z = 0. Then q = clamp(round(r / s + z), q_min, q_max), r' = s (q - z)."""
     a = _tensor(x)
-    args = _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
+    args = _quantize_options(a, dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
                              options)
     weights = None if importance is None else _tensor(importance, "importance")
     return Result(a, args, weights, _core.digest(a), _core.quantize(a, args, weights, False))
@@ -243,7 +248,7 @@ def figure(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_size=
     Returns a Figure (its .png bytes; Jupyter shows it inline)."""
     import tempfile
     a = _tensor(x)
-    args = _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
+    args = _quantize_options(a, dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
                              options)
     width = int(size[0]) if isinstance(size, (tuple, list)) else int(size)
     _core.check(a, "x")  # rank, emptiness: the same words as quantize (the program would fold rank 4)
@@ -268,8 +273,22 @@ def show(x, dtype="int8", **options):
     args = _options(dtype=dtype, **options)
     directory = tempfile.mkdtemp(prefix="quantscope-")
     try:
-        window = subprocess.Popen([_executable(), "gui", _saved(directory, a)] + args, stdin=subprocess.DEVNULL,
-                                  start_new_session=True)
+        with _builtins.open(_os.path.join(directory, "stderr.txt"), "w+b") as errors:
+            window = subprocess.Popen([_executable(), "gui", _saved(directory, a)] + args, stdin=subprocess.DEVNULL,
+                                      stderr=errors, start_new_session=True)
+            # A bad option ends the window at once with the program's line: say it here, not in the kernel's log.
+            try:
+                code = window.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                code = None
+            if code:
+                errors.seek(0)
+                lines = errors.read().decode("utf-8", "replace").strip().splitlines()
+                raise ValueError((lines[-1] if lines else f"the window ended (exit {code})")
+                                 .replace("quantscope: error: ", "", 1))
+    except OSError as e:
+        _remove(directory)
+        raise OSError(f"show: cannot run {_executable()} ({e.strerror}); set QUANTSCOPE_EXECUTABLE") from None
     except BaseException:
         _remove(directory)
         raise
