@@ -391,11 +391,19 @@ TEST_CASE("bench prints its JSON") {
     CHECK(json_value(r.out, "elements") == "4096");
     CHECK(run("bench --shape 64x64 --repeats 0", dir).exit_code == 2);
     // Each of the two prints its rows alone: both at once is a mistake, not the first one winning.
-    for (const char* two : {"--layer-only --formats-only", "--methods-only --layer-only", "--formats-only --methods-only"}) {
+    for (const char* two : {"--layer-only --formats-only", "--methods-only --layer-only", "--formats-only --methods-only",
+                            "--pipeline-only --layer-only"}) {
         const Run both = run(std::string("bench ") + two, dir);
         CHECK(both.exit_code == 2);
-        CHECK(both.err.find("--layer-only, --formats-only and --methods-only do not go together") != std::string::npos);
+        CHECK(both.err.find("--layer-only, --formats-only, --methods-only and --pipeline-only do not go together") !=
+              std::string::npos);
     }
+    // The pipeline's rows alone: the Python module's bench reads pipeline_ms from them.
+    const Run pipeline = run("bench --pipeline-only --shape 64x64 --repeats 2", dir);
+    CHECK(pipeline.exit_code == 0);
+    for (const char* key : {"elements", "threads", "repeats", "pipeline_ms", "memcpy_ms"})
+        CHECK(json_value(pipeline.out, key) != "<missing>");
+    CHECK(json_value(pipeline.out, "elements") == "4096");
     // The methods' rows, on a small layer (the default is 2048 x 4096 x 4096 and takes a minute).
     const Run methods = run("bench --methods-only --layer-shape 64x128x64", dir);
     INFO(methods.err);

@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "quantscope/atomic_file.hpp"
 #include "quantscope/config.hpp"
 #include "quantscope/json_writer.hpp"
 #include "quantscope/npy.hpp"

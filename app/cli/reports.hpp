@@ -3,8 +3,6 @@
 // that never were files. One writer for each report, so that both faces give the same bytes.
 #pragma once
 
-#include <atomic>
-#include <functional>
 #include <string>
 #include <vector>
 

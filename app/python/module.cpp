@@ -6,14 +6,13 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -23,6 +22,7 @@
 #include "cli/lessons.hpp"
 #include "cli/options.hpp"
 #include "cli/reports.hpp"
+#include "python/interruptible.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_table.hpp"
@@ -129,6 +129,64 @@ ArrayView array_view(const py::array& a, const std::string& name) {
     view.owned_guard = std::make_unique<ArrayGuard>(a, name);
     view.guard = view.owned_guard.get();
     return view;
+}
+
+// The digest of bytes [first, last) of `data`, pieces of 1 MiB each seeded by its index: in a piece four
+// independent multiply-xor lanes, so that the pass runs at memory speed rather than at one multiplication's
+// latency per word.
+std::uint64_t digest_pieces(const std::uint8_t* data, std::int64_t size, std::int64_t first, std::int64_t last) {
+    constexpr std::int64_t kPiece = 1 << 20;
+    constexpr std::uint64_t kPrime = 0x100000001B3ull;
+    std::uint64_t combined = 0;
+    for (std::int64_t piece = first; piece < last; ++piece) {
+        const std::uint8_t* bytes = data + piece * kPiece;
+        const std::int64_t count = std::min(kPiece, size - piece * kPiece);
+        std::uint64_t lane[4] = {0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(piece), 0xC2B2AE3D27D4EB4Full,
+                                 0x165667B19E3779F9ull, 0x27D4EB2F165667C5ull};
+        std::int64_t at = 0;
+        for (; at + 32 <= count; at += 32)
+            for (int k = 0; k < 4; ++k) {
+                std::uint64_t word;
+                std::memcpy(&word, bytes + at + 8 * k, 8);
+                lane[k] = ((lane[k] ^ word) * kPrime) ^ (lane[k] >> 31);
+            }
+        for (; at < count; ++at) lane[0] = (lane[0] ^ bytes[at]) * kPrime;
+        combined ^= (((lane[0] * kPrime ^ lane[1]) * kPrime ^ lane[2]) * kPrime ^ lane[3]) * kPrime;
+    }
+    return combined;
+}
+
+// A 64-bit digest of the array's bytes that depends on their order: a Result compares it before it makes its
+// arrays, because an x changed in place by a permutation (sort, shuffle) keeps every metric of the JSON.
+// Large arrays on as many plain threads as the core's passes use (not OpenMP: its idle workers would spin
+// on the cores the next pass needs).
+std::uint64_t digest(const py::array& x) {
+    const ArrayView view = array_view(x, "x");
+    const std::int64_t size = view.numel() * static_cast<std::int64_t>(element_size(view.type));
+    const std::int64_t pieces = (size + (1 << 20) - 1) >> 20;
+    const std::int64_t threads = std::min<std::int64_t>(pieces / 4 + 1, omp_get_max_threads());
+    std::vector<std::uint64_t> parts(static_cast<std::size_t>(threads));
+    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(threads));
+    py::gil_scoped_release release;
+    const auto part = [&](std::int64_t t) {  // under the guard: x may be a memmap whose file shrank
+        try {
+            view.guarded([&] {
+                parts[static_cast<std::size_t>(t)] =
+                    digest_pieces(view.data, size, pieces * t / threads, pieces * (t + 1) / threads);
+            });
+        } catch (...) {
+            failures[static_cast<std::size_t>(t)] = std::current_exception();
+        }
+    };
+    std::vector<std::thread> others;
+    for (std::int64_t t = 1; t < threads; ++t) others.emplace_back(part, t);
+    part(0);
+    for (std::thread& other : others) other.join();
+    for (const std::exception_ptr& failure : failures)
+        if (failure) std::rethrow_exception(failure);
+    std::uint64_t combined = static_cast<std::uint64_t>(size);
+    for (const std::uint64_t p : parts) combined ^= p;
+    return combined;
 }
 
 ParsedArgs parse_options(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs) {
@@ -286,49 +344,6 @@ py::bytes packed(const py::array& x, const std::vector<std::string>& args, const
     return py::bytes(bytes);
 }
 
-// Runs `work(cancel)` on a thread of its own while this one, without the GIL, looks for Ctrl-C every 50 ms:
-// Python runs its signal handlers only on the main thread and between bytecodes, so a long pass on this
-// thread would not see one. On KeyboardInterrupt (or any exception a handler raises) `cancel` is set, the
-// work stops at its next check, and the exception is raised here once the work has returned.
-template <class Result, class Work>
-Result interruptible(Work work) {
-    std::atomic<bool> cancel{false};
-    std::mutex mutex;
-    std::condition_variable finished;
-    bool done = false;
-    Result result{};
-    std::exception_ptr failure;
-    std::thread worker([&] {
-        try {
-            result = work(cancel);
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        std::lock_guard<std::mutex> lock(mutex);
-        done = true;
-        finished.notify_one();
-    });
-    bool interrupted = false;
-    {
-        py::gil_scoped_release release;
-        std::unique_lock<std::mutex> lock(mutex);
-        while (!finished.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; })) {
-            if (interrupted) continue;
-            lock.unlock();
-            {
-                py::gil_scoped_acquire gil;
-                interrupted = PyErr_CheckSignals() != 0;  // the exception stays set on this thread
-            }
-            if (interrupted) cancel = true;
-            lock.lock();
-        }
-    }
-    worker.join();
-    if (interrupted) throw py::error_already_set();
-    if (failure) std::rethrow_exception(failure);
-    return result;
-}
-
 std::string formats(const py::array& x) {
     const ArrayView values = array_view(x, "x");
     return interruptible<std::string>([&](const std::atomic<bool>& cancel) {
@@ -400,7 +415,9 @@ py::array open_tensor(const std::string& path, const std::string& tensor, bool m
     if (mapped && view.type != ElementType::BF16) {
         auto* owner = new std::shared_ptr<TensorFile>(file);
         py::capsule keep(owner, [](void* p) { delete static_cast<std::shared_ptr<TensorFile>*>(p); });
-        return py::array(type, shape, view.data, keep);
+        py::array mapped_array(type, shape, view.data, keep);
+        mapped_array.attr("setflags")(py::arg("write") = false);  // the mapping is PROT_READ: a write would crash
+        return mapped_array;
     }
     py::array out(type, shape);
     std::uint8_t* to = static_cast<std::uint8_t*>(out.mutable_data());
@@ -411,10 +428,12 @@ py::array open_tensor(const std::string& path, const std::string& tensor, bool m
             if (view.type == ElementType::BF16) {
                 constexpr std::int64_t kPiece = 1 << 16;
                 std::vector<float> scratch(kPiece);
-                for (std::int64_t at = 0; at < n; at += kPiece) {
-                    const std::int64_t count = std::min(kPiece, n - at);
-                    std::memcpy(to + at * 4, floats_at(view, at, count, scratch.data()), count * sizeof(float));
-                }
+                view.guarded([&] {  // floats_at reads the mapping: a file that shrinks meanwhile is an OSError
+                    for (std::int64_t at = 0; at < n; at += kPiece) {
+                        const std::int64_t count = std::min(kPiece, n - at);
+                        std::memcpy(to + at * 4, floats_at(view, at, count, scratch.data()), count * sizeof(float));
+                    }
+                });
             } else {
                 view.guarded([&] { std::memcpy(to, view.data, static_cast<std::size_t>(n) * element_size(view.type)); });
             }
@@ -471,6 +490,7 @@ PYBIND11_MODULE(_quantscope, m) {
     m.attr("max_view_elements") = qs::kMaxViewElements;  // a tensor read in place (quantize)
     m.def("check", [](const py::array& x, const std::string& name) { array_view(x, name); }, py::arg("x"), py::arg("name"));
     m.def("quantize", &quantize, py::arg("x"), py::arg("args"), py::arg("importance"), py::arg("arrays"));
+    m.def("digest", &digest, py::arg("x"));
     m.def("packed", &packed, py::arg("x"), py::arg("args"), py::arg("importance"));
     m.def("formats", &formats, py::arg("x"));
     m.def("layer", &layer, py::arg("weights"), py::arg("inputs"), py::arg("bias"), py::arg("args"));

@@ -31,6 +31,16 @@ def run_json(*args):
     return json.loads(run(*args).stdout)
 
 
+def cli_words(options):
+    """Keywords as the program's words, the way quantscope passes them: group_size=32 -> --group-size 32."""
+    words = []
+    for key, value in options.items():
+        words.append("--" + key.replace("_", "-"))
+        if value is not True:
+            words.append(str(value))
+    return words
+
+
 def random_tensor(shape, seed=0, dtype=np.float32):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 

@@ -1,13 +1,16 @@
 """formats, layer, open, inspect, sweep, lessons and figure against the program on the same inputs."""
 
 import json
+import os
 import struct
+import time
 import unittest
+from unittest import mock
 
 import numpy as np
 
 import quantscope as qs
-from helpers import LESSON, Folder, random_tensor, run, run_json, write_gguf, write_safetensors
+from helpers import LESSON, Folder, cli_words, random_tensor, run, run_json, write_gguf, write_safetensors
 
 
 def bf16_bytes(values):
@@ -32,10 +35,7 @@ class Functions(Folder):
         ]
         for options, _ in cases:
             with self.subTest(options=options):
-                words = []
-                for k, v in options.items():
-                    words += ["--" + k.replace("_", "-")] + ([] if v is True else [str(v)])
-                self.assertEqual(qs.layer(w, x, **options), run_json("layer", *files, *words))
+                self.assertEqual(qs.layer(w, x, **options), run_json("layer", *files, *cli_words(options)))
         with_bias = run_json("layer", *files, "--bias", self.saved(b, "b.npy"))
         self.assertEqual(qs.layer(w, x, b), with_bias)
         random = run_json("layer", "--weights", files[1], "--random-inputs", "relu", "--tokens", "7", "--seed", "4")
@@ -100,8 +100,7 @@ class Functions(Folder):
         for options, words in cases:
             with self.subTest(options=options):
                 fig = qs.figure(x, **options)
-                words = [w for k, v in options.items() if k not in ("size", "lesson_look")
-                         for w in ("--" + k.replace("_", "-"), str(v))] + words
+                words = cli_words({k: v for k, v in options.items() if k not in ("size", "lesson_look")}) + words
                 run("render", path, *words, "--out", self.path("f.png"))
                 with open(self.path("f.png"), "rb") as f:
                     self.assertEqual(fig.png, f.read())
@@ -111,6 +110,49 @@ class Functions(Folder):
         lesson.save(self.path("lesson.png"))
         with open(self.path("lesson.png"), "rb") as f:
             self.assertEqual(f.read()[:8], b"\x89PNG\r\n\x1a\n")
+
+
+class Window(Folder):
+    """show() starts `quantscope gui FILE.npy OPTIONS` as its own process and removes FILE once it ends."""
+
+    def fake_program(self):
+        script = self.path("fake-quantscope")
+        record = self.path("args.txt")
+        with open(script, "w") as f:
+            f.write(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {record}\ncp \"$2\" {self.path('seen.npy')}\n")
+        os.chmod(script, 0o755)
+        return script, record
+
+    def test_show_runs_the_window_on_a_copy_of_x(self):
+        script, record = self.fake_program()
+        x = random_tensor((5, 7), seed=11)
+        with mock.patch.dict(os.environ, {"QUANTSCOPE_EXECUTABLE": script, "DISPLAY": ":99"}):
+            window = qs.show(x, dtype="int4", granularity="channel")
+            self.assertEqual(window.wait(timeout=30), 0)
+        with open(record) as f:
+            args = f.read().split()
+        self.assertEqual(args[0], "gui")
+        self.assertEqual(args[2:], ["--dtype", "int4", "--granularity", "channel"])
+        self.assertEqual(np.load(self.path("seen.npy")).tobytes(), x.tobytes())
+        for _ in range(100):  # the file goes once the window has ended
+            if not os.path.exists(os.path.dirname(args[1])):
+                break
+            time.sleep(0.05)
+        self.assertFalse(os.path.exists(os.path.dirname(args[1])))
+
+    def test_without_a_display_or_a_program(self):
+        with mock.patch.dict(os.environ, {"DISPLAY": "", "WAYLAND_DISPLAY": ""}):
+            self.assertRaises(OSError, qs.show, LESSON)
+        with mock.patch.dict(os.environ, {"QUANTSCOPE_EXECUTABLE": self.path("missing")}):
+            with self.assertRaises(OSError) as caught:
+                qs.figure(LESSON)
+            self.assertIn("QUANTSCOPE_EXECUTABLE", str(caught.exception))
+
+    def test_a_bad_option_is_its_line(self):
+        with mock.patch.dict(os.environ, {"DISPLAY": ":99"}):
+            with self.assertRaises(ValueError) as caught:
+                qs.show(LESSON, dtype="int99")
+        self.assertIn("unknown dtype", str(caught.exception))
 
 
 if __name__ == "__main__":

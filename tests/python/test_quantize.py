@@ -9,7 +9,7 @@ import unittest
 import numpy as np
 
 import quantscope as qs
-from helpers import LESSON, Folder, random_tensor, run
+from helpers import LESSON, Folder, cli_words, random_tensor, run
 
 # (options as keywords, the same as the program's words, input shape)
 CASES = [
@@ -35,15 +35,6 @@ CASES = [
     (dict(dtype="tq2_0"), (2, 256)),
     (dict(dtype="int8", overflow="wrap"), (6, 6)),
 ]
-
-
-def cli_words(options):
-    words = []
-    for key, value in options.items():
-        words.append("--" + key.replace("_", "-"))
-        if value is not True:
-            words.append(str(value))
-    return words
 
 
 class AgainstTheProgram(Folder):
@@ -115,6 +106,15 @@ class TheLessons(unittest.TestCase):
         self.assertEqual(qs.quantize(x.astype(">f4"), dtype="int4").metrics, want.metrics)
         self.assertEqual(qs.quantize(x.T.copy().T, dtype="int4").codes.tobytes(), want.codes.tobytes())
 
+    def test_numpy_conventions(self):
+        x = random_tensor((6, 10), seed=4)
+        last = qs.quantize(x, granularity="channel", axis=1)
+        self.assertEqual(qs.quantize(x, granularity="channel", axis=-1).metrics, last.metrics)  # numpy's -1
+        r = qs.quantize(x)
+        # a numpy scalar as an option is its number (numpy 2 writes np.float64(...) for its repr)
+        manual = qs.quantize(x, scale=r.scale[0], zero_point=r.zero_point[0])
+        self.assertEqual(manual.codes.tobytes(), r.codes.tobytes())
+
     def test_repr_names_the_quantization(self):
         self.assertIn("int8 tensor asymmetric of 3x3: SQNR", repr(qs.quantize(LESSON)))
         self.assertIn("exact", repr(qs.quantize([1.0, 2.0], scale=1.0, zero_point=0)))
@@ -126,6 +126,10 @@ class TheLessons(unittest.TestCase):
         with self.assertRaises(ValueError) as caught:
             r.codes
         self.assertIn("x changed in place", str(caught.exception))
+        r = qs.quantize(x)
+        x[[0, 1]] = x[[1, 0]]  # a permutation: every metric of the JSON stays the same
+        self.assertRaises(ValueError, lambda: r.codes)
+        self.assertRaises(ValueError, r.packed)
         s = qs.quantize(x)
         codes = s.codes
         x[:] = 0  # once made, the arrays stay
@@ -149,6 +153,8 @@ class NoSecondCopy(unittest.TestCase):
         self.assertGreaterEqual(peak, n * 9)  # the outputs themselves are numpy's (traced) memory
         for a in (r.codes, r.dequantized, r.error):
             self.assertTrue(a.flags.owndata and a.flags.c_contiguous and a.flags.writeable)
+        self.assertIs(r._x, x)  # a float32 C-contiguous x is read where it is, not copied (tracemalloc sees
+        # numpy's allocations, not the core's: that x reaches the core itself is checked here)
 
 
 if __name__ == "__main__":

@@ -264,8 +264,13 @@ int RunWindow(AppWindow& window, GuiOptions& options, const Settings& settings, 
     for (int frame_index = 0; !window.should_close(); ++frame_index) {
         const Stopwatch frame_clock;
         frame.figure_ms = frame.histogram_ms = 0.0;
-        window.wait_for_events(scripted || window.events().wake_frames > 0 || AnythingRunning(*app) ||
-                               ImGui::IsAnyItemActive());
+        const bool input = window.events().wake_frames > 0 || ImGui::IsAnyItemActive();
+        const bool running = AnythingRunning(*app);
+        // A benchmark's frames and input go at full speed; background work alone shows its progress at up to
+        // 30 frames a second (a screenshot waiting for it, too).
+        window.wait_for_events(input || bench.frames > 0 || (scripted && !running) ? AppWindow::Wait::Poll
+                               : running                                           ? AppWindow::Wait::Throttle
+                                                                                   : AppWindow::Wait::Idle);
         if (window.iconified() && !scripted) {
             window.rest();
             continue;

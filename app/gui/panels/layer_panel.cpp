@@ -17,8 +17,35 @@ namespace {
 constexpr double kSyncMacs = 1 << 20;
 // The alpha curve's points: 0, 0.05, ..., 1.
 constexpr int kCurvePoints = 21;
+// Above this many multiply-adds a point, the curve is of evenly spaced output rows of W (every output row's
+// error has the same form, so their mean estimates the whole's): 21 points of a 4096x4096 W with 16 tokens
+// took 14.6 s before the lab's screenshot; a point of this size takes a few milliseconds.
+constexpr double kCurveMacs = 1 << 22;
+
+// W's rows 0, k, 2k, ... with k chosen so that a point of the curve stays within kCurveMacs (W itself when it
+// does already).
+std::shared_ptr<const Tensor> CurveRows(const std::shared_ptr<const Tensor>& w, std::int64_t tokens) {
+    const double per_row = static_cast<double>(tokens) * static_cast<double>(w->cols());
+    const auto keep = std::max<std::int64_t>(1, static_cast<std::int64_t>(kCurveMacs / per_row));
+    if (keep >= w->rows()) return w;
+    const std::int64_t step = (w->rows() + keep - 1) / keep;
+    auto sample = std::make_shared<Tensor>();
+    const std::int64_t rows = (w->rows() + step - 1) / step;
+    sample->shape = {rows, w->cols()};
+    sample->values.reserve(static_cast<std::size_t>(rows * w->cols()));
+    for (std::int64_t r = 0; r < w->rows(); r += step)
+        sample->values.insert(sample->values.end(), w->values.begin() + r * w->cols(), w->values.begin() + (r + 1) * w->cols());
+    return sample;
+}
 
 // The layer as the settings ask, W as a [out, in] matrix (a 1-D tensor is one output row).
+// The smallest and largest of `values` and of `range` (which starts as {0, 0}: 0 is always inside).
+LayerPanelState::Computed::Range RangeWithZero(const std::vector<float>& values, LayerPanelState::Computed::Range range = {}) {
+    float lo = static_cast<float>(range.lo), hi = static_cast<float>(range.hi);
+    for (const float v : values) lo = std::min(lo, v), hi = std::max(hi, v);
+    return {std::min(range.lo, static_cast<double>(lo)), std::max(range.hi, static_cast<double>(hi))};
+}
+
 LayerPanelState::Computed Compute(const std::shared_ptr<const Tensor>& tensor, const QuantConfig& weights,
                                   const LayerSettings& settings, const TensorKey& key) {
     LayerPanelState::Computed out;
@@ -43,6 +70,10 @@ LayerPanelState::Computed Compute(const std::shared_ptr<const Tensor>& tensor, c
         out.result = run_layer(*out.x, *out.w, nullptr, config);
         out.error.resize(out.result.y.size());
         for (std::size_t i = 0; i < out.error.size(); ++i) out.error[i] = std::abs(out.result.y[i] - out.result.reference[i]);
+        out.x_range = RangeWithZero(out.x->values);
+        out.w_range = RangeWithZero(out.w->values);
+        out.y_range = RangeWithZero(out.result.y, RangeWithZero(out.result.reference));
+        out.error_range = RangeWithZero(out.error);
     } catch (const std::exception& e) {
         out.error_text = error_text(e);
         out.result = LayerResult{};
@@ -103,12 +134,19 @@ void RequestCurve(LayerPanelState& st) {
     st.curve_key = key;
     LayerConfig config = MakeLayerConfig(c.settings, c.weights);
     config.smooth_alpha.reset();
-    const std::shared_ptr<const Tensor> x = c.x, w = c.w;
-    st.curve_task.start([x, w, config, key](Task<LayerPanelState::Curve>::Context& ctx) {
+    const std::shared_ptr<const Tensor> x = c.x, full = c.w;
+    st.curve_task.start([x, full, config, key](Task<LayerPanelState::Curve>::Context& ctx) {
         LayerPanelState::Curve curve;
         curve.key = key;
+        const std::shared_ptr<const Tensor> w = CurveRows(full, x->rows());  // off the UI thread: it copies rows
+        curve.rows = full->rows();
+        curve.sampled_rows = w->rows();
         for (int i = 0; i < kCurvePoints; ++i) curve.alphas.push_back(static_cast<double>(i) / (kCurvePoints - 1));
-        curve.mse = smooth_alpha_curve(*x, *w, nullptr, config, curve.alphas, [&ctx] { return ctx.cancelled(); });
+        int started = 0;  // smooth_alpha_curve asks before each point: the points done, for the progress bar
+        curve.mse = smooth_alpha_curve(*x, *w, nullptr, config, curve.alphas, [&ctx, &started] {
+            ctx.set_progress(static_cast<float>(started++) / (kCurvePoints + 1));
+            return ctx.cancelled();
+        });
         if (ctx.cancelled()) return;
         curve.plain_mse = run_layer(*x, *w, nullptr, config).output.mse;
         if (!ctx.cancelled() && curve.mse.size() == curve.alphas.size()) ctx.publish(std::move(curve));

@@ -64,6 +64,12 @@ struct LayerPanelState {
         LayerResult result;
         std::vector<float> error;  // |y - reference|
         std::string error_text;    // what the core refused (nothing else is set then)
+        // The heatmaps' colour ranges, each with 0 (the maps are centred on it): found once with the result,
+        // on the worker, not by every frame (a 4096 x 4096 W took 0.2 s a frame to scan).
+        struct Range {
+            double lo = 0, hi = 0;
+        };
+        Range x_range, w_range, y_range, error_range;  // y: y' and the reference together
     };
     Task<Computed> task;
     Computed shown;
@@ -78,6 +84,7 @@ struct LayerPanelState {
         std::string key;
         std::vector<double> alphas, mse;
         double plain_mse = 0;  // the same layer without smoothing
+        std::int64_t rows = 0, sampled_rows = 0;  // W's output rows and those the curve used (fewer: a large layer)
     };
     Task<Curve> curve_task;
     Curve curve;               // the output MSE against alpha for the shown inputs and settings

@@ -15,12 +15,8 @@ namespace {
 // How many input channels the hover lists.
 constexpr std::size_t kTopChannels = 5;
 
-HeatmapStyle ValueStyle(const float* a, std::size_t n, const float* b = nullptr) {
-    double lo = 0, hi = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        lo = std::min({lo, static_cast<double>(a[i]), b ? static_cast<double>(b[i]) : 0.0});
-        hi = std::max({hi, static_cast<double>(a[i]), b ? static_cast<double>(b[i]) : 0.0});
-    }
+HeatmapStyle ValueStyle(const LayerPanelState::Computed::Range& range) {
+    const double lo = range.lo, hi = range.hi;
     HeatmapStyle style;
     style.colormap = Colormap::Coolwarm;
     style.norm = ColorNorm::Centered(lo, hi, 0.0);
@@ -30,9 +26,8 @@ HeatmapStyle ValueStyle(const float* a, std::size_t n, const float* b = nullptr)
     return style;
 }
 
-HeatmapStyle ErrorStyle(const std::vector<float>& e) {
-    double hi = 0;
-    for (float v : e) hi = std::max(hi, static_cast<double>(v));
+HeatmapStyle ErrorStyle(const LayerPanelState::Computed::Range& range) {
+    const double hi = range.hi;
     HeatmapStyle style;
     style.colormap = Colormap::Coolwarm;
     style.norm = ColorNorm::Centered(0.0, hi, 0.0);
@@ -93,11 +88,10 @@ void DrawLayerMaps(LayerPanelState& st, ImVec2 size) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float cell_w = std::floor((size.x - 2 * gap) / 3.0f), cell_h = std::floor((size.y - 2 * line - gap) / 2.0f);
     if (cell_w < font * 4 || cell_h < font * 3) return;
-    const std::size_t ny = r.y.size();
-    const HeatmapStyle x_style = ValueStyle(c.x->values.data(), c.x->values.size());
-    const HeatmapStyle w_style = ValueStyle(c.w->values.data(), c.w->values.size());
-    const HeatmapStyle y_style = ValueStyle(r.y.data(), ny, r.reference.data());
-    const HeatmapStyle e_style = ErrorStyle(c.error);
+    const HeatmapStyle x_style = ValueStyle(c.x_range);
+    const HeatmapStyle w_style = ValueStyle(c.w_range);
+    const HeatmapStyle y_style = ValueStyle(c.y_range);
+    const HeatmapStyle e_style = ErrorStyle(c.error_range);
     struct Map {
         const char* id;
         const float* data;
@@ -187,8 +181,13 @@ void AlphaPlot(LayerPanelState& st, ImVec2 size) {
         return;
     }
     if (cv.mse.empty() || cv.key != st.curve_key) {
-        ImGui::TextDisabled("computing the output MSE against alpha...");
+        ImGui::TextDisabled("computing the output MSE against alpha... %.0f%%", 100.0f * st.curve_task.progress());
         if (cv.mse.empty()) return;
+    } else if (cv.sampled_rows < cv.rows) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("estimated on %lld of %lld output rows", static_cast<long long>(cv.sampled_rows),
+                           static_cast<long long>(cv.rows));
+        ImGui::PopStyleColor();
     }
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     ImDrawList* dl = ImGui::GetWindowDrawList();

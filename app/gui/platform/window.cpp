@@ -100,9 +100,9 @@ AppWindow::~AppWindow() {
     glfwTerminate();
 }
 
-void AppWindow::wait_for_events(bool animate) {
-    if (animate) glfwPollEvents();
-    else glfwWaitEventsTimeout(0.5);
+void AppWindow::wait_for_events(Wait wait) {
+    if (wait == Wait::Poll) glfwPollEvents();
+    else glfwWaitEventsTimeout(wait == Wait::Throttle ? 1.0 / 30.0 : 0.5);
     if (events_.wake_frames > 0) --events_.wake_frames;
 }
 

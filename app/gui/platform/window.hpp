@@ -39,9 +39,12 @@ public:
     AppWindow& operator=(const AppWindow&) = delete;
 
     WindowEvents& events() { return events_; }
-    // Polls while something moves (`animate`); otherwise waits for input up to half a second, so an idle
-    // window costs no CPU and still notices SIGINT soon.
-    void wait_for_events(bool animate);
+    // How the next frame waits: Poll (input, a script, something animating: at once), Throttle (only
+    // background work's progress to show: for input or a 30th of a second, so that a software renderer,
+    // whose frame costs a core, leaves the work its processors), Idle (for input or half a second: an
+    // idle window costs no CPU and still notices SIGINT soon).
+    enum class Wait { Poll, Throttle, Idle };
+    void wait_for_events(Wait wait);
     // After input ImGui needs a few frames to show a hover or a click.
     void wake() { events_.wake_frames = 3; }
     bool iconified() const;

@@ -31,8 +31,9 @@ def _tensor(x, name="x", limit=_core.max_view_elements):
     """x as the core reads it: a C-contiguous numpy array of float16, float32 or float64 in native order.
 
     A torch tensor is read through .numpy() (on the CPU); integers and booleans become float64 (exact up to
-    2^53); the array itself is used when it already fits, without a copy. More than `limit` elements (what
-    the function called takes) is refused before any copy (a broadcast view may stand for terabytes)."""
+    2^53 in magnitude); the array itself is used when it already fits, without a copy. More than `limit`
+    elements (what the function called takes) is refused before any copy (a broadcast view may stand for
+    terabytes)."""
     if hasattr(x, "detach") and hasattr(x, "numpy"):
         x = _torch_numpy(x, name)
     a = _np.asarray(x)
@@ -109,7 +110,9 @@ def _path(path):
 _DEFAULTS = {"granularity": "tensor", "axis": 0, "calibrate": "minmax", "rounding": "half-even"}
 
 
-def _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point, extra):
+def _quantize_options(a, dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point, extra):
+    if isinstance(axis, (int, _np.integer)) and -a.ndim <= axis < 0:
+        axis += a.ndim  # numpy's axis=-1: the last
     given = dict(dtype=dtype, mode=mode, granularity=granularity, axis=axis, group_size=group_size,
                  calibrate=calibrate, rounding=rounding, scale=scale, zero_point=zero_point)
     for key, default in _DEFAULTS.items():
@@ -133,26 +136,27 @@ class Result:
 
     quantize() makes one pass for the metrics; the first of codes, dequantized and error makes one more,
     which writes all three straight into new numpy arrays (no second copy). It reads x again: a Result
-    keeps x, not a copy, so x must not change in place in between (if its metrics change, that is a
-    ValueError rather than arrays of other values).
+    keeps x, not a copy, so x must not change in place in between (a digest of its bytes, taken by
+    quantize(), tells: a changed x is a ValueError rather than arrays of other values).
     """
 
-    __slots__ = ("scale", "zero_point", "metrics", "_text", "_arrays", "_x", "_args", "_importance")
+    __slots__ = ("scale", "zero_point", "metrics", "_text", "_arrays", "_x", "_args", "_importance", "_digest")
 
-    def __init__(self, x, args, importance, out):
-        self._x, self._args, self._importance = x, args, importance
+    def __init__(self, x, args, importance, digest, out):
+        self._x, self._args, self._importance, self._digest = x, args, importance, digest
         self.scale, self.zero_point = out["scale"], out["zero_point"]
         self._text = out["json"]
         self.metrics = _json.loads(self._text)
         self._arrays = None
 
+    def _check_x(self):
+        if _core.digest(self._x) != self._digest:
+            raise ValueError("x changed in place since quantize(): quantize it again")
+
     def _computed(self, name):
         if self._arrays is None:
-            out = _core.quantize(self._x, self._args, self._importance, True)
-            if out["json"] != self._text:
-                raise ValueError("x changed in place since quantize(): its values quantize differently now "
-                                 "(quantize it again)")
-            self._arrays = out
+            self._check_x()
+            self._arrays = _core.quantize(self._x, self._args, self._importance, True)
         return self._arrays[name]
 
     @property
@@ -184,6 +188,7 @@ class Result:
         """The bytes `quantize --out-packed` writes: the codes end to end (the first in the lowest bits) and
         then the stored scales; a ggml type's blocks as a GGUF file holds them. Computed from x (which must
         not have changed since quantize())."""
+        self._check_x()
         return _core.packed(self._x, self._args, self._importance)
 
     def __repr__(self):
@@ -204,7 +209,8 @@ def quantize(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_siz
                  fp6-e3m2, fp6-e2m3, fp4-e2m1, nf4, mxfp8-e4m3, mxfp8-e5m2, mxfp6-e3m2, mxfp6-e2m3, mxfp4,
                  nvfp4, q8_0, q4_0, q4_1, q5_0, q5_1, the k-quants q2_k..q6_k, iq4_nl, iq4_xs, tq1_0, tq2_0
     mode         asymmetric (int<N>'s default), symmetric (a format's default) or cast
-    granularity  tensor, channel (along `axis`) or group (of `group_size` along the last axis)
+    granularity  tensor, channel (along `axis`; -1 is the last, as numpy counts) or group (of `group_size`
+                 along the last axis)
     calibrate    minmax, percentile:P or mse;  rounding: half-even or half-away
     scale, zero_point  a manual pair (per tensor)
     importance   one weight per column of the last axis (llama.cpp's imatrix) for the ggml types
@@ -214,10 +220,10 @@ def quantize(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_siz
     s and z per block: asymmetric s = (r_max - r_min) / (q_max - q_min), z = round(q_min - r_min / s);
     symmetric s = max|r| / q_max, z = 0. Then q = clamp(round(r / s + z), q_min, q_max), r' = s (q - z)."""
     a = _tensor(x)
-    args = _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
+    args = _quantize_options(a, dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
                              options)
     weights = None if importance is None else _tensor(importance, "importance")
-    return Result(a, args, weights, _core.quantize(a, args, weights, False))
+    return Result(a, args, weights, _core.digest(a), _core.quantize(a, args, weights, False))
 
 
 class Figure:
@@ -287,7 +293,7 @@ def figure(x, dtype="int8", mode=None, granularity="tensor", axis=0, group_size=
     Returns a Figure (its .png bytes; Jupyter shows it inline)."""
     import tempfile
     a = _tensor(x, limit=_core.max_elements)  # what render reads
-    args = _quantize_options(dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
+    args = _quantize_options(a, dtype, mode, granularity, axis, group_size, calibrate, rounding, scale, zero_point,
                              options)
     width = _width(size)
     _core.check(a, "x")  # rank, emptiness: the same words as quantize (the program would fold rank 4)
@@ -330,8 +336,19 @@ def show(x, dtype="int8", **options):
     args = _options(dtype=dtype, **options)
     directory = tempfile.mkdtemp(prefix="quantscope-")
     try:
-        window = subprocess.Popen([_executable(), "gui", _saved(directory, a)] + args, stdin=subprocess.DEVNULL,
-                                  start_new_session=True)
+        with _builtins.open(_os.path.join(directory, "stderr.txt"), "w+b") as errors:
+            window = subprocess.Popen([_executable(), "gui", _saved(directory, a)] + args, stdin=subprocess.DEVNULL,
+                                      stderr=errors, start_new_session=True)
+            # A bad option ends the window at once with the program's line: say it here, not in the kernel's log.
+            try:
+                code = window.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                code = None
+            if code:
+                errors.seek(0)
+                lines = errors.read().decode("utf-8", "replace").strip().splitlines()
+                raise ValueError((lines[-1] if lines else f"the window ended (exit {code})")
+                                 .replace("quantscope: error: ", "", 1))
     except OSError as e:
         _remove(directory)
         raise OSError(f"show: cannot run {_executable()} ({e.strerror}); set QUANTSCOPE_EXECUTABLE") from None
@@ -384,10 +401,7 @@ def open(path, tensor=None, mmap=False):  # noqa: A001 (quantscope.open, as the 
     raise ValueError instead). Errors are OSError."""
     if tensor is not None and not isinstance(tensor, str):
         raise ValueError(f"tensor must be a tensor's name (a str), not {type(tensor).__name__}")
-    a = _core.open(_path(path), "" if tensor is None else _word(tensor), bool(mmap))
-    if mmap:
-        a.flags.writeable = False
-    return a
+    return _core.open(_path(path), "" if tensor is None else _word(tensor), bool(mmap))
 
 
 def inspect(path):
