@@ -213,7 +213,9 @@ void StepLines(const MethodPanelState& st, float width) {
                             ", max |e| = " + FormatNumber(emax) + "; its squared error " + FormatNumber(last.error_before) +
                             " as compensated (" + FormatNumber(last.error_original) + " had it been rounded as it was)");
     } else {
-        ImGui::TextDisabled("Press Next: the next column (orange under W) is rounded and its error pushed into the columns after it.");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces("Press Next: the next column (orange under W) is rounded and its error pushed into the columns after it.");
+        ImGui::PopStyleColor();
     }
     if (st.act_order) OrderLine(s, width);
 }

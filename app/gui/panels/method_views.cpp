@@ -216,11 +216,14 @@ void DrawMethodComparison(MethodPanelState& st, ImVec2 size) {
 void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
+    // The view's right edge for ImGui's wrapped text, which takes it in window coordinates: a screen x would
+    // wrap past the scrolled child by the child's own offset.
+    const float wrap_x = ImGui::GetCursorPosX() + size.x;
     const MethodResult* r = Shown(st);
     const std::string& why = st.comparison.errors[static_cast<std::size_t>(st.method)];
     if (!r) {
         if (!why.empty()) {
-            ImGui::PushTextWrapPos(origin.x + size.x);
+            ImGui::PushTextWrapPos(wrap_x);
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", why.c_str());
             ImGui::PopTextWrapPos();
         } else {
@@ -234,8 +237,10 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     const std::vector<float>& before = w.values;
     const std::vector<float>& after = rotate ? st.comparison.rotated : r->dequantized;
     if (before.size() != after.size()) return;
-    // Above the maps: the method's numbers; AWQ: its strips; rotate: the outlier ratio.
-    ImGui::PushTextWrapPos(origin.x + size.x);
+    // Above the maps: the method's numbers; AWQ: its strips; rotate: the outlier ratio. A group, so that each
+    // line starts at the view's left, not at the window's (beside the chart, that is under it).
+    ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(wrap_x);
     // A lesson's step covers what it asks to predict (the ratio after the rotation, AWQ's winner) until R.
     const std::string hidden = "? (predict, then R)";
     if (rotate && r->rotate) {
@@ -256,6 +261,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
         ImGui::TextDisabled("RTN: every weight rounded to the nearest level of its block's (s, z), on its own.");
     }
     ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
     const float top = ImGui::GetCursorScreenPos().y;
     const float side = awq ? std::max(font * 18.0f, std::floor(size.x * 0.32f)) : 0.0f;
     const float gap = std::round(font * 0.8f), strip = awq ? std::round(font * 1.6f) : 0.0f;
@@ -267,7 +273,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     const HeatmapStyle style = SharedValueStyle({&before, &after});
     float image_bottom = top;
     const std::string dims = " [" + std::to_string(w.rows()) + " x " + std::to_string(w.cols()) + "]";
-    const std::string names[2] = {"W" + dims, rotate ? "W H, rotated: the same colour scale" : awq ? "AWQ's r'(W diag m) diag(1/m)" : "r'(W)"};
+    const std::string names[2] = {"W" + dims, rotate ? "W H, same colour scale" : awq ? "AWQ's r'(W diag m) diag(1/m)" : "r'(W)"};
     const std::vector<float>* data[2] = {&before, &after};
     for (int i = 0; i < 2; ++i) {
         const ImVec2 at(origin.x + static_cast<float>(i) * (cell_w + gap), top);
