@@ -252,10 +252,15 @@ TEST_CASE("methods refuse: bad methods and options are one line naming them") {
     const LayerConfig c = int_config("int4", Mode::Symmetric, Granularity::Channel);
     CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("rotation needs in = 2^k, got in = 96") != std::string::npos);
     m.method = LayerMethod::Gptq;
-    for (const double damp : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    for (const double damp : {0.0, -1.0, std::nan(""), HUGE_VAL, 1e308, kMaxGptqDamp * 2}) {
+        CAPTURE(damp);
         m.damp = damp;
-        CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("--damp") != std::string::npos);
+        // The range itself, not a Hessian "singular" from an overflowing damping (what 1e308 gave).
+        CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("--damp must be > 0 and at most 1e+06") !=
+              std::string::npos);
     }
+    m.damp = kMaxGptqDamp;  // the largest accepted: finite codes, RTN's to 6 digits
+    CHECK_NOTHROW(check_method(x, w, nullptr, c, m));
     m.damp = 0.01;
     m.block = 0;
     CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("--block") != std::string::npos);
