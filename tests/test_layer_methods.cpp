@@ -423,6 +423,33 @@ TEST_CASE("methods command: --out-output writes the method's y and the refusals 
              {" --method awq --rotation hadamard", "--rotation needs"}});
 }
 
+TEST_CASE("methods command: --seed is refused where nothing takes it") {
+    test::TempDir dir;
+    const Tensor w = normal_matrix(8, 32, 41, 0.1f), x = normal_matrix(6, 32, 42);
+    save_floats((dir.path / "w.npy").string(), w.shape, w.values.data());
+    save_floats((dir.path / "x.npy").string(), x.shape, x.values.data());
+    const std::string base = "layer --weights " + test::shell_quote((dir.path / "w.npy").string()) + " --dtype int4";
+    const std::string file = base + " --inputs " + test::shell_quote((dir.path / "x.npy").string());
+    // Taken: random-hadamard's signs (from a file's inputs too), the random inputs, ramp's outlier channels.
+    for (const std::string& used : {file + " --method rotate --rotation random-hadamard --seed 3",
+                                    file + " --method rotate+gptq --rotation random-hadamard --seed 3",
+                                    base + " --random-inputs normal --tokens 4 --seed 3 --method gptq",
+                                    base + " --random-inputs relu --tokens 4 --seed 3 --method rotate",
+                                    base + " --random-inputs ramp --tokens 4 --seed 3 --outlier-channels 2 --outlier-scale 5"}) {
+        CAPTURE(used);
+        const test::Run r = test::run(used, dir);
+        INFO(r.err);
+        CHECK(r.exit_code == 0);
+    }
+    const std::string unused = "--seed is unused here: it seeds --random-inputs normal|relu, --outlier-channels and --rotation random-hadamard";
+    check_refused(file, dir, {{" --seed 3", unused},
+                              {" --seed 3 --method gptq", unused},
+                              {" --seed 3 --method awq", unused},
+                              {" --seed 3 --method rotate", unused},
+                              {" --seed 3 --method rotate --rotation hadamard", unused}});
+    check_refused(base, dir, {{" --random-inputs ramp --tokens 4 --seed 3 --method rtn", unused}});
+}
+
 TEST_CASE("methods: AWQ's losses and winner are SPEC's search written out in plain loops") {
     // Fewer tokens than inputs (the loss from x) and more (from the Gram matrix x^T x).
     const std::int64_t shapes[2][2] = {{24, 32}, {80, 16}};
