@@ -263,12 +263,17 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     ImGui::PopTextWrapPos();
     ImGui::EndGroup();
     const float top = ImGui::GetCursorScreenPos().y;
-    const float side = awq ? std::max(font * 18.0f, std::floor(size.x * 0.32f)) : 0.0f;
     const float gap = std::round(font * 0.8f), strip = awq ? std::round(font * 1.6f) : 0.0f;
-    const float maps_w = size.x - (awq ? side + gap : 0.0f);
+    // AWQ's loss curve beside the maps, or under them where it and two legible maps do not fit in a row (a
+    // projector's font): the maps then take the whole width and give the curve some of their height.
+    const float side_w = std::max(font * 18.0f, std::floor(size.x * 0.32f));
+    const bool curve_below = awq && size.x - side_w - gap < font * 24.0f;
+    const float side = awq && !curve_below ? side_w : 0.0f;
+    const float curve_h = curve_below ? std::round(font * 13.0f) : 0.0f;
+    const float maps_w = size.x - (side > 0 ? side + gap : 0.0f);
     const float cell_w = std::floor((maps_w - gap) / 2.0f);
     const float hist_h = rotate && !st.comparison.hist_w.counts.empty() ? std::round(font * 4.0f) : 0.0f;
-    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f));
+    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f) - curve_h);
     if (cell_w < font * 4 || cell_h < font * 3) return;
     const HeatmapStyle style = SharedValueStyle({&before, &after});
     float image_bottom = top;
@@ -317,13 +322,16 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
         }
     }
     if (awq) {
-        DrawLegendRow(ImGui::GetWindowDrawList(),
-                      {MarkerEntry(MarkerShape::Square, palette::kRange, "mean |x| per input channel"),
-                       MarkerEntry(MarkerShape::Square, palette::kInside, "AWQ's scale m_k")},
-                      ImVec2(origin.x, image_bottom + 4.0f), maps_w);
-        ImGui::SetCursorScreenPos(ImVec2(origin.x + maps_w + gap, top));
-        if (st.covered) ImGui::TextDisabled("%s", FitText("the loss against r: after R", side).c_str());
-        else AwqCurve(*r->awq, ImVec2(side, std::min(size.y - (top - origin.y), font * 22.0f)));
+        const float legend_h = DrawLegendRow(ImGui::GetWindowDrawList(),
+                                             {MarkerEntry(MarkerShape::Square, palette::kRange, "mean |x| per input channel"),
+                                              MarkerEntry(MarkerShape::Square, palette::kInside, "AWQ's scale m_k")},
+                                             ImVec2(origin.x, image_bottom + 4.0f), maps_w);
+        const ImVec2 curve_at = curve_below ? ImVec2(origin.x, std::floor(image_bottom + 4.0f + legend_h + line * 0.5f))
+                                            : ImVec2(origin.x + maps_w + gap, top);
+        const ImVec2 curve_size = curve_below ? ImVec2(size.x, curve_h) : ImVec2(side, std::min(size.y - (top - origin.y), font * 22.0f));
+        ImGui::SetCursorScreenPos(curve_at);
+        if (st.covered) ImGui::TextDisabled("%s", FitText("the loss against r: after R", curve_size.x).c_str());
+        else AwqCurve(*r->awq, curve_size);
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);
