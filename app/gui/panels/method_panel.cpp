@@ -341,9 +341,9 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
         view_size = ImVec2(avail.x - chart_size.x - gap, avail.y);
     } else {
         // Narrow (a projector's big font): one under the other, scrolled; measured inside, beside the scrollbar.
-        // At least a chart's height: GPTQ's controls and step lines can leave the window nothing below them (its
+        // At least 8 lines: GPTQ's controls and step lines can leave the window nothing below them (its
         // own scrollbar then brings the child into view).
-        ImGui::BeginChild("##method-scroll", ImVec2(0, std::max(avail.y, font * 16.0f)), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+        ImGui::BeginChild("##method-scroll", ImVec2(0, std::max(avail.y, font * 8.0f)), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
         const float inner = ImGui::GetContentRegionAvail().x;
         chart_size = ImVec2(inner, font * 13.0f);
         // AWQ's loss curve goes under its maps here: room for it too.

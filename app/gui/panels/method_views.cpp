@@ -321,6 +321,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
             HistogramBars(*hists[i], peak, x0, x0 + cell_w * 0.8f, y0, y0 + hist_h);
         }
     }
+    float bottom = origin.y + size.y;
     if (awq) {
         const float legend_h = DrawLegendRow(ImGui::GetWindowDrawList(),
                                              {MarkerEntry(MarkerShape::Square, palette::kRange, "mean |x| per input channel"),
@@ -332,9 +333,11 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
         ImGui::SetCursorScreenPos(curve_at);
         if (st.covered) ImGui::TextDisabled("%s", FitText("the loss against r: after R", curve_size.x).c_str());
         else AwqCurve(*r->awq, curve_size);
+        // Under the maps, the curve is drawn after a legend that may wrap: the view reaches as far as it does.
+        if (curve_below) bottom = std::max(bottom, curve_at.y + curve_size.y);
     }
     ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(size);
+    ImGui::Dummy(ImVec2(size.x, bottom - origin.y));
 }
 
 HeatmapStyle SharedValueStyle(const std::vector<const std::vector<float>*>& arrays) {
