@@ -252,10 +252,15 @@ TEST_CASE("methods refuse: bad methods and options are one line naming them") {
     const LayerConfig c = int_config("int4", Mode::Symmetric, Granularity::Channel);
     CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("rotation needs in = 2^k, got in = 96") != std::string::npos);
     m.method = LayerMethod::Gptq;
-    for (const double damp : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    for (const double damp : {0.0, -1.0, std::nan(""), HUGE_VAL, 1e308, kMaxGptqDamp * 2}) {
+        CAPTURE(damp);
         m.damp = damp;
-        CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("--damp") != std::string::npos);
+        // The range itself, not a Hessian "singular" from an overflowing damping (what 1e308 gave).
+        CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("--damp must be > 0 and at most 1e+06") !=
+              std::string::npos);
     }
+    m.damp = kMaxGptqDamp;  // the largest accepted: finite codes, RTN's to 6 digits
+    CHECK_NOTHROW(check_method(x, w, nullptr, c, m));
     m.damp = 0.01;
     m.block = 0;
     CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("--block") != std::string::npos);
@@ -416,6 +421,33 @@ TEST_CASE("methods command: --out-output writes the method's y and the refusals 
              {" --method gptq --damp -1", "--damp"},
              {" --method awq --grid 99999999999", "--grid"},
              {" --method awq --rotation hadamard", "--rotation needs"}});
+}
+
+TEST_CASE("methods command: --seed is refused where nothing takes it") {
+    test::TempDir dir;
+    const Tensor w = normal_matrix(8, 32, 41, 0.1f), x = normal_matrix(6, 32, 42);
+    save_floats((dir.path / "w.npy").string(), w.shape, w.values.data());
+    save_floats((dir.path / "x.npy").string(), x.shape, x.values.data());
+    const std::string base = "layer --weights " + test::shell_quote((dir.path / "w.npy").string()) + " --dtype int4";
+    const std::string file = base + " --inputs " + test::shell_quote((dir.path / "x.npy").string());
+    // Taken: random-hadamard's signs (from a file's inputs too), the random inputs, ramp's outlier channels.
+    for (const std::string& used : {file + " --method rotate --rotation random-hadamard --seed 3",
+                                    file + " --method rotate+gptq --rotation random-hadamard --seed 3",
+                                    base + " --random-inputs normal --tokens 4 --seed 3 --method gptq",
+                                    base + " --random-inputs relu --tokens 4 --seed 3 --method rotate",
+                                    base + " --random-inputs ramp --tokens 4 --seed 3 --outlier-channels 2 --outlier-scale 5"}) {
+        CAPTURE(used);
+        const test::Run r = test::run(used, dir);
+        INFO(r.err);
+        CHECK(r.exit_code == 0);
+    }
+    const std::string unused = "--seed is unused here: it seeds --random-inputs normal|relu, --outlier-channels and --rotation random-hadamard";
+    check_refused(file, dir, {{" --seed 3", unused},
+                              {" --seed 3 --method gptq", unused},
+                              {" --seed 3 --method awq", unused},
+                              {" --seed 3 --method rotate", unused},
+                              {" --seed 3 --method rotate --rotation hadamard", unused}});
+    check_refused(base, dir, {{" --random-inputs ramp --tokens 4 --seed 3 --method rtn", unused}});
 }
 
 TEST_CASE("methods: AWQ's losses and winner are SPEC's search written out in plain loops") {

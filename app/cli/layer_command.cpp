@@ -110,12 +110,8 @@ Tensor layer_inputs(const ParsedArgs& args, const Tensor& w, Tensor given) {
     const bool file = args.has("--inputs") || !given.values.empty(), random = args.has("--random-inputs");
     if (file == random) throw Error("give the inputs: --inputs X.npy or --random-inputs normal|relu|ramp --tokens T");
     if (!random)
-        for (const char* option : {"--tokens", "--seed", "--outlier-channels", "--outlier-scale"}) {
-            const bool rotation_seed = std::string(option) == "--seed" && args.has("--rotation") &&
-                                       *args.get("--rotation") == "random-hadamard";
-            if (args.has(option) && !rotation_seed)
-                throw Error(std::string(option) + " needs --random-inputs normal|relu|ramp");
-        }
+        for (const char* option : {"--tokens", "--outlier-channels", "--outlier-scale"})
+            if (args.has(option)) throw Error(std::string(option) + " needs --random-inputs normal|relu|ramp");
     if (!given.values.empty()) return given;
     if (file) return load_named("--inputs", *args.get("--inputs"), "");
     LayerInputSpec spec;
@@ -158,6 +154,13 @@ MethodConfig method_config(const ParsedArgs& args) {
         m.grid = static_cast<int>(grid);
     }
     if (const std::string* v = args.get("--rotation")) m.rotation = parse_rotation_kind(*v);
+    // --seed seeds --random-inputs normal|relu, the --outlier-channels any of them picks, and random-hadamard's
+    // signs: anywhere else it would be silently ignored.
+    const std::string* inputs = args.get("--random-inputs");
+    if (args.has("--seed") && m.rotation != RotationKind::RandomHadamard &&
+        !(inputs && (*inputs != "ramp" || args.has("--outlier-channels"))))
+        throw Error("--seed is unused here: it seeds --random-inputs normal|relu, --outlier-channels and "
+                    "--rotation random-hadamard");
     if (m.rotation == RotationKind::RandomHadamard)
         if (const std::string* v = args.get("--seed")) {
             const std::int64_t seed = parse_int("--seed", *v);

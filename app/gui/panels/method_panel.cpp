@@ -213,7 +213,9 @@ void StepLines(const MethodPanelState& st, float width) {
                             ", max |e| = " + FormatNumber(emax) + "; its squared error " + FormatNumber(last.error_before) +
                             " as compensated (" + FormatNumber(last.error_original) + " had it been rounded as it was)");
     } else {
-        ImGui::TextDisabled("Press Next: the next column (orange under W) is rounded and its error pushed into the columns after it.");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        TextWrappedAtSpaces("Press Next: the next column (orange under W) is rounded and its error pushed into the columns after it.");
+        ImGui::PopStyleColor();
     }
     if (st.act_order) OrderLine(s, width);
 }
@@ -339,10 +341,13 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
         view_size = ImVec2(avail.x - chart_size.x - gap, avail.y);
     } else {
         // Narrow (a projector's big font): one under the other, scrolled; measured inside, beside the scrollbar.
-        ImGui::BeginChild("##method-scroll", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+        // At least 8 lines: GPTQ's controls and step lines can leave the window nothing below them (its
+        // own scrollbar then brings the child into view).
+        ImGui::BeginChild("##method-scroll", ImVec2(0, std::max(avail.y, font * 8.0f)), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
         const float inner = ImGui::GetContentRegionAvail().x;
         chart_size = ImVec2(inner, font * 13.0f);
-        view_size = ImVec2(inner, std::max(font * 18.0f, avail.y * 0.9f));
+        // AWQ's loss curve goes under its maps here: room for it too.
+        view_size = ImVec2(inner, std::max(font * 18.0f, avail.y * 0.9f) + (st.method == LayerMethod::Awq ? font * 14.0f : 0.0f));
     }
     DrawMethodComparison(st, chart_size);
     if (wide) ImGui::SetCursorScreenPos(ImVec2(origin.x + chart_size.x + gap, origin.y));

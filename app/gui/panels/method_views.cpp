@@ -216,11 +216,14 @@ void DrawMethodComparison(MethodPanelState& st, ImVec2 size) {
 void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
+    // The view's right edge for ImGui's wrapped text, which takes it in window coordinates: a screen x would
+    // wrap past the scrolled child by the child's own offset.
+    const float wrap_x = ImGui::GetCursorPosX() + size.x;
     const MethodResult* r = Shown(st);
     const std::string& why = st.comparison.errors[static_cast<std::size_t>(st.method)];
     if (!r) {
         if (!why.empty()) {
-            ImGui::PushTextWrapPos(origin.x + size.x);
+            ImGui::PushTextWrapPos(wrap_x);
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", why.c_str());
             ImGui::PopTextWrapPos();
         } else {
@@ -234,8 +237,10 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     const std::vector<float>& before = w.values;
     const std::vector<float>& after = rotate ? st.comparison.rotated : r->dequantized;
     if (before.size() != after.size()) return;
-    // Above the maps: the method's numbers; AWQ: its strips; rotate: the outlier ratio.
-    ImGui::PushTextWrapPos(origin.x + size.x);
+    // Above the maps: the method's numbers; AWQ: its strips; rotate: the outlier ratio. A group, so that each
+    // line starts at the view's left, not at the window's (beside the chart, that is under it).
+    ImGui::BeginGroup();
+    ImGui::PushTextWrapPos(wrap_x);
     // A lesson's step covers what it asks to predict (the ratio after the rotation, AWQ's winner) until R.
     const std::string hidden = "? (predict, then R)";
     if (rotate && r->rotate) {
@@ -256,18 +261,24 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
         ImGui::TextDisabled("RTN: every weight rounded to the nearest level of its block's (s, z), on its own.");
     }
     ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
     const float top = ImGui::GetCursorScreenPos().y;
-    const float side = awq ? std::max(font * 18.0f, std::floor(size.x * 0.32f)) : 0.0f;
     const float gap = std::round(font * 0.8f), strip = awq ? std::round(font * 1.6f) : 0.0f;
-    const float maps_w = size.x - (awq ? side + gap : 0.0f);
+    // AWQ's loss curve beside the maps, or under them where it and two legible maps do not fit in a row (a
+    // projector's font): the maps then take the whole width and give the curve some of their height.
+    const float side_w = std::max(font * 18.0f, std::floor(size.x * 0.32f));
+    const bool curve_below = awq && size.x - side_w - gap < font * 24.0f;
+    const float side = awq && !curve_below ? side_w : 0.0f;
+    const float curve_h = curve_below ? std::round(font * 13.0f) : 0.0f;
+    const float maps_w = size.x - (side > 0 ? side + gap : 0.0f);
     const float cell_w = std::floor((maps_w - gap) / 2.0f);
     const float hist_h = rotate && !st.comparison.hist_w.counts.empty() ? std::round(font * 4.0f) : 0.0f;
-    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f));
+    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f) - curve_h);
     if (cell_w < font * 4 || cell_h < font * 3) return;
     const HeatmapStyle style = SharedValueStyle({&before, &after});
     float image_bottom = top;
     const std::string dims = " [" + std::to_string(w.rows()) + " x " + std::to_string(w.cols()) + "]";
-    const std::string names[2] = {"W" + dims, rotate ? "W H, rotated: the same colour scale" : awq ? "AWQ's r'(W diag m) diag(1/m)" : "r'(W)"};
+    const std::string names[2] = {"W" + dims, rotate ? "W H, same colour scale" : awq ? "AWQ's r'(W diag m) diag(1/m)" : "r'(W)"};
     const std::vector<float>* data[2] = {&before, &after};
     for (int i = 0; i < 2; ++i) {
         const ImVec2 at(origin.x + static_cast<float>(i) * (cell_w + gap), top);
@@ -310,17 +321,23 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
             HistogramBars(*hists[i], peak, x0, x0 + cell_w * 0.8f, y0, y0 + hist_h);
         }
     }
+    float bottom = origin.y + size.y;
     if (awq) {
-        DrawLegendRow(ImGui::GetWindowDrawList(),
-                      {MarkerEntry(MarkerShape::Square, palette::kRange, "mean |x| per input channel"),
-                       MarkerEntry(MarkerShape::Square, palette::kInside, "AWQ's scale m_k")},
-                      ImVec2(origin.x, image_bottom + 4.0f), maps_w);
-        ImGui::SetCursorScreenPos(ImVec2(origin.x + maps_w + gap, top));
-        if (st.covered) ImGui::TextDisabled("%s", FitText("the loss against r: after R", side).c_str());
-        else AwqCurve(*r->awq, ImVec2(side, std::min(size.y - (top - origin.y), font * 22.0f)));
+        const float legend_h = DrawLegendRow(ImGui::GetWindowDrawList(),
+                                             {MarkerEntry(MarkerShape::Square, palette::kRange, "mean |x| per input channel"),
+                                              MarkerEntry(MarkerShape::Square, palette::kInside, "AWQ's scale m_k")},
+                                             ImVec2(origin.x, image_bottom + 4.0f), maps_w);
+        const ImVec2 curve_at = curve_below ? ImVec2(origin.x, std::floor(image_bottom + 4.0f + legend_h + line * 0.5f))
+                                            : ImVec2(origin.x + maps_w + gap, top);
+        const ImVec2 curve_size = curve_below ? ImVec2(size.x, curve_h) : ImVec2(side, std::min(size.y - (top - origin.y), font * 22.0f));
+        ImGui::SetCursorScreenPos(curve_at);
+        if (st.covered) ImGui::TextDisabled("%s", FitText("the loss against r: after R", curve_size.x).c_str());
+        else AwqCurve(*r->awq, curve_size);
+        // Under the maps, the curve is drawn after a legend that may wrap: the view reaches as far as it does.
+        if (curve_below) bottom = std::max(bottom, curve_at.y + curve_size.y);
     }
     ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(size);
+    ImGui::Dummy(ImVec2(size.x, bottom - origin.y));
 }
 
 HeatmapStyle SharedValueStyle(const std::vector<const std::vector<float>*>& arrays) {

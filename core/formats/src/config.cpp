@@ -199,10 +199,14 @@ bool same_importance(const Importance& a, const Importance& b) {
     return a == b || (a && b && *a == *b);
 }
 
-void check_importance(const std::vector<float>& weights, std::int64_t columns) {
-    if (static_cast<std::int64_t>(weights.size()) != columns)
-        throw Error("the importance has " + std::to_string(weights.size()) + " weights for " + std::to_string(columns) +
+void check_importance_count(std::int64_t count, std::int64_t columns) {
+    if (count != columns)
+        throw Error("the importance has " + std::to_string(count) + " weights for " + std::to_string(columns) +
                     " columns (one per column of the last axis)");
+}
+
+void check_importance(const std::vector<float>& weights, std::int64_t columns) {
+    check_importance_count(static_cast<std::int64_t>(weights.size()), columns);
     bool any = false;
     for (std::size_t k = 0; k < weights.size(); ++k) {
         if (!std::isfinite(weights[k]) || weights[k] < 0)

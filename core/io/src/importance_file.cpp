@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/gguf_imatrix.hpp"
 #include "quantscope/npy.hpp"
@@ -15,8 +16,13 @@ namespace qs {
 Importance read_importance_npy(const std::string& path, std::int64_t columns) {
     try {
         if (lower_extension(path) != ".npy") throw Error("must be a .npy file");
-        Tensor weights = read_npy(path);
-        if (weights.rank() != 1) throw Error("must be one row of weights (rank 1), not " + shape_to_string(weights.shape));
+        const MappedFile file(path);
+        // The header's shape first: a file of another length (up to GBs of values) is refused before any is read.
+        const NpyHeader header = file.read_guarded([&] { return parse_npy_header(file.data(), file.size(), path); });
+        if (header.shape.size() != 1)
+            throw Error("must be one row of weights (rank 1), not " + (header.shape.empty() ? "a scalar" : shape_to_string(header.shape)));
+        check_importance_count(header.shape[0], columns);
+        Tensor weights = read_npy(file);
         check_importance(weights.values, columns);
         return std::make_shared<const std::vector<float>>(std::move(weights.values));
     } catch (const Error& e) {

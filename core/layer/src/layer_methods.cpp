@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "method_steps.hpp"
+#include "quantscope/format.hpp"
 #include "quantscope/format_traits.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/text.hpp"
@@ -125,7 +126,9 @@ void check_method(const Tensor& x, const Tensor& w, const Tensor* bias, const La
         throw Error("--method awq: --grid " + std::to_string(method.grid) + " quantizations of W's " + std::to_string(in * out) +
                     " elements are more than 2^33");
     if (uses_gptq(method.method)) {
-        if (!(std::isfinite(method.damp) && method.damp > 0)) throw Error("--damp must be a finite number > 0");
+        if (!(method.damp > 0 && method.damp <= kMaxGptqDamp))
+            throw Error("--damp must be > 0 and at most " + format_g(kMaxGptqDamp) + " (a fraction of mean diag H); got " +
+                        format_g(method.damp));
         if (method.block < 1) throw Error("--block must be >= 1");
         if (in > kMaxGptqInputs)
             throw Error(name + ": in = " + std::to_string(in) + " input channels; GPTQ's Hessian (in x in, float64) is capped at " +

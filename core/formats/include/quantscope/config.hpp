@@ -31,6 +31,8 @@ bool same_importance(const Importance& a, const Importance& b);  // both none, o
 // Throws qs::Error unless the weights fit a tensor whose last axis is `columns`: one per column, each finite
 // and >= 0, not all 0. The message names what is wrong, not the file (the caller knows it).
 void check_importance(const std::vector<float>& weights, std::int64_t columns);
+// Its first check alone, on a count (a file's header declares it before any weight is read).
+void check_importance_count(std::int64_t count, std::int64_t columns);
 
 struct QuantConfig {
     IntType dtype{};                          // int8; used when format is Int

@@ -25,10 +25,13 @@ const char* to_string(RotationKind kind);                 // "hadamard", "random
 RotationKind parse_rotation_kind(const std::string& text);
 
 constexpr int kMaxAwqGrid = 1000;
+// GPTQ's damping is a fraction of mean(diag H): past 1e6 the damped H is a multiple of I to 6 digits (GPTQ is
+// RTN), and up to it damp * mean(diag H) stays finite for any float32 x (1e308 overflowed to a "singular" H).
+constexpr double kMaxGptqDamp = 1e6;
 
 struct MethodConfig {
     LayerMethod method = LayerMethod::Rtn;
-    double damp = 0.01;          // GPTQ: H += damp * mean(diag H) * I; finite and > 0
+    double damp = 0.01;          // GPTQ: H += damp * mean(diag H) * I; 0 < damp <= kMaxGptqDamp
     std::int64_t block = 128;    // GPTQ: columns updated at once (>= 1)
     bool act_order = false;      // GPTQ: columns by decreasing diag H (stable)
     int grid = 20;               // AWQ: ratios r = 0, 1/G, ..., (G-1)/G; 1 <= G <= kMaxAwqGrid
@@ -84,7 +87,7 @@ struct MethodResult {
 
 // Throws qs::Error with one line for what a method cannot run on: activations other than none or a float or
 // block format (naming both), a calibration other than min/max, a layer check_layer refuses, rotation with
-// `in` not a power of two ("rotation needs in = 2^k"), damp <= 0 or not finite, block < 1, grid out of range.
+// `in` not a power of two ("rotation needs in = 2^k"), damp outside (0, kMaxGptqDamp], block < 1, grid out of range.
 void check_method(const Tensor& x, const Tensor& w, const Tensor* bias, const LayerConfig& config,
                   const MethodConfig& method);
 // The whole method. Also throws qs::Error for a Hessian that is singular even after damping.
