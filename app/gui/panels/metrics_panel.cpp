@@ -313,10 +313,17 @@ std::string MetricsSummary(const QuantView& view, bool with_cost, const Covers& 
 }
 
 void DrawMetricsLine(const QuantView& view) {
+    // Its items (where the summary puts three spaces or more) wrap whole: ImGui's own wrapping also breaks after
+    // a '.', which cut a number in two ("L2 10." / "2898"), and breaking at any space splits "max |e|".
     const std::string s = MetricsSummary(view);
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(s.c_str());
-    ImGui::PopTextWrapPos();
+    std::vector<std::string> items;
+    for (std::size_t at = 0; at < s.size();) {
+        const std::size_t gap = s.find("   ", at);
+        items.push_back(s.substr(at, gap == std::string::npos ? std::string::npos : gap - at));
+        if (gap == std::string::npos) break;
+        at = s.find_first_not_of(' ', gap);
+    }
+    DrawWrappedParts(items, ImGui::GetContentRegionAvail().x, -1, nullptr, 3);
 }
 
 }  // namespace qs::gui
