@@ -29,13 +29,13 @@ struct GoldenFigure {
 };
 
 const GoldenFigure kGolden[] = {
-    {"lesson", "--preset lesson", 0xcbe56e22a487e027ull},
-    {"lesson grid", "--preset lesson --grid", 0x975b9e45e0ecd1e2ull},
-    {"lesson look", "--preset lesson-manual --lesson-look", 0xdcebdbec8582334cull},
-    {"manual int4", "--preset lesson --dtype int4 --scale 2.5 --zero-point -1", 0x6c03e0ff5264a8a6ull},
-    {"randn symmetric viridis", "--preset randn-4x4 --mode symmetric --cmap viridis --annotate on", 0xf307e4557f9139b7ull},
-    {"channels greys", "--random normal --shape 24x40 --seed 7 --granularity channel --cmap greys --width 1000", 0xcc97911cebed621cull},
-    {"groups uint4 slice", "--preset outliers-4x128x256 --dtype uint4 --granularity group --group-size 32 --slice 2", 0xb3bc1272f1bfee0aull},
+    {"lesson", "--preset lesson", 0xea31b250a7cdaff2ull},
+    {"lesson grid", "--preset lesson --grid", 0xc1c046870debd00aull},
+    {"lesson look", "--preset lesson-manual --lesson-look", 0x82badf659a39a9ccull},
+    {"manual int4", "--preset lesson --dtype int4 --scale 2.5 --zero-point -1", 0xe04b5ab511f69a08ull},
+    {"randn symmetric viridis", "--preset randn-4x4 --mode symmetric --cmap viridis --annotate on", 0xac251b16c8af8643ull},
+    {"channels greys", "--random normal --shape 24x40 --seed 7 --granularity channel --cmap greys --width 1000", 0xde3c4969a30adc90ull},
+    {"groups uint4 slice", "--preset outliers-4x128x256 --dtype uint4 --granularity group --group-size 32 --slice 2", 0xbed8f80dfbff9f4cull},
 };
 
 }  // namespace
