@@ -277,53 +277,55 @@ void DrawMetricsPanel(const QuantView& view, const Covers& covers) {
     }
 }
 
-std::string MetricsSummary(const QuantView& view, bool with_cost, const Covers& covers) {
-    if (!view.valid()) return "";
+std::vector<std::string> MetricsSummaryItems(const QuantView& view, bool with_cost, const Covers& covers) {
+    if (!view.valid()) return {};
     const Metrics& m = view.metrics();
     const QuantConfig& c = *view.config;
     // A block format (ggml's, MX, NVFP4) chooses its own scales: no mode or granularity to name.
     const bool own_blocks = format_traits(c.format).own_blocks();
-    std::string s = dtype_name(c);
-    if (!own_blocks) s += std::string(" ") + to_string(c.mode);
-    if (!own_blocks && c.granularity != Granularity::Tensor) s += std::string(" per ") + to_string(c.granularity);
+    std::string head = dtype_name(c);
+    if (!own_blocks) head += std::string(" ") + to_string(c.mode);
+    if (!own_blocks && c.granularity != Granularity::Tensor) head += std::string(" per ") + to_string(c.granularity);
     const bool codes = covers.hides(Secret::Codes), error = covers.hides(Secret::Error);
     const bool pair = codes && c.mode != Mode::Manual;  // a pair typed by hand is the lesson's given
     const StoredPairNames names = stored_pair_names(c);
     const FirstPairs pairs = pair ? FirstPairs{} : FirstFew(view);
-    s += ",  " + names.scale + " = " + (pair ? CoveredText() : pairs.scales);
-    if (!names.offset.empty()) s += ",  " + names.offset + " = " + (pair ? CoveredText() : pairs.offsets);
+    head += ",  " + names.scale + " = " + (pair ? CoveredText() : pairs.scales);
+    if (!names.offset.empty()) head += ",  " + names.offset + " = " + (pair ? CoveredText() : pairs.offsets);
+    std::vector<std::string> items{head};
     if (error) {
-        s += "     MSE, max |e|, L2, SQNR: ";
-        s += CoveredText();
+        items.push_back(std::string("MSE, max |e|, L2, SQNR: ") + CoveredText());
     } else {
-        s += "     MSE " + Num(m.mse);
-        if (view.importance_mse) s += "   weighted MSE " + Num(*view.importance_mse);
-        s += "   max |e| " + Num(m.max_abs_error) + "   L2 " + Num(m.l2_error);
-        s += "   SQNR " + (m.sqnr_db ? Num(*m.sqnr_db) + " dB" : SqnrWord(comparable_sqnr_db(m)));
+        items.push_back("MSE " + Num(m.mse));
+        if (view.importance_mse) items.push_back("weighted MSE " + Num(*view.importance_mse));
+        items.push_back("max |e| " + Num(m.max_abs_error));
+        items.push_back("L2 " + Num(m.l2_error));
+        items.push_back("SQNR " + (m.sqnr_db ? Num(*m.sqnr_db) + " dB" : SqnrWord(comparable_sqnr_db(m))));
     }
-    if (codes) s += "   clipped, levels " + std::string(CoveredText());
-    else
-        s += "   clipped " + std::to_string(m.clipped) + "   levels " + std::to_string(m.levels_used) + "/" +
-             std::to_string(m.levels_total);
+    if (codes) {
+        items.push_back(std::string("clipped, levels ") + CoveredText());
+    } else {
+        items.push_back("clipped " + std::to_string(m.clipped));
+        items.push_back("levels " + std::to_string(m.levels_used) + "/" + std::to_string(m.levels_total));
+    }
     if (with_cost) {
         const FormatCost cost = quantization_cost(c, m.count, view.params->block_count);
-        s += "   " + FormatNumber(cost.bits_per_weight) + " bits/weight";
+        items.push_back(FormatNumber(cost.bits_per_weight) + " bits/weight");
     }
+    return items;
+}
+
+std::string MetricsSummary(const QuantView& view, bool with_cost, const Covers& covers) {
+    const std::vector<std::string> items = MetricsSummaryItems(view, with_cost, covers);
+    std::string s;
+    for (std::size_t i = 0; i < items.size(); ++i) s += (i == 0 ? "" : i == 1 ? "     " : "   ") + items[i];
     return s;
 }
 
 void DrawMetricsLine(const QuantView& view) {
-    // Its items (where the summary puts three spaces or more) wrap whole: ImGui's own wrapping also breaks after
-    // a '.', which cut a number in two ("L2 10." / "2898"), and breaking at any space splits "max |e|".
-    const std::string s = MetricsSummary(view);
-    std::vector<std::string> items;
-    for (std::size_t at = 0; at < s.size();) {
-        const std::size_t gap = s.find("   ", at);
-        items.push_back(s.substr(at, gap == std::string::npos ? std::string::npos : gap - at));
-        if (gap == std::string::npos) break;
-        at = s.find_first_not_of(' ', gap);
-    }
-    DrawWrappedParts(items, ImGui::GetContentRegionAvail().x, -1, nullptr, 3);
+    // Item by item, each whole: ImGui's own wrapping also breaks after a '.', which cut a number in two
+    // ("L2 10." / "2898"), and breaking at any space splits "max |e|".
+    DrawWrappedParts(MetricsSummaryItems(view), ImGui::GetContentRegionAvail().x, -1, nullptr, 3);
 }
 
 }  // namespace qs::gui
