@@ -4,11 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "quantscope/cell_bits.hpp"
 #include "quantscope/ggml_types.hpp"
 #include "quantscope/params.hpp"
+#include "quantscope/format_quantize.hpp"
 #include "quantscope/quantize.hpp"
 
 using namespace qs;
@@ -95,6 +97,46 @@ TEST_CASE("ggml rows bits: a k-quant cell shows d dmin and its sub-block's scale
                 CHECK(e.code == f.codes[j]);
                 CHECK(e.dequantized == q.dequantized[static_cast<std::size_t>(flat)]);
             }
+        }
+    }
+}
+
+// The params pass keeps the blocks its searches made (FormatParams::ggml_blocks) and the pass decodes them;
+// params without them (format_params_for, as the window's slices use) make the pass quantize every block
+// again. Both give the same codes, r' and metrics, whole and from an offset, for every codec row.
+TEST_CASE("ggml rows: the pass that decodes the params' kept blocks equals the pass that quantizes them again") {
+    const Tensor t = rows_of(6, 1024, 41);
+    std::vector<float> w(1024);
+    for (std::size_t k = 0; k < w.size(); ++k) w[k] = 0.25f + static_cast<float>((k * 37) % 19);
+    for (const char* name : {"q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs", "tq1_0", "tq2_0"}) {
+        for (bool weighted : {false, true}) {
+            INFO(name << (weighted ? " with importance" : ""));
+            QuantConfig c = config_of(name);
+            if (weighted) c.importance = std::make_shared<const std::vector<float>>(w);
+            const FormatConfig fc = format_config(c);
+            const FormatParams kept = compute_format_params(view_of(t), fc);
+            REQUIRE(static_cast<bool>(kept.ggml_blocks));
+            const FormatParams again = format_params_for(view_of(t), format_quant_params(view_of(t), c, nullptr), c);
+            REQUIRE_FALSE(static_cast<bool>(again.ggml_blocks));
+            const auto n = static_cast<std::size_t>(t.numel());
+            std::vector<std::int32_t> codes_a(n), codes_b(n);
+            std::vector<float> deq_a(n), deq_b(n), err_a(n), err_b(n);
+            const Metrics a = quantize_format_view(view_of(t), kept, fc, QuantOutputs{codes_a.data(), deq_a.data(), err_a.data()});
+            const Metrics b = quantize_format_view(view_of(t), again, fc, QuantOutputs{codes_b.data(), deq_b.data(), err_b.data()});
+            CHECK(codes_a == codes_b);
+            CHECK(std::memcmp(deq_a.data(), deq_b.data(), n * sizeof(float)) == 0);
+            CHECK(a.mse == b.mse);
+            CHECK(a.clipped == b.clipped);
+            // Rows 2..5 alone, at their place in the tensor: the kept blocks from the slice's first.
+            const std::int64_t first = 2 * 1024;
+            TensorView rest = view_of(t);
+            rest.shape = {4, 1024};
+            rest.data += static_cast<std::size_t>(first) * sizeof(float);
+            std::vector<std::int32_t> codes_s(static_cast<std::size_t>(4 * 1024));
+            std::vector<float> deq_s(codes_s.size()), err_s(codes_s.size());
+            quantize_format_slice(rest, first, kept, fc, QuantOutputs{codes_s.data(), deq_s.data(), err_s.data()});
+            CHECK(std::equal(codes_s.begin(), codes_s.end(), codes_b.begin() + first));
+            CHECK(std::memcmp(deq_s.data(), deq_b.data() + first, deq_s.size() * sizeof(float)) == 0);
         }
     }
 }

@@ -81,16 +81,23 @@ std::int64_t codec_chunk(const FormatTraits& row, const float* r, const float*, 
     std::int64_t clipped = 0;
     for (std::int64_t k = 0; k < n; k += kRun) {
         const std::int64_t len = std::min(kRun, n - k);
-        ChunkPlace at = place;
-        at.first += k;
-        quantize_run(type, r + k, len, at, bytes);
-        ggml_dequantize(type, bytes, len, deq + k);
+        const std::uint8_t* run = place.blocks ? place.blocks + k / size * type.type_size : bytes;
+        if (!place.blocks) {
+            ChunkPlace at = place;
+            at.first += k;
+            quantize_run(type, r + k, len, at, bytes);
+        }
+        ggml_dequantize(type, run, len, deq + k);
         for (std::int64_t b = 0; b < len / size; ++b) {
-            ggml_block_fields(type, bytes + b * type.type_size, fields);
+            ggml_block_fields(type, run + b * type.type_size, fields);
             const std::int64_t first = k + b * size;
             std::copy_n(fields.codes, size, codes + first);
-            for (int j = 0; j < size; ++j)
-                clipped += clamped(row, space, r[first + j], deq[first + j], scale_of(fields, j), fields.codes[j]) ? 1 : 0;
+            for (int j = 0; j < size; ++j) {  // only a grid's outermost code can be a clamped one
+                const std::int32_t code = fields.codes[j];
+                if ((code == space.lo || code == space.hi) &&
+                    clamped(row, space, r[first + j], deq[first + j], scale_of(fields, j), code))
+                    ++clipped;
+            }
         }
     }
     return clipped;
@@ -105,11 +112,16 @@ void codec_block_scales(const FormatTraits& row, const float* r, std::int64_t bl
     GgmlBlockFields fields;
     for (std::int64_t b0 = 0; b0 < blocks; b0 += per_run) {
         const std::int64_t count = std::min(per_run, blocks - b0);
-        ChunkPlace at = place;
-        at.first += b0 * type.block_size;
-        quantize_run(type, r + b0 * type.block_size, count * type.block_size, at, bytes);
+        const std::uint8_t* run = place.blocks ? place.blocks + b0 * type.type_size : bytes;
+        if (!place.blocks) {
+            std::uint8_t* made = place.keep_blocks ? place.keep_blocks + b0 * type.type_size : bytes;
+            ChunkPlace at = place;
+            at.first += b0 * type.block_size;
+            quantize_run(type, r + b0 * type.block_size, count * type.block_size, at, made);
+            run = made;
+        }
         for (std::int64_t b = 0; b < count; ++b) {
-            ggml_block_fields(type, bytes + b * type.type_size, fields);
+            ggml_block_fields(type, run + b * type.type_size, fields);
             scale[b0 + b] = fields.d;
             stored[b0 + b] = fields.d_bits;
             if (offset) offset[b0 + b] = fields.dmin;
@@ -218,6 +230,7 @@ FormatTraits codec_row(const char* name, CodeSpace (*codes)(const FormatTraits&,
     row.check = check_block_format;  // the row length a multiple of the block
     row.stored_scale_bits = codec_scale_bits;
     row.kernels.chunk = codec_chunk;
+    row.keeps_blocks = true;
     row.kernels.element = codec_element;
     row.kernels.block_scale = codec_block_scale;
     row.kernels.block_scales = codec_block_scales;

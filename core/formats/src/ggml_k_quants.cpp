@@ -15,8 +15,11 @@
 //
 // Where ggml's fp16 of d or dmin would overflow to infinity (|d| > 65504), ggml_fp16 stores +-65504
 // (FORMATS.md's one divergence), and what follows in the block (requantized codes) is computed from that.
+#include <algorithm>
+
 #include "ggml_codecs.hpp"
 #include "ggml_k_search.hpp"
+#include "ggml_k_lanes_avx512.hpp"
 #include "ggml_k_search_avx512.hpp"
 #include "quantscope/element_type.hpp"
 
@@ -25,20 +28,30 @@ namespace {
 
 constexpr int kQK = 256;
 
-// The searches, with their candidates one to a lane where AVX-512 is built (the same bits).
-float search_qkx2(int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* the_min, float rmin,
-                  float rdelta, int nstep, bool use_mad) {
+// The min-and-scale searches of `count` sub-blocks of n values each (sub-block j at x + n j, its weights at
+// weights + n j, its codes to L + n j): sixteen sub-blocks to a call, one to a lane, where AVX-512 is built
+// (the same bits as the scalar search, which runs otherwise).
+void search_qkx2(int count, int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* scales,
+                 float* mins, float rmin, float rdelta, int nstep, bool use_mad) {
 #ifdef QS_HAVE_GGML_K_AVX512
-    return ggml_make_qkx_quants_avx512(n, nmax, x, weights, L, the_min, rmin, rdelta, nstep, use_mad);
+    for (int j = 0; j < count; j += 32)
+        ggml_make_qkx_quants_lanes_avx512<2>(std::min(32, count - j), n, nmax, x + n * j, weights + n * j, L + n * j,
+                                             scales + j, mins + j, rmin, rdelta, nstep, use_mad);
 #else
-    return ggml_make_qkx2_quants_scalar(n, nmax, x, weights, L, the_min, rmin, rdelta, nstep, use_mad);
+    for (int j = 0; j < count; ++j)
+        scales[j] = ggml_make_qkx2_quants_scalar(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], rmin, rdelta,
+                                                 nstep, use_mad);
 #endif
 }
-float search_qkx3(int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* the_min) {
+void search_qkx3(int count, int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* scales,
+                 float* mins) {
 #ifdef QS_HAVE_GGML_K_AVX512
-    return ggml_make_qkx_quants_avx512(n, nmax, x, weights, L, the_min, -0.9f, 0.05f, 36, false);
+    for (int j = 0; j < count; j += 32)
+        ggml_make_qkx_quants_lanes_avx512<2>(std::min(32, count - j), n, nmax, x + n * j, weights + n * j, L + n * j,
+                                             scales + j, mins + j, -0.9f, 0.05f, 36, false);
 #else
-    return ggml_make_qkx3_quants(n, nmax, x, weights, L, the_min, -0.9f, 0.05f, 36);
+    for (int j = 0; j < count; ++j)
+        scales[j] = ggml_make_qkx3_quants(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], -0.9f, 0.05f, 36);
 #endif
 }
 float search_q3(int nmax, const float* x, std::int8_t* L) {
@@ -68,7 +81,12 @@ void pack_2bit(const std::uint8_t* L, std::uint8_t* qs) {
             qs[j / 4 + l] = static_cast<std::uint8_t>(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) |
                                                       (L[j + l + 96] << 6));
 }
-int unpack_2bit(const std::uint8_t* qs, int v) { return (qs[32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32))) & 3; }
+// The 256 two-bit values of qs[64] in value order: value 128 h + 32 q + l is bits 2 q of qs[32 h + l].
+void unpack_2bit_all(const std::uint8_t* qs, std::int32_t* out) {
+    for (int h = 0; h < 2; ++h)
+        for (int q = 0; q < 4; ++q)
+            for (int l = 0; l < 32; ++l) out[128 * h + 32 * q + l] = (qs[32 * h + l] >> (2 * q)) & 3;
+}
 
 // q4_K / q5_K: eight 6-bit scales and mins in 12 bytes (ggml writes whatever ls and lm hold; the reference
 // paths clamp them to 63 first).
@@ -175,45 +193,53 @@ void q2_k_finish(const float* x, const std::uint8_t* scale_bytes, std::uint16_t 
     pack_2bit(L, y + 16);
 }
 
-void q2_k_ref(const float* x, std::uint8_t* y) {
-    std::uint8_t L[kQK];
-    float scales[16], mins[16], weights[16];
-    float max_scale = 0, max_min = 0;
-    for (int j = 0; j < 16; ++j) {
-        for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-        scales[j] = search_qkx2(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], -0.5f, 0.1f, 15, true);
-        if (scales[j] > max_scale) max_scale = scales[j];
-        if (mins[j] > max_min) max_min = mins[j];
+// Two super-blocks at a time (count 1 or 2, blocks of 84 bytes at y): their 32 sub-blocks fill the search's
+// two groups of sixteen lanes.
+void q2_k_ref(const float* x, int count, std::uint8_t* y) {
+    std::uint8_t L[2 * kQK];
+    float scales[32], mins[32], weights[2 * kQK];
+    for (int l = 0; l < kQK * count; ++l) weights[l] = std::fabs(x[l]);
+    search_qkx2(16 * count, 16, 3, x, weights, L, scales, mins, -0.5f, 0.1f, 15, true);
+    for (int b = 0; b < count; ++b) {
+        const float* sc = scales + 16 * b;
+        const float* mn = mins + 16 * b;
+        float max_scale = 0, max_min = 0;
+        for (int j = 0; j < 16; ++j) {
+            if (sc[j] > max_scale) max_scale = sc[j];
+            if (mn[j] > max_min) max_min = mn[j];
+        }
+        std::uint8_t s[16] = {};
+        std::uint16_t d_bits = 0, dmin_bits = 0;
+        if (max_scale > 0) {
+            const float iscale = 15.0f / max_scale;
+            for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(ggml_nearest_int(iscale * sc[j]));
+            d_bits = ggml_fp16(max_scale / 15.0f);
+        }
+        if (max_min > 0) {
+            const float iscale = 15.0f / max_min;
+            for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(s[j] | (ggml_nearest_int(iscale * mn[j]) << 4));
+            dmin_bits = ggml_fp16(max_min / 15.0f);
+        }
+        q2_k_finish(x + kQK * b, s, d_bits, dmin_bits, L + kQK * b, y + 84 * b);
     }
-    std::uint8_t s[16] = {};
-    std::uint16_t d_bits = 0, dmin_bits = 0;
-    if (max_scale > 0) {
-        const float iscale = 15.0f / max_scale;
-        for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(ggml_nearest_int(iscale * scales[j]));
-        d_bits = ggml_fp16(max_scale / 15.0f);
-    }
-    if (max_min > 0) {
-        const float iscale = 15.0f / max_min;
-        for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(s[j] | (ggml_nearest_int(iscale * mins[j]) << 4));
-        dmin_bits = ggml_fp16(max_min / 15.0f);
-    }
-    q2_k_finish(x, s, d_bits, dmin_bits, L, y);
 }
 
-void q2_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
-    std::uint8_t L[kQK];
-    float scales[16], mins[16], sw[16], weight[16];
-    const float sigma2 = block_sum_squares(x) / static_cast<float>(kQK);
-    for (int j = 0; j < 16; ++j) {
-        importance_weights(x + 16 * j, qw + 16 * j, sigma2, 16, weight);
-        sw[j] = sum_in_order(weight, 16);
-        scales[j] = search_qkx3(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j]);
+void q2_k_weighted(const float* x, const float* qw, int count, std::uint8_t* y) {
+    std::uint8_t L[2 * kQK];
+    float scales[32], mins[32], sw[32], weight[2 * kQK];
+    for (int b = 0; b < count; ++b) {  // sigma2 is the super-block's
+        const float sigma2 = block_sum_squares(x + kQK * b) / static_cast<float>(kQK);
+        importance_weights(x + kQK * b, qw + kQK * b, sigma2, kQK, weight + kQK * b);
     }
-    std::uint8_t Ls[16], Lm[16], s[16];
-    const float dm = ggml_make_qp_quants(16, 15, scales, Ls, sw);
-    const float mm = ggml_make_qp_quants(16, 15, mins, Lm, sw);
-    for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(Ls[j] | (Lm[j] << 4));
-    q2_k_finish(x, s, ggml_fp16(dm), ggml_fp16(mm), L, y);
+    for (int j = 0; j < 16 * count; ++j) sw[j] = sum_in_order(weight + 16 * j, 16);
+    search_qkx3(16 * count, 16, 3, x, weight, L, scales, mins);
+    for (int b = 0; b < count; ++b) {
+        std::uint8_t Ls[16], Lm[16], s[16];
+        const float dm = ggml_make_qp_quants(16, 15, scales + 16 * b, Ls, sw + 16 * b);
+        const float mm = ggml_make_qp_quants(16, 15, mins + 16 * b, Lm, sw + 16 * b);
+        for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(Ls[j] | (Lm[j] << 4));
+        q2_k_finish(x + kQK * b, s, ggml_fp16(dm), ggml_fp16(mm), L + kQK * b, y + 84 * b);
+    }
 }
 
 // ---- q3_K ---------------------------------------------------------------------------------------------------
@@ -301,57 +327,70 @@ void q45_k_finish(const float* x, std::uint16_t d_bits, std::uint16_t dmin_bits,
     }
 }
 
-// nmax 15 (q4_K: rmin -1, 20 steps) or 31 (q5_K: rmin -0.5, 15 steps).
+// Up to four super-blocks at a time (count, blocks of kBytes at y): their 32 sub-blocks fill the search's two
+// groups of sixteen lanes. nmax 15 (q4_K: rmin -1, 20 steps) or 31 (q5_K: rmin -0.5, 15 steps).
 template <bool Q5>
-void q45_k_ref(const float* x, std::uint8_t* y) {
-    std::uint8_t L[kQK];
-    float scales[8], mins[8], weights[32];
-    float max_scale = 0, max_min = 0;
-    for (int j = 0; j < 8; ++j) {
+void q45_k_ref(const float* x, int count, std::uint8_t* y) {
+    constexpr int kBytes = Q5 ? 176 : 144;
+    std::uint8_t L[4 * kQK];
+    float scales[32], mins[32], weights[4 * kQK];
+    for (int j = 0; j < 8 * count; ++j) {
         const float* xs = x + 32 * j;
         float sum_x2 = 0;
         for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
         const float av_x = std::sqrt(sum_x2 / 32);
-        for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
-        scales[j] = Q5 ? search_qkx2(32, 31, xs, weights, L + 32 * j, &mins[j], -0.5f, 0.1f, 15, false)
-                       : search_qkx2(32, 15, xs, weights, L + 32 * j, &mins[j], -1.0f, 0.1f, 20, false);
-        if (scales[j] > max_scale) max_scale = scales[j];
-        if (mins[j] > max_min) max_min = mins[j];
+        for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + std::fabs(xs[l]);
     }
-    const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
-    const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
-    std::uint8_t ls[8], lm[8];
-    for (int j = 0; j < 8; ++j) {  // ggml's uint8_t, then MIN(63, .)
-        const auto s = static_cast<std::uint8_t>(ggml_nearest_int(inv_scale * scales[j]));
-        const auto m = static_cast<std::uint8_t>(ggml_nearest_int(inv_min * mins[j]));
-        ls[j] = s < 63 ? s : 63;
-        lm[j] = m < 63 ? m : 63;
+    if (Q5) search_qkx2(8 * count, 32, 31, x, weights, L, scales, mins, -0.5f, 0.1f, 15, false);
+    else search_qkx2(8 * count, 32, 15, x, weights, L, scales, mins, -1.0f, 0.1f, 20, false);
+    for (int b = 0; b < count; ++b) {
+        const float* sc = scales + 8 * b;
+        const float* mn = mins + 8 * b;
+        float max_scale = 0, max_min = 0;
+        for (int j = 0; j < 8; ++j) {
+            if (sc[j] > max_scale) max_scale = sc[j];
+            if (mn[j] > max_min) max_min = mn[j];
+        }
+        const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+        const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+        std::uint8_t ls[8], lm[8];
+        for (int j = 0; j < 8; ++j) {  // ggml's uint8_t, then MIN(63, .)
+            const auto s = static_cast<std::uint8_t>(ggml_nearest_int(inv_scale * sc[j]));
+            const auto m = static_cast<std::uint8_t>(ggml_nearest_int(inv_min * mn[j]));
+            ls[j] = s < 63 ? s : 63;
+            lm[j] = m < 63 ? m : 63;
+        }
+        std::uint8_t* block = y + kBytes * b;
+        pack_scale_min_k4(ls, lm, block + 4);
+        q45_k_finish<Q5>(x + kQK * b, ggml_fp16(max_scale / 63.0f), ggml_fp16(max_min / 63.0f), L + kQK * b, block);
     }
-    pack_scale_min_k4(ls, lm, y + 4);
-    q45_k_finish<Q5>(x, ggml_fp16(max_scale / 63.0f), ggml_fp16(max_min / 63.0f), L, y);
 }
 
 template <bool Q5>
-void q45_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
-    std::uint8_t L[kQK];
-    float scales[8], mins[8], sw[8], weights[32];
-    const float sigma2 = 2 * block_sum_squares(x) / static_cast<float>(kQK);
-    for (int j = 0; j < 8; ++j) {
-        importance_weights(x + 32 * j, qw + 32 * j, sigma2, 32, weights);
-        sw[j] = sum_in_order(weights, 32);
-        scales[j] = search_qkx3(32, Q5 ? 31 : 15, x + 32 * j, weights, L + 32 * j, &mins[j]);
+void q45_k_weighted(const float* x, const float* qw, int count, std::uint8_t* y) {
+    constexpr int kBytes = Q5 ? 176 : 144;
+    std::uint8_t L[4 * kQK];
+    float scales[32], mins[32], sw[32], weights[4 * kQK];
+    for (int b = 0; b < count; ++b) {  // sigma2 is the super-block's
+        const float sigma2 = 2 * block_sum_squares(x + kQK * b) / static_cast<float>(kQK);
+        importance_weights(x + kQK * b, qw + kQK * b, sigma2, kQK, weights + kQK * b);
     }
-    std::uint8_t ls[8], lm[8];
-    const float d_block = ggml_make_qp_quants(8, 63, scales, ls, sw);
-    const float m_block = ggml_make_qp_quants(8, 63, mins, lm, sw);
-    if (Q5) {  // q5_K's _impl clamps to 63; q4_K's stores the uint8_t as it is
-        for (int j = 0; j < 8; ++j) {
-            ls[j] = ls[j] < 63 ? ls[j] : 63;
-            lm[j] = lm[j] < 63 ? lm[j] : 63;
+    for (int j = 0; j < 8 * count; ++j) sw[j] = sum_in_order(weights + 32 * j, 32);
+    search_qkx3(8 * count, 32, Q5 ? 31 : 15, x, weights, L, scales, mins);
+    for (int b = 0; b < count; ++b) {
+        std::uint8_t ls[8], lm[8];
+        const float d_block = ggml_make_qp_quants(8, 63, scales + 8 * b, ls, sw + 8 * b);
+        const float m_block = ggml_make_qp_quants(8, 63, mins + 8 * b, lm, sw + 8 * b);
+        if (Q5) {  // q5_K's _impl clamps to 63; q4_K's stores the uint8_t as it is
+            for (int j = 0; j < 8; ++j) {
+                ls[j] = ls[j] < 63 ? ls[j] : 63;
+                lm[j] = lm[j] < 63 ? lm[j] : 63;
+            }
         }
+        std::uint8_t* block = y + kBytes * b;
+        pack_scale_min_k4(ls, lm, block + 4);
+        q45_k_finish<Q5>(x + kQK * b, ggml_fp16(d_block), ggml_fp16(m_block), L + kQK * b, block);
     }
-    pack_scale_min_k4(ls, lm, y + 4);
-    q45_k_finish<Q5>(x, ggml_fp16(d_block), ggml_fp16(m_block), L, y);
 }
 
 // ---- q6_K ---------------------------------------------------------------------------------------------------
@@ -401,13 +440,25 @@ void q6_k_ref(const float* x, std::uint8_t* y) { q6_k_block(x, nullptr, y); }
 
 // ---- each type's codec ----------------------------------------------------------------------------------------
 
-template <int BlockBytes, void (*Ref)(const float*, std::uint8_t*), void (*Weighted)(const float*, const float*, std::uint8_t*)>
+// `Group` super-blocks to a call of Ref and Weighted (their count the last argument but one).
+template <int BlockBytes, int Group, void (*Ref)(const float*, int, std::uint8_t*),
+          void (*Weighted)(const float*, const float*, int, std::uint8_t*)>
 void quantize_k(const float* x, std::int64_t blocks, const GgmlImportance* imp, void* out) {
-    for (std::int64_t b = 0; b < blocks; ++b) {
+    for (std::int64_t b = 0; b < blocks; b += Group) {
+        const int count = static_cast<int>(std::min<std::int64_t>(Group, blocks - b));
         std::uint8_t* y = bytes(out) + BlockBytes * b;
-        if (imp) Weighted(x + kQK * b, imp->weights + kQK * b, y);
-        else Ref(x + kQK * b, y);
+        if (imp) Weighted(x + kQK * b, imp->weights + kQK * b, count, y);
+        else Ref(x + kQK * b, count, y);
     }
+}
+// A quantizer of one super-block as a group of one.
+template <void (*Ref)(const float*, std::uint8_t*)>
+void one_block(const float* x, int, std::uint8_t* y) {
+    Ref(x, y);
+}
+template <void (*Weighted)(const float*, const float*, std::uint8_t*)>
+void one_block(const float* x, const float* qw, int, std::uint8_t* y) {
+    Weighted(x, qw, y);
 }
 
 // The stored fields of one block: d (and dmin), each sub-block's integer scale (and min), each value's code
@@ -423,7 +474,7 @@ void q2_k_fields(const void* block, GgmlBlockFields& f) {
         f.sub_scale[j] = x[j] & 0xf;
         f.sub_min[j] = x[j] >> 4;
     }
-    for (int v = 0; v < kQK; ++v) f.codes[v] = unpack_2bit(x + 16, v);
+    unpack_2bit_all(x + 16, f.codes);
 }
 
 void q3_k_fields(const void* block, GgmlBlockFields& f) {
@@ -432,7 +483,9 @@ void q3_k_fields(const void* block, GgmlBlockFields& f) {
     f.sub_blocks = 16;
     f.sub_size = 16;
     for (int j = 0; j < 16; ++j) f.sub_scale[j] = q3_scale(x + 96, j);
-    for (int v = 0; v < kQK; ++v) f.codes[v] = unpack_2bit(x + 32, v) - ((x[v % 32] >> (v / 32)) & 1 ? 0 : 4);
+    unpack_2bit_all(x + 32, f.codes);
+    for (int h = 0; h < 8; ++h)  // value 32 h + l's third bit: bit h of hmask[l]; clear means minus 4
+        for (int l = 0; l < 32; ++l) f.codes[32 * h + l] -= ((x[l] >> h) & 1) ? 0 : 4;
 }
 
 template <bool Q5>
@@ -445,11 +498,16 @@ void q45_k_fields(const void* block, GgmlBlockFields& f) {
     f.sub_size = 32;
     for (int j = 0; j < 8; ++j) scale_min_k4(j, x + 4, f.sub_scale[j], f.sub_min[j]);
     const std::uint8_t* qs = x + (Q5 ? 48 : 16);
-    for (int v = 0; v < kQK; ++v) {
-        const std::uint8_t byte = qs[32 * (v / 64) + v % 32];
-        const int low = v % 64 < 32 ? byte & 0xf : byte >> 4;
-        f.codes[v] = Q5 ? low | (((x[16 + v % 32] >> (v / 32)) & 1) << 4) : low;
-    }
+    for (int g = 0; g < 4; ++g)  // values 64 g + l (low nibbles) and 64 g + 32 + l (high) share qs[32 g + l]
+        for (int l = 0; l < 32; ++l) {
+            const std::uint8_t byte = qs[32 * g + l];
+            f.codes[64 * g + l] = byte & 0xf;
+            f.codes[64 * g + 32 + l] = byte >> 4;
+            if (Q5) {
+                f.codes[64 * g + l] |= ((x[16 + l] >> (2 * g)) & 1) << 4;
+                f.codes[64 * g + 32 + l] |= ((x[16 + l] >> (2 * g + 1)) & 1) << 4;
+            }
+        }
 }
 
 void q6_k_fields(const void* block, GgmlBlockFields& f) {
@@ -458,12 +516,13 @@ void q6_k_fields(const void* block, GgmlBlockFields& f) {
     f.sub_blocks = 16;
     f.sub_size = 16;
     for (int j = 0; j < 16; ++j) f.sub_scale[j] = static_cast<std::int8_t>(x[192 + j]);
-    for (int v = 0; v < kQK; ++v) {
-        const int h = v / 128, q = v % 128 / 32, l = v % 32;
-        const std::uint8_t low = x[64 * h + l + 32 * (q % 2)];
-        const int nibble = q < 2 ? low & 0xf : low >> 4;
-        f.codes[v] = (nibble | (((x[128 + 32 * h + l] >> (2 * q)) & 3) << 4)) - 32;
-    }
+    for (int h = 0; h < 2; ++h)
+        for (int q = 0; q < 4; ++q)
+            for (int l = 0; l < 32; ++l) {
+                const std::uint8_t low = x[64 * h + l + 32 * (q % 2)];
+                const int nibble = q < 2 ? low & 0xf : low >> 4;
+                f.codes[128 * h + 32 * q + l] = (nibble | (((x[128 + 32 * h + l] >> (2 * q)) & 3) << 4)) - 32;
+            }
 }
 
 // The stored fields plus what to_float uses: the decoded d and dmin, each sub-block's d * sc and dmin * m.
@@ -554,21 +613,21 @@ GgmlCodec ggml_k_codec(GgmlType type) {
     GgmlCodec c;
     switch (type) {
         case GgmlType::Q2_K:
-            c = {quantize_k<84, q2_k_ref, q2_k_weighted>, q2_k_dequantize, fields_k<q2_k_fields>};
+            c = {quantize_k<84, 2, q2_k_ref, q2_k_weighted>, q2_k_dequantize, fields_k<q2_k_fields>};
             break;
         case GgmlType::Q3_K:
-            c = {quantize_k<110, q3_k_ref, q3_k_weighted>, q3_k_dequantize, fields_k<q3_k_fields>};
+            c = {quantize_k<110, 1, one_block<q3_k_ref>, one_block<q3_k_weighted>>, q3_k_dequantize, fields_k<q3_k_fields>};
             break;
         case GgmlType::Q4_K:
-            c = {quantize_k<144, q45_k_ref<false>, q45_k_weighted<false>>, q45_k_dequantize<false>,
+            c = {quantize_k<144, 4, q45_k_ref<false>, q45_k_weighted<false>>, q45_k_dequantize<false>,
                  fields_k<q45_k_fields<false>>};
             break;
         case GgmlType::Q5_K:
-            c = {quantize_k<176, q45_k_ref<true>, q45_k_weighted<true>>, q45_k_dequantize<true>,
+            c = {quantize_k<176, 4, q45_k_ref<true>, q45_k_weighted<true>>, q45_k_dequantize<true>,
                  fields_k<q45_k_fields<true>>};
             break;
         case GgmlType::Q6_K:
-            c = {quantize_k<210, q6_k_ref, q6_k_block>, q6_k_dequantize, fields_k<q6_k_fields>};
+            c = {quantize_k<210, 1, one_block<q6_k_ref>, one_block<q6_k_block>>, q6_k_dequantize, fields_k<q6_k_fields>};
             break;
         default: break;
     }

@@ -60,6 +60,10 @@ ChunkPlace chunk_place(const FormatParams& p, std::int64_t first) {
     place.first = first;
     place.row_length = p.row_length;
     place.global_scale = p.global_scale;
+    if (p.ggml_blocks) {
+        const GgmlTypeInfo& type = *format_traits(p.format).ggml;
+        place.blocks = p.ggml_blocks.get() + first / type.block_size * type.type_size;
+    }
     if (p.weighted()) {
         place.importance = p.importance->data();
         place.row_sum_squares = p.row_sum_squares->data();
@@ -179,6 +183,10 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
     std::vector<BlockStats> parts;
     const int threads = detail::pass_threads(n);
     const std::int64_t per_chunk = kChunk / info.block_size;  // kChunk is a multiple of every block size
+    std::shared_ptr<std::uint8_t[]> kept;  // uninitialized: every block is written
+    const std::int64_t type_size = info.keeps_blocks ? info.ggml->type_size : 0;
+    if (info.keeps_blocks && blocks <= FormatParams::kKeptBlockBytes / type_size)
+        kept.reset(new std::uint8_t[static_cast<std::size_t>(blocks * type_size)]);
     for (int t = 0; t < threads; ++t) parts.push_back(stats);
     std::atomic<bool> bad{false};
     detail::parallel_guarded(view, threads, [&](int thread, int) {
@@ -195,12 +203,14 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
                 continue;
             }
             const auto at = static_cast<std::size_t>(b0);
+            ChunkPlace place = detail::chunk_place(p, b0 * info.block_size);
+            if (kept) place.keep_blocks = kept.get() + b0 * type_size;
             info.kernels.block_scales(info, r, b1 - b0, p.scale.data() + at, p.stored.data() + at,
-                                      p.offset.empty() ? nullptr : p.offset.data() + at,
-                                      detail::chunk_place(p, b0 * info.block_size));
+                                      p.offset.empty() ? nullptr : p.offset.data() + at, place);
         }
     });
     if (bad) throw_nonfinite(view, first_nonfinite(view));
+    p.ggml_blocks = std::move(kept);
     for (const BlockStats& part : parts) {
         stats.lo = std::min(stats.lo, part.lo);
         stats.hi = std::max(stats.hi, part.hi);

@@ -33,6 +33,11 @@ struct ChunkPlace {
     const float* importance = nullptr;       // row_length weights, one per column; null: none
     const float* row_sum_squares = nullptr;  // with importance: each row's ggml_row_sum_squares, by row
     float global_scale = 1;                  // NVFP4's g (1 otherwise)
+    // Rows with `keeps_blocks`: the run's ggml block bytes as the params pass made them, which the pass then
+    // decodes instead of quantizing its blocks again (null: quantize them); and, in the params pass, where to
+    // keep the bytes it makes (null: nowhere).
+    const std::uint8_t* blocks = nullptr;
+    std::uint8_t* keep_blocks = nullptr;
 };
 
 // How a stored scale is encoded (the Bits view's scale row, --out-packed's bytes).
@@ -94,6 +99,10 @@ struct FormatTraits {
     // ggml's block type whose bytes this row's blocks are (q8_0 ... tq2_0): --out-packed writes them, the
     // importance vector applies where the type takes one. Null for the other rows.
     const GgmlTypeInfo* ggml = nullptr;
+    // The row's block_scales and chunk run the ggml codec on whole blocks and honour ChunkPlace's blocks and
+    // keep_blocks: the params pass can keep the bytes its search made for the pass (the k-quants' and
+    // i-quants' searches are most of their time).
+    bool keeps_blocks = false;
     // The Bits view: the code row's encoding ("fp8-e4m3", "nf4 index", "int8", "uint4"), the stored scale's
     // and the offset's names ("block scale X", "block scale sb", "d", "absmax s", "scale s"; "m").
     const char* code_encoding = "";

@@ -33,6 +33,11 @@ struct FormatParams {
     Importance importance;
     std::int64_t row_length = 0;
     std::shared_ptr<const std::vector<float>> row_sum_squares;
+    // A row that keeps_blocks: every block's bytes as the params pass made them (null when they would take
+    // more than kKeptBlockBytes; the pass then quantizes its blocks again). They are these values' blocks:
+    // params of one tensor must not be applied to another's values.
+    std::shared_ptr<const std::uint8_t[]> ggml_blocks;
+    static constexpr std::int64_t kKeptBlockBytes = std::int64_t{256} << 20;
 
     // Set when the blocks are so many and so small that storing a float per block would cost more than their
     // values (groups of 1 on 16-bit input: 4 bytes of scale per 2-byte element), as QuantParams::recipe:

@@ -1,0 +1,151 @@
+// Internal: ggml's make_qkx2_quants / make_qkx3_quants for up to 16 sub-blocks at once, one sub-block to an
+// AVX-512 lane. Each lane runs the scalar search of ggml_k_search.hpp on its own sub-block: the same float32
+// operations in the same order (no FMA), its candidates one after another, a winner taken where its error
+// is strictly below the lane's best so far. Lanes never mix, so every lane's scale, min and codes are the
+// scalar function's bits; what is shared is only the instruction stream. This pays where ggml_k_search_
+// avx512.hpp's one-candidate-per-lane search does not: a winner there changes the min and restarts the
+// round, here it changes only its own lane.
+#pragma once
+
+#include "ggml_k_search_avx512.hpp"
+
+#ifdef QS_HAVE_GGML_K_AVX512
+
+namespace qs::detail {
+
+// GCC 12 reports its own _mm512_undefined_ps (inside _mm512_cvtepi32_ps and _mm512_min_epi32) as used
+// uninitialized once these are inlined into arrays of vectors; the value is never read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+// `count` (1..16 G) sub-blocks of n (<= 32) values each, sub-block j at x + n j with its weights at weights +
+// n j: scales[j], the_min[j] and codes L + n j as make_qkx2_quants (qkx3 as false) or make_qkx3_quants
+// (true; the two differ only in `max == min` against `max <= min`) give them with rmin, rdelta, nstep >= 1.
+// G groups of sixteen lanes run side by side: each sum is a chain of dependent adds, and two chains keep
+// the vector units busy where one waits on its adds' latency.
+template <int G>
+inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const float* x, const float* weights,
+                                              std::uint8_t* L, float* scales, float* the_min, float rmin,
+                                              float rdelta, int nstep, bool use_mad) {
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512i lane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(n));
+    __mmask16 live[G];
+    for (int g = 0; g < G; ++g) {
+        const int in_group = count - 16 * g;
+        live[g] = in_group >= 16 ? static_cast<__mmask16>(0xffff)
+                                 : static_cast<__mmask16>(in_group > 0 ? (1u << in_group) - 1 : 0);
+    }
+    __m512 xv[32][G], wv[32][G], best_l[32][G], trial[32][G];
+    for (int i = 0; i < n; ++i) {  // lane j of group g holds sub-block 16 g + j's value i; lanes past count zeros
+        const __m512i at = _mm512_add_epi32(lane, _mm512_set1_epi32(i));
+        for (int g = 0; g < G; ++g) {
+            xv[i][g] = _mm512_mask_i32gather_ps(zero, live[g], at, x + 16 * n * g, 4);
+            wv[i][g] = _mm512_mask_i32gather_ps(zero, live[g], at, weights + 16 * n * g, 4);
+        }
+    }
+    const auto error_of = [use_mad](__m512 diff) { return use_mad ? _mm512_abs_ps(diff) : _mm512_mul_ps(diff, diff); };
+    __m512 min[G], max[G], sum_w[G], sum_x[G], scale[G], best_error[G];
+    __mmask16 flat[G];
+    for (int g = 0; g < G; ++g) {
+        min[g] = max[g] = xv[0][g];
+        sum_w[g] = wv[0][g];
+        sum_x[g] = _mm512_mul_ps(sum_w[g], xv[0][g]);
+    }
+    for (int i = 1; i < n; ++i)
+        for (int g = 0; g < G; ++g) {
+            min[g] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(xv[i][g], min[g], _CMP_LT_OQ), min[g], xv[i][g]);
+            max[g] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(xv[i][g], max[g], _CMP_GT_OQ), max[g], xv[i][g]);
+            sum_w[g] = _mm512_add_ps(sum_w[g], wv[i][g]);
+            sum_x[g] = _mm512_add_ps(sum_x[g], _mm512_mul_ps(wv[i][g], xv[i][g]));
+        }
+    const __m512 fnmax = _mm512_set1_ps(static_cast<float>(nmax));
+    __m512 first_iscale[G];
+    for (int g = 0; g < G; ++g) {
+        min[g] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(min[g], zero, _CMP_GT_OQ), min[g], zero);
+        flat[g] = _mm512_cmp_ps_mask(max[g], min[g], _CMP_EQ_OQ);  // scale 0, codes 0, the min as it is
+        first_iscale[g] = _mm512_div_ps(fnmax, _mm512_sub_ps(max[g], min[g]));
+        scale[g] = _mm512_div_ps(_mm512_set1_ps(1.0f), first_iscale[g]);
+        best_error[g] = zero;
+    }
+    for (int i = 0; i < n; ++i)
+        for (int g = 0; g < G; ++g) {
+            best_l[i][g] = clamped_code_avx512(_mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax);
+            const __m512 diff = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(scale[g], best_l[i][g]), min[g]), xv[i][g]);
+            best_error[g] = _mm512_add_ps(best_error[g], _mm512_mul_ps(wv[i][g], error_of(diff)));
+        }
+    for (int is = 0; is <= nstep; ++is) {
+        const __m512 step = _mm512_set1_ps(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax));
+        __m512 iscale[G], sum_l[G], sum_l2[G], sum_xl[G];
+        for (int g = 0; g < G; ++g) {
+            iscale[g] = _mm512_div_ps(step, _mm512_sub_ps(max[g], min[g]));
+            sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
+        }
+        for (int i = 0; i < n; ++i)
+            for (int g = 0; g < G; ++g) {
+                const __m512 l = clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax);
+                trial[i][g] = l;
+                const __m512 wl = _mm512_mul_ps(wv[i][g], l);
+                sum_l[g] = _mm512_add_ps(sum_l[g], wl);
+                sum_l2[g] = _mm512_add_ps(sum_l2[g], _mm512_mul_ps(wl, l));
+                sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, xv[i][g]));
+            }
+        __m512 this_scale[G], this_min[G], error[G];
+        __mmask16 solvable[G], any = 0;
+        for (int g = 0; g < G; ++g) {
+            const __m512 d = _mm512_sub_ps(_mm512_mul_ps(sum_w[g], sum_l2[g]), _mm512_mul_ps(sum_l[g], sum_l[g]));
+            solvable[g] = _mm512_cmp_ps_mask(d, zero, _CMP_GT_OQ) & static_cast<__mmask16>(~flat[g]);
+            any |= solvable[g];
+            this_scale[g] = _mm512_div_ps(
+                _mm512_sub_ps(_mm512_mul_ps(sum_w[g], sum_xl[g]), _mm512_mul_ps(sum_x[g], sum_l[g])), d);
+            this_min[g] = _mm512_div_ps(
+                _mm512_sub_ps(_mm512_mul_ps(sum_l2[g], sum_x[g]), _mm512_mul_ps(sum_l[g], sum_xl[g])), d);
+            const __mmask16 positive = _mm512_cmp_ps_mask(this_min[g], zero, _CMP_GT_OQ);
+            this_min[g] = _mm512_mask_blend_ps(positive, this_min[g], zero);
+            this_scale[g] = _mm512_mask_blend_ps(positive, this_scale[g], _mm512_div_ps(sum_xl[g], sum_l2[g]));
+            error[g] = zero;
+        }
+        if (any == 0) continue;
+        for (int i = 0; i < n; ++i)
+            for (int g = 0; g < G; ++g) {
+                const __m512 diff =
+                    _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(this_scale[g], trial[i][g]), this_min[g]), xv[i][g]);
+                error[g] = _mm512_add_ps(error[g], _mm512_mul_ps(wv[i][g], error_of(diff)));
+            }
+        for (int g = 0; g < G; ++g) {
+            const __mmask16 better = solvable[g] & _mm512_cmp_ps_mask(error[g], best_error[g], _CMP_LT_OQ);
+            if (better == 0) continue;
+            for (int i = 0; i < n; ++i) best_l[i][g] = _mm512_mask_blend_ps(better, best_l[i][g], trial[i][g]);
+            best_error[g] = _mm512_mask_blend_ps(better, best_error[g], error[g]);
+            scale[g] = _mm512_mask_blend_ps(better, scale[g], this_scale[g]);
+            min[g] = _mm512_mask_blend_ps(better, min[g], this_min[g]);
+        }
+    }
+    for (int g = 0; g < G && 16 * g < count; ++g) {
+        alignas(64) float lane_scale[16], lane_min[16];
+        _mm512_store_ps(lane_scale, _mm512_mask_blend_ps(flat[g], scale[g], zero));
+        _mm512_store_ps(lane_min, _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(min[g]),
+                                                                       _mm512_set1_epi32(INT32_MIN))));  // -min
+        alignas(16) std::uint8_t codes[32][16];
+        for (int i = 0; i < n; ++i)
+            _mm_store_si128(reinterpret_cast<__m128i*>(codes[i]),
+                            _mm512_maskz_cvtepi32_epi8(static_cast<__mmask16>(~flat[g]), _mm512_cvtps_epi32(best_l[i][g])));
+        const int lanes = count - 16 * g < 16 ? count - 16 * g : 16;
+        for (int j = 0; j < lanes; ++j) {
+            const int sub = 16 * g + j;
+            scales[sub] = lane_scale[j];
+            the_min[sub] = lane_min[j];
+            for (int i = 0; i < n; ++i) L[n * sub + i] = codes[i][j];
+        }
+    }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace qs::detail
+
+#endif
