@@ -47,7 +47,7 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
         }
     }
     const auto error_of = [use_mad](__m512 diff) { return use_mad ? _mm512_abs_ps(diff) : _mm512_mul_ps(diff, diff); };
-    __m512 min[G], max[G], sum_w[G], sum_x[G], scale[G], best_error[G];
+    __m512 min[G], max[G], lowest[G], sum_w[G], sum_x[G], scale[G], best_error[G];
     __mmask16 flat[G];
     for (int g = 0; g < G; ++g) {
         min[g] = max[g] = xv[0][g];
@@ -64,6 +64,7 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
     const __m512 fnmax = _mm512_set1_ps(static_cast<float>(nmax));
     __m512 first_iscale[G];
     for (int g = 0; g < G; ++g) {
+        lowest[g] = min[g];  // the smallest value, before min is clamped to 0
         min[g] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(min[g], zero, _CMP_GT_OQ), min[g], zero);
         flat[g] = _mm512_cmp_ps_mask(max[g], min[g], _CMP_EQ_OQ);  // scale 0, codes 0, the min as it is
         first_iscale[g] = _mm512_div_ps(fnmax, _mm512_sub_ps(max[g], min[g]));
@@ -79,19 +80,39 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
     for (int is = 0; is <= nstep; ++is) {
         const __m512 step = _mm512_set1_ps(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax));
         __m512 iscale[G], sum_l[G], sum_l2[G], sum_xl[G];
+        // nearest_int(v) is v rounded half to even wherever |v| < 2^22 (v + 1.5 2^23 then lies where the
+        // float32 step is 1). v = iscale (x - min) is monotone in x for iscale > 0, so the lane's smallest and
+        // largest values bound every v: where all lanes are inside, one rounding replaces the bit trick.
+        bool rounding_is_nearest_int = true;
         for (int g = 0; g < G; ++g) {
             iscale[g] = _mm512_div_ps(step, _mm512_sub_ps(max[g], min[g]));
             sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
+            const __m512 low = _mm512_mul_ps(iscale[g], _mm512_sub_ps(lowest[g], min[g]));
+            const __m512 high = _mm512_mul_ps(iscale[g], _mm512_sub_ps(max[g], min[g]));
+            const __mmask16 inside = _mm512_cmp_ps_mask(iscale[g], zero, _CMP_GT_OQ) &
+                                     _mm512_cmp_ps_mask(low, _mm512_set1_ps(-0x1p22f), _CMP_GT_OQ) &
+                                     _mm512_cmp_ps_mask(high, _mm512_set1_ps(0x1p22f), _CMP_LT_OQ);
+            rounding_is_nearest_int &= static_cast<__mmask16>(inside | flat[g]) == static_cast<__mmask16>(0xffff);
         }
-        for (int i = 0; i < n; ++i)
-            for (int g = 0; g < G; ++g) {
-                const __m512 l = clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax);
-                trial[i][g] = l;
-                const __m512 wl = _mm512_mul_ps(wv[i][g], l);
-                sum_l[g] = _mm512_add_ps(sum_l[g], wl);
-                sum_l2[g] = _mm512_add_ps(sum_l2[g], _mm512_mul_ps(wl, l));
-                sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, xv[i][g]));
-            }
+        const auto add_trial = [&](int i, int g, __m512 l) {
+            trial[i][g] = l;
+            const __m512 wl = _mm512_mul_ps(wv[i][g], l);
+            sum_l[g] = _mm512_add_ps(sum_l[g], wl);
+            sum_l2[g] = _mm512_add_ps(sum_l2[g], _mm512_mul_ps(wl, l));
+            sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, xv[i][g]));
+        };
+        if (rounding_is_nearest_int) {
+            for (int i = 0; i < n; ++i)
+                for (int g = 0; g < G; ++g) {
+                    const __m512 v = _mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g]));
+                    const __m512 rounded = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                    add_trial(i, g, _mm512_min_ps(_mm512_max_ps(rounded, zero), fnmax));  // -0 becomes +0
+                }
+        } else {
+            for (int i = 0; i < n; ++i)
+                for (int g = 0; g < G; ++g)
+                    add_trial(i, g, clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax));
+        }
         __m512 this_scale[G], this_min[G], error[G];
         __mmask16 solvable[G], any = 0;
         for (int g = 0; g < G; ++g) {
