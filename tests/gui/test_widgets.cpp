@@ -122,6 +122,27 @@ TEST_CASE("colour mapping: NaN and infinite values and ranges map to a colour of
             }
 }
 
+TEST_CASE("colour mapping: the heatmap pass gives every value of a centred norm its single-value colour") {
+    // The pass maps a centred norm's values without to_unit's branches; each colour must still be MapValue's.
+    const qs::gui::ColorLut& lut = qs::gui::GetColormapLut(qs::gui::Colormap::Coolwarm);
+    for (const qs::gui::ColorNorm norm : {qs::gui::ColorNorm::Centered(-4.7, 4.2, 0.0), qs::gui::ColorNorm::Centered(-128.0, 127.0, 3.0),
+                                          qs::gui::ColorNorm::Centered(0.001, 0.0181, 0.0093)}) {
+        std::vector<float> values;
+        for (int i = 0; i <= 20000; ++i) {
+            const double t = static_cast<double>(i) / 20000.0;
+            values.push_back(static_cast<float>(norm.lo - 1.0 + t * (norm.hi - norm.lo + 2.0)));
+        }
+        for (double v : {norm.lo, norm.center, norm.hi, std::nextafter(norm.center, -kInf), std::nextafter(norm.center, kInf)})
+            values.push_back(static_cast<float>(v));
+        std::vector<std::uint32_t> out(values.size());
+        qs::gui::MapValues(lut, norm, values.data(), static_cast<std::int64_t>(values.size()), out.data());
+        int differ = 0;
+        for (std::size_t i = 0; i < values.size(); ++i) differ += out[i] != qs::gui::MapValue(lut, norm, values[i]);
+        CAPTURE(norm.center);
+        CHECK(differ == 0);
+    }
+}
+
 TEST_CASE("colour mapping: a denormal range spans the whole table and NaN is its middle") {
     const qs::gui::ColorLut& lut = qs::gui::GetColormapLut(qs::gui::Colormap::Viridis);
     const float tiny = 1e-40f;  // a float denormal: 255 / tiny overflows float

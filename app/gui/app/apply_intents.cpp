@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <numeric>
 #include <type_traits>
 #include <utility>
 
@@ -44,6 +45,17 @@ void SelectElement(AppState& app, std::int64_t flat) {
     app.figure.slice = static_cast<int>(flat / (app.doc.shown_data->rows() * app.doc.shown_data->cols()));
 }
 
+// The blocks the figure's textures (and the comparison's map of A's errors, which reads the same overview) were
+// reduced to this frame: the document's next overview is computed at them, so that each texel is one of its blocks.
+void ShowFigureBlocks(AppState& app) {
+    std::int64_t fy = 0, fx = 0, compare_fy = 0, compare_fx = 0;
+    app.figure.tiles.take_asked_blocks(fy, fx);
+    app.compare.a_tiles.take_asked_blocks(compare_fy, compare_fx);
+    fy = std::gcd(fy, compare_fy);
+    fx = std::gcd(fx, compare_fx);
+    if (fy > 0 && fx > 0) app.doc.show_blocks(fy, fx);
+}
+
 }  // namespace
 
 void ApplyIntents(AppState& app) {
@@ -81,6 +93,7 @@ void ApplyIntents(AppState& app) {
             },
             intent);
     }
+    ShowFigureBlocks(app);
 }
 
 void OpenTensorFile(AppState& app, const std::string& path) {

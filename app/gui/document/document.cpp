@@ -213,6 +213,7 @@ void Document::start_recompute() {
     job->data = data;
     job->config = config;
     job->base_mode = base_mode;
+    job->grid = OverviewGridFor(*data, shown_fy_, shown_fx_);
     job->want_computed = config.mode == Mode::Manual && computed_done_ != computed_inputs_;
     job->computed_stamp = computed_inputs_;
     dirty_ = false;
@@ -287,6 +288,15 @@ void Document::update() {
     if (recompute_.running() || !data) return;
     if (config.mode == Mode::Manual && computed_done_ != computed_inputs_) dirty_ = true;
     if (dirty_) start_recompute();
+}
+
+void Document::show_blocks(std::int64_t fy, std::int64_t fx) {
+    shown_fy_ = fy;
+    shown_fx_ = fx;
+    // A recompute to come or under way: it reads these (or the figure asks again when its result is drawn).
+    if (!data || data != shown_data || dirty_ || recompute_.running()) return;
+    const OverviewGrid want = OverviewGridFor(*data, fy, fx);
+    if (want.fy != overview.grid.fy || want.fx != overview.grid.fx) dirty_ = true;
 }
 
 void Document::end_frame(bool any_item_active) {

@@ -107,6 +107,11 @@ public:
 
     // Once per frame before drawing: takes a finished job or recompute, starts the pending recompute.
     void update();
+    // What the figure's textures show: blocks of fy x fx cells (0: nothing asked, the tensor's own grid). The
+    // quantization's overview is computed at that resolution (OverviewGridFor), so a slider step costs what
+    // the panels show, not the tensor's every cell; a new block size (a zoom, a resized window) recomputes it.
+    // Not an edit: no undo step, no new revision.
+    void show_blocks(std::int64_t fy, std::int64_t fx);
     // Once per frame after drawing: a slider drag ends when no item is active.
     void end_frame(bool any_item_active);
     // Waits for the worker recompute (if any) and applies the pending one on this thread.
@@ -125,6 +130,7 @@ private:
     void adopt_importance();
 
     bool dirty_ = false;
+    std::int64_t shown_fy_ = 0, shown_fx_ = 0;  // what show_blocks said last
     // Changes to what the computed (s, z) depend on (tensor, dtype, rounding, overflow), and the change
     // the shown computed values answer: manual mode recomputes them only when these differ.
     std::uint64_t computed_inputs_ = 1;

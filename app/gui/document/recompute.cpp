@@ -1,5 +1,6 @@
 #include "gui/document/recompute.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <utility>
@@ -21,7 +22,18 @@ std::string OverflowLine(const TensorData& data, const QuantParams& params, cons
     return float32_overflow_message(data.view, params, config);
 }
 
+bool SameCells(const OverviewGrid& a, const OverviewGrid& b) {
+    return a.slices == b.slices && a.rows == b.rows && a.cols == b.cols;
+}
+
 }  // namespace
+
+OverviewGrid OverviewGridFor(const TensorData& data, std::int64_t fy, std::int64_t fx) {
+    OverviewGrid g = data.values.grid;
+    g.fy = std::max(g.fy, std::min(fy, g.rows));
+    g.fx = std::max(g.fx, std::min(fx, g.cols));
+    return g;
+}
 
 QuantParams ParamsFor(const TensorData& data, const QuantConfig& config) {
     // A format's scale has its own rule (format_quant_params): compute_params applies it.
@@ -71,7 +83,8 @@ void RunRecompute(RecomputeJob& job) {
         }
         job.params = ParamsFor(data, job.config);
         job.params.keep_values_alive(job.data);
-        job.overview = quantize_overview(data.view, job.params, job.config, data.values.grid, &data.values);
+        const OverviewGrid& grid = SameCells(job.grid, data.values.grid) ? job.grid : data.values.grid;
+        job.overview = quantize_overview(data.view, job.params, job.config, grid, &data.values);
         job.overflow = OverflowLine(data, job.params, job.config, job.overview.metrics);
         job.importance_mse.reset();
         if (job.config.importance) job.importance_mse = ImportanceMse(data, job.params, job.config);

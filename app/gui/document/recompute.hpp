@@ -27,6 +27,9 @@ struct RecomputeJob {
     std::shared_ptr<const TensorData> data;
     QuantConfig config;
     Mode base_mode = Mode::Asymmetric;
+    // The overview's blocks: what the figure shows (OverviewGridFor); a grid of another shape is ignored and the
+    // tensor's own (data->values.grid) used.
+    OverviewGrid grid;
     bool want_computed = false;        // recompute the computed (s, z) and their metrics too
     std::uint64_t computed_stamp = 0;  // which change of the computed inputs this answers
     QuantParams params;
@@ -42,6 +45,11 @@ struct RecomputeJob {
 
 // Runs `job` on this thread.
 void RunRecompute(RecomputeJob& job);
+
+// The overview grid for a figure whose textures show blocks of fy x fx cells (0: not known yet): those blocks
+// exactly, so that a texture is the overview's blocks and a slider step computes no more cells than the panel
+// has texels; never finer than the tensor's own grid (data.values.grid, at most kOverviewCells blocks).
+OverviewGrid OverviewGridFor(const TensorData& data, std::int64_t fy, std::int64_t fx);
 
 // (s, z) of `config` for the tensor: no pass over the values when the tensor's own range decides them
 // (manual values; min/max over the whole tensor), else compute_params. Throws qs::Error.

@@ -1,7 +1,9 @@
 #include "gui/panels/figure_tiles.hpp"
 
 #include <algorithm>
+#include <numeric>
 
+#include "gui/document/document.hpp"
 #include "quantscope/fnv1a.hpp"
 
 namespace qs::gui {
@@ -37,21 +39,57 @@ bool FigureTiles::window_holds(const CellWindow& w) const {
            w.col0 + w.cols <= h.col0 + h.cols;
 }
 
-const float* FigureTiles::overview_blocks(int kind) const {
-    const QuantOverview& o = *view_.overview;
+void FigureTiles::take_asked_blocks(std::int64_t& fy, std::int64_t& fx) {
+    fy = asked_fy_;
+    fx = asked_fx_;
+    asked_fy_ = asked_fx_ = 0;
+}
+
+const OverviewGrid& FigureTiles::grid_of(int kind, const QuantOverview& o) const {
+    return kind == Original ? view_.data->values.grid : o.grid;
+}
+
+const float* FigureTiles::overview_blocks(int kind, const QuantOverview& o) const {
     const float* blocks = kind == Original      ? view_.data->values.mean.data()
                           : kind == Codes       ? o.codes_mean.data()
                           : kind == Dequantized ? o.dequantized_mean.data()
                                                 : o.error_max.data();
-    return blocks + slice_ * o.grid.cells_per_slice();
+    return blocks + slice_ * grid_of(kind, o).cells_per_slice();
+}
+
+const QuantOverview& FigureTiles::overview_for(std::int64_t fy, std::int64_t fx) {
+    const QuantOverview& doc = *view_.overview;
+    const TensorData& data = *view_.data;
+    // Texels of whole blocks (both grids start at cell 0, a texture's window at a multiple of its blocks).
+    if ((fy % doc.grid.fy == 0 && fx % doc.grid.fx == 0) || data.numel() > kSyncElements) return doc;
+    OverviewGrid grid = data.values.grid;  // never finer than the document's finest
+    grid.fy = std::max(grid.fy, fy);
+    grid.fx = std::max(grid.fx, fx);
+    Fnv1a key;
+    key.add(KeyOf(view_, slice_));
+    key.add(grid.fy);
+    key.add(grid.fx);
+    if (!has_own_ || own_key_ != key.value()) {
+        own_ = quantize_overview(data.view, *view_.params, *view_.config, grid, &data.values);
+        own_key_ = key.value();
+        has_own_ = true;
+    }
+    return own_;
 }
 
 void FigureTiles::reduce(int kind, const CellWindow& w, std::int64_t fy, std::int64_t fx, Reduction reduction,
                          float* out) {
-    // An exact overview (a tensor of at most kOverviewCells cells) holds every cell as quantize gives it: the
-    // full-resolution window is computed only where the overview's blocks are coarser than cells. Computing it
-    // again for an exact overview cost a second pass over every visible cell per slider step (issue 25).
-    if (!view_.overview->grid.exact() && w.rows * w.cols <= kExactWindowCells) {
+    if (kind != Original) {  // what the document's next overview is computed at
+        asked_fy_ = std::gcd(asked_fy_, fy);
+        asked_fx_ = std::gcd(asked_fx_, fx);
+    }
+    // The finest overview there is: the tensor's own grid (exact up to kOverviewCells cells). The quantization's
+    // overview follows the textures' blocks down to it; the values' stays on it. Cells finer than that, in a
+    // window small enough, are computed at full resolution. Computing them again where an overview holds them
+    // cost a second pass over every visible cell per slider step (issue 25).
+    const OverviewGrid& finest = view_.data->values.grid;
+    const bool finer = kind == Original ? !finest.exact() : fy < finest.fy || fx < finest.fx;
+    if (window_holds(w) || (finer && w.rows * w.cols <= kExactWindowCells)) {
         if (!window_holds(w)) {
             quantize_window(view_.data->view, *view_.params, *view_.config, slice_, w, window_);
             has_window_ = true;
@@ -67,19 +105,26 @@ void FigureTiles::reduce(int kind, const CellWindow& w, std::int64_t fy, std::in
             default: return downsample(window_.error.data(), h.cols, local, fy, fx, reduction, out);
         }
     }
-    reduce_overview(overview_blocks(kind), w, fy, fx, reduction, out);
+    reduce_overview(kind, kind == Original ? *view_.overview : overview_for(fy, fx), w, fy, fx, reduction, out);
 }
 
 // Each texel of the window from the overview blocks it overlaps: their mean weighted by the overlap, or their
-// maximum (an outlier's block stays visible, as in a max-reduction of the cells).
-void FigureTiles::reduce_overview(const float* blocks, const CellWindow& w, std::int64_t fy, std::int64_t fx,
+// maximum (an outlier's block stays visible, as in a max-reduction of the cells). A texel that is one block
+// (the overview computed at the texture's blocks) is that block.
+void FigureTiles::reduce_overview(int kind, const QuantOverview& o, const CellWindow& w, std::int64_t fy, std::int64_t fx,
                                   Reduction reduction, float* out) const {
-    const OverviewGrid& g = view_.overview->grid;
+    const OverviewGrid& g = grid_of(kind, o);
+    const float* blocks = overview_blocks(kind, o);
     if (g.exact()) {
         downsample(blocks, g.cols, w, fy, fx, reduction, out);
         return;
     }
     const std::int64_t out_rows = reduced_extent(w.rows, fy), out_cols = reduced_extent(w.cols, fx);
+    if (g.fy == fy && g.fx == fx && w.row0 % fy == 0 && w.col0 % fx == 0) {
+        for (std::int64_t i = 0; i < out_rows; ++i)
+            std::copy_n(blocks + (w.row0 / fy + i) * g.out_cols() + w.col0 / fx, out_cols, out + i * out_cols);
+        return;
+    }
     for (std::int64_t i = 0; i < out_rows; ++i) {
         const std::int64_t r0 = w.row0 + i * fy, r1 = std::min(w.row0 + w.rows, r0 + fy);
         for (std::int64_t j = 0; j < out_cols; ++j) {
@@ -114,8 +159,9 @@ double FigureTiles::value(int kind, std::int64_t row, std::int64_t col) const {
             default: return window_.error[i];
         }
     }
-    const OverviewGrid& g = view_.overview->grid;
-    if (g.exact()) return overview_blocks(kind)[row * g.cols + col];  // the cell itself
+    const QuantOverview& o = *view_.overview;
+    const OverviewGrid& g = grid_of(kind, o);
+    if (g.exact()) return overview_blocks(kind, o)[row * g.cols + col];  // the cell itself
     const std::int64_t flat = (slice_ * view_.data->rows() + row) * view_.data->cols() + col;
     const ElementTrace t = TraceOf(view_, flat);
     switch (kind) {

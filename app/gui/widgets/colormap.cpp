@@ -1,5 +1,6 @@
 #include "gui/widgets/colormap.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -174,6 +175,21 @@ void MapValues(const ColorLut& lut, const ColorNorm& norm, const float* values, 
     // span: a denormal range makes the float slope infinite, an infinite end makes every position NaN.
     const float lo = static_cast<float>(norm.lo);
     const float k = static_cast<float>(255.0 / (norm.hi - norm.lo));
+    if (norm.centered && norm.lo < norm.center && norm.center < norm.hi && std::isfinite(norm.center - norm.lo) &&
+        std::isfinite(norm.hi - norm.center)) {
+        // The centred norm's two slopes as to_unit computes them (the same double arithmetic: the same colours)
+        // without its branches, for the three value panels recolored on every slider step: below the centre the
+        // upper slope's clamped fraction is 0, from it on the lower one's is exactly 1 (v - lo rounds to at least
+        // center - lo). A NaN stays NaN to LutIndex, which gives it the middle colour as to_unit's 0.5 does.
+        const double below = norm.center - norm.lo, above = norm.hi - norm.center;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double v = values[i];
+            const double low = std::min(std::max((v - norm.lo) / below, 0.0), 1.0);
+            const double high = std::min(std::max((v - norm.center) / above, 0.0), 1.0);
+            out[i] = lut[LutIndex((0.5 * low + 0.5 * high) * 255.0)];
+        }
+        return;
+    }
     if (norm.centered || !std::isfinite(lo) || !std::isfinite(k) || !(k > 0.0f)) {
         for (std::int64_t i = 0; i < n; ++i) out[i] = MapValue(lut, norm, values[i]);
         return;

@@ -20,7 +20,7 @@ ImU32 ToImU32(std::uint32_t rgba) { return static_cast<ImU32>(rgba); }  // same 
 
 // The texture: the window of cells the view needs, reduced by whole fy x fx blocks to at most one texel per
 // screen pixel. Blocks are aligned to multiples of the block size in slice coordinates, so panning does not
-// shift the block grid (which would make a reduced image shimmer).
+// shift the block grid (which would make a reduced image shimmer), nor change the texels at the view's edges.
 void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t generation, const HeatmapStyle& style,
                    const HeatmapView& view, float img_w, float img_h) {
     const double cells_x_per_px = (view.x1 - view.x0) / std::max(1.0f, img_w);
@@ -32,8 +32,11 @@ void UpdateTexture(HeatmapState& st, const HeatmapSource& src, std::uint64_t gen
     CellWindow w;
     w.col0 = (static_cast<std::int64_t>(std::floor(view.x0)) / fx) * fx;
     w.row0 = (static_cast<std::int64_t>(std::floor(view.y0)) / fy) * fy;
-    const std::int64_t c1 = std::min<std::int64_t>(src.cols, static_cast<std::int64_t>(std::ceil(view.x1)));
-    const std::int64_t r1 = std::min<std::int64_t>(src.rows, static_cast<std::int64_t>(std::ceil(view.y1)));
+    // Whole blocks at the view's far edges too (the texture maps every texel as a whole block): a texel's colour
+    // is its block's whatever part of it is in view, as the overview's blocks hold it.
+    const auto block_end = [](double edge, std::int64_t f) { return (static_cast<std::int64_t>(std::ceil(edge)) + f - 1) / f * f; };
+    const std::int64_t c1 = std::min<std::int64_t>(src.cols, block_end(view.x1, fx));
+    const std::int64_t r1 = std::min<std::int64_t>(src.rows, block_end(view.y1, fy));
     w.cols = std::max<std::int64_t>(1, c1 - w.col0);
     w.rows = std::max<std::int64_t>(1, r1 - w.row0);
 
