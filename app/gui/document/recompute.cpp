@@ -24,6 +24,7 @@ std::string OverflowLine(const TensorData& data, const QuantParams& params, cons
 }  // namespace
 
 QuantParams ParamsFor(const TensorData& data, const QuantConfig& config) {
+    if (data.stored && config.format == data.stored->format) return stored_params(data.shape(), data.stored);
     // A format's scale has its own rule (format_quant_params): compute_params applies it.
     const bool whole_range = config.granularity == Granularity::Tensor && config.calibration == Calibration::MinMax &&
                              is_int_format(config.format);
