@@ -388,6 +388,14 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
         if (app.model.checkpoint && !files.compare.empty() &&
             !StartModelCompare(app.model.compare, app.model.checkpoint, files.compare, &problem))
             app.doc.error = failure = problem;
+        if (app.model.compare.checkpoint_b && !files.compare_tensor.empty()) {
+            try {
+                TensorJobIntent job = CompareTensorJob(app.model, files.compare_tensor, app.doc.config);
+                app.doc.start_tensor_job(std::move(job.label), std::move(job.work));
+            } catch (const std::exception& e) {
+                app.doc.error = failure = error_text(e);
+            }
+        }
     }
     if (!files.save_figure.empty()) app.files.queued_figure = FigureExport{files.save_figure};
     if (!files.save_session.empty()) app.files.queued_session = files.save_session;
