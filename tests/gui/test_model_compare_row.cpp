@@ -127,7 +127,7 @@ TEST_CASE("model compare: a clicked row shows A as the original and B's stored q
     CHECK(qv.config->format == qv.data->stored->format);
     CHECK(std::string(format_traits(qv.config->format).name) == "q4_k");
     CHECK(app.doc.label.find("attn_q.weight against B's stored Q4_K") != std::string::npos);
-    CHECK(app.doc.notice.find("r' is B's stored Q4_K values") != std::string::npos);
+    CHECK(app.doc.notice.find("r' is B's stored Q4_K (") != std::string::npos);
 
     // The four panels at full resolution (4 x 256 fits the overview): A's values, B's decoded bytes, B's codes,
     // the difference.

@@ -384,7 +384,9 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
     if (!files.model.empty()) {
         std::string problem;
         if (!OpenModel(app.model, files.model, &problem)) app.doc.error = failure = problem;
-        else if (files.browse.empty()) app.request_tab = AnalysisTabIndex("model");  // an index has no tensor list to show instead
+        // An index has no tensor list to show instead; a row opened against B (--tensor with --compare) is
+        // what was asked for, in the tab --tab names.
+        else if (files.browse.empty() && files.compare_tensor.empty()) app.request_tab = AnalysisTabIndex("model");
         if (app.model.checkpoint && !files.compare.empty() &&
             !StartModelCompare(app.model.compare, app.model.checkpoint, files.compare, &problem))
             app.doc.error = failure = problem;

@@ -114,8 +114,8 @@ TensorJobIntent ModelFileTensorJob(const std::string& path, const std::string& n
             std::string type = stored->type->name;  // as compare's table names it: "Q4_K"
             for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
             shown_label = label + " against B's stored " + type;
-            against = "r' is B's stored " + type + " values (" + stored_in + ": ggml's to_float of its blocks), the error |A - B|; "
-                      "the codes and scales are B's blocks' own. Another type quantizes A's values.";
+            against = "r' is B's stored " + type + " (" + stored_in + ", decoded by ggml's to_float), the error |A - B|, "
+                      "the codes and scales B's blocks'; another type quantizes A.";
         }
         TensorJobResult r = FinishTensorJob(std::move(data), shown, shown_label, p);
         if (!against.empty()) r.notice += std::string(r.notice.empty() ? "" : "\n") + against;
