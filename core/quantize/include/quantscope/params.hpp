@@ -41,7 +41,8 @@ struct QuantParams {
     std::shared_ptr<const BlockPairRecipe> recipe;
     // Set when the quantization was made before, elsewhere (stored_blocks.hpp: another file's ggml blocks of a
     // tensor of this shape): every pass, trace and view then reads r', the codes and the scales from those
-    // blocks instead of quantizing the values, whose only part is r in |r - r'|.
+    // blocks instead of quantizing the values, whose only part is r in |r - r'|. Made by stored_params, and used
+    // with stored_config's format (whose codes the window counts).
     std::shared_ptr<const StoredBlocks> stored;
 
     std::int64_t block_of(std::int64_t flat) const { return (flat / block_stride) % block_count; }
