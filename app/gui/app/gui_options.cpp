@@ -86,7 +86,14 @@ cli::Input LoadGuiInput(cli::ParsedArgs args, bool screenshot, GuiFileOptions& f
         args.positionals.clear();
     }
     if (const std::string* s = args.get("--compare")) {
-        if (files.model.empty()) throw Error("--compare needs a checkpoint to compare (.gguf, .safetensors or an index) without --tensor");
+        // With --tensor: the model's comparison, and that tensor opened against B (a click on its row); the
+        // tensor itself is read as --tensor reads it first.
+        const std::string* tensor = args.get("--tensor");
+        if (files.model.empty() && tensor && args.positionals.size() == 1 && IsModelFilePath(args.positionals[0])) {
+            files.model = args.positionals[0];
+            files.compare_tensor = *tensor;
+        }
+        if (files.model.empty()) throw Error("--compare needs a checkpoint to compare (.gguf, .safetensors or an index)");
         if (s->empty()) throw Error("--compare: the path is empty");
         files.compare = *s;
         files.browse.clear();  // the comparison is what was asked for: no tensor list over it

@@ -19,6 +19,7 @@ struct GuiFileOptions {
     std::string browse;         // a .safetensors INPUT of several tensors given without --tensor: list them
     std::string model;          // that file, or a sharded checkpoint's index: the Model tab's checkpoint
     std::string compare;        // --compare B: the Model tab compares the model with B, on show at the start
+    std::string compare_tensor; // with --tensor NAME: that row opened against B's stored values, as a click on it
 };
 
 // The options GuiFileOptions reads: the figure's (FigureOptionSpecs), --save-figure and --save-session.

@@ -384,10 +384,20 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
     if (!files.model.empty()) {
         std::string problem;
         if (!OpenModel(app.model, files.model, &problem)) app.doc.error = failure = problem;
-        else if (files.browse.empty()) app.request_tab = AnalysisTabIndex("model");  // an index has no tensor list to show instead
+        // An index has no tensor list to show instead; a row opened against B (--tensor with --compare) is
+        // what was asked for, in the tab --tab names.
+        else if (files.browse.empty() && files.compare_tensor.empty()) app.request_tab = AnalysisTabIndex("model");
         if (app.model.checkpoint && !files.compare.empty() &&
             !StartModelCompare(app.model.compare, app.model.checkpoint, files.compare, &problem))
             app.doc.error = failure = problem;
+        if (app.model.compare.checkpoint_b && !files.compare_tensor.empty()) {
+            try {
+                TensorJobIntent job = CompareTensorJob(app.model, files.compare_tensor, app.doc.config);
+                app.doc.start_tensor_job(std::move(job.label), std::move(job.work));
+            } catch (const std::exception& e) {
+                app.doc.error = failure = error_text(e);
+            }
+        }
     }
     if (!files.save_figure.empty()) app.files.queued_figure = FigureExport{files.save_figure};
     if (!files.save_session.empty()) app.files.queued_session = files.save_session;

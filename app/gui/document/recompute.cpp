@@ -36,6 +36,7 @@ OverviewGrid OverviewGridFor(const TensorData& data, std::int64_t fy, std::int64
 }
 
 QuantParams ParamsFor(const TensorData& data, const QuantConfig& config) {
+    if (data.stored && config.format == data.stored->format) return stored_params(data.shape(), data.stored);
     // A format's scale has its own rule (format_quant_params): compute_params applies it.
     const bool whole_range = config.granularity == Granularity::Tensor && config.calibration == Calibration::MinMax &&
                              is_int_format(config.format);

@@ -52,7 +52,8 @@ void RunRecompute(RecomputeJob& job);
 OverviewGrid OverviewGridFor(const TensorData& data, std::int64_t fy, std::int64_t fx);
 
 // (s, z) of `config` for the tensor: no pass over the values when the tensor's own range decides them
-// (manual values; min/max over the whole tensor), else compute_params. Throws qs::Error.
+// (manual values; min/max over the whole tensor), else compute_params; the stored blocks the tensor came with
+// when the config's format is theirs (nothing is quantized then). Throws qs::Error.
 QuantParams ParamsFor(const TensorData& data, const QuantConfig& config);
 
 // What a tensor job hands back: a checked tensor quantized with `config`.

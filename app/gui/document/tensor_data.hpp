@@ -8,6 +8,7 @@
 #include <string>
 
 #include "quantscope/overview.hpp"
+#include "quantscope/stored_blocks.hpp"
 #include "quantscope/tensor.hpp"
 #include "quantscope/tensor_io.hpp"
 #include "quantscope/tensor_view.hpp"
@@ -27,6 +28,9 @@ struct TensorData {
     std::shared_ptr<const TensorFile> file;     // the mapping; null for a tensor in memory
     TensorView view;                            // over `floats` or the mapping
     ValueOverview values;                       // mean per overview block, range, argmin / argmax
+    // Another file's quantization of these values (the Model tab's comparison: B's stored ggml blocks, this
+    // tensor being A's): while the config's format is theirs, it is what the window shows (ParamsFor).
+    std::shared_ptr<const StoredBlocks> stored;
 
     const Shape& shape() const { return view.shape; }
     std::int64_t numel() const { return view.numel(); }

@@ -120,7 +120,7 @@ void DrawChart(const ModelCompareState& st, const ImGuiTextFilter& filter, ImVec
 }
 
 void DrawTable(ModelCompareState& st, const ImGuiTextFilter& filter,
-               const std::function<void(const std::string&, bool)>& open_row, float height) {
+               const std::function<void(const std::string&, CompareOpen)>& open_row, float height) {
     const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
                                   ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
                                   ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_SortTristate;  // unsorted: file order
@@ -147,11 +147,13 @@ void DrawTable(ModelCompareState& st, const ImGuiTextFilter& filter,
             ImGui::TableNextColumn();
             ImGui::PushID(k);
             if (ImGui::Selectable(printable(r.name, 160).c_str(), false, ImGuiSelectableFlags_SpanAllColumns))
-                open_row(r.name, false);
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("click: open A's values; right-click: open B's");
+                open_row(r.name, CompareOpen::BAgainstA);
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("click: A's values as the original, B's stored values as r'; right-click: either alone");
             if (ImGui::BeginPopupContextItem("##row")) {
-                if (ImGui::MenuItem("Open A's values")) open_row(r.name, false);
-                if (ImGui::MenuItem("Open B's values (its stored values, decoded)")) open_row(r.name, true);
+                if (ImGui::MenuItem("Open A against B's stored values")) open_row(r.name, CompareOpen::BAgainstA);
+                if (ImGui::MenuItem("Open A's values")) open_row(r.name, CompareOpen::A);
+                if (ImGui::MenuItem("Open B's values (its stored values, decoded)")) open_row(r.name, CompareOpen::B);
                 ImGui::EndPopup();
             }
             ImGui::PopID();
@@ -242,7 +244,7 @@ void FinishModelCompare(ModelCompareState& st) {
 }
 
 void DrawModelCompare(ModelCompareState& st, const std::shared_ptr<const Checkpoint>& a, ImGuiTextFilter& filter,
-                      const std::function<void(const std::string&, bool)>& open_row) {
+                      const std::function<void(const std::string&, CompareOpen)>& open_row) {
     if (std::optional<ModelComparison> r = st.task.take()) {
         st.shown = std::move(*r);
         st.has_shown = true;

@@ -1,7 +1,8 @@
 // The Model tab's comparison (issue 23 item 6): the open checkpoint (A) against a second one (B), tensor by
 // tensor, as `quantscope compare A B` prints it. core's compare_checkpoints runs in the background (progress,
 // cancel between tensors, memory bounded by a tile as in the core); its rows are charted (SQNR per tensor in
-// file order, coloured by B's stored type) beside a sortable table, with the total. A row opens the tensor.
+// file order, coloured by B's stored type) beside a sortable table, with the total. A row opens the tensor with
+// A's values as the original and B's stored blocks as their quantization.
 #pragma once
 
 #include <functional>
@@ -46,9 +47,12 @@ bool ModelCompareBusy(const ModelCompareState& state);
 // Waits for a running comparison and shows its result (tests and scripted screenshots).
 void FinishModelCompare(ModelCompareState& state);
 
+// What a row opens: A's tensor with B's stored values as its quantization (a click), or either one's values alone.
+enum class CompareOpen { BAgainstA, A, B };
+
 // The "Compare with" field and button, the progress and cancel, then (once shown) the total, the chart and the
-// table; `a` is the open checkpoint. A row calls open_row(name, false) for A's values, (name, true) for B's.
+// table; `a` is the open checkpoint. A row calls open_row(name, what) with what it asks to open.
 void DrawModelCompare(ModelCompareState& state, const std::shared_ptr<const Checkpoint>& a, ImGuiTextFilter& filter,
-                      const std::function<void(const std::string& name, bool from_b)>& open_row);
+                      const std::function<void(const std::string& name, CompareOpen what)>& open_row);
 
 }  // namespace qs::gui

@@ -256,6 +256,20 @@ TensorJobIntent CheckpointTensorJob(const Checkpoint& checkpoint, const std::str
     throw Error(quoted_text(name) + " is not in " + quoted_text(path));
 }
 
+TensorJobIntent CompareTensorJob(const ModelPanelState& st, const std::string& name, const QuantConfig& config) {
+    const std::shared_ptr<const Checkpoint>& b = st.compare.checkpoint_b;
+    if (!st.checkpoint || !b) throw Error("no second checkpoint to compare with");
+    const auto in_b = std::find_if(b->tensors.begin(), b->tensors.end(), [&](const CheckpointTensor& t) { return t.name == name; });
+    if (in_b == b->tensors.end()) throw Error(quoted_text(name) + " is not in " + quoted_text(st.compare.path_b));
+    for (const CheckpointTensor& t : st.checkpoint->tensors) {
+        if (t.name != name) continue;
+        std::string why;
+        if (!TensorLoadable(t, &why)) throw Error(quoted_text(name) + ": " + why);
+        return ModelFileTensorJob(st.checkpoint->shards[t.shard], name, config, b->shards[in_b->shard]);
+    }
+    throw Error(quoted_text(name) + " is not in " + quoted_text(st.path));
+}
+
 bool ExportModelCsv(const ModelPanelState& st, const std::string& path, std::string* error) {
     try {
         if (!st.has_shown) throw Error("nothing to export: sweep the model first");
@@ -286,10 +300,11 @@ void DrawModelPanel(ModelPanelState& st, const QuantConfig& config, Intents& out
     }
     DrawHeader(st, config);
     ImGui::Separator();
-    DrawModelCompare(st.compare, st.checkpoint, st.filter, [&](const std::string& name, bool from_b) {
+    DrawModelCompare(st.compare, st.checkpoint, st.filter, [&](const std::string& name, CompareOpen what) {
         try {
-            out.push(from_b ? CheckpointTensorJob(*st.compare.checkpoint_b, st.compare.path_b, name, config)
-                            : ModelTensorJob(st, name, config));
+            out.push(what == CompareOpen::BAgainstA ? CompareTensorJob(st, name, config)
+                     : what == CompareOpen::B       ? CheckpointTensorJob(*st.compare.checkpoint_b, st.compare.path_b, name, config)
+                                                    : ModelTensorJob(st, name, config));
         } catch (const std::exception& e) {
             out.push(ErrorIntent{error_text(e)});
         }

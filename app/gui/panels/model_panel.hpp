@@ -64,6 +64,10 @@ TensorJobIntent ModelTensorJob(const ModelPanelState& state, const std::string& 
 // as its stored values, decoded by its type's to_float.
 TensorJobIntent CheckpointTensorJob(const Checkpoint& checkpoint, const std::string& path, const std::string& name,
                                     const QuantConfig& config);
+// A comparison row opened against B: tensor `name` of the checkpoint (A) as the values, with B's stored blocks
+// of the same name as their quantization (ModelFileTensorJob's `stored_in`). Throws qs::Error when no B is
+// open or B has no such tensor; what B's tensor cannot be (another shape, a type without blocks) fails the job.
+TensorJobIntent CompareTensorJob(const ModelPanelState& state, const std::string& name, const QuantConfig& config);
 
 // Writes the shown rows (all of them, in file order) as the sweep's CSV, through the one atomic writer.
 bool ExportModelCsv(const ModelPanelState& state, const std::string& path, std::string* error);

@@ -49,7 +49,9 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
             lines.push_back("scaled in its block = " + FormatNumber(t.scaled));
         else
             lines.push_back("r / s = " + FormatNumber(t.r) + " / " + FormatNumber(t.scale) + " = " + FormatNumber(t.scaled));
-        lines.push_back(std::string("nearest ") + format_name(f) + " = " + FormatNumber(t.rounded));
+        // Another file's stored blocks (a Model-tab row against B): the code was not chosen here from r.
+        const bool stored = view.params && view.params->stored;
+        lines.push_back(std::string(stored ? "stored " : "nearest ") + format_name(f) + " = " + FormatNumber(t.rounded));
         lines.push_back("code " + FormatInteger(t.code) + " = bits " + code_bits_text(f, t.code) +
                         (t.clipped ? " (saturated)" : ""));
         lines.push_back(BitsLine(format_code_bit_fields(f, t.code), format_code_signed(f), ggml ? 8 : format_traits(f).element_bits));

@@ -1,5 +1,6 @@
 #include "gui/panels/safetensors_browser.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -7,6 +8,7 @@
 
 #include "gui/panels/intents.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/stored_tensor.hpp"
 #include "quantscope/tensor_io.hpp"
 
 namespace qs::gui {
@@ -81,7 +83,8 @@ bool OpenSafetensorsBrowser(SafetensorsBrowserState& s, const std::string& path,
     return true;
 }
 
-TensorJobIntent ModelFileTensorJob(const std::string& path, const std::string& name, const QuantConfig& config) {
+TensorJobIntent ModelFileTensorJob(const std::string& path, const std::string& name, const QuantConfig& config,
+                                   const std::string& stored_in) {
     std::error_code ec;
     const fs::path abs = fs::absolute(path, ec);
     TensorOrigin origin;
@@ -89,13 +92,33 @@ TensorJobIntent ModelFileTensorJob(const std::string& path, const std::string& n
     origin.source.path = (ec ? fs::path(path) : abs).lexically_normal().string();
     origin.source.tensor_name = name;
     const std::string label = path + " : " + name;
-    return TensorJobIntent{"Reading " + name, [path, name, label, origin, config](TaskProgress& p) {
+    return TensorJobIntent{"Reading " + name, [path, name, label, origin, config, stored_in](TaskProgress& p) {
         p.set_stage("reading");
         p.set_progress(0.05f);
         // Only this tensor's bytes are read, in their stored type (decoded into memory when small enough).
         auto tensor = std::make_shared<const TensorFile>(path, name);
         const std::string note = tensor->note();
-        TensorJobResult r = FinishTensorJob(MakeTensorData(std::move(tensor)), config, label, p);
+        std::shared_ptr<const TensorData> data = MakeTensorData(std::move(tensor));
+        QuantConfig shown = config;
+        std::string shown_label = label, against;
+        if (!stored_in.empty()) {
+            p.set_stage("reading B's blocks");
+            std::shared_ptr<const StoredBlocks> stored = read_stored_blocks(stored_in, name);
+            if (stored->shape != data->shape())
+                throw Error(quoted_text(name) + ": B's tensor is " + shape_to_string(stored->shape) + ", A's " +
+                            shape_to_string(data->shape()) + " (not compared)");
+            auto with_b = std::make_shared<TensorData>(*data);
+            with_b->stored = stored;
+            data = std::move(with_b);
+            shown = stored_config(*stored, config);
+            std::string type = stored->type->name;  // as compare's table names it: "Q4_K"
+            for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            shown_label = label + " against B's stored " + type;
+            against = "r' is B's stored " + type + " (" + stored_in + ", decoded by ggml's to_float), the error |A - B|, "
+                      "the codes and scales B's blocks'; another type quantizes A.";
+        }
+        TensorJobResult r = FinishTensorJob(std::move(data), shown, shown_label, p);
+        if (!against.empty()) r.notice += std::string(r.notice.empty() ? "" : "\n") + against;
         TensorOrigin o = origin;
         o.note = note;
         if (!note.empty()) {

@@ -12,6 +12,7 @@
 #include "quantscope/ggml_rows.hpp"
 #include "quantscope/ggml_types.hpp"
 #include "quantscope/quantize.hpp"
+#include "quantscope/stored_blocks.hpp"
 
 namespace qs {
 namespace {
@@ -65,9 +66,17 @@ StoredPairNames stored_pair_names(const QuantConfig& config) {
     return {row.scale_label, row.has_offset ? row.offset_label : ""};
 }
 
-void ggml_block_at(const TensorView& view, const QuantConfig& config, std::int64_t start, std::uint8_t* bytes) {
+void ggml_block_at(const TensorView& view, const QuantParams& params, const QuantConfig& config, std::int64_t start,
+                   std::uint8_t* bytes) {
     const GgmlTypeInfo& type = *format_traits(config.format).ggml;
     const std::int64_t n = type.block_size;
+    if (params.stored) {
+        const StoredBlocks& stored = *params.stored;
+        if (stored.type != &type || start < 0 || start % n != 0 || start >= stored.numel())
+            throw Error("stored blocks do not match the tensor's elements");
+        std::copy_n(stored.block(start / n), type.type_size, bytes);
+        return;
+    }
     const std::int64_t row_length = view.shape.empty() ? view.numel() : view.shape.back();
     std::vector<float> block(static_cast<std::size_t>(n)), row_scratch;
     view.guarded([&] {
@@ -101,7 +110,7 @@ StoredPair stored_pair(const TensorView& view, const QuantParams& params, const 
         return pair;
     }
     std::uint8_t bytes[256];  // one block of any ggml type (at most 210 bytes)
-    ggml_block_at(view, config, block * row.ggml->block_size, bytes);
+    ggml_block_at(view, params, config, block * row.ggml->block_size, bytes);
     GgmlBlockFields fields;
     ggml_block_fields(*row.ggml, bytes, fields);
     pair.scale = fields.d;
@@ -115,7 +124,7 @@ std::vector<double> block_levels(const TensorView& view, const QuantParams& para
     const FormatTraits& row = format_traits(config.format);
     if (row.ggml == nullptr) return scaled_grid(config.format, static_cast<float>(params.scale_of(block)));
     std::uint8_t bytes[256];  // one block of any ggml type (at most 210 bytes)
-    ggml_block_at(view, config, block * row.ggml->block_size, bytes);
+    ggml_block_at(view, params, config, block * row.ggml->block_size, bytes);
     GgmlBlockFields f;
     ggml_block_fields(*row.ggml, bytes, f);
     const std::vector<float> grid = row.grid(row);

@@ -157,8 +157,8 @@ BitRow ggml_code_row(const FormatTraits& info, std::int32_t code, float code_val
 
 // The element's block quantized as the pass quantizes it (the config's importance where the type takes it:
 // the weights of the block's columns and its row's sum of squares), read back field by field.
-void ggml_cell(const TensorView& view, const QuantConfig& config, std::int64_t flat, float code_value,
-               CellBits& out) {
+void ggml_cell(const TensorView& view, const QuantParams& params, const QuantConfig& config, std::int64_t flat,
+               float code_value, CellBits& out) {
     const FormatTraits& info = format_traits(config.format);
     const GgmlTypeInfo& type = *info.ggml;
     const std::int64_t n = type.block_size, start = flat / n * n;
@@ -166,10 +166,10 @@ void ggml_cell(const TensorView& view, const QuantConfig& config, std::int64_t f
     g.type = &type;
     g.index = static_cast<int>(flat - start);
     g.byte_offset = flat / n * type.type_size;
-    g.weighted = config.importance && type.takes_importance;
+    g.weighted = config.importance && type.takes_importance && !params.stored;
     std::uint8_t bytes[256];  // one block of any ggml type (at most 210 bytes)
     float deq[256];
-    ggml_block_at(view, config, start, bytes);
+    ggml_block_at(view, params, config, start, bytes);
     float value = 0;
     view.guarded([&] { value = *floats_at(view, flat, 1, &value); });
     ggml_block_fields(type, bytes, g.fields);
@@ -259,7 +259,7 @@ CellBits cell_bits(const TensorView& view, const QuantParams& params, const Quan
             out.scales.push_back(float_row(BitRowRole::Offset, "float32",
                                            float32_bits(static_cast<float>(t.zero_point)), float32_spec()));
     } else if (row.ggml) {
-        ggml_cell(view, config, flat, t.rounded, out);
+        ggml_cell(view, params, config, flat, t.rounded, out);
         return out;  // no packed byte: --out-packed holds ggml's block structs, not codes in a row
     } else {
         out.code = format_code_row(config, t.code, t.rounded);

@@ -9,6 +9,7 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format_quantize.hpp"
 #include "quantscope/quantize.hpp"
+#include "quantscope/stored_blocks.hpp"
 
 namespace qs {
 
@@ -52,6 +53,7 @@ ElementTrace trace_value(float r, const QuantParams& params, const QuantConfig& 
 
 std::vector<std::int32_t> block_codes(const float* values, std::int64_t n, const QuantParams& params,
                                       const QuantConfig& config, std::int64_t block) {
+    if (params.stored) return stored_block_codes(*params.stored, block);
     if (!is_int_format(config.format)) return format_block_codes(values, n, params, config, block);
     const auto s = static_cast<float>(params.scale_of(block));
     const std::int32_t z = params.zero_point_of(block);
@@ -63,6 +65,7 @@ std::vector<std::int32_t> block_codes(const float* values, std::int64_t n, const
 ElementTrace trace_element(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                            std::int64_t flat_index) {
     if (flat_index < 0 || flat_index >= view.numel()) throw Error("element index out of range");
+    if (params.stored) return trace_stored(view, *params.stored, flat_index);
     if (!is_int_format(config.format)) return format_element_trace(view, params, config, flat_index);
     float r = 0;
     view.guarded([&] { r = *floats_at(view, flat_index, 1, &r); });

@@ -18,6 +18,7 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/stored_blocks.hpp"
 #include "quantscope/overflow_message.hpp"
 #include "quantize_kernel_avx2.hpp"
 #include "quantize_plan.hpp"
@@ -338,12 +339,14 @@ void use_portable_kernel(bool on) { g_portable_only = on; }
 
 Metrics quantize_view(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                       const QuantOutputs& out) {
+    if (params.stored) return quantize_stored(view, *params.stored, &out, {}, nullptr);
     if (!is_int_format(config.format)) return quantize_format_config(view, params, config, &out, {}, nullptr);
     return run_pass(view, params, config, &out, {}, nullptr);
 }
 
 Metrics quantize_view(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                       const OutputSelection& wanted, const ResultSink& sink) {
+    if (params.stored) return quantize_stored(view, *params.stored, nullptr, wanted, &sink);
     if (!is_int_format(config.format)) return quantize_format_config(view, params, config, nullptr, wanted, &sink);
     return run_pass(view, params, config, nullptr, wanted, &sink);
 }

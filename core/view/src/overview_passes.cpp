@@ -12,6 +12,7 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/stored_blocks.hpp"
 
 namespace qs {
 namespace {
@@ -309,13 +310,14 @@ struct PassPart {
 class PieceQuantizer {
 public:
     PieceQuantizer(const TensorView& view, const QuantParams& params, const QuantConfig& config)
-        : view_(view), params_(params), config_(config), is_format_(!is_int_format(config.format)),
+        : view_(view), params_(params), config_(config), is_format_(!is_int_format(config.format) && !params.stored),
           format_(is_format_ ? format_config(config) : FormatConfig{}),
           format_params_(is_format_ ? format_params_for(view, params, config) : FormatParams{}) {}
     Metrics operator()(const Piece& piece, const QuantOutputs& out, QuantParams& scratch) const {
         TensorView sub = view_;
         sub.shape = {piece.count};
         sub.data = view_.data + static_cast<std::size_t>(piece.first) * element_size(view_.type);
+        if (params_.stored) return quantize_stored_slice(sub, piece.first, *params_.stored, out);  // decoded, not quantized
         return is_format_ ? quantize_format_slice(sub, piece.first, format_params_, format_, out)
                           : quantize_view(sub, piece_params(params_, piece, scratch), config_, out);
     }

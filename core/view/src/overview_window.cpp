@@ -7,6 +7,7 @@
 #include "quantscope/error.hpp"
 #include "quantscope/format.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/stored_blocks.hpp"
 #include "quantscope/overview.hpp"
 #include "quantscope/quantize.hpp"
 
@@ -18,7 +19,8 @@ namespace {
 // pass, so the cells are `quantize`'s bits. The params' scales are the whole tensor's (as used: exact).
 void format_window(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& g,
                    std::int64_t slice, const CellWindow& window, WindowResults& out) {
-    const FormatParams fp = format_params_for(view, params, config);  // weighted as the whole pass is
+    // Stored blocks are decoded, not quantized: no format params to make.
+    const FormatParams fp = params.stored ? FormatParams{} : format_params_for(view, params, config);  // weighted as the whole pass is
     const FormatConfig format = format_config(config);
     const std::int64_t align = format_traits(config.format).own_blocks() ? params.block_stride : 1;
     std::vector<std::int32_t> codes;
@@ -32,7 +34,9 @@ void format_window(const TensorView& view, const QuantParams& params, const Quan
         TensorView sub = view;
         sub.shape = {b - a};
         sub.data = view.data + static_cast<std::size_t>(a) * element_size(view.type);
-        quantize_format_slice(sub, a, fp, format, QuantOutputs{codes.data(), deq.data(), err.data()});
+        const QuantOutputs whole_blocks{codes.data(), deq.data(), err.data()};
+        if (params.stored) quantize_stored_slice(sub, a, *params.stored, whole_blocks);
+        else quantize_format_slice(sub, a, fp, format, whole_blocks);
         const auto from = static_cast<std::size_t>(first - a), to = static_cast<std::size_t>(r * window.cols);
         std::copy_n(codes.begin() + from, window.cols, out.codes.begin() + to);
         std::copy_n(deq.begin() + from, window.cols, out.dequantized.begin() + to);

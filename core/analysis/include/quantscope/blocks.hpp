@@ -50,7 +50,9 @@ std::vector<double> block_levels(const TensorView& view, const QuantParams& para
 
 // The bytes of the ggml block that starts at flat element `start` (a multiple of the type's block size), as
 // the quantize pass writes them: the config's importance where the type takes it, with the weights of the
-// block's columns and its row's sum of squares. `bytes` holds at least the type's type_size.
-void ggml_block_at(const TensorView& view, const QuantConfig& config, std::int64_t start, std::uint8_t* bytes);
+// block's columns and its row's sum of squares; or, for params with stored blocks, the block as stored.
+// `bytes` holds at least the type's type_size.
+void ggml_block_at(const TensorView& view, const QuantParams& params, const QuantConfig& config, std::int64_t start,
+                   std::uint8_t* bytes);
 
 }  // namespace qs

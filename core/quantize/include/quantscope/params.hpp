@@ -12,6 +12,8 @@
 
 namespace qs {
 
+struct StoredBlocks;  // stored_blocks.hpp
+
 // What computes the (s, z) of blocks that are not stored (QuantParams::on_demand).
 struct BlockPairRecipe {
     TensorView values;  // not owned, unless `owner` keeps them alive (QuantParams::keep_values_alive)
@@ -37,6 +39,11 @@ struct QuantParams {
     // (12 bytes a block: groups of 1 or 2 of a large tensor, a 1-D tensor per channel): then nothing is stored
     // and each block's pair is computed from its few values when asked, by the quantize pass among others.
     std::shared_ptr<const BlockPairRecipe> recipe;
+    // Set when the quantization was made before, elsewhere (stored_blocks.hpp: another file's ggml blocks of a
+    // tensor of this shape): every pass, trace and view then reads r', the codes and the scales from those
+    // blocks instead of quantizing the values, whose only part is r in |r - r'|. Made by stored_params, and used
+    // with stored_config's format (whose codes the window counts).
+    std::shared_ptr<const StoredBlocks> stored;
 
     std::int64_t block_of(std::int64_t flat) const { return (flat / block_stride) % block_count; }
     bool on_demand() const { return recipe != nullptr; }

@@ -1,0 +1,19 @@
+// A GGUF tensor's stored blocks as they are in the file (issue 23 item 6: the window shows B's stored values
+// against A's), read whole into memory under the file's guard: a quantized tensor's bytes are a fraction of its
+// float32 values (q4_K: 4.5 bits a value), and nothing is decoded here.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "quantscope/stored_blocks.hpp"
+
+namespace qs {
+
+// The blocks of tensor `tensor_name` of the .gguf file at `path`, its shape as GgufFile::view gives it (rank
+// above 3 folded into the first axis). Throws qs::Error "<path>: tensor '<name>' ..." (one line) for a file
+// that is not a .gguf, a missing tensor, a type ggml does not define, one QuantScope cannot show as blocks
+// (F16 and the other value types, IQ2_*, ...), codes a quantizer never writes, or a file that shrinks.
+std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, const std::string& tensor_name);
+
+}  // namespace qs

@@ -1,0 +1,201 @@
+// The Model tab's comparison (issue 23 item 6): clicking a row opens A's tensor with B's stored values as its
+// quantization: the original panel A's values, the dequantized panel ggml's to_float of B's bytes, the error
+// |A - B|, the quantized panel and the Bits view B's stored codes and block fields. B's blocks are made from
+// values other than A's, so a window that quantized A with B's type would not show them.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "../gguf_writer.hpp"
+#include "gui/app/app_state.hpp"
+#include "gui/app/apply_intents.hpp"
+#include "gui/panels/model_panel.hpp"
+#include "gui/platform/offscreen_renderer.hpp"
+#include "gui/widgets/style.hpp"
+#include "gui_test_support.hpp"
+#include "quantscope/cell_bits.hpp"
+#include "quantscope/ggml_types.hpp"
+
+using namespace qs;
+using namespace qs::gui;
+using namespace qs::gui_test;
+using qs::test::GgufWriter;
+
+namespace {
+
+const GgmlTypeInfo& Q4K() { return *ggml_type_info(static_cast<std::uint32_t>(GgmlType::Q4_K)); }
+
+std::vector<float> Values(std::size_t n, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 0.05f);
+    std::vector<float> v(n);
+    for (float& x : v) x = normal(rng);
+    return v;
+}
+
+std::string Q4KBytes(const std::vector<float>& values) {
+    std::string out(static_cast<std::size_t>(ggml_row_bytes(Q4K(), static_cast<std::int64_t>(values.size()))), '\0');
+    ggml_quantize_blocks(Q4K(), values.data(), static_cast<std::int64_t>(values.size()) / 256, nullptr, out.data());
+    return out;
+}
+
+// A: F32 "attn_q.weight" 4 x 256, "ffn_up.weight" 4 x 256 and "norm.weight" 32. B: the first as Q4_K of A's values
+// moved a little (fine-tuned, then quantized), the second of another shape, the third stored as F16.
+struct Checkpoints {
+    TempDir dir;
+    std::vector<float> a = Values(4 * 256, 1), b_source = Values(4 * 256, 2);
+    std::string b_bytes;
+    std::string a_path = dir / "a.gguf", b_path = dir / "b.gguf";
+    Checkpoints() {
+        for (std::size_t k = 0; k < a.size(); ++k) b_source[k] = a[k] + 0.2f * b_source[k];
+        b_bytes = Q4KBytes(b_source);
+        GgufWriter wa, wb;
+        wa.tensor("attn_q.weight", {256, 4}, 0, GgufWriter::raw(a))
+            .tensor("ffn_up.weight", {256, 4}, 0, GgufWriter::raw(Values(4 * 256, 3)))
+            .tensor("norm.weight", {32}, 0, GgufWriter::raw(Values(32, 4)));
+        wb.tensor("attn_q.weight", {256, 4}, 12, b_bytes)
+            .tensor("ffn_up.weight", {256, 8}, 12, Q4KBytes(Values(8 * 256, 5)))
+            .tensor("norm.weight", {32}, 1, std::string(64, '\0'));
+        std::ofstream(a_path, std::ios::binary) << wa.build();
+        std::ofstream(b_path, std::ios::binary) << wb.build();
+    }
+};
+
+// Runs update() until the tensor job has been taken, then the recompute.
+void WaitForJob(AppState& app) {
+    for (int i = 0; i < 20000 && app.doc.busy(); ++i) {
+        app.doc.update();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    REQUIRE_FALSE(app.doc.busy());
+    app.doc.update();
+    app.doc.finish_recompute_now();
+}
+
+void OpenAndCompare(AppState& app, const Checkpoints& files) {
+    std::string error;
+    REQUIRE_MESSAGE(OpenModel(app.model, files.a_path, &error), error);
+    REQUIRE_MESSAGE(StartModelCompare(app.model.compare, app.model.checkpoint, files.b_path, &error), error);
+    FinishModelCompare(app.model.compare);
+    REQUIRE(app.model.compare.has_shown);
+    REQUIRE(app.model.compare.shown.rows.size() == 3);
+}
+
+}  // namespace
+
+TEST_CASE("model compare: a clicked row shows A as the original and B's stored q4_K as r' with its codes and blocks") {
+    const Checkpoints files;
+    AppState app;
+    app.doc.force_sync = true;
+    OpenAndCompare(app, files);
+
+    // The panel drawn headless, one row left by the filter; a click found by moving up from the bottom of the
+    // table until the panel asks for something (only a row asks to open a tensor).
+    OffscreenRenderer renderer;
+    std::string error;
+    REQUIRE_MESSAGE(renderer.init(1200, 700, [] { BuildFonts(16.0f); ApplyStyle(true, 1.0f); }, &error),
+                    "offscreen rendering failed (EGL surfaceless from Mesa is required): " << error);
+    std::snprintf(app.model.filter.InputBuf, sizeof app.model.filter.InputBuf, "attn");
+    app.model.filter.Build();
+    const auto draw = [&] {
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
+        ImGui::Begin("model", nullptr, ImGuiWindowFlags_NoDecoration);
+        DrawModelPanel(app.model, app.doc.config, app.intents);
+        ImGui::End();
+    };
+    for (int frame = 0; frame < 2; ++frame) renderer.frame(draw);
+    for (float y = 690.0f; y > 0.0f && app.intents.empty(); y -= 4.0f) {
+        renderer.frame(draw, ImVec2(60.0f, y));
+        renderer.frame(draw, ImVec2(60.0f, y), true);
+        renderer.frame(draw, ImVec2(60.0f, y));
+    }
+    REQUIRE_FALSE(app.intents.empty());
+    ApplyIntents(app);
+    WaitForJob(app);
+    REQUIRE_MESSAGE(app.doc.error.empty(), app.doc.error);
+
+    const QuantView qv = app.doc.view();
+    REQUIRE(qv.valid());
+    REQUIRE(qv.data->stored);
+    CHECK(qv.config->format == qv.data->stored->format);
+    CHECK(std::string(format_traits(qv.config->format).name) == "q4_k");
+    CHECK(app.doc.label.find("attn_q.weight against B's stored Q4_K") != std::string::npos);
+    CHECK(app.doc.notice.find("r' is B's stored Q4_K (") != std::string::npos);
+
+    // The four panels at full resolution (4 x 256 fits the overview): A's values, B's decoded bytes, B's codes,
+    // the difference.
+    std::vector<float> b(files.a.size());
+    ggml_dequantize(Q4K(), files.b_bytes.data(), static_cast<std::int64_t>(b.size()), b.data());
+    REQUIRE(qv.overview->grid.exact());
+    REQUIRE(qv.tensor);
+    CHECK(qv.tensor->values == files.a);
+    CHECK(qv.overview->dequantized_mean == b);
+    GgmlBlockFields fields;
+    for (std::size_t k = 0; k < b.size(); ++k) {
+        if (k % 256 == 0) ggml_block_fields(Q4K(), files.b_bytes.data() + k / 256 * 144, fields);
+        REQUIRE(qv.overview->codes_mean[k] == static_cast<float>(fields.codes[k % 256]));
+        REQUIRE(qv.overview->error_max[k] == std::fabs(files.a[k] - b[k]));
+    }
+    // Not A quantized with B's type: those values differ from B's.
+    std::vector<float> requantized(b.size());
+    ggml_dequantize(Q4K(), Q4KBytes(files.a).data(), static_cast<std::int64_t>(b.size()), requantized.data());
+    CHECK(requantized != b);
+
+    // The Bits view of an element of the third super-block: B's stored d, dmin, sub-block scale and min, code.
+    const std::int64_t flat = 2 * 256 + 77;
+    const CellBits bits = cell_bits(qv.data->view, *qv.params, *qv.config, flat, qv.data->values.amax());
+    ggml_block_fields(Q4K(), files.b_bytes.data() + 2 * 144, fields);
+    REQUIRE(bits.ggml.type == &Q4K());
+    CHECK(bits.ggml.fields.d_bits == fields.d_bits);
+    CHECK(bits.ggml.fields.dmin_bits == fields.dmin_bits);
+    CHECK(bits.ggml.fields.sub_scale[2] == fields.sub_scale[2]);
+    CHECK(bits.ggml.fields.sub_min[2] == fields.sub_min[2]);
+    CHECK(bits.code.bits_value == static_cast<std::uint32_t>(fields.codes[77]));
+    CHECK(bits.ggml.dequantized == b[static_cast<std::size_t>(flat)]);
+    CHECK(bits.ggml.value == files.a[static_cast<std::size_t>(flat)]);
+
+    // Another type quantizes A's own values; B's type again shows B's.
+    const QuantConfig q4k = app.doc.config;
+    REQUIRE(app.doc.apply_config(with_format(q4k, FormatId::Int), false));
+    app.doc.finish_recompute_now();
+    CHECK(app.doc.view().overview->dequantized_mean != b);
+    REQUIRE(app.doc.apply_config(q4k, false));
+    app.doc.finish_recompute_now();
+    CHECK(app.doc.view().overview->dequantized_mean == b);
+}
+
+TEST_CASE("model compare: a row whose B has another shape or stores values is one line and the window keeps its tensor") {
+    const Checkpoints files;
+    AppState app;
+    app.doc.force_sync = true;
+    OpenAndCompare(app, files);
+    app.intents.push(CompareTensorJob(app.model, "attn_q.weight", app.doc.config));
+    ApplyIntents(app);
+    WaitForJob(app);
+    REQUIRE(app.doc.error.empty());
+    const std::string label = app.doc.label;
+
+    const auto open = [&](const std::string& name) {
+        app.intents.push(CompareTensorJob(app.model, name, app.doc.config));
+        ApplyIntents(app);
+        WaitForJob(app);
+        const std::string line = app.doc.error;
+        app.doc.error.clear();
+        return line;
+    };
+    const std::string shape = open("ffn_up.weight");
+    CHECK(shape == "'ffn_up.weight': B's tensor is 8x256, A's 4x256 (not compared)");
+    const std::string f16 = open("norm.weight");
+    CHECK(f16.find("tensor 'norm.weight': its type f16 stores values, not quantized blocks") != std::string::npos);
+    CHECK(f16.find('\n') == std::string::npos);
+    CHECK(app.doc.label == label);
+    CHECK(app.doc.view().data->stored);
+    CHECK_THROWS_AS(CompareTensorJob(app.model, "no.such.tensor", app.doc.config), Error);
+}
