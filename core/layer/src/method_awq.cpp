@@ -130,9 +130,8 @@ QuantizedW awq_quantize(const MatD& w, const MatD& x, const MethodConfig& method
     for (int i = 0; i < method.grid; ++i) {
         poll(control, static_cast<double>(i) / method.grid);
         const double r = static_cast<double>(i) / method.grid;
-        Eigen::VectorXd m(in);
-        for (std::int64_t k = 0; k < in; ++k) m(k) = std::max(std::pow(a(k), r), 1e-4);
-        m /= std::sqrt(m.maxCoeff() * m.minCoeff());
+        const std::vector<double> scales = awq_scales(details.mean_abs_x, r);
+        const Eigen::VectorXd m = Eigen::Map<const Eigen::VectorXd>(scales.data(), in);
         scaled_error(wt, m, m.cwiseInverse(), quantizer, et);  // e = W_r - W, W_r = r'(W diag(m)) diag(1/m)
         double loss;
         if (gram) {
@@ -159,3 +158,16 @@ QuantizedW awq_quantize(const MatD& w, const MatD& x, const MethodConfig& method
 }
 
 }  // namespace qs::detail
+
+namespace qs {
+
+std::vector<double> awq_scales(const std::vector<double>& mean_abs_x, double ratio) {
+    std::vector<double> m(mean_abs_x.size());
+    for (std::size_t k = 0; k < m.size(); ++k) m[k] = std::max(std::pow(mean_abs_x[k], ratio), 1e-4);
+    if (m.empty()) return m;
+    const double norm = std::sqrt(*std::max_element(m.begin(), m.end()) * *std::min_element(m.begin(), m.end()));
+    for (double& v : m) v /= norm;
+    return m;
+}
+
+}  // namespace qs
