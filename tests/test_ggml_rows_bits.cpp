@@ -6,11 +6,14 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "quantscope/cell_bits.hpp"
 #include "quantscope/ggml_types.hpp"
 #include "quantscope/params.hpp"
 #include "quantscope/format_quantize.hpp"
+#include "quantscope/format_traits.hpp"
+#include "quantscope/ggml_blocks.hpp"
 #include "quantscope/quantize.hpp"
 
 using namespace qs;
@@ -44,6 +47,8 @@ GgmlBlockFields block_of(const Tensor& t, const GgmlTypeInfo& type, std::int64_t
     ggml_block_fields(type, bytes.data(), f);
     return f;
 }
+
+const GgmlTypeInfo& kept_type(const QuantConfig& c) { return *format_traits(c.format).ggml; }
 
 }  // namespace
 
@@ -137,6 +142,16 @@ TEST_CASE("ggml rows: the pass that decodes the params' kept blocks equals the p
             quantize_format_slice(rest, first, kept, fc, QuantOutputs{codes_s.data(), deq_s.data(), err_s.data()});
             CHECK(std::equal(codes_s.begin(), codes_s.end(), codes_b.begin() + first));
             CHECK(std::memcmp(deq_s.data(), deq_b.data() + first, deq_s.size() * sizeof(float)) == 0);
+            // --out-packed's bytes: the kept blocks written as they are, or quantized again.
+            std::string from_kept, quantized;
+            ggml_block_bytes(view_of(t), c, kept, [&](const std::uint8_t* b, std::size_t size) {
+                from_kept.append(reinterpret_cast<const char*>(b), size);
+            });
+            ggml_block_bytes(view_of(t), c, [&](const std::uint8_t* b, std::size_t size) {
+                quantized.append(reinterpret_cast<const char*>(b), size);
+            });
+            CHECK(from_kept.size() == static_cast<std::size_t>(t.numel() / kept_type(c).block_size * kept_type(c).type_size));
+            CHECK(from_kept == quantized);
         }
     }
 }

@@ -152,13 +152,14 @@ void describe_quantization(JsonObject& json, const QuantConfig& config, const Qu
     if (info.has_global_scale()) json.number("global_scale", p.global_scale);
 }
 
-void describe_sub_blocks(JsonObject& json, const TensorView& values, const QuantConfig& config) {
+void describe_sub_blocks(JsonObject& json, const TensorView& values, const QuantConfig& config,
+                         const FormatParams& params) {
     const FormatTraits& row = format_traits(config.format);
     if (!row.ggml) return;
     const GgmlTypeInfo& type = *row.ggml;
     std::vector<std::int32_t> scales, mins;
     GgmlBlockFields fields;
-    ggml_block_bytes(values, config, [&](const std::uint8_t* bytes, std::size_t size) {
+    ggml_block_bytes(values, config, params, [&](const std::uint8_t* bytes, std::size_t size) {
         for (std::size_t at = 0; at < size; at += static_cast<std::size_t>(type.type_size)) {
             ggml_block_fields(type, bytes + at, fields);
             scales.insert(scales.end(), fields.sub_scale, fields.sub_scale + fields.sub_blocks);

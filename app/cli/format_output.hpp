@@ -37,8 +37,9 @@ void describe_quantization(JsonObject& json, const QuantConfig& config, const Qu
 void describe_metrics(JsonObject& json, const Metrics& m);
 // A ggml type with sub-blocks (the k-quants, iq4_xs): `sub_scales`, every block's sub-block scales as
 // stored, block after block, and `sub_mins` where mins are stored (q2_k, q4_k, q5_k). Nothing otherwise.
-// Quantizes the values again (ggml_block_bytes): --all-params only.
-void describe_sub_blocks(JsonObject& json, const TensorView& values, const QuantConfig& config);
+// Reads the blocks `params` kept, or quantizes the values again (ggml_block_bytes): --all-params only.
+void describe_sub_blocks(JsonObject& json, const TensorView& values, const QuantConfig& config,
+                         const FormatParams& params);
 // format_kind, bits_per_weight and bytes (after the metrics).
 void describe_cost(JsonObject& json, const QuantConfig& config, const Quantization& q, std::int64_t n);
 

@@ -137,7 +137,7 @@ std::string quantize_json(const ParsedArgs& args, const TensorView& values, cons
     JsonObject json;
     json.raw("shape", shape_to_json(values.shape));
     describe_quantization(json, config, result, all_params);
-    if (all_params) describe_sub_blocks(json, values, config);
+    if (all_params) describe_sub_blocks(json, values, config, result.format_params);
     describe_metrics(json, result.metrics);
     if (importance_weighted_mse) json.number("importance_weighted_mse", *importance_weighted_mse);
     describe_cost(json, config, result, result.metrics.count);
@@ -246,7 +246,7 @@ int run_quantize(const std::vector<std::string>& args) {
         if (writer) writer->finish();
     if (packed) packed->finish(input.config, result);
     if (packed_file && ggml_blocks)
-        ggml_block_bytes(input.values(), input.config,
+        ggml_block_bytes(input.values(), input.config, result.format_params,
                          [&](const std::uint8_t* bytes, std::size_t size) { packed_file->write(bytes, size); });
 
     const double weighted_mse = weighted ? weighted->mean() : 0.0;

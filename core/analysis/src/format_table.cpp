@@ -76,7 +76,7 @@ FormatRow table_row(const TensorView& view, const QuantConfig& c, std::optional<
         overflow = e.what();
         // Its blocks, for the row's cost (the pass that overflowed found them; its parameters again, no pass).
         if (is_int_format(c.format)) set_block_layout(view.shape, c, q.params);
-        else q.params.block_count = compute_format_params(view, format_config(c)).block_count;
+        else q.params.block_count = compute_format_params(view, format_config(c), nullptr, false).block_count;
         q.metrics.mse = q.metrics.max_abs_error = std::numeric_limits<double>::infinity();
     }
     FormatRow row;

@@ -69,6 +69,15 @@ bool clamped(const FormatTraits& row, const CodeSpace& codes, float r, float deq
 
 CodeSpace code_space_of(const FormatTraits& row) { return row.code_space(row, QuantConfig{}); }
 
+// The grid's outermost steps, outward (`clamped`'s grid differences, once per chunk instead of per value).
+struct OuterSteps {
+    float hi, lo;
+};
+OuterSteps outer_steps(const FormatTraits& row, const CodeSpace& space) {
+    return {grid_value(row, space.hi) - grid_value(row, space.hi - 1),
+            grid_value(row, space.lo) - grid_value(row, space.lo + 1)};
+}
+
 }  // namespace
 
 std::int64_t codec_chunk(const FormatTraits& row, const float* r, const float*, std::int64_t n, std::int32_t* codes,
@@ -76,6 +85,7 @@ std::int64_t codec_chunk(const FormatTraits& row, const float* r, const float*, 
     const GgmlTypeInfo& type = *row.ggml;
     const int size = type.block_size;
     const CodeSpace space = code_space_of(row);
+    const OuterSteps outer = outer_steps(row, space);
     std::uint8_t bytes[kRunBytes];
     GgmlBlockFields fields;
     std::int64_t clipped = 0;
@@ -92,11 +102,17 @@ std::int64_t codec_chunk(const FormatTraits& row, const float* r, const float*, 
             ggml_block_fields(type, run + b * type.type_size, fields);
             const std::int64_t first = k + b * size;
             std::copy_n(fields.codes, size, codes + first);
-            for (int j = 0; j < size; ++j) {  // only a grid's outermost code can be a clamped one
-                const std::int32_t code = fields.codes[j];
-                if ((code == space.lo || code == space.hi) &&
-                    clamped(row, space, r[first + j], deq[first + j], scale_of(fields, j), code))
-                    ++clipped;
+            const int run = fields.sub_blocks > 0 ? fields.sub_size : size;  // the values sharing a scale
+            for (int j0 = 0; j0 < size; j0 += run) {
+                const float scale = scale_of(fields, j0);
+                if (scale == 0) continue;
+                for (int j = j0; j < j0 + run; ++j) {  // only a grid's outermost code can be a clamped one
+                    const std::int32_t code = fields.codes[j];
+                    if (code != space.lo && code != space.hi) continue;
+                    const float step = (code == space.hi ? outer.hi : outer.lo) * scale;  // outward
+                    const float past = r[first + j] - deq[first + j];
+                    if (step > 0 ? past > step / 2 : past < step / 2) ++clipped;
+                }
             }
         }
     }

@@ -130,10 +130,125 @@ void iq4_fit_sums(const float* x, const float* w, const float* ids, float* sumqx
 }
 #endif
 
+#ifdef __AVX512F__
+#define QS_HAVE_IQ4_LANES 1
+// GCC 12 reports its own _mm512_undefined_ps inside _mm512_min_ps / _mm512_max_ps as used uninitialized once
+// inlined into arrays of vectors; the value is never read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+// iq4_index of 16 values: iq4_index_avx2's steps with 32-entry permutes.
+__m512i iq4_index_avx512(__m512 x) {
+    const __m512 clamped = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-128.0f)), _mm512_set1_ps(127.0f));
+    const __m512i cell = _mm512_add_epi32(
+        _mm512_cvttps_epi32(_mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(0.125f)), _MM_FROUND_TO_NEG_INF)),
+        _mm512_set1_epi32(16));
+    const __m512i below = _mm512_permutex2var_epi32(_mm512_loadu_si512(kIq4CellBelow), cell,
+                                                    _mm512_loadu_si512(kIq4CellBelow + 16));
+    const __mmask16 reached = _mm512_cmp_ps_mask(x, _mm512_permutexvar_ps(below, _mm512_loadu_ps(kIq4Midpoint)), _CMP_GE_OQ);
+    const __m512i index = _mm512_mask_add_epi32(below, reached, below, _mm512_set1_epi32(1));
+    return _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), index, _mm512_set1_epi32(15));
+}
+
+// iq4_sub_scale for `count` (1..16 G) sub-blocks of 32 at once, sub-block j at x + 32 j with its weights at
+// w + 32 j, one to a lane (G groups of sixteen side by side): each lane's fits summed in index order and
+// chosen in ggml's order, the scalar's bits. The one-midpoint argument of iq4_fit_sums holds per lane: a
+// try's grid value is the value at lo, plus the step where its product reaches midpoint lo.
+template <int G>
+void iq4_sub_scales_lanes(int count, const float* x, const float* w, float* scales) {
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512i lane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(kIq4Sub));
+    const __m512 values = _mm512_loadu_ps(kIq4Value), mids = _mm512_loadu_ps(kIq4Midpoint);
+    const __m512 steps = _mm512_loadu_ps(kIq4Step);
+    __mmask16 live[G];
+    for (int g = 0; g < G; ++g) {
+        const int in_group = count - 16 * g;
+        live[g] = in_group >= 16 ? static_cast<__mmask16>(0xffff)
+                                 : static_cast<__mmask16>(in_group > 0 ? (1u << in_group) - 1 : 0);
+    }
+    __m512 xv[kIq4Sub][G], wv[kIq4Sub][G], amax[G], max[G];
+    for (int g = 0; g < G; ++g) amax[g] = max[g] = zero;
+    for (int j = 0; j < kIq4Sub; ++j) {
+        const __m512i at = _mm512_add_epi32(lane, _mm512_set1_epi32(j));
+        for (int g = 0; g < G; ++g) {
+            xv[j][g] = _mm512_mask_i32gather_ps(zero, live[g], at, x + 16 * kIq4Sub * g, 4);
+            wv[j][g] = _mm512_mask_i32gather_ps(zero, live[g], at, w + 16 * kIq4Sub * g, 4);
+            const __m512 ax = _mm512_abs_ps(xv[j][g]);  // the first value of largest magnitude, with its sign
+            const __mmask16 larger = _mm512_cmp_ps_mask(ax, amax[g], _CMP_GT_OQ);
+            amax[g] = _mm512_mask_blend_ps(larger, amax[g], ax);
+            max[g] = _mm512_mask_blend_ps(larger, max[g], xv[j][g]);
+        }
+    }
+    __m512 id_low[G], id_high[G], id_first[G];
+    for (int g = 0; g < G; ++g) {
+        id_low[g] = _mm512_div_ps(_mm512_set1_ps(static_cast<float>(-kIq4Tries + kIq4Grid[0])), max[g]);
+        id_high[g] = _mm512_div_ps(_mm512_set1_ps(static_cast<float>(kIq4Tries + kIq4Grid[0])), max[g]);
+        id_first[g] = _mm512_div_ps(_mm512_set1_ps(1.0f),
+                                    _mm512_div_ps(_mm512_sub_ps(zero, max[g]), _mm512_set1_ps(static_cast<float>(kIq4Grid[0]))));
+    }
+    __m512 value[kIq4Sub][G], mid[kIq4Sub][G], step[kIq4Sub][G];
+    __m512 qx[G], q2[G];
+    for (int g = 0; g < G; ++g) qx[g] = q2[g] = zero;
+    for (int j = 0; j < kIq4Sub; ++j)
+        for (int g = 0; g < G; ++g) {
+            const __m512 X = xv[j][g];
+            const __m512i lo = iq4_index_avx512(_mm512_min_ps(_mm512_mul_ps(id_low[g], X), _mm512_mul_ps(id_high[g], X)));
+            value[j][g] = _mm512_permutexvar_ps(lo, values);
+            mid[j][g] = _mm512_permutexvar_ps(lo, mids);
+            step[j][g] = _mm512_permutexvar_ps(lo, steps);
+            const __m512 q = _mm512_permutexvar_ps(iq4_index_avx512(_mm512_mul_ps(id_first[g], X)), values);
+            const __m512 wq = _mm512_mul_ps(wv[j][g], q);  // the first fit, in index order
+            qx[g] = _mm512_add_ps(qx[g], _mm512_mul_ps(wq, X));
+            q2[g] = _mm512_add_ps(q2[g], _mm512_mul_ps(wq, q));
+        }
+    __m512 d[G], best[G];
+    for (int g = 0; g < G; ++g) {
+        d[g] = _mm512_maskz_div_ps(_mm512_cmp_ps_mask(q2[g], zero, _CMP_GT_OQ), qx[g], q2[g]);
+        best[g] = _mm512_mul_ps(d[g], qx[g]);
+    }
+    for (int t = -kIq4Tries; t <= kIq4Tries; ++t) {
+        const __m512 numerator = _mm512_set1_ps(static_cast<float>(t + kIq4Grid[0]));
+        __m512 id[G];
+        for (int g = 0; g < G; ++g) {
+            id[g] = _mm512_div_ps(numerator, max[g]);
+            qx[g] = q2[g] = zero;
+        }
+        for (int j = 0; j < kIq4Sub; ++j)
+            for (int g = 0; g < G; ++g) {
+                const __m512 al = _mm512_mul_ps(id[g], xv[j][g]);
+                const __m512 q = _mm512_mask_add_ps(value[j][g], _mm512_cmp_ps_mask(al, mid[j][g], _CMP_GE_OQ),
+                                                    value[j][g], step[j][g]);
+                const __m512 wq = _mm512_mul_ps(wv[j][g], q);
+                qx[g] = _mm512_add_ps(qx[g], _mm512_mul_ps(wq, xv[j][g]));
+                q2[g] = _mm512_add_ps(q2[g], _mm512_mul_ps(wq, q));
+            }
+        for (int g = 0; g < G; ++g) {
+            const __mmask16 better =
+                _mm512_cmp_ps_mask(q2[g], zero, _CMP_GT_OQ) &
+                _mm512_cmp_ps_mask(_mm512_mul_ps(qx[g], qx[g]), _mm512_mul_ps(best[g], q2[g]), _CMP_GT_OQ);
+            d[g] = _mm512_mask_div_ps(d[g], better, qx[g], q2[g]);
+            best[g] = _mm512_mask_mul_ps(best[g], better, d[g], qx[g]);
+        }
+    }
+    for (int g = 0; g < G && 16 * g < count; ++g) {
+        const __mmask16 empty = _mm512_cmp_ps_mask(amax[g], _mm512_set1_ps(kGgmlGroupMaxEps), _CMP_LT_OQ);
+        alignas(64) float lane_d[16];
+        _mm512_store_ps(lane_d, _mm512_mask_blend_ps(empty, d[g], zero));
+        const int lanes = count - 16 * g < 16 ? count - 16 * g : 16;
+        for (int j = 0; j < lanes; ++j) scales[16 * g + j] = lane_d[j];
+    }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
 // The best scale for one sub-block of 32 (0 where it is below kGgmlGroupMaxEps): ggml's first fit at
 // d = max / 127, then each try at inverse scale (t - 127) / max, t = -7..7, kept where it beats the best so
-// far (in that order).
-float iq4_sub_scale(const float* x, const float* weight) {
+// far (in that order). Built with AVX-512, iq4_sub_scales_lanes runs it instead.
+[[maybe_unused]] float iq4_sub_scale(const float* x, const float* weight) {
     const float amax = block_amax(x, kIq4Sub);
     if (amax < kGgmlGroupMaxEps) return 0.0f;
     float max = 0;  // the first value of largest magnitude, with its sign
@@ -185,25 +300,43 @@ void iq4_pack(const float* x, float id, std::uint8_t* qs) {
 #endif
 }
 
-void iq4_nl_block(const float* x, const float* qw, std::uint8_t* y) {
-    float weight[kIq4Sub];
-    iq4_weights(x, qw, qw ? iq4_sigma2(x, kIq4Sub) : 0.0f, weight);
-    const float d = iq4_sub_scale(x, weight);
-    store_le16(y, ggml_fp16(d));
-    iq4_pack(x, d != 0 ? 1 / d : 0.0f, y + 2);
+// The scales of `count` sub-blocks of 32 (x + 32 j, weights w + 32 j): 32 at a time in lanes where AVX-512
+// is built.
+void iq4_sub_scales(int count, const float* x, const float* w, float* scales) {
+#ifdef QS_HAVE_IQ4_LANES
+    for (int j = 0; j < count; j += 32)
+        iq4_sub_scales_lanes<2>(count - j < 32 ? count - j : 32, x + kIq4Sub * j, w + kIq4Sub * j, scales + j);
+#else
+    for (int j = 0; j < count; ++j) scales[j] = iq4_sub_scale(x + kIq4Sub * j, w + kIq4Sub * j);
+#endif
 }
 
-void iq4_xs_block(const float* x, const float* qw, std::uint8_t* y) {
-    constexpr int kSubs = 256 / kIq4Sub;
-    const float sigma2 = qw ? iq4_sigma2(x, 256) : 0.0f;
-    float scales[kSubs];
-    float max_scale = 0, amax_scale = 0;
-    for (int ib = 0; ib < kSubs; ++ib) {
-        float weight[kIq4Sub];
-        iq4_weights(x + kIq4Sub * ib, qw ? qw + kIq4Sub * ib : nullptr, sigma2, weight);
-        scales[ib] = iq4_sub_scale(x + kIq4Sub * ib, weight);
-        if (std::fabs(scales[ib]) > amax_scale) amax_scale = std::fabs(scales[ib]), max_scale = scales[ib];
+// 32 blocks at a time: their scales in one call of the lanes.
+void iq4_nl_quantize(const float* x, std::int64_t blocks, const GgmlImportance* imp, void* out) {
+    constexpr int kGroup = 32;
+    float weight[kGroup * kIq4Sub], d[kGroup];
+    for (std::int64_t b0 = 0; b0 < blocks; b0 += kGroup) {
+        const int count = static_cast<int>(blocks - b0 < kGroup ? blocks - b0 : kGroup);
+        const float* xs = x + kIq4Sub * b0;
+        const float* qw = imp ? imp->weights + kIq4Sub * b0 : nullptr;
+        for (int b = 0; b < count; ++b)
+            iq4_weights(xs + kIq4Sub * b, qw ? qw + kIq4Sub * b : nullptr, qw ? iq4_sigma2(xs + kIq4Sub * b, kIq4Sub) : 0.0f,
+                        weight + kIq4Sub * b);
+        iq4_sub_scales(count, xs, weight, d);
+        for (int b = 0; b < count; ++b) {
+            std::uint8_t* y = bytes(out) + 18 * (b0 + b);
+            store_le16(y, ggml_fp16(d[b]));
+            iq4_pack(xs + kIq4Sub * b, d[b] != 0 ? 1 / d[b] : 0.0f, y + 2);
+        }
     }
+}
+
+// From its eight sub-blocks' scales, one super-block.
+void iq4_xs_block(const float* x, const float* scales, std::uint8_t* y) {
+    constexpr int kSubs = 256 / kIq4Sub;
+    float max_scale = 0, amax_scale = 0;
+    for (int ib = 0; ib < kSubs; ++ib)
+        if (std::fabs(scales[ib]) > amax_scale) amax_scale = std::fabs(scales[ib]), max_scale = scales[ib];
     // The super-block's d maps the largest sub-scale to -32; each sub-block's 6-bit l = nearest(sc / d) in
     // [-32, 31] is stored plus 32, and its values are re-indexed at the scale d l actually used.
     const float d = -max_scale / 32;
@@ -224,14 +357,24 @@ void iq4_xs_block(const float* x, const float* qw, std::uint8_t* y) {
     store_le16(y + 2, scales_h);
 }
 
-void iq4_nl_quantize(const float* x, std::int64_t blocks, const GgmlImportance* imp, void* out) {
-    for (std::int64_t b = 0; b < blocks; ++b)
-        iq4_nl_block(x + 32 * b, imp ? imp->weights + 32 * b : nullptr, bytes(out) + 18 * b);
-}
-
+// Four super-blocks at a time: their 32 sub-blocks' scales in one call of the lanes.
 void iq4_xs_quantize(const float* x, std::int64_t blocks, const GgmlImportance* imp, void* out) {
-    for (std::int64_t b = 0; b < blocks; ++b)
-        iq4_xs_block(x + 256 * b, imp ? imp->weights + 256 * b : nullptr, bytes(out) + 136 * b);
+    constexpr int kGroup = 4, kSubs = 256 / kIq4Sub;
+    float weight[kGroup * 256], scales[kGroup * kSubs];
+    for (std::int64_t b0 = 0; b0 < blocks; b0 += kGroup) {
+        const int count = static_cast<int>(blocks - b0 < kGroup ? blocks - b0 : kGroup);
+        const float* xs = x + 256 * b0;
+        const float* qw = imp ? imp->weights + 256 * b0 : nullptr;
+        for (int b = 0; b < count; ++b) {
+            const float sigma2 = qw ? iq4_sigma2(xs + 256 * b, 256) : 0.0f;  // the super-block's
+            for (int ib = 0; ib < kSubs; ++ib) {
+                const std::int64_t at = 256 * b + kIq4Sub * ib;
+                iq4_weights(xs + at, qw ? qw + at : nullptr, sigma2, weight + at);
+            }
+        }
+        iq4_sub_scales(kSubs * count, xs, weight, scales);
+        for (int b = 0; b < count; ++b) iq4_xs_block(xs + 256 * b, scales + kSubs * b, bytes(out) + 136 * (b0 + b));
+    }
 }
 
 // The stored 6-bit scale of iq4_xs's sub-block ib (0..63; to_float uses it minus 32).

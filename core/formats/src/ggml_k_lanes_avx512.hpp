@@ -47,7 +47,7 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
         }
     }
     const auto error_of = [use_mad](__m512 diff) { return use_mad ? _mm512_abs_ps(diff) : _mm512_mul_ps(diff, diff); };
-    __m512 min[G], max[G], sum_w[G], sum_x[G], scale[G], best_error[G];
+    __m512 min[G], max[G], lowest[G], sum_w[G], sum_x[G], scale[G], best_error[G];
     __mmask16 flat[G];
     for (int g = 0; g < G; ++g) {
         min[g] = max[g] = xv[0][g];
@@ -64,6 +64,7 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
     const __m512 fnmax = _mm512_set1_ps(static_cast<float>(nmax));
     __m512 first_iscale[G];
     for (int g = 0; g < G; ++g) {
+        lowest[g] = min[g];  // the smallest value, before min is clamped to 0
         min[g] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(min[g], zero, _CMP_GT_OQ), min[g], zero);
         flat[g] = _mm512_cmp_ps_mask(max[g], min[g], _CMP_EQ_OQ);  // scale 0, codes 0, the min as it is
         first_iscale[g] = _mm512_div_ps(fnmax, _mm512_sub_ps(max[g], min[g]));
@@ -79,19 +80,39 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
     for (int is = 0; is <= nstep; ++is) {
         const __m512 step = _mm512_set1_ps(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax));
         __m512 iscale[G], sum_l[G], sum_l2[G], sum_xl[G];
+        // nearest_int(v) is v rounded half to even wherever |v| < 2^22 (v + 1.5 2^23 then lies where the
+        // float32 step is 1). v = iscale (x - min) is monotone in x for iscale > 0, so the lane's smallest and
+        // largest values bound every v: where all lanes are inside, one rounding replaces the bit trick.
+        bool rounding_is_nearest_int = true;
         for (int g = 0; g < G; ++g) {
             iscale[g] = _mm512_div_ps(step, _mm512_sub_ps(max[g], min[g]));
             sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
+            const __m512 low = _mm512_mul_ps(iscale[g], _mm512_sub_ps(lowest[g], min[g]));
+            const __m512 high = _mm512_mul_ps(iscale[g], _mm512_sub_ps(max[g], min[g]));
+            const __mmask16 inside = _mm512_cmp_ps_mask(iscale[g], zero, _CMP_GT_OQ) &
+                                     _mm512_cmp_ps_mask(low, _mm512_set1_ps(-0x1p22f), _CMP_GT_OQ) &
+                                     _mm512_cmp_ps_mask(high, _mm512_set1_ps(0x1p22f), _CMP_LT_OQ);
+            rounding_is_nearest_int &= static_cast<__mmask16>(inside | flat[g]) == static_cast<__mmask16>(0xffff);
         }
-        for (int i = 0; i < n; ++i)
-            for (int g = 0; g < G; ++g) {
-                const __m512 l = clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax);
-                trial[i][g] = l;
-                const __m512 wl = _mm512_mul_ps(wv[i][g], l);
-                sum_l[g] = _mm512_add_ps(sum_l[g], wl);
-                sum_l2[g] = _mm512_add_ps(sum_l2[g], _mm512_mul_ps(wl, l));
-                sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, xv[i][g]));
-            }
+        const auto add_trial = [&](int i, int g, __m512 l) {
+            trial[i][g] = l;
+            const __m512 wl = _mm512_mul_ps(wv[i][g], l);
+            sum_l[g] = _mm512_add_ps(sum_l[g], wl);
+            sum_l2[g] = _mm512_add_ps(sum_l2[g], _mm512_mul_ps(wl, l));
+            sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, xv[i][g]));
+        };
+        if (rounding_is_nearest_int) {
+            for (int i = 0; i < n; ++i)
+                for (int g = 0; g < G; ++g) {
+                    const __m512 v = _mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g]));
+                    const __m512 rounded = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                    add_trial(i, g, _mm512_min_ps(_mm512_max_ps(rounded, zero), fnmax));  // -0 becomes +0
+                }
+        } else {
+            for (int i = 0; i < n; ++i)
+                for (int g = 0; g < G; ++g)
+                    add_trial(i, g, clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax));
+        }
         __m512 this_scale[G], this_min[G], error[G];
         __mmask16 solvable[G], any = 0;
         for (int g = 0; g < G; ++g) {
@@ -140,6 +161,150 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
             for (int i = 0; i < n; ++i) L[n * sub + i] = codes[i][j];
         }
     }
+}
+
+// make_qx_quants with rmse_type 1 (ggml_scale_search.hpp's ggml_make_qx_quants) for `count` (1..16 G)
+// sub-blocks of n (<= 16) values each, sub-block j at x + n j with its weights at qw + n j (null: x^2):
+// scales[j] and codes L + n j (code plus nmax). Each lane runs the nineteen fits in ggml's order and takes a
+// later one where the scalar rule does (Σ w x l)^2 > best Σ w l^2, strictly.
+template <int G>
+inline void ggml_make_qx_quants_lanes_avx512(int count, int n, int nmax, const float* x, const float* qw,
+                                             std::int8_t* L, float* scales) {
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512i lane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(n));
+    __mmask16 live[G];
+    for (int g = 0; g < G; ++g) {
+        const int in_group = count - 16 * g;
+        live[g] = in_group >= 16 ? static_cast<__mmask16>(0xffff)
+                                 : static_cast<__mmask16>(in_group > 0 ? (1u << in_group) - 1 : 0);
+    }
+    __m512 xv[16][G], wv[16][G], wx[16][G];
+    __m512 amax[G], max[G];
+    for (int g = 0; g < G; ++g) amax[g] = max[g] = zero;
+    for (int i = 0; i < n; ++i) {
+        const __m512i at = _mm512_add_epi32(lane, _mm512_set1_epi32(i));
+        for (int g = 0; g < G; ++g) {
+            xv[i][g] = _mm512_mask_i32gather_ps(zero, live[g], at, x + 16 * n * g, 4);
+            wv[i][g] = qw ? _mm512_mask_i32gather_ps(zero, live[g], at, qw + 16 * n * g, 4)
+                          : _mm512_mul_ps(xv[i][g], xv[i][g]);
+            wx[i][g] = _mm512_mul_ps(wv[i][g], xv[i][g]);
+            const __m512 ax = _mm512_abs_ps(xv[i][g]);
+            const __mmask16 larger = _mm512_cmp_ps_mask(ax, amax[g], _CMP_GT_OQ);
+            amax[g] = _mm512_mask_blend_ps(larger, amax[g], ax);
+            max[g] = _mm512_mask_blend_ps(larger, max[g], xv[i][g]);
+        }
+    }
+    __mmask16 empty[G];  // below GROUP_MAX_EPS: scale 0, codes 0
+    for (int g = 0; g < G; ++g) empty[g] = _mm512_cmp_ps_mask(amax[g], _mm512_set1_ps(kGgmlGroupMaxEps), _CMP_LT_OQ);
+    const float fnmax = static_cast<float>(nmax);
+    __m512 scale[G], best[G], chosen[G];
+    for (int f = 0; f < kQxFits; ++f) {
+        const int is = f == 0 ? 0 : (f <= 9 ? f - 10 : f - 9);  // the first fit, then is = -9..-1, 1..9
+        const __m512 numerator = _mm512_set1_ps(f == 0 ? -fnmax : -(fnmax + 0.1f * static_cast<float>(is)));
+        __m512 iscale[G], sumlx[G], suml2[G];
+        for (int g = 0; g < G; ++g) {
+            iscale[g] = _mm512_div_ps(numerator, max[g]);
+            sumlx[g] = suml2[g] = zero;
+        }
+        for (int i = 0; i < n; ++i)
+            for (int g = 0; g < G; ++g) {
+                const __m512 fl = clamped_code_avx512(_mm512_mul_ps(iscale[g], xv[i][g]), -nmax, nmax - 1);
+                sumlx[g] = _mm512_add_ps(sumlx[g], _mm512_mul_ps(wx[i][g], fl));
+                suml2[g] = _mm512_add_ps(suml2[g], _mm512_mul_ps(_mm512_mul_ps(wv[i][g], fl), fl));
+            }
+        for (int g = 0; g < G; ++g) {
+            if (f == 0) {
+                const __mmask16 nonzero = _mm512_cmp_ps_mask(suml2[g], zero, _CMP_NEQ_UQ);
+                scale[g] = _mm512_maskz_div_ps(nonzero, sumlx[g], suml2[g]);
+                best[g] = _mm512_mul_ps(scale[g], sumlx[g]);
+                chosen[g] = iscale[g];
+                continue;
+            }
+            const __mmask16 better =
+                _mm512_cmp_ps_mask(suml2[g], zero, _CMP_GT_OQ) &
+                _mm512_cmp_ps_mask(_mm512_mul_ps(sumlx[g], sumlx[g]), _mm512_mul_ps(best[g], suml2[g]), _CMP_GT_OQ);
+            scale[g] = _mm512_mask_div_ps(scale[g], better, sumlx[g], suml2[g]);
+            best[g] = _mm512_mask_mul_ps(best[g], better, scale[g], sumlx[g]);
+            chosen[g] = _mm512_mask_blend_ps(better, chosen[g], iscale[g]);
+        }
+    }
+    for (int g = 0; g < G && 16 * g < count; ++g) {
+        alignas(64) float lane_scale[16];
+        _mm512_store_ps(lane_scale, _mm512_mask_blend_ps(empty[g], scale[g], zero));
+        alignas(16) std::int8_t codes[16][16];
+        for (int i = 0; i < n; ++i) {
+            const __m512 fl = clamped_code_avx512(_mm512_mul_ps(chosen[g], xv[i][g]), -nmax, nmax - 1);
+            const __m512i code = _mm512_add_epi32(_mm512_cvtps_epi32(fl), _mm512_set1_epi32(nmax));
+            _mm_store_si128(reinterpret_cast<__m128i*>(codes[i]),
+                            _mm512_maskz_cvtepi32_epi8(static_cast<__mmask16>(~empty[g]), code));
+        }
+        const int lanes = count - 16 * g < 16 ? count - 16 * g : 16;
+        for (int j = 0; j < lanes; ++j) {
+            const int sub = 16 * g + j;
+            scales[sub] = lane_scale[j];
+            for (int i = 0; i < n; ++i) L[n * sub + i] = codes[i][j];
+        }
+    }
+}
+
+// make_q3_quants with do_rmse (ggml_k_search.hpp's ggml_make_q3_quants) for 16 sub-blocks of 16 values,
+// sub-block j at x + 16 j: scales[j] and codes L + 16 j (code plus nmax). Each lane runs the coordinate
+// search on its own sums, value by value in index order; a pass that changes nothing in a lane leaves it as
+// it was, so running the passes until no lane changes (at most five) is each lane's scalar loop.
+inline void ggml_make_q3_quants_lanes_avx512(int nmax, const float* x, std::int8_t* L, float* scales) {
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512i lane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(16));
+    __m512 xv[16], w[16], wx[16], l[16];
+    __m512 amax = zero, max = zero;
+    for (int i = 0; i < 16; ++i) {
+        xv[i] = _mm512_i32gather_ps(_mm512_add_epi32(lane, _mm512_set1_epi32(i)), x, 4);
+        const __m512 ax = _mm512_abs_ps(xv[i]);
+        const __mmask16 larger = _mm512_cmp_ps_mask(ax, amax, _CMP_GT_OQ);
+        amax = _mm512_mask_blend_ps(larger, amax, ax);
+        max = _mm512_mask_blend_ps(larger, max, xv[i]);
+    }
+    const __mmask16 empty = _mm512_cmp_ps_mask(amax, _mm512_set1_ps(kGgmlGroupMaxEps), _CMP_LT_OQ);
+    const __m512 iscale = _mm512_div_ps(_mm512_set1_ps(-static_cast<float>(nmax)), max);
+    __m512 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < 16; ++i) {
+        l[i] = clamped_code_avx512(_mm512_mul_ps(iscale, xv[i]), -nmax, nmax - 1);
+        w[i] = _mm512_mul_ps(xv[i], xv[i]);
+        wx[i] = _mm512_mul_ps(w[i], xv[i]);
+        sumlx = _mm512_add_ps(sumlx, _mm512_mul_ps(wx[i], l[i]));
+        suml2 = _mm512_add_ps(suml2, _mm512_mul_ps(_mm512_mul_ps(w[i], l[i]), l[i]));
+    }
+    const __mmask16 searching = static_cast<__mmask16>(~empty);
+    for (int itry = 0; itry < 5; ++itry) {
+        __mmask16 changed = 0;
+        for (int i = 0; i < 16; ++i) {
+            const __m512 slx = _mm512_sub_ps(sumlx, _mm512_mul_ps(wx[i], l[i]));
+            const __m512 sl2 = _mm512_sub_ps(suml2, _mm512_mul_ps(_mm512_mul_ps(w[i], l[i]), l[i]));
+            const __m512 new_l = clamped_code_avx512(_mm512_div_ps(_mm512_mul_ps(xv[i], sl2), slx), -nmax, nmax - 1);
+            const __m512 slx_new = _mm512_add_ps(slx, _mm512_mul_ps(wx[i], new_l));
+            const __m512 sl2_new = _mm512_add_ps(sl2, _mm512_mul_ps(_mm512_mul_ps(w[i], new_l), new_l));
+            const __mmask16 take =
+                searching & _mm512_cmp_ps_mask(slx, zero, _CMP_GT_OQ) & _mm512_cmp_ps_mask(new_l, l[i], _CMP_NEQ_UQ) &
+                _mm512_cmp_ps_mask(sl2_new, zero, _CMP_GT_OQ) &
+                _mm512_cmp_ps_mask(_mm512_mul_ps(_mm512_mul_ps(slx_new, slx_new), suml2),
+                                   _mm512_mul_ps(_mm512_mul_ps(sumlx, sumlx), sl2_new), _CMP_GT_OQ);
+            l[i] = _mm512_mask_blend_ps(take, l[i], new_l);
+            sumlx = _mm512_mask_blend_ps(take, sumlx, slx_new);
+            suml2 = _mm512_mask_blend_ps(take, suml2, sl2_new);
+            changed |= take;
+        }
+        if (changed == 0) break;
+    }
+    const __mmask16 positive = _mm512_cmp_ps_mask(suml2, zero, _CMP_GT_OQ) & searching;
+    _mm512_storeu_ps(scales, _mm512_maskz_div_ps(positive, sumlx, suml2));
+    alignas(16) std::int8_t codes[16][16];
+    for (int i = 0; i < 16; ++i) {
+        const __m512i code = _mm512_add_epi32(_mm512_cvtps_epi32(l[i]), _mm512_set1_epi32(nmax));
+        _mm_store_si128(reinterpret_cast<__m128i*>(codes[i]), _mm512_maskz_cvtepi32_epi8(searching, code));
+    }
+    for (int j = 0; j < 16; ++j)
+        for (int i = 0; i < 16; ++i) L[16 * j + i] = codes[i][j];
 }
 
 #if defined(__GNUC__) && !defined(__clang__)

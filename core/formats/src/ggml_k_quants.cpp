@@ -54,11 +54,23 @@ void search_qkx3(int count, int n, int nmax, const float* x, const float* weight
         scales[j] = ggml_make_qkx3_quants(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], -0.9f, 0.05f, 36);
 #endif
 }
-float search_q3(int nmax, const float* x, std::int8_t* L) {
+// make_qx_quants of `count` sub-blocks of n values each (x + n j, weights qw + n j or null for x^2, codes to
+// L + n j): sixteen to a call, one to a lane, where AVX-512 is built.
+void search_qx_sub_blocks(int count, int n, int nmax, const float* x, const float* qw, std::int8_t* L, float* scales) {
 #ifdef QS_HAVE_GGML_K_AVX512
-    return ggml_make_q3_quants_avx512(nmax, x, L);
+    for (int j = 0; j < count; j += 16)
+        ggml_make_qx_quants_lanes_avx512<1>(std::min(16, count - j), n, nmax, x + n * j, qw ? qw + n * j : nullptr,
+                                            L + n * j, scales + j);
 #else
-    return ggml_make_q3_quants(16, nmax, x, L);
+    for (int j = 0; j < count; ++j) scales[j] = ggml_make_qx_quants(n, nmax, x + n * j, L + n * j, qw ? qw + n * j : nullptr);
+#endif
+}
+// make_q3_quants (nmax 4) of a super-block's sixteen sub-blocks of 16: one to a lane where AVX-512 is built.
+void search_q3_sub_blocks(const float* x, std::int8_t* L, float* scales) {
+#ifdef QS_HAVE_GGML_K_AVX512
+    ggml_make_q3_quants_lanes_avx512(4, x, L, scales);
+#else
+    for (int j = 0; j < 16; ++j) scales[j] = ggml_make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
 #endif
 }
 float search_qx(int n, int nmax, const float* x, std::int8_t* L, const float* qw) {
@@ -253,10 +265,12 @@ void q3_k_finish(const float* x, std::uint16_t d_bits, std::uint8_t* L, std::uin
     requantize<16>(x, d_used, nullptr, -4, 3, 4, 16, L);
     std::uint8_t* hmask = y;
     std::memset(hmask, 0, 32);
-    for (int j = 0; j < kQK; ++j) {  // L <= 7: bit 2 is the high bit, without a branch
-        hmask[j % 32] = static_cast<std::uint8_t>(hmask[j % 32] | (((L[j] >> 2) & 1) << (j / 32)));
-        L[j] = static_cast<std::uint8_t>(L[j] & 3);
-    }
+    for (int h = 0; h < 8; ++h)  // L <= 7: bit 2 is the high bit, without a branch; value 32 h + l's in hmask[l]
+        for (int l = 0; l < 32; ++l) {
+            std::uint8_t& code = L[32 * h + l];
+            hmask[l] = static_cast<std::uint8_t>(hmask[l] | (((code >> 2) & 1) << h));
+            code = static_cast<std::uint8_t>(code & 3);
+        }
     pack_2bit(L, y + 32);
 }
 
@@ -264,8 +278,8 @@ void q3_k_ref(const float* x, std::uint8_t* y) {
     std::int8_t L[kQK];
     float scales[16];
     float max_scale = 0, amax = 0;
+    search_q3_sub_blocks(x, L, scales);
     for (int j = 0; j < 16; ++j) {
-        scales[j] = search_q3(4, x + 16 * j, L + 16 * j);
         const float a = std::fabs(scales[j]);
         if (a > amax) amax = a, max_scale = scales[j];
     }
@@ -285,13 +299,11 @@ void q3_k_ref(const float* x, std::uint8_t* y) {
 
 void q3_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
     std::int8_t L[kQK];
-    float scales[16], sw[16], weight[16];
+    float scales[16], sw[16], weight[kQK];
     const float sigma2 = 2 * block_sum_squares(x) / static_cast<float>(kQK);
-    for (int j = 0; j < 16; ++j) {
-        importance_weights(x + 16 * j, qw + 16 * j, sigma2, 16, weight);
-        sw[j] = sum_in_order(weight, 16);
-        scales[j] = search_qx(16, 4, x + 16 * j, L + 16 * j, weight);
-    }
+    importance_weights(x, qw, sigma2, kQK, weight);
+    for (int j = 0; j < 16; ++j) sw[j] = sum_in_order(weight + 16 * j, 16);
+    search_qx_sub_blocks(16, 16, 4, x, weight, L, scales);
     std::int8_t Ls[16];
     const float d_block = search_qx(16, 32, scales, Ls, sw);
     int l[16];
@@ -400,8 +412,8 @@ void q6_k_block(const float* x, const float* qw, std::uint8_t* y) {
     std::int8_t L[kQK];
     float scales[16];
     float max_scale = 0, max_abs_scale = 0;
+    search_qx_sub_blocks(16, 16, 32, x, qw, L, scales);
     for (int j = 0; j < 16; ++j) {
-        scales[j] = search_qx(16, 32, x + 16 * j, L + 16 * j, qw ? qw + 16 * j : nullptr);
         const float a = std::fabs(scales[j]);
         if (a > max_abs_scale) max_abs_scale = a, max_scale = scales[j];
     }

@@ -2,6 +2,8 @@
 // each family's codec.
 #include <array>
 #include <cctype>
+#include <cstddef>
+#include <cstring>
 
 #include "ggml_codecs.hpp"
 #include "quantscope/error.hpp"
@@ -113,7 +115,10 @@ void ggml_dequantize(const GgmlTypeInfo& type, const void* in, std::int64_t n, f
 void ggml_block_fields(const GgmlTypeInfo& type, const void* block, GgmlBlockFields& out) {
     const detail::GgmlCodec codec = codec_of(type.type);
     if (!codec.fields) cannot(type, "show a block");
-    out = GgmlBlockFields{};
+    // Every member before the codes back to its initial value; the codec writes all the block's codes. Not
+    // the whole 1 KB of codes: a pass asks this of every block of 32 values.
+    static const GgmlBlockFields blank{};
+    std::memcpy(static_cast<void*>(&out), &blank, offsetof(GgmlBlockFields, codes));
     codec.fields(block, out);
 }
 

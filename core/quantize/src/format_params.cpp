@@ -169,7 +169,8 @@ BlockStats block_stats(const TensorView& view, std::int64_t stride, std::int64_t
 
 // A block format's stats and every block's scale in one read of the values. NVFP4's sb needs the tensor's g,
 // known only at the end: its blocks' amax are kept in `scale` meanwhile, and their scales set from them.
-BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
+// A ggml codec row with `keep_blocks` keeps the bytes its blocks were quantized to (p.ggml_blocks).
+BlockStats block_format_pass(const TensorView& view, FormatParams& p, bool keep_blocks) {
     const FormatInfo& info = format_info(p.format);
     const std::int64_t n = view.numel(), blocks = n / info.block_size;
     p.block_stride = info.block_size;
@@ -185,7 +186,7 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
     const std::int64_t per_chunk = kChunk / info.block_size;  // kChunk is a multiple of every block size
     std::shared_ptr<std::uint8_t[]> kept;  // uninitialized: every block is written
     const std::int64_t type_size = info.keeps_blocks ? info.ggml->type_size : 0;
-    if (info.keeps_blocks && blocks <= FormatParams::kKeptBlockBytes / type_size)
+    if (keep_blocks && info.keeps_blocks && blocks <= FormatParams::kKeptBlockBytes / type_size)
         kept.reset(new std::uint8_t[static_cast<std::size_t>(blocks * type_size)]);
     for (int t = 0; t < threads; ++t) parts.push_back(stats);
     std::atomic<bool> bad{false};
@@ -230,7 +231,8 @@ BlockStats block_format_pass(const TensorView& view, FormatParams& p) {
 
 }  // namespace
 
-FormatParams compute_format_params(const TensorView& view, const FormatConfig& config, TensorRange* range) {
+FormatParams compute_format_params(const TensorView& view, const FormatConfig& config, TensorRange* range,
+                                   bool keep_blocks) {
     check_format_config(config, view.shape);
     FormatParams p;
     p.format = config.format;
@@ -240,7 +242,7 @@ FormatParams compute_format_params(const TensorView& view, const FormatConfig& c
     if (info.own_blocks()) {
         detail::take_importance(config, view.shape, p);
         if (p.weighted()) p.row_sum_squares = detail::row_sums_of_squares(view, p.row_length);
-        const BlockStats stats = block_format_pass(view, p);
+        const BlockStats stats = block_format_pass(view, p, keep_blocks);
         if (range) *range = {stats.lo, stats.hi};
         return p;
     }

@@ -297,7 +297,7 @@ ElementTrace as_element_trace(const FormatTrace& f) {
 
 QuantParams format_quant_params(const TensorView& view, const QuantConfig& config, TensorRange* range) {
     check_config(config, view.shape);
-    return as_quant_params(view, config, compute_format_params(view, format_config(config), range));
+    return as_quant_params(view, config, compute_format_params(view, format_config(config), range, false));
 }
 
 FormatParams format_params_of(const QuantParams& params, FormatId format) {

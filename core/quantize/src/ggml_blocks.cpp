@@ -56,6 +56,16 @@ void ggml_block_bytes(const TensorView& view, const QuantConfig& config,
     }
 }
 
+void ggml_block_bytes(const TensorView& view, const QuantConfig& config, const FormatParams& params,
+                      const std::function<void(const std::uint8_t*, std::size_t)>& write) {
+    if (!params.ggml_blocks || params.format != config.format) return ggml_block_bytes(view, config, write);
+    const GgmlTypeInfo& type = *format_traits(config.format).ggml;
+    const std::int64_t blocks = view.numel() / type.block_size, per_write = kBatch / type.block_size;
+    for (std::int64_t b = 0; b < blocks; b += per_write)
+        write(params.ggml_blocks.get() + b * type.type_size,
+              static_cast<std::size_t>(std::min(per_write, blocks - b) * type.type_size));
+}
+
 ImportanceError::ImportanceError(Importance weights) : weights_(std::move(weights)) {
     if (!weights_ || weights_->empty()) throw Error("an importance-weighted error needs importance");
 }

@@ -70,7 +70,8 @@ struct GgmlBlockFields {
     float sub_scale_used[16] = {};    // the float32 products to_float multiplies codes by (d * sc)
     float sub_min_used[16] = {};      // and subtracts (dmin * m)
     std::int32_t codes[256] = {};     // each value's integer code as FORMATS.md lists them (q6_K -32..31,
-                                      // q3_K -4..3, iq4_* the index 0..15, tq* -1..1)
+                                      // q3_K -4..3, iq4_* the index 0..15, tq* -1..1); the block's first
+                                      // block_size entries (the rest keep what they held)
 };
 void ggml_block_fields(const GgmlTypeInfo& type, const void* block, GgmlBlockFields& out);
 

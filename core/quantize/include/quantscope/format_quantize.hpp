@@ -19,8 +19,10 @@ namespace qs {
 
 // The scales of every block (one parallel pass over the values; a second for block formats). Checks the
 // config and that every value is finite (qs::Error naming the first bad index); `range` (if given) receives
-// the smallest and largest value.
-FormatParams compute_format_params(const TensorView& view, const FormatConfig& config, TensorRange* range = nullptr);
+// the smallest and largest value. `keep_blocks`: a ggml codec row keeps the block bytes its search made
+// (FormatParams::ggml_blocks) for a pass over the same values; false for a caller that keeps only the scales.
+FormatParams compute_format_params(const TensorView& view, const FormatConfig& config, TensorRange* range = nullptr,
+                                   bool keep_blocks = true);
 
 // The params of a config that needs no statistics of its blocks, from the tensor's largest magnitude alone:
 // an element format per tensor (s as compute_format_params gives it), or a block format, whose params then

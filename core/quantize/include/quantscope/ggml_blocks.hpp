@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "quantscope/config.hpp"
+#include "quantscope/format_params.hpp"
 #include "quantscope/tensor_view.hpp"
 
 namespace qs {
@@ -16,6 +17,10 @@ namespace qs {
 // batch at a time (memory bounded whatever the tensor). Throws qs::Error for a config without a ggml type or
 // one check_config refuses.
 void ggml_block_bytes(const TensorView& view, const QuantConfig& config,
+                      const std::function<void(const std::uint8_t* bytes, std::size_t size)>& write);
+// The same after a pass over `view` with `params` (quantize_checked's format_params): the blocks the params
+// kept are written as they are, without quantizing them again; params that kept none quantize as above.
+void ggml_block_bytes(const TensorView& view, const QuantConfig& config, const FormatParams& params,
                       const std::function<void(const std::uint8_t* bytes, std::size_t size)>& write);
 
 // Σ w·e² / Σ w of each row (w the row's importance, one weight per column, e = r - r'), averaged over the
