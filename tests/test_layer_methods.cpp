@@ -423,6 +423,16 @@ TEST_CASE("methods command: --out-output writes the method's y and the refusals 
              {" --method awq --rotation hadamard", "--rotation needs"}});
 }
 
+TEST_CASE("methods command: layer --help states the --damp range and which method takes --seed") {
+    // What the parser accepts (0 < D <= kMaxGptqDamp) and what it refuses --seed for, said where the options are.
+    test::TempDir dir;
+    const test::Run r = test::run("layer --help", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(kMaxGptqDamp == 1e6);
+    CHECK(r.out.find("--damp D                 gptq: H += D * mean(diag H) * I, 0 < D <= 1e6") != std::string::npos);
+    CHECK(r.out.find("--seed N                 of the methods, only --rotation random-hadamard takes it") != std::string::npos);
+}
+
 TEST_CASE("methods command: --seed is refused where nothing takes it") {
     test::TempDir dir;
     const Tensor w = normal_matrix(8, 32, 41, 0.1f), x = normal_matrix(6, 32, 42);

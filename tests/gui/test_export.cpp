@@ -427,6 +427,42 @@ TEST_CASE("session: non-default settings of a preset survive a save and a reopen
     CheckSameState(a, b);
 }
 
+TEST_CASE("session: the layer lab's Method view keeps its method and the GPTQ column") {
+    TempDir dir;
+    AppState a;
+    Start(a, {"--random", "normal", "--shape", "16x32", "--seed", "3"});
+    a.layer_view = true;
+    a.layer.show_method = true;
+    a.layer.method.method = qs::LayerMethod::RotateGptq;
+    a.layer.method.act_order = true;
+    a.layer.method.target = 7;
+    const std::string path = dir / "method.json";
+    std::string error;
+    REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
+    const std::string json = read_file(path);
+    CHECK(json.find("\"layer.method\": \"rotate+gptq\"") != std::string::npos);
+    CHECK(json.find("\"layer.column\": \"7\"") != std::string::npos);
+
+    AppState b;
+    Start(b, {path});
+    CHECK(b.doc.notice.empty());
+    CHECK(b.layer_view);
+    CHECK(b.layer.show_method);
+    CHECK(b.layer.method.method == qs::LayerMethod::RotateGptq);
+    CHECK(b.layer.method.act_order);
+    CHECK(b.layer.method.target == 7);
+    // A value the keys do not take is refused by name, the state left as it was.
+    AppState c;
+    Start(c, {"--random", "normal", "--shape", "16x32"});
+    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+             {"layer.method", "quarot"}, {"layer.column", "-1"}, {"layer.column", "4294967296"}, {"layer.act_order", "maybe"}}) {
+        CAPTURE(key);
+        CHECK(qs::gui::ApplySessionView(c, {{key, value}}).find(key + "=" + value) != std::string::npos);
+    }
+    CHECK(c.layer.method.method == qs::LayerMethod::Gptq);
+    CHECK(c.layer.method.target == 0);
+}
+
 TEST_CASE("session: an edited rank-3 tensor is stored inline with its slice") {
     TempDir dir;
     AppState a;

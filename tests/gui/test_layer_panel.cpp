@@ -116,3 +116,19 @@ TEST_CASE("gui: --tab layer opens the layer lab at both font scales") {
         CHECK(file_exists(png));
     }
 }
+
+TEST_CASE("gui: the layer lab's split-columns line wraps inside its cell at a projector's font") {
+    // The layer-lab lesson's LLM.int8 step draws "N split columns ... stay float32" in the maps' third cell,
+    // inside ##layer-scroll: wrapped at a screen x, it ran past the scrolled child by the child's offset.
+    using namespace qs::gui_test;
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    const std::string png = dir.path + "/split.png";
+    const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --no-settings --lesson layer-lab --step 5 --size 1280x720 "
+                                                "--font-scale 2 --screenshot '" + png + "' --layout-report");
+    INFO("stderr: " << r.err);
+    INFO("layout report: " << r.out);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("\"overflowing\": []") != std::string::npos);
+    CHECK(r.out.find("\"cut_text\": []") != std::string::npos);
+}

@@ -145,3 +145,33 @@ TEST_CASE("gui: the methods lesson opens the Method view at both font scales") {
         }
     }
 }
+
+TEST_CASE("method panel: a click on AWQ's loss curve picks that ratio and shows its scales") {
+    Window win;
+    const Shared s = MakeShared({16, 32});
+    qs::gui::LayerPanelState st;
+    st.settings.inputs.tokens = 64;
+    st.show_method = true;
+    st.method.method = qs::LayerMethod::Awq;
+    Draw(win, st, s);
+    const qs::MethodResult* awq = st.method.comparison.results[2].get();
+    REQUIRE(awq);
+    REQUIRE(awq->awq.has_value());
+    const std::size_t n = awq->awq->losses.size();
+    REQUIRE(n == 20);
+    CHECK(st.method.awq_pick == -1);  // the winner until a click
+    const ImVec2 p0 = st.method.awq_plot_min, p1 = st.method.awq_plot_max;
+    REQUIRE(p1.x - p0.x > 40.0f);
+    REQUIRE(p1.y <= static_cast<float>(win.r.height()));
+    // Ratio 3 / 20 is drawn at 3 / 20 of the plot's width: a click a little right of it picks it.
+    const ImVec2 at(p0.x + (3.2f / 20.0f) * (p1.x - p0.x), (p0.y + p1.y) * 0.5f);
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); }, at, false);
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); }, at, true);
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); }, at, false);
+    CHECK(st.method.awq_pick == 3);
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+    win.save("awq_pick");  // QS_FIGURE_PNG_DIR: the picked ratio drawn
+    // The scales shown for it are the search's own at r = 3 / 20: at the winner, the winner's to the bit.
+    CHECK(qs::awq_scales(awq->awq->mean_abs_x, awq->awq->ratio) == awq->awq->scales);
+    CHECK(qs::awq_scales(awq->awq->mean_abs_x, 3.0 / 20.0) != awq->awq->scales);
+}

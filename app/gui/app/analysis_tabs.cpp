@@ -3,10 +3,15 @@
 
 #include <imgui.h>
 
+#include <exception>
+#include <limits>
+#include <string>
+
 #include "gui/app/app_state.hpp"
 #include "gui/app/main_window.hpp"
 #include "gui/document/stopwatch.hpp"
 #include "gui/panels/figure_cover.hpp"
+#include "quantscope/layer_methods.hpp"
 
 namespace qs::gui {
 namespace {
@@ -109,6 +114,37 @@ AnalysisTabSpec Layer() {
     };
     t.shown = &AppState::layer_view;
     t.menu = "Layer lab: from weight error to output error";
+    // Whether the lab is shown and its Method view: the method, act-order and the GPTQ step-through's column
+    // (clamped to W's columns when the stepper is ready, as the slider's value is). A lesson's layer step,
+    // opened after these keys are read, sets them as the step does.
+    t.session = "layer";
+    SessionField method;
+    method.key = "method";
+    method.write = [](const AppState& app, const std::string& k, ViewSettings& v) {
+        v.emplace_back(k, to_string(app.layer.method.method));
+    };
+    method.read = [](ViewRead& r, const std::string&, const std::string& value) {
+        try {
+            r.app.layer.method.method = parse_layer_method(value);
+            return true;
+        } catch (const std::exception&) {
+            return false;
+        }
+    };
+    SessionField column;
+    column.key = "column";
+    column.write = [](const AppState& app, const std::string& k, ViewSettings& v) {
+        v.emplace_back(k, std::to_string(app.layer.method.target));
+    };
+    column.read = [](ViewRead& r, const std::string&, const std::string& value) {
+        std::int64_t n = 0;
+        if (!ParseInt(value, n) || n < 0 || n > std::numeric_limits<int>::max()) return false;  // the slider's int
+        r.app.layer.method.target = n;
+        return true;
+    };
+    t.fields = {BoolField("shown", [](auto& app) -> auto& { return app.layer_view; }),
+                BoolField("method_view", [](auto& app) -> auto& { return app.layer.show_method; }), std::move(method),
+                BoolField("act_order", [](auto& app) -> auto& { return app.layer.method.act_order; }), std::move(column)};
     return t;
 }
 

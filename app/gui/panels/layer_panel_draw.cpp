@@ -130,7 +130,8 @@ void DrawLayerMaps(LayerPanelState& st, ImVec2 size) {
     if (!r.outlier_columns.empty()) {
         const ImVec2 at(origin.x + 2 * (cell_w + gap), origin.y + cell_h + line + gap);
         ImGui::SetCursorScreenPos(at);
-        ImGui::PushTextWrapPos(at.x + cell_w);
+        // ImGui wraps at a window x: a screen x would wrap past the cell by the scrolled child's own offset.
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + cell_w);
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette::kRange), "%zu split columns (framed on x and W) stay float32",
                            r.outlier_columns.size());
         ImGui::PopTextWrapPos();

@@ -46,6 +46,8 @@ struct MethodPanelState {
     Task<Comparison> compare_task;
     Comparison comparison;
     std::string compare_key;
+    int awq_pick = -1;                  // the ratio clicked on AWQ's curve (an index of its losses); -1: the winner
+    ImVec2 awq_plot_min, awq_plot_max;  // where that curve's plot was last drawn (a click there picks)
     std::array<HeatmapState, 2> method_maps;  // RTN, AWQ, rotate: W (or W H) and what the method made of it
     HeatmapView method_view;
     std::uint64_t method_generation = 0;

@@ -55,8 +55,9 @@ void HistogramBars(const Histogram& h, std::int64_t top, float x0, float x1, flo
     DrawTicksBelow(dl, ax, y1 + 1.0f, 3, x0, x1);
 }
 
-// AWQ's loss against the ratio r (log), the winner marked as SmoothQuant's best alpha is.
-void AwqCurve(const AwqDetails& awq, ImVec2 size) {
+// AWQ's loss against the ratio r (log), the winner marked as SmoothQuant's best alpha is; a click picks the
+// nearest ratio (its scales and loss shown), as a click on SmoothQuant's curve picks alpha.
+void AwqCurve(MethodPanelState& st, const AwqDetails& awq, ImVec2 size) {
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     const std::size_t n = awq.losses.size();
     if (n == 0 || size.y < font * 6) return;
@@ -79,6 +80,14 @@ void AwqCurve(const AwqDetails& awq, ImVec2 size) {
     const double margin = 0.08 * (std::log10(hi) - std::log10(lo));
     const PlotAxis ax{0.0, 1.0, p0.x, p1.x};
     const PlotAxis ay{lo * std::pow(10.0, -margin), hi * std::pow(10.0, margin), p1.y, p0.y, true};
+    st.awq_plot_min = p0, st.awq_plot_max = p1;
+    ImGui::SetCursorScreenPos(p0);
+    ImGui::InvisibleButton("##awq-plot", ImVec2(p1.x - p0.x, p1.y - p0.y));
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {  // ratio i is drawn at x = i / n
+        const double at = std::clamp((ImGui::GetIO().MousePos.x - p0.x) / (p1.x - p0.x), 0.0f, 1.0f) * static_cast<double>(n);
+        st.awq_pick = static_cast<int>(std::min<double>(std::round(at), static_cast<double>(n - 1)));
+    }
+    const bool picked = st.awq_pick >= 0 && static_cast<std::size_t>(st.awq_pick) < n;
     dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg, 0.35f));
     DrawTicksBelow(dl, ax, p1.y + 1.0f, 5, p0.x - font, p1.x + font);
     DrawTicksLeft(dl, ay, p0.x - 1.0f, std::max(2, static_cast<int>((p1.y - p0.y) / (font * 2.5f))), false, p1.x);
@@ -88,12 +97,21 @@ void AwqCurve(const AwqDetails& awq, ImVec2 size) {
         pts.emplace_back(ax.at(static_cast<double>(i) / static_cast<double>(n)), ay.at(awq.losses[i] > 0 ? awq.losses[i] : ay.lo));
     dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), palette::kCurve, 0, 2.5f);
     DrawMarker(dl, pts[best], MarkerShape::Triangle, palette::kBest, std::max(5.0f, font * 0.5f));
+    const std::size_t pick = picked ? static_cast<std::size_t>(st.awq_pick) : best;
+    if (picked) {
+        dl->AddLine(ImVec2(pts[pick].x, p0.y), ImVec2(pts[pick].x, p1.y), palette::kCurrent, 1.5f);
+        DrawMarker(dl, pts[pick], MarkerShape::Circle, palette::kCurrent, std::max(4.0f, font * 0.38f));
+    }
     dl->PopClipRect();
-    DrawLegendRow(dl,
-                  {MarkerEntry(MarkerShape::Triangle, palette::kBest,
-                               "best r = " + FormatFixed(awq.ratio, 2, 2) + ": MSE " + FormatNumber(awq.losses[best])),
-                   TextEntry("r = 0: plain RTN", true)},
-                  ImVec2(origin.x, p1.y + line * 1.1f), size.x);
+    std::vector<LegendEntry> legend{MarkerEntry(MarkerShape::Triangle, palette::kBest,
+                                                "best r = " + FormatFixed(awq.ratio, 2, 2) + ": MSE " + FormatNumber(awq.losses[best]))};
+    if (picked)
+        legend.push_back(MarkerEntry(MarkerShape::Circle, palette::kCurrent,
+                                     "r = " + FormatFixed(static_cast<double>(pick) / static_cast<double>(n), 2, 2) + ": MSE " +
+                                         FormatNumber(awq.losses[pick])));
+    legend.push_back(TextEntry(picked ? "click: another r" : "r = 0: plain RTN; click a point", true));
+    DrawLegendRow(dl, legend, ImVec2(origin.x, p1.y + line * 1.1f), size.x);
+    ImGui::SetCursorScreenPos(origin);
 }
 
 }  // namespace
@@ -144,6 +162,7 @@ void DrawMethodComparison(MethodPanelState& st, ImVec2 size) {
     if (std::optional<MethodPanelState::Comparison> c = st.compare_task.take()) {
         st.comparison = std::move(*c);
         ++st.method_generation;
+        st.awq_pick = -1;  // a new curve: its winner
     }
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -233,6 +252,10 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     }
     const bool rotate = st.method == LayerMethod::Rotate || st.method == LayerMethod::RotateGptq;
     const bool awq = st.method == LayerMethod::Awq && r->awq;
+    // A ratio picked on the curve (not while a lesson covers it): its scales in the strip, its loss in the line.
+    const bool picked = awq && !st.covered && st.awq_pick >= 0 && static_cast<std::size_t>(st.awq_pick) < r->awq->losses.size();
+    const double picked_r = picked ? static_cast<double>(st.awq_pick) / static_cast<double>(r->awq->losses.size()) : 0.0;
+    const std::vector<double> scales = picked ? awq_scales(r->awq->mean_abs_x, picked_r) : awq ? r->awq->scales : std::vector<double>{};
     // What the method starts from (W, or W H) and the weight it ends with.
     const std::vector<float>& before = w.values;
     const std::vector<float>& after = rotate ? st.comparison.rotated : r->dequantized;
@@ -252,6 +275,12 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     } else if (awq && st.covered) {
         TextWrappedAtSpaces("AWQ: the best ratio r " + hidden + "; W's column k is multiplied by m_k = mean|x_k|^r before rounding "
                             "and divided after.");
+    } else if (awq && picked) {
+        TextWrappedAtSpaces("AWQ at the picked ratio r = " + FormatFixed(picked_r, 2, 2) + " (output MSE " +
+                            FormatNumber(r->awq->losses[static_cast<std::size_t>(st.awq_pick)]) + "): scales m_k from " +
+                            FormatNumber(*std::min_element(scales.begin(), scales.end())) + " to " +
+                            FormatNumber(*std::max_element(scales.begin(), scales.end())) + "; the maps show the best r = " +
+                            FormatFixed(r->awq->ratio, 2, 2) + ".");
     } else if (awq) {
         TextWrappedAtSpaces("AWQ: ratio r = " + FormatFixed(r->awq->ratio, 2, 2) + ", scales m_k = mean|x_k|^r from " +
                             FormatNumber(*std::min_element(r->awq->scales.begin(), r->awq->scales.end())) + " to " +
@@ -296,7 +325,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
             // Above W's columns: the inputs' mean |x| (what AWQ looks at) and the scales it chose.
             ChannelStrip(r->awq->mean_abs_x, st.method_view, hr.image_min.x, hr.image_max.x, at.y + line, strip - 2.0f, palette::kRange);
             if (!st.covered)
-                ChannelStrip(r->awq->scales, st.method_view, hr.image_min.x, hr.image_max.x, at.y + line + strip, strip - 2.0f,
+                ChannelStrip(scales, st.method_view, hr.image_min.x, hr.image_max.x, at.y + line + strip, strip - 2.0f,
                              palette::kInside);
         }
         if (hr.hovered.valid()) {
@@ -307,7 +336,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
             if (awq && !st.covered)
                 ImGui::Text("mean |x| of channel %lld: %s, scale m = %s", static_cast<long long>(hr.hovered.col),
                             FormatNumber(r->awq->mean_abs_x[static_cast<std::size_t>(hr.hovered.col)]).c_str(),
-                            FormatNumber(r->awq->scales[static_cast<std::size_t>(hr.hovered.col)]).c_str());
+                            FormatNumber(scales[static_cast<std::size_t>(hr.hovered.col)]).c_str());
             ImGui::EndTooltip();
         }
     }
@@ -332,7 +361,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
         const ImVec2 curve_size = curve_below ? ImVec2(size.x, curve_h) : ImVec2(side, std::min(size.y - (top - origin.y), font * 22.0f));
         ImGui::SetCursorScreenPos(curve_at);
         if (st.covered) ImGui::TextDisabled("%s", FitText("the loss against r: after R", curve_size.x).c_str());
-        else AwqCurve(*r->awq, curve_size);
+        else AwqCurve(st, *r->awq, curve_size);
         // Under the maps, the curve is drawn after a legend that may wrap: the view reaches as far as it does.
         if (curve_below) bottom = std::max(bottom, curve_at.y + curve_size.y);
     }

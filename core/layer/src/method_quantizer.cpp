@@ -16,10 +16,6 @@ WeightQuantizer::WeightQuantizer(const QuantConfig& config, std::int64_t rows, s
 
 std::int64_t WeightQuantizer::blocks() const { return per_tensor() ? 1 : rows_ * (cols_ / group_); }
 
-std::int64_t WeightQuantizer::block_of(std::int64_t row, std::int64_t col) const {
-    return per_tensor() ? 0 : row * (cols_ / group_) + col / group_;
-}
-
 void WeightQuantizer::pair(double lo, double hi, double& scale, std::int32_t& zero_point) const {
     if (config_.mode == Mode::Manual) {
         scale = config_.manual_scale;
@@ -33,14 +29,6 @@ void WeightQuantizer::pair(double lo, double hi, double& scale, std::int32_t& ze
     if (!std::isfinite(static_cast<float>(scale)) || static_cast<float>(scale) == 0.0f)
         throw Error("the weights' range [" + format_g(lo) + ", " + format_g(hi) +
                     "] needs a scale outside float32's range");
-}
-
-std::int32_t WeightQuantizer::code(double w, double scale, std::int32_t zero_point, bool& clipped) const {
-    const double t = w / used_scale(scale) + static_cast<double>(zero_point);
-    const double r = config_.rounding == Rounding::HalfAway ? std::round(t) : std::nearbyint(t);
-    const double lo = static_cast<double>(config_.dtype.q_min()), hi = static_cast<double>(config_.dtype.q_max());
-    clipped = r < lo || r > hi;
-    return static_cast<std::int32_t>(std::clamp(r, lo, hi));
 }
 
 QuantParams WeightQuantizer::params(std::vector<double> scales, std::vector<std::int32_t> zero_points) const {

@@ -4,6 +4,8 @@
 // r' = s (q - z) in float64, s taken as the float32 the quantize pass uses.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -21,11 +23,20 @@ public:
     bool per_tensor() const { return config_.granularity == Granularity::Tensor; }
     std::int64_t blocks() const;
     // The block of row `row`, column `col` in quantize's layout.
-    std::int64_t block_of(std::int64_t row, std::int64_t col) const;
+    std::int64_t block_of(std::int64_t row, std::int64_t col) const {
+        return per_tensor() ? 0 : row * (cols_ / group_) + col / group_;
+    }
     // The pair for values spanning [lo, hi] (lo <= 0 <= hi not required).
     void pair(double lo, double hi, double& scale, std::int32_t& zero_point) const;
-    // The code of w; `clipped` set when the rounded value was outside [q_min, q_max].
-    std::int32_t code(double w, double scale, std::int32_t zero_point, bool& clipped) const;
+    // The code of w; `clipped` set when the rounded value was outside [q_min, q_max]. Inline: the methods call
+    // it once per weight (AWQ once per weight and ratio).
+    std::int32_t code(double w, double scale, std::int32_t zero_point, bool& clipped) const {
+        const double t = w / used_scale(scale) + static_cast<double>(zero_point);
+        const double r = config_.rounding == Rounding::HalfAway ? std::round(t) : std::nearbyint(t);
+        const double lo = static_cast<double>(config_.dtype.q_min()), hi = static_cast<double>(config_.dtype.q_max());
+        clipped = r < lo || r > hi;
+        return static_cast<std::int32_t>(std::clamp(r, lo, hi));
+    }
     static double used_scale(double scale) { return static_cast<double>(static_cast<float>(scale)); }
     static double value(std::int32_t q, double scale, std::int32_t zero_point) {
         return used_scale(scale) * static_cast<double>(q - zero_point);

@@ -65,6 +65,9 @@ struct AwqDetails {
     std::vector<double> scales;       // m_k of the winner, one per input channel
     std::vector<double> mean_abs_x;   // a_k = mean_t |x[t, k]|
 };
+// AWQ's scales at ratio r (SPEC): m_k = max(a_k^r, 1e-4), then m /= sqrt(max m * min m); the search's own
+// (so AwqDetails::scales is awq_scales(mean_abs_x, ratio) to the bit), for any ratio of its curve.
+std::vector<double> awq_scales(const std::vector<double>& mean_abs_x, double ratio);
 struct RotateDetails {
     RotationKind kind = RotationKind::Hadamard;
     double max_over_std_before = 0, max_over_std_after = 0;  // max |W| / std(W), of W and of W H
