@@ -142,6 +142,14 @@ TEST_CASE("ggml rows: the pass that decodes the params' kept blocks equals the p
             quantize_format_slice(rest, first, kept, fc, QuantOutputs{codes_s.data(), deq_s.data(), err_s.data()});
             CHECK(std::equal(codes_s.begin(), codes_s.end(), codes_b.begin() + first));
             CHECK(std::memcmp(deq_s.data(), deq_b.data() + first, deq_s.size() * sizeof(float)) == 0);
+            // A slice past the params' tensor has no kept blocks to read: refused, not read past their end.
+            const Tensor longer = rows_of(8, 1024, 43);
+            TensorView past = view_of(longer);
+            past.shape = {6, 1024};
+            past.data += static_cast<std::size_t>(first) * sizeof(float);
+            std::vector<std::int32_t> codes_p(static_cast<std::size_t>(6 * 1024));
+            std::vector<float> deq_p(codes_p.size()), err_p(codes_p.size());
+            CHECK_THROWS(quantize_format_slice(past, first, kept, fc, QuantOutputs{codes_p.data(), deq_p.data(), err_p.data()}));
             // --out-packed's bytes: the kept blocks written as they are, or quantized again.
             std::string from_kept, quantized;
             ggml_block_bytes(view_of(t), c, kept, [&](const std::uint8_t* b, std::size_t size) {

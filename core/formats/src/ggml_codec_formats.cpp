@@ -102,11 +102,11 @@ std::int64_t codec_chunk(const FormatTraits& row, const float* r, const float*, 
             ggml_block_fields(type, run + b * type.type_size, fields);
             const std::int64_t first = k + b * size;
             std::copy_n(fields.codes, size, codes + first);
-            const int run = fields.sub_blocks > 0 ? fields.sub_size : size;  // the values sharing a scale
-            for (int j0 = 0; j0 < size; j0 += run) {
+            const int per_scale = fields.sub_blocks > 0 ? fields.sub_size : size;  // the values sharing a scale
+            for (int j0 = 0; j0 < size; j0 += per_scale) {
                 const float scale = scale_of(fields, j0);
                 if (scale == 0) continue;
-                for (int j = j0; j < j0 + run; ++j) {  // only a grid's outermost code can be a clamped one
+                for (int j = j0; j < j0 + per_scale; ++j) {  // only a grid's outermost code can be a clamped one
                     const std::int32_t code = fields.codes[j];
                     if (code != space.lo && code != space.hi) continue;
                     const float step = (code == space.hi ? outer.hi : outer.lo) * scale;  // outward

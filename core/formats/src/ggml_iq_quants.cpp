@@ -300,12 +300,15 @@ void iq4_pack(const float* x, float id, std::uint8_t* qs) {
 #endif
 }
 
-// The scales of `count` sub-blocks of 32 (x + 32 j, weights w + 32 j): 32 at a time in lanes where AVX-512
-// is built.
+// The scales of `count` sub-blocks of 32 (x + 32 j, weights w + 32 j): up to 32 at a time in lanes where
+// AVX-512 is built.
 void iq4_sub_scales(int count, const float* x, const float* w, float* scales) {
 #ifdef QS_HAVE_IQ4_LANES
-    for (int j = 0; j < count; j += 32)
-        iq4_sub_scales_lanes<2>(count - j < 32 ? count - j : 32, x + kIq4Sub * j, w + kIq4Sub * j, scales + j);
+    for (int j = 0; j < count; j += 32) {  // one group of sixteen lanes where no more are left
+        const int left = count - j < 32 ? count - j : 32;
+        if (left > 16) iq4_sub_scales_lanes<2>(left, x + kIq4Sub * j, w + kIq4Sub * j, scales + j);
+        else iq4_sub_scales_lanes<1>(left, x + kIq4Sub * j, w + kIq4Sub * j, scales + j);
+    }
 #else
     for (int j = 0; j < count; ++j) scales[j] = iq4_sub_scale(x + kIq4Sub * j, w + kIq4Sub * j);
 #endif

@@ -80,8 +80,8 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
     for (int is = 0; is <= nstep; ++is) {
         const __m512 step = _mm512_set1_ps(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax));
         __m512 iscale[G], sum_l[G], sum_l2[G], sum_xl[G];
-        // nearest_int(v) is v rounded half to even wherever |v| < 2^22 (v + 1.5 2^23 then lies where the
-        // float32 step is 1). v = iscale (x - min) is monotone in x for iscale > 0, so the lane's smallest and
+        // nearest_int(v) is v rounded half to even wherever |v| <= 4194303 (ggml's own bound: v + 1.5 2^23
+        // then lies where the float32 step is 1, and rounds below 2^24). v = iscale (x - min) is monotone in x for iscale > 0, so the lane's smallest and
         // largest values bound every v: where all lanes are inside, one rounding replaces the bit trick.
         bool rounding_is_nearest_int = true;
         for (int g = 0; g < G; ++g) {
@@ -90,8 +90,8 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
             const __m512 low = _mm512_mul_ps(iscale[g], _mm512_sub_ps(lowest[g], min[g]));
             const __m512 high = _mm512_mul_ps(iscale[g], _mm512_sub_ps(max[g], min[g]));
             const __mmask16 inside = _mm512_cmp_ps_mask(iscale[g], zero, _CMP_GT_OQ) &
-                                     _mm512_cmp_ps_mask(low, _mm512_set1_ps(-0x1p22f), _CMP_GT_OQ) &
-                                     _mm512_cmp_ps_mask(high, _mm512_set1_ps(0x1p22f), _CMP_LT_OQ);
+                                     _mm512_cmp_ps_mask(low, _mm512_set1_ps(-4194303.0f), _CMP_GE_OQ) &
+                                     _mm512_cmp_ps_mask(high, _mm512_set1_ps(4194303.0f), _CMP_LE_OQ);
             rounding_is_nearest_int &= static_cast<__mmask16>(inside | flat[g]) == static_cast<__mmask16>(0xffff);
         }
         const auto add_trial = [&](int i, int g, __m512 l) {

@@ -29,14 +29,20 @@ namespace {
 constexpr int kQK = 256;
 
 // The min-and-scale searches of `count` sub-blocks of n values each (sub-block j at x + n j, its weights at
-// weights + n j, its codes to L + n j): sixteen sub-blocks to a call, one to a lane, where AVX-512 is built
-// (the same bits as the scalar search, which runs otherwise).
+// weights + n j, its codes to L + n j): one to a lane where AVX-512 is built, up to 32 to a call (two groups
+// of sixteen; one group where sixteen are left), the same bits as the scalar search, which runs otherwise.
 void search_qkx2(int count, int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* scales,
                  float* mins, float rmin, float rdelta, int nstep, bool use_mad) {
 #ifdef QS_HAVE_GGML_K_AVX512
-    for (int j = 0; j < count; j += 32)
-        ggml_make_qkx_quants_lanes_avx512<2>(std::min(32, count - j), n, nmax, x + n * j, weights + n * j, L + n * j,
-                                             scales + j, mins + j, rmin, rdelta, nstep, use_mad);
+    for (int j = 0; j < count; j += 32) {
+        const int left = std::min(32, count - j);
+        if (left > 16)
+            ggml_make_qkx_quants_lanes_avx512<2>(left, n, nmax, x + n * j, weights + n * j, L + n * j, scales + j,
+                                                 mins + j, rmin, rdelta, nstep, use_mad);
+        else
+            ggml_make_qkx_quants_lanes_avx512<1>(left, n, nmax, x + n * j, weights + n * j, L + n * j, scales + j,
+                                                 mins + j, rmin, rdelta, nstep, use_mad);
+    }
 #else
     for (int j = 0; j < count; ++j)
         scales[j] = ggml_make_qkx2_quants_scalar(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], rmin, rdelta,
@@ -46,9 +52,15 @@ void search_qkx2(int count, int n, int nmax, const float* x, const float* weight
 void search_qkx3(int count, int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* scales,
                  float* mins) {
 #ifdef QS_HAVE_GGML_K_AVX512
-    for (int j = 0; j < count; j += 32)
-        ggml_make_qkx_quants_lanes_avx512<2>(std::min(32, count - j), n, nmax, x + n * j, weights + n * j, L + n * j,
-                                             scales + j, mins + j, -0.9f, 0.05f, 36, false);
+    for (int j = 0; j < count; j += 32) {
+        const int left = std::min(32, count - j);
+        if (left > 16)
+            ggml_make_qkx_quants_lanes_avx512<2>(left, n, nmax, x + n * j, weights + n * j, L + n * j, scales + j,
+                                                 mins + j, -0.9f, 0.05f, 36, false);
+        else
+            ggml_make_qkx_quants_lanes_avx512<1>(left, n, nmax, x + n * j, weights + n * j, L + n * j, scales + j,
+                                                 mins + j, -0.9f, 0.05f, 36, false);
+    }
 #else
     for (int j = 0; j < count; ++j)
         scales[j] = ggml_make_qkx3_quants(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], -0.9f, 0.05f, 36);

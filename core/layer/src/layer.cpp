@@ -83,6 +83,7 @@ Quantized quantize_format_operand(const Tensor& t, const FormatConfig& config) {
     q.params.zero_point.assign(q.params.scale.size(), 0);
     q.dequantized = detail::BigBuffer<float>(static_cast<std::size_t>(t.numel()));
     q.metrics = quantize_format_view(view_of(t), q.format_params, config, QuantOutputs{nullptr, q.dequantized.data(), nullptr});
+    q.format_params.ggml_blocks.reset();  // read by that pass only: the result keeps the scales
     return q;
 }
 

@@ -175,7 +175,8 @@ Metrics run_pass(const TensorView& view, std::int64_t origin, const FormatParams
     const bool scales_in_pass = (block_format && p.scale.empty()) || p.on_demand();
     if ((static_cast<std::int64_t>(p.scale.size()) != p.block_count && !scales_in_pass) || p.block_stride < 1 || p.block_count < 1 ||
         (whole_tensor && n % (p.block_stride * p.block_count) != 0) || origin < 0 ||
-        (block_format && (origin % p.block_stride != 0 || n % p.block_stride != 0)))
+        (block_format && (origin % p.block_stride != 0 || n % p.block_stride != 0)) ||
+        (p.ggml_blocks && origin + n > p.block_stride * p.block_count))  // kept blocks end with their tensor
         throw Error("format parameters do not match the tensor's shape");
     const int bits = row.element_bits;
     const std::uint32_t mask = (std::uint32_t{1} << bits) - 1;

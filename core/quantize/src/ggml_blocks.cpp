@@ -58,8 +58,12 @@ void ggml_block_bytes(const TensorView& view, const QuantConfig& config,
 
 void ggml_block_bytes(const TensorView& view, const QuantConfig& config, const FormatParams& params,
                       const std::function<void(const std::uint8_t*, std::size_t)>& write) {
-    if (!params.ggml_blocks || params.format != config.format) return ggml_block_bytes(view, config, write);
-    const GgmlTypeInfo& type = *format_traits(config.format).ggml;
+    const FormatTraits& row = format_traits(config.format);
+    // Blocks kept for another layout or weighting are not these: quantize instead.
+    if (!params.ggml_blocks || params.format != config.format || !row.ggml ||
+        params.block_count * row.ggml->block_size != view.numel() || params.importance != config.importance)
+        return ggml_block_bytes(view, config, write);
+    const GgmlTypeInfo& type = *row.ggml;
     const std::int64_t blocks = view.numel() / type.block_size, per_write = kBatch / type.block_size;
     for (std::int64_t b = 0; b < blocks; b += per_write)
         write(params.ggml_blocks.get() + b * type.type_size,
