@@ -181,7 +181,7 @@ qs::QuantConfig config_named(int which) {
 TEST_CASE("overview of an int quantization folds the outputs of quantize_view in one pass") {
     const std::vector<qs::Shape> shapes = {{300, 1003}, {3, 129, 640}, {130001}, {64, 64}};
     const qs::ElementType types[] = {qs::ElementType::F32, qs::ElementType::BF16, qs::ElementType::F16, qs::ElementType::F64};
-    int checked = 0;
+    int checked = 0, blocks_checked = 0;
     for (std::size_t si = 0; si < shapes.size(); ++si) {
         qs::RandomSpec spec;
         spec.shape = shapes[si];
@@ -222,6 +222,23 @@ TEST_CASE("overview of an int quantization folds the outputs of quantize_view in
                             else check_metrics_equal(o.metrics, ref.metrics);
                             check_against_outputs(o, ref, grid, config, one_block);
                         }
+                    // The slider's blocks-only pass: the full pass's heatmaps and ranges to the bit, where it applies
+                    // (AVX-512; (s, z) constant over runs of 64; not float64), and nothing else.
+                    if (qs::QuantOverview b; qs::quantize_overview_blocks(view, params, config, grid, values, b)) {
+                        CHECK(type != qs::ElementType::F64);
+                        CHECK(b.blocks_only);
+                        const qs::QuantOverview full = qs::quantize_overview(view, params, config, grid, &values);
+                        CHECK(b.codes_mean == full.codes_mean);
+                        CHECK(b.dequantized_mean == full.dequantized_mean);
+                        CHECK(b.error_max == full.error_max);
+                        CHECK(b.code_lo == full.code_lo);
+                        CHECK(b.code_hi == full.code_hi);
+                        CHECK(b.dequantized_lo == full.dequantized_lo);
+                        CHECK(b.dequantized_hi == full.dequantized_hi);
+                        CHECK(b.metrics.max_abs_error == full.metrics.max_abs_error);
+                        CHECK(b.code_counts.empty());
+                        ++blocks_checked;
+                    }
                     // The general pass (the portable kernel turns the fused one off) folds the same figures.
                     // (Its piece cutter refuses channels of axis 0 of a 3-D tensor whose slices are smaller
                     // than a piece, a known defect of that pass: skipped here.)
@@ -239,6 +256,9 @@ TEST_CASE("overview of an int quantization folds the outputs of quantize_view in
         }
     }
     CHECK(checked > 100);
+#ifdef __AVX512F__
+    CHECK(blocks_checked > 50);  // the blocks-only pass ran on this machine
+#endif
 }
 
 TEST_CASE("values overview of a 16-bit view counts every bit pattern") {

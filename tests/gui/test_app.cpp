@@ -25,6 +25,7 @@
 
 #include "quantscope/json_reader.hpp"
 #include "quantscope/overview.hpp"
+#include "quantscope/random.hpp"
 
 namespace {
 
@@ -171,7 +172,7 @@ TEST_CASE("gui: --bench-frames prints one JSON object with the timing keys") {
     REQUIRE(r.exit_code == 0);
     const qs::JsonValue json = qs::parse_json(r.out, "bench output");
     REQUIRE(json.is_object());
-    for (const char* key : {"frames", "frame_ms_median", "recompute_ms_median", "upload_ms_median", "elements"}) {
+    for (const char* key : {"frames", "frame_ms_median", "recompute_ms_median", "upload_ms_median", "settle_ms", "elements"}) {
         const qs::JsonValue* v = json.find(key);
         REQUIRE_MESSAGE(v != nullptr, "missing key " << key);
         CHECK(v->is_number());
@@ -419,6 +420,47 @@ TEST_CASE("app state: an invalid combination is reported and not applied") {
     CHECK(app.doc.apply_config(c, false, &message));
     app.doc.update();
     CHECK(app.doc.params.scale.size() == 3);
+}
+
+TEST_CASE("app state: a drag on a large tensor shows the heatmaps each step and the metrics where it rests") {
+    qs::RandomSpec spec;
+    spec.shape = {512, 1024};  // above kDragBlocksElements, below kSyncElements: every step on this thread
+    spec.seed = 4;
+    AppState app;
+    app.doc.force_sync = true;
+    REQUIRE(app.doc.apply_tensor(std::make_shared<qs::Tensor>(qs::generate_random(spec)), "random"));
+    app.doc.update();
+    for (const qs::Granularity g : {qs::Granularity::Tensor, qs::Granularity::Channel}) {
+        CAPTURE(static_cast<int>(g));
+        qs::QuantConfig c = app.doc.config;
+        c.granularity = g;
+        c.axis = 0;
+        c.dtype.bits = 8;
+        REQUIRE(app.doc.apply_config(c, false));
+        app.doc.update();
+        REQUIRE_FALSE(app.doc.overview.blocks_only);
+        const qs::Metrics before = app.doc.overview.metrics;
+        c.dtype.bits = 4;  // a step of the bits slider, held down
+        REQUIRE(app.doc.apply_config(c, true));
+        app.doc.update();
+#ifdef __AVX512F__
+        CHECK(app.doc.overview.blocks_only);
+        CHECK(app.doc.overview.metrics.mse == before.mse);  // the last whole pass's, until the drag rests
+#endif
+        const qs::QuantOverview step = app.doc.overview;
+        const qs::QuantOverview whole = qs::quantize_overview(app.doc.data->view, app.doc.params, c, step.grid,
+                                                              &app.doc.data->values);
+        CHECK(step.codes_mean == whole.codes_mean);
+        CHECK(step.error_max == whole.error_max);
+        CHECK(step.dequantized_mean == whole.dequantized_mean);
+        CHECK(step.metrics.max_abs_error == whole.metrics.max_abs_error);
+        app.doc.update();  // a frame with no new step: the drag rests, the whole pass runs
+        CHECK_FALSE(app.doc.overview.blocks_only);
+        CHECK(app.doc.overview.metrics.mse == whole.metrics.mse);
+        CHECK(app.doc.overview.code_counts == whole.code_counts);
+        CHECK(app.doc.overview.error_argmax == whole.error_argmax);
+        app.doc.end_frame(false);
+    }
 }
 
 TEST_CASE("app state: a slider drag is one undo step and tensor edits undo and redo") {

@@ -185,8 +185,19 @@ void Document::take_recompute(RecomputeJob& job) {
         return;
     }
     std::swap(params, job.params);
+    if (job.overview.blocks_only && job.data == shown_data) {
+        // A drag step's heatmaps: the last whole pass's metrics, counts and worst element stay (the panels show
+        // them as settling) until the drag rests; the error's largest value is the step's own.
+        Metrics kept = overview.metrics;
+        kept.max_abs_error = job.overview.metrics.max_abs_error;
+        job.overview.metrics = kept;
+        job.overview.error_argmax = overview.error_argmax;
+        if (overview.code_counts.size() == static_cast<std::size_t>(job.config.dtype.levels()))
+            job.overview.code_counts = overview.code_counts;
+    } else {
+        importance_mse = job.importance_mse;
+    }
     std::swap(overview, job.overview);
-    importance_mse = job.importance_mse;
     if (job.data != shown_data) ++tensor_generation;
     shown_data = job.data;
     shown_config = job.config;
@@ -208,13 +219,14 @@ void Document::take_recompute(RecomputeJob& job) {
     overflow_shown_ = line;
 }
 
-void Document::start_recompute() {
+void Document::start_recompute(bool may_drag) {
     std::shared_ptr<RecomputeJob> job = spare_ ? std::move(spare_) : std::make_shared<RecomputeJob>();
     job->data = data;
     job->config = config;
     job->base_mode = base_mode;
     job->grid = OverviewGridFor(*data, shown_fy_, shown_fx_);
     job->want_computed = config.mode == Mode::Manual && computed_done_ != computed_inputs_;
+    job->drag = may_drag && gesture_open_ && data == shown_data;  // a step of the tensor on show
     job->computed_stamp = computed_inputs_;
     dirty_ = false;
     if (force_sync || data->numel() <= kSyncElements) {
@@ -239,7 +251,7 @@ void Document::finish_recompute_now() {
     if (dirty_ && data) {
         const bool was = force_sync;
         force_sync = true;
-        start_recompute();
+        start_recompute(false);  // the whole result, metrics included
         force_sync = was;
     }
 }
@@ -287,7 +299,11 @@ void Document::update() {
     // Entering manual mode, or a change made while the worker ran, may still need the comparison.
     if (recompute_.running() || !data) return;
     if (config.mode == Mode::Manual && computed_done_ != computed_inputs_) dirty_ = true;
-    if (dirty_) start_recompute();
+    // A drag's heatmaps on show: the whole pass (metrics, counts) once the drag rests: when it ends, or, where
+    // the pass runs on this thread (a few ms), as soon as a frame brings no new step.
+    const bool rest = !dirty_ && overview.blocks_only && (!gesture_open_ || data->numel() <= kSyncElements);
+    if (rest) dirty_ = true;
+    if (dirty_) start_recompute(!rest);
 }
 
 void Document::show_blocks(std::int64_t fy, std::int64_t fx) {

@@ -121,7 +121,8 @@ private:
     Snapshot snapshot() const;
     void restore(const Snapshot& s);
     void mark_dirty(bool computed_too);
-    void start_recompute();
+    // `may_drag`: a step of a drag may show the heatmaps alone (RecomputeJob::drag); false: the whole pass.
+    void start_recompute(bool may_drag = true);
     void take_recompute(RecomputeJob& job);
     void take_tensor_job(TensorJobResult& done);
     void set_data(std::shared_ptr<const TensorData> next);

@@ -85,10 +85,15 @@ void RunRecompute(RecomputeJob& job) {
         job.params = ParamsFor(data, job.config);
         job.params.keep_values_alive(job.data);
         const OverviewGrid& grid = SameCells(job.grid, data.values.grid) ? job.grid : data.values.grid;
-        job.overview = quantize_overview(data.view, job.params, job.config, grid, &data.values);
-        job.overflow = OverflowLine(data, job.params, job.config, job.overview.metrics);
         job.importance_mse.reset();
-        if (job.config.importance) job.importance_mse = ImportanceMse(data, job.params, job.config);
+        if (job.drag && data.numel() >= kDragBlocksElements &&
+            quantize_overview_blocks(data.view, job.params, job.config, grid, data.values, job.overview)) {
+            job.overflow = OverflowLine(data, job.params, job.config, job.overview.metrics);
+        } else {
+            job.overview = quantize_overview(data.view, job.params, job.config, grid, &data.values);
+            job.overflow = OverflowLine(data, job.params, job.config, job.overview.metrics);
+            if (job.config.importance) job.importance_mse = ImportanceMse(data, job.params, job.config);
+        }
     } catch (const std::exception& e) {
         job.error = error_text(e);
     }

@@ -31,6 +31,9 @@ struct RecomputeJob {
     // tensor's own (data->values.grid) used.
     OverviewGrid grid;
     bool want_computed = false;        // recompute the computed (s, z) and their metrics too
+    // A step of a slider being dragged: on a tensor of at least kDragBlocksElements, the heatmaps alone
+    // (quantize_overview_blocks) where that pass applies; the metrics follow when the drag rests.
+    bool drag = false;
     std::uint64_t computed_stamp = 0;  // which change of the computed inputs this answers
     QuantParams params;
     QuantOverview overview;
@@ -42,6 +45,10 @@ struct RecomputeJob {
     std::string computed_overflow;  // the same for the computed (s, z), named as such (manual mode's comparison)
     std::optional<double> importance_mse;  // importance_weighted_mse when config weighs by importance
 };
+
+// From this many elements a drag step computes the heatmaps alone: below it the whole pass takes well under a
+// millisecond and the metrics stay live while dragging.
+constexpr std::int64_t kDragBlocksElements = std::int64_t{1} << 18;
 
 // Runs `job` on this thread.
 void RunRecompute(RecomputeJob& job);

@@ -268,8 +268,16 @@ void DrawMetricsPanel(const QuantView& view, const Covers& covers) {
     const bool manual = view.config->mode == Mode::Manual && view.computed_metrics != nullptr;
     const char* const headers[3] = {"metric", manual ? "your s, z" : "value", "computed s, z"};
     const std::vector<MetricLine> lines = MetricLines(view, manual, covers);
+    // A slider being dragged on a large tensor: the heatmaps follow every step, the metrics (a sum over every
+    // element in quantize's order) the step where the drag rests; until then the last ones, greyed.
+    const bool settling = view.overview->blocks_only;
+    if (settling) {
+        ImGui::TextDisabled("metrics follow when the slider rests");
+        ImGui::BeginDisabled();
+    }
     if (TableFits(lines, manual, headers)) DrawMetricsTable(lines, manual, headers);
     else DrawMetricsStacked(lines, manual);
+    if (settling) ImGui::EndDisabled();
     if (manual) {  // wrapped: a narrow column at a large text size would cut it
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         TextWrappedAtSpaces("Green: the better of the two for that metric.");
@@ -295,6 +303,8 @@ std::vector<std::string> MetricsSummaryItems(const QuantView& view, bool with_co
     std::vector<std::string> items{head};
     if (error) {
         items.push_back(std::string("MSE, max |e|, L2, SQNR: ") + CoveredText());
+    } else if (view.overview->blocks_only) {  // a drag's step: the metrics follow when it rests
+        items.push_back("MSE, max |e|, L2, SQNR: ...");
     } else {
         items.push_back("MSE " + Num(m.mse));
         if (view.importance_mse) items.push_back("weighted MSE " + Num(*view.importance_mse));

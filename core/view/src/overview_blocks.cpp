@@ -9,8 +9,16 @@ void finish_blocks(const OverviewGrid& grid, const QuantParams& params, std::int
                    QuantOverview& out) {
     const auto used = [](std::int64_t c) { return c > 0; };
     const auto& counts = out.code_counts;
-    out.code_lo = q_min + static_cast<std::int32_t>(std::find_if(counts.begin(), counts.end(), used) - counts.begin());
-    out.code_hi = q_min + static_cast<std::int32_t>(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), used)) - 1;
+    const std::int32_t lo = q_min + static_cast<std::int32_t>(std::find_if(counts.begin(), counts.end(), used) - counts.begin());
+    const std::int32_t hi = q_min + static_cast<std::int32_t>(counts.rend() - std::find_if(counts.rbegin(), counts.rend(), used)) - 1;
+    finish_blocks_in_range(grid, params, lo, hi, code_sums, std::move(err_max), deq_sums, deq_lo, deq_hi, out);
+}
+
+void finish_blocks_in_range(const OverviewGrid& grid, const QuantParams& params, std::int32_t code_lo, std::int32_t code_hi,
+                            const std::vector<double>& code_sums, std::vector<float>&& err_max,
+                            const std::vector<double>* deq_sums, float deq_lo, float deq_hi, QuantOverview& out) {
+    out.code_lo = code_lo;
+    out.code_hi = code_hi;
     out.codes_mean = block_means(grid, code_sums);
     out.error_max = std::move(err_max);
     if (deq_sums != nullptr) {

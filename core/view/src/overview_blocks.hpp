@@ -34,4 +34,9 @@ void finish_blocks(const OverviewGrid& grid, const QuantParams& params, std::int
                    std::vector<float>&& err_max, const std::vector<double>* deq_sums, float deq_lo, float deq_hi,
                    QuantOverview& out);
 
+// The same when the codes' range is known without counts (the blocks-only pass): out.code_counts untouched.
+void finish_blocks_in_range(const OverviewGrid& grid, const QuantParams& params, std::int32_t code_lo, std::int32_t code_hi,
+                            const std::vector<double>& code_sums, std::vector<float>&& err_max,
+                            const std::vector<double>* deq_sums, float deq_lo, float deq_hi, QuantOverview& out);
+
 }  // namespace qs::detail

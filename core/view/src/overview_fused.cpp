@@ -148,21 +148,17 @@ void patterns_rows16(const TensorView& view, std::int64_t first, std::int64_t en
 }
 #endif
 
-struct Unit {
-    std::int64_t first, end, item_begin, item_end;
-};
-
 // Every unit's items through run_item, in the loader `Ld` (a float32 view: `decode` for float64).
 template <bool kHalfEven, bool kDeq, bool kCount, bool kClamp, class Ld>
 void run_units(const TensorView& view, const Plan& plan, const QuantParams& params, const QuantConfig& config,
-               const std::vector<Unit>& units, NextIndex& next, Folder& folder, ThreadPart& part, const Reciprocal& rc,
+               const std::vector<OverviewUnit>& units, NextIndex& next, Folder& folder, ThreadPart& part, const Reciprocal& rc,
                const std::function<void(std::int64_t, std::vector<Sums>&)>& done) {
     const Quantize8<kHalfEven> quantize(static_cast<float>(config.dtype.q_min()), static_cast<float>(config.dtype.q_max()));
     const std::size_t size = element_size(view.type);
     std::vector<float> scratch(view.type == ElementType::F64 ? static_cast<std::size_t>(plan.item_max) : 0);
     std::vector<Sums> sums;
     for (std::int64_t u = 0; next.take(u);) {
-        const Unit& unit = units[static_cast<std::size_t>(u)];
+        const OverviewUnit& unit = units[static_cast<std::size_t>(u)];
         sums.resize(static_cast<std::size_t>(unit.item_end - unit.item_begin));
         folder.start(unit.first);
 #ifdef QS_HAVE_AVX512_OVERVIEW
@@ -205,7 +201,7 @@ void run_units(const TensorView& view, const Plan& plan, const QuantParams& para
 
 template <bool kHalfEven, bool kDeq, bool kCount, bool kClamp = true>
 void run_typed(const TensorView& view, const Plan& plan, const QuantParams& params, const QuantConfig& config,
-               const std::vector<Unit>& units, NextIndex& next, Folder& folder, ThreadPart& part, const Reciprocal& rc,
+               const std::vector<OverviewUnit>& units, NextIndex& next, Folder& folder, ThreadPart& part, const Reciprocal& rc,
                const std::function<void(std::int64_t, std::vector<Sums>&)>& done) {
     switch (view.type) {
         case ElementType::BF16:
@@ -217,43 +213,6 @@ void run_typed(const TensorView& view, const Plan& plan, const QuantParams& para
         default:
             return run_units<kHalfEven, kDeq, kCount, kClamp, LoadF32>(view, plan, params, config, units, next, folder, part, rc, done);
     }
-}
-
-// Units of whole bands ending on item boundaries (the last one at n, always a boundary).
-std::vector<Unit> cut_units(const OverviewGrid& g, const Plan& plan) {
-    const auto item_at = [&](std::int64_t flat) {
-        return (flat / plan.stride) * plan.chunks_per_run + (flat % plan.stride) / kChunk;
-    };
-    std::vector<Unit> units;
-    const std::int64_t bands = g.slices * g.out_rows();
-    std::int64_t first = 0;
-    for (std::int64_t band = 0; band < bands; ++band) {
-        const std::int64_t slice = band / g.out_rows(), r1 = std::min(g.rows, (band % g.out_rows() + 1) * g.fy);
-        const std::int64_t end = (slice * g.rows + r1) * g.cols;
-        if ((end - first >= kUnit || band + 1 == bands) && (end % plan.stride) % kChunk == 0) {
-            units.push_back({first, end, item_at(first), item_at(end)});
-            first = end;
-        }
-    }
-    return units;
-}
-
-bool applies(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid) {
-    const std::int64_t n = view.numel();
-    if (!is_int_format(config.format) || config.overflow != Overflow::Clamp || config.active_naive_norm() != 0 ||
-        portable_only() || params.on_demand() || n == 0 || grid.cols > kMaxColumns ||
-        config.dtype.levels() > kMaxCountedLevels)
-        return false;
-#ifndef __F16C__
-    if (view.type == ElementType::F16) return false;
-#endif
-    // A layout that does not fit is the general pass's to report.
-    if (static_cast<std::int64_t>(params.scale.size()) != params.block_count ||
-        static_cast<std::int64_t>(params.zero_point.size()) != params.block_count || params.block_stride < 1 ||
-        params.block_count < 1 || n % (params.block_stride * params.block_count) != 0 ||
-        grid.slices * grid.rows * grid.cols != n)
-        return false;
-    return params.block_stride >= kMinRun;  // one (s, z) per item
 }
 
 // Whether every bit pattern that occurs gets quantize's code and |r - r'| from the reciprocal formula as the
@@ -296,13 +255,52 @@ void add_zero_point(const OverviewGrid& g, std::int32_t z, std::vector<double>& 
 
 }  // namespace
 
+// Units of whole bands ending on item boundaries (the last one at n, always a boundary).
+std::vector<OverviewUnit> cut_overview_units(const OverviewGrid& g, const Plan& plan) {
+    const auto item_at = [&](std::int64_t flat) {
+        return (flat / plan.stride) * plan.chunks_per_run + (flat % plan.stride) / kChunk;
+    };
+    std::vector<OverviewUnit> units;
+    const std::int64_t bands = g.slices * g.out_rows();
+    std::int64_t first = 0;
+    for (std::int64_t band = 0; band < bands; ++band) {
+        const std::int64_t slice = band / g.out_rows(), r1 = std::min(g.rows, (band % g.out_rows() + 1) * g.fy);
+        const std::int64_t end = (slice * g.rows + r1) * g.cols;
+        if ((end - first >= kUnit || band + 1 == bands) && (end % plan.stride) % kChunk == 0) {
+            units.push_back({first, end, item_at(first), item_at(end)});
+            first = end;
+        }
+    }
+    return units;
+}
+
+bool fused_overview_applies(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid) {
+    const std::int64_t n = view.numel();
+    if (!is_int_format(config.format) || config.overflow != Overflow::Clamp || config.active_naive_norm() != 0 ||
+        portable_only() || params.on_demand() || n == 0 || grid.cols > kMaxColumns ||
+        config.dtype.levels() > kMaxCountedLevels)
+        return false;
+#ifndef __F16C__
+    if (view.type == ElementType::F16) return false;
+#endif
+    // A layout that does not fit is the general pass's to report.
+    if (static_cast<std::int64_t>(params.scale.size()) != params.block_count ||
+        static_cast<std::int64_t>(params.zero_point.size()) != params.block_count || params.block_stride < 1 ||
+        params.block_count < 1 || n % (params.block_stride * params.block_count) != 0 ||
+        grid.slices * grid.rows * grid.cols != n)
+        return false;
+    return params.block_stride >= kMinRun;  // one (s, z) per item
+}
+
+bool avx2_overview_only() { return g_avx2_only.load(std::memory_order_relaxed); }
+
 namespace {
 
 // How the per-tensor 16-bit pass divides r by s (`bit_counts` null: not that pass), and which kernel runs it.
 Reciprocal choose_divide(ElementType type, const std::vector<std::int64_t>* bit_counts, const PatternSummary& patterns,
                          const QuantParams& params, const QuantConfig& config) {
 #ifdef QS_HAVE_AVX512_OVERVIEW
-    const bool wide = !g_avx2_only.load(std::memory_order_relaxed);
+    const bool wide = !avx2_overview_only();
 #else
     const bool wide = false;
 #endif
@@ -323,10 +321,10 @@ Reciprocal choose_divide(ElementType type, const std::vector<std::int64_t>* bit_
 
 bool fused_int_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                         const OverviewGrid& grid, const std::vector<std::int64_t>* bit_counts, QuantOverview& out) {
-    if (!applies(view, params, config, grid)) return false;
+    if (!fused_overview_applies(view, params, config, grid)) return false;
     const std::int64_t n = view.numel();
     const Plan plan(n, params);
-    const std::vector<Unit> units = cut_units(grid, plan);
+    const std::vector<OverviewUnit> units = cut_overview_units(grid, plan);
     const bool one_block = params.block_count == 1;
     const bool by_patterns = one_block && bit_counts && bit_counts->size() == (std::size_t{1} << 16) &&
                              (view.type == ElementType::BF16 || view.type == ElementType::F16);

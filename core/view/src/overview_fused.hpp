@@ -45,6 +45,26 @@ struct GridCursor {
 bool fused_int_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                         const OverviewGrid& grid, const std::vector<std::int64_t>* bit_counts, QuantOverview& out);
 
+// The window's slider step on the heatmaps alone: out's grid, codes_mean, dequantized_mean, error_max and the
+// ranges of codes and r' (each the bits the full pass gives) and metrics.max_abs_error, with out.blocks_only
+// set and no other metric nor code counts. AVX-512 only, where fused_int_overview applies and the layout has
+// one (s, z) per run of at least kMinRun elements; else false. `max_abs_r` bounds |r| over the view (the
+// margin of the reciprocal's boundary check).
+bool fused_int_blocks(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid,
+                      float max_abs_r, QuantOverview& out);
+
+// What both integer passes share. A unit of work: elements [first, end), whole bands of blocks, ending on a
+// work item's end (items [item_begin, item_end) of quantize's plan).
+struct OverviewUnit {
+    std::int64_t first, end, item_begin, item_end;
+};
+struct Plan;  // quantize_plan.hpp
+std::vector<OverviewUnit> cut_overview_units(const OverviewGrid& grid, const Plan& plan);
+// Whether the fused passes take this quantization (else the general pass does).
+bool fused_overview_applies(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid);
+// use_avx2_overview(true) in force: the AVX-512 kernels are not used.
+bool avx2_overview_only();
+
 // The values' overview (overview_values) in one AVX2 pass over a bf16, f16 or f32 view: false where it does
 // not apply (float64, more than 2^20 columns, a build without AVX2).
 bool fused_values_overview(const TensorView& view, const OverviewGrid& grid, ValueOverview& out);

@@ -423,6 +423,11 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
     return merge_pass(parts, pass, params, grid, code_first, levels);
 }
 
+bool quantize_overview_blocks(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                              const OverviewGrid& grid, const ValueOverview& values, QuantOverview& out) {
+    return detail::fused_int_blocks(view, params, config, grid, values.amax(), out);
+}
+
 double read_pass(const TensorView& view) {
     // The bytes as 64-bit words, summed in four lanes (which the compiler vectorises): a memory-bound read
     // with next to no arithmetic, on as many threads as the overview's pass.

@@ -62,10 +62,23 @@ struct QuantOverview {
     std::int32_t code_lo = 0, code_hi = 0;      // the smallest and largest code that occurs
     std::int64_t error_argmax = 0;              // the first element with the largest |r - r'|
     std::vector<std::int64_t> code_counts;      // index q - q_min; empty above kMaxCountedLevels
+    // Made by quantize_overview_blocks: the blocks, the ranges and metrics.max_abs_error only (no other metric,
+    // no code counts, error_argmax 0).
+    bool blocks_only = false;
 };
 // `values`, if given, is overview_values of the same view: its bit_counts then spare the pass the counting.
 QuantOverview quantize_overview(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                                 const OverviewGrid& grid, const ValueOverview* values = nullptr);
+
+// The heatmaps of quantize_overview alone, in a fraction of its time, for a slider being dragged: the grid,
+// codes_mean, dequantized_mean, error_max, the codes' and r''s ranges and metrics.max_abs_error, each with the
+// bits quantize_overview gives, and blocks_only set; the other metrics, the code counts and error_argmax are
+// left out (they need every element's error summed in quantize's order and every code counted, several
+// times the read of the tensor). Returns false (out untouched) where no such pass applies: a number format,
+// wrap-around, the naive recipe, (s, z) that change within runs of 64 elements, float64, a CPU without
+// AVX-512. `values` is overview_values of the same view.
+bool quantize_overview_blocks(const TensorView& view, const QuantParams& params, const QuantConfig& config,
+                              const OverviewGrid& grid, const ValueOverview& values, QuantOverview& out);
 
 // Full-resolution results for a window of cells of one slice: row-major window.rows x window.cols arrays of
 // the values, codes, r' and |r - r'|, each element exactly as quantize_view computes it.
