@@ -423,6 +423,28 @@ TEST_CASE("methods command: --out-output writes the method's y and the refusals 
              {" --method awq --rotation hadamard", "--rotation needs"}});
 }
 
+TEST_CASE("methods command: a refused option's value is printed as given, not rounded into the range") {
+    // --damp 1000001 was refused with "got 1e+06", which reads as 1e6 (allowed) refused; the layer's other
+    // range messages (alpha, threshold) printed their doubles with "%g" too.
+    test::TempDir dir;
+    const Tensor w = normal_matrix(8, 32, 43, 0.1f);
+    save_floats((dir.path / "w.npy").string(), w.shape, w.values.data());
+    const std::string base = "layer --weights " + test::shell_quote((dir.path / "w.npy").string()) +
+                             " --random-inputs normal --tokens 8 --dtype int4";
+    check_refused(base, dir, {
+             {" --method gptq --damp 1000001", "; got 1000001"},
+             {" --method gptq --damp 1000000.5", "; got 1000000.5"},
+             {" --method gptq --damp 1e308", "; got 1e+308"},  // short where "%g" is exact
+             {" --activations int8 --smooth-alpha 1.0000001", "must be in [0, 1]; got 1.0000001"},
+             {" --activations int8 --outlier-threshold -1.234567e-7", "; got -1.234567e-07"}});
+    const LayerConfig c = int_config("int4", Mode::Symmetric, Granularity::Channel);
+    MethodConfig m;
+    m.method = LayerMethod::Gptq;
+    m.damp = std::nextafter(kMaxGptqDamp, HUGE_VAL);
+    CHECK(test::error_of([&] { check_method(normal_matrix(8, 32, 44), w, nullptr, c, m); }).find("got 1000000.0000000001") !=
+          std::string::npos);
+}
+
 TEST_CASE("methods command: layer --help states the --damp range and which method takes --seed") {
     // What the parser accepts (0 < D <= kMaxGptqDamp) and what it refuses --seed for, said where the options are.
     test::TempDir dir;

@@ -128,7 +128,7 @@ void check_method(const Tensor& x, const Tensor& w, const Tensor* bias, const La
     if (uses_gptq(method.method)) {
         if (!(method.damp > 0 && method.damp <= kMaxGptqDamp))
             throw Error("--damp must be > 0 and at most " + format_g(kMaxGptqDamp) + " (a fraction of mean diag H); got " +
-                        format_g(method.damp));
+                        format_exact(method.damp));
         if (method.block < 1) throw Error("--block must be >= 1");
         if (in > kMaxGptqInputs)
             throw Error(name + ": in = " + std::to_string(in) + " input channels; GPTQ's Hessian (in x in, float64) is capped at " +
