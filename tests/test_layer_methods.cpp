@@ -536,6 +536,49 @@ TEST_CASE("methods: AWQ's losses and winner are SPEC's search written out in pla
     }
 }
 
+TEST_CASE("methods: AWQ at a given ratio is the search's W_r for that ratio, to the bit") {
+    // The window's click on AWQ's loss curve shows the quantization at that ratio: run_method with awq_ratio
+    // i / G gives the search's loss for it and its scales, and at the winner the winner's codes and weight.
+    for (const auto& [tokens, in] : {std::pair<std::int64_t, std::int64_t>{24, 32}, {80, 16}}) {
+        CAPTURE(tokens);
+        const Tensor x = correlated_inputs(tokens, in, 51), w = normal_matrix(6, in, 52, 0.1f);
+        const LayerConfig c = int_config("int3", Mode::Asymmetric, Granularity::Group, 8);
+        MethodConfig m;
+        m.method = LayerMethod::Awq;
+        m.grid = 7;
+        const MethodResult search = run_method(x, w, nullptr, c, m);
+        REQUIRE(search.awq.has_value());
+        bool some_other = false;
+        for (int i = 0; i < 7; ++i) {
+            CAPTURE(i);
+            m.awq_ratio = static_cast<double>(i) / m.grid;
+            const MethodResult at = run_method(x, w, nullptr, c, m);
+            REQUIRE(at.awq.has_value());
+            CHECK(at.awq->ratio == *m.awq_ratio);
+            CHECK(at.awq->losses == std::vector<double>{search.awq->losses[static_cast<std::size_t>(i)]});
+            CHECK(at.awq->scales == awq_scales(search.awq->mean_abs_x, *m.awq_ratio));
+            CHECK(at.awq->mean_abs_x == search.awq->mean_abs_x);
+            CHECK(at.rtn_output.mse == search.rtn_output.mse);
+            if (*m.awq_ratio == search.awq->ratio) {
+                CHECK(at.codes == search.codes);
+                CHECK(at.dequantized == search.dequantized);
+                CHECK(at.layer.output.mse == search.layer.output.mse);
+            } else if (at.dequantized != search.dequantized) {
+                some_other = true;
+            }
+        }
+        CHECK(some_other);  // another ratio is another weight (else the window would show nothing new)
+    }
+    MethodConfig m;
+    m.method = LayerMethod::Awq;
+    const Tensor x = normal_matrix(8, 16, 53), w = normal_matrix(4, 16, 54);
+    const LayerConfig c = int_config("int4", Mode::Symmetric, Granularity::Channel);
+    for (const double r : {-0.5, 1.5, std::nan("")}) {
+        m.awq_ratio = r;
+        CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("ratio r must be in [0, 1]") != std::string::npos);
+    }
+}
+
 TEST_CASE("methods: hadamard_rows is W H diag(signs) with Sylvester's normalized H") {
     const std::int64_t n = 16;
     const std::vector<double> signs = rotation_signs(n, 5);

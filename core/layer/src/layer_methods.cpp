@@ -137,6 +137,8 @@ void check_method(const Tensor& x, const Tensor& w, const Tensor* bias, const La
     if (method.method == LayerMethod::Awq) {
         if (method.grid < 1 || method.grid > kMaxAwqGrid)
             throw Error("--grid must be from 1 to " + std::to_string(kMaxAwqGrid));
+        if (method.awq_ratio && !(*method.awq_ratio >= 0 && *method.awq_ratio <= 1))
+            throw Error("AWQ's ratio r must be in [0, 1]; got " + format_exact(*method.awq_ratio));
         if (static_cast<double>(method.grid) * static_cast<double>(tokens) * static_cast<double>(in) * static_cast<double>(out) > kMaxAwqMacs)
             throw Error("--method awq: --grid " + std::to_string(method.grid) + " layer evaluations of " + std::to_string(tokens) +
                         " x " + std::to_string(in) + " x " + std::to_string(out) + " are more than 2^40 multiply-adds");
