@@ -245,6 +245,7 @@ void ApplyLessonMethod(LayerPanelState& st, const LessonLayer& layer) {
     st.method.method = *layer.method;
     st.method.act_order = layer.act_order;
     st.method.target = layer.columns;
+    st.method.awq_pick = -1;  // AWQ's winner, covered until R
 }
 
 LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) {

@@ -268,9 +268,9 @@ void DrawMethodComparison(MethodPanelState& st, ImVec2 size) {
     if (st.covered) {
         DrawTextAt(dl, ImVec2(p0.x, p1.y + line * 1.1f), palette::kRange, FitText("Predict, then press R to reveal", origin.x + size.x - p0.x), origin.x + size.x);
     } else if (const MethodResult* r = Shown(st)) {
-        // AWQ's bar is its winner's, whatever ratio the view shows.
-        const std::string label = r->awq ? "AWQ at the best r = " + FormatFixed(r->awq->ratio, 2, 2) : std::string(MethodLabel(st.method));
-        const std::string text = label + ": output MSE " + FormatNumber(r->layer.output.mse) + " (RTN " + FormatNumber(r->rtn_output.mse) + ")";
+        // AWQ's bar is its winner's, whatever ratio the view shows (the view's line says which).
+        const std::string text = std::string(MethodLabel(st.method)) + ": output MSE " + FormatNumber(r->layer.output.mse) + " (RTN " +
+                                 FormatNumber(r->rtn_output.mse) + ")";
         DrawTextAt(dl, ImVec2(p0.x, p1.y + line * 1.1f), ImGui::GetColorU32(ImGuiCol_Text), FitText(text, origin.x + size.x - p0.x),
                    origin.x + size.x);
     }
@@ -366,7 +366,12 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     const float maps_w = size.x - (side > 0 ? side + gap : 0.0f);
     const float cell_w = std::floor((maps_w - gap) / 2.0f);
     const float hist_h = rotate && !st.comparison.hist_w.counts.empty() ? std::round(font * 4.0f) : 0.0f;
-    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f) - curve_h);
+    // AWQ's legend under the maps, whole: a line of it is in the 2 lines below, more (wrapped) come off the maps.
+    const std::vector<LegendEntry> awq_legend{MarkerEntry(MarkerShape::Square, palette::kRange, "mean |x| per input channel"),
+                                              MarkerEntry(MarkerShape::Square, palette::kInside, "AWQ's scale m_k")};
+    const float legend_more = awq ? std::max(0.0f, LegendRowHeight(awq_legend, maps_w) - ImGui::GetTextLineHeight()) : 0.0f;
+    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f) - curve_h -
+                                    legend_more);
     if (cell_w < font * 4 || cell_h < font * 3) return;
     const HeatmapStyle style = SharedValueStyle({&before, &after});
     float image_bottom = top;
@@ -421,10 +426,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     }
     float bottom = origin.y + size.y;
     if (awq) {
-        const float legend_h = DrawLegendRow(ImGui::GetWindowDrawList(),
-                                             {MarkerEntry(MarkerShape::Square, palette::kRange, "mean |x| per input channel"),
-                                              MarkerEntry(MarkerShape::Square, palette::kInside, at_pick ? "AWQ's scale m_k at the picked r" : "AWQ's scale m_k")},
-                                             ImVec2(origin.x, image_bottom + 4.0f), maps_w);
+        const float legend_h = DrawLegendRow(ImGui::GetWindowDrawList(), awq_legend, ImVec2(origin.x, image_bottom + 4.0f), maps_w);
         const ImVec2 curve_at = curve_below ? ImVec2(origin.x, std::floor(image_bottom + 4.0f + legend_h + line * 0.5f))
                                             : ImVec2(origin.x + maps_w + gap, top);
         const ImVec2 curve_size = curve_below ? ImVec2(size.x, curve_h) : ImVec2(side, std::min(size.y - (top - origin.y), font * 22.0f));
