@@ -423,6 +423,28 @@ TEST_CASE("methods command: --out-output writes the method's y and the refusals 
              {" --method awq --rotation hadamard", "--rotation needs"}});
 }
 
+TEST_CASE("methods command: a refused option's value is printed as given, not rounded into the range") {
+    // --damp 1000001 was refused with "got 1e+06", which reads as 1e6 (allowed) refused; the layer's other
+    // range messages (alpha, threshold) printed their doubles with "%g" too.
+    test::TempDir dir;
+    const Tensor w = normal_matrix(8, 32, 43, 0.1f);
+    save_floats((dir.path / "w.npy").string(), w.shape, w.values.data());
+    const std::string base = "layer --weights " + test::shell_quote((dir.path / "w.npy").string()) +
+                             " --random-inputs normal --tokens 8 --dtype int4";
+    check_refused(base, dir, {
+             {" --method gptq --damp 1000001", "; got 1000001"},
+             {" --method gptq --damp 1000000.5", "; got 1000000.5"},
+             {" --method gptq --damp 1e308", "; got 1e+308"},  // short where "%g" is exact
+             {" --activations int8 --smooth-alpha 1.0000001", "must be in [0, 1]; got 1.0000001"},
+             {" --activations int8 --outlier-threshold -1.234567e-7", "; got -1.234567e-07"}});
+    const LayerConfig c = int_config("int4", Mode::Symmetric, Granularity::Channel);
+    MethodConfig m;
+    m.method = LayerMethod::Gptq;
+    m.damp = std::nextafter(kMaxGptqDamp, HUGE_VAL);
+    CHECK(test::error_of([&] { check_method(normal_matrix(8, 32, 44), w, nullptr, c, m); }).find("got 1000000.0000000001") !=
+          std::string::npos);
+}
+
 TEST_CASE("methods command: layer --help states the --damp range and which method takes --seed") {
     // What the parser accepts (0 < D <= kMaxGptqDamp) and what it refuses --seed for, said where the options are.
     test::TempDir dir;
@@ -511,6 +533,49 @@ TEST_CASE("methods: AWQ's losses and winner are SPEC's search written out in pla
         }
         CHECK(r.awq->ratio == doctest::Approx(best_r));
         CHECK(r.awq->ratio > 0);  // outlier inputs: some scaling pays (else the test shows nothing)
+    }
+}
+
+TEST_CASE("methods: AWQ at a given ratio is the search's W_r for that ratio, to the bit") {
+    // The window's click on AWQ's loss curve shows the quantization at that ratio: run_method with awq_ratio
+    // i / G gives the search's loss for it and its scales, and at the winner the winner's codes and weight.
+    for (const auto& [tokens, in] : {std::pair<std::int64_t, std::int64_t>{24, 32}, {80, 16}}) {
+        CAPTURE(tokens);
+        const Tensor x = correlated_inputs(tokens, in, 51), w = normal_matrix(6, in, 52, 0.1f);
+        const LayerConfig c = int_config("int3", Mode::Asymmetric, Granularity::Group, 8);
+        MethodConfig m;
+        m.method = LayerMethod::Awq;
+        m.grid = 7;
+        const MethodResult search = run_method(x, w, nullptr, c, m);
+        REQUIRE(search.awq.has_value());
+        bool some_other = false;
+        for (int i = 0; i < 7; ++i) {
+            CAPTURE(i);
+            m.awq_ratio = static_cast<double>(i) / m.grid;
+            const MethodResult at = run_method(x, w, nullptr, c, m);
+            REQUIRE(at.awq.has_value());
+            CHECK(at.awq->ratio == *m.awq_ratio);
+            CHECK(at.awq->losses == std::vector<double>{search.awq->losses[static_cast<std::size_t>(i)]});
+            CHECK(at.awq->scales == awq_scales(search.awq->mean_abs_x, *m.awq_ratio));
+            CHECK(at.awq->mean_abs_x == search.awq->mean_abs_x);
+            CHECK(at.rtn_output.mse == search.rtn_output.mse);
+            if (*m.awq_ratio == search.awq->ratio) {
+                CHECK(at.codes == search.codes);
+                CHECK(at.dequantized == search.dequantized);
+                CHECK(at.layer.output.mse == search.layer.output.mse);
+            } else if (at.dequantized != search.dequantized) {
+                some_other = true;
+            }
+        }
+        CHECK(some_other);  // another ratio is another weight (else the window would show nothing new)
+    }
+    MethodConfig m;
+    m.method = LayerMethod::Awq;
+    const Tensor x = normal_matrix(8, 16, 53), w = normal_matrix(4, 16, 54);
+    const LayerConfig c = int_config("int4", Mode::Symmetric, Granularity::Channel);
+    for (const double r : {-0.5, 1.5, std::nan("")}) {
+        m.awq_ratio = r;
+        CHECK(test::error_of([&] { check_method(x, w, nullptr, c, m); }).find("ratio r must be in [0, 1]") != std::string::npos);
     }
 }
 

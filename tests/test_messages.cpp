@@ -4,14 +4,19 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <new>
 #include <random>
 #include <string>
 
 #include "cli/options.hpp"
+#include "quantscope/config.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/format.hpp"
 #include "quantscope/json_reader.hpp"
+#include "quantscope/random.hpp"
 #include "quantscope/safetensors.hpp"
 #include "quantscope/session.hpp"
 #include "quantscope/tensor_io.hpp"
@@ -342,4 +347,45 @@ TEST_CASE("error_text says out of memory for bad_alloc and the message otherwise
     CHECK(qs::error_text(std::bad_alloc()) == "out of memory");
     CHECK(qs::error_text(std::bad_array_new_length()) == "out of memory");
     CHECK(qs::error_text(qs::Error("x.npy: bad header")) == "x.npy: bad header");
+}
+
+// A refused option's value is shown as given: "%g" printed --scale 3.4028236e38 as 3.40282e+38 (and the range as
+// 3.4e38), --low 1.0000001 as 1, a percentile of 100.0000001 as 100: a value that reads as allowed, refused.
+TEST_CASE("cli: a refused option's value is printed as given, not rounded") {
+    CHECK(qs::format_exact(1000001) == "1000001");
+    CHECK(qs::format_exact(1e6) == "1e+06");  // "%g" where that reads back exactly
+    CHECK(qs::format_exact(0.1) == "0.1");
+    CHECK(qs::format_exact(1.0000001) == "1.0000001");
+    CHECK(qs::format_exact(std::nan("")) == "nan");
+    CHECK(qs::format_exact(-HUGE_VAL) == "-inf");
+    for (const double v : {1000001.0, 0.3, 1.0 / 3.0, 3.4028236e38, 1e-320, -2.5e-7})
+        CHECK(std::strtod(qs::format_exact(v).c_str(), nullptr) == v);
+    TempDir dir;
+    const struct {
+        const char* args;
+        const char* part;
+    } cases[] = {
+        {"quantize --random normal --shape 4x32 --scale 3.4028236e38 --zero-point 0",
+         "scale 3.4028236e+38 is outside float32's normal range [1.1754943508222875e-38, 3.4028234663852886e+38]"},
+        {"quantize --random normal --shape 4x32 --dtype fp8-e4m3 --scale 3.4028236e38", "float32, got 3.4028236e+38"},
+        {"quantize --random uniform --shape 4x32 --low 1.0000001 --high 1", "(got 1.0000001, 1)"},
+        {"quantize --random uniform --shape 4x32 --low -3.4028236e38 --high 0", "(got -3.4028236e+38, 0)"},
+        {"quantize --random normal --shape 4x32 --std -1.0000001", "std -1.0000001)"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.args);
+        const Run r = run(c.args, dir);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.find(c.part) != std::string::npos);
+    }
+    qs::QuantConfig config;
+    config.calibration = qs::Calibration::Percentile;
+    config.percentile = 100.0000001;
+    CHECK(error_of([&] { qs::check_config(config, {4, 32}); }).find("percentile 100.0000001 is outside (50, 100]") != std::string::npos);
+    qs::RandomSpec spec;
+    spec.shape = {4, 8};
+    spec.outliers = 1;
+    spec.outlier_scale = -0.30000000000000004;
+    CHECK(error_of([&] { qs::generate_random(spec); }).find("(got -0.30000000000000004)") != std::string::npos);
 }

@@ -427,7 +427,7 @@ TEST_CASE("session: non-default settings of a preset survive a save and a reopen
     CheckSameState(a, b);
 }
 
-TEST_CASE("session: the layer lab's Method view keeps its method and the GPTQ column") {
+TEST_CASE("session: the layer lab's Method view keeps its method, the GPTQ column and AWQ's picked ratio") {
     TempDir dir;
     AppState a;
     Start(a, {"--random", "normal", "--shape", "16x32", "--seed", "3"});
@@ -436,12 +436,14 @@ TEST_CASE("session: the layer lab's Method view keeps its method and the GPTQ co
     a.layer.method.method = qs::LayerMethod::RotateGptq;
     a.layer.method.act_order = true;
     a.layer.method.target = 7;
+    a.layer.method.awq_pick = 5;
     const std::string path = dir / "method.json";
     std::string error;
     REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
     const std::string json = read_file(path);
     CHECK(json.find("\"layer.method\": \"rotate+gptq\"") != std::string::npos);
     CHECK(json.find("\"layer.column\": \"7\"") != std::string::npos);
+    CHECK(json.find("\"layer.awq_pick\": \"5\"") != std::string::npos);
 
     AppState b;
     Start(b, {path});
@@ -451,16 +453,19 @@ TEST_CASE("session: the layer lab's Method view keeps its method and the GPTQ co
     CHECK(b.layer.method.method == qs::LayerMethod::RotateGptq);
     CHECK(b.layer.method.act_order);
     CHECK(b.layer.method.target == 7);
+    CHECK(b.layer.method.awq_pick == 5);
     // A value the keys do not take is refused by name, the state left as it was.
     AppState c;
     Start(c, {"--random", "normal", "--shape", "16x32"});
     for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-             {"layer.method", "quarot"}, {"layer.column", "-1"}, {"layer.column", "4294967296"}, {"layer.act_order", "maybe"}}) {
+             {"layer.method", "quarot"}, {"layer.column", "-1"}, {"layer.column", "4294967296"}, {"layer.act_order", "maybe"},
+             {"layer.awq_pick", "-2"}, {"layer.awq_pick", "1000"}, {"layer.awq_pick", "best"}}) {
         CAPTURE(key);
         CHECK(qs::gui::ApplySessionView(c, {{key, value}}).find(key + "=" + value) != std::string::npos);
     }
     CHECK(c.layer.method.method == qs::LayerMethod::Gptq);
     CHECK(c.layer.method.target == 0);
+    CHECK(c.layer.method.awq_pick == -1);
 }
 
 TEST_CASE("session: an edited rank-3 tensor is stored inline with its slice") {

@@ -4,8 +4,15 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+#include <imgui_internal.h>  // the tables drawn (ImGuiContext::Tables)
 
 #include "gui/panels/layer_panel.hpp"
+#include "gui/widgets/text.hpp"
+#include "gui/widgets/widgets.hpp"
 #include "gui_test_support.hpp"
 #include "quantscope/lesson.hpp"
 #include "quantscope/quantize.hpp"
@@ -131,4 +138,77 @@ TEST_CASE("gui: the layer lab's split-columns line wraps inside its cell at a pr
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("\"overflowing\": []") != std::string::npos);
     CHECK(r.out.find("\"cut_text\": []") != std::string::npos);
+}
+
+TEST_CASE("layer panel: at a projector's font the metrics table shows whole under the maps, or starts below them") {
+    // One under the other (narrow): the maps took 0.8 of the height whatever the table needed, so the first
+    // screen cut the table in half (1280 x 1400 at font scale 2). A panel as wide as a projector's right column
+    // at heights where the two fit and where they do not; and one too narrow for the table's columns even with
+    // 3 digits, where the metrics are a wrapped line per operand.
+    const struct {
+        int width, height;
+        bool table, whole;
+    } cases[] = {{820, 1200, true, true}, {820, 900, true, false}, {820, 600, true, false}, {560, 1200, false, false}};
+    for (const auto& c : cases) {
+        CAPTURE(c.width);
+        CAPTURE(c.height);
+        Window win(c.width, c.height, 36.0f);
+        const Shared s = MakeShared({256, 256});
+        qs::gui::LayerPanelState st;
+        for (int i = 0; i < 3; ++i) win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+        qs::gui::FinishLayer(st);
+        int cut = -1, whole = 0, tables = 0, clipped = -1;
+        std::vector<std::string> cut_text{"?"};
+        for (int i = 0; i < 2; ++i) win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+        win.r.run([&] {
+            cut = qs::gui::CountCutTables(nullptr);
+            clipped = qs::gui::CountClippedTableColumns(nullptr);
+            cut_text = qs::gui::CutTextWindows();
+            ImGuiContext& g = *ImGui::GetCurrentContext();
+            for (int t = 0; t < g.Tables.GetMapSize(); ++t) {
+                const ImGuiTable* tb = g.Tables.TryGetMapData(t);
+                if (!tb || tb->LastFrameActive != g.FrameCount) continue;
+                ++tables;
+                whole += tb->OuterWindow->InnerClipRect.Contains(tb->OuterRect);
+            }
+        });
+        CHECK(tables == (c.table ? 1 : 0));
+        CHECK(cut == 0);
+        CHECK(clipped == 0);
+        CHECK(cut_text.empty());
+        // Where the maps and the table fit on one screen, the table is on it.
+        if (c.whole) CHECK(whole == 1);
+    }
+}
+
+TEST_CASE("gui: the layer lab's metrics table is not cut at a projector's font (--layout-report)") {
+    using namespace qs::gui_test;
+    REQUIRE(have_xvfb());
+    TempDir dir;
+    for (const char* size : {"--size 1280x1400 --font-scale 2", "--size 1280x800 --font-scale 1.5", "--size 1280x720 --font-scale 2",
+                             "--size 1600x900", "--size 1280x720"}) {
+        const std::string options = size;
+        CAPTURE(options);
+        const std::string png = dir.path + "/layer.png";
+        const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --no-settings --random normal --shape 256x256 --tab layer " +
+                                   size + " --screenshot '" + png + "' --layout-report");
+        INFO("stderr: " << r.err);
+        INFO("layout report: " << r.out);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.find("\"cut_tables\": []") != std::string::npos);
+        CHECK(r.out.find("\"overflowing\": []") != std::string::npos);
+        CHECK(r.out.find("\"clipped_columns\": []") != std::string::npos);
+        CHECK(r.out.find("\"cut_text\": []") != std::string::npos);
+    }
+    // The layer-lab lesson's W8A8 steps at a projector's font: the output column (an SQNR, a 6-digit MSE) ran past
+    // its border; the numbers take fewer digits where the columns would not fit.
+    for (const char* step : {"4", "5", "6"}) {
+        const std::string png = dir.path + "/lesson.png";
+        const Run r = run(dir, std::string(kXvfb) + "'" QS_BINARY "' gui --no-settings --lesson layer-lab --step " + step +
+                                   " --size 1280x720 --font-scale 2 --screenshot '" + png + "' --layout-report");
+        INFO("step " << std::string(step) << ", layout report: " << r.out);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.find("\"cut_tables\": []") != std::string::npos);
+        CHECK(r.out.find("\"clipped_columns\": []") != std::string::npos);
+    }
 }

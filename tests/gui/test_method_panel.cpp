@@ -4,12 +4,15 @@
 // lesson opens the window on it under Xvfb (a projector's font: every step), nothing wider than its window.
 #include <doctest/doctest.h>
 
+#include "drawn_text.hpp"
 #include "gui/panels/layer_panel.hpp"
+#include "gui/widgets/text.hpp"
 #include "gui_test_support.hpp"
 #include "quantscope/gptq_stepper.hpp"
 #include "quantscope/layer_methods.hpp"
 #include "quantscope/random.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace {
@@ -146,7 +149,35 @@ TEST_CASE("gui: the methods lesson opens the Method view at both font scales") {
     }
 }
 
-TEST_CASE("method panel: a click on AWQ's loss curve picks that ratio and shows its scales") {
+namespace {
+
+// The drawn glyphs' centre of the first character of `text` (spaces left out, as DrawnText reads), else none.
+std::optional<ImVec2> DrawnAt(const std::string& text) {
+    const std::vector<qs::gui_test::DrawnGlyph> glyphs = qs::gui_test::DrawnGlyphs();
+    std::string chars;
+    for (const qs::gui_test::DrawnGlyph& g : glyphs) chars += g.c < 0x80 ? static_cast<char>(g.c) : '~';
+    const std::size_t i = chars.find(text);
+    if (i == std::string::npos) return std::nullopt;
+    return ImVec2((glyphs[i].a.x + glyphs[i].b.x) * 0.5f, (glyphs[i].a.y + glyphs[i].b.y) * 0.5f);
+}
+
+// What the last frame drew (read in the renderer's ImGui context).
+std::string Text(Window& win) {
+    std::string text;
+    win.r.run([&] { text = qs::gui_test::DrawnText(); });
+    return text;
+}
+
+void Click(Window& win, qs::gui::LayerPanelState& st, const Shared& s, ImVec2 at) {
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); }, at, false);
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); }, at, true);
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); }, at, false);
+    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });  // a button acts on release: drawn after
+}
+
+}  // namespace
+
+TEST_CASE("method panel: a click on AWQ's loss curve shows the quantization at that ratio, and a button goes back") {
     Window win;
     const Shared s = MakeShared({16, 32});
     qs::gui::LayerPanelState st;
@@ -154,24 +185,73 @@ TEST_CASE("method panel: a click on AWQ's loss curve picks that ratio and shows 
     st.show_method = true;
     st.method.method = qs::LayerMethod::Awq;
     Draw(win, st, s);
-    const qs::MethodResult* awq = st.method.comparison.results[2].get();
-    REQUIRE(awq);
-    REQUIRE(awq->awq.has_value());
-    const std::size_t n = awq->awq->losses.size();
+    const std::shared_ptr<const qs::MethodResult> best = st.method.comparison.results[2];
+    REQUIRE(best);
+    REQUIRE(best->awq.has_value());
+    const std::size_t n = best->awq->losses.size();
     REQUIRE(n == 20);
+    REQUIRE(best->awq->ratio != 3.0 / 20.0);  // ratio 3 is another weight than the winner's
     CHECK(st.method.awq_pick == -1);  // the winner until a click
+    CHECK(Text(win).find("AWQatthebestr:r") != std::string::npos);
     const ImVec2 p0 = st.method.awq_plot_min, p1 = st.method.awq_plot_max;
     REQUIRE(p1.x - p0.x > 40.0f);
     REQUIRE(p1.y <= static_cast<float>(win.r.height()));
     // Ratio 3 / 20 is drawn at 3 / 20 of the plot's width: a click a little right of it picks it.
-    const ImVec2 at(p0.x + (3.2f / 20.0f) * (p1.x - p0.x), (p0.y + p1.y) * 0.5f);
-    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); }, at, false);
-    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); }, at, true);
-    win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); }, at, false);
+    Click(win, st, s, ImVec2(p0.x + (3.2f / 20.0f) * (p1.x - p0.x), (p0.y + p1.y) * 0.5f));
     CHECK(st.method.awq_pick == 3);
+    // The quantization at r = 3 / 20, computed in the background: core's AWQ at that ratio, in the maps and numbers.
+    qs::gui::FinishLayer(st);
     win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
     win.save("awq_pick");  // QS_FIGURE_PNG_DIR: the picked ratio drawn
-    // The scales shown for it are the search's own at r = 3 / 20: at the winner, the winner's to the bit.
-    CHECK(qs::awq_scales(awq->awq->mean_abs_x, awq->awq->ratio) == awq->awq->scales);
-    CHECK(qs::awq_scales(awq->awq->mean_abs_x, 3.0 / 20.0) != awq->awq->scales);
+    const qs::Tensor x = qs::generate_layer_inputs(st.settings.inputs, 32);
+    qs::MethodConfig m;
+    m.method = qs::LayerMethod::Awq;
+    m.awq_ratio = 3.0 / 20.0;
+    const qs::MethodResult want = qs::run_method(x, *s.tensor, nullptr, qs::make_layer_config(s.config, {}), m);
+    REQUIRE(st.method.awq_picked.result);
+    CHECK(st.method.awq_picked.pick == 3);
+    CHECK(st.method.awq_picked.result->dequantized == want.dequantized);
+    CHECK(st.method.awq_picked.result->awq->scales == qs::awq_scales(best->awq->mean_abs_x, 3.0 / 20.0));
+    CHECK(want.dequantized != best->dequantized);
+    const std::string text = Text(win);
+    INFO(text);
+    CHECK(text.find("AWQatthepickedratior=0.15:outputMSE" + qs::gui::FormatNumber(want.layer.output.mse)) != std::string::npos);
+    CHECK(text.find("AWQatr=0.15:r") != std::string::npos);  // the map's title (the apostrophe starts a "line")
+    CHECK(st.method.comparison.results[2] == best);  // the bar and the curve stay the winner's
+    // The button goes back to the winner.
+    std::optional<ImVec2> back;
+    win.r.run([&] { back = DrawnAt("Backtothebestr"); });
+    REQUIRE(back);
+    Click(win, st, s, *back);
+    CHECK(st.method.awq_pick == -1);
+    const std::string after = Text(win);
+    INFO(after);
+    CHECK(after.find("AWQatthebestr:r") != std::string::npos);
+    CHECK(after.find("AWQatthepickedratio") == std::string::npos);
+    // Pick 3 again (shown at once, already computed), then a click on the winner's own point goes back too.
+    Click(win, st, s, ImVec2(p0.x + (3.2f / 20.0f) * (p1.x - p0.x), (p0.y + p1.y) * 0.5f));
+    CHECK(st.method.awq_pick == 3);
+    const double b = best->awq->ratio * 20.0;
+    Click(win, st, s, ImVec2(p0.x + static_cast<float>((b + 0.1) / 20.0) * (p1.x - p0.x), (p0.y + p1.y) * 0.5f));
+    CHECK(st.method.awq_pick == -1);
+    CHECK(!qs::gui::LayerBusy(st));
+}
+
+TEST_CASE("method panel: an AWQ ratio set before the first curve (a session's) is shown when the curve comes") {
+    Window win;
+    const Shared s = MakeShared({16, 32});
+    qs::gui::LayerPanelState st;
+    st.settings.inputs.tokens = 64;
+    st.show_method = true;
+    st.method.method = qs::LayerMethod::Awq;
+    st.method.awq_pick = 7;
+    Draw(win, st, s);
+    CHECK(st.method.awq_pick == 7);
+    REQUIRE(st.method.awq_picked.result);
+    CHECK(st.method.awq_picked.result->awq->ratio == 7.0 / 20.0);
+    CHECK(Text(win).find("AWQatthepickedratior=0.35") != std::string::npos);
+    // Another layer (more tokens): its curve's winner.
+    st.settings.inputs.tokens = 65;
+    Draw(win, st, s);
+    CHECK(st.method.awq_pick == -1);
 }

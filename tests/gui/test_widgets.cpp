@@ -200,6 +200,48 @@ TEST_CASE("cell values: a tiny tensor's values print as numbers and not as 0.000
     CHECK(std::string(buf) == "0.00");
 }
 
+TEST_CASE("cut tables: a table its window shows in part is counted and named; one shown whole or not at all is not") {
+    // The layer lab's metrics table was cut at a scrolling child's bottom edge (the first screen showed half of
+    // its rows) and --layout-report said nothing: its columns fit and the child could scroll.
+    qs::gui_test::PanelWindow w(600, 300);
+    int cut = -1;
+    std::vector<std::string> names;
+    const auto frame = [&](float above) {
+        w.frame([&] {
+            ImGui::BeginChild("##box", ImVec2(400, 200), true);
+            ImGui::Dummy(ImVec2(10, above));
+            if (ImGui::BeginTable("numbers", 2, ImGuiTableFlags_Borders)) {
+                ImGui::TableSetupColumn("what");
+                ImGui::TableSetupColumn("value");
+                ImGui::TableHeadersRow();
+                for (int r = 0; r < 4; ++r) {
+                    ImGui::TableNextRow();
+                    ImGui::TableNextColumn();
+                    ImGui::Text("row %d", r);
+                    ImGui::TableNextColumn();
+                    ImGui::TextUnformatted("1.5");
+                }
+                ImGui::EndTable();
+            }
+            ImGui::EndChild();
+        });
+        w.r.run([&] {  // after the frame, as --layout-report asks
+            names.clear();
+            cut = qs::gui::CountCutTables(&names);
+        });
+    };
+    for (int i = 0; i < 3; ++i) frame(10.0f);
+    CHECK(cut == 0);
+    CHECK(names.empty());
+    for (int i = 0; i < 3; ++i) frame(140.0f);  // its last rows under the child's bottom edge
+    CHECK(cut == 1);
+    REQUIRE(names.size() == 1);
+    CHECK(names[0].find("##box") != std::string::npos);
+    CHECK(names[0].find("/ table 'what'") != std::string::npos);
+    for (int i = 0; i < 3; ++i) frame(400.0f);  // wholly below the edge: scrolling shows it, nothing is cut
+    CHECK(cut == 0);
+}
+
 TEST_CASE("clipped table cells: a column narrower than its text is counted and named and one that fits is not") {
     qs::gui_test::PanelWindow w(600, 300);
     int clipped = -1;

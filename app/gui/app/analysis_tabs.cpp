@@ -114,8 +114,8 @@ AnalysisTabSpec Layer() {
     };
     t.shown = &AppState::layer_view;
     t.menu = "Layer lab: from weight error to output error";
-    // Whether the lab is shown and its Method view: the method, act-order and the GPTQ step-through's column
-    // (clamped to W's columns when the stepper is ready, as the slider's value is). A lesson's layer step,
+    // Whether the lab is shown and its Method view: the method, act-order, the GPTQ step-through's column
+    // (clamped to W's columns when the stepper is ready, as the slider's value is) and AWQ's picked ratio. A lesson's layer step,
     // opened after these keys are read, sets them as the step does.
     t.session = "layer";
     SessionField method;
@@ -142,9 +142,23 @@ AnalysisTabSpec Layer() {
         r.app.layer.method.target = n;
         return true;
     };
+    // AWQ's ratio picked on its loss curve: an index of the curve's ratios (r = i / 20), -1 for the winner. Kept
+    // as read until the first curve comes; one past the curve's ratios shows the winner.
+    SessionField awq_pick;
+    awq_pick.key = "awq_pick";
+    awq_pick.write = [](const AppState& app, const std::string& k, ViewSettings& v) {
+        v.emplace_back(k, std::to_string(app.layer.method.awq_pick));
+    };
+    awq_pick.read = [](ViewRead& r, const std::string&, const std::string& value) {
+        std::int64_t n = 0;
+        if (!ParseInt(value, n) || n < -1 || n >= kMaxAwqGrid) return false;
+        r.app.layer.method.awq_pick = static_cast<int>(n);
+        return true;
+    };
     t.fields = {BoolField("shown", [](auto& app) -> auto& { return app.layer_view; }),
                 BoolField("method_view", [](auto& app) -> auto& { return app.layer.show_method; }), std::move(method),
-                BoolField("act_order", [](auto& app) -> auto& { return app.layer.method.act_order; }), std::move(column)};
+                BoolField("act_order", [](auto& app) -> auto& { return app.layer.method.act_order; }), std::move(column),
+                std::move(awq_pick)};
     return t;
 }
 

@@ -165,6 +165,9 @@ void PrintLayoutReport(const AppState& app, const Frame& frame) {
     std::vector<std::string> columns;
     const int clipped = CountClippedTableColumns(&columns);
     out += ", \"clipped_table_columns\": " + std::to_string(clipped) + ", \"clipped_columns\": " + JsonStrings(columns);
+    std::vector<std::string> tables;
+    CountCutTables(&tables);
+    out += ", \"cut_tables\": " + JsonStrings(tables);  // tables shown only in part (cut at a window's edge)
     out += ", \"cut_text\": " + JsonStrings(CutTextWindows());  // text drawn past its window's edge or its line
     out += ", \"colorbar_legend\": " + JsonQuoted(f.colorbar_legend);
     if (app.analysis_tab == AnalysisTabIndex("bits") && !app.bits.report.empty())  // the Bits tab's lines, as printed

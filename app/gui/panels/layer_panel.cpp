@@ -245,6 +245,7 @@ void ApplyLessonMethod(LayerPanelState& st, const LessonLayer& layer) {
     st.method.method = *layer.method;
     st.method.act_order = layer.act_order;
     st.method.target = layer.columns;
+    st.method.awq_pick = -1;  // AWQ's winner, covered until R
 }
 
 LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) {
@@ -325,11 +326,15 @@ void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::share
         ImGui::SetCursorScreenPos(origin);
         ImGui::Dummy(ImVec2(avail.x, std::max(avail.y, 1.0f)));
     } else {
-        // Narrow (a projector's big font): one under the other, scrolled.
+        // Narrow (a projector's big font): one under the other, scrolled. The maps take what the first screen
+        // leaves the metrics table, so that it shows whole under them; where the two do not fit, the maps take
+        // the whole screen and the table starts at its edge (a table cut in half at the fold hid its numbers).
         ImGui::BeginChild("##layer-scroll", ImVec2(0, 0), false);
-        const float w = ImGui::GetContentRegionAvail().x;
-        DrawLayerMaps(st, ImVec2(w, std::max(font * 16.0f, avail.y * 0.8f)));
-        DrawLayerSide(st, ImVec2(w, font * 18.0f));
+        const ImVec2 room = ImGui::GetContentRegionAvail();
+        const float table_h = LayerTableHeight(st) + ImGui::GetStyle().ItemSpacing.y;
+        const float maps_h = room.y - table_h >= LayerMapsMinHeight() ? room.y - table_h : std::max(LayerMapsMinHeight(), room.y);
+        DrawLayerMaps(st, ImVec2(room.x, std::floor(maps_h)));
+        DrawLayerSide(st, ImVec2(room.x, font * 18.0f));
         ImGui::EndChild();
     }
     ImGui::PopID();

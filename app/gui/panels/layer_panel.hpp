@@ -91,6 +91,7 @@ struct LayerPanelState {
     std::string curve_key;     // what the running (or last) curve was for
     std::array<HeatmapState, 5> maps;
     HeatmapView view_x, view_w, view_out;  // the three outputs zoom and pan together
+    float table_h = 0;         // the metrics table and its line as last drawn (0: not yet)
 };
 
 // Contents only; fills the available region. `tensor` is the shared owner of view.tensor (W).
@@ -100,6 +101,11 @@ void DrawLayerPanel(LayerPanelState& state, const QuantView& view, const std::sh
 // cell, and the metrics table with the alpha curve.
 void DrawLayerMaps(LayerPanelState& state, ImVec2 size);
 void DrawLayerSide(LayerPanelState& state, ImVec2 size);
+// The least height DrawLayerMaps draws its maps in, and the height the metrics table with its line under it
+// takes at the top of DrawLayerSide (as last drawn, else as the style gives it): what a layout needs to keep the
+// table whole on screen.
+float LayerMapsMinHeight();
+float LayerTableHeight(const LayerPanelState& state);
 
 // A lesson step's method: the Method view on it (its output SQNRs covered until revealed, so students predict
 // first), or the outputs view when the step gives none.

@@ -1,7 +1,10 @@
 // The layer lab's drawing: five heatmaps, the metrics side by side and the MSE against SmoothQuant's alpha.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "gui/panels/layer_panel.hpp"
 #include "gui/widgets/palette.hpp"
@@ -87,7 +90,7 @@ void DrawLayerMaps(LayerPanelState& st, ImVec2 size) {
     const float gap = std::round(font * 0.8f);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float cell_w = std::floor((size.x - 2 * gap) / 3.0f), cell_h = std::floor((size.y - 2 * line - gap) / 2.0f);
-    if (cell_w < font * 4 || cell_h < font * 3) return;
+    if (cell_w < font * 4 || cell_h < font * 3) return;  // LayerMapsMinHeight
     const HeatmapStyle x_style = ValueStyle(c.x_range);
     const HeatmapStyle w_style = ValueStyle(c.w_range);
     const HeatmapStyle y_style = ValueStyle(c.y_range);
@@ -142,36 +145,83 @@ void DrawLayerMaps(LayerPanelState& st, ImVec2 size) {
 
 namespace {
 
-void MetricsTable(const LayerPanelState::Computed& c) {
-    const LayerResult& r = c.result;
+// A number of the metrics table with `digits` significant digits (6: FormatNumber's).
+std::string TableNumber(double v, int digits) {
+    if (digits >= 6) return FormatNumber(v);
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    std::string s = buf;
+    if (!s.empty() && s[0] == '-') s = std::string(Symbols().minus) + s.substr(1);
+    return s;
+}
+
+// The metrics table's cells: [row][col], a row per metric (name first), a column per operand; empty: a dash.
+std::vector<std::array<std::string, 4>> MetricsCells(const LayerResult& r, int digits) {
     const Metrics* cols[3] = {&r.weights.metrics, r.inputs ? &r.inputs->metrics : nullptr, &r.output};
-    const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_RowBg |
-                                  ImGuiTableFlags_SizingFixedFit;
-    if (!ImGui::BeginTable("##layer-metrics", 4, flags)) return;
-    ImGui::TableSetupColumn("");
-    ImGui::TableSetupColumn("weights W");
-    ImGui::TableSetupColumn("inputs x");
-    ImGui::TableSetupColumn("output y");
-    ImGui::TableHeadersRow();
     const char* names[] = {"MSE", "SQNR (dB)", "max |e|", "clipped"};
+    std::vector<std::array<std::string, 4>> rows(4);
     for (int row = 0; row < 4; ++row) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(names[row]);
+        rows[static_cast<std::size_t>(row)][0] = names[row];
         for (int col = 0; col < 3; ++col) {
-            ImGui::TableNextColumn();
             const Metrics* m = cols[col];
-            if (!m || m->count == 0 || (row == 3 && col == 2) || (row == 1 && !m->sqnr_db)) {
-                ImGui::TextDisabled("%s", Symbols().dash);
-                continue;
-            }
+            if (!m || m->count == 0 || (row == 3 && col == 2) || (row == 1 && !m->sqnr_db)) continue;
             const double v = row == 0 ? m->mse : row == 1 ? *m->sqnr_db : row == 2 ? m->max_abs_error : static_cast<double>(m->clipped);
-            ImGui::TextUnformatted(row == 3 ? FormatInteger(v).c_str() : FormatNumber(v).c_str());
+            rows[static_cast<std::size_t>(row)][static_cast<std::size_t>(col + 1)] = row == 3 ? FormatInteger(v) : TableNumber(v, digits);
         }
     }
-    ImGui::EndTable();
-    ImGui::TextDisabled("product: %s%s", to_string(r.path),
-                        r.path == LayerPath::Integer ? " (integer sums, scaled once)" : "");
+    return rows;
+}
+
+constexpr const char* kOperands[4] = {"", "weights W", "inputs x", "output y"};
+
+// Whether the table's columns, each as wide as its widest cell, fit `width` (with their padding and borders).
+bool MetricsFit(const std::vector<std::array<std::string, 4>>& rows, float width) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    float total = 2.0f + 4.0f * (style.CellPadding.x * 2.0f + 1.0f);
+    for (std::size_t col = 0; col < 4; ++col) {
+        float w = ImGui::CalcTextSize(kOperands[col]).x;
+        for (const auto& row : rows) w = std::max(w, ImGui::CalcTextSize(row[col].empty() ? Symbols().dash : row[col].c_str()).x);
+        total += w;
+    }
+    return total <= width;
+}
+
+// The weights', inputs' and output's metrics side by side. Where the columns do not fit the width (a projector's
+// font), the numbers take fewer digits (4, then 3) rather than being cut at a column's border; where even that
+// does not fit, one wrapped line per operand.
+void MetricsTable(const LayerPanelState::Computed& c, float width) {
+    const LayerResult& r = c.result;
+    std::vector<std::array<std::string, 4>> rows;
+    int digits = 6;
+    for (; digits >= 3; digits -= digits == 6 ? 2 : 1) {
+        rows = MetricsCells(r, digits);
+        if (MetricsFit(rows, width)) break;
+    }
+    if (digits < 3) {  // wrapped to what is left of the line (the side is at the panel's right or alone on it)
+        for (std::size_t col = 1; col < 4; ++col) {
+            std::string line = std::string(kOperands[col]) + ":";
+            for (const auto& row : rows) line += " " + row[0] + " " + (row[col].empty() ? Symbols().dash : row[col]) + (&row == &rows.back() ? "" : ",");
+            TextWrappedAtSpaces(line);
+        }
+    } else {
+        const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_RowBg |
+                                      ImGuiTableFlags_SizingFixedFit;
+        if (!ImGui::BeginTable("##layer-metrics", 4, flags)) return;
+        for (const char* operand : kOperands) ImGui::TableSetupColumn(operand);
+        ImGui::TableHeadersRow();
+        for (const auto& row : rows) {
+            ImGui::TableNextRow();
+            for (std::size_t col = 0; col < 4; ++col) {
+                ImGui::TableNextColumn();
+                if (row[col].empty()) ImGui::TextDisabled("%s", Symbols().dash);
+                else ImGui::TextUnformatted(row[col].c_str());
+            }
+        }
+        ImGui::EndTable();
+    }
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    TextWrappedAtSpaces(std::string("product: ") + to_string(r.path) + (r.path == LayerPath::Integer ? " (integer sums, scaled once)" : ""));
+    ImGui::PopStyleColor();
 }
 
 // The output MSE against alpha (log axis): the current alpha, the best one and the MSE without smoothing.
@@ -247,10 +297,24 @@ void AlphaPlot(LayerPanelState& st, ImVec2 size) {
 
 }  // namespace
 
+float LayerMapsMinHeight() {
+    const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
+    return std::ceil(2.0f * (font * 3.0f + 1.0f) + 2.0f * line + std::round(font * 0.8f));
+}
+
+float LayerTableHeight(const LayerPanelState& st) {
+    if (st.table_h > 0) return st.table_h;
+    // The header and four rows, their borders, the line under them and the spacing: the first frame's guess.
+    const ImGuiStyle& s = ImGui::GetStyle();
+    return std::ceil(5.0f * (ImGui::GetTextLineHeight() + 2.0f * s.CellPadding.y) + 2.0f + 2.0f * s.ItemSpacing.y +
+                     ImGui::GetTextLineHeightWithSpacing());
+}
+
 void DrawLayerSide(LayerPanelState& st, ImVec2 size) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImGui::BeginGroup();
-    MetricsTable(st.shown);
+    MetricsTable(st.shown, size.x);
+    st.table_h = ImGui::GetCursorScreenPos().y - origin.y;
     ImGui::Spacing();
     const float used = ImGui::GetCursorScreenPos().y - origin.y;
     AlphaPlot(st, ImVec2(size.x, std::max(size.y - used, ImGui::GetFontSize() * 8.0f)));

@@ -286,16 +286,19 @@ const char* MethodLabel(LayerMethod method) {
 
 bool MethodBusy(const MethodPanelState& st) {
     // busy(): a result not taken yet counts too, so a screenshot waits for the frame that shows it.
-    return st.prepare_task.busy() || st.compare_task.busy() || (st.prepared.stepper && st.prepared.stepper->done() != st.target);
+    return st.prepare_task.busy() || st.compare_task.busy() || st.awq_task.busy() ||
+           (st.prepared.stepper && st.prepared.stepper->done() != st.target);
 }
 
 void FinishMethod(MethodPanelState& st, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
                   const QuantConfig& weights, std::uint64_t layer_generation) {
     RequestComparison(st, x, w, weights, layer_generation);
     st.compare_task.wait();
-    if (std::optional<MethodPanelState::Comparison> c = st.compare_task.take()) {
-        st.comparison = std::move(*c);
-        ++st.method_generation;
+    TakeComparison(st);
+    if (st.method == LayerMethod::Awq) {
+        RequestAwqPick(st, x, w, weights, layer_generation);
+        st.awq_task.wait();
+        RequestAwqPick(st, x, w, weights, layer_generation);  // takes it
     }
     if (st.method != LayerMethod::Gptq) return;
     Request(st, x, w, weights, layer_generation);
@@ -350,6 +353,7 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
         view_size = ImVec2(inner, std::max(font * 18.0f, avail.y * 0.9f) + (st.method == LayerMethod::Awq ? font * 14.0f : 0.0f));
     }
     DrawMethodComparison(st, chart_size);
+    RequestAwqPick(st, x, w, weights, layer_generation);
     if (wide) ImGui::SetCursorScreenPos(ImVec2(origin.x + chart_size.x + gap, origin.y));
     if (gptq) {
         if (st.prepared.stepper && st.prepared.key == st.requested_key) DrawStepThrough(st, view_size);

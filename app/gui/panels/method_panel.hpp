@@ -1,7 +1,9 @@
 // The layer lab's Method view (issue 24): what GPTQ, AWQ and rotation do to the shown layer's W. A bar chart
 // compares the output SQNR (and MSE) of every method at the current quantizer, computed in the background
 // (core's run_method, cancellable). AWQ shows its loss against the ratio with the winner marked, the input
-// channels' mean |x| as a strip above W's columns and the chosen scales; rotate shows W and W H on one colour
+// channels' mean |x| as a strip above W's columns and the chosen scales, and a click on the curve shows the
+// quantization at that ratio instead (core's run_method at it, in the background; the winner stays marked and a
+// button, or a click on the winner, goes back to it); rotate shows W and W H on one colour
 // scale with their histograms and the outlier ratio max/std before and after (or why it cannot run: in must be 2^k). The GPTQ
 // step-through quantizes one column a step (core's GptqStepper): W as it was, W now (the processed columns
 // marked, those still to come as compensated so far) and the accumulated compensation W now - W on one colour
@@ -33,6 +35,7 @@ struct MethodPanelState {
     bool act_order = false;
     int block = 16;                     // "Next block" steps this many columns
     std::int64_t target = 0;            // columns the step-through is to have processed (the slider)
+    int awq_pick = -1;                  // the ratio clicked on AWQ's curve (an index of its losses); -1: the winner
 
     // [Internal state]
     // Every method's result on the shown layer (one slot per LayerMethod, in its order).
@@ -42,12 +45,22 @@ struct MethodPanelState {
         std::array<std::string, 5> errors;  // what the core refused for that method
         std::vector<float> rotated;         // W H [out, in] (empty when in is not 2^k)
         Histogram hist_w, hist_rotated;     // W's and W H's values over one range
+        std::uint64_t layer_generation = 0;
     };
     Task<Comparison> compare_task;
     Comparison comparison;
     std::string compare_key;
-    int awq_pick = -1;                  // the ratio clicked on AWQ's curve (an index of its losses); -1: the winner
     ImVec2 awq_plot_min, awq_plot_max;  // where that curve's plot was last drawn (a click there picks)
+    // AWQ at the picked ratio (run_method with awq_ratio), in the background; shown while its key is awq_key.
+    struct AwqPicked {
+        std::string key;
+        int pick = -1;
+        std::shared_ptr<const MethodResult> result;
+        std::string error_text;             // what the core refused
+    };
+    Task<AwqPicked> awq_task;
+    std::string awq_key;                // the layer and the pick of the running (or last) request
+    AwqPicked awq_picked;
     std::array<HeatmapState, 2> method_maps;  // RTN, AWQ, rotate: W (or W H) and what the method made of it
     HeatmapView method_view;
     std::uint64_t method_generation = 0;
@@ -76,6 +89,11 @@ void DrawMethodPanel(MethodPanelState& state, const std::shared_ptr<const Tensor
 // it, AWQ's loss curve and strips, rotation's outlier ratio).
 void RequestComparison(MethodPanelState& state, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
                        const QuantConfig& weights, std::uint64_t layer_generation);
+// Takes a finished comparison (a new layer's resets AWQ's pick to its winner).
+void TakeComparison(MethodPanelState& state);
+// AWQ at the picked ratio, when one is picked on the shown layer's curve and not computed yet; takes a result.
+void RequestAwqPick(MethodPanelState& state, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
+                    const QuantConfig& weights, std::uint64_t layer_generation);
 void DrawMethodComparison(MethodPanelState& state, ImVec2 size);
 void DrawMethodView(MethodPanelState& state, const Tensor& w, ImVec2 size);
 

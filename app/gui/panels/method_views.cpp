@@ -83,9 +83,10 @@ void AwqCurve(MethodPanelState& st, const AwqDetails& awq, ImVec2 size) {
     st.awq_plot_min = p0, st.awq_plot_max = p1;
     ImGui::SetCursorScreenPos(p0);
     ImGui::InvisibleButton("##awq-plot", ImVec2(p1.x - p0.x, p1.y - p0.y));
-    if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {  // ratio i is drawn at x = i / n
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {  // ratio i is drawn at x = i / n; the winner's point: back to it
         const double at = std::clamp((ImGui::GetIO().MousePos.x - p0.x) / (p1.x - p0.x), 0.0f, 1.0f) * static_cast<double>(n);
-        st.awq_pick = static_cast<int>(std::min<double>(std::round(at), static_cast<double>(n - 1)));
+        const int i = static_cast<int>(std::min<double>(std::round(at), static_cast<double>(n - 1)));
+        st.awq_pick = static_cast<std::size_t>(i) == best ? -1 : i;
     }
     const bool picked = st.awq_pick >= 0 && static_cast<std::size_t>(st.awq_pick) < n;
     dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg, 0.35f));
@@ -109,7 +110,8 @@ void AwqCurve(MethodPanelState& st, const AwqDetails& awq, ImVec2 size) {
         legend.push_back(MarkerEntry(MarkerShape::Circle, palette::kCurrent,
                                      "r = " + FormatFixed(static_cast<double>(pick) / static_cast<double>(n), 2, 2) + ": MSE " +
                                          FormatNumber(awq.losses[pick])));
-    legend.push_back(TextEntry(picked ? "click: another r" : "r = 0: plain RTN; click a point", true));
+    legend.push_back(TextEntry(picked ? "click: another r (the triangle: the best)" : "r = 0: plain RTN; click a point to see its r",
+                               true));
     DrawLegendRow(dl, legend, ImVec2(origin.x, p1.y + line * 1.1f), size.x);
     ImGui::SetCursorScreenPos(origin);
 }
@@ -123,9 +125,10 @@ void RequestComparison(MethodPanelState& st, const std::shared_ptr<const Tensor>
     st.compare_key = key;
     const LayerConfig config = make_layer_config(weights, {});
     const bool act_order = st.act_order;
-    st.compare_task.start([x, w, config, key, act_order](Task<MethodPanelState::Comparison>::Context& ctx) {
+    st.compare_task.start([x, w, config, key, act_order, layer_generation](Task<MethodPanelState::Comparison>::Context& ctx) {
         MethodPanelState::Comparison c;
         c.key = key;
+        c.layer_generation = layer_generation;
         const MethodControl control{[&ctx] { return ctx.cancelled(); }, {}};
         for (std::size_t i = 0; i < 5; ++i) {
             MethodConfig method;
@@ -158,12 +161,54 @@ void RequestComparison(MethodPanelState& st, const std::shared_ptr<const Tensor>
     });
 }
 
-void DrawMethodComparison(MethodPanelState& st, ImVec2 size) {
-    if (std::optional<MethodPanelState::Comparison> c = st.compare_task.take()) {
-        st.comparison = std::move(*c);
+void TakeComparison(MethodPanelState& st) {
+    std::optional<MethodPanelState::Comparison> c = st.compare_task.take();
+    if (!c) return;
+    // Another layer's curve: its winner. (A pick read from a session waits for the first curve; act-order, which
+    // AWQ does not use, keeps it.)
+    if (st.comparison.results[2] && c->layer_generation != st.comparison.layer_generation) st.awq_pick = -1;
+    st.comparison = std::move(*c);
+    ++st.method_generation;
+}
+
+void RequestAwqPick(MethodPanelState& st, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
+                    const QuantConfig& weights, std::uint64_t layer_generation) {
+    if (std::optional<MethodPanelState::AwqPicked> p = st.awq_task.take()) {
+        st.awq_picked = std::move(*p);
         ++st.method_generation;
-        st.awq_pick = -1;  // a new curve: its winner
     }
+    // Only for the curve of this layer on show (a new one resets the pick when it comes).
+    const MethodResult* awq = st.comparison.results[2].get();
+    if (st.method != LayerMethod::Awq || st.covered || !awq || !awq->awq || st.comparison.key != st.compare_key) return;
+    const std::size_t n = awq->awq->losses.size();
+    if (st.awq_pick < 0 || static_cast<std::size_t>(st.awq_pick) >= n) return;
+    const std::string key = std::to_string(layer_generation) + " r " + std::to_string(st.awq_pick) + "/" + std::to_string(n);
+    if (key == st.awq_key) return;
+    st.awq_key = key;
+    MethodConfig method;
+    method.method = LayerMethod::Awq;
+    method.grid = static_cast<int>(n);
+    method.awq_ratio = static_cast<double>(st.awq_pick) / static_cast<double>(n);  // the curve's r, as the search made it
+    const LayerConfig config = make_layer_config(weights, {});
+    const int pick = st.awq_pick;
+    st.awq_task.start([x, w, config, method, key, pick](Task<MethodPanelState::AwqPicked>::Context& ctx) {
+        MethodPanelState::AwqPicked p;
+        p.key = key;
+        p.pick = pick;
+        try {
+            p.result = std::make_shared<const MethodResult>(
+                run_method(*x, *w, nullptr, config, method, MethodControl{[&ctx] { return ctx.cancelled(); }, {}}));
+        } catch (const MethodCancelled&) {
+            return;
+        } catch (const Error& e) {
+            p.error_text = e.what();
+        }
+        if (!ctx.cancelled()) ctx.publish(std::move(p));
+    });
+}
+
+void DrawMethodComparison(MethodPanelState& st, ImVec2 size) {
+    TakeComparison(st);
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -223,6 +268,7 @@ void DrawMethodComparison(MethodPanelState& st, ImVec2 size) {
     if (st.covered) {
         DrawTextAt(dl, ImVec2(p0.x, p1.y + line * 1.1f), palette::kRange, FitText("Predict, then press R to reveal", origin.x + size.x - p0.x), origin.x + size.x);
     } else if (const MethodResult* r = Shown(st)) {
+        // AWQ's bar is its winner's, whatever ratio the view shows (the view's line says which).
         const std::string text = std::string(MethodLabel(st.method)) + ": output MSE " + FormatNumber(r->layer.output.mse) + " (RTN " +
                                  FormatNumber(r->rtn_output.mse) + ")";
         DrawTextAt(dl, ImVec2(p0.x, p1.y + line * 1.1f), ImGui::GetColorU32(ImGuiCol_Text), FitText(text, origin.x + size.x - p0.x),
@@ -252,13 +298,19 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     }
     const bool rotate = st.method == LayerMethod::Rotate || st.method == LayerMethod::RotateGptq;
     const bool awq = st.method == LayerMethod::Awq && r->awq;
-    // A ratio picked on the curve (not while a lesson covers it): its scales in the strip, its loss in the line.
+    // A ratio picked on the curve (not while a lesson covers it): the quantization at it, once computed, in the
+    // maps, the scales' strip and the numbers; the winner's until then.
     const bool picked = awq && !st.covered && st.awq_pick >= 0 && static_cast<std::size_t>(st.awq_pick) < r->awq->losses.size();
     const double picked_r = picked ? static_cast<double>(st.awq_pick) / static_cast<double>(r->awq->losses.size()) : 0.0;
-    const std::vector<double> scales = picked ? awq_scales(r->awq->mean_abs_x, picked_r) : awq ? r->awq->scales : std::vector<double>{};
+    const MethodPanelState::AwqPicked& p = st.awq_picked;
+    const bool current_pick = picked && p.key == st.awq_key && p.pick == st.awq_pick;
+    const MethodResult* at_pick = current_pick && p.result && p.result->awq ? p.result.get() : nullptr;
+    const MethodResult& m = at_pick ? *at_pick : *r;  // what the maps show
+    static const std::vector<double> kNone;
+    const std::vector<double>& scales = awq ? m.awq->scales : kNone;
     // What the method starts from (W, or W H) and the weight it ends with.
     const std::vector<float>& before = w.values;
-    const std::vector<float>& after = rotate ? st.comparison.rotated : r->dequantized;
+    const std::vector<float>& after = rotate ? st.comparison.rotated : m.dequantized;
     if (before.size() != after.size()) return;
     // Above the maps: the method's numbers; AWQ: its strips; rotate: the outlier ratio. A group, so that each
     // line starts at the view's left, not at the window's (beside the chart, that is under it).
@@ -276,11 +328,23 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
         TextWrappedAtSpaces("AWQ: the best ratio r " + hidden + "; W's column k is multiplied by m_k = mean|x_k|^r before rounding "
                             "and divided after.");
     } else if (awq && picked) {
-        TextWrappedAtSpaces("AWQ at the picked ratio r = " + FormatFixed(picked_r, 2, 2) + " (output MSE " +
-                            FormatNumber(r->awq->losses[static_cast<std::size_t>(st.awq_pick)]) + "): scales m_k from " +
-                            FormatNumber(*std::min_element(scales.begin(), scales.end())) + " to " +
-                            FormatNumber(*std::max_element(scales.begin(), scales.end())) + "; the maps show the best r = " +
-                            FormatFixed(r->awq->ratio, 2, 2) + ".");
+        const std::string best = "the best r = " + FormatFixed(r->awq->ratio, 2, 2);
+        if (ImGui::SmallButton(("Back to " + best).c_str())) st.awq_pick = -1;
+        if (at_pick) {
+            const std::string sqnr = at_pick->layer.output.sqnr_db ? ", SQNR " + FormatFixed(*at_pick->layer.output.sqnr_db, 2, 2) + " dB" : "";
+            TextWrappedAtSpaces("AWQ at the picked ratio r = " + FormatFixed(picked_r, 2, 2) + ": output MSE " +
+                                FormatNumber(at_pick->layer.output.mse) + sqnr + " (" + best + ": MSE " + FormatNumber(r->layer.output.mse) +
+                                "); scales m_k from " + FormatNumber(*std::min_element(scales.begin(), scales.end())) + " to " +
+                                FormatNumber(*std::max_element(scales.begin(), scales.end())) + ".");
+        } else if (current_pick && !p.error_text.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(WarningColor()));
+            TextWrappedAtSpaces(p.error_text);
+            ImGui::PopStyleColor();
+        } else {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            TextWrappedAtSpaces("computing AWQ at r = " + FormatFixed(picked_r, 2, 2) + "... (the maps show " + best + " until then)");
+            ImGui::PopStyleColor();
+        }
     } else if (awq) {
         TextWrappedAtSpaces("AWQ: ratio r = " + FormatFixed(r->awq->ratio, 2, 2) + ", scales m_k = mean|x_k|^r from " +
                             FormatNumber(*std::min_element(r->awq->scales.begin(), r->awq->scales.end())) + " to " +
@@ -302,12 +366,20 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     const float maps_w = size.x - (side > 0 ? side + gap : 0.0f);
     const float cell_w = std::floor((maps_w - gap) / 2.0f);
     const float hist_h = rotate && !st.comparison.hist_w.counts.empty() ? std::round(font * 4.0f) : 0.0f;
-    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f) - curve_h);
+    // AWQ's legend under the maps, whole: a line of it is in the 2 lines below, more (wrapped) come off the maps.
+    const std::vector<LegendEntry> awq_legend{MarkerEntry(MarkerShape::Square, palette::kRange, "mean |x| per input channel"),
+                                              MarkerEntry(MarkerShape::Square, palette::kInside, "AWQ's scale m_k")};
+    const float legend_more = awq ? std::max(0.0f, LegendRowHeight(awq_legend, maps_w) - ImGui::GetTextLineHeight()) : 0.0f;
+    const float cell_h = std::floor(size.y - (top - origin.y) - 2 * line - 2 * strip - (hist_h > 0 ? hist_h + 2 * line : 0.0f) - curve_h -
+                                    legend_more);
     if (cell_w < font * 4 || cell_h < font * 3) return;
     const HeatmapStyle style = SharedValueStyle({&before, &after});
     float image_bottom = top;
     const std::string dims = " [" + std::to_string(w.rows()) + " x " + std::to_string(w.cols()) + "]";
-    const std::string names[2] = {"W" + dims, rotate ? "W H, same colour scale" : awq ? "AWQ's r'(W diag m) diag(1/m)" : "r'(W)"};
+    const std::string awq_name = at_pick ? "AWQ at r = " + FormatFixed(picked_r, 2, 2) + ": r'(W diag m) diag(1/m)"
+                                    : st.covered ? "AWQ's r'(W diag m) diag(1/m)"
+                                                 : "AWQ at the best r: r'(W diag m) diag(1/m)";
+    const std::string names[2] = {"W" + dims, rotate ? "W H, same colour scale" : awq ? awq_name : "r'(W)"};
     const std::vector<float>* data[2] = {&before, &after};
     for (int i = 0; i < 2; ++i) {
         const ImVec2 at(origin.x + static_cast<float>(i) * (cell_w + gap), top);
@@ -317,13 +389,15 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
         src.f32 = data[i]->data();
         src.rows = w.rows();
         src.cols = w.cols();
-        const HeatmapResult hr = DrawHeatmap(i == 0 ? "##mw0" : "##mw1", st.method_maps[static_cast<std::size_t>(i)], src,
-                                             st.method_generation * 8 + static_cast<std::uint64_t>(st.method), style, st.method_view,
-                                             HeatmapCell{}, ImVec2(cell_w, cell_h));
+        // The texture's key: the results' generation, the method and which ratio's weight (0: the winner's).
+        const std::uint64_t key = (st.method_generation * 8 + static_cast<std::uint64_t>(st.method)) * 2048 +
+                                  (at_pick ? static_cast<std::uint64_t>(st.awq_pick) + 1 : 0);
+        const HeatmapResult hr = DrawHeatmap(i == 0 ? "##mw0" : "##mw1", st.method_maps[static_cast<std::size_t>(i)], src, key, style,
+                                             st.method_view, HeatmapCell{}, ImVec2(cell_w, cell_h));
         image_bottom = std::max(image_bottom, hr.image_max.y);
         if (awq) {
             // Above W's columns: the inputs' mean |x| (what AWQ looks at) and the scales it chose.
-            ChannelStrip(r->awq->mean_abs_x, st.method_view, hr.image_min.x, hr.image_max.x, at.y + line, strip - 2.0f, palette::kRange);
+            ChannelStrip(m.awq->mean_abs_x, st.method_view, hr.image_min.x, hr.image_max.x, at.y + line, strip - 2.0f, palette::kRange);
             if (!st.covered)
                 ChannelStrip(scales, st.method_view, hr.image_min.x, hr.image_max.x, at.y + line + strip, strip - 2.0f,
                              palette::kInside);
@@ -335,7 +409,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
                         FormatNumber(before[k]).c_str(), Symbols().arrow, FormatNumber(after[k]).c_str());
             if (awq && !st.covered)
                 ImGui::Text("mean |x| of channel %lld: %s, scale m = %s", static_cast<long long>(hr.hovered.col),
-                            FormatNumber(r->awq->mean_abs_x[static_cast<std::size_t>(hr.hovered.col)]).c_str(),
+                            FormatNumber(m.awq->mean_abs_x[static_cast<std::size_t>(hr.hovered.col)]).c_str(),
                             FormatNumber(scales[static_cast<std::size_t>(hr.hovered.col)]).c_str());
             ImGui::EndTooltip();
         }
@@ -352,10 +426,7 @@ void DrawMethodView(MethodPanelState& st, const Tensor& w, ImVec2 size) {
     }
     float bottom = origin.y + size.y;
     if (awq) {
-        const float legend_h = DrawLegendRow(ImGui::GetWindowDrawList(),
-                                             {MarkerEntry(MarkerShape::Square, palette::kRange, "mean |x| per input channel"),
-                                              MarkerEntry(MarkerShape::Square, palette::kInside, "AWQ's scale m_k")},
-                                             ImVec2(origin.x, image_bottom + 4.0f), maps_w);
+        const float legend_h = DrawLegendRow(ImGui::GetWindowDrawList(), awq_legend, ImVec2(origin.x, image_bottom + 4.0f), maps_w);
         const ImVec2 curve_at = curve_below ? ImVec2(origin.x, std::floor(image_bottom + 4.0f + legend_h + line * 0.5f))
                                             : ImVec2(origin.x + maps_w + gap, top);
         const ImVec2 curve_size = curve_below ? ImVec2(size.x, curve_h) : ImVec2(side, std::min(size.y - (top - origin.y), font * 22.0f));

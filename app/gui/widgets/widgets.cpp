@@ -182,6 +182,34 @@ int CountClippedTableColumns(std::vector<std::string>* names) {
     return n;
 }
 
+int CountCutTables(std::vector<std::string>* names) {
+    ImGuiContext& g = *ImGui::GetCurrentContext();
+    int n = 0;
+    for (int t = 0; t < g.Tables.GetMapSize(); ++t) {
+        const ImGuiTable* table = g.Tables.TryGetMapData(t);
+        if (!table || table->LastFrameActive != g.FrameCount || !table->OuterWindow) continue;  // drawn this frame
+        const ImGuiWindow* w = table->OuterWindow;
+        if (!w->WasActive || w->Hidden) continue;
+        // What the window shows (within its parents' and the screen's), and the table's whole extent.
+        const ImRect shown = w->InnerClipRect;
+        const ImRect r = table->OuterRect;
+        const float tol = 1.0f;
+        const bool visible = r.Min.x < shown.Max.x - tol && r.Max.x > shown.Min.x + tol && r.Min.y < shown.Max.y - tol &&
+                             r.Max.y > shown.Min.y + tol;
+        const bool whole = r.Min.x >= shown.Min.x - tol && r.Max.x <= shown.Max.x + tol && r.Min.y >= shown.Min.y - tol &&
+                           r.Max.y <= shown.Max.y + tol;
+        if (!visible || whole) continue;
+        ++n;
+        if (!names) continue;
+        // A table keeps no name: its window's and its first column header's.
+        std::string header;
+        for (int c = 0; c < table->ColumnsCount && header.empty(); ++c)
+            if (const char* h = ImGui::TableGetColumnName(table, c)) header = h;
+        names->push_back(std::string(w->Name) + " / table" + (header.empty() ? std::string() : " '" + header + "'"));
+    }
+    return n;
+}
+
 void HelpTooltip(const char* text) {
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
         ImGui::BeginTooltip();

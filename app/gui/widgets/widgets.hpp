@@ -33,6 +33,11 @@ int CountOverflowingWindows(std::vector<std::string>* names);
 // Columns of the tables drawn this frame whose cells hold text or items wider than the column: a window can
 // fit its table while a cell of it is cut at the column's border. Their "window / column" names in `names`.
 int CountClippedTableColumns(std::vector<std::string>* names);
+// Tables drawn this frame that their window shows only in part: cut by its visible region's edge (a screen's
+// fold, a child's bottom), some rows or columns shown and the rest not, as a screenshot shows them. (A
+// scrolling window can bring the rest into view, but a layout that cuts its numbers in half on the first screen
+// is what a class sees.) A table wholly out of view is not counted. Their "window / table" names in `names`.
+int CountCutTables(std::vector<std::string>* names);
 
 // A wrapped tooltip for the last item, also when it is disabled (to say why it is).
 void HelpTooltip(const char* text);

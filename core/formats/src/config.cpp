@@ -49,12 +49,7 @@ const char* to_string(Calibration calibration) {
 std::string calibration_label(const QuantConfig& config) {
     if (config.calibration != Calibration::Percentile) return to_string(config.calibration);
     // The shortest text that reads back as the same P: "%g" alone would print 99.9999999 as "100".
-    char buf[32];
-    for (int digits = 6; digits <= 17; ++digits) {
-        std::snprintf(buf, sizeof buf, "%.*g", digits, config.percentile);
-        if (std::strtod(buf, nullptr) == config.percentile) break;
-    }
-    return std::string("percentile:") + buf;
+    return "percentile:" + format_exact(config.percentile);
 }
 
 void parse_calibration(const std::string& text, QuantConfig& config) {
@@ -161,9 +156,10 @@ void check_config(const QuantConfig& config, const Shape& shape) {
         const double s = config.manual_scale;
         // s is applied in float32 (SPEC): it must stay a positive, finite, normal float32 there too.
         if (!std::isfinite(s) || s <= 0)
-            throw Error("scale must be finite and > 0, not " + format_g(s));
+            throw Error("scale must be finite and > 0, not " + format_exact(s));
         if (s < std::numeric_limits<float>::min() || s > std::numeric_limits<float>::max())
-            throw Error("scale " + format_g(s) + " is outside float32's normal range [1.18e-38, 3.4e38]");
+            throw Error("scale " + format_exact(s) + " is outside float32's normal range [" +
+                        format_exact(std::numeric_limits<float>::min()) + ", " + format_exact(std::numeric_limits<float>::max()) + "]");
         if (config.manual_zero_point < t.q_min() || config.manual_zero_point > t.q_max())
             throw Error("zero point " + std::to_string(config.manual_zero_point) + " is outside [" +
                         std::to_string(t.q_min()) + ", " + std::to_string(t.q_max()) + "] of " + t.name());
@@ -175,12 +171,12 @@ void check_config(const QuantConfig& config, const Shape& shape) {
     }
     if (config.naive_norm != 0) {
         if (!(std::isfinite(config.naive_norm) && config.naive_norm > 0))
-            throw Error("the naive recipe's max|r| must be finite and > 0, not " + format_g(config.naive_norm));
+            throw Error("the naive recipe's max|r| must be finite and > 0, not " + format_exact(config.naive_norm));
         if (config.mode == Mode::Manual && (!(t == IntType{true, 8}) || config.manual_zero_point != 0))
             throw Error("the naive recipe (r / max|r| * 255 cast to int8) needs int8 and z = 0");
     }
     if (config.calibration == Calibration::Percentile && !(config.percentile > 50 && config.percentile <= 100))
-        throw Error("percentile " + format_g(config.percentile) + " is outside (50, 100]");
+        throw Error("percentile " + format_exact(config.percentile) + " is outside (50, 100]");
     const int rank = static_cast<int>(shape.size());
     if (config.granularity == Granularity::Channel && (config.axis < 0 || config.axis >= rank))
         throw Error("channel axis " + std::to_string(config.axis) + " is out of range for a rank-" +

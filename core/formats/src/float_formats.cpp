@@ -26,7 +26,7 @@ void check_element_format(const FormatTraits& row, const FormatConfig& config, c
     if (config.scaling == ElementScaling::Manual) {
         const auto s = static_cast<float>(config.manual_scale);
         if (!(std::isfinite(config.manual_scale) && std::isfinite(s) && s > 0))
-            throw Error(name + ": --scale must be a positive finite float32, got " + format_g(config.manual_scale));
+            throw Error(name + ": --scale must be a positive finite float32, got " + format_exact(config.manual_scale));
     }
     check_config(format_layout_config(config), shape);
 }

@@ -339,9 +339,9 @@ void check_layer_setup(const Tensor& x, const Tensor& w, const Tensor* bias, con
     if (!config.quantize_activations && (config.outlier_threshold || config.smooth_alpha))
         throw Error("the outlier threshold and smoothing need quantized activations (--activations int8, ...)");
     if (config.outlier_threshold && !(*config.outlier_threshold > 0 && std::isfinite(*config.outlier_threshold)))
-        throw Error("the outlier threshold must be a finite number > 0; got " + format_g(*config.outlier_threshold));
+        throw Error("the outlier threshold must be a finite number > 0; got " + format_exact(*config.outlier_threshold));
     if (config.smooth_alpha && !(*config.smooth_alpha >= 0 && *config.smooth_alpha <= 1))
-        throw Error("the smoothing alpha must be in [0, 1]; got " + format_g(*config.smooth_alpha));
+        throw Error("the smoothing alpha must be in [0, 1]; got " + format_exact(*config.smooth_alpha));
     check_config(config.weights, w.shape);  // int<N> or a FORMATS.md format
     if (config.quantize_activations) {
         if (config.act_mode != Mode::Symmetric && config.act_mode != Mode::Asymmetric)

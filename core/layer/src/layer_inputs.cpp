@@ -48,7 +48,7 @@ std::vector<std::int64_t> outlier_channels(const LayerInputSpec& spec, std::int6
 Tensor generate_layer_inputs(const LayerInputSpec& spec, std::int64_t in) {
     if (spec.tokens < 1) throw Error("--tokens must be >= 1; got " + std::to_string(spec.tokens));
     if (!std::isfinite(spec.outlier_scale))
-        throw Error("--outlier-scale must be a finite number; got " + format_g(spec.outlier_scale));
+        throw Error("--outlier-scale must be a finite number; got " + format_exact(spec.outlier_scale));
     const std::vector<std::int64_t> channels = outlier_channels(spec, in);
     RandomSpec random;
     random.shape = {spec.tokens, in};
@@ -70,7 +70,7 @@ Tensor generate_layer_inputs(const LayerInputSpec& spec, std::int64_t in) {
             const double scaled = static_cast<double>(v) * spec.outlier_scale;
             v = static_cast<float>(scaled);
             if (!std::isfinite(v))
-                throw Error("--outlier-scale " + format_g(spec.outlier_scale) + " takes x[" + std::to_string(t) + ", " +
+                throw Error("--outlier-scale " + format_exact(spec.outlier_scale) + " takes x[" + std::to_string(t) + ", " +
                             std::to_string(k) + "] past float32's range");
         }
     return x;

@@ -128,7 +128,7 @@ void check_method(const Tensor& x, const Tensor& w, const Tensor* bias, const La
     if (uses_gptq(method.method)) {
         if (!(method.damp > 0 && method.damp <= kMaxGptqDamp))
             throw Error("--damp must be > 0 and at most " + format_g(kMaxGptqDamp) + " (a fraction of mean diag H); got " +
-                        format_g(method.damp));
+                        format_exact(method.damp));
         if (method.block < 1) throw Error("--block must be >= 1");
         if (in > kMaxGptqInputs)
             throw Error(name + ": in = " + std::to_string(in) + " input channels; GPTQ's Hessian (in x in, float64) is capped at " +
@@ -137,6 +137,8 @@ void check_method(const Tensor& x, const Tensor& w, const Tensor* bias, const La
     if (method.method == LayerMethod::Awq) {
         if (method.grid < 1 || method.grid > kMaxAwqGrid)
             throw Error("--grid must be from 1 to " + std::to_string(kMaxAwqGrid));
+        if (method.awq_ratio && !(*method.awq_ratio >= 0 && *method.awq_ratio <= 1))
+            throw Error("AWQ's ratio r must be in [0, 1]; got " + format_exact(*method.awq_ratio));
         if (static_cast<double>(method.grid) * static_cast<double>(tokens) * static_cast<double>(in) * static_cast<double>(out) > kMaxAwqMacs)
             throw Error("--method awq: --grid " + std::to_string(method.grid) + " layer evaluations of " + std::to_string(tokens) +
                         " x " + std::to_string(in) + " x " + std::to_string(out) + " are more than 2^40 multiply-adds");

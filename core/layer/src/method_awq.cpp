@@ -127,9 +127,11 @@ QuantizedW awq_quantize(const MatD& w, const MatD& x, const MethodConfig& method
     Eigen::VectorXd best_m;
     double best_loss = INFINITY;
     details.losses.clear();
-    for (int i = 0; i < method.grid; ++i) {
-        poll(control, static_cast<double>(i) / method.grid);
-        const double r = static_cast<double>(i) / method.grid;
+    // The search's ratios, or the one asked for (its W_r made by the same operations as the search's).
+    const int ratios = method.awq_ratio ? 1 : method.grid;
+    for (int i = 0; i < ratios; ++i) {
+        poll(control, static_cast<double>(i) / ratios);
+        const double r = method.awq_ratio ? *method.awq_ratio : static_cast<double>(i) / method.grid;
         const std::vector<double> scales = awq_scales(details.mean_abs_x, r);
         const Eigen::VectorXd m = Eigen::Map<const Eigen::VectorXd>(scales.data(), in);
         scaled_error(wt, m, m.cwiseInverse(), quantizer, et);  // e = W_r - W, W_r = r'(W diag(m)) diag(1/m)

@@ -58,7 +58,7 @@ void place_outliers(const RandomSpec& spec, Xoshiro256& rng, Tensor& t) {
     const double offset = spec.outlier_scale * std;
     const double furthest = std::fabs(centre) + offset;
     if (!(furthest <= std::numeric_limits<float>::max()))
-        throw Error("outliers at " + format_g(spec.outlier_scale) + " x the std (" + format_g(std) +
+        throw Error("outliers at " + format_exact(spec.outlier_scale) + " x the std (" + format_g(std) +
                     ") would lie outside float32's range");
     Xoshiro256 signs = rng;  // the sign stream starts after the K position draws (one next() each)
     for (std::int64_t i = 0; i < k; ++i) signs.next();
@@ -84,18 +84,18 @@ Distribution parse_distribution(const std::string& text) {
 Tensor generate_random(const RandomSpec& spec) {
     const std::int64_t n = checked_numel(spec.shape);
     if (spec.distribution == Distribution::Normal && (!std::isfinite(spec.mean) || !std::isfinite(spec.std) || spec.std <= 0))
-        throw Error("normal distribution needs a finite mean and std > 0 (got mean " + format_g(spec.mean) + ", std " +
-                    format_g(spec.std) + ")");
+        throw Error("normal distribution needs a finite mean and std > 0 (got mean " + format_exact(spec.mean) + ", std " +
+                    format_exact(spec.std) + ")");
     if (spec.distribution == Distribution::Uniform &&
         (!std::isfinite(spec.low) || !std::isfinite(spec.high) || spec.high <= spec.low))
-        throw Error("uniform distribution needs finite low < high (got " + format_g(spec.low) + ", " +
-                    format_g(spec.high) + ")");
+        throw Error("uniform distribution needs finite low < high (got " + format_exact(spec.low) + ", " +
+                    format_exact(spec.high) + ")");
     // Values are float32: a range beyond it would overflow (low + (high - low) u is Inf for +-1e308, and a
     // double outside float's range converted to float is undefined behaviour).
     constexpr double kFloatMax = std::numeric_limits<float>::max();
     if (spec.distribution == Distribution::Uniform && (std::abs(spec.low) > kFloatMax || std::abs(spec.high) > kFloatMax))
-        throw Error("uniform low and high must lie in float32's range [-3.4e38, 3.4e38] (got " + format_g(spec.low) +
-                    ", " + format_g(spec.high) + ")");
+        throw Error("uniform low and high must lie in float32's range [" + format_exact(-kFloatMax) + ", " + format_exact(kFloatMax) +
+                    "] (got " + format_exact(spec.low) + ", " + format_exact(spec.high) + ")");
     if (spec.outliers < 0 || spec.outliers > n)
         throw Error("outliers must be between 0 and the number of elements (" + std::to_string(n) + ")");
     if (spec.pin_range < 0) throw Error("pin-range must be >= 0 (got " + std::to_string(spec.pin_range) + ")");
@@ -103,7 +103,7 @@ Tensor generate_random(const RandomSpec& spec) {
         throw Error("pinning the range sets the first " + std::to_string(spec.pin_range) +
                     " elements (max + 1, min - 1, 0, ...), but the tensor has only " + std::to_string(n));
     if (spec.outliers > 0 && !(std::isfinite(spec.outlier_scale) && spec.outlier_scale > 0))
-        throw Error("outlier scale must be a finite number > 0 (got " + format_g(spec.outlier_scale) + ")");
+        throw Error("outlier scale must be a finite number > 0 (got " + format_exact(spec.outlier_scale) + ")");
 
     Tensor t;
     t.shape = spec.shape;
@@ -124,7 +124,7 @@ Tensor generate_random(const RandomSpec& spec) {
                                     spec.mean + spec.std * radius * std::sin(2 * M_PI * u2)};
             for (std::size_t k = 0; k < 2 && i + k < t.values.size(); ++k) {
                 if (!(std::abs(pair[k]) <= kFloatMax))
-                    throw Error("normal distribution with mean " + format_g(spec.mean) + " and std " + format_g(spec.std) +
+                    throw Error("normal distribution with mean " + format_exact(spec.mean) + " and std " + format_exact(spec.std) +
                                 " gives " + format_g(pair[k]) + " at index " +
                                 index_to_string(spec.shape, static_cast<std::int64_t>(i + k)) +
                                 ", outside float32's range");

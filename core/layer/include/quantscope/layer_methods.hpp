@@ -35,6 +35,10 @@ struct MethodConfig {
     std::int64_t block = 128;    // GPTQ: columns updated at once (>= 1)
     bool act_order = false;      // GPTQ: columns by decreasing diag H (stable)
     int grid = 20;               // AWQ: ratios r = 0, 1/G, ..., (G-1)/G; 1 <= G <= kMaxAwqGrid
+    // AWQ at this ratio instead of the search's winner (the window's point picked on the loss curve), 0 <= r <= 1:
+    // W_r as the search makes it for that r (for r = i / G, its W_r to the bit), `losses` holding that r's loss
+    // alone. Not a SPEC option of the command line.
+    std::optional<double> awq_ratio;
     RotationKind rotation = RotationKind::Hadamard;
     std::uint64_t seed = 0;      // random-hadamard's signs
 };
@@ -60,9 +64,9 @@ struct GptqDetails {
     double hessian_ms = 0, inverse_ms = 0, loop_ms = 0;  // wall time of H = 2 x^T x, of U, of the columns (bench)
 };
 struct AwqDetails {
-    double ratio = 0;                 // the winning r
-    std::vector<double> losses;       // loss(r) for r = 0, 1/G, ..., (G-1)/G
-    std::vector<double> scales;       // m_k of the winner, one per input channel
+    double ratio = 0;                 // the winning r (MethodConfig::awq_ratio when given)
+    std::vector<double> losses;       // loss(r) for r = 0, 1/G, ..., (G-1)/G (with awq_ratio: its loss alone)
+    std::vector<double> scales;       // m_k of the winner (or of awq_ratio), one per input channel
     std::vector<double> mean_abs_x;   // a_k = mean_t |x[t, k]|
 };
 // AWQ's scales at ratio r (SPEC): m_k = max(a_k^r, 1e-4), then m /= sqrt(max m * min m); the search's own
@@ -90,7 +94,8 @@ struct MethodResult {
 
 // Throws qs::Error with one line for what a method cannot run on: activations other than none or a float or
 // block format (naming both), a calibration other than min/max, a layer check_layer refuses, rotation with
-// `in` not a power of two ("rotation needs in = 2^k"), damp outside (0, kMaxGptqDamp], block < 1, grid out of range.
+// `in` not a power of two ("rotation needs in = 2^k"), damp outside (0, kMaxGptqDamp], block < 1, grid out of range,
+// an awq_ratio outside [0, 1].
 void check_method(const Tensor& x, const Tensor& w, const Tensor* bias, const LayerConfig& config,
                   const MethodConfig& method);
 // The whole method. Also throws qs::Error for a Hessian that is singular even after damping.
