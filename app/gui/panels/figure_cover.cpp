@@ -1,6 +1,7 @@
 #include "gui/panels/figure_cover.hpp"
 
 #include <algorithm>
+#include <cfloat>
 
 #include "gui/widgets/palette.hpp"
 
@@ -18,6 +19,19 @@ void CenteredText(ImDrawList* dl, ImVec2 a, ImVec2 b, const char* text, float ma
 }
 
 }  // namespace
+
+void DrawFigureNote(const HeatmapResult& r, ImVec2 column_max, const std::string& text) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+    const ImVec2 a(r.image_min.x, r.image_min.y), b(std::max(column_max.x, r.image_max.x), r.image_max.y);
+    if (b.x - a.x < font || b.y - a.y < font) return;
+    dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_WindowBg));
+    dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
+    const float wrap = std::max(font, b.x - a.x - font);
+    const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(font, FLT_MAX, wrap, text.c_str());
+    dl->AddText(ImGui::GetFont(), font, ImVec2(a.x + std::max(0.0f, (b.x - a.x - ts.x) * 0.5f), a.y + std::max(0.0f, (b.y - a.y - ts.y) * 0.5f)),
+                ImGui::GetColorU32(ImGuiCol_Text), text.c_str(), nullptr, wrap);
+}
 
 bool FigureCovers(const FigurePanelState& st, int panel, std::int64_t flat) {
     if (panel < 0 || panel > 3) return false;
