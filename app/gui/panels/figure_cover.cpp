@@ -23,7 +23,8 @@ void CenteredText(ImDrawList* dl, ImVec2 a, ImVec2 b, const char* text, float ma
 void DrawFigureNote(const HeatmapResult& r, ImVec2 column_max, const std::string& text) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
-    const ImVec2 a(r.image_min.x, r.image_min.y), b(std::max(column_max.x, r.image_max.x), r.image_max.y);
+    // Half a line beyond the image, as a cover: the colorbar's tick labels would be codes.
+    const ImVec2 a(r.image_min.x, r.image_min.y - font * 0.5f), b(std::max(column_max.x, r.image_max.x), r.image_max.y + font * 0.5f);
     if (b.x - a.x < font || b.y - a.y < font) return;
     dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_WindowBg));
     dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
