@@ -20,7 +20,7 @@ void CenteredText(ImDrawList* dl, ImVec2 a, ImVec2 b, const char* text, float ma
 
 }  // namespace
 
-void DrawFigureNote(const HeatmapResult& r, ImVec2 column_max, const std::string& text) {
+void DrawFigureNote(const HeatmapResult& r, ImVec2 column_max, const std::string& text, const std::string& short_text) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
     // Half a line beyond the image, as a cover: the colorbar's tick labels would be codes.
@@ -29,9 +29,13 @@ void DrawFigureNote(const HeatmapResult& r, ImVec2 column_max, const std::string
     dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_WindowBg));
     dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
     const float wrap = std::max(font, b.x - a.x - font);
-    const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(font, FLT_MAX, wrap, text.c_str());
+    // The whole text where it fits, else the short one (a thin panel: a 1-D tensor), clipped to the box.
+    const std::string& shown = ImGui::GetFont()->CalcTextSizeA(font, FLT_MAX, wrap, text.c_str()).y <= b.y - a.y ? text : short_text;
+    const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(font, FLT_MAX, wrap, shown.c_str());
+    dl->PushClipRect(a, b, true);
     dl->AddText(ImGui::GetFont(), font, ImVec2(a.x + std::max(0.0f, (b.x - a.x - ts.x) * 0.5f), a.y + std::max(0.0f, (b.y - a.y - ts.y) * 0.5f)),
-                ImGui::GetColorU32(ImGuiCol_Text), text.c_str(), nullptr, wrap);
+                ImGui::GetColorU32(ImGuiCol_Text), shown.c_str(), nullptr, wrap);
+    dl->PopClipRect();
 }
 
 bool FigureCovers(const FigurePanelState& st, int panel, std::int64_t flat) {

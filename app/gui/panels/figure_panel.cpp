@@ -418,7 +418,8 @@ void DrawFigureHeatmaps(FigurePanelState& st, const Look& lk, const QuantView& q
         if (i == kQuantized && ShowsStoredValues(qv))
             DrawFigureNote(r, ImVec2(x + l.col_w, r.image_max.y),
                            "B stores " + StoredTypeName(*qv.params->stored) + " values, not codes: no quantized tensor to "
-                           "show. Its values are the dequantized panel, A - B the error.");
+                           "show. Its values are the dequantized panel, A - B the error.",
+                           "B: no codes");
         st.annotated_cells[i] = r.annotated;
         st.visible_cells[i] = r.visible;
         if (lk.look.captions) DrawCaptions(st, lk, qv, f, i, r, x);
