@@ -27,6 +27,7 @@ namespace {
 // the core's first-level cache between the decoder writing them and the sums reading them.
 constexpr std::int64_t kTile = std::int64_t{1} << 16;
 constexpr std::int64_t kChunk = 4096;
+constexpr std::int64_t kGroup = 4;  // tiles a thread takes at once, then gives their pages back
 static_assert(kTile % kChunk == 0 && kChunk % 256 == 0, "chunks of whole blocks, tiles of whole chunks");
 
 std::int64_t element_count(const Shape& shape) {
@@ -127,29 +128,44 @@ TileSums compare_values(const CheckpointShard& fa, const CheckpointTensor& ta, c
     const std::uint8_t* base_b = fb.file().data() + fb.data_offset() + tb.begin;
     fa.file().will_read(fa.data_offset() + ta.begin, ta.end - ta.begin);
     fb.file().will_read(fb.data_offset() + tb.begin, tb.end - tb.begin);
-    detail::NextIndex next(0, tiles);
+    // Tiles are taken kGroup at a time, and a group's pages leave this process's memory once it is summed (by
+    // the thread that read them, in one call a file: each call interrupts the other core to flush its TLB).
+    const std::int64_t groups = (tiles + kGroup - 1) / kGroup;
+    detail::NextIndex next(0, groups);
+    const auto release = [](const CheckpointShard& f, const CheckpointTensor& t, const GgmlTypeInfo& type,
+                            std::int64_t first, std::int64_t count) {
+        f.file().done_reading(f.data_offset() + t.begin + static_cast<std::size_t>(ggml_row_bytes(type, first)),
+                              static_cast<std::size_t>(ggml_row_bytes(type, count)));
+    };
+    // One tile's sums: both mappings guarded for the whole tile (a guard per chunk cost more than the sums).
+    const auto sum_tile = [&](std::int64_t tile, float* a, float* b) {
+        const std::int64_t first = tile * kTile, count = std::min(kTile, n - first);
+        fa.file().read_guarded([&] {
+            return fb.file().read_guarded([&] {
+                LaneSums lanes;
+                // A ggml tensor's rows are whole blocks, and a chunk starts at a multiple of every block size.
+                for (std::int64_t at = first; at < first + count; at += kChunk) {
+                    const std::int64_t len = std::min(kChunk, first + count - at);
+                    ggml_dequantize(type_a, base_a + ggml_row_bytes(type_a, at), len, a);
+                    ggml_dequantize(type_b, base_b + ggml_row_bytes(type_b, at), len, b);
+                    lanes.add(a, b, len);
+                }
+                sums[static_cast<std::size_t>(tile)] = lanes.total();
+                return 0;
+            });
+        });
+    };
     detail::parallel_run(nullptr, detail::pass_threads(n), [&](int, int) {
         alignas(64) float a[kChunk], b[kChunk];  // on the stack: nothing allocated (or faulted in) per tensor
-        for (std::int64_t tile; next.take(tile);) {
-            const std::int64_t first = tile * kTile, count = std::min(kTile, n - first);
-            // Both mappings guarded for the whole tile (a guard per chunk cost more than the sums).
-            fa.file().read_guarded([&] {
-                return fb.file().read_guarded([&] {
-                    LaneSums lanes;
-                    // A ggml tensor's rows are whole blocks, and a chunk starts at a multiple of every block size.
-                    for (std::int64_t at = first; at < first + count; at += kChunk) {
-                        const std::int64_t len = std::min(kChunk, first + count - at);
-                        ggml_dequantize(type_a, base_a + ggml_row_bytes(type_a, at), len, a);
-                        ggml_dequantize(type_b, base_b + ggml_row_bytes(type_b, at), len, b);
-                        lanes.add(a, b, len);
-                    }
-                    sums[static_cast<std::size_t>(tile)] = lanes.total();
-                    return 0;
-                });
-            });
+        for (std::int64_t group; next.take(group);) {
+            const std::int64_t tile_end = std::min(tiles, (group + 1) * kGroup);
+            for (std::int64_t tile = group * kGroup; tile < tile_end; ++tile) sum_tile(tile, a, b);
+            const std::int64_t first = group * kGroup * kTile, count = std::min(n, tile_end * kTile) - first;
+            release(fa, ta, type_a, first, count);
+            release(fb, tb, type_b, first, count);
         }
     });
-    // The pages leave this process's memory (they stay in the page cache): resident memory follows a tile.
+    // The pages shared by two groups leave too (they stay in the page cache): resident memory follows a group.
     fa.file().done_reading(fa.data_offset() + ta.begin, ta.end - ta.begin);
     fb.file().done_reading(fb.data_offset() + tb.begin, tb.end - tb.begin);
     TileSums total;
