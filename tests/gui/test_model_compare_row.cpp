@@ -357,3 +357,25 @@ TEST_CASE("model compare: a session saved on a row against B reopens the same co
         std::remove(files.b_path.c_str());  // then gone
     }
 }
+
+// A script's --save-session saves what its screenshot shows: the row opened against B once its job is done (it was
+// saved at the first frame, before the row opened: A's tensor alone, int8, no B).
+TEST_CASE("model compare: a scripted --save-session with --compare keeps the row opened against B") {
+    REQUIRE_MESSAGE(have_xvfb(), "xvfb-run not found: install xvfb and xauth");
+    const Checkpoints files;
+    const std::string png = files.dir / "shot.png", session = files.dir / "row.json";
+    const Run r = run(files.dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + files.a_path +
+                                     "' --tensor norm.weight --compare '" + files.b_path +
+                                     "' --size 1280x720 --screenshot '" + png + "' --save-session '" + session + "'");
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string json = read_file(session);
+    CHECK(json.find("\"compare.b\": \"b.gguf\"") != std::string::npos);
+    CHECK(json.find("norm.weight against B's F16 values") != std::string::npos);
+    AppState b;
+    Start(b, {session});
+    CHECK(b.doc.error.empty());
+    REQUIRE(b.doc.view().valid());
+    REQUIRE(b.doc.view().data->stored);
+    CHECK(b.doc.view().data->stored->values());
+}
