@@ -11,6 +11,8 @@
 #include "gguf_writer.hpp"
 #include "quantscope/blocks.hpp"
 #include "quantscope/cell_bits.hpp"
+#include "quantscope/checkpoint.hpp"
+#include "quantscope/compare.hpp"
 #include "quantscope/ggml_types.hpp"
 #include "quantscope/overview.hpp"
 #include "quantscope/quantize.hpp"
@@ -307,4 +309,36 @@ TEST_CASE("stored blocks: B's F16 or BF16 or F32 values (GGUF or safetensors) ar
         CHECK(qs::test::contains(bits, "values, not codes"));
         CHECK(qs::test::contains(qs::test::error_of([&] { stored_block_codes(*stored, 0); }), "there are no codes"));
     }
+}
+
+// The window's numbers of a large F32 A against its F16 B (a million values: the overview sums them in pieces
+// on every thread) are `compare`'s row for the tensor: MSE and SQNR up to the order of the sums, the largest error
+// to the bit.
+TEST_CASE("stored blocks: B's F16 values against a large A give compare's row") {
+    const std::size_t rows = 1024, cols = 1024;
+    std::vector<float> a = laplace(rows * cols, 21);
+    std::string f16;
+    f16.reserve(a.size() * 2);
+    for (const float v : a) f16 += GgufWriter::raw(std::vector<std::uint16_t>{qs::test16::to_f16(v * 1.001f)});
+    qs::test::TempDir dir;
+    GgufWriter wa, wb;
+    wa.tensor("big", {cols, rows}, 0, GgufWriter::raw(a));
+    wb.tensor("big", {cols, rows}, 1, f16);
+    qs::test::write_bytes(dir / "a.gguf", wa.build());
+    qs::test::write_bytes(dir / "b.gguf", wb.build());
+    std::vector<CompareRow> compared;
+    compare_checkpoints(open_checkpoint(dir / "a.gguf"), open_checkpoint(dir / "b.gguf"),
+                        [&](const CompareRow& r) { compared.push_back(r); });
+    REQUIRE(compared.size() == 1);
+    REQUIRE(compared[0].error.empty());
+    const std::shared_ptr<const StoredBlocks> stored = read_stored_blocks(dir / "b.gguf", "big");
+    const Tensor ta = tensor_of(a, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols)});
+    const QuantParams params = stored_params(ta.shape, stored);
+    const QuantConfig config = stored_config(*stored, QuantConfig{});
+    const QuantOverview o = quantize_overview(view_of(ta), params, config, overview_grid(ta.shape, 4096));
+    CHECK(o.metrics.mse == doctest::Approx(compared[0].mse).epsilon(1e-12));
+    REQUIRE(o.metrics.sqnr_db);
+    REQUIRE(compared[0].sqnr_db);
+    CHECK(*o.metrics.sqnr_db == doctest::Approx(*compared[0].sqnr_db).epsilon(1e-12));
+    CHECK(o.metrics.max_abs_error == compared[0].max_abs_error);
 }

@@ -159,8 +159,8 @@ void run_stored(const TensorView& view, std::int64_t first, const StoredBlocks& 
     const int size = type.block_size;
     std::vector<float> scratch(kRun), deq(kRun), err(kRun);
     if (stored.values()) {
-        // B's values against A's: no codes. The error as compare_checkpoints measures it, in double (a float32
-        // minus a float32 is exact there), so the metrics are `compare`'s row for the tensor.
+        // B's values against A's: no codes. The error as compare_checkpoints measures it, A - B in double, so
+        // the metrics are `compare`'s row for the tensor (up to the order of the sums: the maximum to the bit).
         view.guarded([&] {
             for (std::int64_t k = 0; k < n; k += kRun) {
                 const std::int64_t len = std::min(kRun, n - k);
