@@ -17,6 +17,7 @@
 #include "../test_stored16.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/apply_intents.hpp"
+#include "gui/app/export.hpp"
 #include "gui/app/gui_options.hpp"
 #include "gui/app/session_io.hpp"
 #include "gui/panels/model_panel.hpp"
@@ -26,6 +27,7 @@
 #include "gui_test_support.hpp"
 #include "quantscope/cell_bits.hpp"
 #include "quantscope/compare.hpp"
+#include "quantscope/npy.hpp"
 #include "quantscope/ggml_types.hpp"
 
 using namespace qs;
@@ -269,6 +271,18 @@ TEST_CASE("model compare: a row whose B stores F16 values opens A against B's va
     for (const std::string& l : lines) says |= l.find("B stores F16 values: no code") != std::string::npos;
     CHECK(says);
     CHECK(StoredPairText(qv, 0) == "B stores F16 values: no scale");
+
+    // Export tensors: A, B's values and the error; no file of codes (there are none).
+    const TensorExport request{files.dir.path, "row", TensorFormat::Npy};
+    std::vector<std::string> written;
+    std::string error;
+    CHECK_FALSE(ExportHasCodes(app));
+    REQUIRE_MESSAGE(ExportTensors(app, request, &written, &error), error);
+    CHECK(written == TensorExportPaths(request, false));
+    REQUIRE(written.size() == 3);
+    CHECK_FALSE(file_exists(files.dir / "row_codes.npy"));
+    const Tensor deq = read_npy(written[1]);
+    CHECK(deq.values == b);
 }
 
 // File > Save session on a row opened against B keeps B (its file and a digest of its tensor) and the Model tab's A

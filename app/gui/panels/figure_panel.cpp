@@ -379,8 +379,8 @@ PanelTitles MakePanelTitles(const QuantView& qv, float col_w) {
         // A Model-tab row against B's plain values: A, B (no codes), B's values, A - B.
         const std::string type = StoredTypeName(*qv.params->stored);
         t = PanelTitles{{"Original Tensor (A)", "B: " + type + " values, no codes", "B's " + type + " Values",
-                         "Error A - B"},
-                        {"A", "no codes", "B", "A - B"}};
+                         "Error |A - B|"},
+                        {"A", "no codes", "B", "|A - B|"}};
     }
     bool short_needed = false;  // all four alike
     for (const std::string& title : t.full) short_needed |= ImGui::CalcTextSize(title.c_str()).x > col_w;
@@ -418,7 +418,7 @@ void DrawFigureHeatmaps(FigurePanelState& st, const Look& lk, const QuantView& q
         if (i == kQuantized && ShowsStoredValues(qv))
             DrawFigureNote(r, ImVec2(x + l.col_w, r.image_max.y),
                            "B stores " + StoredTypeName(*qv.params->stored) + " values, not codes: no quantized tensor to "
-                           "show. Its values are the dequantized panel, A - B the error.",
+                           "show. Its values are the dequantized panel, |A - B| the error.",
                            "B: no codes");
         st.annotated_cells[i] = r.annotated;
         st.visible_cells[i] = r.visible;
