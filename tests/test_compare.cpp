@@ -4,13 +4,21 @@
 // Σe²), max |a - b|.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <random>
+#include <thread>
 
 #include "gguf_writer.hpp"
 #include "quantscope/checkpoint.hpp"
 #include "quantscope/compare.hpp"
 #include "quantscope/ggml_types.hpp"
+#include "quantscope/number_format.hpp"
 #include "test_helpers.hpp"
 
 using namespace qs;
@@ -180,4 +188,57 @@ TEST_CASE("compare: the command's JSON CSV and table and its refusals") {
         CHECK(r.out.empty());
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
+}
+
+// Resident memory follows what is being read, not the tensor: a tensor's pages leave the process's memory a few
+// tiles after they are summed, not once the whole tensor is done (a 1 GB token embedding made the peak 1 GB). An
+// F32 A of 64 MiB against its F16 B of 32 MiB in one tensor; the resident size sampled while compare runs may
+// grow by a few MiB, never by the tensor's 96 MiB.
+TEST_CASE("compare: resident memory stays a few tiles while one large tensor is compared") {
+    const std::size_t rows = 4096, cols = 4096;
+    std::vector<float> a(rows * cols);
+    std::uint32_t state = 12345;
+    for (float& x : a) {
+        state = state * 1664525u + 1013904223u;
+        x = static_cast<float>(static_cast<std::int32_t>(state >> 8) - (1 << 23)) * 0x1p-28f;
+    }
+    std::string b(a.size() * 2, '\0');
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        const std::uint16_t h = fp16_bits_saturating(a[k]);
+        std::memcpy(&b[2 * k], &h, 2);
+    }
+    qs::test::TempDir dir;
+    GgufWriter wa, wb;
+    wa.tensor("big", {cols, rows}, 0, GgufWriter::raw(a));
+    wb.tensor("big", {cols, rows}, 1, b);
+    qs::test::write_bytes(dir / "a.gguf", wa.build());
+    qs::test::write_bytes(dir / "b.gguf", wb.build());
+    a = {};
+    b = {};
+    const auto resident = [] {
+        long pages = 0, rss = 0;
+        std::FILE* f = std::fopen("/proc/self/statm", "r");
+        if (f == nullptr) return 0L;
+        if (std::fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0;
+        std::fclose(f);
+        return rss * static_cast<long>(sysconf(_SC_PAGESIZE));
+    };
+    const Checkpoint ca = open_checkpoint(dir / "a.gguf"), cb = open_checkpoint(dir / "b.gguf");
+    const long before = resident();
+    std::atomic<bool> done{false};
+    std::atomic<long> peak{before};
+    std::thread sampler([&] {
+        while (!done.load()) {
+            peak.store(std::max(peak.load(), resident()));
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    });
+    std::vector<CompareRow> rows_seen;
+    compare_checkpoints(ca, cb, [&](const CompareRow& r) { rows_seen.push_back(r); });
+    done.store(true);
+    sampler.join();
+    REQUIRE(rows_seen.size() == 1);
+    CHECK(rows_seen[0].error.empty());
+    MESSAGE("resident growth while comparing: " << (peak.load() - before) / 1024 << " KiB");
+    CHECK(peak.load() - before < 24L * 1024 * 1024);
 }

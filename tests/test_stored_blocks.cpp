@@ -11,12 +11,15 @@
 #include "gguf_writer.hpp"
 #include "quantscope/blocks.hpp"
 #include "quantscope/cell_bits.hpp"
+#include "quantscope/checkpoint.hpp"
+#include "quantscope/compare.hpp"
 #include "quantscope/ggml_types.hpp"
 #include "quantscope/overview.hpp"
 #include "quantscope/quantize.hpp"
 #include "quantscope/stored_blocks.hpp"
 #include "quantscope/stored_tensor.hpp"
 #include "test_helpers.hpp"
+#include "test_stored16.hpp"
 
 using namespace qs;
 using qs::test::GgufWriter;
@@ -211,14 +214,13 @@ TEST_CASE("stored blocks: what B cannot be is one line") {
     };
     const std::string shape = message([&] { stored_params({6, 512}, read_stored_blocks(f.b_path, "wide")); });
     CHECK(shape == "the stored q4_K tensor is 12x512, this one 6x512");
-    const std::string f16 = message([&] { read_stored_blocks(f.b_path, "f16"); });
-    CHECK(qs::test::contains(f16, "tensor 'f16': its type f16 stores values, not quantized blocks"));
+    const std::string i32 = message([&] { make_stored_blocks(type_of(GgmlType::I32), {4}, std::vector<std::uint8_t>(16)); });
+    CHECK(i32 == "its type i32 is neither quantized blocks nor values QuantScope reads");
     const std::string iq2 = message([&] { read_stored_blocks(f.b_path, "iq2"); });
     CHECK(qs::test::contains(iq2, "tensor 'iq2': its type iq2_xxs has no codes QuantScope shows"));
     CHECK(qs::test::contains(message([&] { read_stored_blocks(f.b_path, "nope"); }), "no tensor named 'nope'"));
-    CHECK(qs::test::contains(message([&] { read_stored_blocks(f.dir / "b.safetensors", "w"); }),
-                             "is stored as values, not as quantized blocks"));
-    for (const std::string& m : {shape, f16, iq2}) CHECK(m.find('\n') == std::string::npos);
+    CHECK(qs::test::contains(message([&] { read_stored_blocks(f.dir / "b.safetensors", "w"); }), "b.safetensors"));
+    for (const std::string& m : {shape, i32, iq2}) CHECK(m.find('\n') == std::string::npos);
 
     // Codes a quantizer never writes: q8_0's -128 and tq2_0's 2 decode, but lie outside the type's codes.
     std::string q8(34, '\0');
@@ -231,4 +233,112 @@ TEST_CASE("stored blocks: what B cannot be is one line") {
                              "outside tq2_0's -1..1"));
     CHECK(qs::test::contains(message([&] { make_stored_blocks(type_of(GgmlType::Q4_K), {256}, std::vector<std::uint8_t>(100)); }),
                              "stored bytes are not those of a 256 q4_K tensor"));
+}
+
+// B stores plain values (an F32 A against its F16 or BF16 B, the commonest pair; or an F32 B): r' is B's values,
+// the error |A - B| and the metrics in double as `compare` measures them; no codes, no levels, nothing bit by bit.
+TEST_CASE("stored blocks: B's F16 or BF16 or F32 values (GGUF or safetensors) are r' against A with no codes") {
+    const Files f;
+    std::string f16, bf16, f32;
+    for (const float v : f.w_b) {
+        const std::uint16_t h = qs::test16::to_f16(v), b = qs::test16::to_bf16(v);
+        f16 += GgufWriter::raw(std::vector<std::uint16_t>{h});
+        bf16 += GgufWriter::raw(std::vector<std::uint16_t>{b});
+    }
+    f32 = GgufWriter::raw(f.w_b);
+    GgufWriter g;
+    g.tensor("w16", {512, 6}, 1, f16).tensor("wb16", {512, 6}, 30, bf16).tensor("w32", {512, 6}, 0, f32);
+    const std::string gguf = f.dir / "values.gguf", st = f.dir / "values.safetensors";
+    qs::test::write_bytes(gguf, g.build());
+    qs::test::write_bytes(st, qs::test::safetensors_file(
+                                  R"({"w16":{"dtype":"F16","shape":[6,512],"data_offsets":[0,6144]},)"
+                                  R"("w32":{"dtype":"F32","shape":[6,512],"data_offsets":[6144,18432]}})",
+                                  f16 + f32));
+    const Tensor a = tensor_of(f.w, {6, 512});
+    struct Case {
+        std::string path, name;
+        GgmlType type;
+        FormatId format;
+    };
+    for (const Case& c : {Case{gguf, "w16", GgmlType::F16, FormatId::Fp16}, Case{gguf, "wb16", GgmlType::BF16, FormatId::Bf16},
+                          Case{gguf, "w32", GgmlType::F32, FormatId::Fp16}, Case{st, "w16", GgmlType::F16, FormatId::Fp16},
+                          Case{st, "w32", GgmlType::F32, FormatId::Fp16}}) {
+        CAPTURE(c.path);
+        CAPTURE(c.name);
+        const std::shared_ptr<const StoredBlocks> stored = read_stored_blocks(c.path, c.name);
+        REQUIRE(stored->values());
+        CHECK(stored->type == &type_of(c.type));
+        CHECK(stored->format == c.format);
+        const QuantConfig config = stored_config(*stored, QuantConfig{});
+        CHECK(config.format == c.format);
+        CHECK(config.mode == Mode::Cast);
+        const QuantParams params = stored_params(a.shape, stored);
+        CHECK(params.block_count == 1);
+        const std::string& bytes = c.type == GgmlType::F16 ? f16 : c.type == GgmlType::BF16 ? bf16 : f32;
+        const std::vector<float> b = decoded(type_of(c.type), bytes, f.w.size());
+        std::vector<std::int32_t> codes(f.w.size(), 7);
+        std::vector<float> deq(f.w.size()), err(f.w.size());
+        const QuantOutputs out{codes.data(), deq.data(), err.data()};
+        const Metrics m = quantize_view(view_of(a), params, config, out);
+        CHECK(deq == b);
+        double sq_err = 0, sq_a = 0, max_err = 0;
+        for (std::size_t k = 0; k < b.size(); ++k) {
+            const double e = static_cast<double>(f.w[k]) - b[k];
+            REQUIRE(err[k] == static_cast<float>(std::fabs(e)));
+            REQUIRE(codes[k] == 0);
+            sq_err += e * e;
+            sq_a += static_cast<double>(f.w[k]) * f.w[k];
+            max_err = std::max(max_err, std::fabs(e));
+        }
+        CHECK(m.mse == doctest::Approx(sq_err / static_cast<double>(b.size())).epsilon(1e-12));
+        REQUIRE(m.sqnr_db);
+        CHECK(*m.sqnr_db == doctest::Approx(10.0 * std::log10(sq_a / sq_err)).epsilon(1e-12));
+        CHECK(m.max_abs_error == max_err);
+        CHECK(m.levels_used == 0);
+        CHECK(m.levels_total == 0);
+        // The overview (the window's panels) the same, and one element's trace: A, B's value, |A - B|.
+        const QuantOverview o = quantize_overview(view_of(a), params, config, overview_grid(a.shape, std::int64_t{1} << 20));
+        CHECK(o.dequantized_mean == b);
+        CHECK(o.metrics.max_abs_error == max_err);
+        const ElementTrace t = trace_element(a, params, config, 777);
+        CHECK(t.r == f.w[777]);
+        CHECK(t.dequantized == b[777]);
+        CHECK(t.error == std::fabs(f.w[777] - b[777]));
+        // Nothing bit by bit, and no codes for a block: one line each.
+        const std::string bits = qs::test::error_of([&] { cell_bits(view_of(a), params, config, 777, 1.0f); });
+        CHECK(qs::test::contains(bits, "values, not codes"));
+        CHECK(qs::test::contains(qs::test::error_of([&] { stored_block_codes(*stored, 0); }), "there are no codes"));
+    }
+}
+
+// The window's numbers of a large F32 A against its F16 B (a million values: the overview sums them in pieces
+// on every thread) are `compare`'s row for the tensor: MSE and SQNR up to the order of the sums, the largest error
+// to the bit.
+TEST_CASE("stored blocks: B's F16 values against a large A give compare's row") {
+    const std::size_t rows = 1024, cols = 1024;
+    std::vector<float> a = laplace(rows * cols, 21);
+    std::string f16;
+    f16.reserve(a.size() * 2);
+    for (const float v : a) f16 += GgufWriter::raw(std::vector<std::uint16_t>{qs::test16::to_f16(v * 1.001f)});
+    qs::test::TempDir dir;
+    GgufWriter wa, wb;
+    wa.tensor("big", {cols, rows}, 0, GgufWriter::raw(a));
+    wb.tensor("big", {cols, rows}, 1, f16);
+    qs::test::write_bytes(dir / "a.gguf", wa.build());
+    qs::test::write_bytes(dir / "b.gguf", wb.build());
+    std::vector<CompareRow> compared;
+    compare_checkpoints(open_checkpoint(dir / "a.gguf"), open_checkpoint(dir / "b.gguf"),
+                        [&](const CompareRow& r) { compared.push_back(r); });
+    REQUIRE(compared.size() == 1);
+    REQUIRE(compared[0].error.empty());
+    const std::shared_ptr<const StoredBlocks> stored = read_stored_blocks(dir / "b.gguf", "big");
+    const Tensor ta = tensor_of(a, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols)});
+    const QuantParams params = stored_params(ta.shape, stored);
+    const QuantConfig config = stored_config(*stored, QuantConfig{});
+    const QuantOverview o = quantize_overview(view_of(ta), params, config, overview_grid(ta.shape, 4096));
+    CHECK(o.metrics.mse == doctest::Approx(compared[0].mse).epsilon(1e-12));
+    REQUIRE(o.metrics.sqnr_db);
+    REQUIRE(compared[0].sqnr_db);
+    CHECK(*o.metrics.sqnr_db == doctest::Approx(*compared[0].sqnr_db).epsilon(1e-12));
+    CHECK(o.metrics.max_abs_error == compared[0].max_abs_error);
 }

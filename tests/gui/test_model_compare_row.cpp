@@ -13,13 +13,21 @@
 #include <thread>
 
 #include "../gguf_writer.hpp"
+#include "cli/options.hpp"
+#include "../test_stored16.hpp"
 #include "gui/app/app_state.hpp"
 #include "gui/app/apply_intents.hpp"
+#include "gui/app/export.hpp"
+#include "gui/app/gui_options.hpp"
+#include "gui/app/session_io.hpp"
 #include "gui/panels/model_panel.hpp"
+#include "gui/panels/pipeline_text.hpp"
 #include "gui/platform/offscreen_renderer.hpp"
 #include "gui/widgets/style.hpp"
 #include "gui_test_support.hpp"
 #include "quantscope/cell_bits.hpp"
+#include "quantscope/compare.hpp"
+#include "quantscope/npy.hpp"
 #include "quantscope/ggml_types.hpp"
 
 using namespace qs;
@@ -46,22 +54,26 @@ std::string Q4KBytes(const std::vector<float>& values) {
 }
 
 // A: F32 "attn_q.weight" 4 x 256, "ffn_up.weight" 4 x 256 and "norm.weight" 32. B: the first as Q4_K of A's values
-// moved a little (fine-tuned, then quantized), the second of another shape, the third stored as F16.
+// moved a little (fine-tuned, then quantized), the second of another shape, the third stored as F16 (A's values
+// moved, then rounded to half: B stores values, not blocks).
 struct Checkpoints {
     TempDir dir;
-    std::vector<float> a = Values(4 * 256, 1), b_source = Values(4 * 256, 2);
-    std::string b_bytes;
+    std::vector<float> a = Values(4 * 256, 1), b_source = Values(4 * 256, 2), norm = Values(32, 4);
+    std::string b_bytes, norm_f16;
     std::string a_path = dir / "a.gguf", b_path = dir / "b.gguf";
     Checkpoints() {
         for (std::size_t k = 0; k < a.size(); ++k) b_source[k] = a[k] + 0.2f * b_source[k];
         b_bytes = Q4KBytes(b_source);
+        const std::vector<float> moved = Values(32, 6);
+        for (std::size_t k = 0; k < norm.size(); ++k)
+            norm_f16 += GgufWriter::raw(std::vector<std::uint16_t>{qs::test16::to_f16(norm[k] + 0.01f * moved[k])});
         GgufWriter wa, wb;
         wa.tensor("attn_q.weight", {256, 4}, 0, GgufWriter::raw(a))
             .tensor("ffn_up.weight", {256, 4}, 0, GgufWriter::raw(Values(4 * 256, 3)))
-            .tensor("norm.weight", {32}, 0, GgufWriter::raw(Values(32, 4)));
+            .tensor("norm.weight", {32}, 0, GgufWriter::raw(norm));
         wb.tensor("attn_q.weight", {256, 4}, 12, b_bytes)
             .tensor("ffn_up.weight", {256, 8}, 12, Q4KBytes(Values(8 * 256, 5)))
-            .tensor("norm.weight", {32}, 1, std::string(64, '\0'));
+            .tensor("norm.weight", {32}, 1, norm_f16);
         std::ofstream(a_path, std::ios::binary) << wa.build();
         std::ofstream(b_path, std::ios::binary) << wb.build();
     }
@@ -75,6 +87,17 @@ void WaitForJob(AppState& app) {
     }
     REQUIRE_FALSE(app.doc.busy());
     app.doc.update();
+    app.doc.finish_recompute_now();
+}
+
+// The window started as `quantscope gui ARGS`.
+void Start(AppState& app, const std::vector<std::string>& args) {
+    std::vector<cli::OptionSpec> specs = cli::join(cli::tensor_source_options(), cli::quantize_options());
+    specs = cli::join(specs, GuiFileOptionSpecs());
+    GuiFileOptions files;
+    cli::Input input = LoadGuiInput(cli::parse_args(args, specs), false, files);
+    app.doc.force_sync = true;
+    StartWithInput(app, input, files);
     app.doc.finish_recompute_now();
 }
 
@@ -171,7 +194,7 @@ TEST_CASE("model compare: a clicked row shows A as the original and B's stored q
     CHECK(app.doc.view().overview->dequantized_mean == b);
 }
 
-TEST_CASE("model compare: a row whose B has another shape or stores values is one line and the window keeps its tensor") {
+TEST_CASE("model compare: a row whose B has another shape is one line and the window keeps its tensor") {
     const Checkpoints files;
     AppState app;
     app.doc.force_sync = true;
@@ -192,10 +215,181 @@ TEST_CASE("model compare: a row whose B has another shape or stores values is on
     };
     const std::string shape = open("ffn_up.weight");
     CHECK(shape == "'ffn_up.weight': B's tensor is 8x256, A's 4x256 (not compared)");
-    const std::string f16 = open("norm.weight");
-    CHECK(f16.find("tensor 'norm.weight': its type f16 stores values, not quantized blocks") != std::string::npos);
-    CHECK(f16.find('\n') == std::string::npos);
     CHECK(app.doc.label == label);
     CHECK(app.doc.view().data->stored);
     CHECK_THROWS_AS(CompareTensorJob(app.model, "no.such.tensor", app.doc.config), Error);
+}
+
+// An F32 A against its F16 B (the commonest pair): the row opens with A as the original, B's values as r' and
+// A - B as the error, the metrics `compare`'s row for the tensor; the quantized panel, the pipeline and the Bits
+// view say B stores values (no codes) instead of showing codes of 0.
+TEST_CASE("model compare: a row whose B stores F16 values opens A against B's values with the metrics of compare's row") {
+    const Checkpoints files;
+    AppState app;
+    app.doc.force_sync = true;
+    OpenAndCompare(app, files);
+    app.intents.push(CompareTensorJob(app.model, "norm.weight", app.doc.config));
+    ApplyIntents(app);
+    WaitForJob(app);
+    REQUIRE_MESSAGE(app.doc.error.empty(), app.doc.error);
+    CHECK(app.doc.label.find("norm.weight against B's F16 values") != std::string::npos);
+    CHECK(app.doc.notice.find("B stores values, not quantized blocks") != std::string::npos);
+
+    const QuantView qv = app.doc.view();
+    REQUIRE(qv.valid());
+    REQUIRE(qv.data->stored);
+    CHECK(qv.data->stored->values());
+    CHECK(ShowsStoredValues(qv));
+    std::vector<float> b(files.norm.size());
+    ggml_dequantize(*ggml_type_info(1), files.norm_f16.data(), static_cast<std::int64_t>(b.size()), b.data());
+    REQUIRE(qv.overview->grid.exact());
+    REQUIRE(qv.tensor);
+    CHECK(qv.tensor->values == files.norm);
+    CHECK(qv.overview->dequantized_mean == b);
+    for (std::size_t k = 0; k < b.size(); ++k)
+        REQUIRE(qv.overview->error_max[k] == static_cast<float>(std::fabs(static_cast<double>(files.norm[k]) - b[k])));
+
+    // The metrics are compare's row for norm.weight.
+    const CompareRow* row = nullptr;
+    for (const CompareRow& r : app.model.compare.shown.rows)
+        if (r.name == "norm.weight") row = &r;
+    REQUIRE(row != nullptr);
+    REQUIRE(row->error.empty());
+    const Metrics& m = qv.metrics();
+    CHECK(m.mse == doctest::Approx(row->mse).epsilon(1e-12));
+    REQUIRE(m.sqnr_db);
+    REQUIRE(row->sqnr_db);
+    CHECK(*m.sqnr_db == doctest::Approx(*row->sqnr_db).epsilon(1e-12));
+    CHECK(m.max_abs_error == row->max_abs_error);
+    CHECK(m.levels_total == 0);
+
+    // No codes: the pipeline and the Bits view say so.
+    ImGuiContext* context = ImGui::CreateContext();  // Symbols(), FormatNumber: plain ASCII without a font
+    const std::vector<std::string> lines = PipelineLines(qv, TraceOf(qv, 5));
+    ImGui::DestroyContext(context);
+    bool says = false;
+    for (const std::string& l : lines) says |= l.find("B stores F16 values: no code") != std::string::npos;
+    CHECK(says);
+    CHECK(StoredPairText(qv, 0) == "B stores F16 values: no scale");
+
+    // Export tensors: A, B's values and the error; no file of codes (there are none).
+    const TensorExport request{files.dir.path, "row", TensorFormat::Npy};
+    std::vector<std::string> written;
+    std::string error;
+    CHECK_FALSE(ExportHasCodes(app));
+    REQUIRE_MESSAGE(ExportTensors(app, request, &written, &error), error);
+    CHECK(written == TensorExportPaths(request, false));
+    REQUIRE(written.size() == 3);
+    CHECK_FALSE(file_exists(files.dir / "row_codes.npy"));
+    const Tensor deq = read_npy(written[1]);
+    CHECK(deq.values == b);
+}
+
+// File > Save session on a row opened against B keeps B (its file and a digest of its tensor) and the Model tab's A
+// and B: reopened, the same comparison is on screen. A B gone or changed is one banner line; the rest opens.
+TEST_CASE("model compare: a session saved on a row against B reopens the same comparison and a missing or changed B is one line") {
+    const Checkpoints files;
+    for (const std::string name : {"attn_q.weight", "norm.weight"}) {
+        CAPTURE(name);
+        AppState a;
+        a.doc.force_sync = true;
+        OpenAndCompare(a, files);
+        a.intents.push(CompareTensorJob(a.model, name, a.doc.config));
+        ApplyIntents(a);
+        WaitForJob(a);
+        REQUIRE_MESSAGE(a.doc.error.empty(), a.doc.error);
+        a.figure.selected = 5;
+        const QuantView before = a.doc.view();
+        REQUIRE(before.data->stored);
+        const std::vector<float> deq = before.overview->dequantized_mean;
+        const double mse = before.metrics().mse;
+        const std::string session = files.dir / "s.json";
+        std::string error;
+        REQUIRE_MESSAGE(SaveSession(a, session, &error), error);
+        const std::string json = read_file(session);
+        CHECK(json.find("\"compare.b\": \"b.gguf\"") != std::string::npos);  // relative to the session
+        CHECK(json.find("\"model.compare\": \"b.gguf\"") != std::string::npos);
+
+        const auto check_reopened = [&](AppState& b) {
+            CHECK(b.doc.error.empty());
+            const QuantView qv = b.doc.view();
+            REQUIRE(qv.valid());
+            REQUIRE(qv.data->stored);
+            CHECK(qv.config->format == qv.data->stored->format);
+            CHECK(qv.overview->dequantized_mean == deq);
+            CHECK(qv.metrics().mse == mse);
+            CHECK(b.doc.label == a.doc.label);
+            CHECK(b.figure.selected == 5);
+            CHECK(b.model.path == files.a_path);
+            CHECK(b.model.compare.path_b == files.b_path);
+            FinishModelCompare(b.model.compare);
+            CHECK(b.model.compare.shown.rows.size() == 3);
+        };
+        AppState b;
+        Start(b, {session});
+        check_reopened(b);
+        // File > Open session the same; and saved again, it still keeps B.
+        AppState c;
+        Start(c, {"--preset", "lesson"});
+        OpenSession(c, session);
+        WaitForJob(c);
+        check_reopened(c);
+        REQUIRE_MESSAGE(SaveSession(c, files.dir / "again.json", &error), error);
+        CHECK(read_file(files.dir / "again.json").find("\"compare.b\": \"b.gguf\"") != std::string::npos);
+    }
+
+    // B changed since (attn_q.weight's blocks made from other values), then gone: one banner line each, and A's
+    // tensor still opens with the session's settings and view.
+    AppState a;
+    a.doc.force_sync = true;
+    OpenAndCompare(a, files);
+    a.intents.push(CompareTensorJob(a.model, "attn_q.weight", a.doc.config));
+    ApplyIntents(a);
+    WaitForJob(a);
+    a.figure.selected = 9;
+    const std::string session = files.dir / "s.json";
+    std::string error;
+    REQUIRE_MESSAGE(SaveSession(a, session, &error), error);
+    GgufWriter changed;
+    changed.tensor("attn_q.weight", {256, 4}, 12, Q4KBytes(Values(4 * 256, 9)))
+        .tensor("ffn_up.weight", {256, 8}, 12, Q4KBytes(Values(8 * 256, 5)))
+        .tensor("norm.weight", {32}, 1, files.norm_f16);
+    std::ofstream(files.b_path, std::ios::binary | std::ios::trunc) << changed.build();
+    for (const char* what : {"changed since the session was saved", "b.gguf"}) {
+        AppState b;
+        Start(b, {session});
+        CAPTURE(b.doc.error);
+        CHECK(b.doc.error.find("the session's B (") == 0);
+        CHECK(b.doc.error.find(what) != std::string::npos);
+        CHECK(b.doc.error.find('\n') == std::string::npos);
+        const QuantView qv = b.doc.view();
+        REQUIRE(qv.valid());
+        CHECK_FALSE(qv.data->stored);
+        CHECK(qv.tensor->values == files.a);
+        CHECK(b.figure.selected == 9);
+        CHECK(b.model.path == files.a_path);
+        std::remove(files.b_path.c_str());  // then gone
+    }
+}
+
+// A script's --save-session saves what its screenshot shows: the row opened against B once its job is done (it was
+// saved at the first frame, before the row opened: A's tensor alone, int8, no B).
+TEST_CASE("model compare: a scripted --save-session with --compare keeps the row opened against B") {
+    REQUIRE_MESSAGE(have_xvfb(), "xvfb-run not found: install xvfb and xauth");
+    const Checkpoints files;
+    const std::string png = files.dir / "shot.png", session = files.dir / "row.json";
+    const Run r = run(files.dir, std::string(kXvfb) + "'" QS_BINARY "' gui '" + files.a_path +
+                                     "' --tensor norm.weight --compare '" + files.b_path +
+                                     "' --size 1280x720 --screenshot '" + png + "' --save-session '" + session + "'");
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string json = read_file(session);
+    CHECK(json.find("\"compare.b\": \"b.gguf\"") != std::string::npos);
+    CHECK(json.find("norm.weight against B's F16 values") != std::string::npos);
+    AppState b;
+    Start(b, {session});
+    CHECK(b.doc.error.empty());
+    REQUIRE(b.doc.view().valid());
+    REQUIRE(b.doc.view().data->stored);
+    CHECK(b.doc.view().data->stored->values());
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "gui/app/app_state.hpp"
@@ -12,6 +13,7 @@
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/quantize.hpp"
+#include "quantscope/stored_blocks.hpp"
 #include "quantscope/tensor_io.hpp"
 
 namespace qs::gui {
@@ -60,12 +62,17 @@ bool ExportFigurePng(AppState& app, const FigureExport& request, std::string* er
     return RenderFigurePng(view, settings, options, request.width, request.path, error);
 }
 
-std::vector<std::string> TensorExportPaths(const TensorExport& request) {
+std::vector<std::string> TensorExportPaths(const TensorExport& request, bool codes) {
     const std::string ext = request.format == TensorFormat::Npy ? ".npy" : ".csv";
     std::vector<std::string> out;
-    for (const char* what : {"original", "codes", "dequantized", "error"})
-        out.push_back((fs::path(request.directory) / (request.base + "_" + what + ext)).string());
+    for (const std::string what : {"original", "codes", "dequantized", "error"})
+        if (codes || what != "codes") out.push_back((fs::path(request.directory) / (request.base + "_" + what + ext)).string());
     return out;
+}
+
+bool ExportHasCodes(const AppState& app) {
+    const TensorData* data = app.doc.data.get();
+    return !(data && data->stored && data->stored->values() && app.doc.config.format == data->stored->format);
 }
 
 bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::string>* written, std::string* error) {
@@ -86,7 +93,9 @@ bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::
     // Checked before the first file so that a refusal leaves nothing behind.
     if (request.format == TensorFormat::Csv && t.rank() == 3)
         return fail("CSV holds 2-D data: this tensor is " + shape_to_string(t.shape()) + "; export it as .npy");
-    const std::vector<std::string> paths = TensorExportPaths(request);
+    // B's plain values (a Model-tab row) have no codes: no file of zeros for them.
+    const bool with_codes = !(view.params->stored && view.params->stored->values());
+    const std::vector<std::string> paths = TensorExportPaths(request, with_codes);
     try {
         // The file the tensor was read from is not an export target, whatever the names.
         std::vector<FileRole> inputs;
@@ -98,20 +107,24 @@ bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::
         check_distinct_files(inputs, outputs);
         // All four or none, streamed: the values as they are read, the results as one pass computes them.
         OutputFiles files;
-        TensorWriter original(files.add(paths[0]), t.shape(), NpyDtype::F4);
-        TensorWriter codes(files.add(paths[1]), t.shape(), CodeDtype(view.config->dtype));
-        TensorWriter dequantized(files.add(paths[2]), t.shape(), NpyDtype::F4);
-        TensorWriter errors(files.add(paths[3]), t.shape(), NpyDtype::F4);
+        std::size_t next = 0;
+        TensorWriter original(files.add(paths[next++]), t.shape(), NpyDtype::F4);
+        std::unique_ptr<TensorWriter> codes;
+        if (with_codes) codes = std::make_unique<TensorWriter>(files.add(paths[next++]), t.shape(), CodeDtype(view.config->dtype));
+        TensorWriter dequantized(files.add(paths[next++]), t.shape(), NpyDtype::F4);
+        TensorWriter errors(files.add(paths[next++]), t.shape(), NpyDtype::F4);
         WriteValues(t.view, original);
         OutputSelection all;
-        all.codes = all.dequantized = all.error = true;
+        all.codes = with_codes;
+        all.dequantized = all.error = true;
         quantize_view(t.view, *view.params, *view.config, all,
                       [&](std::int64_t, std::int64_t count, const QuantOutputs& batch) {
-                          if (batch.codes) codes.append(batch.codes, count);
+                          if (batch.codes && codes) codes->append(batch.codes, count);
                           if (batch.dequantized) dequantized.append(batch.dequantized, count);
                           if (batch.error) errors.append(batch.error, count);
                       });
-        for (const TensorWriter* w : {&original, &codes, &dequantized, &errors}) w->finish();
+        for (const TensorWriter* w : {&original, codes.get(), &dequantized, &errors})
+            if (w) w->finish();
         files.commit();
     } catch (const std::exception& e) {
         return fail(error_text(e));

@@ -31,12 +31,15 @@ struct TensorExport {
     TensorFormat format = TensorFormat::Npy;
 };
 
-// The four files' paths, in the order original, codes, dequantized, error.
-std::vector<std::string> TensorExportPaths(const TensorExport& request);
+// The four files' paths, in the order original, codes, dequantized, error (without codes: the three others).
+std::vector<std::string> TensorExportPaths(const TensorExport& request, bool codes = true);
+// Whether the state on show has codes to export: not a Model-tab row against a B that stores plain values.
+bool ExportHasCodes(const AppState& app);
 
 // Writes the four tensors of the current state (codes as int8/uint8 for up to 8 bits, else int16/uint16 in
 // .npy; as integers in .csv). CSV holds 2-D data only: a rank-3 tensor is refused before anything is written.
-// All four files or none; the file the tensor was read from is never overwritten. Returns false with *error
+// All four files or none (three, without codes: ExportHasCodes); the file the tensor was read from is never
+// overwritten. Returns false with *error
 // on failure; *written lists the files written (none on failure).
 bool ExportTensors(AppState& app, const TensorExport& request, std::vector<std::string>* written, std::string* error);
 

@@ -101,9 +101,14 @@ void DrawExportTensors(FileDialogsState& s, AppState& app) {
         s.tensors.format = format == 0 ? TensorFormat::Npy : TensorFormat::Csv;
     TensorExport request = s.tensors;
     request.directory = ExpandUserPath(request.directory);
-    for (const std::string& p : TensorExportPaths(request)) Hint(p.c_str());
+    const bool has_codes = ExportHasCodes(app);
+    for (const std::string& p : TensorExportPaths(request, has_codes)) Hint(p.c_str());
     const IntType dtype = app.doc.config.dtype;
-    if (s.tensors.format == TensorFormat::Npy) {
+    if (!has_codes) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("Values as float32; no codes: B stores values (the Model tab's comparison).");
+        ImGui::PopStyleColor();
+    } else if (s.tensors.format == TensorFormat::Npy) {
         const char* codes = dtype.bits <= 8 ? (dtype.is_signed ? "int8" : "uint8") : (dtype.is_signed ? "int16" : "uint16");
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("Values as float32; the %s codes as numpy %s.", dtype.name().c_str(), codes);

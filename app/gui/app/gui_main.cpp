@@ -293,10 +293,13 @@ int RunWindow(AppWindow& window, GuiOptions& options, const Settings& settings, 
         if (!options.screenshot.empty() && frame_index + 1 >= options.frames && settled) {
             if (!SaveScreenshot(window, options.screenshot)) exit_code = 2;
             if (options.layout_report) PrintLayoutReport(*app, frame);
+            if (!RunFileWork(window, *app, scripted)) exit_code = 2;  // what the screenshot shows
             break;
         }
         window.swap();
-        if (!RunFileWork(window, *app, scripted)) {
+        // A script's --save-figure / --save-session save what its screenshot shows: once the background work
+        // (a Model-tab row opened against B) is done, not at the first frame.
+        if ((!scripted || settled) && !RunFileWork(window, *app, scripted)) {
             exit_code = 2;
             break;
         }

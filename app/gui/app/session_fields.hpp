@@ -27,6 +27,8 @@ struct ViewRead {
     const std::string* importance = nullptr;  // the importance file, as the session wrote it
     bool importance_weighted = true;
     const std::string* lesson_step = nullptr;
+    const std::string* model = nullptr;          // the Model tab's checkpoint (A), as the session wrote it
+    const std::string* model_compare = nullptr;  // and the checkpoint compared with it (B)
 };
 
 struct SessionField {

@@ -17,9 +17,11 @@
 #include "gui/app/session_fields.hpp"
 #include "gui/widgets/colormap.hpp"
 #include "gui/panels/figure_panel.hpp"
+#include "gui/panels/model_panel.hpp"
 #include "gui/panels/safetensors_browser.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
+#include "quantscope/stored_tensor.hpp"
 #include "quantscope/tensor_io.hpp"
 #include "quantscope/text.hpp"
 
@@ -84,6 +86,25 @@ std::string JoinLines(const std::vector<std::string>& parts) {
         out += p;
     }
     return out;
+}
+
+// A path the session wrote (relative to the session, or absolute) as a path to open.
+std::string SessionFilePath(const std::string& value, const std::string& session_path) {
+    fs::path file(value);
+    if (file.is_relative() && !session_path.empty()) file = fs::path(session_path).parent_path() / file;
+    return file.lexically_normal().string();
+}
+
+std::string DigestText(std::uint64_t digest) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(digest));
+    return buf;
+}
+
+const std::string* ViewValue(const ViewSettings& view, const std::string& key) {
+    for (const auto& [k, v] : view)
+        if (k == key) return &v;
+    return nullptr;
 }
 
 std::string FoldingNotice(const std::string& label, const std::string& note) {
@@ -161,6 +182,40 @@ std::vector<SessionField> MakeSessionFields() {
                  }});
     f.push_back({"importance.weighted", [](const AppState&, const std::string&, ViewSettings&) {},  // with the file
                  [](ViewRead& r, const std::string&, const std::string& value) { return ParseBool(value, r.importance_weighted); }});
+    // The Model tab: its checkpoint (A) and the one compared with it (B), relative to the session as the tensor's
+    // file is; reopened (and compared again) once every key is read.
+    f.push_back({"model",
+                 [](const AppState& app, const std::string& k, ViewSettings& v) {
+                     if (!app.model.checkpoint || app.model.path.empty()) return;
+                     v.emplace_back(k, app.model.path);
+                     if (app.model.compare.checkpoint_b && !app.model.compare.path_b.empty())
+                         v.emplace_back("model.compare", app.model.compare.path_b);
+                 },
+                 [](ViewRead& r, const std::string&, const std::string& value) {
+                     if (value.empty()) return false;
+                     r.model = &value;
+                     return true;
+                 }});
+    f.push_back({"model.compare", [](const AppState&, const std::string&, ViewSettings&) {},  // with the model
+                 [](ViewRead& r, const std::string&, const std::string& value) {
+                     if (value.empty()) return false;
+                     r.model_compare = &value;
+                     return true;
+                 }});
+    // The tensor on show as a Model-tab row against B: B's file holding it and a digest of its stored bytes. Read
+    // with the tensor (AttachSessionB), before the view: only checked here.
+    f.push_back({"compare.b",
+                 [](const AppState& app, const std::string& k, ViewSettings& v) {
+                     const TensorOrigin* origin = app.doc.data ? app.doc.origins.find(app.doc.data.get()) : nullptr;
+                     if (!origin || origin->compare_b.empty() || !app.doc.data->stored) return;
+                     v.emplace_back(k, origin->compare_b);
+                     v.emplace_back("compare.b_digest", DigestText(stored_blocks_digest(*app.doc.data->stored)));
+                 },
+                 [](ViewRead&, const std::string&, const std::string& value) { return !value.empty(); }});
+    f.push_back({"compare.b_digest", [](const AppState&, const std::string&, ViewSettings&) {},  // with compare.b
+                 [](ViewRead&, const std::string&, const std::string& value) {
+                     return value.size() == 16 && value.find_first_not_of("0123456789abcdef") == std::string::npos;
+                 }});
     f.push_back(BoolField("presenter", [](auto& app) -> auto& { return app.presenter; }));
     // The lesson (a shipped name or a file's absolute path) and its step from 1, as --step; opened at that step
     // once every key is read, whatever order they come in.
@@ -244,6 +299,18 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view, std::strin
             app.doc.error = before;
         }
     }
+    // The Model tab's A and B. B that does not open is the window's banner (unless the row's B already is).
+    std::string model_line;
+    if (r.model) {
+        std::string problem;
+        if (!OpenModel(app.model, SessionFilePath(*r.model, session_path), &problem)) {
+            model_line = "the session's model did not open: " + printable(problem, 240);
+        } else if (r.model_compare &&
+                   !StartModelCompare(app.model.compare, app.model.checkpoint, SessionFilePath(*r.model_compare, session_path),
+                                      &problem)) {
+            if (app.doc.error.empty()) app.doc.error = "the session's B did not open: " + printable(problem, 240);
+        }
+    }
     const std::string* lesson = r.lesson;
     const std::string* lesson_step = r.lesson_step;
     // A lesson that does not load is named (quoted: the file's name may be anything) with its reason, on a line
@@ -276,7 +343,32 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view, std::strin
     };
     const std::string refused_line = listed("the session's view has values its keys do not take:", refused);
     if (failure) *failure = !refused_line.empty() ? refused_line : !importance_line.empty() ? importance_line : lesson_line;
-    return JoinLines({refused_line, importance_line, lesson_line, listed("skipped view settings this version does not understand:", skipped)});
+    return JoinLines({refused_line, importance_line, model_line, lesson_line,
+                      listed("skipped view settings this version does not understand:", skipped)});
+}
+
+std::string AttachSessionB(std::shared_ptr<const TensorData>& data, const ViewSettings& view,
+                           const std::string& session_path, const std::string& tensor_name, std::string* b_path) {
+    const std::string* b = ViewValue(view, "compare.b");
+    if (!b || b->empty() || !data) return {};
+    const std::string path = SessionFilePath(*b, session_path);
+    const std::string head = "the session's B (" + printable(path, 160) + ")";
+    try {
+        std::shared_ptr<const StoredBlocks> stored = read_stored_blocks(path, tensor_name);
+        if (stored->shape != data->shape())
+            throw Error("its tensor " + quoted_text(tensor_name) + " is now " + shape_to_string(stored->shape) + ", A's " +
+                        shape_to_string(data->shape()));
+        const std::string* digest = ViewValue(view, "compare.b_digest");
+        if (digest && *digest != DigestText(stored_blocks_digest(*stored)))
+            throw Error("its tensor " + quoted_text(tensor_name) + " changed since the session was saved");
+        auto with_b = std::make_shared<TensorData>(*data);
+        with_b->stored = std::move(stored);
+        data = std::move(with_b);
+        if (b_path) *b_path = path;
+        return {};
+    } catch (const std::exception& e) {
+        return head + ": " + printable(error_text(e), 240) + "; A's tensor is shown with the session's settings instead";
+    }
 }
 
 // ------------------------------------------------------------------------------------------------ sessions
@@ -289,7 +381,9 @@ Session MakeSession(const AppState& app, const std::string& session_path, std::s
     s.view = SessionView(app);
     // A lesson file and the importance file are stored as the tensor is: relative to the session when beside or below it (they move together).
     for (auto& [key, value] : s.view)
-        if ((key == "lesson" && is_lesson_path(value)) || key == "importance") value = PathForSession(value, session_path);
+        if ((key == "lesson" && is_lesson_path(value)) || key == "importance" || key == "model" || key == "model.compare" ||
+            key == "compare.b")
+            value = PathForSession(value, session_path);
     if (const TensorOrigin* origin = app.doc.origins.find(app.doc.data.get())) {
         s.source = origin->source;
         if (s.source.kind == TensorSource::Kind::File) s.source.path = PathForSession(s.source.path, session_path);
@@ -346,14 +440,20 @@ void OpenSession(AppState& app, const std::string& session_path) {
         p.set_progress(0.05f);
         std::string note;
         Tensor t = load_session_tensor(*session, session_path, &note);
-        TensorJobResult r = FinishTensorJob(std::move(t), config, session_path, p);
-        r.then = [origin, has_origin, note, view, session_path, &app](Document&) {
+        std::shared_ptr<const TensorData> data = MakeTensorData(std::make_shared<const Tensor>(std::move(t)));
+        // A Model-tab row against B: B's stored tensor comes with it (or the banner says why not).
+        std::string b_path;
+        const std::string b_problem = AttachSessionB(data, view, session_path, session->source.tensor_name, &b_path);
+        TensorJobResult r = FinishTensorJob(std::move(data), config, session_path, p);
+        r.then = [origin, has_origin, note, view, session_path, b_path, b_problem, &app](Document&) {
             AppState& a = app;
             if (has_origin) {
                 TensorOrigin o = origin;
                 o.note = note;
+                o.compare_b = b_path;
                 a.doc.origins.record(a.doc.data, std::move(o));
             }
+            if (!b_problem.empty()) a.doc.error = b_problem;
             a.lesson.lesson.reset();  // the session's lesson, or none
             const std::string problems = ApplySessionView(a, view, nullptr, session_path);
             a.doc.notice = JoinLines({a.doc.notice, FoldingNotice(a.doc.label, note), problems});
@@ -371,9 +471,15 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
         app.doc.error = error_text(e);
         return app.doc.error;
     }
+    // A session's Model-tab row against B: B's stored tensor comes with it (or the banner says why not).
+    std::string b_path, b_problem;
+    if (input.from_session)
+        b_problem = AttachSessionB(data, input.view, input.session, input.source.tensor_name, &b_path);
     if (!app.doc.apply_data(std::move(data), input.label, &input.config)) return app.doc.error;
-    if (input.source.kind != TensorSource::Kind::Inline) app.doc.origins.record(app.doc.data, {input.source, input.note});
+    if (input.source.kind != TensorSource::Kind::Inline)
+        app.doc.origins.record(app.doc.data, {input.source, input.note, b_path});
     std::string problems, failure;
+    if (!b_problem.empty()) app.doc.error = b_problem;
     if (input.from_session) problems = ApplySessionView(app, input.view, &failure, input.session);
     const std::string override_problems = ApplySessionView(app, files.view);
     app.doc.notice = JoinLines({app.doc.notice, FoldingNotice(app.doc.label, input.note), problems, override_problems});

@@ -13,6 +13,7 @@
 #include "cli/options.hpp"
 #include "gui/app/figure_options.hpp"
 #include "gui/app/gui_options.hpp"
+#include "gui/document/tensor_data.hpp"
 #include "quantscope/session.hpp"
 #include "quantscope/tensor.hpp"
 
@@ -42,6 +43,13 @@ Session MakeSession(const AppState& app, const std::string& session_path, std::s
 // MakeSession, then writes the side tensor (if any) and the session, both or neither (OutputFiles). Waits for
 // a running recompute first so that what is saved is what the controls show. False with *error on failure.
 bool SaveSession(AppState& app, const std::string& session_path, std::string* error);
+// A session saved on a Model-tab row against B keeps B's file (view key compare.b, relative to the session like
+// the tensor's) and a digest of B's stored tensor (compare.b_digest), and the Model tab's A and B (model,
+// model.compare). Reopening attaches B's stored tensor of the session tensor's name to `data` (the same
+// comparison on screen); a B that is missing, no longer holds that tensor, or changed since is returned as one
+// line (the window's banner) and `data` stays A's alone. "" also when the session has no B; *b_path: B's file.
+std::string AttachSessionB(std::shared_ptr<const TensorData>& data, const ViewSettings& view,
+                           const std::string& session_path, const std::string& tensor_name, std::string* b_path);
 // Reads the session now (a bad file is reported in app.doc.error), then loads its tensor as a job and, once it is
 // on screen, applies its view.
 void OpenSession(AppState& app, const std::string& session_path);

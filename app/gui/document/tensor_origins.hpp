@@ -16,6 +16,8 @@ namespace qs::gui {
 struct TensorOrigin {
     TensorSource source;
     std::string note;
+    // A Model-tab row opened against B: the file (absolute) whose tensor of the same name is the data's `stored`.
+    std::string compare_b;
 };
 
 // Origins keyed by tensor identity. Tensors are immutable and shared, and every edit makes a new one, so an

@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "gui/panels/bits_text.hpp"
+#include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
@@ -228,6 +229,20 @@ void DrawBitsPanel(BitsPanelState& st, const QuantView& qv, std::int64_t selecte
                             "mantissa, an integer's two's complement, the block's stored scale and the packed byte.");
     } else if (hidden) {
         TextWrappedAtSpaces("Selected " + index_to_string(shape, selected) + ": predict its code, then press R.");
+    } else if (ShowsStoredValues(qv)) {
+        // A Model-tab row against a B of plain values: nothing to show bit by bit, and the view says so.
+        const std::string type = StoredTypeName(*qv.params->stored);
+        try {
+            const ElementTrace t = TraceOf(qv, selected);
+            const std::string line = "Element " + index_to_string(shape, selected) + ": B stores " + type +
+                                     " values, not codes. There is no code, block or scale to show bit by bit: A = " +
+                                     FormatNumber(t.r) + ", B's " + type + " value r' = " + FormatNumber(t.dequantized) +
+                                     ", |A - B| = " + FormatNumber(t.error) + ".";
+            TextWrappedAtSpaces(line);
+            st.report = {line};
+        } catch (const std::exception& e) {
+            TextWrappedAtSpaces(error_text(e));
+        }
     } else {
         Refresh(st, qv, selected);
         if (!st.valid) {

@@ -1,6 +1,7 @@
 #include "gui/panels/controls_panel.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "quantscope/number_format.hpp"
 #include "quantscope/pitfalls.hpp"
 #include "quantscope/quantize.hpp"
+#include "quantscope/stored_blocks.hpp"
 
 namespace qs::gui {
 namespace {
@@ -41,8 +43,10 @@ const char* const kKindTitles[] = {"integer", "float", "codebook", "block (own s
 
 // The type list: integers (signed, unsigned; bits below), then the table's formats by kind (float,
 // codebook, block), each kind's in the table's order.
-bool TypeCombo(const QuantConfig& config, QuantConfig& next) {
-    const std::string current = is_int_format(config.format)
+// `shown`, when not empty, names what the current entry shows instead of its format (B's plain values).
+bool TypeCombo(const QuantConfig& config, QuantConfig& next, const std::string& shown = "") {
+    const std::string current = !shown.empty() ? shown
+                                : is_int_format(config.format)
                                     ? std::string(config.dtype.is_signed ? "int (signed)" : "uint (unsigned)")
                                     : std::string(format_name(config.format));
     Label("Type");
@@ -101,12 +105,29 @@ std::string FormatSummary(FormatId id) {
 
 void DrawDtype(const Document& doc, Intents& out) {
     QuantConfig next = doc.config;
-    if (TypeCombo(doc.config, next)) {
+    // A Model-tab row against a B of plain values: the entry of its format shows B's values, not that format.
+    const StoredBlocks* b = doc.data && doc.data->stored && doc.data->stored->values() &&
+                                    doc.config.format == doc.data->stored->format
+                                ? doc.data->stored.get()
+                                : nullptr;
+    std::string b_type;
+    if (b) {
+        b_type = b->type->name;
+        for (char& c : b_type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    if (TypeCombo(doc.config, next, b ? "B's " + b_type + " values" : "")) {
         next.manual_zero_point = std::clamp(next.manual_zero_point, next.dtype.q_min(), next.dtype.q_max());
         out.apply_config(doc, next, false);
         return;
     }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (b) {
+        TextWrappedAtSpaces("B (the Model tab's comparison) stores " + b_type + " values: r' is B's values, with no "
+                            "codes or scales. Another type quantizes A; " + std::string(format_name(b->format)) +
+                            " shows B again.");
+        ImGui::PopStyleColor();
+        return;
+    }
     if (!is_int_format(doc.config.format)) {
         TextWrappedAtSpaces(FormatSummary(doc.config.format));
         ImGui::PopStyleColor();
@@ -479,8 +500,11 @@ void DrawControlsPanel(ControlsPanelState& state, const Document& doc, Intents& 
 
     const FormatId format = doc.config.format;
     if (!is_int_format(format)) {
-        // A format: its scale choice (none for a block format: its recipe is fixed) and granularity.
-        if (format_traits(format).own_blocks()) {
+        // A format: its scale choice (none for a block format: its recipe is fixed) and granularity. B's plain
+        // values (a Model-tab row) have no scale to choose.
+        const bool b_values = doc.data && doc.data->stored && doc.data->stored->values() && format == doc.data->stored->format;
+        if (b_values) {
+        } else if (format_traits(format).own_blocks()) {
             // Wrapped: at a projector's text size one line ran past the left column's edge.
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
             TextWrappedAtSpaces("The block format chooses its own scales.");

@@ -1,6 +1,7 @@
 #include "gui/panels/figure_cover.hpp"
 
 #include <algorithm>
+#include <cfloat>
 
 #include "gui/widgets/palette.hpp"
 
@@ -18,6 +19,24 @@ void CenteredText(ImDrawList* dl, ImVec2 a, ImVec2 b, const char* text, float ma
 }
 
 }  // namespace
+
+void DrawFigureNote(const HeatmapResult& r, ImVec2 column_max, const std::string& text, const std::string& short_text) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+    // Half a line beyond the image, as a cover: the colorbar's tick labels would be codes.
+    const ImVec2 a(r.image_min.x, r.image_min.y - font * 0.5f), b(std::max(column_max.x, r.image_max.x), r.image_max.y + font * 0.5f);
+    if (b.x - a.x < font || b.y - a.y < font) return;
+    dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_WindowBg));
+    dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
+    const float wrap = std::max(font, b.x - a.x - font);
+    // The whole text where it fits, else the short one (a thin panel: a 1-D tensor), clipped to the box.
+    const std::string& shown = ImGui::GetFont()->CalcTextSizeA(font, FLT_MAX, wrap, text.c_str()).y <= b.y - a.y ? text : short_text;
+    const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(font, FLT_MAX, wrap, shown.c_str());
+    dl->PushClipRect(a, b, true);
+    dl->AddText(ImGui::GetFont(), font, ImVec2(a.x + std::max(0.0f, (b.x - a.x - ts.x) * 0.5f), a.y + std::max(0.0f, (b.y - a.y - ts.y) * 0.5f)),
+                ImGui::GetColorU32(ImGuiCol_Text), shown.c_str(), nullptr, wrap);
+    dl->PopClipRect();
+}
 
 bool FigureCovers(const FigurePanelState& st, int panel, std::int64_t flat) {
     if (panel < 0 || panel > 3) return false;

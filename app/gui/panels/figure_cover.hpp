@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <imgui.h>
 
@@ -22,6 +23,10 @@ bool FigureCoversAnything(const FigurePanelState& st);
 
 // Draws the covers of `panel` over the heatmap just drawn (`r`: its image; `column_max`: the bottom right of its
 // column, colorbar included), for the slice starting at flat index `slice_offset` with `cols` columns.
+// A panel with nothing to show drawn over with `text` (centred, wrapped to the panel; `short_text` where the panel
+// is too low for it), e.g. the quantized panel of a Model-tab row against a B that stores plain values: no codes.
+void DrawFigureNote(const HeatmapResult& r, ImVec2 column_max, const std::string& text, const std::string& short_text);
+
 void DrawFigureCover(const FigurePanelState& st, int panel, const HeatmapResult& r, const HeatmapView& view,
                      std::int64_t cols, std::int64_t slice_offset, ImVec2 column_max);
 

@@ -375,6 +375,13 @@ PanelTitles MakePanelTitles(const QuantView& qv, float col_w) {
     PanelTitles t{{"Original Tensor", int_type ? bits + "-bit Linear Quantized Tensor" : format + " Codes", "Dequantized Tensor",
                    "Quantization Error Tensor"},
                   {"Original", int_type ? bits + "-bit quantized" : format, "Dequantized", "Error"}};
+    if (ShowsStoredValues(qv)) {
+        // A Model-tab row against B's plain values: A, B (no codes), B's values, A - B.
+        const std::string type = StoredTypeName(*qv.params->stored);
+        t = PanelTitles{{"Original Tensor (A)", "B: " + type + " values, no codes", "B's " + type + " Values",
+                         "Error |A - B|"},
+                        {"A", "no codes", "B", "|A - B|"}};
+    }
     bool short_needed = false;  // all four alike
     for (const std::string& title : t.full) short_needed |= ImGui::CalcTextSize(title.c_str()).x > col_w;
     if (!short_needed)
@@ -408,6 +415,11 @@ void DrawFigureHeatmaps(FigurePanelState& st, const Look& lk, const QuantView& q
         st.image_min[i] = r.image_min;
         st.image_max[i] = r.image_max;
         DrawFigureCover(st, i, r, st.view, cols, off, ImVec2(x + l.col_w, r.image_max.y));
+        if (i == kQuantized && ShowsStoredValues(qv))
+            DrawFigureNote(r, ImVec2(x + l.col_w, r.image_max.y),
+                           "B stores " + StoredTypeName(*qv.params->stored) + " values, not codes: no quantized tensor to "
+                           "show. Its values are the dequantized panel, |A - B| the error.",
+                           "B: no codes");
         st.annotated_cells[i] = r.annotated;
         st.visible_cells[i] = r.visible;
         if (lk.look.captions) DrawCaptions(st, lk, qv, f, i, r, x);

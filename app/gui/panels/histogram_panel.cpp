@@ -411,6 +411,11 @@ void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const 
     const bool format = !is_int_format(qv.config->format);
     const float text_h = ImGui::GetTextLineHeightWithSpacing();
     // The count of levels is the quantizer's own (exact even while the bars are estimated from a sample).
+    if (ShowsStoredValues(qv)) {  // a Model-tab row against B's plain values: nothing to count
+        TextWrappedAtSpaces("Codes: none. B stores " + StoredTypeName(*qv.params->stored) +
+                            " values, not codes: its values are the dequantized panel.");
+        return;
+    }
     const std::int64_t levels_used = g.block < 0 ? qv.metrics().levels_used
                                                  : std::count_if(st.codes.begin(), st.codes.end(), [](double c) { return c > 0.0; });
     ImGui::Text("Codes: %lld of %lld levels used%s", static_cast<long long>(levels_used),

@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include "gui/panels/pipeline_text.hpp"
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
 #include "quantscope/blocks.hpp"
@@ -76,6 +77,10 @@ bool MetricValue(const Metrics& m, int i, double& value, std::string& text) {
             text = std::to_string(m.clipped) + "  (" + Percent(m.clipped, m.count) + ")";
             return true;
         case 7:
+            if (m.levels_total == 0) {  // B's plain values (a Model-tab row): no codes
+                text = "none: no codes";
+                return false;
+            }
             value = static_cast<double>(m.levels_used);
             text = std::to_string(m.levels_used) + " of " + std::to_string(m.levels_total);
             return true;
@@ -159,7 +164,12 @@ std::vector<MetricLine> MetricLines(const QuantView& view, bool manual, const Co
         lines.push_back(l);
     }
     // The cost ledger (FORMATS.md): element bits plus the stored scales and zero points.
-    const FormatCost cost = quantization_cost(*view.config, m.count, view.params->block_count);
+    FormatCost cost = quantization_cost(*view.config, m.count, view.params->block_count);
+    if (ShowsStoredValues(view)) {  // B's plain values: its type's bits, nothing else stored
+        const GgmlTypeInfo& type = *view.params->stored->type;
+        cost.bits_per_weight = 8.0 * type.type_size;
+        cost.bytes = m.count * type.type_size;
+    }
     MetricLine bits;
     bits.name = "bits / weight";
     bits.help = "the code's bits plus every stored scale (and zero point) spread over the elements";
@@ -291,8 +301,9 @@ std::vector<std::string> MetricsSummaryItems(const QuantView& view, bool with_co
     const QuantConfig& c = *view.config;
     // A block format (ggml's, MX, NVFP4) chooses its own scales: no mode or granularity to name.
     const bool own_blocks = format_traits(c.format).own_blocks();
-    std::string head = dtype_name(c);
-    if (!own_blocks) head += std::string(" ") + to_string(c.mode);
+    const bool values = ShowsStoredValues(view);  // a Model-tab row against B's plain values
+    std::string head = values ? "B's " + StoredTypeName(*view.params->stored) + " values" : dtype_name(c);
+    if (!own_blocks && !values) head += std::string(" ") + to_string(c.mode);
     if (!own_blocks && c.granularity != Granularity::Tensor) head += std::string(" per ") + to_string(c.granularity);
     const bool codes = covers.hides(Secret::Codes), error = covers.hides(Secret::Error);
     const bool pair = codes && c.mode != Mode::Manual;  // a pair typed by hand is the lesson's given
@@ -316,11 +327,12 @@ std::vector<std::string> MetricsSummaryItems(const QuantView& view, bool with_co
         items.push_back(std::string("clipped, levels ") + CoveredText());
     } else {
         items.push_back("clipped " + std::to_string(m.clipped));
-        items.push_back("levels " + std::to_string(m.levels_used) + "/" + std::to_string(m.levels_total));
+        items.push_back(m.levels_total == 0 ? std::string("no codes")
+                                            : "levels " + std::to_string(m.levels_used) + "/" + std::to_string(m.levels_total));
     }
     if (with_cost) {
         const FormatCost cost = quantization_cost(c, m.count, view.params->block_count);
-        items.push_back(FormatNumber(cost.bits_per_weight) + " bits/weight");
+        items.push_back(FormatNumber(values ? 8.0 * view.params->stored->type->type_size : cost.bits_per_weight) + " bits/weight");
     }
     return items;
 }

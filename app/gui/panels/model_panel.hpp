@@ -65,8 +65,9 @@ TensorJobIntent ModelTensorJob(const ModelPanelState& state, const std::string& 
 TensorJobIntent CheckpointTensorJob(const Checkpoint& checkpoint, const std::string& path, const std::string& name,
                                     const QuantConfig& config);
 // A comparison row opened against B: tensor `name` of the checkpoint (A) as the values, with B's stored blocks
-// of the same name as their quantization (ModelFileTensorJob's `stored_in`). Throws qs::Error when no B is
-// open or B has no such tensor; what B's tensor cannot be (another shape, a type without blocks) fails the job.
+// of the same name as their quantization (ModelFileTensorJob's `stored_in`; B's plain F16/BF16/F32/F64 values as
+// r', with no codes). Throws qs::Error when no B is open or B has no such tensor; what B's tensor cannot be
+// (another shape, a type QuantScope cannot show) fails the job.
 TensorJobIntent CompareTensorJob(const ModelPanelState& state, const std::string& name, const QuantConfig& config);
 
 // Writes the shown rows (all of them, in file order) as the sweep's CSV, through the one atomic writer.

@@ -5,6 +5,9 @@
 #include "quantscope/blocks.hpp"
 #include "quantscope/format_quantize.hpp"
 #include "quantscope/format_traits.hpp"
+#include "quantscope/stored_blocks.hpp"
+
+#include <cctype>
 
 namespace qs::gui {
 
@@ -38,6 +41,15 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
     const std::string p = sym.prime;
     const std::string zs = t.zero_point < 0 ? "(" + FormatNumber(t.zero_point) + ")" : FormatNumber(t.zero_point);
     std::vector<std::string> lines;
+    if (view.params && view.params->stored && view.params->stored->values()) {
+        // A Model-tab row against a B that stores plain values: B's value is r', and there is no code.
+        const std::string type = StoredTypeName(*view.params->stored);
+        lines.push_back("r = " + FormatNumber(t.r) + " (A)");
+        lines.push_back("B stores " + type + " values: no code, no scale");
+        lines.push_back("r" + p + " = B's " + type + " value = " + FormatNumber(t.dequantized));
+        lines.push_back("|r " + std::string(sym.minus) + " r" + p + "| = |A " + sym.minus + " B| = " + FormatNumber(t.error));
+        return lines;
+    }
     if (!is_int_format(view.config->format)) {
         // A number format: r / s onto its grid (nearest, ties to even; saturating), the code and r'.
         const FormatId f = view.config->format;
@@ -83,7 +95,20 @@ std::string BlockKind(const QuantConfig& config) {
     return to_string(config.granularity);
 }
 
+std::string StoredTypeName(const StoredBlocks& stored) {
+    std::string type = stored.type->name;  // as compare's table names it: "F16", "Q4_K"
+    for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return type;
+}
+
+bool ShowsStoredValues(const QuantView& view) {
+    return view.valid() && view.params->stored && view.params->stored->values() &&
+           view.config->format == view.params->stored->format;
+}
+
 std::string StoredPairText(const QuantView& view, std::int64_t block) {
+    if (view.params && view.params->stored && view.params->stored->values())
+        return "B stores " + StoredTypeName(*view.params->stored) + " values: no scale";
     const StoredPairNames names = stored_pair_names(*view.config);
     const StoredPair pair = stored_pair(view.data->view, *view.params, *view.config, block);
     std::string text = names.scale + " = " + FormatNumber(pair.scale);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gui/document/quant_view.hpp"
+#include "quantscope/stored_blocks.hpp"
 
 namespace qs::gui {
 
@@ -19,5 +20,11 @@ std::string BlockKind(const QuantConfig& config);
 // Block `block`'s stored pair under the format's names (core's stored_pair): "s = 3.57882,  z = -77",
 // "d = 0.00495,  dmin = 0.0388" (a k-quant), "block scale X = 0.5".
 std::string StoredPairText(const QuantView& view, std::int64_t block);
+
+// A stored type's name as compare's table writes it ("F16", "Q4_K").
+std::string StoredTypeName(const StoredBlocks& stored);
+// Whether the view shows a Model-tab row against a B that stores plain values (F16, BF16, F32, F64): r' is B's
+// values, and there are no codes or scales for the quantized panel and the Bits view to show.
+bool ShowsStoredValues(const QuantView& view);
 
 }  // namespace qs::gui

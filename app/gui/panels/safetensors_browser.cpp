@@ -113,14 +113,25 @@ TensorJobIntent ModelFileTensorJob(const std::string& path, const std::string& n
             shown = stored_config(*stored, config);
             std::string type = stored->type->name;  // as compare's table names it: "Q4_K"
             for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-            shown_label = label + " against B's stored " + type;
-            against = "r' is B's stored " + type + " (" + stored_in + ", decoded by ggml's to_float), the error |A - B|, "
-                      "the codes and scales B's blocks'; another type quantizes A.";
+            if (stored->values()) {
+                shown_label = label + " against B's " + type + " values";
+                against = "r' is B's " + type + " values (" + stored_in + "), the error |A - B|; B stores values, not "
+                          "quantized blocks, so there are no codes or scales to show; another type quantizes A.";
+            } else {
+                shown_label = label + " against B's stored " + type;
+                against = "r' is B's stored " + type + " (" + stored_in + ", decoded by ggml's to_float), the error "
+                          "|A - B|, the codes and scales B's blocks'; another type quantizes A.";
+            }
         }
         TensorJobResult r = FinishTensorJob(std::move(data), shown, shown_label, p);
         if (!against.empty()) r.notice += std::string(r.notice.empty() ? "" : "\n") + against;
         TensorOrigin o = origin;
         o.note = note;
+        if (!stored_in.empty()) {
+            std::error_code abs_ec;
+            const fs::path b = fs::absolute(stored_in, abs_ec);
+            o.compare_b = (abs_ec ? fs::path(stored_in) : b).lexically_normal().string();
+        }
         if (!note.empty()) {
             r.notice += std::string(r.notice.empty() ? "" : "\n") + name + ": " + note +
                         " (rank above 3 is folded into the first axis)";

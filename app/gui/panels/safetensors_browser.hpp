@@ -42,8 +42,9 @@ bool TensorLoadable(const CheckpointTensor& t, std::string* why);
 bool OpenSafetensorsBrowser(SafetensorsBrowserState& state, const std::string& path, std::string* error);
 
 // The job that loads tensor `name` of the file at `path` with `config` (mapped anew, only that tensor read); its
-// label is "<path> : <name>". With `stored_in` (a .gguf holding a tensor of the same name and shape: the Model
-// tab's B), that tensor's stored blocks come with it, and the config takes their type: the window shows them as
+// label is "<path> : <name>". With `stored_in` (a .gguf or .safetensors file holding a tensor of the same name and
+// shape: the Model tab's B), that tensor's stored blocks (or plain F16/BF16/F32/F64 values) come with it, and the
+// config takes their type: the window shows them as
 // the quantization of the values at `path` (r' B's stored values, the error |A - B|). A B that does not fit
 // fails the job with one line.
 TensorJobIntent ModelFileTensorJob(const std::string& path, const std::string& name, const QuantConfig& config,

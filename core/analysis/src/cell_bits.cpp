@@ -14,6 +14,7 @@
 #include "quantscope/ggml_rows.hpp"
 #include "quantscope/packing.hpp"
 #include "quantscope/quantize.hpp"
+#include "quantscope/stored_blocks.hpp"
 
 namespace qs {
 namespace {
@@ -246,6 +247,9 @@ FloatSpec float32_spec() { return FloatSpec{8, 23, 127, FloatSpecials::Ieee}; }
 CellBits cell_bits(const TensorView& view, const QuantParams& params, const QuantConfig& config, std::int64_t flat,
                    float tensor_amax) {
     const ElementTrace t = trace_element(view, params, config, flat);  // checks the index
+    if (params.stored && params.stored->values())
+        throw Error("B stores " + std::string(params.stored->type->name) +
+                    " values, not codes: there is no code or scale to show bit by bit");
     CellBits out;
     out.flat_index = flat;
     out.block = t.block;

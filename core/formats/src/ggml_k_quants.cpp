@@ -592,6 +592,18 @@ void q3_k_dequantize(const void* in, std::int64_t blocks, float* y) {
     }
 }
 
+#ifdef QS_HAVE_GGML_K_AVX512
+// 32 codes (bytes 0..63) as float32, times dl, minus ml: to_float's float32 product then difference, sixteen
+// lanes at a time (no FMA: the same two roundings as the scalar loop).
+inline void scaled_codes_avx512(__m256i codes, float dl, float ml, float* y) {
+    const __m512 vd = _mm512_set1_ps(dl), vm = _mm512_set1_ps(ml);
+    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(codes)));
+    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(codes, 1)));
+    _mm512_storeu_ps(y, _mm512_sub_ps(_mm512_mul_ps(lo, vd), vm));
+    _mm512_storeu_ps(y + 16, _mm512_sub_ps(_mm512_mul_ps(hi, vd), vm));
+}
+#endif
+
 template <bool Q5>
 void q45_k_dequantize(const void* in, std::int64_t blocks, float* y) {
     constexpr int kBytes = Q5 ? 176 : 144;
@@ -599,6 +611,25 @@ void q45_k_dequantize(const void* in, std::int64_t blocks, float* y) {
         const std::uint8_t* x = bytes(in) + kBytes * b;
         const float d = half_to_float(load_le16(x)), dmin = half_to_float(load_le16(x + 2));
         const std::uint8_t* qh = x + 16;
+#ifdef QS_HAVE_GGML_K_AVX512
+        // compare's hot loop: 32 codes a sub-block from one 32-byte load of nibbles (and of fifth bits).
+        const __m256i nibble = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(0x01);
+        const __m256i high = Q5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh)) : _mm256_setzero_si256();
+        for (int j = 0; j < 8; j += 2) {
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + (Q5 ? 48 : 16) + 16 * j));
+            for (int h = 0; h < 2; ++h) {
+                int sc, m;
+                scale_min_k4(j + h, x + 4, sc, m);
+                __m256i codes = _mm256_and_si256(h ? _mm256_srli_epi16(q, 4) : q, nibble);
+                if (Q5) {
+                    const __m128i shift = _mm_cvtsi32_si128(j + h);
+                    codes = _mm256_or_si256(codes, _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(high, shift), one), 4));
+                }
+                scaled_codes_avx512(codes, d * static_cast<float>(sc), dmin * static_cast<float>(m), y + 32 * (j + h));
+            }
+        }
+        continue;
+#endif
         for (int j = 0; j < 8; ++j) {
             int sc, m;
             scale_min_k4(j, x + 4, sc, m);
@@ -617,6 +648,28 @@ void q6_k_dequantize(const void* in, std::int64_t blocks, float* y) {
     for (std::int64_t b = 0; b < blocks; ++b, y += kQK) {
         const std::uint8_t* x = bytes(in) + 210 * b;
         const float d = half_to_float(load_le16(x + 208));
+#ifdef QS_HAVE_GGML_K_AVX512
+        // 32 values at a time (v = 128 h + 32 q + l): their low nibbles from one 32-byte load of ql, their two
+        // high bits from one of qh, the code minus 32 as a signed byte; two sub-block scales of sixteen each.
+        const __m256i nibble = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi8(0x03), bias = _mm256_set1_epi8(32);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 128 + 32 * h));
+            for (int q = 0; q < 4; ++q) {
+                const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * h + 32 * (q % 2)));
+                const __m256i low = _mm256_and_si256(q < 2 ? ql : _mm256_srli_epi16(ql, 4), nibble);
+                const __m256i two = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * q)), three);
+                const __m256i codes = _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(two, 4)), bias);
+                const int v = 128 * h + 32 * q;
+                const __m512 c0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(codes)));
+                const __m512 c1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(codes, 1)));
+                const float d0 = d * static_cast<float>(static_cast<std::int8_t>(x[192 + v / 16]));
+                const float d1 = d * static_cast<float>(static_cast<std::int8_t>(x[192 + v / 16 + 1]));
+                _mm512_storeu_ps(y + v, _mm512_mul_ps(c0, _mm512_set1_ps(d0)));
+                _mm512_storeu_ps(y + v + 16, _mm512_mul_ps(c1, _mm512_set1_ps(d1)));
+            }
+        }
+        continue;
+#endif
         for (int v = 0; v < kQK; v += 16) {
             const float dl = d * static_cast<float>(static_cast<std::int8_t>(x[192 + v / 16]));
             const int h = v / 128, q = v % 128 / 32;

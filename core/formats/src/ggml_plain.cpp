@@ -2,7 +2,7 @@
 // (rounded to the nearest float32, as ggml's f64 to f32 cast).
 #include <cstring>
 
-#ifdef __F16C__
+#if defined(__F16C__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -22,9 +22,14 @@ void f32_to_float(const void* in, std::int64_t n, float* y) {
 }
 void f16_to_float(const void* in, std::int64_t n, float* y) {
     std::int64_t i = 0;
+#ifdef __AVX512F__
+    // Sixteen at a time: compare's hot loop (an F16 model against its quantization).
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes(in) + 2 * i))));
+#endif
 #ifdef __F16C__
     // Eight at a time in hardware: every half is exact in float32, so this is half_to_float's value (a
-    // signalling NaN comes back quiet, as ggml's own F16C conversion gives it). compare's hot loop.
+    // signalling NaN comes back quiet, as ggml's own F16C conversion gives it).
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes(in) + 2 * i))));
 #endif

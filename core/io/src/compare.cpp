@@ -22,8 +22,13 @@
 namespace qs {
 namespace {
 
-// Values decoded per tile: a multiple of every block size (32, 256), 2 x 256 KB of floats per thread.
+// Values summed per tile (the unit of work of a thread, and of the sums' order): a multiple of every block
+// size (32, 256). A tile is decoded and summed a chunk at a time, both chunks' floats (2 x 16 KB) staying in
+// the core's first-level cache between the decoder writing them and the sums reading them.
 constexpr std::int64_t kTile = std::int64_t{1} << 16;
+constexpr std::int64_t kChunk = 4096;
+constexpr std::int64_t kGroup = 4;  // tiles a thread takes at once, then gives their pages back
+static_assert(kTile % kChunk == 0 && kChunk % 256 == 0, "chunks of whole blocks, tiles of whole chunks");
 
 std::int64_t element_count(const Shape& shape) {
     std::int64_t n = 1;
@@ -63,52 +68,56 @@ struct TileSums {
     double error = 0, signal = 0, max_error = 0;
 };
 
-// The tile's sums in eight lanes, each summing its own elements in order and the lanes added in order at the
-// end: the same numbers whether the compiler vectorises the lanes or not, and on any machine.
-TileSums tile_sums(const float* a, const float* b, std::int64_t count) {
-    constexpr int kLanes = 8;
-    alignas(64) double error[kLanes] = {}, signal[kLanes] = {}, max_error[kLanes] = {};
-    std::int64_t k = 0;
+// A tile's sums in eight lanes: lane l sums the tile's elements l, l + 8, l + 16, ... in order, and the lanes are
+// added in order at the end: the same numbers whether the compiler vectorises the lanes or not, on any machine,
+// and however the tile is cut into chunks (each chunk but the tile's last a multiple of eight long).
+class LaneSums {
+public:
+    void add(const float* a, const float* b, std::int64_t count) {
+        std::int64_t k = 0;
 #if defined(__AVX512F__)
-    // Lane l holds elements k + l: the scalar lanes' operations, eight at once (GCC 12 leaves the loop below
-    // scalar, and it was two thirds of compare's time).
-    __m512d e2 = _mm512_setzero_pd(), s2 = _mm512_setzero_pd(), mx = _mm512_setzero_pd();
-    const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
-    for (; k + kLanes <= count; k += kLanes) {
-        const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(a + k));
-        const __m512d e = _mm512_sub_pd(x, _mm512_cvtps_pd(_mm256_loadu_ps(b + k)));
-        e2 = _mm512_add_pd(e2, _mm512_mul_pd(e, e));
-        s2 = _mm512_add_pd(s2, _mm512_mul_pd(x, x));
-        mx = _mm512_max_pd(mx, _mm512_and_pd(e, abs_mask));
-    }
-    _mm512_store_pd(error, e2);
-    _mm512_store_pd(signal, s2);
-    _mm512_store_pd(max_error, mx);
-#endif
-    for (; k + kLanes <= count; k += kLanes)
-        for (int l = 0; l < kLanes; ++l) {
-            const double x = a[k + l], e = x - static_cast<double>(b[k + l]);
-            error[l] += e * e;
-            signal[l] += x * x;
-            max_error[l] = std::max(max_error[l], std::fabs(e));
+        // Lane l holds elements k + l: the scalar lanes' operations, eight at once (GCC 12 leaves the loop below
+        // scalar, and it was two thirds of compare's time).
+        __m512d e2 = _mm512_load_pd(error_), s2 = _mm512_load_pd(signal_), mx = _mm512_load_pd(max_error_);
+        const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
+        for (; k + kLanes <= count; k += kLanes) {
+            const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(a + k));
+            const __m512d e = _mm512_sub_pd(x, _mm512_cvtps_pd(_mm256_loadu_ps(b + k)));
+            e2 = _mm512_add_pd(e2, _mm512_mul_pd(e, e));
+            s2 = _mm512_add_pd(s2, _mm512_mul_pd(x, x));
+            mx = _mm512_max_pd(mx, _mm512_and_pd(e, abs_mask));
         }
-    for (int l = 0; k < count; ++k, ++l) {
-        const double x = a[k], e = x - static_cast<double>(b[k]);
-        error[l] += e * e;
-        signal[l] += x * x;
-        max_error[l] = std::max(max_error[l], std::fabs(e));
+        _mm512_store_pd(error_, e2);
+        _mm512_store_pd(signal_, s2);
+        _mm512_store_pd(max_error_, mx);
+#endif
+        for (; k + kLanes <= count; k += kLanes)
+            for (int l = 0; l < kLanes; ++l) one(a[k + l], b[k + l], l);
+        for (int l = 0; k < count; ++k, ++l) one(a[k], b[k], l);
     }
-    TileSums s;
-    for (int l = 0; l < kLanes; ++l) {
-        s.error += error[l];
-        s.signal += signal[l];
-        s.max_error = std::max(s.max_error, max_error[l]);
+    TileSums total() const {
+        TileSums s;
+        for (int l = 0; l < kLanes; ++l) {
+            s.error += error_[l];
+            s.signal += signal_[l];
+            s.max_error = std::max(s.max_error, max_error_[l]);
+        }
+        return s;
     }
-    return s;
-}
 
-// Decodes both tensors tile by tile on every thread and fills the row's numbers (or its error, for a value
-// that is not finite); returns the row's sums. A file that shrank throws.
+private:
+    static constexpr int kLanes = 8;
+    void one(float a, float b, int l) {
+        const double x = a, e = x - static_cast<double>(b);
+        error_[l] += e * e;
+        signal_[l] += x * x;
+        max_error_[l] = std::max(max_error_[l], std::fabs(e));
+    }
+    alignas(64) double error_[kLanes] = {}, signal_[kLanes] = {}, max_error_[kLanes] = {};
+};
+
+// Decodes both tensors tile by tile on every thread, a chunk at a time, and fills the row's numbers (or its
+// error, for a value that is not finite); returns the row's sums. A file that shrank throws.
 TileSums compare_values(const CheckpointShard& fa, const CheckpointTensor& ta, const GgmlTypeInfo& type_a,
                         const CheckpointShard& fb, const CheckpointTensor& tb, const GgmlTypeInfo& type_b,
                         CompareRow& row) {
@@ -119,24 +128,44 @@ TileSums compare_values(const CheckpointShard& fa, const CheckpointTensor& ta, c
     const std::uint8_t* base_b = fb.file().data() + fb.data_offset() + tb.begin;
     fa.file().will_read(fa.data_offset() + ta.begin, ta.end - ta.begin);
     fb.file().will_read(fb.data_offset() + tb.begin, tb.end - tb.begin);
-    detail::NextIndex next(0, tiles);
+    // Tiles are taken kGroup at a time, and a group's pages leave this process's memory once it is summed (by
+    // the thread that read them, in one call a file: each call interrupts the other core to flush its TLB).
+    const std::int64_t groups = (tiles + kGroup - 1) / kGroup;
+    detail::NextIndex next(0, groups);
+    const auto release = [](const CheckpointShard& f, const CheckpointTensor& t, const GgmlTypeInfo& type,
+                            std::int64_t first, std::int64_t count) {
+        f.file().done_reading(f.data_offset() + t.begin + static_cast<std::size_t>(ggml_row_bytes(type, first)),
+                              static_cast<std::size_t>(ggml_row_bytes(type, count)));
+    };
+    // One tile's sums: both mappings guarded for the whole tile (a guard per chunk cost more than the sums).
+    const auto sum_tile = [&](std::int64_t tile, float* a, float* b) {
+        const std::int64_t first = tile * kTile, count = std::min(kTile, n - first);
+        fa.file().read_guarded([&] {
+            return fb.file().read_guarded([&] {
+                LaneSums lanes;
+                // A ggml tensor's rows are whole blocks, and a chunk starts at a multiple of every block size.
+                for (std::int64_t at = first; at < first + count; at += kChunk) {
+                    const std::int64_t len = std::min(kChunk, first + count - at);
+                    ggml_dequantize(type_a, base_a + ggml_row_bytes(type_a, at), len, a);
+                    ggml_dequantize(type_b, base_b + ggml_row_bytes(type_b, at), len, b);
+                    lanes.add(a, b, len);
+                }
+                sums[static_cast<std::size_t>(tile)] = lanes.total();
+                return 0;
+            });
+        });
+    };
     detail::parallel_run(nullptr, detail::pass_threads(n), [&](int, int) {
-        std::vector<float> a(static_cast<std::size_t>(kTile)), b(static_cast<std::size_t>(kTile));
-        for (std::int64_t tile; next.take(tile);) {
-            const std::int64_t first = tile * kTile, count = std::min(kTile, n - first);
-            // A ggml tensor's rows are whole blocks, and a tile starts at a multiple of every block size.
-            fa.file().read_guarded([&] {
-                ggml_dequantize(type_a, base_a + ggml_row_bytes(type_a, first), count, a.data());
-                return 0;
-            });
-            fb.file().read_guarded([&] {
-                ggml_dequantize(type_b, base_b + ggml_row_bytes(type_b, first), count, b.data());
-                return 0;
-            });
-            sums[static_cast<std::size_t>(tile)] = tile_sums(a.data(), b.data(), count);
+        alignas(64) float a[kChunk], b[kChunk];  // on the stack: nothing allocated (or faulted in) per tensor
+        for (std::int64_t group; next.take(group);) {
+            const std::int64_t tile_end = std::min(tiles, (group + 1) * kGroup);
+            for (std::int64_t tile = group * kGroup; tile < tile_end; ++tile) sum_tile(tile, a, b);
+            const std::int64_t first = group * kGroup * kTile, count = std::min(n, tile_end * kTile) - first;
+            release(fa, ta, type_a, first, count);
+            release(fb, tb, type_b, first, count);
         }
     });
-    // The pages leave this process's memory (they stay in the page cache): resident memory follows a tile.
+    // The pages shared by two groups leave too (they stay in the page cache): resident memory follows a group.
     fa.file().done_reading(fa.data_offset() + ta.begin, ta.end - ta.begin);
     fb.file().done_reading(fb.data_offset() + tb.begin, tb.end - tb.begin);
     TileSums total;

@@ -53,21 +53,24 @@ std::int64_t StoredBlocks::numel() const {
 
 std::shared_ptr<const StoredBlocks> make_stored_blocks(const GgmlTypeInfo& type, Shape shape,
                                                        std::vector<std::uint8_t> bytes) {
-    const FormatTraits* row = row_of_type(type);
-    if (!type.decodes || row == nullptr) {
-        const bool values = type.block_size == 1;  // F32, F16, BF16, F64 and the integer types
+    // F32, F16, BF16, F64 decode (to_float): plain values; the integer types (I8 ... I64) do not.
+    const bool values = type.block_size == 1 && type.decodes;
+    const FormatTraits* row = values ? nullptr : row_of_type(type);
+    if (!values && (!type.decodes || row == nullptr)) {
         throw Error(std::string("its type ") + type.name +
-                    (values ? " stores values, not quantized blocks" : " has no codes QuantScope shows"));
+                    (type.block_size == 1 ? " is neither quantized blocks nor values QuantScope reads"
+                                          : " has no codes QuantScope shows"));
     }
     if (shape.empty() || shape.back() % type.block_size != 0)
         throw Error(std::string("its shape ") + shape_to_string(shape) + " is not whole blocks of " + type.name);
     auto out = std::make_shared<StoredBlocks>();
     out->type = &type;
-    out->format = row->id;
+    out->format = values ? (type.type == GgmlType::BF16 ? FormatId::Bf16 : FormatId::Fp16) : row->id;
     out->shape = std::move(shape);
     if (static_cast<std::int64_t>(bytes.size()) != ggml_row_bytes(type, out->numel()))
         throw Error("its stored bytes are not those of a " + shape_to_string(out->shape) + " " + type.name + " tensor");
     out->bytes = std::move(bytes);
+    if (values) return out;  // no codes to check
     // A file may hold codes the type's quantizer never writes (q8_0's -128, tq2_0's 2): they decode, but they
     // lie outside the codes the window counts and colours.
     const CodeSpace space = code_space_of(*out);
@@ -82,12 +85,28 @@ std::shared_ptr<const StoredBlocks> make_stored_blocks(const GgmlTypeInfo& type,
     return out;
 }
 
-QuantConfig stored_config(const StoredBlocks& stored, QuantConfig base) { return with_format(base, stored.format); }
+QuantConfig stored_config(const StoredBlocks& stored, QuantConfig base) {
+    QuantConfig c = with_format(base, stored.format);
+    if (stored.values()) {
+        c.mode = Mode::Cast;  // s = 1: what a float type's values are, with no scale stored
+        c.granularity = Granularity::Tensor;
+    }
+    return c;
+}
 
 QuantParams stored_params(const Shape& shape, std::shared_ptr<const StoredBlocks> stored) {
     if (!stored) throw Error("no stored blocks");
     check_shape(*stored, shape);
     QuantParams p;
+    if (stored->values()) {
+        // No scale per value: one block of the whole tensor, s = 1 (a scale per element would cost 12 bytes each).
+        p.block_stride = stored->numel();
+        p.block_count = 1;
+        p.scale.assign(1, 1.0);
+        p.zero_point.assign(1, 0);
+        p.stored = std::move(stored);
+        return p;
+    }
     p.block_stride = stored->type->block_size;
     p.block_count = stored->blocks();
     p.scale.resize(static_cast<std::size_t>(p.block_count));
@@ -107,6 +126,8 @@ namespace {
 struct StoredSums {
     double sq_err = 0, abs_err = 0, sq_r = 0, r = 0;
     float max_err = 0;
+    double max_err_exact = 0;  // plain values: |A - B| in double
+    bool values = false;       // plain values: no codes, no levels
     std::vector<std::uint8_t> seen;
 
     Metrics metrics(std::int64_t n, FormatId format) const {
@@ -115,11 +136,13 @@ struct StoredSums {
         m.mse = sq_err / static_cast<double>(n);
         m.rmse = std::sqrt(m.mse);
         m.mae = abs_err / static_cast<double>(n);
-        m.max_abs_error = max_err;
+        m.max_abs_error = values ? max_err_exact : max_err;
         m.l2_error = std::sqrt(sq_err);
         if (sq_r > 0 && sq_err > 0) m.sqnr_db = 10.0 * std::log10(sq_r / sq_err);
-        m.levels_used = std::count(seen.begin(), seen.end(), std::uint8_t{1});
-        m.levels_total = format_levels(format);
+        if (!values) {  // plain values have no codes: no levels used of none
+            m.levels_used = std::count(seen.begin(), seen.end(), std::uint8_t{1});
+            m.levels_total = format_levels(format);
+        }
         m.sum = r;
         m.signal_energy = sq_r;
         m.error_energy = sq_err;
@@ -134,8 +157,33 @@ void run_stored(const TensorView& view, std::int64_t first, const StoredBlocks& 
     check_slice(stored, first, n);
     const GgmlTypeInfo& type = *stored.type;
     const int size = type.block_size;
-    const std::int32_t lo = code_space_of(stored).lo;
     std::vector<float> scratch(kRun), deq(kRun), err(kRun);
+    if (stored.values()) {
+        // B's values against A's: no codes. The error as compare_checkpoints measures it, A - B in double, so
+        // the metrics are `compare`'s row for the tensor (up to the order of the sums: the maximum to the bit).
+        view.guarded([&] {
+            for (std::int64_t k = 0; k < n; k += kRun) {
+                const std::int64_t len = std::min(kRun, n - k);
+                const float* r = floats_at(view, k, len, scratch.data());
+                ggml_dequantize(type, stored.block(first + k), len, deq.data());
+                for (std::int64_t i = 0; i < len; ++i) {
+                    const auto at = static_cast<std::size_t>(i);
+                    const double a = r[i], e = std::fabs(a - static_cast<double>(deq[at]));
+                    err[at] = static_cast<float>(e);
+                    sums.max_err_exact = std::max(sums.max_err_exact, e);
+                    sums.sq_err += e * e;
+                    sums.abs_err += e;
+                    sums.sq_r += a * a;
+                    sums.r += a;
+                }
+                if (out.codes) std::fill_n(out.codes + k, len, 0);
+                if (out.dequantized) std::copy_n(deq.data(), len, out.dequantized + k);
+                if (out.error) std::copy_n(err.data(), len, out.error + k);
+            }
+        });
+        return;
+    }
+    const std::int32_t lo = code_space_of(stored).lo;
     std::vector<std::int32_t> codes(kRun);
     GgmlBlockFields fields;
     view.guarded([&] {
@@ -167,8 +215,12 @@ void run_stored(const TensorView& view, std::int64_t first, const StoredBlocks& 
 }
 
 StoredSums sums_for(const StoredBlocks& stored) {
-    const CodeSpace space = code_space_of(stored);
     StoredSums sums;
+    if (stored.values()) {
+        sums.values = true;
+        return sums;
+    }
+    const CodeSpace space = code_space_of(stored);
     sums.seen.assign(static_cast<std::size_t>(space.hi - space.lo + 1), 0);
     return sums;
 }
@@ -211,6 +263,19 @@ Metrics quantize_stored(const TensorView& view, const StoredBlocks& stored, cons
 ElementTrace trace_stored(const TensorView& view, const StoredBlocks& stored, std::int64_t flat) {
     if (flat < 0 || flat >= view.numel() || flat >= stored.numel()) throw Error("element index out of range");
     const GgmlTypeInfo& type = *stored.type;
+    if (stored.values()) {
+        // B's value, no code: r' is B's value, and with s = 1 the "scaled" value is A's own.
+        ElementTrace t;
+        t.flat_index = flat;
+        t.block = 0;
+        view.guarded([&] { t.r = *floats_at(view, flat, 1, &t.r); });
+        ggml_dequantize(type, stored.block(flat), 1, &t.dequantized);
+        t.scale = 1.0f;
+        t.scaled = t.r;
+        t.rounded = t.dequantized;
+        t.error = std::fabs(t.r - t.dequantized);
+        return t;
+    }
     const std::int64_t block = flat / type.block_size;
     const int j = static_cast<int>(flat - block * type.block_size);
     GgmlBlockFields fields;
@@ -233,10 +298,23 @@ ElementTrace trace_stored(const TensorView& view, const StoredBlocks& stored, st
 }
 
 std::vector<std::int32_t> stored_block_codes(const StoredBlocks& stored, std::int64_t block) {
+    if (stored.values()) throw Error("B stores " + std::string(stored.type->name) + " values: there are no codes");
     if (block < 0 || block >= stored.blocks()) throw Error("block index out of range");
     GgmlBlockFields fields;
     ggml_block_fields(*stored.type, stored.block(block), fields);
     return std::vector<std::int32_t>(fields.codes, fields.codes + stored.type->block_size);
+}
+
+std::uint64_t stored_blocks_digest(const StoredBlocks& stored) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    const auto mix = [&](const std::uint8_t* p, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+    };
+    const auto type = static_cast<std::uint32_t>(stored.type->type);
+    mix(reinterpret_cast<const std::uint8_t*>(&type), sizeof type);
+    for (const std::int64_t d : stored.shape) mix(reinterpret_cast<const std::uint8_t*>(&d), sizeof d);
+    mix(stored.bytes.data(), stored.bytes.size());
+    return h;
 }
 
 }  // namespace qs

@@ -10,10 +10,11 @@
 
 namespace qs {
 
-// The blocks of tensor `tensor_name` of the .gguf file at `path`, its shape as GgufFile::view gives it (rank
-// above 3 folded into the first axis). Throws qs::Error "<path>: tensor '<name>' ..." (one line) for a file
-// that is not a .gguf, a missing tensor, a type ggml does not define, one QuantScope cannot show as blocks
-// (F16 and the other value types, IQ2_*, ...), codes a quantizer never writes, or a file that shrinks.
+// The blocks of tensor `tensor_name` of the .gguf file at `path` (or the values of a .safetensors file's
+// F32/F16/BF16/F64 tensor: StoredBlocks::values), its shape as GgufFile::view gives it (rank above 3 folded
+// into the first axis). Throws qs::Error "<path>: tensor '<name>' ..." (one line) for a missing tensor, a type
+// ggml does not define, one QuantScope cannot show (IQ2_*, the integer types, ...), codes a quantizer never
+// writes, or a file that shrinks.
 std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, const std::string& tensor_name);
 
 }  // namespace qs
