@@ -41,7 +41,22 @@ QuantParams ParamsFor(const TensorData& data, const QuantConfig& config) {
     const bool whole_range = config.granularity == Granularity::Tensor && config.calibration == Calibration::MinMax &&
                              is_int_format(config.format);
     if (config.mode != Mode::Manual && !whole_range) {
-        // Per-block ranges or a calibrator: their own pass (the calibrators need the float32 values).
+        // Per-block min/max ranges: read once per layout, then every (s, z) of that layout without a pass.
+        if (is_int_format(config.format) && config.calibration == Calibration::MinMax) {
+            TensorData::RangesCache& cache = *data.block_ranges;
+            std::shared_ptr<const BlockRanges> ranges;
+            {
+                const std::lock_guard<std::mutex> lock(cache.mutex);
+                ranges = cache.ranges;
+            }
+            if (!ranges || !ranges_fit(*ranges, data.shape(), config)) {
+                ranges = block_ranges_for(data.view, config);
+                const std::lock_guard<std::mutex> lock(cache.mutex);
+                if (ranges) cache.ranges = ranges;
+            }
+            if (ranges) return params_from_ranges(*ranges, data.shape(), config);
+        }
+        // A calibrator, or pairs computed on demand: their own pass (the calibrators need the float32 values).
         return data.floats ? compute_params(*data.floats, config) : compute_params(data.view, config);
     }
     check_config(config, data.shape());

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "quantscope/overview.hpp"
+#include "quantscope/params.hpp"
 #include "quantscope/stored_blocks.hpp"
 #include "quantscope/tensor.hpp"
 #include "quantscope/tensor_io.hpp"
@@ -31,6 +33,14 @@ struct TensorData {
     // Another file's quantization of these values (the Model tab's comparison: B's stored ggml blocks, this
     // tensor being A's): while the config's format is theirs, it is what the window shows (ParamsFor).
     std::shared_ptr<const StoredBlocks> stored;
+    // The last per-block layout's ranges under min/max calibration (BlockRanges), read once so that the next
+    // (s, z) of the same layout (a drag of the bits slider, asymmetric to symmetric) need no pass. Filled by
+    // ParamsFor on whichever thread runs it.
+    struct RangesCache {
+        std::mutex mutex;
+        std::shared_ptr<const BlockRanges> ranges;
+    };
+    std::shared_ptr<RangesCache> block_ranges = std::make_shared<RangesCache>();
 
     const Shape& shape() const { return view.shape; }
     std::int64_t numel() const { return view.numel(); }

@@ -283,6 +283,15 @@ namespace {
 // Below this many blocks the pairs are stored whatever they cost (at most 768 KiB), so every panel can list them.
 constexpr std::int64_t kOnDemandMinBlocks = std::int64_t{1} << 16;
 
+// A block's (s, z) under min/max calibration from its range (compute_params and params_from_ranges alike).
+void pair_from_range(float lo, float hi, const QuantConfig& config, double& scale, std::int32_t& zero_point) {
+    if (config.mode == Mode::Asymmetric)
+        asymmetric_params(lo, hi, config.dtype, scale, zero_point, config.recompute_scale);
+    else
+        symmetric_params(std::max(std::abs(static_cast<double>(lo)), std::abs(static_cast<double>(hi))), config.dtype, scale,
+                         zero_point);
+}
+
 // Whether storing every block's pair (a double and an int32) would cost more than the values themselves.
 bool pairs_cost_more_than_values(const TensorView& view, const QuantParams& p, const QuantConfig& config) {
     if (config.mode == Mode::Manual || p.block_count < kOnDemandMinBlocks) return false;
@@ -312,11 +321,7 @@ QuantParams compute_params(const TensorView& view, const Tensor* tensor, const Q
     const bool from_ranges = config.mode != Mode::Manual && config.calibration == Calibration::MinMax;
     const MinMax all = block_ranges(view, params, [&](std::size_t b, const MinMax& range) {
         if (!from_ranges || !std::isfinite(range.lo) || !std::isfinite(range.hi)) return;  // a bad value throws next
-        const double lo = range.lo, hi = range.hi;
-        if (config.mode == Mode::Asymmetric)
-            asymmetric_params(lo, hi, config.dtype, params.scale[b], params.zero_point[b], config.recompute_scale);
-        else
-            symmetric_params(std::max(std::abs(lo), std::abs(hi)), config.dtype, params.scale[b], params.zero_point[b]);
+        pair_from_range(range.lo, range.hi, config, params.scale[b], params.zero_point[b]);
     });
     if (whole != nullptr) *whole = {all.lo, all.hi};
     if (config.mode == Mode::Manual) {
@@ -336,6 +341,45 @@ QuantParams compute_params(const TensorView& view, const Tensor* tensor, const Q
 
 QuantParams compute_params(const Tensor& tensor, const QuantConfig& config) {
     return compute_params(view_of(tensor), &tensor, config, nullptr, {});
+}
+
+std::shared_ptr<const BlockRanges> block_ranges_for(const TensorView& view, const QuantConfig& config) {
+    if (!is_int_format(config.format) || config.mode == Mode::Manual || config.calibration != Calibration::MinMax)
+        return nullptr;
+    check_config(config, view.shape);
+    QuantParams layout;
+    set_block_layout(view.shape, config, layout);
+    if (pairs_cost_more_than_values(view, layout, config)) return nullptr;
+    auto out = std::make_shared<BlockRanges>();
+    out->block_stride = layout.block_stride;
+    out->block_count = layout.block_count;
+    out->lo.assign(static_cast<std::size_t>(layout.block_count), 0.0f);
+    out->hi.assign(static_cast<std::size_t>(layout.block_count), 0.0f);
+    block_ranges(view, layout, [&](std::size_t b, const MinMax& range) {
+        out->lo[b] = range.lo;
+        out->hi[b] = range.hi;
+    });  // throws on a value that is not finite
+    return out;
+}
+
+bool ranges_fit(const BlockRanges& ranges, const Shape& shape, const QuantConfig& config) {
+    if (!is_int_format(config.format) || config.mode == Mode::Manual || config.calibration != Calibration::MinMax)
+        return false;
+    QuantParams layout;
+    set_block_layout(shape, config, layout);
+    return layout.block_stride == ranges.block_stride && layout.block_count == ranges.block_count;
+}
+
+QuantParams params_from_ranges(const BlockRanges& ranges, const Shape& shape, const QuantConfig& config) {
+    check_config(config, shape);
+    if (!ranges_fit(ranges, shape, config)) throw Error("the blocks' ranges are of another layout");
+    QuantParams params;
+    set_block_layout(shape, config, params);
+    const auto count = static_cast<std::size_t>(params.block_count);
+    params.scale.assign(count, 1.0);
+    params.zero_point.assign(count, 0);
+    for (std::size_t b = 0; b < count; ++b) pair_from_range(ranges.lo[b], ranges.hi[b], config, params.scale[b], params.zero_point[b]);
+    return params;
 }
 
 QuantParams compute_params(const TensorView& view, const QuantConfig& config, TensorRange* whole,

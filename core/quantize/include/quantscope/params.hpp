@@ -92,6 +92,22 @@ struct TensorRange {
 QuantParams compute_params(const TensorView& view, const QuantConfig& config, TensorRange* whole = nullptr,
                            const PassControl& control = {});
 
+// Every block's smallest and largest value under a layout: what min/max calibration's (s, z) come from. A
+// window that recomputes the same layout's pairs many times (the bits slider, asymmetric to symmetric) reads
+// the tensor for them once and then derives each set of pairs without a pass.
+struct BlockRanges {
+    std::int64_t block_stride = 1, block_count = 1;  // QuantParams' layout
+    std::vector<float> lo, hi;                        // per block
+};
+// The ranges of `config`'s blocks in one pass (checking every value is finite, as compute_params), or null
+// where compute_params would not take its pairs from stored per-block ranges (manual mode, a calibrator, a
+// number format, or pairs computed on demand).
+std::shared_ptr<const BlockRanges> block_ranges_for(const TensorView& view, const QuantConfig& config);
+// Whether `ranges` are those of `config`'s layout on `shape` under min/max calibration.
+bool ranges_fit(const BlockRanges& ranges, const Shape& shape, const QuantConfig& config);
+// compute_params' result for a config that ranges_fit, with no pass over the values: the same pairs to the bit.
+QuantParams params_from_ranges(const BlockRanges& ranges, const Shape& shape, const QuantConfig& config);
+
 // The block layout alone (no statistics), e.g. for manual parameters.
 void set_block_layout(const Shape& shape, const QuantConfig& config, QuantParams& params);
 
