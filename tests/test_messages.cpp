@@ -351,7 +351,7 @@ TEST_CASE("error_text says out of memory for bad_alloc and the message otherwise
 
 // A refused option's value is shown as given: "%g" printed --scale 3.4028236e38 as 3.40282e+38 (and the range as
 // 3.4e38), --low 1.0000001 as 1, a percentile of 100.0000001 as 100: a value that reads as allowed, refused.
-TEST_CASE("cli: a refused option's value is printed as given, not rounded") {
+TEST_CASE("cli: a refused option's value is printed as given and not rounded") {
     CHECK(qs::format_exact(1000001) == "1000001");
     CHECK(qs::format_exact(1e6) == "1e+06");  // "%g" where that reads back exactly
     CHECK(qs::format_exact(0.1) == "0.1");

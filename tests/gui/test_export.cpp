@@ -427,7 +427,7 @@ TEST_CASE("session: non-default settings of a preset survive a save and a reopen
     CheckSameState(a, b);
 }
 
-TEST_CASE("session: the layer lab's Method view keeps its method, the GPTQ column and AWQ's picked ratio") {
+TEST_CASE("session: the layer lab's Method view keeps its method and the GPTQ column and AWQ's picked ratio") {
     TempDir dir;
     AppState a;
     Start(a, {"--random", "normal", "--shape", "16x32", "--seed", "3"});

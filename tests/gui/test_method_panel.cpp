@@ -177,7 +177,7 @@ void Click(Window& win, qs::gui::LayerPanelState& st, const Shared& s, ImVec2 at
 
 }  // namespace
 
-TEST_CASE("method panel: a click on AWQ's loss curve shows the quantization at that ratio, and a button goes back") {
+TEST_CASE("method panel: a click on AWQ's loss curve shows the quantization at that ratio and a button goes back") {
     Window win;
     const Shared s = MakeShared({16, 32});
     qs::gui::LayerPanelState st;
