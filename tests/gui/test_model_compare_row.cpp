@@ -3,11 +3,13 @@
 // |A - B|, the quantized panel and the Bits view B's stored codes and block fields. B's blocks are made from
 // values other than A's, so a window that quantized A with B's type would not show them.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -392,4 +394,42 @@ TEST_CASE("model compare: a scripted --save-session with --compare keeps the row
     REQUIRE(b.doc.view().valid());
     REQUIRE(b.doc.view().data->stored);
     CHECK(b.doc.view().data->stored->values());
+}
+
+// A session's compare.b names a file whose tensor of A's name is of another shape and huge (here a sparse 512 MB
+// F32 safetensors): it is refused from its header, before its bytes are read. It was read whole into memory (the
+// shape compared after), so a hostile session's B cost its tensor's size in memory.
+TEST_CASE("model compare: a session's B of another shape is refused before its bytes are read") {
+    TempDir dir;
+    const std::int64_t n = std::int64_t{1} << 27;  // 512 MB of float32
+    const std::string header = "{\"w\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(n) + "],\"data_offsets\":[0," +
+                               std::to_string(4 * n) + "]}}";
+    const std::string path = dir / "huge.safetensors";
+    {
+        std::ofstream out(path, std::ios::binary);
+        const std::uint64_t len = header.size();
+        char le[8];
+        for (int i = 0; i < 8; ++i) le[i] = static_cast<char>((len >> (8 * i)) & 0xff);
+        out.write(le, 8);
+        out << header;
+    }
+    std::filesystem::resize_file(path, 8 + header.size() + static_cast<std::uintmax_t>(4 * n));  // sparse: no disk
+    Tensor t;
+    t.shape = {4};
+    t.values = {1, 2, 3, 4};
+    std::shared_ptr<const TensorData> data = MakeTensorData(std::make_shared<const Tensor>(t));
+    const std::shared_ptr<const TensorData> a = data;
+    const ViewSettings view{{"compare.b", "huge.safetensors"}};
+    struct rusage before{}, after{};
+    ::getrusage(RUSAGE_SELF, &before);
+    std::string b_path;
+    const std::string problem = AttachSessionB(data, view, dir / "s.json", "w", &b_path);
+    ::getrusage(RUSAGE_SELF, &after);
+    CAPTURE(problem);
+    CHECK(problem.find("the session's B (") == 0);
+    CHECK(problem.find("is 134217728, not 4") != std::string::npos);
+    CHECK(problem.find('\n') == std::string::npos);
+    CHECK(data == a);  // A's tensor alone
+    CHECK(b_path.empty());
+    CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024);  // KiB: nothing near the tensor's 512 MB
 }
