@@ -125,8 +125,21 @@ std::vector<SessionField> MakeSessionFields() {
                  [](const AppState& app, const std::string& k, ViewSettings& v) {
                      if (app.doc.base_mode != Mode::Manual) v.emplace_back(k, to_string(app.doc.base_mode));
                  },
+                 // What the writer writes: cast too (a float format's downcast, a Model-tab row against B's plain
+                 // values), where the session's format casts.
                  [](ViewRead& r, const std::string&, const std::string& value) {
-                     if (value != "asymmetric" && value != "symmetric") return false;
+                     if (value != "asymmetric" && value != "symmetric" && value != "cast") return false;
+                     if (value == "cast") {
+                         const Document& doc = r.app.doc;
+                         if (!doc.data) return false;
+                         QuantConfig cast = doc.config;
+                         cast.mode = Mode::Cast;
+                         try {
+                             check_config(cast, doc.data->shape());
+                         } catch (const std::exception&) {
+                             return false;
+                         }
+                     }
                      r.base_mode = parse_mode(value);
                      return true;
                  }});
