@@ -371,6 +371,9 @@ TEST_CASE("cli: a refused option's value is printed as given and not rounded") {
         {"quantize --random uniform --shape 4x32 --low 1.0000001 --high 1", "(got 1.0000001, 1)"},
         {"quantize --random uniform --shape 4x32 --low -3.4028236e38 --high 0", "(got -3.4028236e+38, 0)"},
         {"quantize --random normal --shape 4x32 --std -1.0000001", "std -1.0000001)"},
+        // A literal nearer 0 than a double holds read as 0: "--scale 1e-400" was refused as "not 0".
+        {"quantize --random normal --shape 4x32 --scale 1e-400 --zero-point 0", "--scale: '1e-400' is out of range"},
+        {"quantize --random normal --shape 4x32 --std -1e-400", "--std: '-1e-400' is out of range"},
     };
     for (const auto& c : cases) {
         CAPTURE(c.args);
