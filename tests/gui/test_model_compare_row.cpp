@@ -433,3 +433,28 @@ TEST_CASE("model compare: a session's B of another shape is refused before its b
     CHECK(b_path.empty());
     CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024);  // KiB: nothing near the tensor's 512 MB
 }
+
+// Another A opened (File > Open, a session's model) drops the comparison with B: its rows were the previous A's,
+// and a row clicked opened this A's tensor against B under the previous A's numbers (a session saved then
+// named this A and that B).
+TEST_CASE("model compare: opening another checkpoint as A drops the comparison of the previous A") {
+    const Checkpoints files;
+    for (const bool session : {false, true}) {
+        CAPTURE(session);
+        AppState app;
+        Start(app, {"--preset", "lesson"});
+        OpenAndCompare(app, files);
+        std::string error;
+        if (session) {
+            CHECK(ApplySessionView(app, {{"model", files.b_path}}).empty());
+        } else {
+            REQUIRE_MESSAGE(OpenModel(app.model, files.b_path, &error), error);
+        }
+        CHECK(app.model.path == files.b_path);
+        CHECK_FALSE(app.model.compare.checkpoint_b);
+        CHECK(app.model.compare.path_b.empty());
+        CHECK_FALSE(app.model.compare.has_shown);
+        CHECK_FALSE(app.model.compare.on_show);
+        CHECK_THROWS(CompareTensorJob(app.model, "attn_q.weight", app.doc.config));
+    }
+}
