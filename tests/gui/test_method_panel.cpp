@@ -255,3 +255,27 @@ TEST_CASE("method panel: an AWQ ratio set before the first curve (a session's) i
     Draw(win, st, s);
     CHECK(st.method.awq_pick == -1);
 }
+
+// A session opened (File > Open session) in a window whose lab already showed a curve: the session's ratio waits
+// for the curve of the session's layer. It was reset to the winner when that curve came (another layer's curve
+// than the one on show), so the session's layer.awq_pick was lost unless the window was fresh.
+TEST_CASE("method panel: a session's AWQ ratio read while another layer's curve is shown is kept for the next layer") {
+    Window win;
+    const Shared s = MakeShared({16, 32});
+    qs::gui::LayerPanelState st;
+    st.settings.inputs.tokens = 64;
+    st.show_method = true;
+    st.method.method = qs::LayerMethod::Awq;
+    Draw(win, st, s);
+    REQUIRE(st.method.comparison.results[2]);
+    qs::gui::HoldAwqPick(st, 7);  // what the session's layer.awq_pick does
+    st.settings.inputs.tokens = 65;  // the session's layer: another one
+    Draw(win, st, s);
+    CHECK(st.method.awq_pick == 7);
+    REQUIRE(st.method.awq_picked.result);
+    CHECK(st.method.awq_picked.result->awq->ratio == 7.0 / 20.0);
+    // Then another layer again: its winner, as before.
+    st.settings.inputs.tokens = 66;
+    Draw(win, st, s);
+    CHECK(st.method.awq_pick == -1);
+}
