@@ -396,15 +396,12 @@ TEST_CASE("model compare: a scripted --save-session with --compare keeps the row
     CHECK(b.doc.view().data->stored->values());
 }
 
-// A session's compare.b names a file whose tensor of A's name is of another shape and huge (here a sparse 512 MB
-// F32 safetensors): it is refused from its header, before its bytes are read. It was read whole into memory (the
-// shape compared after), so a hostile session's B cost its tensor's size in memory.
-TEST_CASE("model compare: a session's B of another shape is refused before its bytes are read") {
-    TempDir dir;
-    const std::int64_t n = std::int64_t{1} << 27;  // 512 MB of float32
-    const std::string header = "{\"w\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(n) + "],\"data_offsets\":[0," +
-                               std::to_string(4 * n) + "]}}";
-    const std::string path = dir / "huge.safetensors";
+namespace {
+
+// A .safetensors file of one F32 tensor `name` of `n` values: `values` when given, else sparse (zeros, no disk).
+void WriteF32Safetensors(const std::string& path, const std::string& name, std::int64_t n, const std::vector<float>& values = {}) {
+    const std::string header = "{\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(n) +
+                               "],\"data_offsets\":[0," + std::to_string(4 * n) + "]}}";
     {
         std::ofstream out(path, std::ios::binary);
         const std::uint64_t len = header.size();
@@ -412,26 +409,65 @@ TEST_CASE("model compare: a session's B of another shape is refused before its b
         for (int i = 0; i < 8; ++i) le[i] = static_cast<char>((len >> (8 * i)) & 0xff);
         out.write(le, 8);
         out << header;
+        out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(4 * values.size()));
     }
-    std::filesystem::resize_file(path, 8 + header.size() + static_cast<std::uintmax_t>(4 * n));  // sparse: no disk
+    std::filesystem::resize_file(path, 8 + header.size() + static_cast<std::uintmax_t>(4 * n));
+}
+
+long MaxRssKib() {
+    struct rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+constexpr std::int64_t kHugeB = std::int64_t{1} << 27;  // 512 MB of float32, sparse
+
+}  // namespace
+
+// A session's compare.b names a file whose tensor of A's name is of another shape and huge (here a sparse 512 MB
+// F32 safetensors): it is refused from its header, before its bytes are read. It was read whole into memory (the
+// shape compared after), so a hostile session's B cost its tensor's size in memory.
+TEST_CASE("model compare: a session's B of another shape is refused before its bytes are read") {
+    TempDir dir;
+    WriteF32Safetensors(dir / "huge.safetensors", "w", kHugeB);
     Tensor t;
     t.shape = {4};
     t.values = {1, 2, 3, 4};
     std::shared_ptr<const TensorData> data = MakeTensorData(std::make_shared<const Tensor>(t));
     const std::shared_ptr<const TensorData> a = data;
     const ViewSettings view{{"compare.b", "huge.safetensors"}};
-    struct rusage before{}, after{};
-    ::getrusage(RUSAGE_SELF, &before);
+    const long before = MaxRssKib();
     std::string b_path;
     const std::string problem = AttachSessionB(data, view, dir / "s.json", "w", &b_path);
-    ::getrusage(RUSAGE_SELF, &after);
+    const long after = MaxRssKib();
     CAPTURE(problem);
     CHECK(problem.find("the session's B (") == 0);
-    CHECK(problem.find("is 134217728, not 4") != std::string::npos);
+    CHECK(problem.find("its tensor 'w' is now 134217728, A's 4") != std::string::npos);
     CHECK(problem.find('\n') == std::string::npos);
     CHECK(data == a);  // A's tensor alone
     CHECK(b_path.empty());
-    CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024);  // KiB: nothing near the tensor's 512 MB
+    CHECK(after - before < 64 * 1024);  // KiB: nothing near the tensor's 512 MB
+}
+
+// The same for a Model-tab row (and gui A --tensor NAME --compare B): B's tensor of another shape was read whole
+// before the shapes were compared.
+TEST_CASE("model compare: a row whose B is of another shape is refused before B's bytes are read") {
+    TempDir dir;
+    WriteF32Safetensors(dir / "a.safetensors", "w", 4, {1, 2, 3, 4});
+    WriteF32Safetensors(dir / "huge.safetensors", "w", kHugeB);
+    AppState app;
+    Start(app, {"--preset", "lesson"});
+    std::string error;
+    REQUIRE_MESSAGE(OpenModel(app.model, dir / "a.safetensors", &error), error);
+    REQUIRE_MESSAGE(StartModelCompare(app.model.compare, app.model.checkpoint, dir / "huge.safetensors", &error), error);
+    FinishModelCompare(app.model.compare);
+    const long before = MaxRssKib();
+    app.intents.push(CompareTensorJob(app.model, "w", app.doc.config));
+    ApplyIntents(app);
+    WaitForJob(app);
+    const long after = MaxRssKib();
+    CHECK(app.doc.error == "'w': B's tensor is 134217728, A's 4 (not compared)");
+    CHECK(after - before < 64 * 1024);
 }
 
 // Another A opened (File > Open, a session's model) drops the comparison with B: its rows were the previous A's,

@@ -368,7 +368,13 @@ std::string AttachSessionB(std::shared_ptr<const TensorData>& data, const ViewSe
     const std::string head = "the session's B (" + printable(path, 160) + ")";
     try {
         // A's shape checked from B's header, before B's bytes are read (the file may hold gigabytes under that name).
-        std::shared_ptr<const StoredBlocks> stored = read_stored_blocks(path, tensor_name, &data->shape());
+        std::shared_ptr<const StoredBlocks> stored;
+        try {
+            stored = read_stored_blocks(path, tensor_name, &data->shape());
+        } catch (const StoredShapeMismatch& e) {
+            throw Error("its tensor " + quoted_text(tensor_name) + " is now " + shape_to_string(e.found) + ", A's " +
+                        shape_to_string(data->shape()));
+        }
         const std::string* digest = ViewValue(view, "compare.b_digest");
         if (digest && *digest != DigestText(stored_blocks_digest(*stored)))
             throw Error("its tensor " + quoted_text(tensor_name) + " changed since the session was saved");

@@ -17,7 +17,7 @@ std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, 
     const std::string where = printable(path) + ": tensor " + quoted_text(tensor_name);
     const auto check_shape = [&](const Shape& folded) {
         if (expected && folded != *expected)
-            throw Error(where + " is " + shape_to_string(folded) + ", not " + shape_to_string(*expected));
+            throw StoredShapeMismatch(where + " is " + shape_to_string(folded) + ", not " + shape_to_string(*expected), folded);
     };
     if (lower_extension(path) != ".gguf") {
         // A .safetensors file's values (F32, F16, BF16, F64 are ggml's bytes of those types): B stores values.

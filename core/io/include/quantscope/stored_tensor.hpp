@@ -5,7 +5,9 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "quantscope/error.hpp"
 #include "quantscope/stored_blocks.hpp"
 
 namespace qs {
@@ -19,5 +21,13 @@ namespace qs {
 // session may hold gigabytes under that name.
 std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, const std::string& tensor_name,
                                                        const Shape* expected = nullptr);
+
+// read_stored_blocks' refusal of a tensor that is not of the expected shape: `found`, the shape its header gives
+// (folded), for the caller's own line.
+class StoredShapeMismatch : public Error {
+public:
+    StoredShapeMismatch(const std::string& message, Shape found_shape) : Error(message), found(std::move(found_shape)) {}
+    Shape found;
+};
 
 }  // namespace qs
