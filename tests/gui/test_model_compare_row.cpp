@@ -374,6 +374,37 @@ TEST_CASE("model compare: a session saved on a row against B reopens the same co
     }
 }
 
+// A session whose B does not attach (gone) shows A alone under A's own name: the saved label ("... against B's
+// stored Q4_K") named the comparison, and stayed in the title over A quantized with the session's settings.
+// A label of the user's own is kept.
+TEST_CASE("model compare: a session whose B is gone does not keep the comparison's label") {
+    const Checkpoints files;
+    AppState a;
+    a.doc.force_sync = true;
+    OpenAndCompare(a, files);
+    a.intents.push(CompareTensorJob(a.model, "attn_q.weight", a.doc.config));
+    ApplyIntents(a);
+    WaitForJob(a);
+    REQUIRE(a.doc.label.find("against B") != std::string::npos);
+    const std::string session = files.dir / "s.json";
+    std::string error;
+    REQUIRE_MESSAGE(SaveSession(a, session, &error), error);
+    std::remove(files.b_path.c_str());
+    AppState b;
+    Start(b, {session});
+    CHECK(b.doc.error.find("the session's B (") == 0);
+    CHECK(b.doc.label.find("against B") == std::string::npos);
+    CHECK(b.doc.label == a.doc.label.substr(0, a.doc.label.find(" against B")));
+    AppState c;  // File > Open session the same
+    Start(c, {"--preset", "lesson"});
+    OpenSession(c, session);
+    WaitForJob(c);
+    CHECK(c.doc.error.find("the session's B (") == 0);
+    CHECK(c.doc.label == b.doc.label);
+    CHECK(ApplySessionView(c, {{"label", "my own against B's"}}).empty());
+    CHECK(c.doc.label == "my own against B's");
+}
+
 // A script's --save-session saves what its screenshot shows: the row opened against B once its job is done (it was
 // saved at the first frame, before the row opened: A's tensor alone, int8, no B).
 TEST_CASE("model compare: a scripted --save-session with --compare keeps the row opened against B") {

@@ -360,6 +360,20 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view, std::strin
                       listed("skipped view settings this version does not understand:", skipped)});
 }
 
+namespace {
+
+// The view where the session's B did not attach: a label naming the comparison ("a.gguf : w against B's stored
+// Q4_K", as a row opens it) loses that part, which is not on show; a label of the user's own stays.
+ViewSettings WithoutB(ViewSettings view) {
+    for (auto& [key, value] : view) {
+        const std::size_t at = key == "label" ? value.find(" against B's ") : std::string::npos;
+        if (at != std::string::npos && at > 0) value.resize(at);
+    }
+    return view;
+}
+
+}  // namespace
+
 std::string AttachSessionB(std::shared_ptr<const TensorData>& data, const ViewSettings& view,
                            const std::string& session_path, const std::string& tensor_name, std::string* b_path) {
     const std::string* b = ViewValue(view, "compare.b");
@@ -472,7 +486,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
             }
             if (!b_problem.empty()) a.doc.error = b_problem;
             a.lesson.lesson.reset();  // the session's lesson, or none
-            const std::string problems = ApplySessionView(a, view, nullptr, session_path);
+            const std::string problems = ApplySessionView(a, b_problem.empty() ? view : WithoutB(view), nullptr, session_path);
             a.doc.notice = JoinLines({a.doc.notice, FoldingNotice(a.doc.label, note), problems});
         };
         return r;
@@ -497,7 +511,8 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
         app.doc.origins.record(app.doc.data, {input.source, input.note, b_path});
     std::string problems, failure;
     if (!b_problem.empty()) app.doc.error = b_problem;
-    if (input.from_session) problems = ApplySessionView(app, input.view, &failure, input.session);
+    if (input.from_session)
+        problems = ApplySessionView(app, b_problem.empty() ? input.view : WithoutB(input.view), &failure, input.session);
     const std::string override_problems = ApplySessionView(app, files.view);
     app.doc.notice = JoinLines({app.doc.notice, FoldingNotice(app.doc.label, input.note), problems, override_problems});
     if (!files.browse.empty()) {
