@@ -423,7 +423,7 @@ TEST_CASE("methods command: --out-output writes the method's y and the refusals 
              {" --method awq --rotation hadamard", "--rotation needs"}});
 }
 
-TEST_CASE("methods command: a refused option's value is printed as given, not rounded into the range") {
+TEST_CASE("methods command: a refused option's value is printed as given and not rounded into the range") {
     // --damp 1000001 was refused with "got 1e+06", which reads as 1e6 (allowed) refused; the layer's other
     // range messages (alpha, threshold) printed their doubles with "%g" too.
     test::TempDir dir;
@@ -536,7 +536,7 @@ TEST_CASE("methods: AWQ's losses and winner are SPEC's search written out in pla
     }
 }
 
-TEST_CASE("methods: AWQ at a given ratio is the search's W_r for that ratio, to the bit") {
+TEST_CASE("methods: AWQ at a given ratio is the search's W_r for that ratio to the bit") {
     // The window's click on AWQ's loss curve shows the quantization at that ratio: run_method with awq_ratio
     // i / G gives the search's loss for it and its scales, and at the winner the winner's codes and weight.
     for (const auto& [tokens, in] : {std::pair<std::int64_t, std::int64_t>{24, 32}, {80, 16}}) {

@@ -351,7 +351,7 @@ TEST_CASE("error_text says out of memory for bad_alloc and the message otherwise
 
 // A refused option's value is shown as given: "%g" printed --scale 3.4028236e38 as 3.40282e+38 (and the range as
 // 3.4e38), --low 1.0000001 as 1, a percentile of 100.0000001 as 100: a value that reads as allowed, refused.
-TEST_CASE("cli: a refused option's value is printed as given, not rounded") {
+TEST_CASE("cli: a refused option's value is printed as given and not rounded") {
     CHECK(qs::format_exact(1000001) == "1000001");
     CHECK(qs::format_exact(1e6) == "1e+06");  // "%g" where that reads back exactly
     CHECK(qs::format_exact(0.1) == "0.1");
@@ -371,6 +371,9 @@ TEST_CASE("cli: a refused option's value is printed as given, not rounded") {
         {"quantize --random uniform --shape 4x32 --low 1.0000001 --high 1", "(got 1.0000001, 1)"},
         {"quantize --random uniform --shape 4x32 --low -3.4028236e38 --high 0", "(got -3.4028236e+38, 0)"},
         {"quantize --random normal --shape 4x32 --std -1.0000001", "std -1.0000001)"},
+        // A literal nearer 0 than a double holds read as 0: "--scale 1e-400" was refused as "not 0".
+        {"quantize --random normal --shape 4x32 --scale 1e-400 --zero-point 0", "--scale: '1e-400' is out of range"},
+        {"quantize --random normal --shape 4x32 --std -1e-400", "--std: '-1e-400' is out of range"},
     };
     for (const auto& c : cases) {
         CAPTURE(c.args);

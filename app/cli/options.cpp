@@ -96,6 +96,8 @@ double parse_double(const std::string& option, const std::string& text) {
     if (text.empty() || end != text.c_str() + text.size() || std::isspace(static_cast<unsigned char>(text[0])))
         throw Error(option + ": " + quoted_text(text) + " is not a number");
     if (errno == ERANGE && std::isinf(value)) throw Error(option + ": " + quoted_text(text) + " is out of range");
+    // A literal too small for a double (1e-400) reads as 0: refused as given, not taken (and printed) as 0.
+    if (errno == ERANGE && value == 0) throw Error(option + ": " + quoted_text(text) + " is out of range (nearer 0 than a double holds)");
     return value;
 }
 

@@ -463,6 +463,34 @@ TEST_CASE("app state: a drag on a large tensor shows the heatmaps each step and 
     }
 }
 
+TEST_CASE("app state: what is saved right after a drag step on a large tensor has the whole pass") {
+    // An export or a script waits for the recompute (finish_recompute_now): a drag step's heatmaps alone, taken
+    // there, must not be what is written (its metrics are the last whole pass's, of another config).
+    qs::RandomSpec spec;
+    spec.shape = {512, 1024};
+    spec.seed = 5;
+    AppState app;
+    app.doc.force_sync = true;
+    REQUIRE(app.doc.apply_tensor(std::make_shared<qs::Tensor>(qs::generate_random(spec)), "random"));
+    app.doc.update();
+    qs::QuantConfig c = app.doc.config;
+    c.granularity = qs::Granularity::Channel;
+    c.axis = 0;
+    c.dtype.bits = 8;
+    REQUIRE(app.doc.apply_config(c, false));
+    app.doc.update();
+    c.dtype.bits = 4;
+    REQUIRE(app.doc.apply_config(c, true));  // a step of the bits slider, still held
+    app.doc.update();
+    app.doc.finish_recompute_now();  // e.g. Export > Figure before the next frame
+    CHECK_FALSE(app.doc.overview.blocks_only);
+    const qs::QuantOverview whole = qs::quantize_overview(app.doc.data->view, app.doc.params, c, app.doc.overview.grid,
+                                                          &app.doc.data->values);
+    CHECK(app.doc.overview.metrics.mse == whole.metrics.mse);
+    CHECK(app.doc.overview.code_counts == whole.code_counts);
+    app.doc.end_frame(false);
+}
+
 TEST_CASE("app state: a slider drag is one undo step and tensor edits undo and redo") {
     AppState app;
     load_lesson(app);

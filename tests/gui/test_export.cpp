@@ -427,7 +427,30 @@ TEST_CASE("session: non-default settings of a preset survive a save and a reopen
     CheckSameState(a, b);
 }
 
-TEST_CASE("session: the layer lab's Method view keeps its method, the GPTQ column and AWQ's picked ratio") {
+// A float format's downcast (--mode cast; a Model-tab row against B's F16 values is one) is saved with base_mode
+// cast: the reader took only asymmetric and symmetric, so every such session was refused on reopening (the
+// command line's exit 2: "values its keys do not take: base_mode=cast"). On an integer type cast is still refused.
+TEST_CASE("session: a float format's cast reopens with its base mode") {
+    TempDir dir;
+    AppState a;
+    Start(a, {"--preset", "lesson", "--dtype", "fp8-e4m3", "--mode", "cast"});
+    REQUIRE(a.doc.config.mode == qs::Mode::Cast);
+    const std::string path = dir / "cast.json";
+    std::string error;
+    REQUIRE_MESSAGE(qs::gui::SaveSession(a, path, &error), error);
+    CHECK(read_file(path).find("\"base_mode\": \"cast\"") != std::string::npos);
+    AppState b;
+    Start(b, {path});
+    CHECK(b.doc.notice.empty());
+    CHECK(b.doc.base_mode == qs::Mode::Cast);
+    CHECK(b.doc.config.mode == qs::Mode::Cast);
+    AppState c;
+    Start(c, {"--preset", "lesson"});
+    CHECK(qs::gui::ApplySessionView(c, {{"base_mode", "cast"}}).find("base_mode=cast") != std::string::npos);
+    CHECK(c.doc.base_mode != qs::Mode::Cast);
+}
+
+TEST_CASE("session: the layer lab's Method view keeps its method and the GPTQ column and AWQ's picked ratio") {
     TempDir dir;
     AppState a;
     Start(a, {"--random", "normal", "--shape", "16x32", "--seed", "3"});

@@ -140,7 +140,7 @@ TEST_CASE("gui: the layer lab's split-columns line wraps inside its cell at a pr
     CHECK(r.out.find("\"cut_text\": []") != std::string::npos);
 }
 
-TEST_CASE("layer panel: at a projector's font the metrics table shows whole under the maps, or starts below them") {
+TEST_CASE("layer panel: at a projector's font the metrics table shows whole under the maps or starts below them") {
     // One under the other (narrow): the maps took 0.8 of the height whatever the table needed, so the first
     // screen cut the table in half (1280 x 1400 at font scale 2). A panel as wide as a projector's right column
     // at heights where the two fit and where they do not; and one too narrow for the table's columns even with

@@ -177,7 +177,7 @@ void Click(Window& win, qs::gui::LayerPanelState& st, const Shared& s, ImVec2 at
 
 }  // namespace
 
-TEST_CASE("method panel: a click on AWQ's loss curve shows the quantization at that ratio, and a button goes back") {
+TEST_CASE("method panel: a click on AWQ's loss curve shows the quantization at that ratio and a button goes back") {
     Window win;
     const Shared s = MakeShared({16, 32});
     qs::gui::LayerPanelState st;
@@ -252,6 +252,30 @@ TEST_CASE("method panel: an AWQ ratio set before the first curve (a session's) i
     CHECK(Text(win).find("AWQatthepickedratior=0.35") != std::string::npos);
     // Another layer (more tokens): its curve's winner.
     st.settings.inputs.tokens = 65;
+    Draw(win, st, s);
+    CHECK(st.method.awq_pick == -1);
+}
+
+// A session opened (File > Open session) in a window whose lab already showed a curve: the session's ratio waits
+// for the curve of the session's layer. It was reset to the winner when that curve came (another layer's curve
+// than the one on show), so the session's layer.awq_pick was lost unless the window was fresh.
+TEST_CASE("method panel: a session's AWQ ratio read while another layer's curve is shown is kept for the next layer") {
+    Window win;
+    const Shared s = MakeShared({16, 32});
+    qs::gui::LayerPanelState st;
+    st.settings.inputs.tokens = 64;
+    st.show_method = true;
+    st.method.method = qs::LayerMethod::Awq;
+    Draw(win, st, s);
+    REQUIRE(st.method.comparison.results[2]);
+    qs::gui::HoldAwqPick(st, 7);  // what the session's layer.awq_pick does
+    st.settings.inputs.tokens = 65;  // the session's layer: another one
+    Draw(win, st, s);
+    CHECK(st.method.awq_pick == 7);
+    REQUIRE(st.method.awq_picked.result);
+    CHECK(st.method.awq_picked.result->awq->ratio == 7.0 / 20.0);
+    // Then another layer again: its winner, as before.
+    st.settings.inputs.tokens = 66;
     Draw(win, st, s);
     CHECK(st.method.awq_pick == -1);
 }

@@ -3,11 +3,13 @@
 // |A - B|, the quantized panel and the Bits view B's stored codes and block fields. B's blocks are made from
 // values other than A's, so a window that quantized A with B's type would not show them.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -372,6 +374,37 @@ TEST_CASE("model compare: a session saved on a row against B reopens the same co
     }
 }
 
+// A session whose B does not attach (gone) shows A alone under A's own name: the saved label ("... against B's
+// stored Q4_K") named the comparison, and stayed in the title over A quantized with the session's settings.
+// A label of the user's own is kept.
+TEST_CASE("model compare: a session whose B is gone does not keep the comparison's label") {
+    const Checkpoints files;
+    AppState a;
+    a.doc.force_sync = true;
+    OpenAndCompare(a, files);
+    a.intents.push(CompareTensorJob(a.model, "attn_q.weight", a.doc.config));
+    ApplyIntents(a);
+    WaitForJob(a);
+    REQUIRE(a.doc.label.find("against B") != std::string::npos);
+    const std::string session = files.dir / "s.json";
+    std::string error;
+    REQUIRE_MESSAGE(SaveSession(a, session, &error), error);
+    std::remove(files.b_path.c_str());
+    AppState b;
+    Start(b, {session});
+    CHECK(b.doc.error.find("the session's B (") == 0);
+    CHECK(b.doc.label.find("against B") == std::string::npos);
+    CHECK(b.doc.label == a.doc.label.substr(0, a.doc.label.find(" against B")));
+    AppState c;  // File > Open session the same
+    Start(c, {"--preset", "lesson"});
+    OpenSession(c, session);
+    WaitForJob(c);
+    CHECK(c.doc.error.find("the session's B (") == 0);
+    CHECK(c.doc.label == b.doc.label);
+    CHECK(ApplySessionView(c, {{"label", "my own against B's"}}).empty());
+    CHECK(c.doc.label == "my own against B's");
+}
+
 // A script's --save-session saves what its screenshot shows: the row opened against B once its job is done (it was
 // saved at the first frame, before the row opened: A's tensor alone, int8, no B).
 TEST_CASE("model compare: a scripted --save-session with --compare keeps the row opened against B") {
@@ -392,4 +425,103 @@ TEST_CASE("model compare: a scripted --save-session with --compare keeps the row
     REQUIRE(b.doc.view().valid());
     REQUIRE(b.doc.view().data->stored);
     CHECK(b.doc.view().data->stored->values());
+}
+
+namespace {
+
+// A .safetensors file of one F32 tensor `name` of `n` values: `values` when given, else sparse (zeros, no disk).
+void WriteF32Safetensors(const std::string& path, const std::string& name, std::int64_t n, const std::vector<float>& values = {}) {
+    const std::string header = "{\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(n) +
+                               "],\"data_offsets\":[0," + std::to_string(4 * n) + "]}}";
+    {
+        std::ofstream out(path, std::ios::binary);
+        const std::uint64_t len = header.size();
+        char le[8];
+        for (int i = 0; i < 8; ++i) le[i] = static_cast<char>((len >> (8 * i)) & 0xff);
+        out.write(le, 8);
+        out << header;
+        out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(4 * values.size()));
+    }
+    std::filesystem::resize_file(path, 8 + header.size() + static_cast<std::uintmax_t>(4 * n));
+}
+
+long MaxRssKib() {
+    struct rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+constexpr std::int64_t kHugeB = std::int64_t{1} << 27;  // 512 MB of float32, sparse
+
+}  // namespace
+
+// A session's compare.b names a file whose tensor of A's name is of another shape and huge (here a sparse 512 MB
+// F32 safetensors): it is refused from its header, before its bytes are read. It was read whole into memory (the
+// shape compared after), so a hostile session's B cost its tensor's size in memory.
+TEST_CASE("model compare: a session's B of another shape is refused before its bytes are read") {
+    TempDir dir;
+    WriteF32Safetensors(dir / "huge.safetensors", "w", kHugeB);
+    Tensor t;
+    t.shape = {4};
+    t.values = {1, 2, 3, 4};
+    std::shared_ptr<const TensorData> data = MakeTensorData(std::make_shared<const Tensor>(t));
+    const std::shared_ptr<const TensorData> a = data;
+    const ViewSettings view{{"compare.b", "huge.safetensors"}};
+    const long before = MaxRssKib();
+    std::string b_path;
+    const std::string problem = AttachSessionB(data, view, dir / "s.json", "w", &b_path);
+    const long after = MaxRssKib();
+    CAPTURE(problem);
+    CHECK(problem.find("the session's B (") == 0);
+    CHECK(problem.find("its tensor 'w' is now 134217728, A's 4") != std::string::npos);
+    CHECK(problem.find('\n') == std::string::npos);
+    CHECK(data == a);  // A's tensor alone
+    CHECK(b_path.empty());
+    CHECK(after - before < 64 * 1024);  // KiB: nothing near the tensor's 512 MB
+}
+
+// The same for a Model-tab row (and gui A --tensor NAME --compare B): B's tensor of another shape was read whole
+// before the shapes were compared.
+TEST_CASE("model compare: a row whose B is of another shape is refused before B's bytes are read") {
+    TempDir dir;
+    WriteF32Safetensors(dir / "a.safetensors", "w", 4, {1, 2, 3, 4});
+    WriteF32Safetensors(dir / "huge.safetensors", "w", kHugeB);
+    AppState app;
+    Start(app, {"--preset", "lesson"});
+    std::string error;
+    REQUIRE_MESSAGE(OpenModel(app.model, dir / "a.safetensors", &error), error);
+    REQUIRE_MESSAGE(StartModelCompare(app.model.compare, app.model.checkpoint, dir / "huge.safetensors", &error), error);
+    FinishModelCompare(app.model.compare);
+    const long before = MaxRssKib();
+    app.intents.push(CompareTensorJob(app.model, "w", app.doc.config));
+    ApplyIntents(app);
+    WaitForJob(app);
+    const long after = MaxRssKib();
+    CHECK(app.doc.error == "'w': B's tensor is 134217728, A's 4 (not compared)");
+    CHECK(after - before < 64 * 1024);
+}
+
+// Another A opened (File > Open, a session's model) drops the comparison with B: its rows were the previous A's,
+// and a row clicked opened this A's tensor against B under the previous A's numbers (a session saved then
+// named this A and that B).
+TEST_CASE("model compare: opening another checkpoint as A drops the comparison of the previous A") {
+    const Checkpoints files;
+    for (const bool session : {false, true}) {
+        CAPTURE(session);
+        AppState app;
+        Start(app, {"--preset", "lesson"});
+        OpenAndCompare(app, files);
+        std::string error;
+        if (session) {
+            CHECK(ApplySessionView(app, {{"model", files.b_path}}).empty());
+        } else {
+            REQUIRE_MESSAGE(OpenModel(app.model, files.b_path, &error), error);
+        }
+        CHECK(app.model.path == files.b_path);
+        CHECK_FALSE(app.model.compare.checkpoint_b);
+        CHECK(app.model.compare.path_b.empty());
+        CHECK_FALSE(app.model.compare.has_shown);
+        CHECK_FALSE(app.model.compare.on_show);
+        CHECK_THROWS(CompareTensorJob(app.model, "attn_q.weight", app.doc.config));
+    }
 }

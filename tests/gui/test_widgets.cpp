@@ -200,7 +200,7 @@ TEST_CASE("cell values: a tiny tensor's values print as numbers and not as 0.000
     CHECK(std::string(buf) == "0.00");
 }
 
-TEST_CASE("cut tables: a table its window shows in part is counted and named; one shown whole or not at all is not") {
+TEST_CASE("cut tables: a table its window shows in part is counted and named but one shown whole or not at all is not") {
     // The layer lab's metrics table was cut at a scrolling child's bottom edge (the first screen showed half of
     // its rows) and --layout-report said nothing: its columns fit and the child could scroll.
     qs::gui_test::PanelWindow w(600, 300);

@@ -154,6 +154,18 @@ def main():
     write("file_escape_names.json", session({"kind": "file", "path": "escape_names.safetensors", "tensor": "nope\u001b"}))
     write("file_fifo.json", session({"kind": "file", "path": "fifo.npy"}))  # the test makes fifo.npy
     write("file_loop.json", session({"kind": "file", "path": "loop.npy"}))  # and the symlink loop
+    # A Model-tab row's session (compare.b: B's file and its tensor's digest; model, model.compare) whose B is
+    # a FIFO, a symlink loop, a directory, a device, A itself under a digest that lies, or a name of 200 KB;
+    # and layer.awq_pick values the key does not take. B that does not attach: one banner, A shown alone.
+    row = {"kind": "file", "path": "good.safetensors", "tensor": "w"}
+    cast = {"dtype": "fp16", "mode": "cast"}
+    for name, b in [("fifo", "fifo.safetensors"), ("loop", "loop.npy"), ("dir", "directory.npy"),
+                    ("dev_zero", "dev_zero.npy"), ("self", "good.safetensors"), ("huge_name", "b" * 200000)]:
+        write("compare_b_%s.json" % name, session(row, cast, {"compare.b": b, "compare.b_digest": "0" * 16,
+                                                            "model": b, "model.compare": b, "base_mode": "cast"}))
+    for name, pick in [("nan", "nan"), ("inf", "inf"), ("huge", "9" * 400), ("negative", "-2")]:
+        write("awq_pick_%s.json" % name, session(lesson, view={"layer.shown": "1", "layer.method_view": "1",
+                                                               "layer.method": "awq", "layer.awq_pick": pick}))
     write("latin1_path.json", session(None, raw=b'{"quantscope_session": 1, "tensor": {"kind": "file", "path": "caf\xe9.npy"}, "quantization": {}}'))
     write("pep383_path.json", session({"kind": "file", "path": "caf\udce9.npy"}))
     write("deep.json", "[" * 20000 + "]" * 20000)

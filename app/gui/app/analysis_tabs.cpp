@@ -152,7 +152,7 @@ AnalysisTabSpec Layer() {
     awq_pick.read = [](ViewRead& r, const std::string&, const std::string& value) {
         std::int64_t n = 0;
         if (!ParseInt(value, n) || n < -1 || n >= kMaxAwqGrid) return false;
-        r.app.layer.method.awq_pick = static_cast<int>(n);
+        HoldAwqPick(r.app.layer, static_cast<int>(n));
         return true;
     };
     t.fields = {BoolField("shown", [](auto& app) -> auto& { return app.layer_view; }),

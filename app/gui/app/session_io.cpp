@@ -125,8 +125,21 @@ std::vector<SessionField> MakeSessionFields() {
                  [](const AppState& app, const std::string& k, ViewSettings& v) {
                      if (app.doc.base_mode != Mode::Manual) v.emplace_back(k, to_string(app.doc.base_mode));
                  },
+                 // What the writer writes: cast too (a float format's downcast, a Model-tab row against B's plain
+                 // values), where the session's format casts.
                  [](ViewRead& r, const std::string&, const std::string& value) {
-                     if (value != "asymmetric" && value != "symmetric") return false;
+                     if (value != "asymmetric" && value != "symmetric" && value != "cast") return false;
+                     if (value == "cast") {
+                         const Document& doc = r.app.doc;
+                         if (!doc.data) return false;
+                         QuantConfig cast = doc.config;
+                         cast.mode = Mode::Cast;
+                         try {
+                             check_config(cast, doc.data->shape());
+                         } catch (const std::exception&) {
+                             return false;
+                         }
+                     }
                      r.base_mode = parse_mode(value);
                      return true;
                  }});
@@ -347,6 +360,20 @@ std::string ApplySessionView(AppState& app, const ViewSettings& view, std::strin
                       listed("skipped view settings this version does not understand:", skipped)});
 }
 
+namespace {
+
+// The view where the session's B did not attach: a label naming the comparison ("a.gguf : w against B's stored
+// Q4_K", as a row opens it) loses that part, which is not on show; a label of the user's own stays.
+ViewSettings WithoutB(ViewSettings view) {
+    for (auto& [key, value] : view) {
+        const std::size_t at = key == "label" ? value.find(" against B's ") : std::string::npos;
+        if (at != std::string::npos && at > 0) value.resize(at);
+    }
+    return view;
+}
+
+}  // namespace
+
 std::string AttachSessionB(std::shared_ptr<const TensorData>& data, const ViewSettings& view,
                            const std::string& session_path, const std::string& tensor_name, std::string* b_path) {
     const std::string* b = ViewValue(view, "compare.b");
@@ -354,10 +381,14 @@ std::string AttachSessionB(std::shared_ptr<const TensorData>& data, const ViewSe
     const std::string path = SessionFilePath(*b, session_path);
     const std::string head = "the session's B (" + printable(path, 160) + ")";
     try {
-        std::shared_ptr<const StoredBlocks> stored = read_stored_blocks(path, tensor_name);
-        if (stored->shape != data->shape())
-            throw Error("its tensor " + quoted_text(tensor_name) + " is now " + shape_to_string(stored->shape) + ", A's " +
+        // A's shape checked from B's header, before B's bytes are read (the file may hold gigabytes under that name).
+        std::shared_ptr<const StoredBlocks> stored;
+        try {
+            stored = read_stored_blocks(path, tensor_name, &data->shape());
+        } catch (const StoredShapeMismatch& e) {
+            throw Error("its tensor " + quoted_text(tensor_name) + " is now " + shape_to_string(e.found) + ", A's " +
                         shape_to_string(data->shape()));
+        }
         const std::string* digest = ViewValue(view, "compare.b_digest");
         if (digest && *digest != DigestText(stored_blocks_digest(*stored)))
             throw Error("its tensor " + quoted_text(tensor_name) + " changed since the session was saved");
@@ -455,7 +486,7 @@ void OpenSession(AppState& app, const std::string& session_path) {
             }
             if (!b_problem.empty()) a.doc.error = b_problem;
             a.lesson.lesson.reset();  // the session's lesson, or none
-            const std::string problems = ApplySessionView(a, view, nullptr, session_path);
+            const std::string problems = ApplySessionView(a, b_problem.empty() ? view : WithoutB(view), nullptr, session_path);
             a.doc.notice = JoinLines({a.doc.notice, FoldingNotice(a.doc.label, note), problems});
         };
         return r;
@@ -480,7 +511,8 @@ std::string StartWithInput(AppState& app, cli::Input& input, const GuiFileOption
         app.doc.origins.record(app.doc.data, {input.source, input.note, b_path});
     std::string problems, failure;
     if (!b_problem.empty()) app.doc.error = b_problem;
-    if (input.from_session) problems = ApplySessionView(app, input.view, &failure, input.session);
+    if (input.from_session)
+        problems = ApplySessionView(app, b_problem.empty() ? input.view : WithoutB(input.view), &failure, input.session);
     const std::string override_problems = ApplySessionView(app, files.view);
     app.doc.notice = JoinLines({app.doc.notice, FoldingNotice(app.doc.label, input.note), problems, override_problems});
     if (!files.browse.empty()) {

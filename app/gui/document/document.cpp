@@ -248,7 +248,8 @@ void Document::finish_recompute_now() {
         if ((*done)->data == data) take_recompute(**done);
         spare_ = std::move(*done);
     }
-    if (dirty_ && data) {
+    // A drag step's heatmaps alone (blocks_only) are not what an export or a script saves: the whole pass runs.
+    if ((dirty_ || overview.blocks_only) && data) {
         const bool was = force_sync;
         force_sync = true;
         start_recompute(false);  // the whole result, metrics included

@@ -114,7 +114,8 @@ public:
     void show_blocks(std::int64_t fy, std::int64_t fx);
     // Once per frame after drawing: a slider drag ends when no item is active.
     void end_frame(bool any_item_active);
-    // Waits for the worker recompute (if any) and applies the pending one on this thread.
+    // Waits for the worker recompute (if any) and applies the pending one on this thread: the whole pass (a drag
+    // step's heatmaps alone, blocks_only, are completed), as an export or a script saves it.
     void finish_recompute_now();
 
 private:

@@ -246,6 +246,13 @@ void ApplyLessonMethod(LayerPanelState& st, const LessonLayer& layer) {
     st.method.act_order = layer.act_order;
     st.method.target = layer.columns;
     st.method.awq_pick = -1;  // AWQ's winner, covered until R
+    st.method.awq_pick_after.reset();
+}
+
+void HoldAwqPick(LayerPanelState& st, int pick) {
+    st.method.awq_pick = pick;
+    st.method.awq_pick_after = st.generation;
+    st.started = false;  // the layer is run again (a new generation) even where the session's is the same
 }
 
 LayerConfig MakeLayerConfig(const LayerSettings& s, const QuantConfig& weights) {

@@ -110,6 +110,9 @@ float LayerTableHeight(const LayerPanelState& state);
 // A lesson step's method: the Method view on it (its output SQNRs covered until revealed, so students predict
 // first), or the outputs view when the step gives none.
 void ApplyLessonMethod(LayerPanelState& state, const LessonLayer& layer);
+// AWQ's ratio `pick` (an index of the curve's ratios, -1 the winner) as a session sets it: kept until the curve
+// of the next layer run comes, whatever curve is shown now (another tensor's, before the session's).
+void HoldAwqPick(LayerPanelState& state, int pick);
 
 // The layer, its alpha curve or the Method view is computing.
 bool LayerBusy(const LayerPanelState& state);

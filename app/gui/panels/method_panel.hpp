@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ struct MethodPanelState {
     };
     Task<AwqPicked> awq_task;
     std::string awq_key;                // the layer and the pick of the running (or last) request
+    // A pick read (a session's) while the curve of this layer generation was shown: kept through the first curve
+    // of a later layer (the session's), not reset to that curve's winner as another layer's pick is.
+    std::optional<std::uint64_t> awq_pick_after;
     AwqPicked awq_picked;
     std::array<HeatmapState, 2> method_maps;  // RTN, AWQ, rotate: W (or W H) and what the method made of it
     HeatmapView method_view;

@@ -87,6 +87,7 @@ void AwqCurve(MethodPanelState& st, const AwqDetails& awq, ImVec2 size) {
         const double at = std::clamp((ImGui::GetIO().MousePos.x - p0.x) / (p1.x - p0.x), 0.0f, 1.0f) * static_cast<double>(n);
         const int i = static_cast<int>(std::min<double>(std::round(at), static_cast<double>(n - 1)));
         st.awq_pick = static_cast<std::size_t>(i) == best ? -1 : i;
+        st.awq_pick_after.reset();  // a pick on this curve
     }
     const bool picked = st.awq_pick >= 0 && static_cast<std::size_t>(st.awq_pick) < n;
     dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg, 0.35f));
@@ -166,7 +167,11 @@ void TakeComparison(MethodPanelState& st) {
     if (!c) return;
     // Another layer's curve: its winner. (A pick read from a session waits for the first curve; act-order, which
     // AWQ does not use, keeps it.)
-    if (st.comparison.results[2] && c->layer_generation != st.comparison.layer_generation) st.awq_pick = -1;
+    if (st.awq_pick_after) {
+        if (c->layer_generation > *st.awq_pick_after) st.awq_pick_after.reset();  // the session's layer: its pick stays
+    } else if (st.comparison.results[2] && c->layer_generation != st.comparison.layer_generation) {
+        st.awq_pick = -1;
+    }
     st.comparison = std::move(*c);
     ++st.method_generation;
 }

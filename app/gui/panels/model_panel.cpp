@@ -201,6 +201,16 @@ bool OpenModel(ModelPanelState& st, const std::string& path, std::string* error)
         st.shown = ModelSweep{};
         st.order_valid = false;
         st.message.clear();
+        // A comparison was of the previous A: its rows, and a row clicked (this A's tensor against B), would not
+        // be this A's. B stays in the field, to compare again.
+        st.compare.task.cancel();
+        st.compare.path_b.clear();
+        st.compare.checkpoint_b.reset();
+        st.compare.shown = ModelComparison{};
+        st.compare.has_shown = false;
+        st.compare.on_show = false;
+        st.compare.error.clear();
+        st.compare.order_valid = false;
         return true;
     } catch (const std::exception& e) {
         if (error) *error = error_text(e);

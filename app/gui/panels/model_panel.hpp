@@ -47,8 +47,8 @@ struct ModelPanelState {
 // True for a sharded checkpoint's index ("*.safetensors.index.json", case-insensitive).
 bool IsCheckpointIndexPath(const std::string& path);
 
-// Reads and checks the checkpoint's headers (and index) now; the sweep starts from the panel. False with
-// *error (the state is then unchanged).
+// Reads and checks the checkpoint's headers (and index) now; the sweep starts from the panel. A comparison with
+// B, of the previous A, is dropped. False with *error (the state is then unchanged).
 bool OpenModel(ModelPanelState& state, const std::string& path, std::string* error);
 
 // Starts the sweep of the whole checkpoint with `config` (cancelling a running one).

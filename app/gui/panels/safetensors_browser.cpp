@@ -103,10 +103,14 @@ TensorJobIntent ModelFileTensorJob(const std::string& path, const std::string& n
         std::string shown_label = label, against;
         if (!stored_in.empty()) {
             p.set_stage("reading B's blocks");
-            std::shared_ptr<const StoredBlocks> stored = read_stored_blocks(stored_in, name);
-            if (stored->shape != data->shape())
-                throw Error(quoted_text(name) + ": B's tensor is " + shape_to_string(stored->shape) + ", A's " +
+            // A's shape checked from B's header, before B's bytes are read (a B of another shape may be huge).
+            std::shared_ptr<const StoredBlocks> stored;
+            try {
+                stored = read_stored_blocks(stored_in, name, &data->shape());
+            } catch (const StoredShapeMismatch& e) {
+                throw Error(quoted_text(name) + ": B's tensor is " + shape_to_string(e.found) + ", A's " +
                             shape_to_string(data->shape()) + " (not compared)");
+            }
             auto with_b = std::make_shared<TensorData>(*data);
             with_b->stored = stored;
             data = std::move(with_b);

@@ -12,8 +12,13 @@
 
 namespace qs {
 
-std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, const std::string& tensor_name) {
+std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, const std::string& tensor_name,
+                                                       const Shape* expected) {
     const std::string where = printable(path) + ": tensor " + quoted_text(tensor_name);
+    const auto check_shape = [&](const Shape& folded) {
+        if (expected && folded != *expected)
+            throw StoredShapeMismatch(where + " is " + shape_to_string(folded) + ", not " + shape_to_string(*expected), folded);
+    };
     if (lower_extension(path) != ".gguf") {
         // A .safetensors file's values (F32, F16, BF16, F64 are ggml's bytes of those types): B stores values.
         const SafetensorsFile file(path);
@@ -26,6 +31,7 @@ std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, 
         std::int64_t n = 1;
         for (const std::int64_t d : it->shape) n *= d;
         if (it->shape.empty() || n == 0) throw Error(where + " has no values");
+        check_shape(fold_to_rank3(it->shape));
         std::vector<std::uint8_t> bytes(static_cast<std::size_t>(it->end - it->begin));
         try {
             file.file().read_guarded([&] {
@@ -44,6 +50,7 @@ std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, 
     if (t->type == nullptr)
         throw Error(where + " has type id " + std::to_string(t->type_id) + ", which ggml does not define");
     if (t->shape.empty() || t->elements == 0) throw Error(where + " has no values");
+    check_shape(fold_to_rank3(t->shape));
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(t->bytes));
     try {
         file.file().read_guarded([&] {

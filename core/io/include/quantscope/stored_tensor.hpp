@@ -5,7 +5,9 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "quantscope/error.hpp"
 #include "quantscope/stored_blocks.hpp"
 
 namespace qs {
@@ -14,7 +16,18 @@ namespace qs {
 // F32/F16/BF16/F64 tensor: StoredBlocks::values), its shape as GgufFile::view gives it (rank above 3 folded
 // into the first axis). Throws qs::Error "<path>: tensor '<name>' ..." (one line) for a missing tensor, a type
 // ggml does not define, one QuantScope cannot show (IQ2_*, the integer types, ...), codes a quantizer never
-// writes, or a file that shrinks.
-std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, const std::string& tensor_name);
+// writes, or a file that shrinks. `expected`, if given: a tensor of another shape (folded as above) is refused
+// from the file's header, before its bytes are read ("... is <shape>, not <expected>"): a file named by a
+// session may hold gigabytes under that name.
+std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, const std::string& tensor_name,
+                                                       const Shape* expected = nullptr);
+
+// read_stored_blocks' refusal of a tensor that is not of the expected shape: `found`, the shape its header gives
+// (folded), for the caller's own line.
+class StoredShapeMismatch : public Error {
+public:
+    StoredShapeMismatch(const std::string& message, Shape found_shape) : Error(message), found(std::move(found_shape)) {}
+    Shape found;
+};
 
 }  // namespace qs
