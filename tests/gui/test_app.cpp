@@ -23,6 +23,7 @@
 
 #include <stb_image.h>
 
+#include "gui/panels/metrics_panel.hpp"
 #include "quantscope/json_reader.hpp"
 #include "quantscope/overview.hpp"
 #include "quantscope/random.hpp"
@@ -446,6 +447,15 @@ TEST_CASE("app state: a drag on a large tensor shows the heatmaps each step and 
 #ifdef __AVX512F__
         CHECK(app.doc.overview.blocks_only);
         CHECK(app.doc.overview.metrics.mse == before.mse);  // the last whole pass's, until the drag rests
+        {
+            // The caption says the metrics and counts are to come, not the last ones as if they were this step's.
+            PanelWindow w;  // the numbers' formatting reads the ImGui context's settings
+            w.frame([&] {
+                const std::vector<std::string> items = qs::gui::MetricsSummaryItems(app.doc.view());
+                CHECK(std::find(items.begin(), items.end(), "MSE, max |e|, L2, SQNR: ...") != items.end());
+                CHECK(std::find(items.begin(), items.end(), "clipped, levels: ...") != items.end());
+            });
+        }
 #endif
         const qs::QuantOverview step = app.doc.overview;
         const qs::QuantOverview whole = qs::quantize_overview(app.doc.data->view, app.doc.params, c, step.grid,

@@ -418,8 +418,11 @@ void DrawCodesSection(const HistogramPanelState& st, const QuantView& qv, const 
     }
     const std::int64_t levels_used = g.block < 0 ? qv.metrics().levels_used
                                                  : std::count_if(st.codes.begin(), st.codes.end(), [](double c) { return c > 0.0; });
-    ImGui::Text("Codes: %lld of %lld levels used%s", static_cast<long long>(levels_used),
-                static_cast<long long>(qv.metrics().levels_total), g.block < 0 ? "" : " in this block");
+    if (g.block < 0 && qv.overview->blocks_only)  // a drag's step: the whole tensor's codes are counted where it rests
+        ImGui::TextDisabled("Codes: counted when the slider rests (the bars: the last count)");
+    else
+        ImGui::Text("Codes: %lld of %lld levels used%s", static_cast<long long>(levels_used),
+                    static_cast<long long>(qv.metrics().levels_total), g.block < 0 ? "" : " in this block");
     if (format) {
         SameLineIfRoom("  (codes are bit patterns / indices)");
         ImGui::TextDisabled("  (codes are bit patterns / indices)");

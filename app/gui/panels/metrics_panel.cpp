@@ -325,6 +325,8 @@ std::vector<std::string> MetricsSummaryItems(const QuantView& view, bool with_co
     }
     if (codes) {
         items.push_back(std::string("clipped, levels ") + CoveredText());
+    } else if (view.overview->blocks_only) {  // counted by the whole pass where the drag rests
+        items.push_back("clipped, levels: ...");
     } else {
         items.push_back("clipped " + std::to_string(m.clipped));
         items.push_back(m.levels_total == 0 ? std::string("no codes")
