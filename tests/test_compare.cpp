@@ -240,5 +240,12 @@ TEST_CASE("compare: resident memory stays a few tiles while one large tensor is 
     REQUIRE(rows_seen.size() == 1);
     CHECK(rows_seen[0].error.empty());
     MESSAGE("resident growth while comparing: " << (peak.load() - before) / 1024 << " KiB");
-    CHECK(peak.load() - before < 24L * 1024 * 1024);
+    // Before compare gave its pages back a few tiles at a time it grew by 99 MiB. Under AddressSanitizer its
+    // shadow memory and freed-memory quarantine add their own pages (24-29 MiB seen): a looser bound there.
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr long kBound = 56L * 1024 * 1024;
+#else
+    constexpr long kBound = 24L * 1024 * 1024;
+#endif
+    CHECK(peak.load() - before < kBound);
 }
