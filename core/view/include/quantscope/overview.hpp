@@ -76,7 +76,7 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
 // left out (they need every element's error summed in quantize's order and every code counted, several
 // times the read of the tensor). Returns false (out untouched) where no such pass applies: a number format,
 // wrap-around, the naive recipe, (s, z) that change within runs of 64 elements, float64, a CPU without
-// AVX-512. `values` is overview_values of the same view.
+// AVX-512, and one (s, z) on a view whose bit patterns `values` counted (the whole pass is quicker there). `values` is overview_values of the same view.
 bool quantize_overview_blocks(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                               const OverviewGrid& grid, const ValueOverview& values, QuantOverview& out);
 
