@@ -111,3 +111,26 @@ TEST_CASE("lesson slide: the window's slide under its menu bar keeps a row tenso
     CHECK(text.find("dmin(fp16)") != std::string::npos);
     CHECK_MESSAGE(overlap.empty(), overlap);
 }
+
+TEST_CASE("lesson slide: a 4 x 256 row is drawn as four bands and not as lines at a projector's size") {
+    // Cells could stretch 1.5 times from square: the row's panels were 60-230 px wide and 4-6 px high, four
+    // in a row at twice the text size. Now a strip's image spans at least 0.3 of its width, and the slide
+    // takes the 2 x 2 grid, whose images are the larger.
+    const auto image = [](const qs::gui::AppState& app, float& w, float& h) {
+        w = app.figure.image_max[0].x - app.figure.image_min[0].x;
+        h = app.figure.image_max[0].y - app.figure.image_min[0].y;
+    };
+    float w = 0, h = 0;
+    SlideScreen projector(1280, 720, "k-quants", 1, 2.0f);  // "Predict: q4_K against q4_0": the figure alone
+    projector.Text();
+    image(projector.app, w, h);
+    INFO("projector image " << w << " x " << h);
+    CHECK(w >= 250.0f);
+    CHECK(h >= 0.25f * w);
+    SlideScreen window(1600, 900, "k-quants", 1);  // the normal layout, four in a row
+    window.Text();
+    image(window.app, w, h);
+    INFO("window image " << w << " x " << h);
+    CHECK(h >= 0.25f * w);
+    CHECK(h >= 40.0f);
+}

@@ -24,6 +24,9 @@
 namespace qs::gui {
 namespace {
 
+// A strip's image spans at least this share of its panel's long side (FigureCellAspect, NaturalHeatHeight).
+constexpr double kStripShare = 0.3;
+
 // One drawing's look, and the user's settings as it answers them (FigureLook's overrides applied).
 struct Look {
     const FigureLook& look;
@@ -42,6 +45,13 @@ struct FigureLayout {
     int columns = 4;  // 4 in a row, or 2 x 2
     int rows = 1;
 };
+
+// An image's natural height over its width: the tensor's rows over columns, a strip's kStripShare at least,
+// at most square.
+float NaturalHeatRatio(const QuantView& qv) {
+    const float ratio = static_cast<float>(qv.data->rows()) / static_cast<float>(std::max<std::int64_t>(qv.data->cols(), 1));
+    return std::clamp(ratio, static_cast<float>(kStripShare), 1.0f);
+}
 
 // `caption_lines` under each image: what one pixel stands for (or that values are hidden), and the legend of
 // a diverging colorbar.
@@ -70,7 +80,11 @@ FigureLayout ComputeLayout(const FigurePanelState& st, const Look& lk, const Qua
     // Large text (a projector's font scale) or a narrow window: the colorbar labels would take most of a
     // quarter of the width and leave thumbnails.
     if (mode == FigureLayoutMode::Auto) mode = lk.set.layout;
-    if (mode == FigureLayoutMode::Grid || (mode == FigureLayoutMode::Auto && l.col_w - HeatmapColorbarWidth() < 0.4f * l.col_w)) {
+    // So does a strip four in a row at such a size: its band (kStripShare of the image's width) would be thinner
+    // than two lines of text.
+    const float row_image_w = l.col_w - HeatmapColorbarWidth();
+    const bool row_thumbnails = row_image_w < 0.4f * l.col_w || (qv.valid() && NaturalHeatRatio(qv) * row_image_w < 2.0f * ImGui::GetTextLineHeight());
+    if (mode == FigureLayoutMode::Grid || (mode == FigureLayoutMode::Auto && row_thumbnails)) {
         l.columns = 2;
         l.rows = 2;
         l.col_w = std::max(16.0f, std::floor((width - l.gap) / 2.0f));
@@ -210,7 +224,8 @@ void FillFrame(FigurePanelState& st, const Look& lk, const QuantView& qv, ImVec2
     const ImVec2 panel(l.col_w, f.heat_h);
     if (lk.look.annotation_rule == AnnotationRule::Fill) {
         // Lesson look: white panels only while their printed values are readable (the heatmap's Auto rule).
-        const float est_img_w = HeatmapImageSize(rows, cols, panel, HeatmapColorbarWidth(), lk.look.max_cell_aspect).x;
+        const float est_img_w =
+            HeatmapImageSize(rows, cols, panel, HeatmapColorbarWidth(), FigureCellAspect(rows, cols, lk.look.max_cell_aspect)).x;
         const float est_cell_px = est_img_w / static_cast<float>(st.view.x1 - st.view.x0);
         f.ps = MakeStyles(st, lk.look, qv, est_cell_px >= 28.0f && lk.set.annotate != AnnotateMode::Off);
         f.annotation = ShareColorbarAndAnnotation(f.ps, f.src, st.view, panel, rows, cols);
@@ -321,20 +336,20 @@ FigureFit FigureFitIn(FigurePanelState& st, const QuantView& qv, ImVec2 size, co
     fit.heat_room = (size.y - l.toolbar_h - l.pipeline_h - l.strip_h - l.legend_h) / static_cast<float>(l.rows) - l.title_h -
                     l.caption_h;
     fit.image = HeatmapImageSize(qv.data->rows(), qv.data->cols(), ImVec2(l.col_w, f.heat_h), HeatmapColorbarWidth(),
-                                 look.max_cell_aspect);
+                                 FigureCellAspect(qv.data->rows(), qv.data->cols(), look.max_cell_aspect));
     return fit;
+}
+
+float FigureCellAspect(std::int64_t rows, std::int64_t cols, float base) {
+    const double r = static_cast<double>(std::max<std::int64_t>(rows, 1)), c = static_cast<double>(std::max<std::int64_t>(cols, 1));
+    return std::max(base, static_cast<float>(kStripShare * std::max(r / c, c / r)));
 }
 
 namespace {
 
 // The heatmaps' height for square-ish cells at this layout's column width.
 float NaturalHeatHeight(const FigureLayout& l, const QuantView& qv) {
-    float ratio = 1.0f;
-    if (qv.valid()) {
-        ratio = static_cast<float>(qv.data->rows()) / static_cast<float>(qv.data->cols());
-        ratio = std::clamp(ratio, 0.3f, 1.0f);
-    }
-    return (l.col_w - HeatmapColorbarWidth()) * ratio;
+    return (l.col_w - HeatmapColorbarWidth()) * (qv.valid() ? NaturalHeatRatio(qv) : 1.0f);
 }
 
 }  // namespace

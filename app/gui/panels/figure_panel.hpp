@@ -51,6 +51,11 @@ bool ApplyFigurePanelSetting(FigurePanelSettings& settings, const char* key, con
 
 // How far the figure's cells may stretch from square unless a presenter asks for more.
 constexpr float kDefaultCellAspect = 1.5f;
+// How far cells may stretch on a tensor of `rows` x `cols`: `base`, or more for a strip (a few rows of many
+// columns, or the reverse), whose image then spans at least 0.3 of its panel's long side (the room the panel's
+// natural height gives it) instead of a line a few pixels thick. A 4 x 256 weight row is a band of stretched
+// cells, as the lessons' figures draw it.
+float FigureCellAspect(std::int64_t rows, std::int64_t cols, float base);
 
 // How one drawing of the figure is laid out, chosen by whoever draws it (the window, presenter mode, the
 // exported PNG) and passed with each call: nobody changes the figure's state to get a look of their own, so

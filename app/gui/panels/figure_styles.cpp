@@ -72,7 +72,7 @@ PanelStyles MakeStyles(const FigurePanelState& st, const FigureLook& look, const
         blocks.count = qv.params->block_count;
     }
     for (HeatmapStyle& s : p.styles) {
-        s.max_cell_aspect = look.max_cell_aspect;
+        s.max_cell_aspect = FigureCellAspect(qv.data->rows(), qv.data->cols(), look.max_cell_aspect);
         s.annotation_height_share = look.annotation_height_share;
         s.annotate = set.annotate;
         s.annotation_font = st.annotation_font;

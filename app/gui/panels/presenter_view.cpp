@@ -26,7 +26,7 @@ ImVec2 PanelImage(const QuantView& view, ImVec2 size, int columns, int rows) {
     const float col_w = (size.x - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns);
     const float row_h = size.y / static_cast<float>(rows) - title_h;
     return HeatmapImageSize(view.data->rows(), view.data->cols(), ImVec2(col_w, std::max(row_h, 1.0f)),
-                            HeatmapColorbarWidth(), kPresenterCellAspect);
+                            HeatmapColorbarWidth(), FigureCellAspect(view.data->rows(), view.data->cols(), kPresenterCellAspect));
 }
 
 // The metrics strip's items: they wrap as wholes (ImGui's wrap would split "1.57297" at its dot); the
@@ -126,10 +126,15 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
     best.look.captions = true;  // where no layout prints the values, the caption rows stay
     best.look.layout = UsesGrid(view, summary, size) ? FigureLayoutMode::Grid : FigureLayoutMode::Row;
     // Where no layout prints the values (a 4 x 256 row): the largest text at which the figure's titles, strip
-    // and trace leave its images room, in the layout with the bigger images; else they would run over the
-    // metrics strip.
-    PresenterChoice fallback, smallest;
-    float fallback_area = -1.0f;
+    // and trace leave its images room, in the layout with the bigger images, and at which the images keep at
+    // least half the area the smallest text would give them: at a projector's font the chrome of a 2 x 2 grid
+    // would otherwise leave a strip's four bands a few pixels each, a row of thumbnails.
+    PresenterChoice smallest;
+    struct Fitting {
+        PresenterChoice choice;
+        float area;
+    };
+    std::vector<Fitting> fitting;  // largest text first
     for (float scale : kChromeScales) {
         if (scale < 1.0f && font * scale < kMinChromePx) break;
         ImGui::SetWindowFontScale(scale);
@@ -143,15 +148,21 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
             look.captions = true;  // as best's: the values are not printed, so the caption says why
             const FigureFit fit = FigureFitIn(figure, view, area, look);
             if (layout == FigureLayoutMode::Grid || fit.heat_room > 0.0f) smallest = PresenterChoice{scale, look, 0.0f};
-            const bool first_fitting_scale = fallback_area < 0.0f || fallback.scale == scale;
-            if (first_fitting_scale && fit.heat_room >= 16.0f && fit.image.x * fit.image.y > fallback_area) {
-                fallback = PresenterChoice{scale, look, 0.0f};
-                fallback_area = fit.image.x * fit.image.y;
-            }
+            if (fit.heat_room >= 16.0f && fit.image.x * fit.image.y > 0.0f)
+                fitting.push_back(Fitting{PresenterChoice{scale, look, 0.0f}, fit.image.x * fit.image.y});
         }
     }
     ImGui::SetWindowFontScale(1.0f);
-    if (best.score <= 0.0f && fallback_area > 0.0f) return fallback;
+    if (best.score <= 0.0f && !fitting.empty()) {
+        float most = 0.0f;
+        for (const Fitting& f : fitting) most = std::max(most, f.area);
+        const Fitting* pick = nullptr;
+        for (const Fitting& f : fitting) {
+            if (pick && f.choice.scale != pick->choice.scale) break;  // the largest text that qualifies
+            if (f.area >= 0.5f * most && (!pick || f.area > pick->area)) pick = &f;
+        }
+        return pick->choice;
+    }
     // Room for nothing at any text size (a short area): the smallest text, which overflows least.
     if (best.score <= 0.0f) return smallest;
     return best;
