@@ -147,3 +147,24 @@ TEST_CASE("block strip: its charts are made once per quantization and not copied
         for (qs::gui::HeatmapState& m : st.maps) m.texture.reset();
     });
 }
+
+TEST_CASE("block strip: a negative scale (ggml's signed d) is inside the chart's range") {
+    // q4_0 stores d = (the value of largest magnitude) / -8: a block whose largest is positive has d < 0, and
+    // its bar hangs below the axis. The chart ran from 0 up, and such bars were drawn over the text under it.
+    qs::gui::OffscreenRenderer r;
+    std::string error;
+    REQUIRE_MESSAGE(r.init(1200, 700, [] {
+        qs::gui::BuildFonts(16.0f);
+        qs::gui::ApplyStyle(true, 1.0f);
+    }, &error), error);
+    auto q = Make(qs::Granularity::Channel);
+    q->params.scale.front() = -0.5;
+    q->params.scale.back() = 0.25;
+    qs::gui::FigurePanelState st;
+    Draw(r, st, *q);
+    CHECK(st.strip_cache.s_lo <= -0.5);
+    CHECK(st.strip_cache.s_hi >= 0.25);
+    r.run([&] {
+        for (qs::gui::HeatmapState& m : st.maps) m.texture.reset();
+    });
+}

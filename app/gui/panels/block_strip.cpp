@@ -29,9 +29,16 @@ const BlockStripCache& UpdateCache(BlockStripCache& c, const QuantView& view) {
     c.generation = view.generation;
     c.params = &p;
     ++c.builds;
-    c.s_hi = 0.0;
-    for (double v : p.scale) c.s_hi = std::max(c.s_hi, v);
-    c.s_hi = c.s_hi > 0.0 ? c.s_hi * 1.05 : 1.0;
+    // From 0 to the largest, or down to the smallest where a ggml type stores negative d: its bars hang below
+    // the axis and must stay inside the chart.
+    c.s_lo = c.s_hi = 0.0;
+    for (double v : p.scale) {
+        c.s_lo = std::min(c.s_lo, v);
+        c.s_hi = std::max(c.s_hi, v);
+    }
+    c.s_lo *= 1.05;
+    c.s_hi *= 1.05;
+    if (c.s_hi == c.s_lo) c.s_hi = 1.0;
     c.z.assign(p.zero_point.begin(), p.zero_point.end());
     c.z_lo = c.z_hi = 0.0;
     c.any_z = false;
@@ -100,7 +107,7 @@ std::int64_t DrawBlockStrip(BlockStripCache& cache, const QuantView& view, std::
     }
     const BlockStripCache& c = UpdateCache(cache, view);
     const std::string count = std::to_string(p.block_count);
-    const StripChart s{scale_name + " per " + kind + " (" + count + ")", &p.scale, 0.0, c.s_hi, false};
+    const StripChart s{scale_name + " per " + kind + " (" + count + ")", &p.scale, c.s_lo, c.s_hi, false};
     const StripChart z{std::string("z per ") + kind, &c.z, c.z_lo, c.z_hi, true};
     const bool any_z = c.any_z;
     ImDrawList* dl = ImGui::GetWindowDrawList();

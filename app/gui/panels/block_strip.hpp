@@ -19,7 +19,7 @@ struct BlockStripCache {
     std::uint64_t generation = 0;  // of the view it was made for (0: none; a view of generation 0 is never cached)
     const QuantParams* params = nullptr;
     std::vector<double> z;
-    double s_hi = 1.0, z_lo = 0.0, z_hi = 1.0;
+    double s_lo = 0.0, s_hi = 1.0, z_lo = 0.0, z_hi = 1.0;  // s_lo < 0 for a signed scale (q4_0's d = max / -8)
     bool any_z = false;
     int builds = 0;  // how many times it was made (a test's way to see it is not remade each frame)
 };
