@@ -279,3 +279,27 @@ TEST_CASE("method panel: a session's AWQ ratio read while another layer's curve 
     Draw(win, st, s);
     CHECK(st.method.awq_pick == -1);
 }
+
+TEST_CASE("method panel: at a projector's font the method's maps start on the first screen") {
+    // The right column of a 1280 x 720 window at font scale 2 is about 850 px wide: the narrow layout. The
+    // comparison chart (13 lines) came first and GPTQ's step lines above the scrolled part, so the maps the
+    // step asks the class to watch began below the window's edge; now the maps come first.
+    Window win(850, 650, 36.0f);
+    const Shared s = MakeShared({64, 128});
+    for (const qs::LayerMethod method : {qs::LayerMethod::Gptq, qs::LayerMethod::Rotate}) {
+        INFO("method " << static_cast<int>(method));
+        qs::gui::LayerPanelState st;
+        st.settings.inputs.tokens = 64;
+        st.show_method = true;
+        st.method.method = method;
+        st.method.target = 8;  // GPTQ: eight columns done, its step lines shown
+        Draw(win, st, s);
+        Draw(win, st, s);
+        const std::string title = method == qs::LayerMethod::Gptq ? "Wasitwas" : "W[64x128]";
+        std::optional<ImVec2> at;
+        win.r.run([&] { at = DrawnAt(title); });
+        INFO(Text(win));
+        REQUIRE(at);
+        CHECK(at->y < static_cast<float>(win.r.height()) - 36.0f * 3.0f);  // the title and some of the map under it
+    }
+}

@@ -331,10 +331,14 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
         } else if (!st.prepared.error_text.empty()) {
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(WarningColor()), "%s", st.prepared.error_text.c_str());
         }
-        if (st.prepared.stepper && st.prepared.key == st.requested_key) StepLines(st, ImGui::GetContentRegionAvail().x);
     }
+    // A projector's big font leaves the view narrow: there the step's lines go under the maps, which would
+    // otherwise start below the first screen (the controls and four wrapped lines fill it at font scale 2).
+    const bool narrow = ImGui::GetContentRegionAvail().x < font * 50.0f;
+    const bool step_lines = gptq && st.prepared.stepper && st.prepared.key == st.requested_key;
+    if (step_lines && !narrow) StepLines(st, ImGui::GetContentRegionAvail().x);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const bool wide = avail.x >= font * 50.0f && avail.y >= font * 14.0f;
+    const bool wide = !narrow && avail.y >= font * 14.0f;
     const float gap = std::round(font * 0.8f);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImVec2 chart_size, view_size;
@@ -344,23 +348,40 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
         view_size = ImVec2(avail.x - chart_size.x - gap, avail.y);
     } else {
         // Narrow (a projector's big font): one under the other, scrolled; measured inside, beside the scrollbar.
-        // At least 8 lines: GPTQ's controls and step lines can leave the window nothing below them (its
-        // own scrollbar then brings the child into view).
-        ImGui::BeginChild("##method-scroll", ImVec2(0, std::max(avail.y, font * 8.0f)), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+        // The method's maps first, filling the child's first screen (what a step asks the class to watch),
+        // then GPTQ's step lines and the chart. At least 8 lines: GPTQ's controls can leave the window
+        // nothing below them (its own scrollbar then brings the child into view).
+        const float child_h = std::max(avail.y, font * 8.0f);
+        ImGui::BeginChild("##method-scroll", ImVec2(0, child_h), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
         const float inner = ImGui::GetContentRegionAvail().x;
-        chart_size = ImVec2(inner, font * 13.0f);
+        chart_size = ImVec2(inner, font * 10.0f);
         // AWQ's loss curve goes under its maps here: room for it too.
-        view_size = ImVec2(inner, std::max(font * 18.0f, avail.y * 0.9f) + (st.method == LayerMethod::Awq ? font * 14.0f : 0.0f));
+        // GPTQ's three maps fit the first screen; the other views' numbers, maps and histograms need 18 lines
+        // (they start on the first screen and the scrollbar shows the rest).
+        view_size = ImVec2(inner, std::max(gptq ? font * 8.0f : font * 18.0f, child_h - ImGui::GetStyle().WindowPadding.y * 2.0f) +
+                                      (st.method == LayerMethod::Awq ? font * 14.0f : 0.0f));
     }
-    DrawMethodComparison(st, chart_size);
-    RequestAwqPick(st, x, w, weights, layer_generation);
-    if (wide) ImGui::SetCursorScreenPos(ImVec2(origin.x + chart_size.x + gap, origin.y));
-    if (gptq) {
-        if (st.prepared.stepper && st.prepared.key == st.requested_key) DrawStepThrough(st, view_size);
+    const auto draw_view = [&] {
+        if (gptq) {
+            if (step_lines) DrawStepThrough(st, view_size);
+        } else {
+            DrawMethodView(st, *w, view_size);
+        }
+    };
+    if (wide) {
+        DrawMethodComparison(st, chart_size);
+        RequestAwqPick(st, x, w, weights, layer_generation);
+        ImGui::SetCursorScreenPos(ImVec2(origin.x + chart_size.x + gap, origin.y));
+        draw_view();
     } else {
-        DrawMethodView(st, *w, view_size);
+        TakeComparison(st);  // as the chart does first where it comes first: the view shows this frame's results
+        RequestAwqPick(st, x, w, weights, layer_generation);
+        draw_view();
+        if (step_lines && narrow) StepLines(st, ImGui::GetContentRegionAvail().x);
+        ImGui::Spacing();
+        DrawMethodComparison(st, chart_size);
+        ImGui::EndChild();
     }
-    if (!wide) ImGui::EndChild();
     ImGui::PopID();
 }
 
