@@ -127,8 +127,8 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
     best.look.layout = UsesGrid(view, summary, size) ? FigureLayoutMode::Grid : FigureLayoutMode::Row;
     // Where no layout prints the values (a 4 x 256 row): the largest text at which the figure's titles, strip
     // and trace leave its images room, in the layout with the bigger images, and at which the images keep at
-    // least half the area the smallest text would give them: at a projector's font the chrome of a 2 x 2 grid
-    // would otherwise leave a strip's four bands a few pixels each, a row of thumbnails.
+    // least half the largest area any text size gives them: else, at a projector's font, the chrome of a 2 x 2
+    // grid left no room and four in a row made a strip's bands a few pixels each.
     PresenterChoice smallest;
     struct Fitting {
         PresenterChoice choice;
