@@ -19,44 +19,86 @@ namespace {
 
 using namespace ggml_k;
 
-// The min-and-scale searches of `count` sub-blocks of n values each (sub-block j at x + n j, its weights at
-// weights + n j, its codes to L + n j): one to a lane where AVX-512 is built, up to 32 to a call (two groups
-// of sixteen; one group where sixteen are left), the same bits as the scalar search, which runs otherwise.
-void search_qkx2(int count, int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* scales,
-                 float* mins, float rmin, float rdelta, int nstep, bool use_mad) {
+// One of the k-quants' min-and-scale searches (make_qkx2_quants with its rmin, rdelta, nstep and use_mad, or
+// make_qkx3_quants) over sub-blocks of n values, fitted with the given weights or the reference quantizers'
+// own (QkxWeights).
+struct QkxSearch {
+    int n, nmax;
+    QkxWeights weights;
+    bool qkx3;  // make_qkx3_quants (rmin -0.9, rdelta 0.05, 36 steps): the importance-weighted quantizers'
+    float rmin = -0.9f, rdelta = 0.05f;
+    int nstep = 36;
+    bool use_mad = false;
+};
+
+// The weights a search fits sub-block x (n values) with: the given ones, or computed as the reference
+// quantizers compute them (q2_K |x|; q4_K and q5_K sqrt(Σ x^2 / 32) + |x|, the sum in index order).
+const float* fit_weights(const QkxSearch& s, const float* x, const float* given, float* own) {
+    if (s.weights == QkxWeights::Given) return given;
+    float sum_x2 = 0;
+    for (int l = 0; l < s.n; ++l) sum_x2 += x[l] * x[l];
+    const float av_x = std::sqrt(sum_x2 / 32);
+    for (int l = 0; l < s.n; ++l) own[l] = s.weights == QkxWeights::AbsX ? std::fabs(x[l]) : av_x + std::fabs(x[l]);
+    return own;
+}
+
+// The scalar search of one sub-block: its scale, -min into *the_min, its codes into L.
+float qkx_search_one(const QkxSearch& s, const float* x, const float* given_weights, std::uint8_t* L, float* the_min) {
+    float own[32];
+    const float* w = fit_weights(s, x, given_weights, own);
+    return s.qkx3 ? ggml_make_qkx3_quants(s.n, s.nmax, x, w, L, the_min, -0.9f, 0.05f, 36)
+                  : ggml_make_qkx2_quants_scalar(s.n, s.nmax, x, w, L, the_min, s.rmin, s.rdelta, s.nstep, s.use_mad);
+}
+
+// The scales and mins of `count` sub-blocks (sub-block j at x + n j, its given weights at weights + n j), not
+// their codes: the callers requantize every sub-block whose stored scale is not 0 and ask qkx_search_one for
+// the codes of the rest (the same bits as the lanes would give). One sub-block to a lane where AVX-512 is
+// built, up to 32 to a call (two groups of sixteen; one group where sixteen are left), the same bits as the
+// scalar search, which runs otherwise.
+template <QkxWeights Weights>
+void qkx_search_scales(const QkxSearch& s, int count, const float* x, const float* weights, float* scales, float* mins) {
 #ifdef QS_HAVE_GGML_K_AVX512
+    const float rmin = s.qkx3 ? -0.9f : s.rmin, rdelta = s.qkx3 ? 0.05f : s.rdelta;
+    const int nstep = s.qkx3 ? 36 : s.nstep;
+    const int n = s.n;
     for (int j = 0; j < count; j += 32) {
         const int left = std::min(32, count - j);
+        const float* w = weights ? weights + n * j : nullptr;
         if (left > 16)
-            ggml_make_qkx_quants_lanes_avx512<2>(left, n, nmax, x + n * j, weights + n * j, L + n * j, scales + j,
-                                                 mins + j, rmin, rdelta, nstep, use_mad);
+            ggml_make_qkx_quants_lanes_avx512<2, Weights>(left, n, s.nmax, x + n * j, w, nullptr, scales + j, mins + j,
+                                                          rmin, rdelta, nstep, s.use_mad);
         else
-            ggml_make_qkx_quants_lanes_avx512<1>(left, n, nmax, x + n * j, weights + n * j, L + n * j, scales + j,
-                                                 mins + j, rmin, rdelta, nstep, use_mad);
+            ggml_make_qkx_quants_lanes_avx512<1, Weights>(left, n, s.nmax, x + n * j, w, nullptr, scales + j, mins + j,
+                                                          rmin, rdelta, nstep, s.use_mad);
     }
 #else
+    std::uint8_t L[32];
     for (int j = 0; j < count; ++j)
-        scales[j] = ggml_make_qkx2_quants_scalar(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], rmin, rdelta,
-                                                 nstep, use_mad);
+        scales[j] = qkx_search_one(s, x + s.n * j, weights ? weights + s.n * j : nullptr, L, &mins[j]);
 #endif
 }
-void search_qkx3(int count, int n, int nmax, const float* x, const float* weights, std::uint8_t* L, float* scales,
-                 float* mins) {
-#ifdef QS_HAVE_GGML_K_AVX512
-    for (int j = 0; j < count; j += 32) {
-        const int left = std::min(32, count - j);
-        if (left > 16)
-            ggml_make_qkx_quants_lanes_avx512<2>(left, n, nmax, x + n * j, weights + n * j, L + n * j, scales + j,
-                                                 mins + j, -0.9f, 0.05f, 36, false);
-        else
-            ggml_make_qkx_quants_lanes_avx512<1>(left, n, nmax, x + n * j, weights + n * j, L + n * j, scales + j,
-                                                 mins + j, -0.9f, 0.05f, 36, false);
+void qkx_search_scales(const QkxSearch& s, int count, const float* x, const float* weights, float* scales, float* mins) {
+    switch (s.weights) {
+        case QkxWeights::Given: return qkx_search_scales<QkxWeights::Given>(s, count, x, weights, scales, mins);
+        case QkxWeights::AbsX: return qkx_search_scales<QkxWeights::AbsX>(s, count, x, nullptr, scales, mins);
+        case QkxWeights::RmsPlusAbsX: return qkx_search_scales<QkxWeights::RmsPlusAbsX>(s, count, x, nullptr, scales, mins);
     }
-#else
-    for (int j = 0; j < count; ++j)
-        scales[j] = ggml_make_qkx3_quants(n, nmax, x + n * j, weights + n * j, L + n * j, &mins[j], -0.9f, 0.05f, 36);
-#endif
 }
+
+// The search's codes of sub-block j of a super-block (its values x, its given weights or null): what
+// requantize keeps where a stored scale is 0.
+struct SearchCodes {
+    const QkxSearch& search;
+    const float* x;
+    const float* weights;
+    void operator()(int j, std::uint8_t* L) const {
+        float the_min;
+        qkx_search_one(search, x + search.n * j, weights ? weights + search.n * j : nullptr, L, &the_min);
+    }
+};
+// requantize's no-op for searches that gave their codes.
+void codes_in_place(int, std::uint8_t*) {}
+
 // make_qx_quants of `count` sub-blocks of n values each (x + n j, weights qw + n j or null for x^2, codes to
 // L + n j): sixteen to a call, one to a lane, where AVX-512 is built.
 void search_qx_sub_blocks(int count, int n, int nmax, const float* x, const float* qw, std::int8_t* L, float* scales) {
@@ -86,13 +128,17 @@ float search_qx(int n, int nmax, const float* x, std::int8_t* L, const float* qw
 
 // The codes of sub-blocks of `size` values whose used scale d * sc is non-zero, requantized from x with the
 // stored scales (ggml's second pass): nearest_int((x + dmin m) / (d sc)) clamped to [lo, hi], plus `bias`.
-// Sub-blocks whose d * sc is 0 keep the search's codes.
-template <int Size>
+// Sub-blocks whose d * sc is 0 keep the search's codes: search_codes(j, L + size j) puts them there (a no-op
+// after the searches that gave L).
+template <int Size, class SearchCodes>
 void requantize(const float* x, const float* d_used, const float* m_used, int lo, int hi, int bias, int sub_blocks,
-                std::uint8_t* L) {
+                std::uint8_t* L, SearchCodes&& search_codes) {
     for (int j = 0; j < sub_blocks; ++j) {
         const float d = d_used[j];
-        if (d == 0) continue;
+        if (d == 0) {
+            search_codes(j, L + Size * j);
+            continue;
+        }
 #ifdef QS_HAVE_GGML_K_AVX512
         for (int i = 0; i < Size; i += 16) {  // the same division and nearest_int, 16 values at once
             __m512 v = _mm512_loadu_ps(x + Size * j + i);
@@ -135,7 +181,7 @@ float sum_in_order(const float* w, int n) {
 
 // From the 4-bit scale/min pairs, d and dmin: the codes, then the block.
 void q2_k_finish(const float* x, const std::uint8_t* scale_bytes, std::uint16_t d_bits, std::uint16_t dmin_bits,
-                 std::uint8_t* L, std::uint8_t* y) {
+                 const SearchCodes& search_codes, std::uint8_t* L, std::uint8_t* y) {
     std::memcpy(y, scale_bytes, 16);
     store_le16(y + 80, d_bits);
     store_le16(y + 82, dmin_bits);
@@ -145,17 +191,17 @@ void q2_k_finish(const float* x, const std::uint8_t* scale_bytes, std::uint16_t 
         d_used[j] = d * static_cast<float>(scale_bytes[j] & 0xf);
         m_used[j] = dmin * static_cast<float>(scale_bytes[j] >> 4);
     }
-    requantize<16>(x, d_used, m_used, 0, 3, 0, 16, L);
+    requantize<16>(x, d_used, m_used, 0, 3, 0, 16, L, search_codes);
     pack_2bit(L, y + 16);
 }
 
 // Two super-blocks at a time (count 1 or 2, blocks of 84 bytes at y): their 32 sub-blocks fill the search's
-// two groups of sixteen lanes.
+// two groups of sixteen lanes. make_qkx2_quants weighted by |x|, by absolute error.
 void q2_k_ref(const float* x, int count, std::uint8_t* y) {
-    std::uint8_t L[2 * kQK];
-    float scales[32], mins[32], weights[2 * kQK];
-    for (int l = 0; l < kQK * count; ++l) weights[l] = std::fabs(x[l]);
-    search_qkx2(16 * count, 16, 3, x, weights, L, scales, mins, -0.5f, 0.1f, 15, true);
+    static constexpr QkxSearch kSearch{16, 3, QkxWeights::AbsX, false, -0.5f, 0.1f, 15, true};
+    std::uint8_t L[kQK];
+    float scales[32], mins[32];
+    qkx_search_scales(kSearch, 16 * count, x, nullptr, scales, mins);
     for (int b = 0; b < count; ++b) {
         const float* sc = scales + 16 * b;
         const float* mn = mins + 16 * b;
@@ -176,25 +222,26 @@ void q2_k_ref(const float* x, int count, std::uint8_t* y) {
             for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(s[j] | (ggml_nearest_int(iscale * mn[j]) << 4));
             dmin_bits = ggml_fp16(max_min / 15.0f);
         }
-        q2_k_finish(x + kQK * b, s, d_bits, dmin_bits, L + kQK * b, y + 84 * b);
+        q2_k_finish(x + kQK * b, s, d_bits, dmin_bits, {kSearch, x + kQK * b, nullptr}, L, y + 84 * b);
     }
 }
 
 void q2_k_weighted(const float* x, const float* qw, int count, std::uint8_t* y) {
-    std::uint8_t L[2 * kQK];
+    static constexpr QkxSearch kSearch{16, 3, QkxWeights::Given, true};
+    std::uint8_t L[kQK];
     float scales[32], mins[32], sw[32], weight[2 * kQK];
     for (int b = 0; b < count; ++b) {  // sigma2 is the super-block's
         const float sigma2 = block_sum_squares(x + kQK * b) / static_cast<float>(kQK);
         importance_weights(x + kQK * b, qw + kQK * b, sigma2, kQK, weight + kQK * b);
     }
     for (int j = 0; j < 16 * count; ++j) sw[j] = sum_in_order(weight + 16 * j, 16);
-    search_qkx3(16 * count, 16, 3, x, weight, L, scales, mins);
+    qkx_search_scales(kSearch, 16 * count, x, weight, scales, mins);
     for (int b = 0; b < count; ++b) {
         std::uint8_t Ls[16], Lm[16], s[16];
         const float dm = ggml_make_qp_quants(16, 15, scales + 16 * b, Ls, sw + 16 * b);
         const float mm = ggml_make_qp_quants(16, 15, mins + 16 * b, Lm, sw + 16 * b);
         for (int j = 0; j < 16; ++j) s[j] = static_cast<std::uint8_t>(Ls[j] | (Lm[j] << 4));
-        q2_k_finish(x + kQK * b, s, ggml_fp16(dm), ggml_fp16(mm), L + kQK * b, y + 84 * b);
+        q2_k_finish(x + kQK * b, s, ggml_fp16(dm), ggml_fp16(mm), {kSearch, x + kQK * b, weight + kQK * b}, L, y + 84 * b);
     }
 }
 
@@ -206,7 +253,7 @@ void q3_k_finish(const float* x, std::uint16_t d_bits, std::uint8_t* L, std::uin
     const float d = half_to_float(d_bits);
     float d_used[16];
     for (int j = 0; j < 16; ++j) d_used[j] = d * static_cast<float>(q3_scale(y + 96, j));
-    requantize<16>(x, d_used, nullptr, -4, 3, 4, 16, L);
+    requantize<16>(x, d_used, nullptr, -4, 3, 4, 16, L, codes_in_place);
     std::uint8_t* hmask = y;
     std::memset(hmask, 0, 32);
     for (int h = 0; h < 8; ++h)  // L <= 7: bit 2 is the high bit, without a branch; value 32 h + l's in hmask[l]
@@ -260,7 +307,8 @@ void q3_k_weighted(const float* x, const float* qw, std::uint8_t* y) {
 
 // Q5 selects q5_K (codes 0..31, qh) over q4_K (0..15). d, dmin, scales at y, y + 2, y + 4.
 template <bool Q5>
-void q45_k_finish(const float* x, std::uint16_t d_bits, std::uint16_t dmin_bits, std::uint8_t* L, std::uint8_t* y) {
+void q45_k_finish(const float* x, std::uint16_t d_bits, std::uint16_t dmin_bits, const SearchCodes& search_codes,
+                  std::uint8_t* L, std::uint8_t* y) {
     store_le16(y, d_bits);
     store_le16(y + 2, dmin_bits);
     const float d = half_to_float(d_bits), dmin = half_to_float(dmin_bits);
@@ -271,7 +319,7 @@ void q45_k_finish(const float* x, std::uint16_t d_bits, std::uint16_t dmin_bits,
         d_used[j] = d * static_cast<float>(sc);
         m_used[j] = dmin * static_cast<float>(m);
     }
-    requantize<32>(x, d_used, m_used, 0, Q5 ? 31 : 15, 0, 8, L);
+    requantize<32>(x, d_used, m_used, 0, Q5 ? 31 : 15, 0, 8, L, search_codes);
     std::uint8_t* qs = y + (Q5 ? 48 : 16);
     if (Q5) std::memset(y + 16, 0, 32);
     for (int n = 0; n < kQK; n += 64) {
@@ -284,21 +332,16 @@ void q45_k_finish(const float* x, std::uint16_t d_bits, std::uint16_t dmin_bits,
 }
 
 // Up to four super-blocks at a time (count, blocks of kBytes at y): their 32 sub-blocks fill the search's two
-// groups of sixteen lanes. nmax 15 (q4_K: rmin -1, 20 steps) or 31 (q5_K: rmin -0.5, 15 steps).
+// groups of sixteen lanes. make_qkx2_quants weighted by sqrt(Σ x^2 / 32) + |x|, nmax 15 (q4_K: rmin -1, 20
+// steps) or 31 (q5_K: rmin -0.5, 15 steps).
 template <bool Q5>
 void q45_k_ref(const float* x, int count, std::uint8_t* y) {
     constexpr int kBytes = Q5 ? 176 : 144;
-    std::uint8_t L[4 * kQK];
-    float scales[32], mins[32], weights[4 * kQK];
-    for (int j = 0; j < 8 * count; ++j) {
-        const float* xs = x + 32 * j;
-        float sum_x2 = 0;
-        for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
-        const float av_x = std::sqrt(sum_x2 / 32);
-        for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + std::fabs(xs[l]);
-    }
-    if (Q5) search_qkx2(8 * count, 32, 31, x, weights, L, scales, mins, -0.5f, 0.1f, 15, false);
-    else search_qkx2(8 * count, 32, 15, x, weights, L, scales, mins, -1.0f, 0.1f, 20, false);
+    static constexpr QkxSearch kSearch = Q5 ? QkxSearch{32, 31, QkxWeights::RmsPlusAbsX, false, -0.5f, 0.1f, 15}
+                                            : QkxSearch{32, 15, QkxWeights::RmsPlusAbsX, false, -1.0f, 0.1f, 20};
+    std::uint8_t L[kQK];
+    float scales[32], mins[32];
+    qkx_search_scales(kSearch, 8 * count, x, nullptr, scales, mins);
     for (int b = 0; b < count; ++b) {
         const float* sc = scales + 8 * b;
         const float* mn = mins + 8 * b;
@@ -318,21 +361,23 @@ void q45_k_ref(const float* x, int count, std::uint8_t* y) {
         }
         std::uint8_t* block = y + kBytes * b;
         pack_scale_min_k4(ls, lm, block + 4);
-        q45_k_finish<Q5>(x + kQK * b, ggml_fp16(max_scale / 63.0f), ggml_fp16(max_min / 63.0f), L + kQK * b, block);
+        q45_k_finish<Q5>(x + kQK * b, ggml_fp16(max_scale / 63.0f), ggml_fp16(max_min / 63.0f),
+                         {kSearch, x + kQK * b, nullptr}, L, block);
     }
 }
 
 template <bool Q5>
 void q45_k_weighted(const float* x, const float* qw, int count, std::uint8_t* y) {
     constexpr int kBytes = Q5 ? 176 : 144;
-    std::uint8_t L[4 * kQK];
+    static constexpr QkxSearch kSearch{32, Q5 ? 31 : 15, QkxWeights::Given, true};
+    std::uint8_t L[kQK];
     float scales[32], mins[32], sw[32], weights[4 * kQK];
     for (int b = 0; b < count; ++b) {  // sigma2 is the super-block's
         const float sigma2 = 2 * block_sum_squares(x + kQK * b) / static_cast<float>(kQK);
         importance_weights(x + kQK * b, qw + kQK * b, sigma2, kQK, weights + kQK * b);
     }
     for (int j = 0; j < 8 * count; ++j) sw[j] = sum_in_order(weights + 32 * j, 32);
-    search_qkx3(8 * count, 32, Q5 ? 31 : 15, x, weights, L, scales, mins);
+    qkx_search_scales(kSearch, 8 * count, x, weights, scales, mins);
     for (int b = 0; b < count; ++b) {
         std::uint8_t ls[8], lm[8];
         const float d_block = ggml_make_qp_quants(8, 63, scales + 8 * b, ls, sw + 8 * b);
@@ -345,7 +390,8 @@ void q45_k_weighted(const float* x, const float* qw, int count, std::uint8_t* y)
         }
         std::uint8_t* block = y + kBytes * b;
         pack_scale_min_k4(ls, lm, block + 4);
-        q45_k_finish<Q5>(x + kQK * b, ggml_fp16(d_block), ggml_fp16(m_block), L + kQK * b, block);
+        q45_k_finish<Q5>(x + kQK * b, ggml_fp16(d_block), ggml_fp16(m_block), {kSearch, x + kQK * b, weights + kQK * b},
+                         L, block);
     }
 }
 
@@ -377,7 +423,7 @@ void q6_k_block(const float* x, const float* qw, std::uint8_t* y) {
         d_used[j] = d * static_cast<float>(sc);
     }
     std::uint8_t* codes = reinterpret_cast<std::uint8_t*>(L);
-    requantize<16>(x, d_used, nullptr, -32, 31, 32, 16, codes);
+    requantize<16>(x, d_used, nullptr, -32, 31, 32, 16, codes, codes_in_place);
     std::uint8_t* ql = y;
     std::uint8_t* qh = y + 128;
     for (int j = 0; j < kQK; j += 128) {
