@@ -22,7 +22,8 @@ struct GgmlCodec {
 GgmlCodec ggml_plain_codec(GgmlType type);    // F32, F16, BF16, F64: to_float only (ggml_plain.cpp)
 GgmlCodec ggml_legacy_codec(GgmlType type);   // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (ggml_legacy.cpp)
 GgmlCodec ggml_k_codec(GgmlType type);        // Q2_K ... Q6_K (ggml_k_decode.cpp)
-GgmlCodec ggml_iq_codec(GgmlType type);       // IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4 (ggml_iq_quants.cpp)
+GgmlCodec ggml_iq_codec(GgmlType type);       // IQ4_NL, IQ4_XS (ggml_iq_quants.cpp)
+GgmlCodec ggml_ternary_mxfp4_codec(GgmlType type);  // TQ1_0, TQ2_0, MXFP4 (ggml_ternary_mxfp4.cpp)
 GgmlQuantizeBlocks ggml_k_quantizer(GgmlType type);  // Q2_K ... Q6_K's quantizers (ggml_k_quantize.cpp)
 
 }  // namespace qs::detail

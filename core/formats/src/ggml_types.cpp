@@ -64,9 +64,8 @@ detail::GgmlCodec codec_of(GgmlType type) {
             return detail::ggml_legacy_codec(type);
         case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
             return detail::ggml_k_codec(type);
-        case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: case GgmlType::TQ1_0: case GgmlType::TQ2_0:
-        case GgmlType::MXFP4:
-            return detail::ggml_iq_codec(type);
+        case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: return detail::ggml_iq_codec(type);
+        case GgmlType::TQ1_0: case GgmlType::TQ2_0: case GgmlType::MXFP4: return detail::ggml_ternary_mxfp4_codec(type);
         default: return {};
     }
 }
