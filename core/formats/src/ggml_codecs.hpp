@@ -17,6 +17,12 @@ struct GgmlCodec {
     void (*dequantize)(const void* in, std::int64_t blocks, float* y) = nullptr;
     // One block's stored fields, its codes among them.
     void (*fields)(const void* block, GgmlBlockFields& out) = nullptr;
+    // What a pass over many blocks reads instead of each block's fields (ggml_block_codes): each value's code
+    // and each scale group's used scale, groups of scale_group values (0: the block). Null: read the fields.
+    void (*codes)(const void* in, std::int64_t blocks, std::int32_t* codes, float* group_scale) = nullptr;
+    int scale_group = 0;
+    // Where the block's fp16 d and dmin (m) sit, -1 for none (ggml_block_scales; both -1: read the fields).
+    int d_at = -1, dmin_at = -1;
 };
 
 GgmlCodec ggml_plain_codec(GgmlType type);    // F32, F16, BF16, F64: to_float only (ggml_plain.cpp)

@@ -427,15 +427,43 @@ void iq4_xs_fields(const void* block, GgmlBlockFields& out) {
     }
 }
 
+// The 32 indices of a qs of 16 bytes in value order.
+void iq4_indices(const std::uint8_t* qs, std::int32_t* codes) {
+    for (int j = 0; j < 16; ++j) codes[j] = qs[j] & 0x0f, codes[j + 16] = qs[j] >> 4;
+}
+
+// Each value's index and each block's d (GgmlCodec::codes; the fields' codes and d).
+void iq4_nl_codes(const void* in, std::int64_t blocks, std::int32_t* codes, float* d) {
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* x = bytes(in) + 18 * b;
+        d[b] = half_to_float(load_le16(x));
+        iq4_indices(x + 2, codes + 32 * b);
+    }
+}
+
+// Each value's index and each sub-block's used scale d (l - 32) (the fields' codes and sub_scale_used).
+void iq4_xs_codes(const void* in, std::int64_t blocks, std::int32_t* codes, float* sub_scale_used) {
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* x = bytes(in) + 136 * b;
+        const float d = half_to_float(load_le16(x));
+        for (int ib = 0; ib < 8; ++ib) {
+            sub_scale_used[8 * b + ib] = d * static_cast<float>(iq4_xs_stored_scale(x, ib) - 32);
+            iq4_indices(x + 8 + 16 * ib, codes + 256 * b + 32 * ib);
+        }
+    }
+}
+
 }  // namespace
 
 GgmlCodec ggml_iq_codec(GgmlType type) {
     GgmlCodec c;
     switch (type) {
-        case GgmlType::IQ4_NL: c = {iq4_nl_quantize, iq4_nl_dequantize, iq4_nl_fields}; break;
-        case GgmlType::IQ4_XS: c = {iq4_xs_quantize, iq4_xs_dequantize, iq4_xs_fields}; break;
-        default: break;
+        case GgmlType::IQ4_NL: c = {iq4_nl_quantize, iq4_nl_dequantize, iq4_nl_fields}; c.codes = iq4_nl_codes; break;
+        case GgmlType::IQ4_XS: c = {iq4_xs_quantize, iq4_xs_dequantize, iq4_xs_fields}; c.codes = iq4_xs_codes; break;
+        default: return c;
     }
+    c.scale_group = 32;
+    c.d_at = 0;
     return c;
 }
 

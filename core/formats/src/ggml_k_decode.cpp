@@ -11,79 +11,97 @@ namespace {
 
 using namespace ggml_k;
 
-// The stored fields of one block: d (and dmin), each sub-block's integer scale (and min), each value's code
-// as FORMATS.md lists them.
-void q2_k_fields(const void* block, GgmlBlockFields& f) {
-    const std::uint8_t* x = bytes(block);
-    f.d_bits = load_le16(x + 80);
-    f.dmin_bits = load_le16(x + 82);
-    f.has_dmin = true;
-    f.sub_blocks = 16;
-    f.sub_size = 16;
-    for (int j = 0; j < 16; ++j) {
-        f.sub_scale[j] = x[j] & 0xf;
-        f.sub_min[j] = x[j] >> 4;
-    }
-    unpack_2bit_all(x + 16, f.codes);
-}
+// Each type's codes of one block as FORMATS.md lists them (into codes[256]), and sub-block j's stored scale
+// (and min).
+void q2_k_codes(const std::uint8_t* x, std::int32_t* codes) { unpack_2bit_all(x + 16, codes); }
+int q2_k_scale(const std::uint8_t* x, int j) { return x[j] & 0xf; }
+int q2_k_min(const std::uint8_t* x, int j) { return x[j] >> 4; }
 
-void q3_k_fields(const void* block, GgmlBlockFields& f) {
-    const std::uint8_t* x = bytes(block);
-    f.d_bits = load_le16(x + 108);
-    f.sub_blocks = 16;
-    f.sub_size = 16;
-    for (int j = 0; j < 16; ++j) f.sub_scale[j] = q3_scale(x + 96, j);
-    unpack_2bit_all(x + 32, f.codes);
+void q3_k_codes(const std::uint8_t* x, std::int32_t* codes) {
+    unpack_2bit_all(x + 32, codes);
     for (int h = 0; h < 8; ++h)  // value 32 h + l's third bit: bit h of hmask[l]; clear means minus 4
-        for (int l = 0; l < 32; ++l) f.codes[32 * h + l] -= ((x[l] >> h) & 1) ? 0 : 4;
+        for (int l = 0; l < 32; ++l) codes[32 * h + l] -= ((x[l] >> h) & 1) ? 0 : 4;
 }
+int q3_k_scale(const std::uint8_t* x, int j) { return q3_scale(x + 96, j); }
 
 template <bool Q5>
-void q45_k_fields(const void* block, GgmlBlockFields& f) {
-    const std::uint8_t* x = bytes(block);
-    f.d_bits = load_le16(x);
-    f.dmin_bits = load_le16(x + 2);
-    f.has_dmin = true;
-    f.sub_blocks = 8;
-    f.sub_size = 32;
-    for (int j = 0; j < 8; ++j) scale_min_k4(j, x + 4, f.sub_scale[j], f.sub_min[j]);
+void q45_k_codes(const std::uint8_t* x, std::int32_t* codes) {
     const std::uint8_t* qs = x + (Q5 ? 48 : 16);
     for (int g = 0; g < 4; ++g)  // values 64 g + l (low nibbles) and 64 g + 32 + l (high) share qs[32 g + l]
         for (int l = 0; l < 32; ++l) {
             const std::uint8_t byte = qs[32 * g + l];
-            f.codes[64 * g + l] = byte & 0xf;
-            f.codes[64 * g + 32 + l] = byte >> 4;
+            codes[64 * g + l] = byte & 0xf;
+            codes[64 * g + 32 + l] = byte >> 4;
             if (Q5) {
-                f.codes[64 * g + l] |= ((x[16 + l] >> (2 * g)) & 1) << 4;
-                f.codes[64 * g + 32 + l] |= ((x[16 + l] >> (2 * g + 1)) & 1) << 4;
+                codes[64 * g + l] |= ((x[16 + l] >> (2 * g)) & 1) << 4;
+                codes[64 * g + 32 + l] |= ((x[16 + l] >> (2 * g + 1)) & 1) << 4;
             }
         }
 }
+int q45_k_scale(const std::uint8_t* x, int j) {
+    int sc, m;
+    scale_min_k4(j, x + 4, sc, m);
+    return sc;
+}
+int q45_k_min(const std::uint8_t* x, int j) {
+    int sc, m;
+    scale_min_k4(j, x + 4, sc, m);
+    return m;
+}
 
-void q6_k_fields(const void* block, GgmlBlockFields& f) {
-    const std::uint8_t* x = bytes(block);
-    f.d_bits = load_le16(x + 208);
-    f.sub_blocks = 16;
-    f.sub_size = 16;
-    for (int j = 0; j < 16; ++j) f.sub_scale[j] = static_cast<std::int8_t>(x[192 + j]);
+void q6_k_codes(const std::uint8_t* x, std::int32_t* codes) {
     for (int h = 0; h < 2; ++h)
         for (int q = 0; q < 4; ++q)
             for (int l = 0; l < 32; ++l) {
                 const std::uint8_t low = x[64 * h + l + 32 * (q % 2)];
                 const int nibble = q < 2 ? low & 0xf : low >> 4;
-                f.codes[128 * h + 32 * q + l] = (nibble | (((x[128 + 32 * h + l] >> (2 * q)) & 3) << 4)) - 32;
+                codes[128 * h + 32 * q + l] = (nibble | (((x[128 + 32 * h + l] >> (2 * q)) & 3) << 4)) - 32;
             }
 }
+int q6_k_scale(const std::uint8_t* x, int j) { return static_cast<std::int8_t>(x[192 + j]); }
 
-// The stored fields plus what to_float uses: the decoded d and dmin, each sub-block's d * sc and dmin * m.
-template <void (*Stored)(const void*, GgmlBlockFields&)>
+// A type's block geometry and readers: its bytes, where d (and dmin, -1 for none) sit, its sub-blocks.
+struct KBlock {
+    int bytes, d_at, dmin_at, sub_blocks;
+    void (*codes)(const std::uint8_t*, std::int32_t*);
+    int (*scale)(const std::uint8_t*, int);
+    int (*min)(const std::uint8_t*, int);  // null where no min is stored
+};
+constexpr KBlock kQ2K{84, 80, 82, 16, q2_k_codes, q2_k_scale, q2_k_min};
+constexpr KBlock kQ3K{110, 108, -1, 16, q3_k_codes, q3_k_scale, nullptr};
+constexpr KBlock kQ4K{144, 0, 2, 8, q45_k_codes<false>, q45_k_scale, q45_k_min};
+constexpr KBlock kQ5K{176, 0, 2, 8, q45_k_codes<true>, q45_k_scale, q45_k_min};
+constexpr KBlock kQ6K{210, 208, -1, 16, q6_k_codes, q6_k_scale, nullptr};
+
+// The stored fields of one block (d and dmin, each sub-block's integer scale and min, each value's code as
+// FORMATS.md lists them) plus what to_float uses: the decoded d and dmin, each sub-block's d * sc and dmin * m.
+template <const KBlock& K>
 void fields_k(const void* block, GgmlBlockFields& f) {
-    Stored(block, f);
+    const std::uint8_t* x = bytes(block);
+    f.d_bits = load_le16(x + K.d_at);
+    f.has_dmin = K.dmin_at >= 0;
+    f.dmin_bits = f.has_dmin ? load_le16(x + K.dmin_at) : 0;
+    f.sub_blocks = K.sub_blocks;
+    f.sub_size = kQK / K.sub_blocks;
+    K.codes(x, f.codes);
     f.d = half_to_float(f.d_bits);
     f.dmin = f.has_dmin ? half_to_float(f.dmin_bits) : 0.0f;
     for (int j = 0; j < f.sub_blocks; ++j) {
+        f.sub_scale[j] = K.scale(x, j);
         f.sub_scale_used[j] = f.d * static_cast<float>(f.sub_scale[j]);
+        f.sub_min[j] = f.has_dmin ? K.min(x, j) : 0;
         f.sub_min_used[j] = f.has_dmin ? f.dmin * static_cast<float>(f.sub_min[j]) : 0.0f;
+    }
+}
+
+// Each value's code and each sub-block's used scale d * sc of `blocks` blocks (GgmlCodec::codes).
+template <const KBlock& K>
+void codes_k(const void* in, std::int64_t blocks, std::int32_t* codes, float* sub_scale_used) {
+    for (std::int64_t b = 0; b < blocks; ++b, codes += kQK, sub_scale_used += K.sub_blocks) {
+        const std::uint8_t* x = bytes(in) + K.bytes * b;
+        K.codes(x, codes);
+        const float d = half_to_float(load_le16(x + K.d_at));
+        for (int j = 0; j < K.sub_blocks; ++j) sub_scale_used[j] = d * static_cast<float>(K.scale(x, j));
     }
 }
 
@@ -214,12 +232,20 @@ void q6_k_dequantize(const void* in, std::int64_t blocks, float* y) {
 
 GgmlCodec ggml_k_codec(GgmlType type) {
     const GgmlQuantizeBlocks quantize = ggml_k_quantizer(type);
+    const auto codec = [&](auto dequantize, auto fields, auto codes, const KBlock& k) {
+        GgmlCodec c{quantize, dequantize, fields};
+        c.codes = codes;
+        c.scale_group = kQK / k.sub_blocks;
+        c.d_at = k.d_at;
+        c.dmin_at = k.dmin_at;
+        return c;
+    };
     switch (type) {
-        case GgmlType::Q2_K: return {quantize, q2_k_dequantize, fields_k<q2_k_fields>};
-        case GgmlType::Q3_K: return {quantize, q3_k_dequantize, fields_k<q3_k_fields>};
-        case GgmlType::Q4_K: return {quantize, q45_k_dequantize<false>, fields_k<q45_k_fields<false>>};
-        case GgmlType::Q5_K: return {quantize, q45_k_dequantize<true>, fields_k<q45_k_fields<true>>};
-        case GgmlType::Q6_K: return {quantize, q6_k_dequantize, fields_k<q6_k_fields>};
+        case GgmlType::Q2_K: return codec(q2_k_dequantize, fields_k<kQ2K>, codes_k<kQ2K>, kQ2K);
+        case GgmlType::Q3_K: return codec(q3_k_dequantize, fields_k<kQ3K>, codes_k<kQ3K>, kQ3K);
+        case GgmlType::Q4_K: return codec(q45_k_dequantize<false>, fields_k<kQ4K>, codes_k<kQ4K>, kQ4K);
+        case GgmlType::Q5_K: return codec(q45_k_dequantize<true>, fields_k<kQ5K>, codes_k<kQ5K>, kQ5K);
+        case GgmlType::Q6_K: return codec(q6_k_dequantize, fields_k<kQ6K>, codes_k<kQ6K>, kQ6K);
         default: return {};
     }
 }

@@ -162,9 +162,11 @@ GgmlCodec ggml_ternary_mxfp4_codec(GgmlType type) {
     switch (type) {
         case GgmlType::TQ1_0:
             c = {tq1_0_quantize, ternary_dequantize<54, 52, tq1_0_codes>, ternary_fields<52, tq1_0_codes>};
+            c.d_at = 52;
             break;
         case GgmlType::TQ2_0:
             c = {tq2_0_quantize, ternary_dequantize<66, 64, tq2_0_codes>, ternary_fields<64, tq2_0_codes>};
+            c.d_at = 64;
             break;
         case GgmlType::MXFP4: c = {nullptr, mxfp4_dequantize, mxfp4_fields}; break;
         default: break;
