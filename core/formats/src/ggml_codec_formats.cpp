@@ -79,8 +79,9 @@ OuterSteps outer_steps(const FormatTraits& row, const CodeSpace& space) {
 }
 
 // The elements of n values whose clamp changed their code (`clamped` of each, in one loop a scale group at a
-// time): codes at the grid's ends only, the group's outward step times its used scale, the same float32
-// operations as `clamped`'s.
+// time): codes at the grid's ends only, the group's outward step times its used scale and r - r', the same
+// float32 values as `clamped`'s. Its two comparisons (past > step / 2 for an upward step, else past <
+// step / 2) are one here, both sides times the step's sign (exact), so that the loop vectorizes.
 std::int64_t count_clamped(const float* r, const float* deq, const std::int32_t* codes, std::int64_t n, int group,
                            const float* group_scale, const CodeSpace& space, const OuterSteps& outer) {
     std::int64_t clipped = 0;
@@ -88,14 +89,14 @@ std::int64_t count_clamped(const float* r, const float* deq, const std::int32_t*
         const float scale = group_scale[g];
         if (scale == 0) continue;
         const float step_hi = outer.hi * scale, step_lo = outer.lo * scale;
-        const float half_hi = step_hi / 2, half_lo = step_lo / 2;
-        const bool up_hi = step_hi > 0, up_lo = step_lo > 0;
+        const float sign_hi = step_hi > 0 ? 1.0f : -1.0f, sign_lo = step_lo > 0 ? 1.0f : -1.0f;
+        const float bound_hi = step_hi / 2 * sign_hi, bound_lo = step_lo / 2 * sign_lo;
+        const std::int32_t hi = space.hi, lo = space.lo;
         int count = 0;
         for (std::int64_t j = g * group; j < (g + 1) * group; ++j) {
             const float past = r[j] - deq[j];
-            const bool hi = codes[j] == space.hi && (up_hi ? past > half_hi : past < half_hi);
-            const bool lo = codes[j] == space.lo && (up_lo ? past > half_lo : past < half_lo);
-            count += hi | lo;
+            count += (codes[j] == hi) & (past * sign_hi > bound_hi);
+            count += (codes[j] == lo) & (past * sign_lo > bound_lo);
         }
         clipped += count;
     }
