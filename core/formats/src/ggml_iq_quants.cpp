@@ -282,7 +282,12 @@ float iq4_sigma2(const float* x, int n) {
 
 // The indices of 32 values at inverse scale id, packed two to a byte.
 void iq4_pack(const float* x, float id, std::uint8_t* qs) {
-#ifdef QS_HAVE_FORMAT_AVX2
+#if defined(QS_HAVE_IQ4_LANES)
+    const __m512 ids = _mm512_set1_ps(id);
+    const __m512i low = iq4_index_avx512(_mm512_mul_ps(ids, _mm512_loadu_ps(x)));
+    const __m512i high = iq4_index_avx512(_mm512_mul_ps(ids, _mm512_loadu_ps(x + 16)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(_mm512_or_si512(low, _mm512_slli_epi32(high, 4))));
+#elif defined(QS_HAVE_FORMAT_AVX2)
     alignas(32) std::int32_t index[kIq4Sub];
     for (int j = 0; j < kIq4Sub; j += 8)
         _mm256_store_si256(reinterpret_cast<__m256i*>(index + j),
@@ -380,14 +385,26 @@ int iq4_xs_stored_scale(const std::uint8_t* block, int ib) {
     return ((block[4 + ib / 2] >> (4 * (ib % 2))) & 0x0f) | (((scales_h >> (2 * ib)) & 3) << 4);
 }
 
+// 32 values of a qs of 16 bytes: d times each index's grid value (the same float32 product as ggml's).
+void iq4_scaled_grid(const std::uint8_t* qs, float d, float* y) {
+#ifdef QS_HAVE_IQ4_LANES
+    const __m512i bytes16 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+    const __m512i nibble = _mm512_set1_epi32(0x0f);
+    const __m512 grid = _mm512_loadu_ps(kIq4Value), vd = _mm512_set1_ps(d);
+    _mm512_storeu_ps(y, _mm512_mul_ps(vd, _mm512_permutexvar_ps(_mm512_and_si512(bytes16, nibble), grid)));
+    _mm512_storeu_ps(y + 16, _mm512_mul_ps(vd, _mm512_permutexvar_ps(_mm512_srli_epi32(bytes16, 4), grid)));
+#else
+    for (int j = 0; j < 16; ++j) {
+        y[j] = d * static_cast<float>(kIq4Grid[qs[j] & 0x0f]);
+        y[j + 16] = d * static_cast<float>(kIq4Grid[qs[j] >> 4]);
+    }
+#endif
+}
+
 void iq4_nl_dequantize(const void* in, std::int64_t blocks, float* y) {
     for (std::int64_t b = 0; b < blocks; ++b, y += 32) {
         const std::uint8_t* x = bytes(in) + 18 * b;
-        const float d = half_to_float(load_le16(x));
-        for (int j = 0; j < 16; ++j) {
-            y[j] = d * static_cast<float>(kIq4Grid[x[2 + j] & 0x0f]);
-            y[j + 16] = d * static_cast<float>(kIq4Grid[x[2 + j] >> 4]);
-        }
+        iq4_scaled_grid(x + 2, half_to_float(load_le16(x)), y);
     }
 }
 
@@ -395,14 +412,8 @@ void iq4_xs_dequantize(const void* in, std::int64_t blocks, float* y) {
     for (std::int64_t b = 0; b < blocks; ++b) {
         const std::uint8_t* x = bytes(in) + 136 * b;
         const float d = half_to_float(load_le16(x));
-        for (int ib = 0; ib < 8; ++ib, y += 32) {
-            const float dl = d * static_cast<float>(iq4_xs_stored_scale(x, ib) - 32);
-            const std::uint8_t* qs = x + 8 + 16 * ib;
-            for (int j = 0; j < 16; ++j) {
-                y[j] = dl * static_cast<float>(kIq4Grid[qs[j] & 0x0f]);
-                y[j + 16] = dl * static_cast<float>(kIq4Grid[qs[j] >> 4]);
-            }
-        }
+        for (int ib = 0; ib < 8; ++ib, y += 32)
+            iq4_scaled_grid(x + 8 + 16 * ib, d * static_cast<float>(iq4_xs_stored_scale(x, ib) - 32), y);
     }
 }
 
@@ -429,7 +440,13 @@ void iq4_xs_fields(const void* block, GgmlBlockFields& out) {
 
 // The 32 indices of a qs of 16 bytes in value order.
 void iq4_indices(const std::uint8_t* qs, std::int32_t* codes) {
+#ifdef QS_HAVE_IQ4_LANES
+    const __m512i bytes16 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+    _mm512_storeu_si512(codes, _mm512_and_si512(bytes16, _mm512_set1_epi32(0x0f)));
+    _mm512_storeu_si512(codes + 16, _mm512_srli_epi32(bytes16, 4));
+#else
     for (int j = 0; j < 16; ++j) codes[j] = qs[j] & 0x0f, codes[j + 16] = qs[j] >> 4;
+#endif
 }
 
 // Each value's index and each block's d (GgmlCodec::codes; the fields' codes and d).

@@ -108,10 +108,37 @@ void codes_k(const void* in, std::int64_t blocks, std::int32_t* codes, float* su
 // to_float, each type as ggml's dequantize_row_*: used scale * code - used min (q3_K, q6_K: used scale *
 // code), the used scale and min the float32 products d * sc and dmin * m. The codes are unpacked here
 // directly (the tests rebuild these values from the fields).
+#ifdef QS_HAVE_GGML_K_AVX512
+// 32 codes (bytes 0..63) as float32, the first sixteen times dl0 minus ml0, the others times dl1 minus ml1:
+// to_float's float32 product then difference, sixteen lanes at a time (no FMA: the same two roundings as the
+// scalar loop).
+inline void scaled_codes_avx512(__m256i codes, float dl0, float ml0, float dl1, float ml1, float* y) {
+    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(codes)));
+    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(codes, 1)));
+    _mm512_storeu_ps(y, _mm512_sub_ps(_mm512_mul_ps(lo, _mm512_set1_ps(dl0)), _mm512_set1_ps(ml0)));
+    _mm512_storeu_ps(y + 16, _mm512_sub_ps(_mm512_mul_ps(hi, _mm512_set1_ps(dl1)), _mm512_set1_ps(ml1)));
+}
+#endif
+
 void q2_k_dequantize(const void* in, std::int64_t blocks, float* y) {
     for (std::int64_t b = 0; b < blocks; ++b, y += kQK) {
         const std::uint8_t* x = bytes(in) + 84 * b;
         const float d = half_to_float(load_le16(x + 80)), dmin = half_to_float(load_le16(x + 82));
+#ifdef QS_HAVE_GGML_K_AVX512
+        // 32 values at a time (v = 128 h + 32 q + l): bits 2 q of one 32-byte load of qs, two sub-blocks of 16.
+        const __m256i three = _mm256_set1_epi8(0x03);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16 + 32 * h));
+            for (int q = 0; q < 4; ++q) {
+                const int v = 128 * h + 32 * q;
+                const __m256i codes = _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * q)), three);
+                scaled_codes_avx512(codes, d * static_cast<float>(x[v / 16] & 0xf), dmin * static_cast<float>(x[v / 16] >> 4),
+                                    d * static_cast<float>(x[v / 16 + 1] & 0xf),
+                                    dmin * static_cast<float>(x[v / 16 + 1] >> 4), y + v);
+            }
+        }
+        continue;
+#endif
         for (int v = 0; v < kQK; v += 16) {
             const float dl = d * static_cast<float>(x[v / 16] & 0xf), ml = dmin * static_cast<float>(x[v / 16] >> 4);
             const std::uint8_t* q = x + 16 + 32 * (v / 128) + v % 32;
@@ -136,18 +163,6 @@ void q3_k_dequantize(const void* in, std::int64_t blocks, float* y) {
     }
 }
 
-#ifdef QS_HAVE_GGML_K_AVX512
-// 32 codes (bytes 0..63) as float32, times dl, minus ml: to_float's float32 product then difference, sixteen
-// lanes at a time (no FMA: the same two roundings as the scalar loop).
-inline void scaled_codes_avx512(__m256i codes, float dl, float ml, float* y) {
-    const __m512 vd = _mm512_set1_ps(dl), vm = _mm512_set1_ps(ml);
-    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(codes)));
-    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(codes, 1)));
-    _mm512_storeu_ps(y, _mm512_sub_ps(_mm512_mul_ps(lo, vd), vm));
-    _mm512_storeu_ps(y + 16, _mm512_sub_ps(_mm512_mul_ps(hi, vd), vm));
-}
-#endif
-
 template <bool Q5>
 void q45_k_dequantize(const void* in, std::int64_t blocks, float* y) {
     constexpr int kBytes = Q5 ? 176 : 144;
@@ -169,7 +184,8 @@ void q45_k_dequantize(const void* in, std::int64_t blocks, float* y) {
                     const __m128i shift = _mm_cvtsi32_si128(j + h);
                     codes = _mm256_or_si256(codes, _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(high, shift), one), 4));
                 }
-                scaled_codes_avx512(codes, d * static_cast<float>(sc), dmin * static_cast<float>(m), y + 32 * (j + h));
+                const float dl = d * static_cast<float>(sc), ml = dmin * static_cast<float>(m);
+                scaled_codes_avx512(codes, dl, ml, dl, ml, y + 32 * (j + h));
             }
         }
         continue;
