@@ -7,6 +7,7 @@
 // round, here it changes only its own lane.
 #pragma once
 
+#include "ggml_k_search.hpp"
 #include "ggml_k_search_avx512.hpp"
 
 #ifdef QS_HAVE_GGML_K_AVX512
@@ -49,11 +50,6 @@ inline void sub_blocks_as_lanes_avx512(const float* p, int n, int rows, __m512* 
         }
     }
 }
-
-// The weights the k-quants' searches fit with: given (the importance-weighted quantizers'), or the reference
-// quantizers' own, computed in the lanes from the values as the scalar callers compute them: q2_K's |x|,
-// q4_K's and q5_K's sqrt(Σ x^2 / 32) + |x| (the sum in index order).
-enum class QkxWeights { Given, AbsX, RmsPlusAbsX };
 
 // `count` (1..16 G) sub-blocks of n (16 or 32) values each, sub-block j at x + n j with its weights at
 // weights + n j (QkxWeights::Given; else unread): scales[j], the_min[j] and, where L is not null, codes
