@@ -6,6 +6,7 @@
 // Where ggml's fp16 of d or dmin would overflow to infinity (|d| > 65504), ggml_fp16 stores +-65504
 // (FORMATS.md's one divergence), and what follows in the block (requantized codes) is computed from that.
 #include <algorithm>
+#include <type_traits>
 
 #include "ggml_codecs.hpp"
 #include "ggml_k_layout.hpp"
@@ -55,21 +56,20 @@ float qkx_search_one(const QkxSearch& s, const float* x, const float* given_weig
 // the codes of the rest (the same bits as the lanes would give). One sub-block to a lane where AVX-512 is
 // built, up to 32 to a call (two groups of sixteen; one group where sixteen are left), the same bits as the
 // scalar search, which runs otherwise.
-template <QkxWeights Weights>
+template <QkxWeights Weights, int N>
 void qkx_search_scales(const QkxSearch& s, int count, const float* x, const float* weights, float* scales, float* mins) {
 #ifdef QS_HAVE_GGML_K_AVX512
     const float rmin = s.qkx3 ? -0.9f : s.rmin, rdelta = s.qkx3 ? 0.05f : s.rdelta;
     const int nstep = s.qkx3 ? 36 : s.nstep;
-    const int n = s.n;
     for (int j = 0; j < count; j += 32) {
         const int left = std::min(32, count - j);
-        const float* w = weights ? weights + n * j : nullptr;
+        const float* w = weights ? weights + N * j : nullptr;
         if (left > 16)
-            ggml_make_qkx_quants_lanes_avx512<2, Weights>(left, n, s.nmax, x + n * j, w, nullptr, scales + j, mins + j,
-                                                          rmin, rdelta, nstep, s.use_mad);
+            ggml_make_qkx_quants_lanes_avx512<2, N, Weights>(left, s.nmax, x + N * j, w, nullptr, scales + j, mins + j,
+                                                             rmin, rdelta, nstep, s.use_mad);
         else
-            ggml_make_qkx_quants_lanes_avx512<1, Weights>(left, n, s.nmax, x + n * j, w, nullptr, scales + j, mins + j,
-                                                          rmin, rdelta, nstep, s.use_mad);
+            ggml_make_qkx_quants_lanes_avx512<1, N, Weights>(left, s.nmax, x + N * j, w, nullptr, scales + j, mins + j,
+                                                             rmin, rdelta, nstep, s.use_mad);
     }
 #else
     std::uint8_t L[32];
@@ -78,10 +78,15 @@ void qkx_search_scales(const QkxSearch& s, int count, const float* x, const floa
 #endif
 }
 void qkx_search_scales(const QkxSearch& s, int count, const float* x, const float* weights, float* scales, float* mins) {
+    const auto run = [&](auto weights_kind) {
+        constexpr QkxWeights W = decltype(weights_kind)::value;
+        if (s.n == 16) qkx_search_scales<W, 16>(s, count, x, weights, scales, mins);  // q2_K's sub-blocks
+        else qkx_search_scales<W, 32>(s, count, x, weights, scales, mins);
+    };
     switch (s.weights) {
-        case QkxWeights::Given: return qkx_search_scales<QkxWeights::Given>(s, count, x, weights, scales, mins);
-        case QkxWeights::AbsX: return qkx_search_scales<QkxWeights::AbsX>(s, count, x, nullptr, scales, mins);
-        case QkxWeights::RmsPlusAbsX: return qkx_search_scales<QkxWeights::RmsPlusAbsX>(s, count, x, nullptr, scales, mins);
+        case QkxWeights::Given: return run(std::integral_constant<QkxWeights, QkxWeights::Given>{});
+        case QkxWeights::AbsX: return run(std::integral_constant<QkxWeights, QkxWeights::AbsX>{});
+        case QkxWeights::RmsPlusAbsX: return run(std::integral_constant<QkxWeights, QkxWeights::RmsPlusAbsX>{});
     }
 }
 
