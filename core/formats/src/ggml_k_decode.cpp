@@ -24,9 +24,35 @@ void q3_k_codes(const std::uint8_t* x, std::int32_t* codes) {
 }
 int q3_k_scale(const std::uint8_t* x, int j) { return q3_scale(x + 96, j); }
 
+// GCC 12 reports its own _mm512_undefined_epi32 inside _mm512_cvtepu8_epi32 as used uninitialized once inlined
+// here; the value is never read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 template <bool Q5>
 void q45_k_codes(const std::uint8_t* x, std::int32_t* codes) {
     const std::uint8_t* qs = x + (Q5 ? 48 : 16);
+#ifdef QS_HAVE_GGML_K_AVX512
+    // 32 bytes of qs a time: their low nibbles are 32 codes, their high nibbles the next 32 (q5_K: bits 2 g
+    // and 2 g + 1 of qh on top).
+    const __m256i nibble = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(0x01);
+    const __m256i qh = Q5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16)) : _mm256_setzero_si256();
+    for (int g = 0; g < 4; ++g) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * g));
+        for (int h = 0; h < 2; ++h) {
+            __m256i c = _mm256_and_si256(h ? _mm256_srli_epi16(q, 4) : q, nibble);
+            if (Q5) {
+                const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * g + h)), one);
+                c = _mm256_or_si256(c, _mm256_slli_epi16(bit, 4));
+            }
+            std::int32_t* out = codes + 64 * g + 32 * h;
+            _mm512_storeu_si512(out, _mm512_cvtepu8_epi32(_mm256_castsi256_si128(c)));
+            _mm512_storeu_si512(out + 16, _mm512_cvtepu8_epi32(_mm256_extracti128_si256(c, 1)));
+        }
+    }
+    return;
+#endif
     for (int g = 0; g < 4; ++g)  // values 64 g + l (low nibbles) and 64 g + 32 + l (high) share qs[32 g + l]
         for (int l = 0; l < 32; ++l) {
             const std::uint8_t byte = qs[32 * g + l];
@@ -38,6 +64,9 @@ void q45_k_codes(const std::uint8_t* x, std::int32_t* codes) {
             }
         }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 int q45_k_scale(const std::uint8_t* x, int j) {
     int sc, m;
     scale_min_k4(j, x + 4, sc, m);
