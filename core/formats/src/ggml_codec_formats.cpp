@@ -78,16 +78,41 @@ OuterSteps outer_steps(const FormatTraits& row, const CodeSpace& space) {
             grid_value(row, space.lo) - grid_value(row, space.lo + 1)};
 }
 
+// The elements of n values whose clamp changed their code (`clamped` of each, in one loop a scale group at a
+// time): codes at the grid's ends only, the group's outward step times its used scale and r - r', the same
+// float32 values as `clamped`'s. Its two comparisons (past > step / 2 for an upward step, else past <
+// step / 2) are one here, both sides times the step's sign (exact), so that the loop vectorizes.
+std::int64_t count_clamped(const float* r, const float* deq, const std::int32_t* codes, std::int64_t n, int group,
+                           const float* group_scale, const CodeSpace& space, const OuterSteps& outer) {
+    std::int64_t clipped = 0;
+    for (std::int64_t g = 0; g < n / group; ++g) {
+        const float scale = group_scale[g];
+        if (scale == 0) continue;
+        const float step_hi = outer.hi * scale, step_lo = outer.lo * scale;
+        const float sign_hi = step_hi > 0 ? 1.0f : -1.0f, sign_lo = step_lo > 0 ? 1.0f : -1.0f;
+        const float bound_hi = step_hi / 2 * sign_hi, bound_lo = step_lo / 2 * sign_lo;
+        const std::int32_t hi = space.hi, lo = space.lo;
+        int count = 0;
+        for (std::int64_t j = g * group; j < (g + 1) * group; ++j) {
+            const float past = r[j] - deq[j];
+            count += (codes[j] == hi) & (past * sign_hi > bound_hi);
+            count += (codes[j] == lo) & (past * sign_lo > bound_lo);
+        }
+        clipped += count;
+    }
+    return clipped;
+}
+
 }  // namespace
 
 std::int64_t codec_chunk(const FormatTraits& row, const float* r, const float*, std::int64_t n, std::int32_t* codes,
                          float* deq, const ChunkPlace& place) {
     const GgmlTypeInfo& type = *row.ggml;
-    const int size = type.block_size;
+    const int size = type.block_size, group = ggml_scale_group(type);
     const CodeSpace space = code_space_of(row);
     const OuterSteps outer = outer_steps(row, space);
     std::uint8_t bytes[kRunBytes];
-    GgmlBlockFields fields;
+    float group_scale[kRun / 16];  // the smallest scale group is 16 values
     std::int64_t clipped = 0;
     for (std::int64_t k = 0; k < n; k += kRun) {
         const std::int64_t len = std::min(kRun, n - k);
@@ -98,23 +123,8 @@ std::int64_t codec_chunk(const FormatTraits& row, const float* r, const float*, 
             quantize_run(type, r + k, len, at, bytes);
         }
         ggml_dequantize(type, run, len, deq + k);
-        for (std::int64_t b = 0; b < len / size; ++b) {
-            ggml_block_fields(type, run + b * type.type_size, fields);
-            const std::int64_t first = k + b * size;
-            std::copy_n(fields.codes, size, codes + first);
-            const int per_scale = fields.sub_blocks > 0 ? fields.sub_size : size;  // the values sharing a scale
-            for (int j0 = 0; j0 < size; j0 += per_scale) {
-                const float scale = scale_of(fields, j0);
-                if (scale == 0) continue;
-                for (int j = j0; j < j0 + per_scale; ++j) {  // only a grid's outermost code can be a clamped one
-                    const std::int32_t code = fields.codes[j];
-                    if (code != space.lo && code != space.hi) continue;
-                    const float step = (code == space.hi ? outer.hi : outer.lo) * scale;  // outward
-                    const float past = r[first + j] - deq[first + j];
-                    if (step > 0 ? past > step / 2 : past < step / 2) ++clipped;
-                }
-            }
-        }
+        ggml_block_codes(type, run, len / size, codes + k, group_scale);
+        clipped += count_clamped(r + k, deq + k, codes + k, len, group, group_scale, space, outer);
     }
     return clipped;
 }
@@ -125,7 +135,7 @@ void codec_block_scales(const FormatTraits& row, const float* r, std::int64_t bl
     const GgmlTypeInfo& type = *row.ggml;
     const std::int64_t per_run = kRun / type.block_size;
     std::uint8_t bytes[kRunBytes];
-    GgmlBlockFields fields;
+    float dmin[kRun / 32];  // where no offset is wanted
     for (std::int64_t b0 = 0; b0 < blocks; b0 += per_run) {
         const std::int64_t count = std::min(per_run, blocks - b0);
         const std::uint8_t* run = place.blocks ? place.blocks + b0 * type.type_size : bytes;
@@ -136,12 +146,7 @@ void codec_block_scales(const FormatTraits& row, const float* r, std::int64_t bl
             quantize_run(type, r + b0 * type.block_size, count * type.block_size, at, made);
             run = made;
         }
-        for (std::int64_t b = 0; b < count; ++b) {
-            ggml_block_fields(type, run + b * type.type_size, fields);
-            scale[b0 + b] = fields.d;
-            stored[b0 + b] = fields.d_bits;
-            if (offset) offset[b0 + b] = fields.dmin;
-        }
+        ggml_block_scales(type, run, count, scale + b0, stored + b0, offset ? offset + b0 : dmin);
     }
 }
 

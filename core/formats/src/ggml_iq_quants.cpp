@@ -1,13 +1,9 @@
-// ggml's non-linear and ternary types, bit-exact with ggml-quants.c: iq4_nl and iq4_xs (indices into a 16-value
+// ggml's non-linear types, bit-exact with ggml-quants.c: iq4_nl and iq4_xs (indices into a 16-value
 // non-uniform grid; quantize_iq4_nl / quantize_iq4_xs, which ggml_quantize_chunk calls with or without an
-// importance vector), tq1_0 and tq2_0 (ternary; quantize_row_tq*_ref, no importance), and MXFP4 (decode
-// only). Layouts (ggml-common.h), little-endian:
+// importance vector). Layouts (ggml-common.h), little-endian:
 //   iq4_nl  d(2) qs[16]                                    32 values
 //   iq4_xs  d(2) scales_h(2) scales_l[4] qs[128]           256 values; sub-block ib's 6-bit scale: the low
 //           nibble of scales_l[ib / 2] (ib even) or its high nibble (ib odd), bits 2 ib of scales_h on top
-//   tq1_0   qs[48] qh[4] d(2)                              256 values, base-3 digits, 5 (qs) or 4 (qh) a byte
-//   tq2_0   qs[64] d(2)                                    256 values, 2 bits each
-//   mxfp4   e(1) qs[16]                                    32 values; E8M0 exponent, E2M1 codes
 // In a qs of 16 bytes per 32 values, value j sits in the low nibble of byte j (j < 16) or the high nibble of
 // byte j - 16.
 #include "format_kernels.hpp"
@@ -22,8 +18,6 @@ const std::uint8_t* bytes(const void* p) { return static_cast<const std::uint8_t
 
 // ggml's kvalues_iq4nl: the grid iq4_nl and iq4_xs index.
 constexpr std::int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-// ggml's kvalues_mxfp4: E2M1's values doubled, indexed by the 4-bit code (sign in bit 3).
-constexpr std::int8_t kMxfp4Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 // The grid's midpoints (a tie goes up: x >= midpoint i means index > i) and, for the cells [8 c - 128,
 // 8 c - 120) of width 8 (narrower than any gap between midpoints, so each holds at most one), how many
@@ -288,7 +282,12 @@ float iq4_sigma2(const float* x, int n) {
 
 // The indices of 32 values at inverse scale id, packed two to a byte.
 void iq4_pack(const float* x, float id, std::uint8_t* qs) {
-#ifdef QS_HAVE_FORMAT_AVX2
+#if defined(QS_HAVE_IQ4_LANES)
+    const __m512 ids = _mm512_set1_ps(id);
+    const __m512i low = iq4_index_avx512(_mm512_mul_ps(ids, _mm512_loadu_ps(x)));
+    const __m512i high = iq4_index_avx512(_mm512_mul_ps(ids, _mm512_loadu_ps(x + 16)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs), _mm512_cvtepi32_epi8(_mm512_or_si512(low, _mm512_slli_epi32(high, 4))));
+#elif defined(QS_HAVE_FORMAT_AVX2)
     alignas(32) std::int32_t index[kIq4Sub];
     for (int j = 0; j < kIq4Sub; j += 8)
         _mm256_store_si256(reinterpret_cast<__m256i*>(index + j),
@@ -386,14 +385,26 @@ int iq4_xs_stored_scale(const std::uint8_t* block, int ib) {
     return ((block[4 + ib / 2] >> (4 * (ib % 2))) & 0x0f) | (((scales_h >> (2 * ib)) & 3) << 4);
 }
 
+// 32 values of a qs of 16 bytes: d times each index's grid value (the same float32 product as ggml's).
+void iq4_scaled_grid(const std::uint8_t* qs, float d, float* y) {
+#ifdef QS_HAVE_IQ4_LANES
+    const __m512i bytes16 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+    const __m512i nibble = _mm512_set1_epi32(0x0f);
+    const __m512 grid = _mm512_loadu_ps(kIq4Value), vd = _mm512_set1_ps(d);
+    _mm512_storeu_ps(y, _mm512_mul_ps(vd, _mm512_permutexvar_ps(_mm512_and_si512(bytes16, nibble), grid)));
+    _mm512_storeu_ps(y + 16, _mm512_mul_ps(vd, _mm512_permutexvar_ps(_mm512_srli_epi32(bytes16, 4), grid)));
+#else
+    for (int j = 0; j < 16; ++j) {
+        y[j] = d * static_cast<float>(kIq4Grid[qs[j] & 0x0f]);
+        y[j + 16] = d * static_cast<float>(kIq4Grid[qs[j] >> 4]);
+    }
+#endif
+}
+
 void iq4_nl_dequantize(const void* in, std::int64_t blocks, float* y) {
     for (std::int64_t b = 0; b < blocks; ++b, y += 32) {
         const std::uint8_t* x = bytes(in) + 18 * b;
-        const float d = half_to_float(load_le16(x));
-        for (int j = 0; j < 16; ++j) {
-            y[j] = d * static_cast<float>(kIq4Grid[x[2 + j] & 0x0f]);
-            y[j + 16] = d * static_cast<float>(kIq4Grid[x[2 + j] >> 4]);
-        }
+        iq4_scaled_grid(x + 2, half_to_float(load_le16(x)), y);
     }
 }
 
@@ -401,14 +412,8 @@ void iq4_xs_dequantize(const void* in, std::int64_t blocks, float* y) {
     for (std::int64_t b = 0; b < blocks; ++b) {
         const std::uint8_t* x = bytes(in) + 136 * b;
         const float d = half_to_float(load_le16(x));
-        for (int ib = 0; ib < 8; ++ib, y += 32) {
-            const float dl = d * static_cast<float>(iq4_xs_stored_scale(x, ib) - 32);
-            const std::uint8_t* qs = x + 8 + 16 * ib;
-            for (int j = 0; j < 16; ++j) {
-                y[j] = dl * static_cast<float>(kIq4Grid[qs[j] & 0x0f]);
-                y[j + 16] = dl * static_cast<float>(kIq4Grid[qs[j] >> 4]);
-            }
-        }
+        for (int ib = 0; ib < 8; ++ib, y += 32)
+            iq4_scaled_grid(x + 8 + 16 * ib, d * static_cast<float>(iq4_xs_stored_scale(x, ib) - 32), y);
     }
 }
 
@@ -433,141 +438,36 @@ void iq4_xs_fields(const void* block, GgmlBlockFields& out) {
     }
 }
 
-// ---- tq1_0 and tq2_0: d = the block's largest magnitude, codes lroundf(x / d) in {-1, 0, 1} ------------------
-
-// d and 1 / d (0 when d = 0) of a ternary block of 256.
-float ternary_inverse_scale(const float* x, std::uint8_t* d_out) {
-    const float d = block_amax(x, 256);
-    store_le16(d_out, ggml_fp16(d));
-    return d != 0 ? 1.0f / d : 0.0f;
+// The 32 indices of a qs of 16 bytes in value order.
+void iq4_indices(const std::uint8_t* qs, std::int32_t* codes) {
+#ifdef QS_HAVE_IQ4_LANES
+    const __m512i bytes16 = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+    _mm512_storeu_si512(codes, _mm512_and_si512(bytes16, _mm512_set1_epi32(0x0f)));
+    _mm512_storeu_si512(codes + 16, _mm512_srli_epi32(bytes16, 4));
+#else
+    for (int j = 0; j < 16; ++j) codes[j] = qs[j] & 0x0f, codes[j + 16] = qs[j] >> 4;
+#endif
 }
 
-// The trits of a block's 256 values, 0, 1, 2 for -1, 0, 1 (ggml's lroundf(x id) + 1; only their low bits are
-// used).
-void ternary_digits(const float* x, float id, std::int32_t* digits) {
-    ggml_round_codes(x, id, 256, digits);
-    for (int j = 0; j < 256; ++j) digits[j] += 1;
-}
-
-// tq1_0 packs n digits (most significant first) into a byte by ggml's fixed point: q * 256 / 243 rounded up,
-// so that the digit k comes back as the top byte of (byte * 3^k mod 256) * 3.
-std::uint8_t ternary_byte(int base3) {
-    const auto q = static_cast<std::uint8_t>(base3);
-    return static_cast<std::uint8_t>((static_cast<unsigned>(q) * 256 + 242) / 243);
-}
-
-void tq1_0_block(const float* x, std::uint8_t* y) {
-    std::int32_t digit[256];
-    ternary_digits(x, ternary_inverse_scale(x, y + 52), digit);
-    // qs[0..31]: five values 32 apart each; qs[32..47]: five values 16 apart each (from x + 160); qh[0..3]:
-    // four values 4 apart each (from x + 240), shifted up a digit.
-    for (int m = 0; m < 32; ++m) {
-        int q = 0;
-        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + digit[m + 32 * n]);
-        y[m] = ternary_byte(q);
-    }
-    for (int m = 0; m < 16; ++m) {
-        int q = 0;
-        for (int n = 0; n < 5; ++n) q = static_cast<std::uint8_t>(q * 3 + digit[160 + m + 16 * n]);
-        y[32 + m] = ternary_byte(q);
-    }
-    for (int j = 0; j < 4; ++j) {
-        int q = 0;
-        for (int m = 0; m < 4; ++m) q = static_cast<std::uint8_t>(q * 3 + digit[240 + j + 4 * m]);
-        y[48 + j] = ternary_byte(static_cast<std::uint8_t>(q * 3));
+// Each value's index and each block's d (GgmlCodec::codes; the fields' codes and d).
+void iq4_nl_codes(const void* in, std::int64_t blocks, std::int32_t* codes, float* d) {
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* x = bytes(in) + 18 * b;
+        d[b] = half_to_float(load_le16(x));
+        iq4_indices(x + 2, codes + 32 * b);
     }
 }
 
-void tq2_0_block(const float* x, std::uint8_t* y) {
-    std::int32_t digit[256];
-    ternary_digits(x, ternary_inverse_scale(x, y + 64), digit);
-    for (int half = 0; half < 2; ++half) {
-        const std::int32_t* dh = digit + 128 * half;
-        for (int m = 0; m < 32; ++m) {
-            int q = 0;
-            for (int n = 0; n < 4; ++n) q += (dh[m + 32 * n] & 3) << (2 * n);
-            y[32 * half + m] = static_cast<std::uint8_t>(q);
+// Each value's index and each sub-block's used scale d (l - 32) (the fields' codes and sub_scale_used).
+void iq4_xs_codes(const void* in, std::int64_t blocks, std::int32_t* codes, float* sub_scale_used) {
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* x = bytes(in) + 136 * b;
+        const float d = half_to_float(load_le16(x));
+        for (int ib = 0; ib < 8; ++ib) {
+            sub_scale_used[8 * b + ib] = d * static_cast<float>(iq4_xs_stored_scale(x, ib) - 32);
+            iq4_indices(x + 8 + 16 * ib, codes + 256 * b + 32 * ib);
         }
     }
-}
-
-void tq1_0_quantize(const float* x, std::int64_t blocks, const GgmlImportance*, void* out) {
-    for (std::int64_t b = 0; b < blocks; ++b) tq1_0_block(x + 256 * b, bytes(out) + 54 * b);
-}
-
-void tq2_0_quantize(const float* x, std::int64_t blocks, const GgmlImportance*, void* out) {
-    for (std::int64_t b = 0; b < blocks; ++b) tq2_0_block(x + 256 * b, bytes(out) + 66 * b);
-}
-
-// The code (-1, 0, 1) of digit k of a tq1_0 byte: (byte * 3^k mod 256) * 3 / 256, minus 1.
-int tq1_code(std::uint8_t byte, int k) {
-    constexpr std::uint8_t kPow3[5] = {1, 3, 9, 27, 81};
-    const auto q = static_cast<std::uint8_t>(byte * kPow3[k]);
-    return ((q * 3) >> 8) - 1;
-}
-
-// tq1_0's 256 codes in value order.
-void tq1_0_codes(const std::uint8_t* x, std::int32_t* codes) {
-    for (int n = 0; n < 5; ++n)
-        for (int m = 0; m < 32; ++m) codes[32 * n + m] = tq1_code(x[m], n);
-    for (int n = 0; n < 5; ++n)
-        for (int m = 0; m < 16; ++m) codes[160 + 16 * n + m] = tq1_code(x[32 + m], n);
-    for (int n = 0; n < 4; ++n)
-        for (int j = 0; j < 4; ++j) codes[240 + 4 * n + j] = tq1_code(x[48 + j], n);
-}
-
-// tq2_0's 256 codes in value order (a stored 3 is a code of 2, which to_float reads as such).
-void tq2_0_codes(const std::uint8_t* x, std::int32_t* codes) {
-    for (int half = 0; half < 2; ++half)
-        for (int l = 0; l < 4; ++l)
-            for (int m = 0; m < 32; ++m) codes[128 * half + 32 * l + m] = ((x[32 * half + m] >> (2 * l)) & 3) - 1;
-}
-
-template <int BlockBytes, int DOffset, void (*Codes)(const std::uint8_t*, std::int32_t*)>
-void ternary_dequantize(const void* in, std::int64_t blocks, float* y) {
-    for (std::int64_t b = 0; b < blocks; ++b, y += 256) {
-        const std::uint8_t* x = bytes(in) + BlockBytes * b;
-        const float d = half_to_float(load_le16(x + DOffset));
-        std::int32_t codes[256];
-        Codes(x, codes);
-        for (int j = 0; j < 256; ++j) y[j] = static_cast<float>(codes[j]) * d;
-    }
-}
-
-template <int DOffset, void (*Codes)(const std::uint8_t*, std::int32_t*)>
-void ternary_fields(const void* block, GgmlBlockFields& out) {
-    const std::uint8_t* x = bytes(block);
-    out.d_bits = load_le16(x + DOffset);
-    out.d = half_to_float(out.d_bits);
-    Codes(x, out.codes);
-}
-
-// ---- MXFP4 (decode only) ---------------------------------------------------------------------------------------
-
-// to_float multiplies the doubled E2M1 value by half the E8M0 scale, 2^(e - 128) (a float32 subnormal for
-// e < 2), which is the E2M1 value times 2^(e - 127) exactly.
-float e8m0_half(std::uint8_t e) {
-    return float_from_bits(e < 2 ? 0x00200000u << e : static_cast<std::uint32_t>(e - 1) << 23);
-}
-
-void mxfp4_dequantize(const void* in, std::int64_t blocks, float* y) {
-    for (std::int64_t b = 0; b < blocks; ++b, y += 32) {
-        const std::uint8_t* x = bytes(in) + 17 * b;
-        const float d = e8m0_half(x[0]);
-        for (int j = 0; j < 16; ++j) {
-            y[j] = static_cast<float>(kMxfp4Doubled[x[1 + j] & 0x0f]) * d;
-            y[j + 16] = static_cast<float>(kMxfp4Doubled[x[1 + j] >> 4]) * d;
-        }
-    }
-}
-
-// d is the E8M0 scale 2^(e - 127) as ggml_e8m0_to_fp32 gives it (e = 255 gives +Inf, ggml's reading, not
-// OCP's NaN), d_bits its byte; the codes are the E2M1 bit patterns (sign in bit 3), as the mxfp4 row's.
-void mxfp4_fields(const void* block, GgmlBlockFields& out) {
-    const std::uint8_t* x = bytes(block);
-    out.d_bits = x[0];
-    out.d = float_from_bits(x[0] == 0 ? 0x00400000u : static_cast<std::uint32_t>(x[0]) << 23);
-    for (int j = 0; j < 16; ++j) out.codes[j] = x[1 + j] & 0x0f, out.codes[j + 16] = x[1 + j] >> 4;
 }
 
 }  // namespace
@@ -575,17 +475,12 @@ void mxfp4_fields(const void* block, GgmlBlockFields& out) {
 GgmlCodec ggml_iq_codec(GgmlType type) {
     GgmlCodec c;
     switch (type) {
-        case GgmlType::IQ4_NL: c = {iq4_nl_quantize, iq4_nl_dequantize, iq4_nl_fields}; break;
-        case GgmlType::IQ4_XS: c = {iq4_xs_quantize, iq4_xs_dequantize, iq4_xs_fields}; break;
-        case GgmlType::TQ1_0:
-            c = {tq1_0_quantize, ternary_dequantize<54, 52, tq1_0_codes>, ternary_fields<52, tq1_0_codes>};
-            break;
-        case GgmlType::TQ2_0:
-            c = {tq2_0_quantize, ternary_dequantize<66, 64, tq2_0_codes>, ternary_fields<64, tq2_0_codes>};
-            break;
-        case GgmlType::MXFP4: c = {nullptr, mxfp4_dequantize, mxfp4_fields}; break;
-        default: break;
+        case GgmlType::IQ4_NL: c = {iq4_nl_quantize, iq4_nl_dequantize, iq4_nl_fields}; c.codes = iq4_nl_codes; break;
+        case GgmlType::IQ4_XS: c = {iq4_xs_quantize, iq4_xs_dequantize, iq4_xs_fields}; c.codes = iq4_xs_codes; break;
+        default: return c;
     }
+    c.scale_group = 32;
+    c.d_at = 0;
     return c;
 }
 

@@ -7,6 +7,7 @@
 // round, here it changes only its own lane.
 #pragma once
 
+#include "ggml_k_search.hpp"
 #include "ggml_k_search_avx512.hpp"
 
 #ifdef QS_HAVE_GGML_K_AVX512
@@ -20,30 +21,67 @@ namespace qs::detail {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-// `count` (1..16 G) sub-blocks of n (<= 32) values each, sub-block j at x + n j with its weights at weights +
-// n j: scales[j], the_min[j] and codes L + n j as make_qkx2_quants (qkx3 as false) or make_qkx3_quants
-// (true; the two differ only in `max == min` against `max <= min`) give them with rmin, rdelta, nstep >= 1.
-// G groups of sixteen lanes run side by side: each sum is a chain of dependent adds, and two chains keep
-// the vector units busy where one waits on its adds' latency.
-template <int G>
-inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const float* x, const float* weights,
+// Sixteen sub-blocks of n (16 or 32) values as lanes: out[i] lane j is value i of sub-block j, which starts
+// at p + n j; sub-blocks from `rows` on read as zeros (and are not read). Plain loads and a 16 x 16
+// transpose per sixteen values (unpacks, then 128-bit shuffles), not gathers.
+inline void sub_blocks_as_lanes_avx512(const float* p, int n, int rows, __m512* out) {
+    for (int c0 = 0; c0 < n; c0 += 16) {
+        __m512 r[16], t[16];
+        for (int j = 0; j < 16; ++j) r[j] = _mm512_maskz_loadu_ps(j < rows ? 0xffff : 0, p + n * j + c0);
+        for (int k = 0; k < 8; ++k) {  // rows 2k, 2k + 1 interleaved: columns (4 lane + 0, 1) and (+ 2, 3)
+            t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+            t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+        }
+        for (int k = 0; k < 4; ++k) {  // r[4k + m]: rows 4k..4k + 3 at column 4 lane + m
+            const auto pd = [](__m512 v) { return _mm512_castps_pd(v); };
+            r[4 * k] = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t[4 * k]), pd(t[4 * k + 2])));
+            r[4 * k + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t[4 * k]), pd(t[4 * k + 2])));
+            r[4 * k + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t[4 * k + 1]), pd(t[4 * k + 3])));
+            r[4 * k + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t[4 * k + 1]), pd(t[4 * k + 3])));
+        }
+        for (int m = 0; m < 4; ++m) {  // the 128-bit lanes: column m + 4 lane gathers r[m], r[4 + m], ...'s lane
+            const __m512 a = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88), b = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xdd);
+            const __m512 c = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88);
+            const __m512 d = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xdd);
+            out[c0 + m] = _mm512_shuffle_f32x4(a, c, 0x88);
+            out[c0 + m + 8] = _mm512_shuffle_f32x4(a, c, 0xdd);
+            out[c0 + m + 4] = _mm512_shuffle_f32x4(b, d, 0x88);
+            out[c0 + m + 12] = _mm512_shuffle_f32x4(b, d, 0xdd);
+        }
+    }
+}
+
+// `count` (1..16 G) sub-blocks of N (16 or 32) values each, sub-block j at x + N j with its weights at
+// weights + N j (QkxWeights::Given; else unread): scales[j], the_min[j] and, where L is not null, codes
+// L + N j as make_qkx2_quants (qkx3 as false) or make_qkx3_quants (true; the two differ only in `max == min`
+// against `max <= min`) give them with rmin, rdelta, nstep >= 1. G groups of sixteen lanes run side by
+// side: each sum is a chain of dependent adds, and two chains keep the vector units busy where one waits
+// on its adds' latency. Without codes the lanes keep no best codes at all (most callers requantize). N is a
+// template argument so that the loops over the values unroll (7% of q4_K's search, measured).
+template <int G, int N, QkxWeights Weights = QkxWeights::Given>
+inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* x, const float* weights,
                                               std::uint8_t* L, float* scales, float* the_min, float rmin,
                                               float rdelta, int nstep, bool use_mad) {
+    static_assert(N == 16 || N == 32, "sub-blocks of 16 or 32 values");
+    constexpr int n = N;
     const __m512 zero = _mm512_setzero_ps();
-    const __m512i lane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                            _mm512_set1_epi32(n));
-    __mmask16 live[G];
-    for (int g = 0; g < G; ++g) {
-        const int in_group = count - 16 * g;
-        live[g] = in_group >= 16 ? static_cast<__mmask16>(0xffff)
-                                 : static_cast<__mmask16>(in_group > 0 ? (1u << in_group) - 1 : 0);
-    }
+    const bool codes_wanted = L != nullptr;
     __m512 xv[32][G], wv[32][G], best_l[32][G], trial[32][G];
-    for (int i = 0; i < n; ++i) {  // lane j of group g holds sub-block 16 g + j's value i; lanes past count zeros
-        const __m512i at = _mm512_add_epi32(lane, _mm512_set1_epi32(i));
-        for (int g = 0; g < G; ++g) {
-            xv[i][g] = _mm512_mask_i32gather_ps(zero, live[g], at, x + 16 * n * g, 4);
-            wv[i][g] = _mm512_mask_i32gather_ps(zero, live[g], at, weights + 16 * n * g, 4);
+    for (int g = 0; g < G; ++g) {  // lane j of group g holds sub-block 16 g + j's values; lanes past count zeros
+        __m512 lanes[32];
+        const int rows = count - 16 * g;
+        sub_blocks_as_lanes_avx512(x + 16 * n * g, n, rows, lanes);
+        for (int i = 0; i < n; ++i) xv[i][g] = lanes[i];
+        if (Weights == QkxWeights::Given) {
+            sub_blocks_as_lanes_avx512(weights + 16 * n * g, n, rows, lanes);
+            for (int i = 0; i < n; ++i) wv[i][g] = lanes[i];
+        } else if (Weights == QkxWeights::AbsX) {
+            for (int i = 0; i < n; ++i) wv[i][g] = _mm512_abs_ps(xv[i][g]);
+        } else {
+            __m512 sum_x2 = zero;
+            for (int i = 0; i < n; ++i) sum_x2 = _mm512_add_ps(sum_x2, _mm512_mul_ps(xv[i][g], xv[i][g]));
+            const __m512 av_x = _mm512_sqrt_ps(_mm512_div_ps(sum_x2, _mm512_set1_ps(32.0f)));
+            for (int i = 0; i < n; ++i) wv[i][g] = _mm512_add_ps(av_x, _mm512_abs_ps(xv[i][g]));
         }
     }
     const auto error_of = [use_mad](__m512 diff) { return use_mad ? _mm512_abs_ps(diff) : _mm512_mul_ps(diff, diff); };
@@ -73,17 +111,21 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
     }
     for (int i = 0; i < n; ++i)
         for (int g = 0; g < G; ++g) {
-            best_l[i][g] = clamped_code_avx512(_mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax);
-            const __m512 diff = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(scale[g], best_l[i][g]), min[g]), xv[i][g]);
+            const __m512 l = clamped_code_avx512(_mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax);
+            if (codes_wanted) best_l[i][g] = l;
+            const __m512 diff = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(scale[g], l), min[g]), xv[i][g]);
             best_error[g] = _mm512_add_ps(best_error[g], _mm512_mul_ps(wv[i][g], error_of(diff)));
         }
     for (int is = 0; is <= nstep; ++is) {
         const __m512 step = _mm512_set1_ps(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax));
         __m512 iscale[G], sum_l[G], sum_l2[G], sum_xl[G];
         // nearest_int(v) is v rounded half to even wherever |v| <= 4194303 (ggml's own bound: v + 1.5 2^23
-        // then lies where the float32 step is 1, and rounds below 2^24). v = iscale (x - min) is monotone in x for iscale > 0, so the lane's smallest and
-        // largest values bound every v: where all lanes are inside, one rounding replaces the bit trick.
-        bool rounding_is_nearest_int = true;
+        // then lies where the float32 step is 1, and rounds below 2^24). v = iscale (x - min) is monotone in
+        // x for iscale > 0, so the lane's smallest and largest values bound every v: where all lanes are
+        // inside, one rounding replaces the bit trick. Where moreover every lane's bounds round into [0, nmax]
+        // (low >= 0: min is at most every value, as it is until a fit moves it; high < nmax + 1/2: the
+        // candidate's step, iscale (max - min), is below it), the clamp to [0, nmax] changes nothing.
+        bool rounding_is_nearest_int = true, low_in_range = true, high_in_range = true;
         for (int g = 0; g < G; ++g) {
             iscale[g] = _mm512_div_ps(step, _mm512_sub_ps(max[g], min[g]));
             sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
@@ -92,7 +134,10 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
             const __mmask16 inside = _mm512_cmp_ps_mask(iscale[g], zero, _CMP_GT_OQ) &
                                      _mm512_cmp_ps_mask(low, _mm512_set1_ps(-4194303.0f), _CMP_GE_OQ) &
                                      _mm512_cmp_ps_mask(high, _mm512_set1_ps(4194303.0f), _CMP_LE_OQ);
-            rounding_is_nearest_int &= static_cast<__mmask16>(inside | flat[g]) == static_cast<__mmask16>(0xffff);
+            const auto all = [&](__mmask16 m) { return static_cast<__mmask16>(m | flat[g]) == static_cast<__mmask16>(0xffff); };
+            rounding_is_nearest_int &= all(inside);
+            low_in_range &= all(_mm512_cmp_ps_mask(low, zero, _CMP_GE_OQ));
+            high_in_range &= all(_mm512_cmp_ps_mask(high, _mm512_add_ps(fnmax, _mm512_set1_ps(0.5f)), _CMP_LT_OQ));
         }
         const auto add_trial = [&](int i, int g, __m512 l) {
             trial[i][g] = l;
@@ -101,13 +146,19 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
             sum_l2[g] = _mm512_add_ps(sum_l2[g], _mm512_mul_ps(wl, l));
             sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, xv[i][g]));
         };
-        if (rounding_is_nearest_int) {
+        const auto rounded_trials = [&](auto clamp) {
             for (int i = 0; i < n; ++i)
                 for (int g = 0; g < G; ++g) {
                     const __m512 v = _mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g]));
-                    const __m512 rounded = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-                    add_trial(i, g, _mm512_min_ps(_mm512_max_ps(rounded, zero), fnmax));  // -0 becomes +0
+                    add_trial(i, g, clamp(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
                 }
+        };
+        if (rounding_is_nearest_int && low_in_range && high_in_range) {
+            rounded_trials([](__m512 r) { return r; });
+        } else if (rounding_is_nearest_int && low_in_range) {
+            rounded_trials([&](__m512 r) { return _mm512_min_ps(r, fnmax); });
+        } else if (rounding_is_nearest_int) {
+            rounded_trials([&](__m512 r) { return _mm512_min_ps(_mm512_max_ps(r, zero), fnmax); });  // -0 becomes +0
         } else {
             for (int i = 0; i < n; ++i)
                 for (int g = 0; g < G; ++g)
@@ -138,7 +189,8 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
         for (int g = 0; g < G; ++g) {
             const __mmask16 better = solvable[g] & _mm512_cmp_ps_mask(error[g], best_error[g], _CMP_LT_OQ);
             if (better == 0) continue;
-            for (int i = 0; i < n; ++i) best_l[i][g] = _mm512_mask_blend_ps(better, best_l[i][g], trial[i][g]);
+            if (codes_wanted)
+                for (int i = 0; i < n; ++i) best_l[i][g] = _mm512_mask_blend_ps(better, best_l[i][g], trial[i][g]);
             best_error[g] = _mm512_mask_blend_ps(better, best_error[g], error[g]);
             scale[g] = _mm512_mask_blend_ps(better, scale[g], this_scale[g]);
             min[g] = _mm512_mask_blend_ps(better, min[g], this_min[g]);
@@ -149,17 +201,18 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int n, int nmax, const 
         _mm512_store_ps(lane_scale, _mm512_mask_blend_ps(flat[g], scale[g], zero));
         _mm512_store_ps(lane_min, _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(min[g]),
                                                                        _mm512_set1_epi32(INT32_MIN))));  // -min
+        const int lanes = count - 16 * g < 16 ? count - 16 * g : 16;
+        for (int j = 0; j < lanes; ++j) {
+            scales[16 * g + j] = lane_scale[j];
+            the_min[16 * g + j] = lane_min[j];
+        }
+        if (!codes_wanted) continue;
         alignas(16) std::uint8_t codes[32][16];
         for (int i = 0; i < n; ++i)
             _mm_store_si128(reinterpret_cast<__m128i*>(codes[i]),
                             _mm512_maskz_cvtepi32_epi8(static_cast<__mmask16>(~flat[g]), _mm512_cvtps_epi32(best_l[i][g])));
-        const int lanes = count - 16 * g < 16 ? count - 16 * g : 16;
-        for (int j = 0; j < lanes; ++j) {
-            const int sub = 16 * g + j;
-            scales[sub] = lane_scale[j];
-            the_min[sub] = lane_min[j];
-            for (int i = 0; i < n; ++i) L[n * sub + i] = codes[i][j];
-        }
+        for (int j = 0; j < lanes; ++j)
+            for (int i = 0; i < n; ++i) L[n * (16 * g + j) + i] = codes[i][j];
     }
 }
 

@@ -13,6 +13,11 @@
 
 namespace qs::detail {
 
+// The weights the k-quants' min-and-scale searches fit with: given (the importance-weighted quantizers'), or
+// the reference quantizers' own, from the values: q2_K's |x|, q4_K's and q5_K's sqrt(Σ x^2 / 32) + |x| (the
+// sum in index order).
+enum class QkxWeights { Given, AbsX, RmsPlusAbsX };
+
 // make_qkx2_quants: a scale and a min (min <= 0) for n (<= 32) values on [0, nmax] with the given
 // weights. Starts from the min-max fit, then tries iscale = (rmin + rdelta is + nmax) / (max - min) for
 // is = 0..nstep, each a weighted least-squares fit of scale and min to that candidate's codes, kept where

@@ -255,8 +255,10 @@ GgmlCodec ggml_legacy_codec(GgmlType type) {
         case GgmlType::Q4_1: c = {q4_1_quantize, qx_1_dequantize<20, 4, 0>, qx_fields<4, 0, true>}; break;
         case GgmlType::Q5_0: c = {q5_0_quantize, qx_0_dequantize<22, 6, 2, 16>, qx_fields<6, 2, false>}; break;
         case GgmlType::Q5_1: c = {q5_1_quantize, qx_1_dequantize<24, 8, 4>, qx_fields<8, 4, true>}; break;
-        default: break;
+        default: return c;
     }
+    c.d_at = 0;  // every one's d leads its block; the _1 types' m follows it
+    if (type == GgmlType::Q4_1 || type == GgmlType::Q5_1) c.dmin_at = 2;
     return c;
 }
 

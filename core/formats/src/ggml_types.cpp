@@ -5,7 +5,10 @@
 #include <cstddef>
 #include <cstring>
 
+#include <vector>
+
 #include "ggml_codecs.hpp"
+#include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
 
 namespace qs {
@@ -64,9 +67,8 @@ detail::GgmlCodec codec_of(GgmlType type) {
             return detail::ggml_legacy_codec(type);
         case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
             return detail::ggml_k_codec(type);
-        case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: case GgmlType::TQ1_0: case GgmlType::TQ2_0:
-        case GgmlType::MXFP4:
-            return detail::ggml_iq_codec(type);
+        case GgmlType::IQ4_NL: case GgmlType::IQ4_XS: return detail::ggml_iq_codec(type);
+        case GgmlType::TQ1_0: case GgmlType::TQ2_0: case GgmlType::MXFP4: return detail::ggml_ternary_mxfp4_codec(type);
         default: return {};
     }
 }
@@ -120,6 +122,48 @@ void ggml_block_fields(const GgmlTypeInfo& type, const void* block, GgmlBlockFie
     static const GgmlBlockFields blank{};
     std::memcpy(static_cast<void*>(&out), &blank, offsetof(GgmlBlockFields, codes));
     codec.fields(block, out);
+}
+
+int ggml_scale_group(const GgmlTypeInfo& type) {
+    const detail::GgmlCodec codec = codec_of(type.type);
+    if (codec.codes) return codec.scale_group;
+    GgmlBlockFields fields;  // the sub-blocks' size, which every block of the type shares
+    const std::vector<std::uint8_t> zeros(static_cast<std::size_t>(type.type_size), 0);
+    ggml_block_fields(type, zeros.data(), fields);
+    return fields.sub_blocks > 0 ? fields.sub_size : type.block_size;
+}
+
+void ggml_block_codes(const GgmlTypeInfo& type, const void* in, std::int64_t blocks, std::int32_t* codes,
+                      float* group_scale) {
+    const detail::GgmlCodec codec = codec_of(type.type);
+    if (codec.codes) return codec.codes(in, blocks, codes, group_scale);
+    const auto* bytes = static_cast<const std::uint8_t*>(in);
+    GgmlBlockFields fields;
+    for (std::int64_t b = 0; b < blocks; ++b, codes += type.block_size) {
+        ggml_block_fields(type, bytes + b * type.type_size, fields);
+        std::memcpy(codes, fields.codes, sizeof(std::int32_t) * static_cast<std::size_t>(type.block_size));
+        if (fields.sub_blocks == 0) *group_scale++ = fields.d;
+        for (int j = 0; j < fields.sub_blocks; ++j) *group_scale++ = fields.sub_scale_used[j];
+    }
+}
+
+void ggml_block_scales(const GgmlTypeInfo& type, const void* in, std::int64_t blocks, float* d, std::uint16_t* d_bits,
+                       float* dmin) {
+    const detail::GgmlCodec codec = codec_of(type.type);
+    const auto* bytes = static_cast<const std::uint8_t*>(in);
+    if (codec.d_at < 0) {
+        GgmlBlockFields fields;
+        for (std::int64_t b = 0; b < blocks; ++b) {
+            ggml_block_fields(type, bytes + b * type.type_size, fields);
+            d[b] = fields.d, d_bits[b] = fields.d_bits, dmin[b] = fields.dmin;
+        }
+        return;
+    }
+    for (std::int64_t b = 0; b < blocks; ++b, bytes += type.type_size) {
+        d_bits[b] = load_le16(bytes + codec.d_at);
+        d[b] = half_to_float(d_bits[b]);
+        dmin[b] = codec.dmin_at >= 0 ? half_to_float(load_le16(bytes + codec.dmin_at)) : 0.0f;
+    }
 }
 
 }  // namespace qs

@@ -75,4 +75,15 @@ struct GgmlBlockFields {
 };
 void ggml_block_fields(const GgmlTypeInfo& type, const void* block, GgmlBlockFields& out);
 
+// What a pass over many blocks reads instead of each block's fields, the same values: every value's code (as
+// GgmlBlockFields::codes lists them; codes[blocks * block_size]) and every scale group's used scale
+// (group_scale[blocks * block_size / ggml_scale_group(type)]): a sub-block's d * sc (sub_scale_used), or the
+// block's d where it has no sub-blocks.
+int ggml_scale_group(const GgmlTypeInfo& type);
+void ggml_block_codes(const GgmlTypeInfo& type, const void* in, std::int64_t blocks, std::int32_t* codes,
+                      float* group_scale);
+// Each block's d as used (decoded), its stored bits, and its dmin (q4_1, q5_1: m) or 0 where none is stored.
+void ggml_block_scales(const GgmlTypeInfo& type, const void* in, std::int64_t blocks, float* d, std::uint16_t* d_bits,
+                       float* dmin);
+
 }  // namespace qs
