@@ -98,7 +98,7 @@ void export_safetensors(const std::string& path, const std::string& name, Atomic
                                     [&](const CheckpointTensor& t) { return t.name == chosen; });
     if (found == checkpoint.tensors.end())
         throw Error(printable(path) + ": no tensor named " + quoted_text(chosen));
-    const CheckpointShard shard(checkpoint.shards[found->shard]);
+    const CheckpointShard shard(checkpoint, found->shard);
     Tensor unused;
     const TensorView view = shard.view(chosen, unused);
     shard.file().will_read(shard.data_offset() + static_cast<std::size_t>(found->begin),

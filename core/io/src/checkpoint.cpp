@@ -51,6 +51,11 @@ CheckpointIndex read_checkpoint_index(const std::string& path) {
         if (!plain_file_name(shard.text))
             throw Error(where + ": shard " + quoted_text(shard.text) + " of " + quoted_text(tensor) +
                         " is not a file name in the index's folder");
+        // A shard is read as a .safetensors file, and every reader picks a file's kind by its name: a shard
+        // named x.gguf (or the index itself) was checked as one kind here and read as another later.
+        if (lower_extension(shard.text) != ".safetensors")
+            throw Error(where + ": shard " + quoted_text(shard.text) + " of " + quoted_text(tensor) +
+                        " is not a .safetensors file");
         if (shards.insert(shard.text).second) index.shards.push_back(shard.text);
         index.weight_map.emplace_back(tensor, shard.text);
     }
@@ -131,11 +136,33 @@ Checkpoint open_checkpoint(const std::string& path) {
     return checkpoint;
 }
 
-CheckpointShard::CheckpointShard(const std::string& path) {
-    if (lower_extension(path) == ".gguf")
+CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard) {
+    const std::string& path = checkpoint.shards.at(shard);
+    Checkpoint now;  // what the file's header says today, listed as open_checkpoint listed it
+    if (lower_extension(path) == ".gguf") {
         gguf_ = std::make_unique<GgufFile>(path);
-    else
+        add_gguf_tensors(*gguf_, now);
+    } else {
         safetensors_ = std::make_unique<SafetensorsFile>(path);
+        add_shard_tensors(*safetensors_, shard, now);
+    }
+    // The tensors' places were read from the header when the checkpoint was opened, and its readers trust
+    // them: a file replaced or rewritten since (another model, a shorter one) would have them read past its
+    // end or from another tensor's bytes.
+    const auto first = std::find_if(checkpoint.tensors.begin(), checkpoint.tensors.end(),
+                                    [&](const CheckpointTensor& t) { return t.shard == shard; });
+    const auto last = std::find_if(first, checkpoint.tensors.end(),
+                                   [&](const CheckpointTensor& t) { return t.shard != shard; });
+    const auto same = [&](const CheckpointTensor& a, const CheckpointTensor& b) {
+        return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape && a.readable == b.readable &&
+               a.begin == b.begin && a.end == b.end;
+    };
+    const auto was = static_cast<std::size_t>(last - first);
+    if (now.tensors.size() != was || !std::equal(first, last, now.tensors.begin(), same))
+        throw Error(printable(path) + ": the file changed since it was opened (its header lists " +
+                    std::to_string(now.tensors.size()) + " tensors" +
+                    (now.tensors.size() == was ? std::string(", not as they were") : ", not " + std::to_string(was)) +
+                    "); open it again");
 }
 
 CheckpointShard::~CheckpointShard() = default;

@@ -51,7 +51,7 @@ public:
     const CheckpointShard& shard_of(const CheckpointTensor& t) {
         if (!open_ || index_ != t.shard) {
             open_.reset();
-            open_ = std::make_unique<CheckpointShard>(checkpoint_.shards[t.shard]);
+            open_ = std::make_unique<CheckpointShard>(checkpoint_, t.shard);
             index_ = t.shard;
         }
         return *open_;
