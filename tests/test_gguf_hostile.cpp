@@ -2,7 +2,10 @@
 // the file and the field, exit 2, nothing written; none costs more than the file's own size in time or memory.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "gguf_writer.hpp"
 #include "test_helpers.hpp"
@@ -174,4 +177,35 @@ TEST_CASE("gguf hostile: a file that shrinks while it is mapped") {
         CHECK(contains(r.err, "the file shrank while it was being read"));
         CHECK(!std::filesystem::exists(dir / "o.npy"));
     }
+}
+
+// An F64 tensor with a finite value beyond float32's range: quantize refuses it by name, and export wrote it as
+// inf (exit 0), another value than the file holds. A stored NaN or inf is the value itself: written as it is.
+TEST_CASE("gguf hostile: export refuses an F64 value beyond float32 and keeps a stored inf") {
+    TempDir dir;
+    std::vector<double> values(32, 0.5);
+    values[5] = 1e300;
+    const std::string header = "{\"d\": {\"dtype\": \"F64\", \"shape\": [32], \"data_offsets\": [0, 256]}}";
+    qs::test::write_bytes(dir / "d.safetensors", qs::test::safetensors_file(header, GgufWriter::raw(values)));
+    GgufWriter w;
+    w.tensor("d", {32}, 28, GgufWriter::raw(values));  // ggml's F64
+    qs::test::write_bytes(dir / "d.gguf", w.build());
+    const std::string out = dir / "out.npy";
+    for (const char* input : {"d.gguf", "d.safetensors"}) {
+        const Run r = run("export " + shell_quote(dir / input) + " --tensor d --out " + shell_quote(out), dir);
+        INFO(input, " -> ", r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(qs::test::one_line(r.err));
+        CHECK(contains(r.err, std::string(input) + ": tensor 'd': value 1.0000000000000001e+300 at index [5] is outside the float32 range"));
+        CHECK(!std::filesystem::exists(out));
+    }
+    values[5] = std::numeric_limits<double>::infinity();
+    GgufWriter stored_inf;
+    stored_inf.tensor("d", {32}, 28, GgufWriter::raw(values));
+    qs::test::write_bytes(dir / "d.gguf", stored_inf.build());
+    CHECK(run("export " + shell_quote(dir / "d.gguf") + " --tensor d --out " + shell_quote(out), dir).exit_code == 0);
+    const std::string written = qs::test::read_bytes(out);  // the header, then 32 little-endian float32
+    float fifth = 0;
+    std::memcpy(&fifth, written.data() + written.size() - 27 * 4, 4);
+    CHECK(std::isinf(fifth));
 }
