@@ -209,3 +209,20 @@ TEST_CASE("gguf hostile: export refuses an F64 value beyond float32 and keeps a 
     std::memcpy(&fifth, written.data() + written.size() - 27 * 4, 4);
     CHECK(std::isinf(fifth));
 }
+
+// An index whose shard is named like an output: export checked --out against the index only, so `--out s.npy`
+// replaced the shard it read (exit 0, the checkpoint's own file now an .npy). A shard must be a .safetensors
+// file, which export never writes.
+TEST_CASE("gguf hostile: export cannot write over a shard of the index it reads") {
+    TempDir dir;
+    const std::string shard = qs::test::safetensors_file(
+        "{\"w\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}}", std::string(8, '\0'));
+    qs::test::write_bytes(dir / "s.npy", shard);
+    qs::test::write_bytes(dir / "m.safetensors.index.json", "{\"weight_map\": {\"w\": \"s.npy\"}}");
+    const Run r = run("export " + shell_quote(dir / "m.safetensors.index.json") + " --tensor w --out " +
+                          shell_quote(dir / "s.npy"), dir);
+    CHECK(r.exit_code == 2);
+    CHECK(qs::test::one_line(r.err));
+    CHECK(contains(r.err, "shard 's.npy' of 'w' is not a .safetensors file"));
+    CHECK(qs::test::read_bytes(dir / "s.npy") == shard);
+}
