@@ -90,6 +90,22 @@ TEST_CASE("gguf hostile: a string length past the file") {
     check_refused(w.build(), "KV 'k'");
 }
 
+// A 100 MB key or tensor name (the file holds it) was read and copied into every listing and row: compare of
+// such a file with itself took 1 GB. The GGUF spec bounds a key at 65535 bytes, ggml a name under 64.
+TEST_CASE("gguf hostile: a key or tensor name of megabytes") {
+    GgufWriter key = two_tensors();
+    key.kv_string(std::string(65536, 'k'), "v");
+    check_refused(key.build(), "KV 1 key: 65536 bytes, longer than GGUF's 65535 for a key");
+    GgufWriter name = two_tensors();
+    name.tensor(std::string(1 << 20, 'n'), {32}, 0, std::string(128, '\0'));
+    check_refused(name.build(), "tensor 2 name: 1048576 bytes, longer than the 4096 QuantScope reads");
+    GgufWriter longest = two_tensors();
+    longest.kv_string(std::string(65535, 'k'), "v").tensor(std::string(4096, 'n'), {32}, 0, std::string(128, '\0'));
+    TempDir dir;
+    qs::test::write_bytes(dir / "ok.gguf", longest.build());
+    CHECK(run("inspect " + shell_quote(dir / "ok.gguf"), dir).exit_code == 0);
+}
+
 TEST_CASE("gguf hostile: tensor offsets past the end unaligned or overlapping") {
     GgufWriter past = two_tensors();
     past.tensor("c", {32, 1}, 0, "", std::uint64_t{1} << 40);
