@@ -276,3 +276,17 @@ TEST_CASE("compare: a file that changed since it was opened is refused and not r
     }
     CHECK_NOTHROW(compare_checkpoints(a, b, nullptr));  // the same bytes again: the same header
 }
+
+// A rank-0 tensor's row in the table: its shape printed as nothing left "s " at the line's end; inspect says
+// "scalar". The JSON keeps [] and the CSV an empty field.
+TEST_CASE("compare: a scalar's row says scalar in the table") {
+    GgufWriter w;
+    w.tensor("s", {}, 0, GgufWriter::raw(std::vector<float>{3.0f}));
+    qs::test::TempDir dir;
+    qs::test::write_bytes(dir / "s.gguf", w.build());
+    const std::string path = qs::test::shell_quote(dir / "s.gguf");
+    const qs::test::Run r = qs::test::run("compare " + path + " " + path, dir);
+    CHECK(r.exit_code == 0);
+    CHECK(qs::test::contains(r.out, "  s scalar\n"));
+    CHECK(qs::test::contains(qs::test::run("compare --json " + path + " " + path, dir).out, "\"shape\": []"));
+}
