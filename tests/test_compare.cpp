@@ -249,3 +249,44 @@ TEST_CASE("compare: resident memory stays a few tiles while one large tensor is 
 #endif
     CHECK(peak.load() - before < kBound);
 }
+
+// B (or A) rewritten between open_checkpoint and the compare: the tensors' places come from the checkpoint, so
+// reading them in the new file read another tensor's bytes, or past the new file's end (a signal: SIGBUS in
+// `compare` and in the window's Model tab). The compare stops with one line naming the file.
+TEST_CASE("compare: a file that changed since it was opened is refused and not read at its old offsets") {
+    const std::vector<float> v = laplace(4096, 11);
+    GgufWriter before, after;
+    before.tensor("pad", {4096}, 0, GgufWriter::raw(v)).tensor("w", {4096}, 0, GgufWriter::raw(v));
+    // w now q8_0 and first, and the file longer: the old offsets still lie inside it (a wrong read, not a crash).
+    after.tensor("w", {4096}, 8, blocks_of(type_of(GgmlType::Q8_0), v))
+        .tensor("pad", {4096}, 0, GgufWriter::raw(v))
+        .tensor("tail", {4096}, 0, GgufWriter::raw(v));
+    qs::test::TempDir dir;
+    qs::test::write_bytes(dir / "a.gguf", before.build());
+    qs::test::write_bytes(dir / "b.gguf", before.build());
+    const Checkpoint a = open_checkpoint(dir / "a.gguf"), b = open_checkpoint(dir / "b.gguf");
+    for (const char* changed : {"b.gguf", "a.gguf"}) {
+        qs::test::write_bytes(dir / changed, after.build());
+        std::vector<CompareRow> rows;
+        const std::string message = std::string(changed) + ": the file changed since it was opened";
+        CHECK_THROWS_WITH_AS(compare_checkpoints(a, b, [&](const CompareRow& r) { rows.push_back(r); }),
+                             doctest::Contains(message.c_str()), Error);
+        CHECK(rows.empty());
+        qs::test::write_bytes(dir / changed, before.build());
+    }
+    CHECK_NOTHROW(compare_checkpoints(a, b, nullptr));  // the same bytes again: the same header
+}
+
+// A rank-0 tensor's row in the table: its shape printed as nothing left "s " at the line's end; inspect says
+// "scalar". The JSON keeps [] and the CSV an empty field.
+TEST_CASE("compare: a scalar's row says scalar in the table") {
+    GgufWriter w;
+    w.tensor("s", {}, 0, GgufWriter::raw(std::vector<float>{3.0f}));
+    qs::test::TempDir dir;
+    qs::test::write_bytes(dir / "s.gguf", w.build());
+    const std::string path = qs::test::shell_quote(dir / "s.gguf");
+    const qs::test::Run r = qs::test::run("compare " + path + " " + path, dir);
+    CHECK(r.exit_code == 0);
+    CHECK(qs::test::contains(r.out, "  s scalar\n"));
+    CHECK(qs::test::contains(qs::test::run("compare --json " + path + " " + path, dir).out, "\"shape\": []"));
+}

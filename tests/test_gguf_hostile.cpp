@@ -2,7 +2,10 @@
 // the file and the field, exit 2, nothing written; none costs more than the file's own size in time or memory.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "gguf_writer.hpp"
 #include "test_helpers.hpp"
@@ -85,6 +88,22 @@ TEST_CASE("gguf hostile: a string length past the file") {
     GgufWriter w;
     w.kv("k", GgufWriter::STRING, GgufWriter::le<std::uint64_t>(1000) + "short");
     check_refused(w.build(), "KV 'k'");
+}
+
+// A 100 MB key or tensor name (the file holds it) was read and copied into every listing and row: compare of
+// such a file with itself took 1 GB. The GGUF spec bounds a key at 65535 bytes, ggml a name under 64.
+TEST_CASE("gguf hostile: a key or tensor name of megabytes") {
+    GgufWriter key = two_tensors();
+    key.kv_string(std::string(65536, 'k'), "v");
+    check_refused(key.build(), "KV 1 key: 65536 bytes, longer than GGUF's 65535 for a key");
+    GgufWriter name = two_tensors();
+    name.tensor(std::string(1 << 20, 'n'), {32}, 0, std::string(128, '\0'));
+    check_refused(name.build(), "tensor 2 name: 1048576 bytes, longer than the 4096 QuantScope reads");
+    GgufWriter longest = two_tensors();
+    longest.kv_string(std::string(65535, 'k'), "v").tensor(std::string(4096, 'n'), {32}, 0, std::string(128, '\0'));
+    TempDir dir;
+    qs::test::write_bytes(dir / "ok.gguf", longest.build());
+    CHECK(run("inspect " + shell_quote(dir / "ok.gguf"), dir).exit_code == 0);
 }
 
 TEST_CASE("gguf hostile: tensor offsets past the end unaligned or overlapping") {
@@ -174,4 +193,52 @@ TEST_CASE("gguf hostile: a file that shrinks while it is mapped") {
         CHECK(contains(r.err, "the file shrank while it was being read"));
         CHECK(!std::filesystem::exists(dir / "o.npy"));
     }
+}
+
+// An F64 tensor with a finite value beyond float32's range: quantize refuses it by name, and export wrote it as
+// inf (exit 0), another value than the file holds. A stored NaN or inf is the value itself: written as it is.
+TEST_CASE("gguf hostile: export refuses an F64 value beyond float32 and keeps a stored inf") {
+    TempDir dir;
+    std::vector<double> values(32, 0.5);
+    values[5] = 1e300;
+    const std::string header = "{\"d\": {\"dtype\": \"F64\", \"shape\": [32], \"data_offsets\": [0, 256]}}";
+    qs::test::write_bytes(dir / "d.safetensors", qs::test::safetensors_file(header, GgufWriter::raw(values)));
+    GgufWriter w;
+    w.tensor("d", {32}, 28, GgufWriter::raw(values));  // ggml's F64
+    qs::test::write_bytes(dir / "d.gguf", w.build());
+    const std::string out = dir / "out.npy";
+    for (const char* input : {"d.gguf", "d.safetensors"}) {
+        const Run r = run("export " + shell_quote(dir / input) + " --tensor d --out " + shell_quote(out), dir);
+        INFO(input, " -> ", r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(qs::test::one_line(r.err));
+        CHECK(contains(r.err, std::string(input) + ": tensor 'd': value 1.0000000000000001e+300 at index [5] is outside the float32 range"));
+        CHECK(!std::filesystem::exists(out));
+    }
+    values[5] = std::numeric_limits<double>::infinity();
+    GgufWriter stored_inf;
+    stored_inf.tensor("d", {32}, 28, GgufWriter::raw(values));
+    qs::test::write_bytes(dir / "d.gguf", stored_inf.build());
+    CHECK(run("export " + shell_quote(dir / "d.gguf") + " --tensor d --out " + shell_quote(out), dir).exit_code == 0);
+    const std::string written = qs::test::read_bytes(out);  // the header, then 32 little-endian float32
+    float fifth = 0;
+    std::memcpy(&fifth, written.data() + written.size() - 27 * 4, 4);
+    CHECK(std::isinf(fifth));
+}
+
+// An index whose shard is named like an output: export checked --out against the index only, so `--out s.npy`
+// replaced the shard it read (exit 0, the checkpoint's own file now an .npy). A shard must be a .safetensors
+// file, which export never writes.
+TEST_CASE("gguf hostile: export cannot write over a shard of the index it reads") {
+    TempDir dir;
+    const std::string shard = qs::test::safetensors_file(
+        "{\"w\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}}", std::string(8, '\0'));
+    qs::test::write_bytes(dir / "s.npy", shard);
+    qs::test::write_bytes(dir / "m.safetensors.index.json", "{\"weight_map\": {\"w\": \"s.npy\"}}");
+    const Run r = run("export " + shell_quote(dir / "m.safetensors.index.json") + " --tensor w --out " +
+                          shell_quote(dir / "s.npy"), dir);
+    CHECK(r.exit_code == 2);
+    CHECK(qs::test::one_line(r.err));
+    CHECK(contains(r.err, "shard 's.npy' of 'w' is not a .safetensors file"));
+    CHECK(qs::test::read_bytes(dir / "s.npy") == shard);
 }

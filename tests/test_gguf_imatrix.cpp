@@ -48,6 +48,12 @@ TEST_CASE("gguf imatrix: a length that does not match NaN and negative values ar
     refused(imatrix({1, 2, -3, 4}, 4, {1}), 4, "in_sum2': value 2 is -3");
     refused(imatrix({1, 2, 3, 4}, 4, {nan}), 4, "counts': count 0 is NaN");
     refused(imatrix({1, 2, 3, 4}, 4, {-1}), 4, "counts': count 0 is -1");
+    // Denormals: a negative one was printed by std::to_string as -0.000000 (a count that looked allowed), and a
+    // positive count's quotient past float32's range was blamed on its sum ("value 0 is 1.000000").
+    refused(imatrix({1, 2, 3, 4}, 4, {-1e-40f}), 4, "counts': count 0 is -1e-40 (must be finite and >= 0)");
+    refused(imatrix({1, 2, -1e-40f, 4}, 4, {1}), 4, "in_sum2': value 2 is -1e-40 (importance must be");
+    refused(imatrix({1, 2, 3, 4}, 4, {1e-40f}), 4, "in_sum2': value 0 over count 0 (1 / 1e-40) is beyond float32's range");
+    refused(imatrix({}, 4, {}), 4, "in_sum2': holds no values (shape 0x4)");
     qs::test::write_bytes(path, imatrix({1, 2, 3, 4}, 4, {1}));
     CHECK_THROWS_WITH(qs::read_gguf_imatrix(path, "other.weight", 4), doctest::Contains("'other.weight.in_sum2': not in the file"));
 }

@@ -261,6 +261,16 @@ TEST_CASE("a bad shard or a lying index stops the sweep before any row with one 
         c.write_index({{"layer.1.w", "../b"}});
         check_refused(c.index, "../b.safetensors");
     }
+    SUBCASE("a shard that is not a .safetensors file") {
+        // Every reader picks a file's kind by its name: a valid shard named x.gguf was checked as a .safetensors
+        // file, then read as a GGUF one ("magic: not a GGUF file"), and the index itself was read as a shard.
+        std::filesystem::copy_file(c.dir / "b.safetensors", c.dir / "b.gguf");
+        test::write_bytes(c.index, "{\"weight_map\": {\"layer.1.w\": \"b.gguf\", \"layer.1.v\": \"b.gguf\", "
+                                   "\"norm\": \"b.gguf\"}}");
+        check_refused(c.index, "shard 'b.gguf' of 'layer.1.w' is not a .safetensors file");
+        test::write_bytes(c.index, "{\"weight_map\": {\"norm\": \"model.safetensors.index.json\"}}");
+        check_refused(c.index, "shard 'model.safetensors.index.json' of 'norm' is not a .safetensors file");
+    }
     SUBCASE("offsets beyond the file") {
         const std::string header = "{\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}";
         test::write_bytes(c.dir / "short.safetensors", test::safetensors_file(header, std::string(16, '\0')));
@@ -279,6 +289,20 @@ TEST_CASE("a bad shard or a lying index stops the sweep before any row with one 
         test::write_bytes(c.dir / "q.safetensors", test::safetensors_file(header, std::string(4, '\0')));
         check_refused(c.dir / "q.safetensors", "q.safetensors");
     }
+}
+
+// A shard rewritten between open_checkpoint and the sweep (another model saved over it): the rows' names, shapes
+// and places come from the checkpoint, so the sweep stops rather than give b's old rows the new file's numbers.
+TEST_CASE("a shard that changed since the checkpoint was opened stops the sweep") {
+    SmallCheckpoint c;
+    const Checkpoint checkpoint = open_checkpoint(c.index);
+    std::vector<StoredTensor> other = c.second;
+    other[2] = random_tensor("norm", ElementType::F32, {3}, 7);  // same names, one shape fewer bytes
+    test::write_bytes(c.dir / "b.safetensors", shard_bytes(other));
+    std::vector<SweepRow> rows;
+    CHECK_THROWS_WITH_AS(sweep_checkpoint(checkpoint, {}, [&](const SweepRow& row) { rows.push_back(row); }),
+                         doctest::Contains("b.safetensors: the file changed since it was opened"), Error);
+    CHECK(rows.empty());
 }
 
 // Memory follows one shard's mapping and one tensor's work, not the checkpoint: four shards of 24 MB swept
@@ -380,9 +404,10 @@ TEST_CASE("a checkpoint index must map names to shard file names in its folder")
     CHECK(test::contains(index_error("{\"weight_map\": {\"a\": 1}}"), "not a shard file name"));
     CHECK(test::contains(index_error("{\"weight_map\": {\"a\": \"/etc/x.safetensors\"}}"), "not a file name"));
     CHECK(test::contains(index_error("{\"weight_map\": {\"a\": \"..\"}}"), "not a file name"));
-    test::write_bytes(dir / "i.json", "{\"weight_map\": {\"a\": \"2.st\", \"b\": \"1.st\", \"c\": \"2.st\"}}");
+    CHECK(test::contains(index_error("{\"weight_map\": {\"a\": \"2.st\"}}"), "is not a .safetensors file"));
+    test::write_bytes(dir / "i.json", "{\"weight_map\": {\"a\": \"2.safetensors\", \"b\": \"1.safetensors\", \"c\": \"2.safetensors\"}}");
     const CheckpointIndex index = read_checkpoint_index(dir / "i.json");
-    CHECK(index.shards == std::vector<std::string>{"2.st", "1.st"});
+    CHECK(index.shards == std::vector<std::string>{"2.safetensors", "1.safetensors"});
     CHECK(index.weight_map.size() == 3);
 }
 

@@ -71,7 +71,8 @@ void print_text_header() {
 
 void print_text_row(const CompareRow& row) {
     const bool ok = row.error.empty();
-    const std::string name = printable(row.name) + " " + shape_to_string(row.shape);
+    // A scalar's shape is empty: "scalar", as inspect lists it (the name stood alone with a trailing space).
+    const std::string name = printable(row.name) + " " + (row.shape.empty() ? "scalar" : shape_to_string(row.shape));
     std::printf("%-8s %-8s %7s %7s %10s %10s %12s  %s%s\n", row.dtype_a.empty() ? "-" : row.dtype_a.c_str(),
                 row.dtype_b.empty() ? "-" : row.dtype_b.c_str(),
                 fixed(row.dtype_a.empty() ? std::nullopt : std::optional<double>(row.bits_per_weight_a), 3).c_str(),

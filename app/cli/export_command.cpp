@@ -2,12 +2,14 @@
 // ggml type's to_float for a quantized GGUF tensor), and a ggml tensor's stored codes. Streamed: a row (GGUF)
 // or a chunk (safetensors) at a time, so memory stays small whatever the tensor's size.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/checkpoint.hpp"
+#include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/gguf.hpp"
 #include "quantscope/text.hpp"
@@ -40,6 +42,18 @@ NpyDtype codes_dtype(GgmlType type) {
 
 bool is_stored_float(GgmlType type) {
     return type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F64;
+}
+
+// An F64 value beyond float32's range would be written as inf, another value than the file holds: refused as
+// quantize refuses it (a stored inf or NaN is written as it is). `values` are elements [first, first + count).
+void check_f64_range(const TensorView& view, const float* values, std::int64_t first, std::int64_t count) {
+    if (view.type != ElementType::F64) return;
+    for (std::int64_t k = 0; k < count; ++k) {
+        if (!std::isinf(values[k])) continue;
+        double stored = 0;
+        view.guarded([&] { stored = load_le_double(view.data + static_cast<std::size_t>(first + k) * 8); });
+        if (std::isfinite(stored)) throw_nonfinite(view, first + k);
+    }
 }
 
 void export_gguf(const std::string& path, const std::string& name, AtomicFileWriter& values, AtomicFileWriter* codes) {
@@ -78,6 +92,7 @@ void export_gguf(const std::string& path, const std::string& name, AtomicFileWri
             }
             return 0;
         });
+        check_f64_range(view, decoded.data(), r * row, row);
         value_writer.append(decoded.data(), row);
         if (code_writer) code_writer->append(row_codes.data(), row);
     }
@@ -98,7 +113,7 @@ void export_safetensors(const std::string& path, const std::string& name, Atomic
                                     [&](const CheckpointTensor& t) { return t.name == chosen; });
     if (found == checkpoint.tensors.end())
         throw Error(printable(path) + ": no tensor named " + quoted_text(chosen));
-    const CheckpointShard shard(checkpoint.shards[found->shard]);
+    const CheckpointShard shard(checkpoint, found->shard);
     Tensor unused;
     const TensorView view = shard.view(chosen, unused);
     shard.file().will_read(shard.data_offset() + static_cast<std::size_t>(found->begin),
@@ -107,7 +122,11 @@ void export_safetensors(const std::string& path, const std::string& name, Atomic
     std::vector<float> scratch(static_cast<std::size_t>(std::min(kChunk, view.numel())));
     for (std::int64_t first = 0; first < view.numel(); first += kChunk) {
         const std::int64_t count = std::min(kChunk, view.numel() - first);
-        view.guarded([&] { writer.append(floats_at(view, first, count, scratch.data()), count); });
+        view.guarded([&] {
+            const float* values = floats_at(view, first, count, scratch.data());
+            check_f64_range(view, values, first, count);
+            writer.append(values, count);
+        });
     }
     writer.finish();
 }

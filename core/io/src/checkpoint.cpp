@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,6 +52,11 @@ CheckpointIndex read_checkpoint_index(const std::string& path) {
         if (!plain_file_name(shard.text))
             throw Error(where + ": shard " + quoted_text(shard.text) + " of " + quoted_text(tensor) +
                         " is not a file name in the index's folder");
+        // A shard is read as a .safetensors file, and every reader picks a file's kind by its name: a shard
+        // named x.gguf (or the index itself) was checked as one kind here and read as another later.
+        if (lower_extension(shard.text) != ".safetensors")
+            throw Error(where + ": shard " + quoted_text(shard.text) + " of " + quoted_text(tensor) +
+                        " is not a .safetensors file");
         if (shards.insert(shard.text).second) index.shards.push_back(shard.text);
         index.weight_map.emplace_back(tensor, shard.text);
     }
@@ -59,24 +65,34 @@ CheckpointIndex read_checkpoint_index(const std::string& path) {
 
 namespace {
 
-void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, Checkpoint& out) {
-    std::vector<SafetensorsEntry> entries = file.list();
+// Each tensor of a shard in file order (by data offset), as a checkpoint lists it, to `take`.
+void each_shard_tensor(const SafetensorsFile& file, std::size_t shard, const std::function<void(CheckpointTensor)>& take) {
+    std::vector<const SafetensorsEntry*> entries;  // pointers, not a copy of the header's strings
+    for (const SafetensorsEntry& e : file.list()) entries.push_back(&e);
     std::stable_sort(entries.begin(), entries.end(),
-                     [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.begin < b.begin; });
-    for (auto& e : entries) {
-        const bool readable = e.dtype == "F32" || e.dtype == "F16" || e.dtype == "BF16" || e.dtype == "F64";
-        out.tensors.push_back({std::move(e.name), std::move(e.dtype), std::move(e.shape), readable, shard, e.begin, e.end});
+                     [](const SafetensorsEntry* a, const SafetensorsEntry* b) { return a->begin < b->begin; });
+    for (const SafetensorsEntry* e : entries) {
+        const bool readable = e->dtype == "F32" || e->dtype == "F16" || e->dtype == "BF16" || e->dtype == "F64";
+        take({e->name, e->dtype, e->shape, readable, shard, e->begin, e->end});
     }
 }
 
-void add_gguf_tensors(const GgufFile& file, Checkpoint& out) {
+void each_gguf_tensor(const GgufFile& file, const std::function<void(CheckpointTensor)>& take) {
     std::vector<const GgufTensor*> tensors;
     for (const GgufTensor& t : file.list()) tensors.push_back(&t);
     std::stable_sort(tensors.begin(), tensors.end(),
                      [](const GgufTensor* a, const GgufTensor* b) { return a->offset < b->offset; });
     for (const GgufTensor* t : tensors)
-        out.tensors.push_back({t->name, gguf_type_label(*t), t->shape, t->type != nullptr && t->type->decodes, 0,
-                               t->offset, t->offset + t->bytes});
+        take({t->name, gguf_type_label(*t), t->shape, t->type != nullptr && t->type->decodes, 0, t->offset,
+              t->offset + t->bytes});
+}
+
+void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, Checkpoint& out) {
+    each_shard_tensor(file, shard, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); });
+}
+
+void add_gguf_tensors(const GgufFile& file, Checkpoint& out) {
+    each_gguf_tensor(file, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); });
 }
 
 }  // namespace
@@ -131,11 +147,38 @@ Checkpoint open_checkpoint(const std::string& path) {
     return checkpoint;
 }
 
-CheckpointShard::CheckpointShard(const std::string& path) {
-    if (lower_extension(path) == ".gguf")
+CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard) {
+    const std::string& path = checkpoint.shards.at(shard);
+    // The tensors' places were read from the header when the checkpoint was opened, and its readers trust
+    // them: a file replaced or rewritten since (another model, a shorter one) would have them read past its
+    // end or from another tensor's bytes. The header now must list the same tensors in the same places.
+    // The checkpoint lists its tensors shard by shard: this shard's are one run, found by binary search.
+    const auto by_shard = [](const CheckpointTensor& t, std::size_t s) { return t.shard < s; };
+    const auto first = std::lower_bound(checkpoint.tensors.begin(), checkpoint.tensors.end(), shard, by_shard);
+    const auto last = std::lower_bound(first, checkpoint.tensors.end(), shard + 1, by_shard);
+    auto expected = first;
+    std::size_t listed = 0;
+    bool same = true;
+    const auto check = [&](const CheckpointTensor& now) {
+        ++listed;
+        if (!same || expected == last) return void(same = false);
+        const CheckpointTensor& was = *expected++;
+        same = now.name == was.name && now.dtype == was.dtype && now.shape == was.shape &&
+               now.readable == was.readable && now.begin == was.begin && now.end == was.end;
+    };
+    if (lower_extension(path) == ".gguf") {
         gguf_ = std::make_unique<GgufFile>(path);
-    else
+        each_gguf_tensor(*gguf_, check);
+    } else {
         safetensors_ = std::make_unique<SafetensorsFile>(path);
+        each_shard_tensor(*safetensors_, shard, check);
+    }
+    const auto was = static_cast<std::size_t>(last - first);
+    if (!same || listed != was)
+        throw Error(printable(path) + ": the file changed since it was opened (its header lists " +
+                    std::to_string(listed) + " tensors" +
+                    (listed == was ? std::string(", not as they were") : ", not " + std::to_string(was)) +
+                    "); open it again");
 }
 
 CheckpointShard::~CheckpointShard() = default;

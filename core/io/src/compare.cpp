@@ -51,7 +51,7 @@ public:
     const CheckpointShard& shard_of(const CheckpointTensor& t) {
         if (!open_ || index_ != t.shard) {
             open_.reset();
-            open_ = std::make_unique<CheckpointShard>(checkpoint_.shards[t.shard]);
+            open_ = std::make_unique<CheckpointShard>(checkpoint_, t.shard);
             index_ = t.shard;
         }
         return *open_;
@@ -174,9 +174,11 @@ TileSums compare_values(const CheckpointShard& fa, const CheckpointTensor& ta, c
         total.signal += s.signal;
         total.max_error = std::max(total.max_error, s.max_error);
     }
-    // A stored NaN or infinity makes a sum NaN or infinite (and max skips NaN): no error can be measured.
+    // A stored NaN or infinity makes a sum NaN or infinite (and max skips NaN): no error can be measured. So does
+    // an F64 beyond float32's range, which its to_float makes infinite (the stored value is finite: not 'stored').
     if (!std::isfinite(total.error) || !std::isfinite(total.signal)) {
-        row.error = "a stored value is not finite (NaN or infinity), so no error is measured";
+        row.error = "a value is not finite in float32 (NaN, infinity, or an F64 beyond float32's range), so no error "
+                    "is measured";
         return total;
     }
     row.mse = total.error / static_cast<double>(n);

@@ -22,6 +22,11 @@ namespace {
 constexpr std::uint64_t kMinKvBytes = 8 + 4 + 1;
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
 constexpr std::uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
+// A key is at most 65535 bytes (the GGUF spec). ggml refuses a tensor name of 64 bytes or more (GGML_MAX_NAME;
+// stable-diffusion.cpp builds it with 128): 4096 leaves room for any writer, and a name of 100 MB, copied into
+// every listing and row, cost compare 1 GB.
+constexpr std::uint64_t kMaxKeyBytes = 65535;
+constexpr std::uint64_t kMaxNameBytes = 4096;
 
 std::size_t value_size(GgufValueType type) {
     switch (type) {
@@ -64,8 +69,12 @@ public:
     }
     std::uint32_t u32(const std::string& field) { return load_le32(take(4, field)); }
     std::uint64_t u64(const std::string& field) { return load_le64(take(8, field)); }
-    std::string string(const std::string& field) {
+    // `limit`: the longest the field may be, and what says so ("GGUF's 65535").
+    std::string string(const std::string& field, std::uint64_t max_length = std::numeric_limits<std::uint64_t>::max(),
+                       const char* limit = nullptr) {
         const std::uint64_t length = u64(field + " (its length)");
+        if (length > max_length)
+            fail(field, std::to_string(length) + " bytes, longer than " + limit);
         if (length > remaining())
             fail(field, "a string of " + std::to_string(length) + " bytes runs past the end of the file (" +
                             std::to_string(remaining()) + " bytes left)");
@@ -239,7 +248,7 @@ void GgufFile::parse() {
     std::unordered_set<std::string> keys;  // a set: a file of a million KVs must not be quadratic
     for (std::uint64_t i = 0; i < n_kv; ++i) {
         GgufKv kv;
-        kv.key = in.string("KV " + std::to_string(i) + " key");
+        kv.key = in.string("KV " + std::to_string(i) + " key", kMaxKeyBytes, "GGUF's 65535 for a key");
         const std::string field = "KV " + quoted_text(kv.key);
         if (kv.key.empty()) in.fail("KV " + std::to_string(i) + " key", "an empty key");
         if (!keys.insert(kv.key).second) in.fail(field, "the key appears twice");
@@ -266,7 +275,8 @@ void GgufFile::parse() {
     tensors_.reserve(static_cast<std::size_t>(n_tensors));
     for (std::uint64_t i = 0; i < n_tensors; ++i) {
         GgufTensor t;
-        t.name = in.string("tensor " + std::to_string(i) + " name");
+        t.name = in.string("tensor " + std::to_string(i) + " name", kMaxNameBytes,
+                           "the 4096 QuantScope reads for a tensor name (ggml's are under 64)");
         const std::string field = "tensor " + quoted_text(t.name);
         const std::uint32_t n_dims = in.u32(field + " (n_dims)");
         if (n_dims > kMaxDims) in.fail(field, std::to_string(n_dims) + " dimensions, more than ggml's " + std::to_string(kMaxDims));

@@ -1,10 +1,13 @@
 #include "quantscope/gguf_imatrix.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/gguf.hpp"
+#include "quantscope/tensor.hpp"
 #include "quantscope/text.hpp"
 
 namespace qs {
@@ -17,6 +20,17 @@ const GgufTensor& f32_tensor(const GgufFile& file, const std::string& name) {
     if (t->type_id != static_cast<std::uint32_t>(GgmlType::F32))
         throw Error(where + ": type " + gguf_type_label(*t) + ", an imatrix stores F32");
     return *t;
+}
+
+// A stored float32 in a message: the fewest digits that read back as it (-1e-40, not -9.99995e-41).
+std::string shown(float value) {
+    if (std::isnan(value)) return "NaN";
+    char text[32];
+    for (int digits = 1; digits <= 9; ++digits) {
+        std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(value));
+        if (std::strtof(text, nullptr) == value) break;
+    }
+    return text;
 }
 
 float value_at(const GgufFile& file, const GgufTensor& t, std::int64_t i) {
@@ -33,6 +47,7 @@ GgufImportance read_gguf_imatrix(const std::string& path, const std::string& ten
     const std::int64_t length = sums.ne.empty() ? 1 : sums.ne[0];
     if (length != columns)
         throw Error(where + ": " + std::to_string(length) + " columns, the weight has " + std::to_string(columns));
+    if (sums.elements == 0) throw Error(where + ": holds no values (shape " + shape_to_string(sums.shape) + ")");
     GgufImportance out;
     out.columns = columns;
     out.matrices = columns > 0 ? sums.elements / columns : 0;
@@ -43,17 +58,21 @@ GgufImportance read_gguf_imatrix(const std::string& path, const std::string& ten
     file.file().read_guarded([&] {
         for (std::int64_t m = 0; m < out.matrices; ++m) {
             const float count = value_at(file, counts, m);
+            // std::to_string's six decimals printed a count of -1e-40 as -0.000000.
             if (!std::isfinite(count) || count < 0)
                 throw Error(printable(path) + ": tensor " + quoted_text(counts.name) + ": count " + std::to_string(m) +
-                            " is " + (std::isnan(count) ? "NaN" : std::to_string(count)) + " (must be finite and >= 0)");
+                            " is " + shown(count) + " (must be finite and >= 0)");
             for (std::int64_t c = 0; c < columns; ++c) {
-                const float sum = value_at(file, sums, m * columns + c);
+                const std::int64_t at = m * columns + c;
+                const float sum = value_at(file, sums, at);
+                if (!std::isfinite(sum) || sum < 0)
+                    throw Error(where + ": value " + std::to_string(at) + " is " + shown(sum) +
+                                " (importance must be finite and >= 0)");
                 // A matrix that saw no token weighs every column alike, as llama-quantize does.
                 const float w = count > 0 ? sum / count : 1.0f;
-                if (!std::isfinite(sum) || sum < 0 || !std::isfinite(w))
-                    throw Error(where + ": value " + std::to_string(m * columns + c) + " is " +
-                                (std::isnan(sum) ? std::string("NaN") : std::to_string(sum)) +
-                                " (importance must be finite and >= 0)");
+                if (!std::isfinite(w))
+                    throw Error(where + ": value " + std::to_string(at) + " over count " + std::to_string(m) + " (" +
+                                shown(sum) + " / " + shown(count) + ") is beyond float32's range");
                 out.weights[static_cast<std::size_t>(m * columns + c)] = w;
             }
         }

@@ -81,7 +81,7 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
     while (next < tensors.size() && !(cancel && cancel->load())) {
         // The tensors come shard by shard: this shard is mapped while its tensors are swept, then released.
         const std::size_t shard = tensors[next]->shard;
-        const CheckpointShard file(checkpoint.shards[shard]);
+        const CheckpointShard file(checkpoint, shard);
         for (; next < tensors.size() && tensors[next]->shard == shard && !(cancel && cancel->load()); ++next) {
             const CheckpointTensor& t = *tensors[next];
             SweepRow row;

@@ -16,7 +16,7 @@ namespace qs {
 
 // The index file's `weight_map`, in file order, and its shards in order of first appearance. Strict: the
 // document must be an object with an object `weight_map` of string values, each a plain file name (no folder,
-// so an index cannot point outside its own folder). Throws qs::Error "<path>: ...".
+// so an index cannot point outside its own folder) ending in .safetensors. Throws qs::Error "<path>: ...".
 struct CheckpointIndex {
     std::vector<std::pair<std::string, std::string>> weight_map;  // tensor name → shard file name
     std::vector<std::string> shards;
@@ -48,10 +48,12 @@ class GgufFile;
 class MappedFile;
 class SafetensorsFile;
 
-// One shard opened for reading its tensors (a .safetensors or a .gguf file, by extension), mapped.
+// One shard opened again for reading its tensors (a .safetensors or a .gguf file, by extension), mapped. Its
+// header must still list what `checkpoint` lists for it (every tensor's name, dtype, shape and bytes), since
+// readers take a tensor's place from the checkpoint: else Error "<path>: the file changed since it was opened".
 class CheckpointShard {
 public:
-    explicit CheckpointShard(const std::string& path);
+    CheckpointShard(const Checkpoint& checkpoint, std::size_t shard);
     ~CheckpointShard();
     CheckpointShard(CheckpointShard&&) noexcept;
 
