@@ -122,7 +122,7 @@ std::vector<CompareRow> rows_with_threads(const ManyPair& m, int threads) {
 
 }  // namespace
 
-TEST_CASE("compare: many tensors give the same rows, to the bit, on one thread and on two") {
+TEST_CASE("compare: many tensors give the same rows to the bit on one thread and on two") {
     const ManyPair m;
     const std::vector<CompareRow> one = rows_with_threads(m, 1), two = rows_with_threads(m, 2);
     REQUIRE(one.size() == ManyPair::kTensors + 1);
