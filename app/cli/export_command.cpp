@@ -119,7 +119,8 @@ void export_safetensors(const std::string& path, const std::string& name, Atomic
         const std::int64_t count = std::min(kChunk, view.numel() - first);
         view.guarded([&] { writer.append(floats_at(view, first, count, scratch.data()), count); });
         // Written: the chunk's pages leave this process's memory (they stay in the page cache).
-        shard.file().done_reading(start + static_cast<std::size_t>(first) * size, static_cast<std::size_t>(count) * size);
+        shard.file().done_reading(start + static_cast<std::size_t>(first) * size,
+                                  static_cast<std::size_t>(count) * size);
     }
     writer.finish();
 }

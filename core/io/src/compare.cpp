@@ -36,6 +36,13 @@ constexpr std::int64_t kChunk = 4096;
 constexpr std::int64_t kGroup = 8;
 static_assert(kTile % kChunk == 0 && kChunk % 256 == 0, "chunks of whole blocks, tiles of whole chunks");
 
+// Asks for the next chunk's bytes while this chunk is summed, so that the decoder finds them in the second-level
+// cache instead of waiting on memory (the sums are arithmetic, the decoding of F16 was mostly waiting: 5-8 % of
+// compare's CPU time). A prefetch never faults: a page not mapped yet (or past a shrunk file's end) is skipped.
+inline void prefetch(const std::uint8_t* p, std::int64_t bytes) {
+    for (std::int64_t k = 0; k < bytes; k += 64) __builtin_prefetch(p + k, 0, 2);
+}
+
 std::int64_t element_count(const Shape& shape) {
     std::int64_t n = 1;
     for (const std::int64_t d : shape) n *= d;
@@ -258,8 +265,14 @@ private:
                 // A ggml tensor's rows are whole blocks, and a chunk starts at a multiple of every block size.
                 for (std::int64_t at = first; at < first + count; at += kChunk) {
                     const std::int64_t len = std::min(kChunk, first + count - at);
-                    ggml_dequantize(*w.type_a, base_a + ggml_row_bytes(*w.type_a, at), len, a);
-                    ggml_dequantize(*w.type_b, base_b + ggml_row_bytes(*w.type_b, at), len, b);
+                    const std::int64_t next = std::min(kChunk, w.elements - at - len);
+                    const std::int64_t a_at = ggml_row_bytes(*w.type_a, at), b_at = ggml_row_bytes(*w.type_b, at);
+                    ggml_dequantize(*w.type_a, base_a + a_at, len, a);
+                    ggml_dequantize(*w.type_b, base_b + b_at, len, b);
+                    if (next > 0) {
+                        prefetch(base_a + a_at + ggml_row_bytes(*w.type_a, len), ggml_row_bytes(*w.type_a, next));
+                        prefetch(base_b + b_at + ggml_row_bytes(*w.type_b, len), ggml_row_bytes(*w.type_b, next));
+                    }
                     lanes.add(a, b, len);
                 }
                 w.sums[static_cast<std::size_t>(tile)] = lanes.total();

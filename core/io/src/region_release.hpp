@@ -28,15 +28,17 @@ public:
     // Before any work starts: a piece of work will read bytes [offset, offset + length) of the file.
     void will_read(std::size_t offset, std::size_t length) {
         if (length == 0) return;
-        for (std::size_t r = first(offset); r <= last(offset, length); ++r) readers_[r].fetch_add(1, std::memory_order_relaxed);
+        for (std::size_t r = first(offset); r <= last(offset, length); ++r)
+            readers_[r].fetch_add(1, std::memory_order_relaxed);
     }
     // That piece is done: the regions nobody else will read leave this process's memory (they stay cached).
     void done(std::size_t offset, std::size_t length) const {
         if (length == 0) return;
         for (std::size_t r = first(offset); r <= last(offset, length); ++r)
             if (readers_[r].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-                const std::uintptr_t begin = std::max(base_ + r * kRegion, reinterpret_cast<std::uintptr_t>(file_.data()));
-                const std::size_t at = begin - reinterpret_cast<std::uintptr_t>(file_.data());
+                const auto data = reinterpret_cast<std::uintptr_t>(file_.data());
+                const std::uintptr_t begin = std::max(base_ + r * kRegion, data);
+                const std::size_t at = begin - data;
                 file_.done_reading(at, base_ + (r + 1) * kRegion - begin);
             }
     }
