@@ -3,6 +3,7 @@
 // in double, as the definition says: mse = mean (a - b)^2, relative_rmse = rmse / rms(a), sqnr = 10 log10(Σa² /
 // Σe²), max |a - b|.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <unistd.h>
 
@@ -86,7 +87,110 @@ struct Pair {
     }
 };
 
+// Many tensors, F32 in A and Q8_0 in B, each 512 x 512 (enough for two threads), with a row between them that
+// has no values to compare: the threads go from one tensor to the next.
+struct ManyPair {
+    static constexpr int kTensors = 12;
+    qs::test::TempDir dir;
+    std::string a_path = dir / "a.gguf", b_path = dir / "b.gguf";
+    std::size_t b_first_tensor_end = 0;  // where B's first tensor's bytes end
+    ManyPair() {
+        GgufWriter wa, wb;
+        for (int t = 0; t < kTensors; ++t) {
+            const std::vector<float> v = laplace(512 * 512, 100 + static_cast<std::uint32_t>(t));
+            const std::string name = "t" + std::to_string(t);
+            wa.tensor(name, {512, 512}, 0, GgufWriter::raw(v));
+            wb.tensor(name, {512, 512}, 8, blocks_of(type_of(GgmlType::Q8_0), v));
+            if (t == 3) wa.tensor("only_a", {32}, 0, GgufWriter::raw(laplace(32, 4)));
+        }
+        const std::string b = wb.build();
+        b_first_tensor_end = b.size() - (kTensors - 1) * 512 * 512 / 32 * 34;
+        qs::test::write_bytes(a_path, wa.build());
+        qs::test::write_bytes(b_path, b);
+    }
+};
+
+std::vector<CompareRow> rows_with_threads(const ManyPair& m, int threads) {
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    std::vector<CompareRow> rows;
+    compare_checkpoints(open_checkpoint(m.a_path), open_checkpoint(m.b_path),
+                        [&](const CompareRow& r) { rows.push_back(r); });
+    omp_set_num_threads(before);
+    return rows;
+}
+
 }  // namespace
+
+TEST_CASE("compare: many tensors give the same rows to the bit on one thread and on two") {
+    const ManyPair m;
+    const std::vector<CompareRow> one = rows_with_threads(m, 1), two = rows_with_threads(m, 2);
+    REQUIRE(one.size() == ManyPair::kTensors + 1);
+    REQUIRE(two.size() == one.size());
+    for (std::size_t r = 0; r < one.size(); ++r) {
+        INFO("row " << r << ": " << one[r].name);
+        CHECK(two[r].name == one[r].name);
+        CHECK(two[r].error == one[r].error);
+        CHECK(two[r].mse == one[r].mse);
+        CHECK(two[r].relative_rmse == one[r].relative_rmse);
+        CHECK(two[r].max_abs_error == one[r].max_abs_error);
+    }
+    CHECK(one[4].name == "only_a");
+    CHECK(one[4].error == "not in B");
+    CHECK(one[5].name == "t4");
+    CHECK(one[5].mse > 0);
+}
+
+TEST_CASE("compare: a cancel stops the rows after the one during which it came") {
+    const ManyPair m;
+    for (const int threads : {1, 2}) {
+        const int before = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        std::atomic<bool> cancel{false};
+        std::vector<std::string> names;
+        const CompareTotal total = compare_checkpoints(
+            open_checkpoint(m.a_path), open_checkpoint(m.b_path),
+            [&](const CompareRow& r) {
+                names.push_back(r.name);
+                if (names.size() == 3) cancel.store(true);
+            },
+            nullptr, &cancel);
+        omp_set_num_threads(before);
+        CHECK(total.cancelled);
+        CHECK(names == std::vector<std::string>{"t0", "t1", "t2"});
+        CHECK(total.tensors == 3);
+    }
+}
+
+// Hostile input: B shrinks (truncated by another process) after its first tensor was compared. The missing bytes
+// read as zeros under the mapping's guard, and compare stops with one line naming the file: no row of zeros.
+TEST_CASE("compare: a file that shrinks while its tensors are compared stops with its one-line error") {
+    for (const int threads : {1, 2}) {
+        const ManyPair m;
+        const int before = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        std::size_t rows = 0;
+        std::string message;
+        try {
+            compare_checkpoints(open_checkpoint(m.a_path), open_checkpoint(m.b_path), [&](const CompareRow&) {
+                if (++rows == 1) REQUIRE(::truncate(m.b_path.c_str(), static_cast<off_t>(m.b_first_tensor_end)) == 0);
+            });
+        } catch (const Error& e) {
+            message = e.what();
+        }
+        omp_set_num_threads(before);
+        INFO("threads " << threads << ", rows " << rows);
+        if (threads == 1 || !message.empty()) {
+            CHECK(qs::test::contains(message, "the file shrank while it was being read"));
+            CHECK(qs::test::contains(message, "b.gguf"));
+            CHECK(rows < ManyPair::kTensors + 1);
+        } else {
+            // The other thread had read every tensor before the first row came out (a loaded machine): all rows
+            // are of values read before the file shrank.
+            WARN_MESSAGE(false, "every tensor was read before B shrank: nothing to check");
+        }
+    }
+}
 
 TEST_CASE("compare: each tensor's numbers are those of the values both files hold") {
     const Pair p;

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -99,4 +100,42 @@ TEST_CASE("a mapped file closed while its range is being read ahead stops cleanl
         CHECK(moved.size() == kFileBytes);
     }  // destroyed with hints still to give: the thread stops before the unmapping (sanitizers watch)
     CHECK(qs::MappedFile(path).read_ahead_hints() == 0);
+}
+
+// A range the page cache already holds is not hinted: the hint would only walk its pages (4 % of a compare of
+// two page-cached checkpoints). Where the kernel lacks cachestat(2) every range is hinted, as before.
+TEST_CASE("will_read gives no hint for a range the page cache already holds") {
+    const TempDir dir;
+    const std::string path = dir / "cached.bin";
+    write_file(path, kFileBytes);
+    {
+        const qs::MappedFile warm(path);  // read it once: every page in the cache
+        std::uint64_t sum = 0;
+        warm.read_guarded([&] {
+            for (std::size_t k = 0; k < warm.size(); k += 4096) sum += warm.data()[k];
+            return 0;
+        });
+        CHECK(sum > 0);
+    }
+    if (resident_fraction(path) < 1.0) {
+        WARN_MESSAGE(false, "the page cache does not hold the whole file: nothing checked");
+        return;
+    }
+    const qs::MappedFile file(path);
+    file.will_read(0, file.size());
+    file.will_read(kFileBytes / 2, 4096);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the hinting thread's turn (no timing checked)
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    struct {
+        std::uint64_t off, len;
+    } range{0, 4096};
+    std::uint64_t stat[5] = {};
+    const bool has_cachestat = ::syscall(451, fd, &range, stat, 0) == 0;
+    ::close(fd);
+    if (!has_cachestat) {
+        WARN_MESSAGE(false, "no cachestat(2) here: every range is hinted");
+        return;
+    }
+    CHECK(file.read_ahead_hints() == 0);
 }

@@ -1,8 +1,10 @@
 // `quantscope export CHECKPOINT --tensor NAME --out X.npy [--codes Q.npy]`: one tensor's values as float32 (a
-// ggml type's to_float for a quantized GGUF tensor), and a ggml tensor's stored codes. Streamed: a row (GGUF)
-// or a chunk (safetensors) at a time, so memory stays small whatever the tensor's size.
+// ggml type's to_float for a quantized GGUF tensor), and a ggml tensor's stored codes. Streamed: a tile of whole
+// blocks (GGUF) or a chunk (safetensors) at a time, never the whole tensor decoded, so memory stays small
+// whatever the tensor's size.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -30,6 +32,7 @@ const char* const kExportHelp =
 namespace {
 
 constexpr std::int64_t kChunk = 1 << 20;  // values per piece of a streamed stored-float tensor
+constexpr std::int64_t kTile = 1 << 16;   // values per piece of a streamed GGUF tensor (whole blocks)
 
 // FORMATS.md "llama.cpp (ggml) types": the types whose codes can be negative are written as int8.
 NpyDtype codes_dtype(GgmlType type) {
@@ -65,36 +68,44 @@ void export_gguf(const std::string& path, const std::string& name, AtomicFileWri
                         file.names_for_message() + "); choose one with --tensor NAME");
         chosen = file.list().front().name;
     }
-    Tensor unused;
-    const TensorView view = file.view(chosen, unused);  // every check of opening it, shape folded as quantize does
+    const Shape shape = file.view_shape(chosen);  // every check of opening it, shape folded as quantize does
     const GgufTensor& t = *file.find(chosen);
+    // An F64 tensor's stored values (a view of the mapping, nothing decoded) for check_f64_range.
+    Tensor unused;
+    const TensorView stored_f64 = t.type->type == GgmlType::F64 ? file.view(chosen, unused) : TensorView{};
     if (codes != nullptr && is_stored_float(t.type->type))
         throw Error(printable(path) + ": tensor " + quoted_text(t.name) + " is " + gguf_type_label(t) +
                     ", which stores values, not codes: --codes needs a quantized tensor");
-    const std::int64_t row = t.ne[0], rows = t.elements / row;
-    const std::int64_t row_bytes = ggml_row_bytes(*t.type, row);
-    TensorWriter value_writer(values, view.shape, NpyDtype::F4);
+    TensorWriter value_writer(values, shape, NpyDtype::F4);
     std::unique_ptr<TensorWriter> code_writer;
-    if (codes != nullptr) code_writer = std::make_unique<TensorWriter>(*codes, view.shape, codes_dtype(t.type->type));
-    std::vector<float> decoded(static_cast<std::size_t>(row));
-    std::vector<std::int32_t> row_codes(codes != nullptr ? static_cast<std::size_t>(row) : 0);
-    file.file().will_read(file.data_offset() + static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.bytes));
-    for (std::int64_t r = 0; r < rows; ++r) {
-        const std::uint8_t* bytes = file.bytes_of(t) + r * row_bytes;
+    if (codes != nullptr) code_writer = std::make_unique<TensorWriter>(*codes, shape, codes_dtype(t.type->type));
+    // A tile of whole blocks at a time (a row may be longer than memory allows), decoded straight into the
+    // writer's stream; its pages leave this process's memory once written (they stay in the page cache).
+    const std::int64_t n = t.elements, block = t.type->block_size;
+    const std::int64_t tile = std::min(n, kTile / block * block);
+    std::vector<float> decoded(static_cast<std::size_t>(tile));
+    std::vector<std::int32_t> tile_codes(codes != nullptr ? static_cast<std::size_t>(tile) : 0);
+    const std::size_t start = file.data_offset() + static_cast<std::size_t>(t.offset);
+    file.file().will_read(start, static_cast<std::size_t>(t.bytes));
+    for (std::int64_t first = 0; first < n; first += tile) {
+        const std::int64_t count = std::min(tile, n - first);  // rows are whole blocks: so is every tile
+        const std::size_t at = static_cast<std::size_t>(ggml_row_bytes(*t.type, first));
+        const std::uint8_t* bytes = file.bytes_of(t) + at;
         file.file().read_guarded([&] {
-            ggml_dequantize(*t.type, bytes, row, decoded.data());
+            ggml_dequantize(*t.type, bytes, count, decoded.data());
             if (codes != nullptr) {
                 GgmlBlockFields fields;
-                for (std::int64_t b = 0; b < row / t.type->block_size; ++b) {
+                for (std::int64_t b = 0; b < count / block; ++b) {
                     ggml_block_fields(*t.type, bytes + b * t.type->type_size, fields);
-                    std::copy(fields.codes, fields.codes + t.type->block_size, row_codes.data() + b * t.type->block_size);
+                    std::copy(fields.codes, fields.codes + block, tile_codes.data() + b * block);
                 }
             }
             return 0;
         });
-        check_f64_range(view, decoded.data(), r * row, row);
-        value_writer.append(decoded.data(), row);
-        if (code_writer) code_writer->append(row_codes.data(), row);
+        if (t.type->type == GgmlType::F64) check_f64_range(stored_f64, decoded.data(), first, count);
+        value_writer.append(decoded.data(), count);
+        if (code_writer) code_writer->append(tile_codes.data(), count);
+        file.file().done_reading(start + at, static_cast<std::size_t>(ggml_row_bytes(*t.type, count)));
     }
     value_writer.finish();
     if (code_writer) code_writer->finish();
@@ -116,10 +127,11 @@ void export_safetensors(const std::string& path, const std::string& name, Atomic
     const CheckpointShard shard(checkpoint, found->shard);
     Tensor unused;
     const TensorView view = shard.view(chosen, unused);
-    shard.file().will_read(shard.data_offset() + static_cast<std::size_t>(found->begin),
-                           static_cast<std::size_t>(found->end - found->begin));
+    const std::size_t start = shard.data_offset() + static_cast<std::size_t>(found->begin);
+    shard.file().will_read(start, static_cast<std::size_t>(found->end - found->begin));
     TensorWriter writer(values, view.shape, NpyDtype::F4);
     std::vector<float> scratch(static_cast<std::size_t>(std::min(kChunk, view.numel())));
+    const std::size_t size = element_size(view.type);
     for (std::int64_t first = 0; first < view.numel(); first += kChunk) {
         const std::int64_t count = std::min(kChunk, view.numel() - first);
         view.guarded([&] {
@@ -127,6 +139,9 @@ void export_safetensors(const std::string& path, const std::string& name, Atomic
             check_f64_range(view, values, first, count);
             writer.append(values, count);
         });
+        // Written: the chunk's pages leave this process's memory (they stay in the page cache).
+        shard.file().done_reading(start + static_cast<std::size_t>(first) * size,
+                                  static_cast<std::size_t>(count) * size);
     }
     writer.finish();
 }

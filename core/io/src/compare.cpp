@@ -4,14 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
-#ifdef __AVX512F__
-#include <immintrin.h>
-#endif
-
+#include "compare_sums.hpp"
 #include "parallel.hpp"
+#include "region_release.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/csv.hpp"
 #include "quantscope/error.hpp"
@@ -22,13 +21,42 @@
 namespace qs {
 namespace {
 
-// Values summed per tile (the unit of work of a thread, and of the sums' order): a multiple of every block
-// size (32, 256). A tile is decoded and summed a chunk at a time, both chunks' floats (2 x 16 KB) staying in
-// the core's first-level cache between the decoder writing them and the sums reading them.
+using detail::LaneSums;
+using detail::TileSums;
+
+// Values summed per tile (the unit of the sums' order): a multiple of every block size (32, 256). A tile is
+// decoded and summed a chunk at a time, both chunks' floats (2 x 16 KB) staying in the core's first-level cache
+// between the decoder writing them and the sums reading them. Threads take a group of tiles at a time (the unit
+// of work only: the sums do not depend on it): 512K values, 1 MiB of F16, large enough that two threads seldom
+// fault pages into the same page table at once (its lock was 1 % of the time with groups of 256K values), small
+// enough that resident memory stays a few groups (16 MiB in test_compare with groups of 1M values, 10-13 with
+// these); no thread waits for the other but at the end of the run.
 constexpr std::int64_t kTile = std::int64_t{1} << 16;
 constexpr std::int64_t kChunk = 4096;
-constexpr std::int64_t kGroup = 4;  // tiles a thread takes at once, then gives their pages back
+constexpr std::int64_t kGroup = 8;
 static_assert(kTile % kChunk == 0 && kChunk % 256 == 0, "chunks of whole blocks, tiles of whole chunks");
+
+// The next chunk's bytes asked for while this chunk is summed, a slice at a time between slices of the sums, so
+// that the decoder finds them in the second-level cache instead of waiting on memory (the sums are arithmetic,
+// the decoding of F16 was mostly waiting: 5-8 % of compare's CPU time; all at once, the prefetches themselves
+// waited for free miss buffers). A prefetch never faults: a page not mapped yet (or past a shrunk file's end)
+// is skipped.
+constexpr std::int64_t kSlice = 512;
+class Prefetch {
+public:
+    // `bytes` from `begin`, asked for in `slices` equal parts.
+    Prefetch(const std::uint8_t* begin, std::int64_t bytes, std::int64_t slices)
+        : at_(begin), end_(begin + bytes), step_((bytes + 64 * slices - 1) / (64 * slices) * 64) {}
+    void next_part() {
+        const std::uint8_t* stop = end_ - at_ > step_ ? at_ + step_ : end_;
+        for (; at_ < stop; at_ += 64) __builtin_prefetch(at_, 0, 2);
+    }
+
+private:
+    const std::uint8_t* at_;
+    const std::uint8_t* end_;
+    std::int64_t step_;
+};
 
 std::int64_t element_count(const Shape& shape) {
     std::int64_t n = 1;
@@ -63,131 +91,6 @@ private:
     std::size_t index_ = 0;
 };
 
-// One tile's sums, combined in tile order afterwards so the result does not depend on the thread count.
-struct TileSums {
-    double error = 0, signal = 0, max_error = 0;
-};
-
-// A tile's sums in eight lanes: lane l sums the tile's elements l, l + 8, l + 16, ... in order, and the lanes are
-// added in order at the end: the same numbers whether the compiler vectorises the lanes or not, on any machine,
-// and however the tile is cut into chunks (each chunk but the tile's last a multiple of eight long).
-class LaneSums {
-public:
-    void add(const float* a, const float* b, std::int64_t count) {
-        std::int64_t k = 0;
-#if defined(__AVX512F__)
-        // Lane l holds elements k + l: the scalar lanes' operations, eight at once (GCC 12 leaves the loop below
-        // scalar, and it was two thirds of compare's time).
-        __m512d e2 = _mm512_load_pd(error_), s2 = _mm512_load_pd(signal_), mx = _mm512_load_pd(max_error_);
-        const __m512d abs_mask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
-        for (; k + kLanes <= count; k += kLanes) {
-            const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(a + k));
-            const __m512d e = _mm512_sub_pd(x, _mm512_cvtps_pd(_mm256_loadu_ps(b + k)));
-            e2 = _mm512_add_pd(e2, _mm512_mul_pd(e, e));
-            s2 = _mm512_add_pd(s2, _mm512_mul_pd(x, x));
-            mx = _mm512_max_pd(mx, _mm512_and_pd(e, abs_mask));
-        }
-        _mm512_store_pd(error_, e2);
-        _mm512_store_pd(signal_, s2);
-        _mm512_store_pd(max_error_, mx);
-#endif
-        for (; k + kLanes <= count; k += kLanes)
-            for (int l = 0; l < kLanes; ++l) one(a[k + l], b[k + l], l);
-        for (int l = 0; k < count; ++k, ++l) one(a[k], b[k], l);
-    }
-    TileSums total() const {
-        TileSums s;
-        for (int l = 0; l < kLanes; ++l) {
-            s.error += error_[l];
-            s.signal += signal_[l];
-            s.max_error = std::max(s.max_error, max_error_[l]);
-        }
-        return s;
-    }
-
-private:
-    static constexpr int kLanes = 8;
-    void one(float a, float b, int l) {
-        const double x = a, e = x - static_cast<double>(b);
-        error_[l] += e * e;
-        signal_[l] += x * x;
-        max_error_[l] = std::max(max_error_[l], std::fabs(e));
-    }
-    alignas(64) double error_[kLanes] = {}, signal_[kLanes] = {}, max_error_[kLanes] = {};
-};
-
-// Decodes both tensors tile by tile on every thread, a chunk at a time, and fills the row's numbers (or its
-// error, for a value that is not finite); returns the row's sums. A file that shrank throws.
-TileSums compare_values(const CheckpointShard& fa, const CheckpointTensor& ta, const GgmlTypeInfo& type_a,
-                        const CheckpointShard& fb, const CheckpointTensor& tb, const GgmlTypeInfo& type_b,
-                        CompareRow& row) {
-    const std::int64_t n = row.elements;
-    const std::int64_t tiles = (n + kTile - 1) / kTile;
-    std::vector<TileSums> sums(static_cast<std::size_t>(tiles));
-    const std::uint8_t* base_a = fa.file().data() + fa.data_offset() + ta.begin;
-    const std::uint8_t* base_b = fb.file().data() + fb.data_offset() + tb.begin;
-    fa.file().will_read(fa.data_offset() + ta.begin, ta.end - ta.begin);
-    fb.file().will_read(fb.data_offset() + tb.begin, tb.end - tb.begin);
-    // Tiles are taken kGroup at a time, and a group's pages leave this process's memory once it is summed (by
-    // the thread that read them, in one call a file: each call interrupts the other core to flush its TLB).
-    const std::int64_t groups = (tiles + kGroup - 1) / kGroup;
-    detail::NextIndex next(0, groups);
-    const auto release = [](const CheckpointShard& f, const CheckpointTensor& t, const GgmlTypeInfo& type,
-                            std::int64_t first, std::int64_t count) {
-        f.file().done_reading(f.data_offset() + t.begin + static_cast<std::size_t>(ggml_row_bytes(type, first)),
-                              static_cast<std::size_t>(ggml_row_bytes(type, count)));
-    };
-    // One tile's sums: both mappings guarded for the whole tile (a guard per chunk cost more than the sums).
-    const auto sum_tile = [&](std::int64_t tile, float* a, float* b) {
-        const std::int64_t first = tile * kTile, count = std::min(kTile, n - first);
-        fa.file().read_guarded([&] {
-            return fb.file().read_guarded([&] {
-                LaneSums lanes;
-                // A ggml tensor's rows are whole blocks, and a chunk starts at a multiple of every block size.
-                for (std::int64_t at = first; at < first + count; at += kChunk) {
-                    const std::int64_t len = std::min(kChunk, first + count - at);
-                    ggml_dequantize(type_a, base_a + ggml_row_bytes(type_a, at), len, a);
-                    ggml_dequantize(type_b, base_b + ggml_row_bytes(type_b, at), len, b);
-                    lanes.add(a, b, len);
-                }
-                sums[static_cast<std::size_t>(tile)] = lanes.total();
-                return 0;
-            });
-        });
-    };
-    detail::parallel_run(nullptr, detail::pass_threads(n), [&](int, int) {
-        alignas(64) float a[kChunk], b[kChunk];  // on the stack: nothing allocated (or faulted in) per tensor
-        for (std::int64_t group; next.take(group);) {
-            const std::int64_t tile_end = std::min(tiles, (group + 1) * kGroup);
-            for (std::int64_t tile = group * kGroup; tile < tile_end; ++tile) sum_tile(tile, a, b);
-            const std::int64_t first = group * kGroup * kTile, count = std::min(n, tile_end * kTile) - first;
-            release(fa, ta, type_a, first, count);
-            release(fb, tb, type_b, first, count);
-        }
-    });
-    // The pages shared by two groups leave too (they stay in the page cache): resident memory follows a group.
-    fa.file().done_reading(fa.data_offset() + ta.begin, ta.end - ta.begin);
-    fb.file().done_reading(fb.data_offset() + tb.begin, tb.end - tb.begin);
-    TileSums total;
-    for (const TileSums& s : sums) {
-        total.error += s.error;
-        total.signal += s.signal;
-        total.max_error = std::max(total.max_error, s.max_error);
-    }
-    // A stored NaN or infinity makes a sum NaN or infinite (and max skips NaN): no error can be measured. So does
-    // an F64 beyond float32's range, which its to_float makes infinite (the stored value is finite: not 'stored').
-    if (!std::isfinite(total.error) || !std::isfinite(total.signal)) {
-        row.error = "a value is not finite in float32 (NaN, infinity, or an F64 beyond float32's range), so no error "
-                    "is measured";
-        return total;
-    }
-    row.mse = total.error / static_cast<double>(n);
-    row.max_abs_error = total.max_error;
-    if (total.signal > 0) row.relative_rmse = std::sqrt(row.mse) / std::sqrt(total.signal / static_cast<double>(n));
-    if (total.error > 0 && total.signal > 0) row.sqnr_db = 10.0 * std::log10(total.signal / total.error);
-    return total;
-}
-
 double bits_per_weight(const CheckpointTensor& t, std::int64_t elements) {
     return elements > 0 ? static_cast<double>(t.end - t.begin) * 8.0 / static_cast<double>(elements) : 0.0;
 }
@@ -214,40 +117,37 @@ CompareRow absent_row(const CheckpointTensor& t, bool in_a) {
     return row;
 }
 
-}  // namespace
+// One output row, planned before any value is read: its values are compared when `a` and `b` are set.
+struct PlannedRow {
+    CompareRow row;
+    const CheckpointTensor* a = nullptr;
+    const CheckpointTensor* b = nullptr;
+    bool in_both = false;    // a tensor of A that B has too: progress is reported after its row
+    std::uint64_t bytes = 0;  // then both tensors' stored bytes
+};
 
-CompareTotal compare_checkpoints(const Checkpoint& a, const Checkpoint& b,
-                                 const std::function<void(const CompareRow&)>& on_row, const CompareProgress& progress,
-                                 const std::atomic<bool>* cancel) {
-    const auto start = std::chrono::steady_clock::now();
+// The rows in order (A's tensors in file order, then those only B has) and the bytes progress counts: A's
+// tensors and their matches in B.
+std::vector<PlannedRow> plan_rows(const Checkpoint& a, const Checkpoint& b, std::uint64_t& bytes_total) {
     std::unordered_map<std::string, const CheckpointTensor*> in_b;
     for (const CheckpointTensor& t : b.tensors) in_b.emplace(t.name, &t);
     std::unordered_map<std::string, bool> in_a;
-    std::uint64_t bytes_total = 0, bytes_done = 0;
-    for (const CheckpointTensor& t : a.tensors) {
-        in_a.emplace(t.name, true);
-        bytes_total += t.end - t.begin;
-        const auto match = in_b.find(t.name);
-        if (match != in_b.end()) bytes_total += match->second->end - match->second->begin;
-    }
-
-    CompareTotal total;
-    double error_energy = 0, signal_energy = 0;
-    const auto emit = [&](const CompareRow& row) {
-        ++(row.error.empty() ? total.tensors : total.error_rows);
-        if (on_row) on_row(row);
-    };
-    ShardReader shards_a(a), shards_b(b);
-    const auto cancelled = [&] { return cancel != nullptr && cancel->load(); };
+    std::vector<PlannedRow> rows;
+    rows.reserve(a.tensors.size() + b.tensors.size());
     for (const CheckpointTensor& ta : a.tensors) {
-        if (cancelled()) break;
+        in_a.emplace(ta.name, true);
+        bytes_total += ta.end - ta.begin;
         const auto match = in_b.find(ta.name);
         if (match == in_b.end()) {
-            emit(absent_row(ta, true));
+            rows.push_back({absent_row(ta, true)});
             continue;
         }
         const CheckpointTensor& tb = *match->second;
-        CompareRow row;
+        PlannedRow plan;
+        plan.in_both = true;
+        plan.bytes = (ta.end - ta.begin) + (tb.end - tb.begin);
+        bytes_total += tb.end - tb.begin;
+        CompareRow& row = plan.row;
         row.name = ta.name;
         row.shape = ta.shape;
         row.dtype_a = ta.dtype;
@@ -257,26 +157,254 @@ CompareTotal compare_checkpoints(const Checkpoint& a, const Checkpoint& b,
         row.bits_per_weight_b = bits_per_weight(tb, element_count(tb.shape));
         row.error = why_not(ta, tb);
         if (row.error.empty()) {
-            // A shard that changed since it was opened throws here: the whole compare stops.
-            const CheckpointShard& fa = shards_a.shard_of(ta);
-            const CheckpointShard& fb = shards_b.shard_of(tb);
-            const TileSums sums = compare_values(fa, ta, *decoder_of(ta), fb, tb, *decoder_of(tb), row);
-            if (row.error.empty()) {
-                error_energy += sums.error;
-                signal_energy += sums.signal;
-                total.elements += row.elements;
-                total.bytes_a += ta.end - ta.begin;
-                total.bytes_b += tb.end - tb.begin;
-                total.max_abs_error = std::max(total.max_abs_error, row.max_abs_error);
+            plan.a = &ta;
+            plan.b = &tb;
+        }
+        rows.push_back(std::move(plan));
+    }
+    for (const CheckpointTensor& tb : b.tensors)
+        if (in_a.count(tb.name) == 0) rows.push_back({absent_row(tb, false)});
+    return rows;
+}
+
+// A row's numbers from its tiles' sums, added in tile order; returns the row's sums.
+TileSums finish_row(CompareRow& row, const TileSums* tiles, std::int64_t count) {
+    TileSums total;
+    for (std::int64_t k = 0; k < count; ++k) {
+        total.error += tiles[k].error;
+        total.signal += tiles[k].signal;
+        total.max_error = std::max(total.max_error, tiles[k].max_error);
+    }
+    // A stored NaN or infinity makes a sum NaN or infinite (and max skips NaN): no error can be measured. So does
+    // an F64 beyond float32's range, which its to_float makes infinite (the stored value is finite: not 'stored').
+    if (!std::isfinite(total.error) || !std::isfinite(total.signal)) {
+        row.error = "a value is not finite in float32 (NaN, infinity, or an F64 beyond float32's range), so no error "
+                    "is measured";
+        return total;
+    }
+    const auto n = static_cast<double>(row.elements);
+    row.mse = total.error / n;
+    row.max_abs_error = total.max_error;
+    if (total.signal > 0) row.relative_rmse = std::sqrt(row.mse) / std::sqrt(total.signal / n);
+    if (total.error > 0 && total.signal > 0) row.sqnr_db = 10.0 * std::log10(total.signal / total.error);
+    return total;
+}
+
+// The values of consecutive rows whose tensors lie in the same pair of shards, compared by one set of threads
+// that go from one tensor to the next without waiting for each other: a thread takes the next group of tiles
+// of whichever tensor comes next, so no thread is started or waited for per tensor. Thread 0 also hands the
+// rows out in order as they complete (`emit`), so a row appears as soon as its last tile is summed.
+class BatchRun {
+public:
+    BatchRun(std::vector<PlannedRow>& rows, std::size_t first, std::size_t last, const CheckpointShard& fa,
+             const CheckpointShard& fb, const std::function<bool(PlannedRow&, const TileSums&)>& emit)
+        : rows_(rows), first_(first), last_(last), fa_(fa), fb_(fb), emit_(emit), release_a_(fa.file()),
+          release_b_(fb.file()), next_row_(first) {
+        work_ = std::make_unique<Work[]>(last - first);
+        std::int64_t groups = 0, elements = 0;
+        for (std::size_t r = first; r < last; ++r) {
+            Work& w = work_[r - first];
+            w.group_begin = groups;
+            if (rows[r].a == nullptr) continue;
+            w.type_a = decoder_of(*rows[r].a);
+            w.type_b = decoder_of(*rows[r].b);
+            w.elements = rows[r].row.elements;
+            w.tiles = (w.elements + kTile - 1) / kTile;
+            const std::int64_t count = (w.tiles + kGroup - 1) / kGroup;
+            w.remaining.store(count);
+            for (std::int64_t g = 0; g < count; ++g) {
+                const auto [a_at, a_bytes] = group_bytes(fa, *rows[r].a, *w.type_a, w, g);
+                const auto [b_at, b_bytes] = group_bytes(fb, *rows[r].b, *w.type_b, w, g);
+                release_a_.will_read(a_at, a_bytes);
+                release_b_.will_read(b_at, b_bytes);
+            }
+            groups += count;
+            elements += w.elements;
+        }
+        for (std::size_t r = first; r < last; ++r) group_begins_.push_back(work_[r - first].group_begin);
+        groups_ = groups;
+        elements_ = elements;
+    }
+
+    // Runs the batch; false when `emit` asked to stop (a cancel). A file that shrank throws.
+    bool run() {
+        detail::NextIndex next(0, groups_);
+        detail::parallel_run(nullptr, detail::pass_threads(elements_), [&](int thread, int) {
+            try {
+                fa_.file().run_guarded([&] { fb_.file().run_guarded([&] { work(next, thread == 0); }); });
+            } catch (...) {
+                stop_.store(true);
+                throw;
+            }
+        });
+        return emit_ready() && next_row_ == last_;
+    }
+
+private:
+    struct Work {
+        const GgmlTypeInfo* type_a = nullptr;
+        const GgmlTypeInfo* type_b = nullptr;
+        std::int64_t elements = 0, tiles = 0, group_begin = 0;
+        std::once_flag started;
+        std::unique_ptr<TileSums[]> sums;  // one per tile, from the tensor's first group taken to its row's emission
+        std::atomic<std::int64_t> remaining{0};  // groups not yet summed
+    };
+
+    const std::uint8_t* base(const CheckpointShard& f, const CheckpointTensor& t) const {
+        return f.file().data() + f.data_offset() + t.begin;
+    }
+    // Where group `g` of a tensor lies in its file: offset and length.
+    static std::pair<std::size_t, std::size_t> group_bytes(const CheckpointShard& f, const CheckpointTensor& t,
+                                                          const GgmlTypeInfo& type, const Work& w, std::int64_t g) {
+        const std::int64_t first = g * kGroup * kTile, count = std::min(w.elements, (g + 1) * kGroup * kTile) - first;
+        return {f.data_offset() + t.begin + static_cast<std::size_t>(ggml_row_bytes(type, first)),
+                static_cast<std::size_t>(ggml_row_bytes(type, count))};
+    }
+
+    void work(detail::NextIndex& next, bool emits) {
+        alignas(64) float a[kChunk], b[kChunk];  // on the stack: nothing allocated (or faulted in) per tensor
+        for (std::int64_t group; !stop_.load(std::memory_order_relaxed) && next.take(group);) {
+            const std::size_t index = static_cast<std::size_t>(
+                std::upper_bound(group_begins_.begin(), group_begins_.end(), group) - group_begins_.begin() - 1);
+            Work& w = work_[index];
+            const PlannedRow& plan = rows_[first_ + index];
+            const CheckpointTensor &ta = *plan.a, &tb = *plan.b;
+            std::call_once(w.started, [&] {
+                fa_.file().will_read(fa_.data_offset() + ta.begin, ta.end - ta.begin);
+                fb_.file().will_read(fb_.data_offset() + tb.begin, tb.end - tb.begin);
+                w.sums = std::make_unique<TileSums[]>(static_cast<std::size_t>(w.tiles));
+            });
+            const std::uint8_t *base_a = base(fa_, ta), *base_b = base(fb_, tb);
+            const std::int64_t local = group - w.group_begin, tile_end = std::min(w.tiles, (local + 1) * kGroup);
+            for (std::int64_t tile = local * kGroup; tile < tile_end; ++tile) {
+                const std::int64_t first = tile * kTile, count = std::min(kTile, w.elements - first);
+                LaneSums lanes;
+                // A ggml tensor's rows are whole blocks, and a chunk starts at a multiple of every block size.
+                for (std::int64_t at = first; at < first + count; at += kChunk) {
+                    const std::int64_t len = std::min(kChunk, first + count - at);
+                    const std::int64_t next = std::min(kChunk, w.elements - at - len);
+                    const std::int64_t a_at = ggml_row_bytes(*w.type_a, at), b_at = ggml_row_bytes(*w.type_b, at);
+                    ggml_dequantize(*w.type_a, base_a + a_at, len, a);
+                    ggml_dequantize(*w.type_b, base_b + b_at, len, b);
+                    if (next <= 0) {
+                        lanes.add(a, b, len);
+                        continue;
+                    }
+                    const std::int64_t slices = (len + kSlice - 1) / kSlice;
+                    Prefetch ahead_a(base_a + a_at + ggml_row_bytes(*w.type_a, len), ggml_row_bytes(*w.type_a, next),
+                                     slices);
+                    Prefetch ahead_b(base_b + b_at + ggml_row_bytes(*w.type_b, len), ggml_row_bytes(*w.type_b, next),
+                                     slices);
+                    for (std::int64_t k = 0; k < len; k += kSlice) {  // slices of whole eights: the same sums
+                        ahead_a.next_part();
+                        ahead_b.next_part();
+                        lanes.add(a + k, b + k, std::min(kSlice, len - k));
+                    }
+                }
+                w.sums[static_cast<std::size_t>(tile)] = lanes.total();
+            }
+            // The regions no other group reads leave this process's memory (they stay in the page cache):
+            // resident memory follows the groups being read.
+            const auto [a_at, a_bytes] = group_bytes(fa_, ta, *w.type_a, w, local);
+            const auto [b_at, b_bytes] = group_bytes(fb_, tb, *w.type_b, w, local);
+            release_a_.done(a_at, a_bytes);
+            release_b_.done(b_at, b_bytes);
+            w.remaining.fetch_sub(1, std::memory_order_acq_rel);
+            // A file that shrank: the guard throws once this thread stops.
+            if (fa_.file().has_shrunk() || fb_.file().has_shrunk()) stop_.store(true);
+            if (emits && !emit_ready()) stop_.store(true);
+        }
+    }
+
+    // Hands out the rows that are complete, in order; false once `emit` asked to stop.
+    bool emit_ready() {
+        if (stopped_by_emit_) return false;
+        for (; next_row_ < last_; ++next_row_) {
+            PlannedRow& plan = rows_[next_row_];
+            Work& w = work_[next_row_ - first_];
+            TileSums sums;
+            if (plan.a != nullptr) {
+                if (w.remaining.load(std::memory_order_acquire) != 0) return true;
+                sums = finish_row(plan.row, w.sums.get(), w.tiles);
+                w.sums.reset();
+            }
+            if (!emit_(plan, sums)) {
+                stopped_by_emit_ = true;
+                return false;
             }
         }
-        emit(row);
-        bytes_done += (ta.end - ta.begin) + (tb.end - tb.begin);
-        if (progress) progress(bytes_done, bytes_total);
+        return true;
     }
-    if (!cancelled())
-        for (const CheckpointTensor& tb : b.tensors)
-            if (in_a.count(tb.name) == 0) emit(absent_row(tb, false));
+
+    std::vector<PlannedRow>& rows_;
+    const std::size_t first_, last_;
+    const CheckpointShard &fa_, &fb_;
+    const std::function<bool(PlannedRow&, const TileSums&)>& emit_;
+    std::unique_ptr<Work[]> work_;
+    detail::RegionRelease release_a_, release_b_;
+    std::vector<std::int64_t> group_begins_;
+    std::int64_t groups_ = 0, elements_ = 0;
+    std::size_t next_row_;  // thread 0's, as the next one:
+    bool stopped_by_emit_ = false;
+    std::atomic<bool> stop_{false};
+};
+
+}  // namespace
+
+CompareTotal compare_checkpoints(const Checkpoint& a, const Checkpoint& b,
+                                 const std::function<void(const CompareRow&)>& on_row, const CompareProgress& progress,
+                                 const std::atomic<bool>* cancel) {
+    const auto start = std::chrono::steady_clock::now();
+    std::uint64_t bytes_total = 0, bytes_done = 0;
+    std::vector<PlannedRow> rows = plan_rows(a, b, bytes_total);
+    CompareTotal total;
+    double error_energy = 0, signal_energy = 0;
+    const auto cancelled = [&] { return cancel != nullptr && cancel->load(); };
+    // Called in row order (on the calling thread); false stops the rows (a cancel).
+    const std::function<bool(PlannedRow&, const TileSums&)> emit = [&](PlannedRow& plan, const TileSums& sums) {
+        if (cancelled()) return false;
+        const CompareRow& row = plan.row;
+        if (plan.a != nullptr && row.error.empty()) {
+            error_energy += sums.error;
+            signal_energy += sums.signal;
+            total.elements += row.elements;
+            total.bytes_a += plan.a->end - plan.a->begin;
+            total.bytes_b += plan.b->end - plan.b->begin;
+            total.max_abs_error = std::max(total.max_abs_error, row.max_abs_error);
+        }
+        ++(row.error.empty() ? total.tensors : total.error_rows);
+        if (on_row) on_row(row);
+        if (plan.in_both) {
+            bytes_done += plan.bytes;
+            if (progress) progress(bytes_done, bytes_total);
+        }
+        return true;
+    };
+    ShardReader shards_a(a), shards_b(b);
+    for (std::size_t first = 0; first < rows.size();) {
+        // The batch: the next rows whose values lie in the same pair of shards (rows without values go along).
+        std::size_t last = first;
+        const PlannedRow* lead = nullptr;
+        for (; last < rows.size(); ++last) {
+            const PlannedRow& plan = rows[last];
+            if (plan.a == nullptr) continue;
+            if (lead == nullptr)
+                lead = &plan;
+            else if (plan.a->shard != lead->a->shard || plan.b->shard != lead->b->shard)
+                break;
+        }
+        bool go_on = true;
+        if (lead == nullptr) {
+            for (; first < last && go_on; ++first) go_on = emit(rows[first], TileSums{});
+        } else {
+            // A shard that changed since it was opened throws here: the whole compare stops.
+            const CheckpointShard& fa = shards_a.shard_of(*lead->a);
+            const CheckpointShard& fb = shards_b.shard_of(*lead->b);
+            go_on = BatchRun(rows, first, last, fa, fb, emit).run();
+            first = last;
+        }
+        if (!go_on) break;
+    }
     total.cancelled = cancelled();
     if (total.elements > 0) {
         const auto n = static_cast<double>(total.elements);

@@ -386,16 +386,22 @@ const GgufTensor& GgufFile::decodable(const std::string& tensor_name) const {
     return *t;
 }
 
-TensorView GgufFile::view(const std::string& tensor_name, Tensor& decoded, std::string* folding) const {
+Shape GgufFile::view_shape(const std::string& tensor_name, std::string* folding) const {
     const GgufTensor& t = decodable(tensor_name);
-    TensorView view;
-    view.name = name_ + ": tensor " + quoted_text(t.name);
-    view.shape = fold_to_rank3(t.shape, folding);
+    Shape shape = fold_to_rank3(t.shape, folding);
     try {
-        checked_numel(view.shape, kMaxViewElements);
+        checked_numel(shape, kMaxViewElements);
     } catch (const Error& error) {
-        throw Error(printable(view.name) + ": " + error.what());
+        throw Error(printable(name_ + ": tensor " + quoted_text(t.name)) + ": " + error.what());
     }
+    return shape;
+}
+
+TensorView GgufFile::view(const std::string& tensor_name, Tensor& decoded, std::string* folding) const {
+    TensorView view;
+    view.shape = view_shape(tensor_name, folding);
+    const GgufTensor& t = *find(tensor_name);
+    view.name = name_ + ": tensor " + quoted_text(t.name);
     const GgmlType type = t.type->type;
     if (type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F64) {
         view.type = type == GgmlType::F32 ? ElementType::F32

@@ -193,8 +193,8 @@ MappedFile::MappedFile(const std::string& path) : path_(path), data_(kEmpty) {
         range_->size = size_;
         data_ = range_->begin;
         guard_ = std::make_unique<FileReadGuard>(range_.get(), path_);
-        ahead_ = std::make_unique<detail::ReadAhead>(range_->begin, size_, st.st_dev);
-        ::close(fd);
+        // The read-ahead keeps the descriptor, to ask the page cache what it already holds.
+        ahead_ = std::make_unique<detail::ReadAhead>(range_->begin, size_, st.st_dev, fd);
         return;
     }
     // Some file systems cannot be mapped: read the file instead, never more than its size.

@@ -4,8 +4,11 @@
 #include "quantscope/error.hpp"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <cstdint>
 
 #include <algorithm>
 #include <cstdlib>
@@ -35,6 +38,15 @@ std::size_t readahead_bytes(dev_t device) {
     return std::clamp<std::size_t>(kib * kKiB, kDefaultReadahead, 16 * kKiB * kKiB);
 }
 
+// cachestat(2) (Linux 6.5; the same number on every architecture), declared here for older headers.
+constexpr long kCachestat = 451;
+struct CachestatRange {
+    std::uint64_t off, len;
+};
+struct Cachestat {
+    std::uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
 std::size_t physical_memory() {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
@@ -42,8 +54,8 @@ std::size_t physical_memory() {
 
 }  // namespace
 
-ReadAhead::ReadAhead(const std::uint8_t* begin, std::size_t size, dev_t device)
-    : begin_(begin), size_(size), page_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))), device_(device) {}
+ReadAhead::ReadAhead(const std::uint8_t* begin, std::size_t size, dev_t device, int fd)
+    : begin_(begin), size_(size), page_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))), device_(device), fd_(fd) {}
 
 ReadAhead::~ReadAhead() {
     {
@@ -52,6 +64,7 @@ ReadAhead::~ReadAhead() {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0) ::close(fd_);
 }
 
 std::size_t ReadAhead::hints() const {
@@ -59,9 +72,21 @@ std::size_t ReadAhead::hints() const {
     return hints_;
 }
 
-void ReadAhead::hint(std::size_t offset, std::size_t length) const {
+// Whether the page cache holds every page of the range (false where cachestat is missing or refused).
+bool ReadAhead::cached(std::size_t offset, std::size_t length) const {
+    if (fd_ < 0 || length == 0) return false;
+    CachestatRange range{offset, length};
+    Cachestat stat{};
+    if (::syscall(kCachestat, fd_, &range, &stat, 0) != 0) return false;
+    const std::size_t first = offset / page_, last = (offset + length - 1) / page_;
+    return stat.nr_cache >= last - first + 1;
+}
+
+bool ReadAhead::hint(std::size_t offset, std::size_t length) const {
+    if (cached(offset, length)) return false;
     // Advice only: a failure (memory short, the file shrank) leaves the reader to fault the pages in.
     ::madvise(const_cast<std::uint8_t*>(begin_) + offset, length, MADV_WILLNEED);
+    return true;
 }
 
 void ReadAhead::request(std::size_t offset, std::size_t length) {
@@ -74,8 +99,7 @@ void ReadAhead::request(std::size_t offset, std::size_t length) {
     if (chunk_ == 0) chunk_ = std::max(page_, readahead_bytes(device_) / page_ * page_);
     next_ = end_ = start;  // whatever was still to hint is not wanted any more
     if (length <= chunk_) {
-        hint(start, length);
-        ++hints_;
+        if (hint(start, length)) ++hints_;
         return;
     }
     end_ = start + std::min(length, std::max(chunk_, physical_memory() / 4));
@@ -84,8 +108,7 @@ void ReadAhead::request(std::size_t offset, std::size_t length) {
             thread_ = std::thread([this] { run(); });
         } catch (const std::system_error&) {  // no thread to spare: the first hint only, as before
             end_ = next_;
-            hint(start, chunk_);
-            ++hints_;
+            if (hint(start, chunk_)) ++hints_;
         }
     }
     wake_.notify_all();
@@ -98,10 +121,11 @@ void ReadAhead::run() {
         if (stop_) return;
         const std::size_t at = next_, length = std::min(chunk_, end_ - at);
         next_ += length;
-        ++hints_;
         lock.unlock();
-        hint(at, length);  // may block while the device's queue is full: the reader never waits on it
+        // May block while the device's queue is full: the reader never waits on it.
+        const bool hinted = hint(at, length);
         lock.lock();
+        if (hinted) ++hints_;
     }
 }
 

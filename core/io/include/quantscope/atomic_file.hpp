@@ -162,6 +162,9 @@ public:
         return std::move(*result);
     }
     void run_guarded(const std::function<void()>& work) const;
+    // The file shrank under the mapping since it was opened (a guarded read met the missing bytes): work that
+    // reads it across threads stops early, and the guard throws.
+    bool has_shrunk() const { return range_ != nullptr && range_->shrank.load(std::memory_order_relaxed); }
     // The same protection for a TensorView of these bytes (its passes call it on each thread). Stays valid,
     // at the same address, as long as the mapping, even across a move of this object; null when empty.
     const ReadGuard* guard() const { return guard_.get(); }

@@ -1,7 +1,8 @@
 // Two checkpoints compared tensor by tensor (`quantscope compare A B`, issue 23): "what did llama-quantize do
 // to my model". Tensors are matched by name; each one's stored values are decoded (its type's to_float: F32,
-// F16, BF16, F64 or a ggml type) in tiles from both mappings, each thread giving back its pages every few
-// tiles, so memory follows a few tiles, never a whole tensor.
+// F16, BF16, F64 or a ggml type) in tiles from both mappings by threads that go from tensor to tensor, each 2 MiB
+// of a mapping given back once the groups of tiles that read it are summed, so memory follows a few groups, never
+// a whole tensor.
 #pragma once
 
 #include <atomic>

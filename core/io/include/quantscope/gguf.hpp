@@ -87,6 +87,9 @@ public:
     TensorView view(const std::string& tensor_name, Tensor& decoded, std::string* folding = nullptr) const;
     // The same, always a float32 copy that passed check_tensor.
     Tensor read(const std::string& tensor_name, std::string* folding = nullptr) const;
+    // view()'s checks and its shape (folded as view folds it), reading no value: for a reader that decodes the
+    // tensor a piece at a time (export).
+    Shape view_shape(const std::string& tensor_name, std::string* folding = nullptr) const;
     // The stored bytes of the tensor (tensor.bytes of them), to be read under file().read_guarded().
     const std::uint8_t* bytes_of(const GgufTensor& tensor) const { return data_ + data_start_ + tensor.offset; }
 
