@@ -459,3 +459,21 @@ TEST_CASE("sweep --overflow wrap rows carry quantize's warning") {
     CHECK(std::count(csv.err.begin(), csv.err.end(), '\n') == 1);
     CHECK(!test::contains(test::run("sweep " + test::shell_quote(dir / "t.safetensors"), dir).out, "warning"));
 }
+
+TEST_CASE("quantize --tensor NAME of a sharded index reads the shard its weight_map names") {
+    // A .json input was always taken as a session: "--tensor does not apply to a session file".
+    SmallCheckpoint c;
+    const test::Run from_index = test::run("quantize " + test::shell_quote(c.index) + " --tensor layer.1.w" + kOptions, c.dir);
+    INFO("stderr: " << from_index.err);
+    REQUIRE(from_index.exit_code == 0);
+    const test::Run from_shard =
+        test::run("quantize " + test::shell_quote(c.dir / "b.safetensors") + " --tensor layer.1.w" + kOptions, c.dir);
+    REQUIRE(from_shard.exit_code == 0);
+    CHECK(from_index.out == from_shard.out);
+    const test::Run no_name = test::run("quantize " + test::shell_quote(c.index) + kOptions, c.dir);
+    CHECK(no_name.exit_code == 2);
+    CHECK(test::contains(no_name.err, "a sharded checkpoint's index needs --tensor NAME"));
+    const test::Run unknown = test::run("quantize " + test::shell_quote(c.index) + " --tensor nope" + kOptions, c.dir);
+    CHECK(unknown.exit_code == 2);
+    CHECK(test::contains(unknown.err, "the index names no tensor 'nope'"));
+}

@@ -1,11 +1,13 @@
 #include "cli/options.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
+#include "quantscope/checkpoint.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/pitfalls.hpp"
 #include "quantscope/text.hpp"
@@ -274,7 +276,20 @@ Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view
     if (args.has("--tensor") && args.positionals.empty()) throw Error("--tensor NAME needs a .safetensors INPUT");
 
     Input input;
-    const std::string& first = args.positionals.empty() ? std::string() : args.positionals[0];
+    std::string first = args.positionals.empty() ? std::string() : args.positionals[0];
+    // A sharded checkpoint's index (as sweep, compare and export take it): the shard its weight_map names for
+    // --tensor, opened as that file would be. Any other .json is a session.
+    const std::string* index_tensor = args.get("--tensor");
+    const bool index_json = lower_extension(first) == ".json" && lower_extension(first.substr(0, first.size() - 5)) == ".index";
+    if (index_json) {
+        if (!index_tensor) throw Error(printable(first) + ": a sharded checkpoint's index needs --tensor NAME");
+        const CheckpointIndex index = read_checkpoint_index(first);
+        const auto entry = std::find_if(index.weight_map.begin(), index.weight_map.end(),
+                                        [&](const auto& e) { return e.first == *index_tensor; });
+        if (entry == index.weight_map.end())
+            throw Error(printable(first) + ": the index names no tensor " + quoted_text(*index_tensor));
+        first = (std::filesystem::path(first).parent_path() / entry->second).string();
+    }
     const bool session = lower_extension(first) == ".json";
     if (session) {
         if (args.has("--tensor")) throw Error("--tensor does not apply to a session file");
@@ -304,14 +319,14 @@ Input load_input(const ParsedArgs& args, bool allow_no_source, bool file_as_view
     } else if (!args.positionals.empty()) {
         const std::string* name = args.get("--tensor");
         if (file_as_view) {
-            input.file = std::make_shared<TensorFile>(args.positionals[0], name ? *name : "");
+            input.file = std::make_shared<TensorFile>(first, name ? *name : "");
             input.note = input.file->note();
         } else {
-            input.tensor = load_tensor(args.positionals[0], name ? *name : "", &input.note);
+            input.tensor = load_tensor(first, name ? *name : "", &input.note);
         }
         input.label = args.positionals[0] + (name ? " : " + *name : "");
         input.source.kind = TensorSource::Kind::File;
-        input.source.path = absolute_path(args.positionals[0]);
+        input.source.path = absolute_path(first);  // an index's shard: a session reopens the file itself
         input.source.tensor_name = name ? *name : "";
     } else if (args.has("--random")) {
         RandomSpec spec = random_spec(args);
