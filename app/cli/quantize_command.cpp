@@ -73,15 +73,16 @@ std::string dtype_help() {
 
 const char* const kQuantizeHelpHead =
     "usage: quantscope quantize INPUT [options]\n"
-    "       quantscope quantize FILE.safetensors --tensor NAME [options]\n"
+    "       quantscope quantize FILE.safetensors|FILE.gguf|*.safetensors.index.json --tensor NAME [options]\n"
     "       quantscope quantize --preset NAME [options]\n"
     "       quantscope quantize --random normal|uniform --shape RxC[xD] [--seed N]\n"
     "                           [--mean M --std S | --low A --high B]\n"
     "                           [--outliers K [--outlier-scale F]] [--pin-range] [options]\n"
     "\n"
-    "Quantizes a float32 tensor (INPUT: .npy <f2/<f4/<f8, .csv, or .safetensors F32/F16/BF16 with\n"
-    "--tensor NAME; rank > 3 is viewed as 3-D) and prints one JSON object with the parameters and the\n"
-    "error metrics.\n"
+    "Quantizes a float32 tensor (INPUT: .npy <f2/<f4/<f8, .csv, or with --tensor NAME a .safetensors\n"
+    "F32/F16/BF16 tensor, a .gguf tensor (its stored values, dequantized for a ggml type) or a sharded\n"
+    "checkpoint's tensor through its index; rank > 3 is viewed as 3-D) and prints one JSON object with\n"
+    "the parameters and the error metrics.\n"
     "\n"
     "options:\n"
     "  --dtype T                int2..int16 or uint2..uint16 (default int8), or a number format\n";
