@@ -101,8 +101,15 @@ void RunRecompute(RecomputeJob& job) {
         job.params.keep_values_alive(job.data);
         const OverviewGrid& grid = SameCells(job.grid, data.values.grid) ? job.grid : data.values.grid;
         job.importance_mse.reset();
+        // The layout's cached ranges (those ParamsFor took the pairs from) spare most rows the per-element checks.
+        std::shared_ptr<const BlockRanges> ranges;
+        if (job.drag) {
+            const std::lock_guard<std::mutex> lock(data.block_ranges->mutex);
+            ranges = data.block_ranges->ranges;
+        }
+        if (ranges && !ranges_fit(*ranges, data.shape(), job.config)) ranges.reset();
         if (job.drag && data.numel() >= kDragBlocksElements &&
-            quantize_overview_blocks(data.view, job.params, job.config, grid, data.values, job.overview)) {
+            quantize_overview_blocks(data.view, job.params, job.config, grid, data.values, job.overview, ranges.get())) {
             job.overflow = OverflowLine(data, job.params, job.config, job.overview.metrics);
         } else {
             job.overview = quantize_overview(data.view, job.params, job.config, grid, &data.values);

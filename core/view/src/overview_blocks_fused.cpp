@@ -7,17 +7,20 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "element_loads_avx2.hpp"
 #include "overview_folder.hpp"
 #include "overview_patterns.hpp"
+#include "overview_verified_rows.hpp"
 #include "parallel.hpp"
 #include "quantize_plan.hpp"
 
 namespace qs::detail {
 
 #ifndef QS_HAVE_AVX512_OVERVIEW
-bool fused_int_blocks(const TensorView&, const QuantParams&, const QuantConfig&, const OverviewGrid&, float, QuantOverview&) {
+bool fused_int_blocks(const TensorView&, const QuantParams&, const QuantConfig&, const OverviewGrid&, float, const BlockRanges*,
+                      QuantOverview&) {
     return false;
 }
 #else
@@ -119,6 +122,73 @@ void blocks_rows(const Ld& l0, const Ld& l1, std::int64_t n16, const RowQuant& k
 }
 #pragma GCC diagnostic pop
 
+// How lean_rows gets q - z:
+//   kLean: round(r * inv) half to even (inv 1 / s or a neighbour), where plan_bf16_row verified the row;
+//   kLeanFix: the same with up to two values whose q - z the plan gives put in;
+//   kDivideEven, kDivideAway (a row it could not verify): quantize's own r / s + z, rounded, clamped, minus z.
+enum class RowMode { kLean, kLeanFix, kDivideEven, kDivideAway };
+
+// R (1 to 8) bf16 rows of one (s, z) each: per element q - z, r' = s (q - z) and |r - r'|, folded into c, m and
+// ds once per R rows, no boundary check, no range tracking (the plans give the codes' and r''s ranges). The codes'
+// sum is taken in float (small integers: exact) and the rows' z added once. Each row's r' goes into the float64
+// column sums at once, row after row, as blocks_rows and the full pass add it: the same bits.
+template <int R, RowMode kMode, class Ld>
+void lean_rows(const Ld* l, std::int64_t n16, const RowPlan* k, const QuantConfig& config, std::int32_t* c, float* m, double* ds,
+               __m512& emax_io) {
+    constexpr bool kDivide = kMode == RowMode::kDivideEven || kMode == RowMode::kDivideAway;
+    __m512 s[R], inv[R], f0[R], o0[R], f1[R], o1[R];
+    float zsum = 0;
+    for (int i = 0; i < R; ++i) {
+        s[i] = _mm512_set1_ps(k[i].s), inv[i] = _mm512_set1_ps(kDivide ? k[i].z : k[i].inv);  // z where it divides
+        f0[i] = _mm512_set1_ps(k[i].fix_value[0]), o0[i] = _mm512_set1_ps(k[i].fix_offset[0]);
+        f1[i] = _mm512_set1_ps(k[i].fix_value[1]), o1[i] = _mm512_set1_ps(k[i].fix_offset[1]);
+        zsum += k[i].z;
+    }
+    const __m512 q_min = _mm512_set1_ps(static_cast<float>(config.dtype.q_min()));
+    const __m512 q_max = _mm512_set1_ps(static_cast<float>(config.dtype.q_max()));
+    const __m512i zs = _mm512_set1_epi32(static_cast<std::int32_t>(zsum));
+    __m512 emax = emax_io;
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+#ifdef __AVX512DQ__
+    constexpr int kMaxAbs = 0x0b;  // vrangeps: the larger magnitude, sign cleared: max(|a|, |b|) in one operation
+#endif
+    for (std::int64_t j = 0; j < n16; j += 16) {
+        if (j % (64 / Ld::kBytes) == 0)
+            for (int i = 0; i < R; ++i) l[i].prefetch(j);
+        __m512d a = _mm512_loadu_pd(ds + j), b = _mm512_loadu_pd(ds + j + 8);
+        __m512 e = _mm512_setzero_ps(), vsum = _mm512_setzero_ps();
+        for (int i = 0; i < R; ++i) {  // each row's r' added to the column sums at once, in row order
+            const __m512 r = l[i].at16(j);
+            __m512 v;
+            if constexpr (kDivide) {
+                const __m512 q = round16<kMode == RowMode::kDivideEven>(_mm512_add_ps(_mm512_div_ps(r, s[i]), inv[i]));
+                v = _mm512_sub_ps(_mm512_min_ps(_mm512_max_ps(q, q_min), q_max), inv[i]);
+            } else {
+                v = _mm512_roundscale_ps(_mm512_mul_ps(r, inv[i]), kRound);
+            }
+            if constexpr (kMode == RowMode::kLeanFix) {
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(r, f0[i], _CMP_EQ_OQ), o0[i]);
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(r, f1[i], _CMP_EQ_OQ), o1[i]);
+            }
+            const __m512 d = _mm512_mul_ps(s[i], v);
+#ifdef __AVX512DQ__
+            e = _mm512_range_ps(e, _mm512_sub_ps(r, d), kMaxAbs);
+#else
+            e = _mm512_max_ps(e, _mm512_abs_ps(_mm512_sub_ps(r, d)));
+#endif
+            vsum = _mm512_add_ps(vsum, v);
+            a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm512_castps512_ps256(d)));
+            b = _mm512_add_pd(b, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(d), 1))));
+        }
+        emax = _mm512_max_ps(emax, e);
+        _mm512_storeu_si512(c + j, _mm512_add_epi32(_mm512_loadu_si512(c + j), _mm512_add_epi32(_mm512_cvtps_epi32(vsum), zs)));
+        _mm512_storeu_ps(m + j, _mm512_max_ps(_mm512_loadu_ps(m + j), e));
+        _mm512_storeu_pd(ds + j, a);
+        _mm512_storeu_pd(ds + j + 8, b);
+    }
+    emax_io = emax;
+}
+
 // The constants of the (s, z) of block `block` for the SIMD rows, and the checked kernel's margin.
 RowQuant row_quant(const QuantParams& params, std::int64_t block, float max_abs_r, bool& checked) {
     const float s = static_cast<float>(params.scale[static_cast<std::size_t>(block)]);
@@ -128,25 +198,120 @@ RowQuant row_quant(const QuantParams& params, std::int64_t block, float max_abs_
     return RowQuant{_mm512_set1_ps(s), _mm512_set1_ps(z), _mm512_set1_ps(rc.inv), _mm512_set1_ps(rc.near), s, z};
 }
 
-// Whole bands [unit.first, unit.end), two rows at a time, each row cut into segments of one (s, z) (the whole
-// row, or a group of the last axis).
+// The last few columns of a segment (past its whole vectors), by quantize's scalar formula, row after row.
+template <bool kDeq, class Ld>
+void segment_tail(const Ld* rows, const RowQuant* k, std::int64_t count, std::int64_t from, std::int64_t to, const QuantConfig& config,
+                  std::int32_t* c, float* m, double* ds, BlocksPart& part) {
+    for (std::int64_t j = from; j < to; ++j)
+        for (std::int64_t i = 0; i < count; ++i) {
+            const float r = rows[i].one(j);
+            const std::int32_t qv = quantize_value(r, k[i].fs, static_cast<std::int32_t>(k[i].fz), config);
+            const float d = k[i].fs * (static_cast<float>(qv) - k[i].fz), e = std::abs(r - d);
+            c[j] += qv;
+            m[j] = std::max(m[j], e);
+            if constexpr (kDeq) ds[j] += d;
+            part.tail_emax = std::max(part.tail_emax, e);
+            part.tail_cmin = std::min(part.tail_cmin, static_cast<float>(qv));
+            part.tail_cmax = std::max(part.tail_cmax, static_cast<float>(qv));
+            part.tail_dmin = std::min(part.tail_dmin, d);
+            part.tail_dmax = std::max(part.tail_dmax, d);
+        }
+}
+
+constexpr std::int64_t kLeanRows = 8;  // rows a lean pass takes at once: one load and store of the column sums each
+
+template <RowMode kMode, class Ld>
+void lean_rows_of(std::int64_t n, const Ld* rows, std::int64_t n16, const RowPlan* plans, const QuantConfig& config, std::int32_t* c,
+                  float* m, double* ds, __m512& emax) {
+    switch (n) {
+        case 1: return lean_rows<1, kMode>(rows, n16, plans, config, c, m, ds, emax);
+        case 2: return lean_rows<2, kMode>(rows, n16, plans, config, c, m, ds, emax);
+        case 3: return lean_rows<3, kMode>(rows, n16, plans, config, c, m, ds, emax);
+        case 4: return lean_rows<4, kMode>(rows, n16, plans, config, c, m, ds, emax);
+        case 5: return lean_rows<5, kMode>(rows, n16, plans, config, c, m, ds, emax);
+        case 6: return lean_rows<6, kMode>(rows, n16, plans, config, c, m, ds, emax);
+        case 7: return lean_rows<7, kMode>(rows, n16, plans, config, c, m, ds, emax);
+        default: return lean_rows<8, kMode>(rows, n16, plans, config, c, m, ds, emax);
+    }
+}
+
+// Up to `most` (1 to kLeanRows) whole bf16 rows of one (s, z) each from `first` on, as many in a row as take the
+// same way (verified by plan_bf16_row, or not: quantize's division), by lean_rows; their codes' and r''s ranges
+// are those of their ranges' ends (codes are monotone in r). Returns how many rows it did. `plans` holds the
+// plans of `ahead` rows from `first` on, made by the call before (rows past its run), and is refilled.
+template <class Ld>
+std::int64_t lean_run(const Ld& first, std::int64_t first_block, std::int64_t most, std::int64_t cols, const QuantParams& params,
+                      const BlockRanges& ranges, const QuantConfig& config, std::int32_t* c, float* m, double* ds,
+                      RowPlan (&plans)[kLeanRows], std::int64_t& ahead, BlocksPart& part) {
+    std::int64_t n = 0, planned = ahead;
+    for (; n < most; ++n) {
+        if (n >= planned) {
+            const auto b = static_cast<std::size_t>((first_block + n) % params.block_count);
+            plans[n] = plan_bf16_row(ranges.lo[b], ranges.hi[b], static_cast<float>(params.scale[b]), params.zero_point[b], config);
+            planned = n + 1;
+        }
+        if (plans[n].fast != plans[0].fast) break;
+    }
+    Ld rows[kLeanRows];
+    for (std::int64_t i = 0; i < n; ++i) rows[i] = Ld{first.p + i * cols * Ld::kBytes};
+    const std::int64_t n16 = cols - cols % 16;
+    bool fix = false;
+    for (std::int64_t i = 0; i < n; ++i) fix = fix || plans[i].fixes();
+    if (!plans[0].fast && config.rounding == Rounding::HalfEven)
+        lean_rows_of<RowMode::kDivideEven>(n, rows, n16, plans, config, c, m, ds, part.emax);
+    else if (!plans[0].fast)
+        lean_rows_of<RowMode::kDivideAway>(n, rows, n16, plans, config, c, m, ds, part.emax);
+    else if (fix)
+        lean_rows_of<RowMode::kLeanFix>(n, rows, n16, plans, config, c, m, ds, part.emax);
+    else
+        lean_rows_of<RowMode::kLean>(n, rows, n16, plans, config, c, m, ds, part.emax);
+    if (n16 < cols) {
+        RowQuant k[kLeanRows];
+        for (std::int64_t i = 0; i < n; ++i) k[i].fs = plans[i].s, k[i].fz = plans[i].z;
+        segment_tail<true>(rows, k, n, n16, cols, config, c, m, ds, part);
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+        part.tail_cmin = std::min(part.tail_cmin, static_cast<float>(plans[i].code_lo));
+        part.tail_cmax = std::max(part.tail_cmax, static_cast<float>(plans[i].code_hi));
+        part.tail_dmin = std::min(part.tail_dmin, plans[i].deq_lo);
+        part.tail_dmax = std::max(part.tail_dmax, plans[i].deq_hi);
+    }
+    // The plans made past the run (the row that took the other way) come first in the next call.
+    for (std::int64_t i = n; i < planned; ++i) plans[i - n] = plans[i];
+    ahead = planned - n;
+    return n;
+}
+
 template <bool kHalfEven, bool kDeq, class Ld>
 void blocks_units(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid,
-                  float max_abs_r, const std::vector<OverviewUnit>& units, NextIndex& next, Folder& folder, BlocksPart& part) {
+                  float max_abs_r, const BlockRanges* ranges, const std::vector<OverviewUnit>& units, NextIndex& next, Folder& folder,
+                  BlocksPart& part) {
     const std::int64_t cols = grid.cols;
     const std::int64_t seg = params.block_stride < cols ? params.block_stride : cols;  // divides cols (the caller checks)
     const __m512 q_min = _mm512_set1_ps(static_cast<float>(config.dtype.q_min()));
     const __m512 q_max = _mm512_set1_ps(static_cast<float>(config.dtype.q_max()));
     const std::int64_t n16 = seg - seg % 16;
     const auto block_at = [&](std::int64_t flat) { return (flat / params.block_stride) % params.block_count; };
+    // Whole rows of one (s, z) each, bf16, their ranges known: four at a time where the ranges verify them.
+    const bool lean = kDeq && std::is_same_v<Ld, LoadBf16> && ranges && seg == cols && params.block_stride == cols;
+    RowPlan plans[kLeanRows];
     for (std::int64_t u = 0; next.take(u);) {
         const OverviewUnit& unit = units[static_cast<std::size_t>(u)];
+        std::int64_t ahead = 0;  // plans made ahead of the rows done (a unit's rows follow on)
         folder.start(unit.first);
         for (std::int64_t flat = unit.first; flat < unit.end;) {
-            const std::int64_t rows = std::min<std::int64_t>({2, folder.rows_before_flush(), (unit.end - flat) / cols});
             std::int32_t* c = folder.codes_here();
             float* m = folder.errors_here();
             double* ds = folder.dequantized_here();
+            const std::int64_t room = std::min(folder.rows_before_flush(), (unit.end - flat) / cols);
+            if (lean) {
+                const std::int64_t done = lean_run(Ld{view.data + static_cast<std::size_t>(flat) * Ld::kBytes}, block_at(flat),
+                                                   std::min(room, kLeanRows), cols, params, *ranges, config, c, m, ds, plans, ahead, part);
+                folder.advance_rows(done);
+                flat += done * cols;
+                continue;
+            }
+            const std::int64_t rows = std::min<std::int64_t>({2, room});
             for (std::int64_t a = 0; a < cols; a += seg) {
                 bool checked = true;
                 const RowQuant k0 = row_quant(params, block_at(flat + a), max_abs_r, checked);
@@ -160,21 +325,9 @@ void blocks_units(const TensorView& view, const QuantParams& params, const Quant
                 else if (rows == 2) blocks_rows<kHalfEven, kDeq, false, true>(l0, l1, n16, k0, k1, q_min, q_max, ca, ma, da, part);
                 else if (checked) blocks_rows<kHalfEven, kDeq, true, false>(l0, l0, n16, k0, k0, q_min, q_max, ca, ma, da, part);
                 else blocks_rows<kHalfEven, kDeq, false, false>(l0, l0, n16, k0, k0, q_min, q_max, ca, ma, da, part);
-                for (std::int64_t j = n16; j < seg; ++j)  // the segment's last few, by quantize's scalar formula, row after row
-                    for (std::int64_t i = 0; i < rows; ++i) {
-                        const RowQuant& k = i == 0 ? k0 : k1;
-                        const float r = (i == 0 ? l0 : l1).one(j);
-                        const std::int32_t qv = quantize_value(r, k.fs, static_cast<std::int32_t>(k.fz), config);
-                        const float d = k.fs * (static_cast<float>(qv) - k.fz), e = std::abs(r - d);
-                        ca[j] += qv;
-                        ma[j] = std::max(ma[j], e);
-                        if constexpr (kDeq) da[j] += d;
-                        part.tail_emax = std::max(part.tail_emax, e);
-                        part.tail_cmin = std::min(part.tail_cmin, static_cast<float>(qv));
-                        part.tail_cmax = std::max(part.tail_cmax, static_cast<float>(qv));
-                        part.tail_dmin = std::min(part.tail_dmin, d);
-                        part.tail_dmax = std::max(part.tail_dmax, d);
-                    }
+                const Ld pair[2] = {l0, l1};
+                const RowQuant pair_k[2] = {k0, k1};
+                segment_tail<kDeq>(pair, pair_k, rows, n16, seg, config, ca, ma, da, part);
             }
             folder.advance_rows(rows);
             flat += rows * cols;
@@ -185,27 +338,32 @@ void blocks_units(const TensorView& view, const QuantParams& params, const Quant
 
 template <bool kHalfEven, bool kDeq>
 void blocks_typed(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid,
-                  float max_abs_r, const std::vector<OverviewUnit>& units, NextIndex& next, Folder& folder, BlocksPart& part) {
+                  float max_abs_r, const BlockRanges* ranges, const std::vector<OverviewUnit>& units, NextIndex& next, Folder& folder,
+                  BlocksPart& part) {
     switch (view.type) {
         case ElementType::BF16:
-            return blocks_units<kHalfEven, kDeq, LoadBf16>(view, params, config, grid, max_abs_r, units, next, folder, part);
+            return blocks_units<kHalfEven, kDeq, LoadBf16>(view, params, config, grid, max_abs_r, ranges, units, next, folder, part);
 #ifdef __F16C__
         case ElementType::F16:
-            return blocks_units<kHalfEven, kDeq, LoadF16>(view, params, config, grid, max_abs_r, units, next, folder, part);
+            return blocks_units<kHalfEven, kDeq, LoadF16>(view, params, config, grid, max_abs_r, ranges, units, next, folder, part);
 #endif
         default:
-            return blocks_units<kHalfEven, kDeq, LoadF32>(view, params, config, grid, max_abs_r, units, next, folder, part);
+            return blocks_units<kHalfEven, kDeq, LoadF32>(view, params, config, grid, max_abs_r, ranges, units, next, folder, part);
     }
 }
 
 }  // namespace
 
 bool fused_int_blocks(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid,
-                      float max_abs_r, QuantOverview& out) {
+                      float max_abs_r, const BlockRanges* ranges, QuantOverview& out) {
     if (avx2_overview_only() || view.type == ElementType::F64 || !fused_overview_applies(view, params, config, grid)) return false;
     // Each row cut into segments of one (s, z): the whole row within one run, or groups that divide the row.
     const std::int64_t stride = params.block_stride, cols = grid.cols;
     if (params.block_count != 1 && !(stride % cols == 0 || (stride >= kMinRun && cols % stride == 0))) return false;
+    // Ranges of another layout (or none) leave every row to the checked kernel.
+    if (ranges && (ranges->block_count != params.block_count || ranges->block_stride != params.block_stride ||
+                   ranges->lo.size() != static_cast<std::size_t>(params.block_count) || ranges->hi.size() != ranges->lo.size()))
+        ranges = nullptr;
     const std::int64_t n = view.numel();
     const Plan plan(n, params);
     const std::vector<OverviewUnit> units = cut_overview_units(grid, plan);
@@ -221,11 +379,11 @@ bool fused_int_blocks(const TensorView& view, const QuantParams& params, const Q
         Folder folder(grid, config.dtype.q_min(), 0, Cells{code_sums.data(), err_max.data(), one_block ? nullptr : deq_sums.data()});
         BlocksPart& part = parts[static_cast<std::size_t>(thread)];
         if (one_block) {
-            if (half_even) blocks_typed<true, false>(view, params, config, grid, max_abs_r, units, next, folder, part);
-            else blocks_typed<false, false>(view, params, config, grid, max_abs_r, units, next, folder, part);
+            if (half_even) blocks_typed<true, false>(view, params, config, grid, max_abs_r, ranges, units, next, folder, part);
+            else blocks_typed<false, false>(view, params, config, grid, max_abs_r, ranges, units, next, folder, part);
         } else {
-            if (half_even) blocks_typed<true, true>(view, params, config, grid, max_abs_r, units, next, folder, part);
-            else blocks_typed<false, true>(view, params, config, grid, max_abs_r, units, next, folder, part);
+            if (half_even) blocks_typed<true, true>(view, params, config, grid, max_abs_r, ranges, units, next, folder, part);
+            else blocks_typed<false, true>(view, params, config, grid, max_abs_r, ranges, units, next, folder, part);
         }
     });
     float code_lo = std::numeric_limits<float>::infinity(), code_hi = -code_lo, deq_lo = code_lo, deq_hi = -code_lo, max_err = 0;

@@ -49,9 +49,10 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
 // ranges of codes and r' (each the bits the full pass gives) and metrics.max_abs_error, with out.blocks_only
 // set and no other metric nor code counts. AVX-512 only, where fused_int_overview applies and the layout has
 // one (s, z) per run of at least kMinRun elements; else false. `max_abs_r` bounds |r| over the view (the
-// margin of the reciprocal's boundary check).
+// margin of the reciprocal's boundary check). `ranges` (or null): the blocks' min/max under this layout
+// (block_ranges_for); with them a bf16 row of its own (s, z) takes a leaner kernel where they verify it.
 bool fused_int_blocks(const TensorView& view, const QuantParams& params, const QuantConfig& config, const OverviewGrid& grid,
-                      float max_abs_r, QuantOverview& out);
+                      float max_abs_r, const BlockRanges* ranges, QuantOverview& out);
 
 // What both integer passes share. A unit of work: elements [first, end), whole bands of blocks, ending on a
 // work item's end (items [item_begin, item_end) of quantize's plan).

@@ -424,11 +424,11 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
 }
 
 bool quantize_overview_blocks(const TensorView& view, const QuantParams& params, const QuantConfig& config,
-                              const OverviewGrid& grid, const ValueOverview& values, QuantOverview& out) {
+                              const OverviewGrid& grid, const ValueOverview& values, QuantOverview& out, const BlockRanges* ranges) {
     // One (s, z) on a bf16/f16 tensor: the whole pass takes its metrics and counts from the bit patterns and
     // runs a leaner kernel than this one (verified reciprocal, no clamp): it is the quicker step there.
     if (params.block_count == 1 && !values.bit_counts.empty()) return false;
-    return detail::fused_int_blocks(view, params, config, grid, values.amax(), out);
+    return detail::fused_int_blocks(view, params, config, grid, values.amax(), ranges, out);
 }
 
 double read_pass(const TensorView& view) {

@@ -77,8 +77,11 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
 // times the read of the tensor). Returns false (out untouched) where no such pass applies: a number format,
 // wrap-around, the naive recipe, (s, z) that change within runs of 64 elements, float64, a CPU without
 // AVX-512, and one (s, z) on a view whose bit patterns `values` counted (the whole pass is quicker there). `values` is overview_values of the same view.
+// `ranges`, if given, are the blocks' min/max under this layout (block_ranges_for, which `params` came from): on a
+// bf16 view with one (s, z) per row they let most rows skip the per-element boundary check and clamp (same bits).
 bool quantize_overview_blocks(const TensorView& view, const QuantParams& params, const QuantConfig& config,
-                              const OverviewGrid& grid, const ValueOverview& values, QuantOverview& out);
+                              const OverviewGrid& grid, const ValueOverview& values, QuantOverview& out,
+                              const BlockRanges* ranges = nullptr);
 
 // Full-resolution results for a window of cells of one slice: row-major window.rows x window.cols arrays of
 // the values, codes, r' and |r - r'|, each element exactly as quantize_view computes it.

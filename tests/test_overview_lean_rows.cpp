@@ -1,0 +1,170 @@
+// The slider's blocks-only pass with the layout's ranges (quantize_overview_blocks(..., ranges)): a bf16 row with
+// its own (s, z) takes a lean kernel (a reciprocal verified from the row's range, no per-element check or clamp)
+// or quantize's division. Each element must still get quantize's code: rows are filled with the bf16 values
+// nearest every code boundary (where a reciprocal and the true division round apart, and where a boundary falls
+// exactly on a bf16 value: a tie) and checked one element per heatmap cell against the full pass.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "quantscope/config.hpp"
+#include "quantscope/element_type.hpp"
+#include "quantscope/overview.hpp"
+#include "quantscope/params.hpp"
+#include "quantscope/random.hpp"
+
+namespace {
+
+std::uint16_t bf16_bits(float v) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, 4);
+    return static_cast<std::uint16_t>(b >> 16);
+}
+
+// Rows of `cols` bf16 values: each row's range [lo, hi] first (some with a "round" range, whose scale is a
+// short binary fraction and whose boundaries land on bf16 values), random values between, then around every
+// boundary of that row's (s, z) the five bf16 patterns nearest it.
+std::vector<std::uint16_t> boundary_rows(std::int64_t rows, std::int64_t cols, const qs::QuantConfig& config, unsigned seed) {
+    qs::RandomSpec spec;
+    spec.shape = {rows, cols};
+    spec.seed = seed;
+    const qs::Tensor noise = qs::generate_random(spec);
+    std::vector<std::uint16_t> bits(static_cast<std::size_t>(rows * cols));
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const auto at = [&](std::int64_t c) -> std::uint16_t& { return bits[static_cast<std::size_t>(r * cols + c)]; };
+        // Ranges: random, symmetric round (+-k/32), or one-sided.
+        float lo = -1.0f - static_cast<float>(r % 7) * 0.37f, hi = 0.5f + static_cast<float>(r % 5) * 0.61f;
+        if (r % 3 == 0) hi = static_cast<float>(8 + r % 40) / 32.0f, lo = -hi;
+        if (r % 11 == 0) lo = 0.25f, hi = 3.0f;
+        lo = qs::bf16_to_float(bf16_bits(lo)), hi = qs::bf16_to_float(bf16_bits(hi));
+        for (std::int64_t c = 0; c < cols; ++c) {
+            const float v = lo + (hi - lo) * (0.5f + 0.15f * noise.values[static_cast<std::size_t>(r * cols + c)]);
+            at(c) = bf16_bits(std::fmin(std::fmax(v, lo), hi));
+        }
+        at(0) = bf16_bits(lo);
+        at(1) = bf16_bits(hi);
+        // This row's (s, z) as the layout computes them (per tensor on the row alone gives the same pair).
+        qs::Tensor row;
+        row.shape = {2};
+        row.values = {lo, hi};
+        qs::QuantConfig one = config;
+        one.granularity = qs::Granularity::Tensor;
+        const qs::QuantParams p = qs::compute_params(row, one);
+        const double s = p.scale[0], z = p.zero_point[0];
+        std::int64_t c = 2;
+        for (std::int32_t k = config.dtype.q_min(); k < config.dtype.q_max() && c + 5 <= cols; ++k) {
+            const float b = static_cast<float>(s * (k + 0.5 - z));
+            const std::uint16_t t = bf16_bits(b);
+            for (int step = -2; step <= 2; ++step) {
+                const std::uint16_t pattern = static_cast<std::uint16_t>(t + step);
+                const float v = qs::bf16_to_float(pattern);
+                if (v >= lo && v <= hi) at(c++) = pattern;
+            }
+        }
+    }
+    return bits;
+}
+
+}  // namespace
+
+TEST_CASE("slider pass with the ranges: every bf16 value near a code boundary gets quantize's code") {
+    const std::int64_t rows = 512, cols = 2048;  // one element per heatmap cell: 2^20 cells
+    std::vector<qs::QuantConfig> configs;
+    for (const int bits : {2, 4, 8})
+        for (const bool is_signed : {true, false})
+            for (const qs::Mode mode : {qs::Mode::Asymmetric, qs::Mode::Symmetric})
+                for (const qs::Rounding rounding : {qs::Rounding::HalfEven, qs::Rounding::HalfAway}) {
+                    if (mode == qs::Mode::Symmetric && !is_signed) continue;
+                    qs::QuantConfig c;
+                    c.dtype = qs::IntType{is_signed, bits};
+                    c.mode = mode;
+                    c.rounding = rounding;
+                    c.granularity = qs::Granularity::Channel;
+                    c.axis = 0;
+                    configs.push_back(c);
+                }
+    int compared = 0;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        const qs::QuantConfig& config = configs[i];
+        CAPTURE(config.dtype.name());
+        CAPTURE(static_cast<int>(config.mode));
+        CAPTURE(static_cast<int>(config.rounding));
+        const std::vector<std::uint16_t> bits = boundary_rows(rows, cols, config, 40 + static_cast<unsigned>(i));
+        qs::TensorView view;
+        view.shape = {rows, cols};
+        view.type = qs::ElementType::BF16;
+        view.data = reinterpret_cast<const std::uint8_t*>(bits.data());
+        const std::shared_ptr<const qs::BlockRanges> ranges = qs::block_ranges_for(view, config);
+        REQUIRE(ranges.get() != nullptr);
+        const qs::QuantParams params = qs::params_from_ranges(*ranges, view.shape, config);
+        const qs::OverviewGrid grid = qs::overview_grid(view.shape, std::int64_t{1} << 20);
+        REQUIRE(grid.cells() == rows * cols);
+        const qs::ValueOverview values = qs::overview_values(view, grid);
+        qs::QuantOverview lean;
+        if (!qs::quantize_overview_blocks(view, params, config, grid, values, lean, ranges.get())) continue;  // no AVX-512
+        const qs::QuantOverview full = qs::quantize_overview(view, params, config, grid, &values);
+        std::int64_t wrong_codes = 0, wrong_deq = 0, wrong_err = 0;
+        for (std::size_t k = 0; k < full.codes_mean.size(); ++k) {
+            wrong_codes += lean.codes_mean[k] != full.codes_mean[k];
+            wrong_deq += lean.dequantized_mean[k] != full.dequantized_mean[k];
+            wrong_err += lean.error_max[k] != full.error_max[k];
+        }
+        CHECK(wrong_codes == 0);
+        CHECK(wrong_deq == 0);
+        CHECK(wrong_err == 0);
+        CHECK(lean.code_lo == full.code_lo);
+        CHECK(lean.code_hi == full.code_hi);
+        CHECK(lean.dequantized_lo == full.dequantized_lo);
+        CHECK(lean.dequantized_hi == full.dequantized_hi);
+        CHECK(lean.metrics.max_abs_error == full.metrics.max_abs_error);
+        ++compared;
+    }
+#ifdef __AVX512F__
+    CHECK(compared == static_cast<int>(configs.size()));
+#endif
+}
+
+TEST_CASE("slider pass with the ranges: the heatmaps of a large per-channel bf16 view equal the full pass's") {
+    // Many elements per cell, a ragged row (not a multiple of 16), and ranges of another layout (ignored).
+    qs::RandomSpec spec;
+    spec.shape = {700, 1003};
+    spec.seed = 9;
+    spec.outliers = 3;
+    const qs::Tensor t = qs::generate_random(spec);
+    std::vector<std::uint16_t> bits(t.values.size());
+    for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = bf16_bits(t.values[i]);
+    qs::TensorView view;
+    view.shape = t.shape;
+    view.type = qs::ElementType::BF16;
+    view.data = reinterpret_cast<const std::uint8_t*>(bits.data());
+    qs::QuantConfig config;
+    config.dtype = qs::IntType{true, 4};
+    config.granularity = qs::Granularity::Channel;
+    config.axis = 0;
+    qs::QuantConfig groups = config;
+    groups.granularity = qs::Granularity::Group;
+    groups.group_size = 17;
+    const auto ranges = qs::block_ranges_for(view, config), other = qs::block_ranges_for(view, groups);
+    const qs::QuantParams params = qs::params_from_ranges(*ranges, view.shape, config);
+    for (const std::int64_t max_cells : {std::int64_t{999}, std::int64_t{40000}}) {
+        const qs::OverviewGrid grid = qs::overview_grid(view.shape, max_cells);
+        const qs::ValueOverview values = qs::overview_values(view, grid);
+        qs::QuantOverview with, without, wrong_layout;
+        if (!qs::quantize_overview_blocks(view, params, config, grid, values, with, ranges.get())) continue;  // no AVX-512
+        REQUIRE(qs::quantize_overview_blocks(view, params, config, grid, values, without));
+        REQUIRE(qs::quantize_overview_blocks(view, params, config, grid, values, wrong_layout, other.get()));
+        for (const qs::QuantOverview* o : {&with, &wrong_layout}) {
+            CHECK(o->codes_mean == without.codes_mean);
+            CHECK(o->dequantized_mean == without.dequantized_mean);
+            CHECK(o->error_max == without.error_max);
+            CHECK(o->code_lo == without.code_lo);
+            CHECK(o->code_hi == without.code_hi);
+            CHECK(o->dequantized_lo == without.dequantized_lo);
+            CHECK(o->dequantized_hi == without.dequantized_hi);
+            CHECK(o->metrics.max_abs_error == without.metrics.max_abs_error);
+        }
+    }
+}
