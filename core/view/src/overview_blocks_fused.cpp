@@ -171,7 +171,7 @@ void lean_rows(const Ld* l, std::int64_t n16, const RowPlan* k, const QuantConfi
                 v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(r, f1[i], _CMP_EQ_OQ), o1[i]);
             }
             const __m512 d = _mm512_mul_ps(s[i], v);
-#ifdef __AVX512DQ__
+#if defined(__AVX512DQ__) && !defined(QS_NO_RANGE)
             e = _mm512_range_ps(e, _mm512_sub_ps(r, d), kMaxAbs);
 #else
             e = _mm512_max_ps(e, _mm512_abs_ps(_mm512_sub_ps(r, d)));
@@ -236,9 +236,10 @@ void lean_rows_of(std::int64_t n, const Ld* rows, std::int64_t n16, const RowPla
 }
 
 // Up to `most` (1 to kLeanRows) whole bf16 rows of one (s, z) each from `first` on, as many in a row as take the
-// same way (verified by plan_bf16_row, or not: quantize's division), by lean_rows; their codes' and r''s ranges
-// are those of their ranges' ends (codes are monotone in r). Returns how many rows it did. `plans` holds the
-// plans of `ahead` rows from `first` on, made by the call before (rows past its run), and is refilled.
+// same way (verified by plan_bf16_row, with values to put in or without, or not: quantize's division), by
+// lean_rows; their codes' and r''s ranges are those of their ranges' ends (codes are monotone in r). Returns how
+// many rows it did. `plans` holds the plans of `ahead` rows from `first` on, made by the call before (rows past
+// its run), and is refilled.
 template <class Ld>
 std::int64_t lean_run(const Ld& first, std::int64_t first_block, std::int64_t most, std::int64_t cols, const QuantParams& params,
                       const BlockRanges& ranges, const QuantConfig& config, std::int32_t* c, float* m, double* ds,
@@ -250,13 +251,13 @@ std::int64_t lean_run(const Ld& first, std::int64_t first_block, std::int64_t mo
             plans[n] = plan_bf16_row(ranges.lo[b], ranges.hi[b], static_cast<float>(params.scale[b]), params.zero_point[b], config);
             planned = n + 1;
         }
-        if (plans[n].fast != plans[0].fast) break;
+        // One way per run: verified or not, and (the mask operations cost) with values to put in or without.
+        if (plans[n].fast != plans[0].fast || plans[n].fixes() != plans[0].fixes()) break;
     }
     Ld rows[kLeanRows];
     for (std::int64_t i = 0; i < n; ++i) rows[i] = Ld{first.p + i * cols * Ld::kBytes};
     const std::int64_t n16 = cols - cols % 16;
-    bool fix = false;
-    for (std::int64_t i = 0; i < n; ++i) fix = fix || plans[i].fixes();
+    const bool fix = plans[0].fixes();
     if (!plans[0].fast && config.rounding == Rounding::HalfEven)
         lean_rows_of<RowMode::kDivideEven>(n, rows, n16, plans, config, c, m, ds, part.emax);
     else if (!plans[0].fast)
