@@ -10,6 +10,8 @@
 #include "ggml_k_search.hpp"
 #include "ggml_k_search_avx512.hpp"
 
+#include <type_traits>
+
 #ifdef QS_HAVE_GGML_K_AVX512
 
 namespace qs::detail {
@@ -122,9 +124,13 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
         // nearest_int(v) is v rounded half to even wherever |v| <= 4194303 (ggml's own bound: v + 1.5 2^23
         // then lies where the float32 step is 1, and rounds below 2^24). v = iscale (x - min) is monotone in
         // x for iscale > 0, so the lane's smallest and largest values bound every v: where all lanes are
-        // inside, one rounding replaces the bit trick. Where moreover every lane's bounds round into [0, nmax]
-        // (low >= 0: min is at most every value, as it is until a fit moves it; high < nmax + 1/2: the
-        // candidate's step, iscale (max - min), is below it), the clamp to [0, nmax] changes nothing.
+        // inside, one rounding replaces the bit trick. The clamp to [0, nmax] then changes nothing at the top
+        // where every lane's high, the candidate's step iscale (max - min), is below nmax + 1/2; at the bottom
+        // where every lane's low is at least -1/2 (min is at most every value until a fit moves it, and a
+        // fit's min is seldom half a step above the lowest value): those codes round to +0 or -0, and a -0
+        // code gives the same sums, fits, errors and stored codes as +0 (each of its products is a zero, and
+        // a zero added to a sum or to a non-zero leaves it as it was; where this_min is zero too the
+        // difference with x is -x or a zero whose square is +0).
         bool rounding_is_nearest_int = true, low_in_range = true, high_in_range = true;
         for (int g = 0; g < G; ++g) {
             iscale[g] = _mm512_div_ps(step, _mm512_sub_ps(max[g], min[g]));
@@ -136,7 +142,7 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
                                      _mm512_cmp_ps_mask(high, _mm512_set1_ps(4194303.0f), _CMP_LE_OQ);
             const auto all = [&](__mmask16 m) { return static_cast<__mmask16>(m | flat[g]) == static_cast<__mmask16>(0xffff); };
             rounding_is_nearest_int &= all(inside);
-            low_in_range &= all(_mm512_cmp_ps_mask(low, zero, _CMP_GE_OQ));
+            low_in_range &= all(_mm512_cmp_ps_mask(low, _mm512_set1_ps(-0.5f), _CMP_GE_OQ));
             high_in_range &= all(_mm512_cmp_ps_mask(high, _mm512_add_ps(fnmax, _mm512_set1_ps(0.5f)), _CMP_LT_OQ));
         }
         const auto add_trial = [&](int i, int g, __m512 l) {
@@ -146,23 +152,34 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
             sum_l2[g] = _mm512_add_ps(sum_l2[g], _mm512_mul_ps(wl, l));
             sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, xv[i][g]));
         };
-        const auto rounded_trials = [&](auto clamp) {
+        // The clamps are integer min and max of the rounded codes' bits: for floats of one sign the bits order
+        // as the values do, and every negative float (-0 too) is below 0 as an int32, so they give
+        // min(r, nmax) and max(r, +0) bit for bit. The integer units take them beside the float adds and
+        // multiplies, where the float min and max would queue with the adds (the search's busiest units on
+        // Zen 4).
+        const __m512i nmax_bits = _mm512_castps_si512(fnmax);
+        const auto rounded_trials = [&](auto clamp_low, auto clamp_high) {
             for (int i = 0; i < n; ++i)
                 for (int g = 0; g < G; ++g) {
                     const __m512 v = _mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g]));
-                    add_trial(i, g, clamp(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+                    __m512i bits = _mm512_castps_si512(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+                    if (decltype(clamp_low)::value) bits = _mm512_max_epi32(bits, _mm512_setzero_si512());
+                    if (decltype(clamp_high)::value) bits = _mm512_min_epi32(bits, nmax_bits);
+                    add_trial(i, g, _mm512_castsi512_ps(bits));
                 }
         };
-        if (rounding_is_nearest_int && low_in_range && high_in_range) {
-            rounded_trials([](__m512 r) { return r; });
-        } else if (rounding_is_nearest_int && low_in_range) {
-            rounded_trials([&](__m512 r) { return _mm512_min_ps(r, fnmax); });
-        } else if (rounding_is_nearest_int) {
-            rounded_trials([&](__m512 r) { return _mm512_min_ps(_mm512_max_ps(r, zero), fnmax); });  // -0 becomes +0
-        } else {
+        using Yes = std::true_type;
+        using No = std::false_type;
+        if (!rounding_is_nearest_int) {
             for (int i = 0; i < n; ++i)
                 for (int g = 0; g < G; ++g)
                     add_trial(i, g, clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax));
+        } else if (low_in_range) {
+            if (high_in_range) rounded_trials(No{}, No{});
+            else rounded_trials(No{}, Yes{});
+        } else {
+            if (high_in_range) rounded_trials(Yes{}, No{});
+            else rounded_trials(Yes{}, Yes{});
         }
         __m512 this_scale[G], this_min[G], error[G];
         __mmask16 solvable[G], any = 0;
