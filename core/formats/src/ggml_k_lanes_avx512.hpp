@@ -23,6 +23,10 @@ namespace qs::detail {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
+// An empty asm that takes v in a register and may change it: the compiler keeps the value it loaded there for
+// its next use instead of loading it again from memory (one load less per value in the search's trial pass).
+inline void keep_in_register(__m512& v) { __asm__("" : "+v"(v)); }
+
 // Sixteen sub-blocks of n (16 or 32) values as lanes: out[i] lane j is value i of sub-block j, which starts
 // at p + n j; sub-blocks from `rows` on read as zeros (and are not read). Plain loads and a 16 x 16
 // transpose per sixteen values (unpacks, then 128-bit shuffles), not gathers.
@@ -111,13 +115,41 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
         scale[g] = _mm512_div_ps(_mm512_set1_ps(1.0f), first_iscale[g]);
         best_error[g] = zero;
     }
-    for (int i = 0; i < n; ++i)
+    // How the codes round(iscale (x - min)) of every lane may be taken (see the candidate loop below): with one
+    // rounding (rounding_is_nearest_int) and without a clamp at the bottom (low_in_range) or the top
+    // (high_in_range).
+    bool rounding_is_nearest_int, low_in_range, high_in_range;
+    const auto check_range = [&](const __m512* iscale) {
+        rounding_is_nearest_int = low_in_range = high_in_range = true;
         for (int g = 0; g < G; ++g) {
-            const __m512 l = clamped_code_avx512(_mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax);
-            if (codes_wanted) best_l[i][g] = l;
-            const __m512 diff = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(scale[g], l), min[g]), xv[i][g]);
-            best_error[g] = _mm512_add_ps(best_error[g], _mm512_mul_ps(wv[i][g], error_of(diff)));
+            const __m512 low = _mm512_mul_ps(iscale[g], _mm512_sub_ps(lowest[g], min[g]));
+            const __m512 high = _mm512_mul_ps(iscale[g], _mm512_sub_ps(max[g], min[g]));
+            const __mmask16 inside = _mm512_cmp_ps_mask(iscale[g], zero, _CMP_GT_OQ) &
+                                     _mm512_cmp_ps_mask(low, _mm512_set1_ps(-4194303.0f), _CMP_GE_OQ) &
+                                     _mm512_cmp_ps_mask(high, _mm512_set1_ps(4194303.0f), _CMP_LE_OQ);
+            const auto all = [&](__mmask16 m) { return static_cast<__mmask16>(m | flat[g]) == static_cast<__mmask16>(0xffff); };
+            rounding_is_nearest_int &= all(inside);
+            low_in_range &= all(_mm512_cmp_ps_mask(low, _mm512_set1_ps(-0.5f), _CMP_GE_OQ));
+            high_in_range &= all(_mm512_cmp_ps_mask(high, _mm512_add_ps(fnmax, _mm512_set1_ps(0.5f)), _CMP_LT_OQ));
         }
+    };
+    const auto add_first = [&](int i, int g, __m512 l) {
+        if (codes_wanted) best_l[i][g] = l;
+        const __m512 diff = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(scale[g], l), min[g]), xv[i][g]);
+        best_error[g] = _mm512_add_ps(best_error[g], _mm512_mul_ps(wv[i][g], error_of(diff)));
+    };
+    check_range(first_iscale);  // the min-max fit: every code on [0, nmax] unless a lane is not finite
+    if (rounding_is_nearest_int && low_in_range && high_in_range) {
+        for (int i = 0; i < n; ++i)
+            for (int g = 0; g < G; ++g) {
+                const __m512 v = _mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g]));
+                add_first(i, g, _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+            }
+    } else {
+        for (int i = 0; i < n; ++i)
+            for (int g = 0; g < G; ++g)
+                add_first(i, g, clamped_code_avx512(_mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax));
+    }
     for (int is = 0; is <= nstep; ++is) {
         const __m512 step = _mm512_set1_ps(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax));
         __m512 iscale[G], sum_l[G], sum_l2[G], sum_xl[G];
@@ -131,26 +163,17 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
         // code gives the same sums, fits, errors and stored codes as +0 (each of its products is a zero, and
         // a zero added to a sum or to a non-zero leaves it as it was; where this_min is zero too the
         // difference with x is -x or a zero whose square is +0).
-        bool rounding_is_nearest_int = true, low_in_range = true, high_in_range = true;
         for (int g = 0; g < G; ++g) {
             iscale[g] = _mm512_div_ps(step, _mm512_sub_ps(max[g], min[g]));
             sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
-            const __m512 low = _mm512_mul_ps(iscale[g], _mm512_sub_ps(lowest[g], min[g]));
-            const __m512 high = _mm512_mul_ps(iscale[g], _mm512_sub_ps(max[g], min[g]));
-            const __mmask16 inside = _mm512_cmp_ps_mask(iscale[g], zero, _CMP_GT_OQ) &
-                                     _mm512_cmp_ps_mask(low, _mm512_set1_ps(-4194303.0f), _CMP_GE_OQ) &
-                                     _mm512_cmp_ps_mask(high, _mm512_set1_ps(4194303.0f), _CMP_LE_OQ);
-            const auto all = [&](__mmask16 m) { return static_cast<__mmask16>(m | flat[g]) == static_cast<__mmask16>(0xffff); };
-            rounding_is_nearest_int &= all(inside);
-            low_in_range &= all(_mm512_cmp_ps_mask(low, _mm512_set1_ps(-0.5f), _CMP_GE_OQ));
-            high_in_range &= all(_mm512_cmp_ps_mask(high, _mm512_add_ps(fnmax, _mm512_set1_ps(0.5f)), _CMP_LT_OQ));
         }
-        const auto add_trial = [&](int i, int g, __m512 l) {
+        check_range(iscale);
+        const auto add_trial = [&](int i, int g, __m512 l, __m512 x) {
             trial[i][g] = l;
             const __m512 wl = _mm512_mul_ps(wv[i][g], l);
             sum_l[g] = _mm512_add_ps(sum_l[g], wl);
             sum_l2[g] = _mm512_add_ps(sum_l2[g], _mm512_mul_ps(wl, l));
-            sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, xv[i][g]));
+            sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, x));
         };
         // The clamps are integer min and max of the rounded codes' bits: for floats of one sign the bits order
         // as the values do, and every negative float (-0 too) is below 0 as an int32, so they give
@@ -161,11 +184,13 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
         const auto rounded_trials = [&](auto clamp_low, auto clamp_high) {
             for (int i = 0; i < n; ++i)
                 for (int g = 0; g < G; ++g) {
-                    const __m512 v = _mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g]));
+                    __m512 x = xv[i][g];
+                    keep_in_register(x);
+                    const __m512 v = _mm512_mul_ps(iscale[g], _mm512_sub_ps(x, min[g]));
                     __m512i bits = _mm512_castps_si512(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
                     if (decltype(clamp_low)::value) bits = _mm512_max_epi32(bits, _mm512_setzero_si512());
                     if (decltype(clamp_high)::value) bits = _mm512_min_epi32(bits, nmax_bits);
-                    add_trial(i, g, _mm512_castsi512_ps(bits));
+                    add_trial(i, g, _mm512_castsi512_ps(bits), x);
                 }
         };
         using Yes = std::true_type;
@@ -173,7 +198,7 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
         if (!rounding_is_nearest_int) {
             for (int i = 0; i < n; ++i)
                 for (int g = 0; g < G; ++g)
-                    add_trial(i, g, clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax));
+                    add_trial(i, g, clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax), xv[i][g]);
         } else if (low_in_range) {
             if (high_in_range) rounded_trials(No{}, No{});
             else rounded_trials(No{}, Yes{});
