@@ -218,7 +218,8 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
                 _mm512_sub_ps(_mm512_mul_ps(sum_l2[g], sum_x[g]), _mm512_mul_ps(sum_l[g], sum_xl[g])), d);
             const __mmask16 positive = _mm512_cmp_ps_mask(this_min[g], zero, _CMP_GT_OQ);
             this_min[g] = _mm512_mask_blend_ps(positive, this_min[g], zero);
-            this_scale[g] = _mm512_mask_blend_ps(positive, this_scale[g], _mm512_div_ps(sum_xl[g], sum_l2[g]));
+            if (positive != 0)  // a division less where no lane's min is above 0 (the divider is a busy unit)
+                this_scale[g] = _mm512_mask_div_ps(this_scale[g], positive, sum_xl[g], sum_l2[g]);
             error[g] = zero;
         }
         if (any == 0) continue;
