@@ -98,6 +98,13 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
         sum_w[g] = wv[0][g];
         sum_x[g] = _mm512_mul_ps(sum_w[g], xv[0][g]);
     }
+    // Lanes with a NaN among their values: min and max skip it, so the range checks below do not bound its v,
+    // and only the bit trick gives ggml's code for it (0; the integer clamp would make a +NaN 15). Such a lane
+    // never takes a candidate (its Σ w x is NaN), so only the codes it returns would differ.
+    __mmask16 nan_lanes = 0;
+    for (int g = 0; g < G; ++g)
+        for (int i = 0; i < n; ++i) nan_lanes |= _mm512_cmp_ps_mask(xv[i][g], xv[i][g], _CMP_UNORD_Q);
+    const bool any_nan = nan_lanes != 0;
     for (int i = 1; i < n; ++i)
         for (int g = 0; g < G; ++g) {
             min[g] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(xv[i][g], min[g], _CMP_LT_OQ), min[g], xv[i][g]);
@@ -120,7 +127,8 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
     // (high_in_range).
     bool rounding_is_nearest_int, low_in_range, high_in_range;
     const auto check_range = [&](const __m512* iscale) {
-        rounding_is_nearest_int = low_in_range = high_in_range = true;
+        rounding_is_nearest_int = !any_nan;
+        low_in_range = high_in_range = true;
         for (int g = 0; g < G; ++g) {
             const __m512 low = _mm512_mul_ps(iscale[g], _mm512_sub_ps(lowest[g], min[g]));
             const __m512 high = _mm512_mul_ps(iscale[g], _mm512_sub_ps(max[g], min[g]));
@@ -148,21 +156,23 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
     } else {
         for (int i = 0; i < n; ++i)
             for (int g = 0; g < G; ++g)
-                add_first(i, g, clamped_code_avx512(_mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax));
+                add_first(i, g,
+                          clamped_code_avx512(_mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax));
     }
     for (int is = 0; is <= nstep; ++is) {
         const __m512 step = _mm512_set1_ps(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax));
         __m512 iscale[G], sum_l[G], sum_l2[G], sum_xl[G];
         // nearest_int(v) is v rounded half to even wherever |v| <= 4194303 (ggml's own bound: v + 1.5 2^23
         // then lies where the float32 step is 1, and rounds below 2^24). v = iscale (x - min) is monotone in
-        // x for iscale > 0, so the lane's smallest and largest values bound every v: where all lanes are
-        // inside, one rounding replaces the bit trick. The clamp to [0, nmax] then changes nothing at the top
-        // where every lane's high, the candidate's step iscale (max - min), is below nmax + 1/2; at the bottom
-        // where every lane's low is at least -1/2 (min is at most every value until a fit moves it, and a
-        // fit's min is seldom half a step above the lowest value): those codes round to +0 or -0, and a -0
-        // code gives the same sums, fits, errors and stored codes as +0 (each of its products is a zero, and
-        // a zero added to a sum or to a non-zero leaves it as it was; where this_min is zero too the
-        // difference with x is -x or a zero whose square is +0).
+        // x for iscale > 0, so the lane's smallest and largest values bound every v (a NaN's v is bound by
+        // none: lanes with one keep the bit trick): where all lanes are inside, one rounding replaces the bit
+        // trick. The clamp to [0, nmax] then changes nothing at the top where every lane's high, the
+        // candidate's step iscale (max - min), is below nmax + 1/2; at the bottom where every lane's low is at
+        // least -1/2 (min is at most every value until a fit moves it, and a fit's min is seldom half a step
+        // above the lowest value): those codes round to +0 or -0, and a -0 code gives the same sums, fits,
+        // errors and stored codes as +0 (each of its products is a zero, and a zero added to a sum or to a
+        // non-zero leaves it as it was; where this_min is zero too the difference with x is -x or a zero whose
+        // square is +0).
         for (int g = 0; g < G; ++g) {
             iscale[g] = _mm512_div_ps(step, _mm512_sub_ps(max[g], min[g]));
             sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
@@ -187,7 +197,8 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
                     __m512 x = xv[i][g];
                     keep_in_register(x);
                     const __m512 v = _mm512_mul_ps(iscale[g], _mm512_sub_ps(x, min[g]));
-                    __m512i bits = _mm512_castps_si512(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+                    const __m512 r = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                    __m512i bits = _mm512_castps_si512(r);
                     if (decltype(clamp_low)::value) bits = _mm512_max_epi32(bits, _mm512_setzero_si512());
                     if (decltype(clamp_high)::value) bits = _mm512_min_epi32(bits, nmax_bits);
                     add_trial(i, g, _mm512_castsi512_ps(bits), x);
@@ -198,7 +209,8 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
         if (!rounding_is_nearest_int) {
             for (int i = 0; i < n; ++i)
                 for (int g = 0; g < G; ++g)
-                    add_trial(i, g, clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax), xv[i][g]);
+                    add_trial(i, g, clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax),
+                              xv[i][g]);
         } else if (low_in_range) {
             if (high_in_range) rounded_trials(No{}, No{});
             else rounded_trials(No{}, Yes{});
