@@ -10,6 +10,8 @@
 #include "ggml_k_search.hpp"
 #include "ggml_k_search_avx512.hpp"
 
+#include <type_traits>
+
 #ifdef QS_HAVE_GGML_K_AVX512
 
 namespace qs::detail {
@@ -20,6 +22,10 @@ namespace qs::detail {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
+
+// An empty asm that takes v in a register and may change it: the compiler keeps the value it loaded there for
+// its next use instead of loading it again from memory (one load less per value in the search's trial pass).
+inline void keep_in_register(__m512& v) { __asm__("" : "+v"(v)); }
 
 // Sixteen sub-blocks of n (16 or 32) values as lanes: out[i] lane j is value i of sub-block j, which starts
 // at p + n j; sub-blocks from `rows` on read as zeros (and are not read). Plain loads and a 16 x 16
@@ -92,6 +98,13 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
         sum_w[g] = wv[0][g];
         sum_x[g] = _mm512_mul_ps(sum_w[g], xv[0][g]);
     }
+    // Lanes with a NaN among their values: min and max skip it, so the range checks below do not bound its v,
+    // and only the bit trick gives ggml's code for it (0; the integer clamp would make a +NaN 15). Such a lane
+    // never takes a candidate (its Σ w x is NaN), so only the codes it returns would differ.
+    __mmask16 nan_lanes = 0;
+    for (int g = 0; g < G; ++g)
+        for (int i = 0; i < n; ++i) nan_lanes |= _mm512_cmp_ps_mask(xv[i][g], xv[i][g], _CMP_UNORD_Q);
+    const bool any_nan = nan_lanes != 0;
     for (int i = 1; i < n; ++i)
         for (int g = 0; g < G; ++g) {
             min[g] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(xv[i][g], min[g], _CMP_LT_OQ), min[g], xv[i][g]);
@@ -109,26 +122,14 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
         scale[g] = _mm512_div_ps(_mm512_set1_ps(1.0f), first_iscale[g]);
         best_error[g] = zero;
     }
-    for (int i = 0; i < n; ++i)
+    // How the codes round(iscale (x - min)) of every lane may be taken (see the candidate loop below): with one
+    // rounding (rounding_is_nearest_int) and without a clamp at the bottom (low_in_range) or the top
+    // (high_in_range).
+    bool rounding_is_nearest_int, low_in_range, high_in_range;
+    const auto check_range = [&](const __m512* iscale) {
+        rounding_is_nearest_int = !any_nan;
+        low_in_range = high_in_range = true;
         for (int g = 0; g < G; ++g) {
-            const __m512 l = clamped_code_avx512(_mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax);
-            if (codes_wanted) best_l[i][g] = l;
-            const __m512 diff = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(scale[g], l), min[g]), xv[i][g]);
-            best_error[g] = _mm512_add_ps(best_error[g], _mm512_mul_ps(wv[i][g], error_of(diff)));
-        }
-    for (int is = 0; is <= nstep; ++is) {
-        const __m512 step = _mm512_set1_ps(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax));
-        __m512 iscale[G], sum_l[G], sum_l2[G], sum_xl[G];
-        // nearest_int(v) is v rounded half to even wherever |v| <= 4194303 (ggml's own bound: v + 1.5 2^23
-        // then lies where the float32 step is 1, and rounds below 2^24). v = iscale (x - min) is monotone in
-        // x for iscale > 0, so the lane's smallest and largest values bound every v: where all lanes are
-        // inside, one rounding replaces the bit trick. Where moreover every lane's bounds round into [0, nmax]
-        // (low >= 0: min is at most every value, as it is until a fit moves it; high < nmax + 1/2: the
-        // candidate's step, iscale (max - min), is below it), the clamp to [0, nmax] changes nothing.
-        bool rounding_is_nearest_int = true, low_in_range = true, high_in_range = true;
-        for (int g = 0; g < G; ++g) {
-            iscale[g] = _mm512_div_ps(step, _mm512_sub_ps(max[g], min[g]));
-            sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
             const __m512 low = _mm512_mul_ps(iscale[g], _mm512_sub_ps(lowest[g], min[g]));
             const __m512 high = _mm512_mul_ps(iscale[g], _mm512_sub_ps(max[g], min[g]));
             const __mmask16 inside = _mm512_cmp_ps_mask(iscale[g], zero, _CMP_GT_OQ) &
@@ -136,33 +137,86 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
                                      _mm512_cmp_ps_mask(high, _mm512_set1_ps(4194303.0f), _CMP_LE_OQ);
             const auto all = [&](__mmask16 m) { return static_cast<__mmask16>(m | flat[g]) == static_cast<__mmask16>(0xffff); };
             rounding_is_nearest_int &= all(inside);
-            low_in_range &= all(_mm512_cmp_ps_mask(low, zero, _CMP_GE_OQ));
+            low_in_range &= all(_mm512_cmp_ps_mask(low, _mm512_set1_ps(-0.5f), _CMP_GE_OQ));
             high_in_range &= all(_mm512_cmp_ps_mask(high, _mm512_add_ps(fnmax, _mm512_set1_ps(0.5f)), _CMP_LT_OQ));
         }
-        const auto add_trial = [&](int i, int g, __m512 l) {
+    };
+    const auto add_first = [&](int i, int g, __m512 l) {
+        if (codes_wanted) best_l[i][g] = l;
+        const __m512 diff = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(scale[g], l), min[g]), xv[i][g]);
+        best_error[g] = _mm512_add_ps(best_error[g], _mm512_mul_ps(wv[i][g], error_of(diff)));
+    };
+    check_range(first_iscale);  // the min-max fit: every code on [0, nmax] unless a lane is not finite
+    if (rounding_is_nearest_int && low_in_range && high_in_range) {
+        for (int i = 0; i < n; ++i)
+            for (int g = 0; g < G; ++g) {
+                const __m512 v = _mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g]));
+                add_first(i, g, _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+            }
+    } else {
+        for (int i = 0; i < n; ++i)
+            for (int g = 0; g < G; ++g)
+                add_first(i, g,
+                          clamped_code_avx512(_mm512_mul_ps(first_iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax));
+    }
+    for (int is = 0; is <= nstep; ++is) {
+        const __m512 step = _mm512_set1_ps(rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax));
+        __m512 iscale[G], sum_l[G], sum_l2[G], sum_xl[G];
+        // nearest_int(v) is v rounded half to even wherever |v| <= 4194303 (ggml's own bound: v + 1.5 2^23
+        // then lies where the float32 step is 1, and rounds below 2^24). v = iscale (x - min) is monotone in
+        // x for iscale > 0, so the lane's smallest and largest values bound every v (a NaN's v is bound by
+        // none: lanes with one keep the bit trick): where all lanes are inside, one rounding replaces the bit
+        // trick. The clamp to [0, nmax] then changes nothing at the top where every lane's high, the
+        // candidate's step iscale (max - min), is below nmax + 1/2; at the bottom where every lane's low is at
+        // least -1/2 (min is at most every value until a fit moves it, and a fit's min is seldom half a step
+        // above the lowest value): those codes round to +0 or -0, and a -0 code gives the same sums, fits,
+        // errors and stored codes as +0 (each of its products is a zero, and a zero added to a sum or to a
+        // non-zero leaves it as it was; where this_min is zero too the difference with x is -x or a zero whose
+        // square is +0).
+        for (int g = 0; g < G; ++g) {
+            iscale[g] = _mm512_div_ps(step, _mm512_sub_ps(max[g], min[g]));
+            sum_l[g] = sum_l2[g] = sum_xl[g] = zero;
+        }
+        check_range(iscale);
+        const auto add_trial = [&](int i, int g, __m512 l, __m512 x) {
             trial[i][g] = l;
             const __m512 wl = _mm512_mul_ps(wv[i][g], l);
             sum_l[g] = _mm512_add_ps(sum_l[g], wl);
             sum_l2[g] = _mm512_add_ps(sum_l2[g], _mm512_mul_ps(wl, l));
-            sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, xv[i][g]));
+            sum_xl[g] = _mm512_add_ps(sum_xl[g], _mm512_mul_ps(wl, x));
         };
-        const auto rounded_trials = [&](auto clamp) {
+        // The clamps are integer min and max of the rounded codes' bits: for floats of one sign the bits order
+        // as the values do, and every negative float (-0 too) is below 0 as an int32, so they give
+        // min(r, nmax) and max(r, +0) bit for bit. The integer units take them beside the float adds and
+        // multiplies, where the float min and max would queue with the adds (the search's busiest units on
+        // Zen 4).
+        const __m512i nmax_bits = _mm512_castps_si512(fnmax);
+        const auto rounded_trials = [&](auto clamp_low, auto clamp_high) {
             for (int i = 0; i < n; ++i)
                 for (int g = 0; g < G; ++g) {
-                    const __m512 v = _mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g]));
-                    add_trial(i, g, clamp(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+                    __m512 x = xv[i][g];
+                    keep_in_register(x);
+                    const __m512 v = _mm512_mul_ps(iscale[g], _mm512_sub_ps(x, min[g]));
+                    const __m512 r = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                    __m512i bits = _mm512_castps_si512(r);
+                    if (decltype(clamp_low)::value) bits = _mm512_max_epi32(bits, _mm512_setzero_si512());
+                    if (decltype(clamp_high)::value) bits = _mm512_min_epi32(bits, nmax_bits);
+                    add_trial(i, g, _mm512_castsi512_ps(bits), x);
                 }
         };
-        if (rounding_is_nearest_int && low_in_range && high_in_range) {
-            rounded_trials([](__m512 r) { return r; });
-        } else if (rounding_is_nearest_int && low_in_range) {
-            rounded_trials([&](__m512 r) { return _mm512_min_ps(r, fnmax); });
-        } else if (rounding_is_nearest_int) {
-            rounded_trials([&](__m512 r) { return _mm512_min_ps(_mm512_max_ps(r, zero), fnmax); });  // -0 becomes +0
-        } else {
+        using Yes = std::true_type;
+        using No = std::false_type;
+        if (!rounding_is_nearest_int) {
             for (int i = 0; i < n; ++i)
                 for (int g = 0; g < G; ++g)
-                    add_trial(i, g, clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax));
+                    add_trial(i, g, clamped_code_avx512(_mm512_mul_ps(iscale[g], _mm512_sub_ps(xv[i][g], min[g])), 0, nmax),
+                              xv[i][g]);
+        } else if (low_in_range) {
+            if (high_in_range) rounded_trials(No{}, No{});
+            else rounded_trials(No{}, Yes{});
+        } else {
+            if (high_in_range) rounded_trials(Yes{}, No{});
+            else rounded_trials(Yes{}, Yes{});
         }
         __m512 this_scale[G], this_min[G], error[G];
         __mmask16 solvable[G], any = 0;
@@ -176,7 +230,8 @@ inline void ggml_make_qkx_quants_lanes_avx512(int count, int nmax, const float* 
                 _mm512_sub_ps(_mm512_mul_ps(sum_l2[g], sum_x[g]), _mm512_mul_ps(sum_l[g], sum_xl[g])), d);
             const __mmask16 positive = _mm512_cmp_ps_mask(this_min[g], zero, _CMP_GT_OQ);
             this_min[g] = _mm512_mask_blend_ps(positive, this_min[g], zero);
-            this_scale[g] = _mm512_mask_blend_ps(positive, this_scale[g], _mm512_div_ps(sum_xl[g], sum_l2[g]));
+            if (positive != 0)  // a division less where no lane's min is above 0 (the divider is a busy unit)
+                this_scale[g] = _mm512_mask_div_ps(this_scale[g], positive, sum_xl[g], sum_l2[g]);
             error[g] = zero;
         }
         if (any == 0) continue;
