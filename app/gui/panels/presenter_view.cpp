@@ -1,9 +1,11 @@
 #include "gui/panels/presenter_view.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -134,7 +136,9 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
         PresenterChoice choice;
         float area;
     };
-    std::vector<Fitting> fitting;  // largest text first
+    // Largest text first; at most one per scale and layout (a fixed array: this runs every frame).
+    std::array<Fitting, std::size(kChromeScales) * 2> fitting;
+    std::size_t fitted = 0;
     for (float scale : kChromeScales) {
         if (scale < 1.0f && font * scale < kMinChromePx) break;
         ImGui::SetWindowFontScale(scale);
@@ -149,15 +153,16 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
             const FigureFit fit = FigureFitIn(figure, view, area, look);
             if (layout == FigureLayoutMode::Grid || fit.heat_room > 0.0f) smallest = PresenterChoice{scale, look, 0.0f};
             if (fit.heat_room >= 16.0f && fit.image.x * fit.image.y > 0.0f)
-                fitting.push_back(Fitting{PresenterChoice{scale, look, 0.0f}, fit.image.x * fit.image.y});
+                fitting[fitted++] = Fitting{PresenterChoice{scale, look, 0.0f}, fit.image.x * fit.image.y};
         }
     }
     ImGui::SetWindowFontScale(1.0f);
-    if (best.score <= 0.0f && !fitting.empty()) {
+    if (best.score <= 0.0f && fitted > 0) {
         float most = 0.0f;
-        for (const Fitting& f : fitting) most = std::max(most, f.area);
+        for (std::size_t i = 0; i < fitted; ++i) most = std::max(most, fitting[i].area);
         const Fitting* pick = nullptr;
-        for (const Fitting& f : fitting) {
+        for (std::size_t i = 0; i < fitted; ++i) {
+            const Fitting& f = fitting[i];
             if (pick && f.choice.scale != pick->choice.scale) break;  // the largest text that qualifies
             if (f.area >= 0.5f * most && (!pick || f.area > pick->area)) pick = &f;
         }
