@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <imgui.h>
 #include <imgui_internal.h>  // the tables drawn (ImGuiContext::Tables)
 
+#include "drawn_text.hpp"
 #include "gui/panels/layer_panel.hpp"
 #include "gui/widgets/text.hpp"
 #include "gui/widgets/widgets.hpp"
@@ -210,5 +212,62 @@ TEST_CASE("gui: the layer lab's metrics table is not cut at a projector's font (
         CHECK(r.exit_code == 0);
         CHECK(r.out.find("\"cut_tables\": []") != std::string::npos);
         CHECK(r.out.find("\"clipped_columns\": []") != std::string::npos);
+    }
+}
+
+namespace {
+
+// The drawn glyphs' centre of the first character of `text` (spaces left out, as DrawnText reads), else none.
+std::optional<ImVec2> GlyphsAt(const std::string& text) {
+    const std::vector<qs::gui_test::DrawnGlyph> glyphs = qs::gui_test::DrawnGlyphs();
+    std::string chars;
+    for (const qs::gui_test::DrawnGlyph& g : glyphs) chars += g.c < 0x80 ? static_cast<char>(g.c) : '~';
+    const std::size_t i = chars.find(text);
+    if (i == std::string::npos) return std::nullopt;
+    return ImVec2((glyphs[i].a.x + glyphs[i].b.x) * 0.5f, (glyphs[i].a.y + glyphs[i].b.y) * 0.5f);
+}
+
+}  // namespace
+
+TEST_CASE("layer panel: at a projector's font the maps start in the first screen's upper part") {
+    // The right column of a 1280 x 720 window at font scale 2 is about 820 px wide and 600 tall under the lab's
+    // title. The inputs' and activations' controls took seven rows there, and the maps began near the bottom
+    // edge (560 px of 720). Narrow, the controls fold into one header line that says what they are set to.
+    Window win(820, 600, 36.0f);
+    const Shared s = MakeShared({64, 128});
+    for (const bool method : {false, true}) {
+        CAPTURE(method);
+        qs::gui::LayerPanelState st;
+        st.settings.activation_bits = 8;
+        st.show_method = method;
+        st.method.method = qs::LayerMethod::Gptq;
+        for (int i = 0; i < 3; ++i) win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+        qs::gui::FinishLayer(st);
+        for (int i = 0; i < 2; ++i) win.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+        std::optional<ImVec2> at, summary;
+        std::string text;
+        win.r.run([&] {
+            at = GlyphsAt(method ? "Wasitwas" : "x:inputs");
+            summary = GlyphsAt("16tokens");
+            text = qs::gui_test::DrawnText();
+        });
+        INFO(text);
+        REQUIRE(at);
+        // Below the radio buttons, the settings' line and (GPTQ) its step controls: the outputs' maps in the
+        // upper third, GPTQ's a little past the middle (its three rows of step controls stay).
+        CHECK(at->y < static_cast<float>(win.r.height()) * (method ? 0.55f : 0.34f));
+        CHECK(summary);  // the folded settings still say what they are
+        if (!method) CHECK(text.find("int8pertoken") == std::string::npos);
+        if (!method) CHECK(text.find("int8pertensor") != std::string::npos);
+    }
+    // A window wide or tall for its text keeps the controls open, as before (the second: 1280 x 720's column).
+    for (const ImVec2 size : {ImVec2(1400, 800), ImVec2(820, 600)}) {
+        CAPTURE(size.x);
+        Window normal(static_cast<int>(size.x), static_cast<int>(size.y), 18.0f);
+        qs::gui::LayerPanelState st;
+        for (int i = 0; i < 3; ++i) normal.frame([&] { qs::gui::DrawLayerPanel(st, s.view(), s.tensor); });
+        std::string text;
+        normal.r.run([&] { text = qs::gui_test::DrawnText(); });
+        CHECK(text.find("LLM.int8split") != std::string::npos);
     }
 }

@@ -3,9 +3,11 @@
 // tab under the figure; and no text runs over other text while the layout fits.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "drawn_text.hpp"
 #include "gui_test_support.hpp"
@@ -90,14 +92,19 @@ TEST_CASE("lesson slide: a step naming the bits tab shows the Bits view under th
 
 TEST_CASE("lesson slide: a row tensor's figure trace and metrics strip do not run over each other at large text") {
     // k-quants' 4 x 256 row at twice the text size: no layout prints its values, and the figure's titles,
-    // block strip and a followed element's four trace lines once ran over the metrics strip.
-    SlideScreen s(1280, 720, "k-quants", 2, 2.0f);
-    s.app.presenter = true;
-    std::string overlap;
-    const std::string text = s.Text(&overlap);
-    INFO(text);
-    CHECK(text.find("Selected") != std::string::npos);
-    CHECK_MESSAGE(overlap.empty(), overlap);
+    // block strip and a followed element's four trace lines once ran over the metrics strip. Step 2 follows
+    // [0, 40] with the figure alone; step 3's Bits tab shows the element in full, and its figure leaves the
+    // trace out (that the tab and the figure keep apart there is the Bits step's own test).
+    for (const int step : {1, 2}) {
+        CAPTURE(step);
+        SlideScreen s(1280, 720, "k-quants", step, 2.0f);
+        s.app.presenter = true;
+        std::string overlap;
+        const std::string text = s.Text(&overlap);
+        INFO(text);
+        CHECK((text.find("Selected") != std::string::npos) == (step == 1));
+        CHECK_MESSAGE(overlap.empty(), overlap);
+    }
 }
 
 TEST_CASE("lesson slide: the window's slide under its menu bar keeps a row tensor's text apart at large text") {
@@ -133,4 +140,66 @@ TEST_CASE("lesson slide: a 4 x 256 row is drawn as four bands and not as lines a
     INFO("window image " << w << " x " << h);
     CHECK(h >= 0.25f * w);
     CHECK(h >= 40.0f);
+}
+
+namespace {
+
+// The lowest edge of the glyphs of the first occurrence of `text` (spaces left out) in the last frame, else -1;
+// and the bottom of what the slide's tab shows (its child window's clip rectangle), else -1.
+float GlyphsBottom(qs::gui::OffscreenRenderer& r, const std::string& text, float* tab_bottom = nullptr) {
+    float bottom = -1.0f;
+    r.run([&] {
+        if (tab_bottom) {
+            *tab_bottom = -1.0f;
+            for (const ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
+                if (w->Active && std::string(w->Name).find("##presenter-tab") != std::string::npos) *tab_bottom = w->InnerClipRect.Max.y;
+        }
+        const std::vector<qs::gui_test::DrawnGlyph> glyphs = qs::gui_test::DrawnGlyphs();
+        std::string chars;
+        for (const qs::gui_test::DrawnGlyph& g : glyphs) chars += g.c < 0x80 ? static_cast<char>(g.c) : '~';
+        const std::size_t at = chars.find(text);
+        if (at == std::string::npos) return;
+        for (std::size_t i = at; i < at + text.size(); ++i) bottom = std::max(bottom, glyphs[i].b.y);
+    });
+    return bottom;
+}
+
+}  // namespace
+
+TEST_CASE("lesson slide: a Bits step gives its tab the height it needs and the figure the rest at one text size") {
+    // The figure kept 36% of the slide whatever the tab needed: on a 1600 x 900 projector its titles shrank while
+    // the tab had room to spare, and at 1280 x 720 font scale 2 the tab's last line (r' worked out) ran off the
+    // bottom. Now the two take one text size, the largest at which both fit.
+    SUBCASE("1600 x 900 presenter, q4_K's nesting: everything at the window's text size") {
+        SlideScreen s(1600, 900, "k-quants", 2);
+        s.app.presenter = true;
+        std::string overlap;
+        const std::string text = s.Text(&overlap);
+        INFO(text);
+        CHECK_MESSAGE(overlap.empty(), overlap);
+        CHECK(s.app.presenter_view.text_scale == doctest::Approx(1.0f));  // the figure's titles and strip
+        CHECK(s.app.presenter_tab_scale * s.app.presenter_tab_fit == doctest::Approx(1.0f));
+        const float h = s.app.figure.image_max[0].y - s.app.figure.image_min[0].y;
+        INFO("image height " << h);
+        CHECK(h >= 80.0f);  // 59 px before
+        float tab = -1.0f;
+        const float bottom = GlyphsBottom(s.r, "(r=0.13)", &tab);  // the tab's last line
+        CHECK(bottom > 0.0f);
+        CHECK(bottom <= tab);
+    }
+    SUBCASE("1280 x 720 at font scale 2 under the menu bar, q4_0: the tab whole, its text and the figure's alike") {
+        SlideScreen s(1280, 720, "k-quants", 0, 2.0f);
+        std::string overlap;
+        const std::string text = s.Text(&overlap);
+        INFO(text);
+        CHECK_MESSAGE(overlap.empty(), overlap);
+        float tab = -1.0f;
+        const float bottom = GlyphsBottom(s.r, "(r=3.61)", &tab);
+        INFO("last line's bottom " << bottom << " in the tab's " << tab << ", figure text " << s.app.presenter_view.text_scale << ", tab text "
+                                   << s.app.presenter_tab_scale * s.app.presenter_tab_fit);
+        CHECK(bottom > 0.0f);
+        CHECK(bottom <= tab);
+        CHECK(s.app.presenter_tab_scale * s.app.presenter_tab_fit >= 0.5f);  // 18 px: not below half
+        CHECK(s.app.presenter_view.text_scale >= 0.5f);
+    }
 }

@@ -272,3 +272,32 @@ TEST_CASE("clipped table cells: a column narrower than its text is counted and n
     CHECK(clipped == 0);
     CHECK(names.empty());
 }
+
+TEST_CASE("same line or wrap: a row that ends near the window's edge wraps without reaching past it") {
+    // GPTQ's step controls in the slide's layer lab at font scale 2: "Next >" ended its row within an item
+    // spacing of the edge, SameLine moved past it and NewLine counted that as content, so --layout-report
+    // called the window overflowing. A child 300 px wide; a button ending 4 px short of its content edge.
+    qs::gui_test::PanelWindow w(600, 300);
+    int overflowing = -1;
+    std::vector<std::string> names;
+    bool wrapped = false;
+    for (int i = 0; i < 3; ++i) {
+        w.frame([&] {
+            ImGui::BeginChild("##row", ImVec2(300, 200), false, ImGuiWindowFlags_NoScrollbar);
+            const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+            ImGui::Button("a", ImVec2(right - ImGui::GetCursorScreenPos().x - 4.0f, 0.0f));
+            const float y = ImGui::GetCursorScreenPos().y;
+            qs::gui::SameLineOrWrap(50.0f);
+            wrapped = ImGui::GetCursorScreenPos().y >= y - 0.5f;
+            ImGui::Button("b", ImVec2(50.0f, 0.0f));
+            ImGui::EndChild();
+        });
+        w.r.run([&] {
+            names.clear();
+            overflowing = qs::gui::CountOverflowingWindows(&names);
+        });
+    }
+    CHECK(wrapped);
+    CHECK(overflowing == 0);
+    CHECK(names.empty());
+}

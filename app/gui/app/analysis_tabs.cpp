@@ -106,9 +106,18 @@ AnalysisTabSpec Layer() {
     t.title = "Layer lab";
     t.word = "layer";
     t.draw = [](AppState& app, Frame&, const QuantView& view) {
-        ImGui::TextUnformatted("Layer lab: the current tensor as W of y = x W^T");
-        // On the next line where large text leaves no room beside the title (it ran off the panel).
-        SameLineOrWrap(ImGui::CalcTextSize("Back to the figure").x + ImGui::GetStyle().FramePadding.x * 2.0f);
+        // The title and the button on one line: the short title where large text leaves the long one no room
+        // beside the button (a line more above the maps on a projector), the button on the next where neither fits.
+        const char* title = "Layer lab: the current tensor as W of y = x W^T";
+        const ImGuiStyle& style = ImGui::GetStyle();
+        const float button = ImGui::CalcTextSize("Back to the figure").x + style.FramePadding.x * 2.0f;
+        if (ImGui::CalcTextSize(title).x + style.ItemSpacing.x + button > ImGui::GetContentRegionAvail().x) {
+            ImGui::TextUnformatted("Layer lab: y = x W^T");
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", title);
+        } else {
+            ImGui::TextUnformatted(title);
+        }
+        SameLineOrWrap(button);
         if (ImGui::SmallButton("Back to the figure")) app.layer_view = false;
         DrawLayerPanel(app.layer, view, app.doc.shown_floats());
     };

@@ -76,8 +76,13 @@ struct AppState {
     bool left_tabs_wrapped = false;       // last frame the tabs were a wrapped row of buttons (large text)
     float presenter_lesson_scale = 0.0f;  // presenter mode: the lesson column's text scale that fits (0: not yet)
     int presenter_lesson_step = -1;       // the step it was fitted for
-    float presenter_tab_scale = 0.0f;     // presenter mode: the text scale of a lesson step's tab that fits (0: not yet)
-    int presenter_tab_step = -1;          // the step it was fitted for
+    // A slide's tab under the figure (main_window.cpp): the text scale it was drawn at, the factor by which it
+    // had to shrink further to end on the screen (0: not yet), the height its contents take at scale 1 as last
+    // measured (0: not yet), and the step they are for.
+    float presenter_tab_scale = 0.0f;
+    float presenter_tab_fit = 0.0f;
+    float presenter_tab_height = 0.0f;
+    int presenter_tab_step = -1;
     LayerPanelState layer;                // the current tensor as a layer's W: from weight error to output error
     bool layer_view = false;              // View > Layer lab (--tab layer): the lab takes the right column
     TabStates tab_states;                 // the states of tabs that keep theirs to themselves

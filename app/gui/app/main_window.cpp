@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -243,19 +244,27 @@ void DrawBottomArea(AppState& app, Frame& frame, const QuantView& view, float wi
     ImGui::EndChild();
 }
 
-// A slide does not scroll: `draw`'s text shrinks (not below half) until it ends in the child's height, found
-// over the first frames of a lesson step, as the lesson column's is.
+// The text scales a slide's tab and the figure above it may take, largest first: not below half the window's
+// (a projector's font scale 2: 18 px; the figure's titles took 15 px before).
+constexpr float kSlideTabScales[] = {1.0f, 0.9f, 0.8f, 0.72f, 0.64f, 0.57f, 0.5f};
+
+// A slide's tab under the figure: `draw`'s text at `scale`, shrunk further (not below `least`) until it ends in
+// the child's height, found over the first frames of a lesson step, as the lesson column's is; where even that
+// is too tall (q4_K's nesting at 1280 x 720 and font scale 2) the child scrolls instead of cutting the end off.
+// Measures the height its contents take at scale 1 for the next frame's layout.
 template <class Draw>
-void DrawShrunkToFit(AppState& app, const char* id, ImVec2 size, Draw&& draw) {
-    ImGui::BeginChild(id, size, false, ImGuiWindowFlags_NoScrollbar);
-    if (app.presenter_tab_step != app.lesson.step || app.presenter_tab_scale <= 0.0f) app.presenter_tab_scale = 1.0f;
-    app.presenter_tab_step = app.lesson.step;
-    ImGui::SetWindowFontScale(app.presenter_tab_scale);
+void DrawShrunkToFit(AppState& app, const char* id, float scale, float least, Draw&& draw) {
+    ImGui::BeginChild(id, ImVec2(0.0f, 0.0f), false);
+    if (app.presenter_tab_fit <= 0.0f || std::abs(scale - app.presenter_tab_scale) > 1e-3f) app.presenter_tab_fit = 1.0f;
+    app.presenter_tab_scale = scale;
+    const float drawn = std::max(least, scale * app.presenter_tab_fit);
+    ImGui::SetWindowFontScale(drawn);
     const float top = ImGui::GetCursorPosY(), room = ImGui::GetContentRegionAvail().y;
     draw();
     const float used = ImGui::GetCursorPosY() - top;
+    app.presenter_tab_height = used / drawn;
     if (used > room && room > 0.0f)
-        app.presenter_tab_scale = std::max(0.5f, app.presenter_tab_scale * std::sqrt(room / used) * 0.97f);
+        app.presenter_tab_fit = std::max(least / scale, app.presenter_tab_fit * std::sqrt(room / used) * 0.97f);
     ImGui::SetWindowFontScale(1.0f);
     ImGui::EndChild();
 }
@@ -281,12 +290,38 @@ void DrawPresenterLessonSlide(AppState& app, Frame& frame) {
         DrawPresenterView(app.presenter_view, app.figure, view, avail);
         return;
     }
-    // The tab is what the step is about: the figure above it keeps about a third.
-    DrawPresenterView(app.presenter_view, app.figure, view, ImVec2(avail.x, std::floor(avail.y * 0.36f)));
+    // The tab is what the step is about: it takes the height its contents need and the figure above it the
+    // rest, both at one text size, the largest at which the figure keeps its images a few lines tall (the figure
+    // kept a third of the slide whatever the tab needed, its titles shrunk to 15 px, and the tab was cut at the
+    // bottom). The figure leaves out the selected element's pipeline and the note on hidden values: the tab
+    // shows that element in full. The contents' height is last frame's; a new step's is not known yet, and its
+    // first frame gives the tab half.
+    if (app.presenter_tab_step != app.lesson.step) {
+        app.presenter_tab_step = app.lesson.step;
+        app.presenter_tab_height = 0.0f;
+        app.presenter_tab_fit = 0.0f;
+    }
+    const ImGuiStyle& style = ImGui::GetStyle();
+    // The separator between them and a margin (the figure's last line may end a little below its height).
+    const float gap = style.ItemSpacing.y * 3.0f + 1.0f + std::round(ImGui::GetTextLineHeight() * 0.25f);
+    const float smallest = kSlideTabScales[std::size(kSlideTabScales) - 1];
+    float scale = smallest;  // not measured yet, or nothing fits: the smallest
+    if (app.presenter_tab_height > 0.0f)
+        for (float s : kSlideTabScales) {
+            const float figure = avail.y - gap - s * app.presenter_tab_height;
+            if (figure >= PresenterMinHeight(app.presenter_view, app.figure, view, avail.x, s, false)) {
+                scale = s;
+                break;
+            }
+        }
+    const float least = PresenterMinHeight(app.presenter_view, app.figure, view, avail.x, scale, false);
+    const float tab_h = app.presenter_tab_height > 0.0f ? scale * app.presenter_tab_height : avail.y * 0.5f;
+    const float figure_h = std::min(avail.y, std::max(std::floor(avail.y - gap - tab_h), least));
+    DrawPresenterView(app.presenter_view, app.figure, view, ImVec2(avail.x, figure_h), scale, false);
     const AnalysisTabSpec& spec = AnalysisTabs()[static_cast<std::size_t>(tab)];
     app.analysis_tab = tab;
     ImGui::Separator();
-    DrawShrunkToFit(app, "##presenter-tab", ImVec2(0.0f, 0.0f), [&] {
+    DrawShrunkToFit(app, "##presenter-tab", scale, smallest, [&] {
         if (spec.shows_quantization && FigureCoversOf(app.figure).hides_pipeline(-1)) DrawCoveredTab();
         else spec.draw(app, frame, view);
     });

@@ -34,6 +34,7 @@ struct Look {
     Look(const FigurePanelState& st, const FigureLook& l) : look(l), set(st.settings) {
         if (!l.toolbar) set.show_toolbar = false;
         if (l.force_pipeline) set.show_pipeline = true;
+        if (l.hide_pipeline) set.show_pipeline = false;
         if (l.layout != FigureLayoutMode::Auto) set.layout = l.layout;
     }
 };

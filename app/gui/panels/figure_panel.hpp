@@ -78,6 +78,7 @@ struct FigureLook {
     // selected element's pipeline always (true), and a layout other than the settings' (not Auto).
     bool toolbar = true;
     bool force_pipeline = false;
+    bool hide_pipeline = false;  // no pipeline whatever the settings (a slide whose Bits tab shows the element)
     FigureLayoutMode layout = FigureLayoutMode::Auto;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/plot.hpp"
@@ -21,6 +22,12 @@ constexpr int kCurvePoints = 21;
 // error has the same form, so their mean estimates the whole's): 21 points of a 4096x4096 W with 16 tokens
 // took 14.6 s before the lab's screenshot; a point of this size takes a few milliseconds.
 constexpr double kCurveMacs = 1 << 22;
+// A panel narrower than this many font sizes lays the maps over the numbers (1280 px at font scale 2 leaves the
+// right column about 23 of them); it folds its controls (DrawSettings) where it is also shorter than the
+// second many (their seven rows would take more than a third of it): 1280 x 720 at the normal text size keeps
+// them open.
+constexpr float kCompactBelowFontWidths = 55.0f;
+constexpr float kFoldBelowFontHeights = 30.0f;
 
 // W's rows 0, k, 2k, ... with k chosen so that a point of the curve stays within kCurveMacs (W itself when it
 // does already).
@@ -223,6 +230,59 @@ void DrawControls(LayerSettings& s, std::int64_t in, double max_abs_x, bool weig
     ImGui::EndDisabled();
 }
 
+// The settings in words, for the folded controls: the inputs, and the activations' quantization (empty in the
+// Method view, which quantizes W alone).
+std::string InputsSummary(const LayerSettings& s) {
+    const char* dists[] = {"x ~ N(0, 1)", "x = ReLU(N(0, 1))", "x = 1, 2, ..., in"};
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%s, %lld tokens, %lld outlier ch. x %.1f, seed %llu",
+                  dists[std::clamp(static_cast<int>(s.inputs.distribution), 0, 2)], static_cast<long long>(s.inputs.tokens),
+                  static_cast<long long>(s.inputs.outlier_channels), s.inputs.outlier_scale,
+                  static_cast<unsigned long long>(s.inputs.seed));
+    return buf;
+}
+
+std::string ActivationsSummary(const LayerSettings& s) {
+    if (s.activation_bits == 0) return "activations: none (W8A16)";
+    std::string out = "activations: int" + std::to_string(s.activation_bits) +
+                      (s.act_granularity == ActGranularity::Token ? " per token" : " per tensor") +
+                      (s.act_mode == Mode::Asymmetric ? ", asymmetric" : ", symmetric");
+    char buf[80];
+    if (s.split) {
+        std::snprintf(buf, sizeof buf, ", LLM.int8 split at |x| >= %.2f", s.threshold);
+        out += buf;
+    }
+    if (s.smooth) {
+        std::snprintf(buf, sizeof buf, ", SmoothQuant alpha %.2f", s.alpha);
+        out += buf;
+    }
+    return out;
+}
+
+// The controls, open where the panel is wide or tall for its text; narrow and short (a projector's big font,
+// where their seven rows pushed the maps to the bottom of the first screen) folded under a header that says what they are set
+// to (the activations, what a layer lesson's steps change, then the inputs under it), which a click opens.
+void DrawSettings(LayerSettings& s, std::int64_t in, double max_abs_x, bool weights_only) {
+    const float font = ImGui::GetFontSize();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    if (avail.x >= font * kCompactBelowFontWidths || avail.y >= font * kFoldBelowFontHeights) {
+        DrawControls(s, in, max_abs_x, weights_only);
+        return;
+    }
+    const std::string inputs = InputsSummary(s);
+    const std::string head = weights_only ? inputs : ActivationsSummary(s);
+    const float room = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() - ImGui::GetStyle().FramePadding.x * 2.0f;
+    const bool open = ImGui::CollapsingHeader((FitText(head, room) + "###layer-settings").c_str());
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s%s%s\n(click to %s the controls)", head.c_str(), weights_only ? "" : "\n", weights_only ? "" : inputs.c_str(),
+                          open ? "fold" : "open");
+    if (open) {
+        DrawControls(s, in, max_abs_x, weights_only);
+    } else if (!weights_only) {
+        ImGui::TextDisabled("%s", FitText(inputs, ImGui::GetContentRegionAvail().x).c_str());  // one line (the seed last)
+    }
+}
+
 }  // namespace
 
 LayerSettings LayerSettingsFromLesson(const LessonLayer& layer) {
@@ -302,7 +362,7 @@ void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::share
     ImGui::SameLine();
     if (ImGui::RadioButton("method: GPTQ, AWQ, rotation", st.show_method)) st.show_method = true;
     HelpTooltip("The methods that 4-bit models are made with, on this layer's W with x as calibration data (weights only).");
-    DrawControls(st.settings, in, max_abs_x, st.show_method);
+    DrawSettings(st.settings, in, max_abs_x, st.show_method);
     Request(st, tensor, *view.config, TensorKeyOf(view));
     if (std::optional<LayerPanelState::Computed> c = st.task.take()) Show(st, std::move(*c));
     RequestCurve(st);
@@ -323,7 +383,7 @@ void DrawLayerPanel(LayerPanelState& st, const QuantView& view, const std::share
     }
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float font = ImGui::GetFontSize();
-    if (avail.x >= font * 55.0f && avail.y >= font * 16.0f) {
+    if (avail.x >= font * kCompactBelowFontWidths && avail.y >= font * 16.0f) {
         // Wide: the heatmaps, and the numbers with the alpha curve at their right.
         const float side_w = std::max(font * 24.0f, std::floor(avail.x * 0.34f));
         const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -318,6 +318,7 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
     ImGui::SetNextItemWidth(font * 8.0f);
     if (ImGui::Combo("##method", &method, names, 5)) st.method = static_cast<LayerMethod>(method);
     RequestComparison(st, x, w, weights, layer_generation);
+    TakeComparison(st);  // once, before anything draws: the chart and the view show the same results this frame
     const bool gptq = st.method == LayerMethod::Gptq;
     if (gptq) {
         Request(st, x, w, weights, layer_generation);
@@ -374,7 +375,6 @@ void DrawMethodPanel(MethodPanelState& st, const std::shared_ptr<const Tensor>& 
         ImGui::SetCursorScreenPos(ImVec2(origin.x + chart_size.x + gap, origin.y));
         draw_view();
     } else {
-        TakeComparison(st);  // as the chart does first where it comes first: the view shows this frame's results
         RequestAwqPick(st, x, w, weights, layer_generation);
         draw_view();
         if (step_lines && narrow) StepLines(st, ImGui::GetContentRegionAvail().x);

@@ -98,6 +98,7 @@ void TakeComparison(MethodPanelState& state);
 // AWQ at the picked ratio, when one is picked on the shown layer's curve and not computed yet; takes a result.
 void RequestAwqPick(MethodPanelState& state, const std::shared_ptr<const Tensor>& x, const std::shared_ptr<const Tensor>& w,
                     const QuantConfig& weights, std::uint64_t layer_generation);
+// The chart of the comparison as last taken (DrawMethodPanel takes it once a frame, before drawing).
 void DrawMethodComparison(MethodPanelState& state, ImVec2 size);
 void DrawMethodView(MethodPanelState& state, const Tensor& w, ImVec2 size);
 

@@ -213,7 +213,6 @@ void RequestAwqPick(MethodPanelState& st, const std::shared_ptr<const Tensor>& x
 }
 
 void DrawMethodComparison(MethodPanelState& st, ImVec2 size) {
-    TakeComparison(st);
     const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();

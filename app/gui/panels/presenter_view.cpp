@@ -1,9 +1,11 @@
 #include "gui/panels/presenter_view.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,19 @@ float MetricsHeight(const std::string& summary, float width) {
     return WrappedPartsHeight(SummaryItems(summary, width), width, nullptr);
 }
 
+// The presenter's note under the metrics strip while the cells are too small for their values (annotate is
+// not off): as last drawn, the figure says.
+bool ValuesHidden(const FigurePanelState& figure) {
+    return figure.annotation_size <= 0.0f && figure.settings.annotate != AnnotateMode::Off;
+}
+
+std::string HiddenNote(const QuantView& view) {
+    char note[160];
+    std::snprintf(note, sizeof note, "values hidden: %lld x %lld cells are too small for their text; zoom in (wheel)",
+                  static_cast<long long>(view.data->rows()), static_cast<long long>(view.data->cols()));
+    return note;
+}
+
 const std::string& CachedSummary(PresenterViewState& st, const QuantView& view, const Covers& covers) {
     const bool same_covers = st.covers.panels == covers.panels && st.covers.code == covers.code;
     if (view.generation == 0 || st.generation != view.generation || st.font != ImGui::GetFont() || !same_covers) {
@@ -103,14 +118,15 @@ struct PresenterChoice {
 // margin (a projector's rows are few), no toolbar, the followed element's pipeline always. The caption row says
 // what a pixel stands for: only a big tensor, reduced to fit, needs it (the colorbars' legends are then in their
 // tooltips: a projector's rows are better spent on the values).
-FigureLook PresenterLook(const QuantView& view) {
+FigureLook PresenterLook(const QuantView& view, bool trace) {
     FigureLook look;
     look.max_cell_aspect = kPresenterCellAspect;
     look.annotation_height_share = 0.7f;
     look.annotation_rule = AnnotationRule::Fill;
     look.annotation_min_px = kPresenterMinValuePx;
     look.toolbar = false;
-    look.force_pipeline = true;
+    look.force_pipeline = trace;
+    look.hide_pipeline = !trace;
     look.captions = view.data->rows() > kCaptionlessCells || view.data->cols() > kCaptionlessCells;
     return look;
 }
@@ -118,10 +134,11 @@ FigureLook PresenterLook(const QuantView& view) {
 // The text scale and layout that print the values biggest while the text around them stays as big as it
 // can: the largest min(value size, text size); a tie keeps the larger text. Score 0: the values fit nowhere.
 PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView& view, const std::string& summary,
-                                      ImVec2 size) {
+                                      ImVec2 size, float max_scale, bool trace) {
     const float font = ImGui::GetFontSize();
-    const FigureLook presenter = PresenterLook(view);
+    const FigureLook presenter = PresenterLook(view, trace);
     PresenterChoice best;
+    best.scale = std::min(1.0f, max_scale);
     best.look = presenter;
     best.look.captions = true;  // where no layout prints the values, the caption rows stay
     best.look.layout = UsesGrid(view, summary, size) ? FigureLayoutMode::Grid : FigureLayoutMode::Row;
@@ -130,12 +147,16 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
     // least half the largest area any text size gives them: else, at a projector's font, the chrome of a 2 x 2
     // grid left no room and four in a row made a strip's bands a few pixels each.
     PresenterChoice smallest;
+    smallest.scale = best.scale;
     struct Fitting {
         PresenterChoice choice;
         float area;
     };
-    std::vector<Fitting> fitting;  // largest text first
+    // Largest text first; at most one per scale and layout (a fixed array: this runs every frame).
+    std::array<Fitting, std::size(kChromeScales) * 2> fitting;
+    std::size_t fitted = 0;
     for (float scale : kChromeScales) {
+        if (scale > max_scale + 1e-3f) continue;  // text no larger than the caller's (a slide's tab under the figure)
         if (scale < 1.0f && font * scale < kMinChromePx) break;
         ImGui::SetWindowFontScale(scale);
         const ImVec2 area(size.x, std::max(size.y - MetricsHeight(summary, size.x), 1.0f));
@@ -149,15 +170,16 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
             const FigureFit fit = FigureFitIn(figure, view, area, look);
             if (layout == FigureLayoutMode::Grid || fit.heat_room > 0.0f) smallest = PresenterChoice{scale, look, 0.0f};
             if (fit.heat_room >= 16.0f && fit.image.x * fit.image.y > 0.0f)
-                fitting.push_back(Fitting{PresenterChoice{scale, look, 0.0f}, fit.image.x * fit.image.y});
+                fitting[fitted++] = Fitting{PresenterChoice{scale, look, 0.0f}, fit.image.x * fit.image.y};
         }
     }
     ImGui::SetWindowFontScale(1.0f);
-    if (best.score <= 0.0f && !fitting.empty()) {
+    if (best.score <= 0.0f && fitted > 0) {
         float most = 0.0f;
-        for (const Fitting& f : fitting) most = std::max(most, f.area);
+        for (std::size_t i = 0; i < fitted; ++i) most = std::max(most, fitting[i].area);
         const Fitting* pick = nullptr;
-        for (const Fitting& f : fitting) {
+        for (std::size_t i = 0; i < fitted; ++i) {
+            const Fitting& f = fitting[i];
             if (pick && f.choice.scale != pick->choice.scale) break;  // the largest text that qualifies
             if (f.area >= 0.5f * most && (!pick || f.area > pick->area)) pick = &f;
         }
@@ -170,25 +192,41 @@ PresenterChoice ChoosePresenterLayout(FigurePanelState& figure, const QuantView&
 
 }  // namespace
 
-void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, const QuantView& view, ImVec2 size) {
+float PresenterMinHeight(PresenterViewState& state, FigurePanelState& figure, const QuantView& view, float width, float scale,
+                         bool trace) {
+    if (!view.valid()) return 0.0f;
+    const std::string& summary = CachedSummary(state, view, FigureCoversOf(figure));
+    ImGui::SetWindowFontScale(scale);
+    FigureLook look = PresenterLook(view, trace);
+    look.captions = true;  // as the layout's choice keeps them where the values are not printed
+    float least = 0.0f;
+    for (FigureLayoutMode layout : {FigureLayoutMode::Grid, FigureLayoutMode::Row}) {
+        look.layout = layout;
+        const float h = FigurePanelMinHeight(figure, view, width, look);
+        least = layout == FigureLayoutMode::Grid ? h : std::min(least, h);
+    }
+    least += MetricsHeight(summary, width);
+    ImGui::SetWindowFontScale(1.0f);
+    return least;
+}
+
+void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, const QuantView& view, ImVec2 size, float max_scale,
+                       bool trace) {
     if (!view.valid()) {
         ImGui::TextDisabled("Nothing to show yet: load or generate a tensor (F5 leaves presenter mode).");
         return;
     }
     const std::string& summary = CachedSummary(state, view, FigureCoversOf(figure));
-    const PresenterChoice choice = ChoosePresenterLayout(figure, view, summary, size);
+    const PresenterChoice choice = ChoosePresenterLayout(figure, view, summary, size, max_scale, trace);
     ImGui::SetWindowFontScale(choice.scale);
     const float figure_h = std::max(size.y - MetricsHeight(summary, size.x), 1.0f);
     DrawFigurePanel(figure, view, ImVec2(size.x, figure_h), choice.look);
     state.text_scale = choice.scale;
     const std::vector<std::string> items = SummaryItems(summary, size.x);
     DrawWrappedParts(items, size.x, -1, nullptr);
-    if (figure.annotation_size <= 0.0f && figure.settings.annotate != AnnotateMode::Off) {
-        char note[160];
-        std::snprintf(note, sizeof note, "values hidden: %lld x %lld cells are too small for their text; zoom in (wheel)",
-                      static_cast<long long>(view.data->rows()), static_cast<long long>(view.data->cols()));
+    if (trace && ValuesHidden(figure)) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        TextWrappedAtSpaces(note);
+        TextWrappedAtSpaces(HiddenNote(view));
         ImGui::PopStyleColor();
     }
     ImGui::SetWindowFontScale(1.0f);

@@ -29,7 +29,17 @@ struct PresenterViewState {
 bool PresenterUsesGrid(const QuantView& view, ImVec2 size);
 
 // The presenter's contents in `size` (inside any window): `figure` (its zoom, selection and caches) drawn with
-// the presenter's own look (FigureLook); its settings and the window's look of it are not touched.
-void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, const QuantView& view, ImVec2 size);
+// the presenter's own look (FigureLook); its settings and the window's look of it are not touched. Its text is
+// at most `max_scale` times the window's (a slide's tab under it is drawn at that size); `trace` false leaves
+// out the selected element's pipeline and the note that the values are hidden (a slide's Bits tab under the
+// figure shows the element in full, and takes the room).
+void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, const QuantView& view, ImVec2 size,
+                       float max_scale = 1.0f, bool trace = true);
+
+// The least height DrawPresenterView takes in `width` with its text at `scale` times the window's: the figure
+// (whichever of the grid and the row needs less) with its images about three lines tall and the metrics strip
+// (not the note on hidden values under it, which `trace` draws past `size`, as ever).
+float PresenterMinHeight(PresenterViewState& state, FigurePanelState& figure, const QuantView& view, float width, float scale,
+                         bool trace = true);
 
 }  // namespace qs::gui

@@ -112,9 +112,11 @@ bool CheckboxWrapped(const char* label, bool* v) {
 }
 
 void SameLineOrWrap(float width) {
+    // Decided before SameLine: SameLine then NewLine counted the item spacing after a row's last item as content,
+    // past the window's edge when the row ended near it.
     const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-    ImGui::SameLine();
-    if (ImGui::GetCursorScreenPos().x + width > right) ImGui::NewLine();
+    const float x = ImGui::GetCurrentWindow()->DC.CursorPosPrevLine.x + ImGui::GetStyle().ItemSpacing.x;
+    if (x + width <= right) ImGui::SameLine();
 }
 
 bool ButtonFullWidth(const char* label) {
