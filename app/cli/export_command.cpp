@@ -66,7 +66,7 @@ void export_gguf(const std::string& path, const std::string& name, AtomicFileWri
         if (file.list().size() != 1)
             throw Error(printable(path) + ": the file holds " + std::to_string(file.list().size()) + " tensors (" +
                         file.names_for_message() + "); choose one with --tensor NAME");
-        chosen = file.list().front().name;
+        chosen = std::string(file.list().front().name);
     }
     const Shape shape = file.view_shape(chosen);  // every check of opening it, shape folded as quantize does
     const GgufTensor& t = *file.find(chosen);

@@ -56,8 +56,8 @@ std::string gguf_json(const GgufFile& file, const std::string& path) {
     for (std::size_t i = 0; i < file.list().size(); ++i) {
         const GgufTensor& t = file.list()[i];
         JsonObject o;
-        o.string("name", t.name).string("dtype", gguf_type_label(t)).integer("type_id", t.type_id);
-        o.raw("shape", shape_to_json(t.shape)).integer("offset", static_cast<std::int64_t>(t.offset));
+        o.string("name", std::string(t.name)).string("dtype", gguf_type_label(t)).integer("type_id", t.type_id);
+        o.raw("shape", shape_to_json(t.shape())).integer("offset", static_cast<std::int64_t>(t.offset));
         if (t.type != nullptr)
             o.integer("bytes", static_cast<std::int64_t>(t.bytes));
         else
@@ -105,7 +105,7 @@ int inspect_gguf(const std::string& path) {
         char bits[32] = "?";
         if (bpw) std::snprintf(bits, sizeof bits, "%.6g", *bpw);
         std::printf("%s  %-8s  %-20s  %12llu  %12s  %s\n", (names[i] + std::string(width - character_count(names[i]), ' ')).c_str(),
-                    gguf_type_label(t).c_str(), t.shape.empty() ? "scalar" : shape_to_string(t.shape).c_str(),
+                    gguf_type_label(t).c_str(), t.n_dims == 0 ? "scalar" : shape_to_string(t.shape()).c_str(),
                     static_cast<unsigned long long>(t.offset), t.type ? std::to_string(t.bytes).c_str() : "?", bits);
     }
     return 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstring>
 #include <functional>
 #include <string_view>
 #include <unordered_map>
@@ -65,34 +66,95 @@ CheckpointIndex read_checkpoint_index(const std::string& path) {
 
 namespace {
 
-// Each tensor of a shard in file order (by data offset), as a checkpoint lists it, to `take`.
-void each_shard_tensor(const SafetensorsFile& file, std::size_t shard, const std::function<void(CheckpointTensor)>& take) {
-    std::vector<const SafetensorsEntry*> entries;  // pointers, not a copy of the header's strings
-    for (const SafetensorsEntry& e : file.list()) entries.push_back(&e);
-    std::stable_sort(entries.begin(), entries.end(),
-                     [](const SafetensorsEntry* a, const SafetensorsEntry* b) { return a->begin < b->begin; });
-    for (const SafetensorsEntry* e : entries) {
-        const bool readable = e->dtype == "F32" || e->dtype == "F16" || e->dtype == "BF16" || e->dtype == "F64";
-        take({e->name, e->dtype, e->shape, readable, shard, e->begin, e->end});
+// The text of one shard's tensors' names and types, end to end, and views of it: names in list order, and
+// each distinct type once (a hostile header may hold a million distinct unknown type ids).
+class ShardText {
+public:
+    template <class List, class Name, class Type>
+    ShardText(const List& list, Name name_of, Type type_of) {
+        std::size_t bytes = 0;
+        std::vector<std::pair<std::string, std::size_t>> types;  // distinct type labels, by first use
+        std::unordered_map<std::string, std::size_t> type_index;
+        type_of_.reserve(list.size());
+        for (const auto& t : list) {
+            bytes += name_of(t).size();
+            std::string label = type_of(t);
+            const auto [at, added] = type_index.emplace(label, types.size());
+            if (added) {
+                types.emplace_back(label, 0);
+                bytes += label.size();
+            }
+            type_of_.push_back(static_cast<std::uint32_t>(at->second));
+        }
+        std::shared_ptr<char[]> text(new char[bytes + 1]);
+        char* at = text.get();
+        names_.reserve(list.size());
+        for (const auto& t : list) {
+            const std::string_view name = name_of(t);
+            std::memcpy(at, name.data(), name.size());
+            names_.emplace_back(at, name.size());
+            at += name.size();
+        }
+        for (const auto& [label, unused] : types) {
+            std::memcpy(at, label.data(), label.size());
+            types_.emplace_back(at, label.size());
+            at += label.size();
+        }
+        text_ = std::move(text);
     }
+    std::string_view name(std::size_t i) const { return names_[i]; }
+    std::string_view type(std::size_t i) const { return types_[type_of_[i]]; }
+    std::shared_ptr<const char[]> text() const { return text_; }
+
+private:
+    std::shared_ptr<const char[]> text_;
+    std::vector<std::string_view> names_, types_;
+    std::vector<std::uint32_t> type_of_;
+};
+
+// Each tensor of a shard in file order (by data offset), as a checkpoint lists it, to `take`; its names and types
+// view `text` (kept by the caller while it uses them).
+void each_shard_tensor(const SafetensorsFile& file, std::size_t shard, const std::function<void(CheckpointTensor)>& take,
+                       std::shared_ptr<const char[]>* text) {
+    const ShardText names(
+        file.list(), [](const SafetensorsEntry& e) { return std::string_view(e.name); },
+        [](const SafetensorsEntry& e) { return e.dtype; });
+    std::vector<std::uint32_t> order(file.list().size());  // indices, not a copy of the header's strings
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    const auto& list = file.list();
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return list[a].begin < list[b].begin; });
+    for (const std::uint32_t i : order) {
+        const SafetensorsEntry& e = list[i];
+        const bool readable = e.dtype == "F32" || e.dtype == "F16" || e.dtype == "BF16" || e.dtype == "F64";
+        take({names.name(i), names.type(i), e.shape, readable, shard, e.begin, e.end});
+    }
+    *text = names.text();
 }
 
-void each_gguf_tensor(const GgufFile& file, const std::function<void(CheckpointTensor)>& take) {
-    std::vector<const GgufTensor*> tensors;
-    for (const GgufTensor& t : file.list()) tensors.push_back(&t);
-    std::stable_sort(tensors.begin(), tensors.end(),
-                     [](const GgufTensor* a, const GgufTensor* b) { return a->offset < b->offset; });
-    for (const GgufTensor* t : tensors)
-        take({t->name, gguf_type_label(*t), t->shape, t->type != nullptr && t->type->decodes, 0, t->offset,
-              t->offset + t->bytes});
+void each_gguf_tensor(const GgufFile& file, const std::function<void(CheckpointTensor)>& take,
+                      std::shared_ptr<const char[]>* text) {
+    const ShardText names(
+        file.list(), [](const GgufTensor& t) { return t.name; }, [](const GgufTensor& t) { return gguf_type_label(t); });
+    std::vector<std::uint32_t> order(file.list().size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    const auto& list = file.list();
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return list[a].offset < list[b].offset; });
+    for (const std::uint32_t i : order) {
+        const GgufTensor& t = list[i];
+        take({names.name(i), names.type(i), t.shape(), t.type != nullptr && t.type->decodes, 0, t.offset,
+              t.offset + t.bytes});
+    }
+    *text = names.text();
 }
 
 void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, Checkpoint& out) {
-    each_shard_tensor(file, shard, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); });
+    out.text.emplace_back();
+    each_shard_tensor(file, shard, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); }, &out.text.back());
 }
 
 void add_gguf_tensors(const GgufFile& file, Checkpoint& out) {
-    each_gguf_tensor(file, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); });
+    out.text.emplace_back();
+    each_gguf_tensor(file, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); }, &out.text.back());
 }
 
 }  // namespace
@@ -168,10 +230,12 @@ CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard
     };
     if (lower_extension(path) == ".gguf") {
         gguf_ = std::make_unique<GgufFile>(path);
-        each_gguf_tensor(*gguf_, check);
+        std::shared_ptr<const char[]> text;
+        each_gguf_tensor(*gguf_, check, &text);
     } else {
         safetensors_ = std::make_unique<SafetensorsFile>(path);
-        each_shard_tensor(*safetensors_, shard, check);
+        std::shared_ptr<const char[]> text;
+        each_shard_tensor(*safetensors_, shard, check, &text);
     }
     const auto was = static_cast<std::size_t>(last - first);
     if (!same || listed != was)

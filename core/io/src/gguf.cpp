@@ -81,6 +81,15 @@ public:
         const std::uint8_t* at = take(length, field);
         return std::string(reinterpret_cast<const char*>(at), static_cast<std::size_t>(length));
     }
+    // The same as a view of the bytes, copied by no one.
+    std::string_view text(const std::string& field, std::uint64_t max_length, const char* limit) {
+        const std::uint64_t length = u64(field + " (its length)");
+        if (length > max_length) fail(field, std::to_string(length) + " bytes, longer than " + limit);
+        if (length > remaining())
+            fail(field, "a string of " + std::to_string(length) + " bytes runs past the end of the file (" +
+                            std::to_string(remaining()) + " bytes left)");
+        return std::string_view(reinterpret_cast<const char*>(take(length, field)), static_cast<std::size_t>(length));
+    }
 
 private:
     const std::uint8_t* data_;
@@ -273,41 +282,51 @@ void GgufFile::parse() {
         in.fail("tensor count", std::to_string(n_tensors) + " tensors cannot fit in the " +
                                     std::to_string(in.remaining()) + " bytes left");
     tensors_.reserve(static_cast<std::size_t>(n_tensors));
+    std::uint64_t name_bytes = 0;
     for (std::uint64_t i = 0; i < n_tensors; ++i) {
         GgufTensor t;
-        t.name = in.string("tensor " + std::to_string(i) + " name", kMaxNameBytes,
-                           "the 4096 QuantScope reads for a tensor name (ggml's are under 64)");
+        // A view of the mapping for now (read here under the guard); copied into names_ below.
+        t.name = in.text("tensor " + std::to_string(i) + " name", kMaxNameBytes,
+                         "the 4096 QuantScope reads for a tensor name (ggml's are under 64)");
+        name_bytes += t.name.size();
         const std::string field = "tensor " + quoted_text(t.name);
-        const std::uint32_t n_dims = in.u32(field + " (n_dims)");
-        if (n_dims > kMaxDims) in.fail(field, std::to_string(n_dims) + " dimensions, more than ggml's " + std::to_string(kMaxDims));
+        t.n_dims = in.u32(field + " (n_dims)");
+        if (t.n_dims > kMaxDims)
+            in.fail(field, std::to_string(t.n_dims) + " dimensions, more than ggml's " + std::to_string(kMaxDims));
         std::uint64_t elements = 1;
         bool overflow = false;
-        for (std::uint32_t d = 0; d < n_dims; ++d) {
+        for (std::uint32_t d = 0; d < t.n_dims; ++d) {
             const std::uint64_t n = in.u64(field + " (ne)");
             if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) overflow = true;
-            t.ne.push_back(static_cast<std::int64_t>(n));
+            t.ne[d] = static_cast<std::int64_t>(n);
             elements = saturating_mul(elements, n);
         }
         if (overflow || elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
             in.fail(field, "the element count of ne [" + [&] {
                 std::string s;
-                for (std::size_t d = 0; d < t.ne.size(); ++d) s += (d ? ", " : "") + std::to_string(static_cast<std::uint64_t>(t.ne[d]));
+                for (std::size_t d = 0; d < t.n_dims; ++d) s += (d ? ", " : "") + std::to_string(static_cast<std::uint64_t>(t.ne[d]));
                 return s;
             }() + "] overflows");
         t.elements = static_cast<std::int64_t>(elements);
-        t.shape.assign(t.ne.rbegin(), t.ne.rend());
         t.type_id = in.u32(field + " (type)");
         t.type = ggml_type_info(t.type_id);
         t.offset = in.u64(field + " (offset)");
         if (t.type != nullptr) {
-            const std::int64_t row = t.ne.empty() ? 1 : t.ne[0];
-            if (row % t.type->block_size != 0)
-                in.fail(field, "a row of " + std::to_string(row) + " values is not a multiple of " + gguf_type_label(t) +
-                                   "'s block of " + std::to_string(t.type->block_size));
+            if (t.row() % t.type->block_size != 0)
+                in.fail(field, "a row of " + std::to_string(t.row()) + " values is not a multiple of " + gguf_type_label(t) +
+                                     "'s block of " + std::to_string(t.type->block_size));
             t.bytes = saturating_mul(static_cast<std::uint64_t>(t.elements / t.type->block_size),
                                      static_cast<std::uint64_t>(t.type->type_size));
         }
-        tensors_.push_back(std::move(t));
+        tensors_.push_back(t);
+    }
+    // The names, copied once out of the mapping: a listing read after the file shrank reads no missing page.
+    names_ = std::make_unique<char[]>(static_cast<std::size_t>(name_bytes) + 1);
+    char* at = names_.get();
+    for (GgufTensor& t : tensors_) {
+        std::memcpy(at, t.name.data(), t.name.size());
+        t.name = std::string_view(at, t.name.size());
+        at += t.name.size();
     }
 
     by_name_.resize(tensors_.size());
@@ -316,7 +335,7 @@ void GgufFile::parse() {
               [&](std::uint32_t a, std::uint32_t b) { return tensors_[a].name < tensors_[b].name; });
     for (std::size_t i = 1; i < by_name_.size(); ++i)
         if (tensors_[by_name_[i]].name == tensors_[by_name_[i - 1]].name)
-            in.fail("tensor " + quoted_text(tensors_[by_name_[i]].name), "the name appears twice");
+            in.fail("tensor " + quoted_text(std::string(tensors_[by_name_[i]].name)), "the name appears twice");
 
     const std::uint64_t end_of_infos = in.position();
     data_start_ = static_cast<std::size_t>((end_of_infos + alignment_ - 1) / alignment_ * alignment_);
@@ -325,12 +344,12 @@ void GgufFile::parse() {
                                     std::to_string(size_) + " bytes; truncated)");
     const std::uint64_t data_size = data_start_ <= size_ ? size_ - data_start_ : 0;
     for (const GgufTensor& t : tensors_) {
-        const std::string field = "tensor " + quoted_text(t.name);
+        const auto field = [&] { return "tensor " + quoted_text(std::string(t.name)); };
         if (t.offset % alignment_ != 0)
-            in.fail(field, "offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
+            in.fail(field(), "offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
                                std::to_string(alignment_));
         if (t.offset > data_size || t.bytes > data_size - t.offset)
-            in.fail(field, "offset " + std::to_string(t.offset) + " and " + std::to_string(t.bytes) +
+            in.fail(field(), "offset " + std::to_string(t.offset) + " and " + std::to_string(t.bytes) +
                                " bytes run past the end of the data section (" + std::to_string(data_size) + " bytes)");
     }
 
@@ -343,8 +362,8 @@ void GgufFile::parse() {
         const GgufTensor& previous = tensors_[order[i - 1]];
         const GgufTensor& current = tensors_[order[i]];
         if (current.offset < previous.offset + previous.bytes)
-            in.fail("tensor " + quoted_text(current.name),
-                    "overlaps tensor " + quoted_text(previous.name) + " (bytes " + std::to_string(current.offset) + " to " +
+            in.fail("tensor " + quoted_text(std::string(current.name)),
+                    "overlaps tensor " + quoted_text(std::string(previous.name)) + " (bytes " + std::to_string(current.offset) + " to " +
                         std::to_string(std::min(previous.offset + previous.bytes, current.offset + current.bytes)) + ")");
     }
 }
@@ -355,9 +374,9 @@ const GgufKv* GgufFile::find_kv(const std::string& key) const {
     return nullptr;
 }
 
-const GgufTensor* GgufFile::find(const std::string& tensor_name) const {
+const GgufTensor* GgufFile::find(std::string_view tensor_name) const {
     const auto at = std::lower_bound(by_name_.begin(), by_name_.end(), tensor_name,
-                                     [&](std::uint32_t i, const std::string& n) { return tensors_[i].name < n; });
+                                     [&](std::uint32_t i, std::string_view n) { return tensors_[i].name < n; });
     return at != by_name_.end() && tensors_[*at].name == tensor_name ? &tensors_[*at] : nullptr;
 }
 
@@ -365,7 +384,7 @@ std::string GgufFile::names_for_message() const {
     constexpr std::size_t kShown = 6, kNameChars = 40;
     std::string names;
     for (std::size_t i = 0; i < tensors_.size() && i < kShown; ++i)
-        names += (i > 0 ? ", " : "") + printable(tensors_[i].name, kNameChars);
+        names += (i > 0 ? ", " : "") + printable(std::string(tensors_[i].name), kNameChars);
     if (tensors_.size() > kShown) names += ", … (" + std::to_string(tensors_.size()) + " in all)";
     return names;
 }
@@ -375,24 +394,24 @@ const GgufTensor& GgufFile::decodable(const std::string& tensor_name) const {
     if (t == nullptr)
         throw Error(printable(name_) + ": no tensor named " + quoted_text(tensor_name) +
                     (tensors_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names_for_message() + ")"));
-    const std::string where = printable(name_) + ": tensor " + quoted_text(t->name);
+    const std::string where = printable(name_) + ": tensor " + quoted_text(std::string(t->name));
     if (t->type == nullptr)
         throw Error(where + " has type id " + std::to_string(t->type_id) + ", which ggml does not define");
     if (!t->type->decodes)
         throw Error(where + " has type " + gguf_type_label(*t) +
                     ", which QuantScope cannot decode (it reads F32, F16, BF16, F64 and the ggml types it quantizes)");
-    if (t->shape.empty()) throw Error(where + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
-    if (t->elements == 0) throw Error(where + " is empty (shape " + shape_to_string(t->shape) + ")");
+    if (t->n_dims == 0) throw Error(where + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
+    if (t->elements == 0) throw Error(where + " is empty (shape " + shape_to_string(t->shape()) + ")");
     return *t;
 }
 
 Shape GgufFile::view_shape(const std::string& tensor_name, std::string* folding) const {
     const GgufTensor& t = decodable(tensor_name);
-    Shape shape = fold_to_rank3(t.shape, folding);
+    Shape shape = fold_to_rank3(t.shape(), folding);
     try {
         checked_numel(shape, kMaxViewElements);
     } catch (const Error& error) {
-        throw Error(printable(name_ + ": tensor " + quoted_text(t.name)) + ": " + error.what());
+        throw Error(printable(name_ + ": tensor " + quoted_text(std::string(t.name))) + ": " + error.what());
     }
     return shape;
 }
@@ -401,7 +420,7 @@ TensorView GgufFile::view(const std::string& tensor_name, Tensor& decoded, std::
     TensorView view;
     view.shape = view_shape(tensor_name, folding);
     const GgufTensor& t = *find(tensor_name);
-    view.name = name_ + ": tensor " + quoted_text(t.name);
+    view.name = name_ + ": tensor " + quoted_text(std::string(t.name));
     const GgmlType type = t.type->type;
     if (type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F64) {
         view.type = type == GgmlType::F32 ? ElementType::F32
@@ -415,7 +434,7 @@ TensorView GgufFile::view(const std::string& tensor_name, Tensor& decoded, std::
     // A quantized type has no element layout to view: its rows are decoded (ggml's to_float) into float32.
     decoded.shape = view.shape;
     decoded.values.resize(static_cast<std::size_t>(t.elements));
-    const std::int64_t row = t.ne[0];
+    const std::int64_t row = t.row();
     const std::int64_t row_bytes = ggml_row_bytes(*t.type, row);
     file_.will_read(data_start_ + static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.bytes));
     file_.read_guarded([&] {

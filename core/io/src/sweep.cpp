@@ -62,7 +62,7 @@ double sweep_bits_per_weight(const QuantConfig& config, std::size_t blocks, std:
 std::vector<const CheckpointTensor*> sweep_tensors(const Checkpoint& checkpoint, const SweepSettings& settings) {
     std::vector<const CheckpointTensor*> kept;
     for (const CheckpointTensor& t : checkpoint.tensors)
-        if (t.readable && element_count(t.shape) >= 2 && (!settings.keep || settings.keep(t.name)))
+        if (t.readable && element_count(t.shape) >= 2 && (!settings.keep || settings.keep(std::string(t.name))))
             kept.push_back(&t);
     return kept;
 }
@@ -92,7 +92,7 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
             row.bytes = t.end - t.begin;
             try {
                 Tensor decoded;  // a quantized GGUF tensor's values; empty for a stored float type
-                const TensorView view = file.view(t.name, decoded);
+                const TensorView view = file.view(std::string(t.name), decoded);
                 file.file().will_read(file.data_offset() + t.begin, row.bytes);
                 quantize_row(view, settings, row);
             } catch (const Error& e) {

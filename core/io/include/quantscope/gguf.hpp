@@ -6,8 +6,11 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "quantscope/atomic_file.hpp"
@@ -42,15 +45,19 @@ struct GgufKv {
     std::int64_t integer = 0;
 };
 
+// 88 bytes and no allocation of its own: a header of a million tiny tensors costs 88 MB and its names, once.
 struct GgufTensor {
-    std::string name;
+    std::string_view name;               // in the GgufFile's own copy of the names (never the mapping)
     std::uint32_t type_id = 0;
+    std::uint32_t n_dims = 0;            // <= 4
     const GgmlTypeInfo* type = nullptr;  // null: a type id ggml does not define
-    std::vector<std::int64_t> ne;        // ggml's order: ne[0] is the row length
-    Shape shape;                         // as numpy shows it: ne reversed
+    std::array<std::int64_t, 4> ne{};    // ggml's order: ne[0] is the row length; the first n_dims are set
     std::int64_t elements = 0;
     std::uint64_t offset = 0;            // relative to the data section
     std::uint64_t bytes = 0;             // 0 for an unknown type (its size is not known)
+
+    Shape shape() const { return Shape(ne.rend() - n_dims, ne.rend()); }  // as numpy shows it: ne reversed
+    std::int64_t row() const { return n_dims == 0 ? 1 : ne[0]; }           // values in a row (1 for a scalar)
 };
 
 class GgufFile {
@@ -71,7 +78,7 @@ public:
     // Every tensor, in header order.
     const std::vector<GgufTensor>& list() const { return tensors_; }
     // The tensor named `name`, or nullptr.
-    const GgufTensor* find(const std::string& name) const;
+    const GgufTensor* find(std::string_view name) const;
     const std::string& name() const { return name_; }
     // Byte offset of the data section in the file: a tensor's bytes start at data_offset() + offset.
     std::size_t data_offset() const { return data_start_; }
@@ -106,6 +113,7 @@ private:
     std::size_t data_start_ = 0;
     std::vector<GgufKv> kvs_;
     std::vector<GgufTensor> tensors_;
+    std::unique_ptr<char[]> names_;       // every tensor name, end to end: GgufTensor::name views it
     std::vector<std::uint32_t> by_name_;  // indices into tensors_ sorted by name
 };
 
