@@ -126,7 +126,7 @@ void export_safetensors(const std::string& path, const std::string& name, Atomic
         throw Error(printable(path) + ": no tensor named " + quoted_text(chosen));
     const CheckpointShard shard(checkpoint, found->shard);
     Tensor unused;
-    const TensorView view = shard.view(chosen, unused);
+    const TensorView view = shard.view(*found, unused);
     const std::size_t start = shard.data_offset() + static_cast<std::size_t>(found->begin);
     shard.file().will_read(start, static_cast<std::size_t>(found->end - found->begin));
     TensorWriter writer(values, view.shape, NpyDtype::F4);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -126,7 +127,7 @@ void each_shard_tensor(const SafetensorsFile& file, std::size_t shard, const std
     for (const std::uint32_t i : order) {
         const SafetensorsEntry& e = list[i];
         const bool readable = e.dtype == "F32" || e.dtype == "F16" || e.dtype == "BF16" || e.dtype == "F64";
-        take({names.name(i), names.type(i), e.shape, readable, shard, e.begin, e.end});
+        take({names.name(i), names.type(i), e.shape, readable, i, shard, e.begin, e.end});
     }
     *text = names.text();
 }
@@ -141,7 +142,7 @@ void each_gguf_tensor(const GgufFile& file, const std::function<void(CheckpointT
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return list[a].offset < list[b].offset; });
     for (const std::uint32_t i : order) {
         const GgufTensor& t = list[i];
-        take({names.name(i), names.type(i), t.shape(), t.type != nullptr && t.type->decodes, 0, t.offset,
+        take({names.name(i), names.type(i), t.shape(), t.type != nullptr && t.type->decodes, i, 0, t.offset,
               t.offset + t.bytes});
     }
     *text = names.text();
@@ -229,9 +230,25 @@ CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard
                now.readable == was.readable && now.begin == was.begin && now.end == was.end;
     };
     if (lower_extension(path) == ".gguf") {
-        gguf_ = std::make_unique<GgufFile>(path);
-        std::shared_ptr<const char[]> text;
-        each_gguf_tensor(*gguf_, check, &text);
+        // Tensor by tensor as the header lists them, nothing kept per tensor (a second list of a million tensors
+        // was 100 MB); the checkpoint lists them by data offset and keeps each one's place in the header.
+        const auto count = static_cast<std::size_t>(last - first);
+        std::vector<std::uint32_t> at_place(count, std::numeric_limits<std::uint32_t>::max());
+        for (auto t = first; t != last; ++t)
+            if (t->place < count) at_place[t->place] = static_cast<std::uint32_t>(t - first);
+        gguf_ = std::make_unique<GgufFile>(path, [&](const GgufTensor& t) {
+            const std::size_t k = listed++;
+            if (!same || k >= count || at_place[k] == std::numeric_limits<std::uint32_t>::max()) return void(same = false);
+            const CheckpointTensor& was = first[at_place[k]];
+            bool shape = was.shape.size() == t.n_dims;
+            for (std::size_t d = 0; shape && d < t.n_dims; ++d) shape = was.shape[d] == t.ne[t.n_dims - 1 - d];
+            same = shape && t.name == was.name && gguf_type_label(t) == was.dtype &&
+                   (t.type != nullptr && t.type->decodes) == was.readable && t.offset == was.begin &&
+                   t.offset + t.bytes == was.end;
+        });
+        // The checkpoint's tensors were checked inside the file it opened: this one may be shorter.
+        const std::uint64_t data_size = gguf_->file().size() >= gguf_->data_offset() ? gguf_->file().size() - gguf_->data_offset() : 0;
+        for (auto t = first; same && t != last; ++t) same = t->end <= data_size;
     } else {
         safetensors_ = std::make_unique<SafetensorsFile>(path);
         std::shared_ptr<const char[]> text;
@@ -248,8 +265,25 @@ CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard
 CheckpointShard::~CheckpointShard() = default;
 CheckpointShard::CheckpointShard(CheckpointShard&&) noexcept = default;
 
-TensorView CheckpointShard::view(const std::string& tensor_name, Tensor& decoded, std::string* folding) const {
-    return gguf_ ? gguf_->view(tensor_name, decoded, folding) : safetensors_->view(tensor_name, folding);
+TensorView CheckpointShard::view(const CheckpointTensor& tensor, Tensor& decoded, std::string* folding) const {
+    if (!gguf_) return safetensors_->view(std::string(tensor.name), folding);
+    GgufTensor t;  // as the header listed it when the checkpoint was opened, and still does
+    t.name = tensor.name;
+    t.type = ggml_type_named(tensor.dtype);
+    if (!tensor.readable || t.type == nullptr)
+        throw Error(printable(gguf_->name()) + ": tensor " + quoted_text(tensor.name) + " has type " +
+                    printable(tensor.dtype) +
+                    ", which QuantScope cannot decode (it reads F32, F16, BF16, F64 and the ggml types it quantizes)");
+    t.type_id = static_cast<std::uint32_t>(t.type->type);
+    t.n_dims = static_cast<std::uint32_t>(tensor.shape.size());
+    t.elements = 1;
+    for (std::uint32_t d = 0; d < t.n_dims; ++d) {
+        t.ne[d] = tensor.shape[t.n_dims - 1 - d];
+        t.elements *= t.ne[d];
+    }
+    t.offset = tensor.begin;
+    t.bytes = tensor.end - tensor.begin;
+    return gguf_->view(t, decoded, folding);
 }
 
 std::size_t CheckpointShard::data_offset() const { return gguf_ ? gguf_->data_offset() : safetensors_->data_offset(); }

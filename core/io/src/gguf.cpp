@@ -231,12 +231,22 @@ GgufFile::GgufFile(const std::string& path) : file_(path), name_(path) {
     });
 }
 
+GgufFile::GgufFile(const std::string& path, const std::function<void(const GgufTensor&)>& each)
+    : file_(path), name_(path) {
+    data_ = file_.data();
+    size_ = file_.size();
+    file_.read_guarded([&] {
+        parse(&each);
+        return 0;
+    });
+}
+
 GgufFile::GgufFile(const std::uint8_t* data, std::size_t size, std::string name)
     : data_(data), size_(size), name_(std::move(name)) {
     parse();
 }
 
-void GgufFile::parse() {
+void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
     Cursor in(data_, size_, name_);
     if (size_ < 4 || std::memcmp(data_, "GGUF", 4) != 0) in.fail("magic", "not a GGUF file (it does not start with \"GGUF\")");
     in.take(4, "magic");
@@ -281,7 +291,7 @@ void GgufFile::parse() {
     if (n_tensors > in.remaining() / kMinTensorInfoBytes)
         in.fail("tensor count", std::to_string(n_tensors) + " tensors cannot fit in the " +
                                     std::to_string(in.remaining()) + " bytes left");
-    tensors_.reserve(static_cast<std::size_t>(n_tensors));
+    if (each == nullptr) tensors_.reserve(static_cast<std::size_t>(n_tensors));
     std::uint64_t name_bytes = 0;
     for (std::uint64_t i = 0; i < n_tensors; ++i) {
         GgufTensor t;
@@ -318,7 +328,10 @@ void GgufFile::parse() {
             t.bytes = saturating_mul(static_cast<std::uint64_t>(t.elements / t.type->block_size),
                                      static_cast<std::uint64_t>(t.type->type_size));
         }
-        tensors_.push_back(t);
+        if (each != nullptr)
+            (*each)(t);
+        else
+            tensors_.push_back(t);
     }
     // The names, copied once out of the mapping: a listing read after the file shrank reads no missing page.
     names_ = std::make_unique<char[]>(static_cast<std::size_t>(name_bytes) + 1);
@@ -339,6 +352,7 @@ void GgufFile::parse() {
 
     const std::uint64_t end_of_infos = in.position();
     data_start_ = static_cast<std::size_t>((end_of_infos + alignment_ - 1) / alignment_ * alignment_);
+    if (each != nullptr) return;  // the checks of the whole list are the caller's
     if (!tensors_.empty() && data_start_ > size_)
         in.fail("data section", "starts at " + std::to_string(data_start_) + ", past the end of the file (" +
                                     std::to_string(size_) + " bytes; truncated)");
@@ -394,33 +408,48 @@ const GgufTensor& GgufFile::decodable(const std::string& tensor_name) const {
     if (t == nullptr)
         throw Error(printable(name_) + ": no tensor named " + quoted_text(tensor_name) +
                     (tensors_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names_for_message() + ")"));
-    const std::string where = printable(name_) + ": tensor " + quoted_text(std::string(t->name));
-    if (t->type == nullptr)
-        throw Error(where + " has type id " + std::to_string(t->type_id) + ", which ggml does not define");
-    if (!t->type->decodes)
-        throw Error(where + " has type " + gguf_type_label(*t) +
-                    ", which QuantScope cannot decode (it reads F32, F16, BF16, F64 and the ggml types it quantizes)");
-    if (t->n_dims == 0) throw Error(where + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
-    if (t->elements == 0) throw Error(where + " is empty (shape " + shape_to_string(t->shape()) + ")");
+    check_decodable(*t);
     return *t;
 }
 
-Shape GgufFile::view_shape(const std::string& tensor_name, std::string* folding) const {
-    const GgufTensor& t = decodable(tensor_name);
+void GgufFile::check_decodable(const GgufTensor& t) const {
+    const std::string where = printable(name_) + ": tensor " + quoted_text(t.name);
+    if (t.type == nullptr)
+        throw Error(where + " has type id " + std::to_string(t.type_id) + ", which ggml does not define");
+    if (!t.type->decodes)
+        throw Error(where + " has type " + gguf_type_label(t) +
+                    ", which QuantScope cannot decode (it reads F32, F16, BF16, F64 and the ggml types it quantizes)");
+    if (t.n_dims == 0) throw Error(where + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
+    if (t.elements == 0) throw Error(where + " is empty (shape " + shape_to_string(t.shape()) + ")");
+    const std::uint64_t data_size = data_start_ <= size_ ? size_ - data_start_ : 0;
+    if (t.offset > data_size || t.bytes > data_size - t.offset)
+        throw Error(where + ": its bytes run past the end of the file (" + std::to_string(size_) + " bytes)");
+}
+
+Shape GgufFile::checked_shape(const GgufTensor& t, std::string* folding) const {
     Shape shape = fold_to_rank3(t.shape(), folding);
     try {
         checked_numel(shape, kMaxViewElements);
     } catch (const Error& error) {
-        throw Error(printable(name_ + ": tensor " + quoted_text(std::string(t.name))) + ": " + error.what());
+        throw Error(printable(name_ + ": tensor " + quoted_text(t.name)) + ": " + error.what());
     }
     return shape;
 }
 
+Shape GgufFile::view_shape(const std::string& tensor_name, std::string* folding) const {
+    return checked_shape(decodable(tensor_name), folding);
+}
+
 TensorView GgufFile::view(const std::string& tensor_name, Tensor& decoded, std::string* folding) const {
+    const GgufTensor& t = decodable(tensor_name);
+    return view(t, decoded, folding);
+}
+
+TensorView GgufFile::view(const GgufTensor& t, Tensor& decoded, std::string* folding) const {
+    check_decodable(t);
     TensorView view;
-    view.shape = view_shape(tensor_name, folding);
-    const GgufTensor& t = *find(tensor_name);
-    view.name = name_ + ": tensor " + quoted_text(std::string(t.name));
+    view.shape = checked_shape(t, folding);
+    view.name = name_ + ": tensor " + quoted_text(t.name);
     const GgmlType type = t.type->type;
     if (type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F64) {
         view.type = type == GgmlType::F32 ? ElementType::F32

@@ -92,7 +92,7 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
             row.bytes = t.end - t.begin;
             try {
                 Tensor decoded;  // a quantized GGUF tensor's values; empty for a stored float type
-                const TensorView view = file.view(std::string(t.name), decoded);
+                const TensorView view = file.view(t, decoded);
                 file.file().will_read(file.data_offset() + t.begin, row.bytes);
                 quantize_row(view, settings, row);
             } catch (const Error& e) {

@@ -31,6 +31,7 @@ struct CheckpointTensor {
     std::string_view dtype;     // as the header names it: "F32", "BF16", "I64", ...; GGUF: "F16", "Q4_K", ...
     Shape shape;                // as stored (any rank; GGUF: ggml's ne reversed, as numpy shows it)
     bool readable = false;      // QuantScope reads its values (F32, F16, BF16, F64, a ggml type it decodes)
+    std::uint32_t place = 0;    // its place in its shard's header (the checkpoint lists tensors by data offset)
     std::size_t shard = 0;      // index into Checkpoint::shards
     std::uint64_t begin = 0;    // the tensor's bytes within the shard's data region
     std::uint64_t end = 0;
@@ -65,7 +66,7 @@ public:
 
     // The tensor's float32 values (SafetensorsFile::view, GgufFile::view): a view of the mapping, or of
     // `decoded` for a quantized GGUF tensor.
-    TensorView view(const std::string& tensor_name, Tensor& decoded, std::string* folding = nullptr) const;
+    TensorView view(const CheckpointTensor& tensor, Tensor& decoded, std::string* folding = nullptr) const;
     // Byte offset of the data region: CheckpointTensor::begin + data_offset() is where a tensor starts.
     std::size_t data_offset() const;
     const MappedFile& file() const;

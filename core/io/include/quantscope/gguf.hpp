@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -64,6 +65,12 @@ class GgufFile {
 public:
     // Maps the file and validates its header. Throws qs::Error "<path>: <field>: ..." naming what lies.
     explicit GgufFile(const std::string& path);
+    // Maps the file and validates its header as far as one tensor at a time can be, passing each tensor (its name
+    // a view valid during the call) to `each` in header order and keeping none: list() is empty. For a reader
+    // that knows the tensors already (a checkpoint opened again) and checks them against what `each` gets; the
+    // checks of the whole list (names twice, overlaps, data inside the file) are that reader's. Costs no memory
+    // per tensor.
+    GgufFile(const std::string& path, const std::function<void(const GgufTensor&)>& each);
     // The same over bytes owned by the caller, which must outlive this object (for tests and fuzzing).
     GgufFile(const std::uint8_t* data, std::size_t size, std::string name);
 
@@ -92,6 +99,9 @@ public:
     // (IQ1_*, IQ2_*, IQ3_*, integers, an unknown id), a scalar or an empty tensor is refused, naming the tensor
     // and its type.
     TensorView view(const std::string& tensor_name, Tensor& decoded, std::string* folding = nullptr) const;
+    // The same for a tensor described by the caller (a checkpoint's, after a GgufFile(path, each) open): its
+    // bytes must lie inside the file.
+    TensorView view(const GgufTensor& tensor, Tensor& decoded, std::string* folding = nullptr) const;
     // The same, always a float32 copy that passed check_tensor.
     Tensor read(const std::string& tensor_name, std::string* folding = nullptr) const;
     // view()'s checks and its shape (folded as view folds it), reading no value: for a reader that decodes the
@@ -101,8 +111,10 @@ public:
     const std::uint8_t* bytes_of(const GgufTensor& tensor) const { return data_ + data_start_ + tensor.offset; }
 
 private:
-    void parse();
+    void parse(const std::function<void(const GgufTensor&)>* each = nullptr);
     const GgufTensor& decodable(const std::string& tensor_name) const;
+    void check_decodable(const GgufTensor& t) const;
+    Shape checked_shape(const GgufTensor& t, std::string* folding) const;
 
     MappedFile file_;                   // empty when reading caller-owned memory
     const std::uint8_t* data_ = nullptr;
