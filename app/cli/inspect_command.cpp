@@ -20,9 +20,12 @@ const char* const kInspectHelp =
     "\n"
     "Lists every tensor of a .safetensors file: name, dtype and shape (one per line, or one JSON object\n"
     "with --json). Only the header is read.\n"
-    "A .gguf file (llama.cpp; GGUF v2 and v3): its metadata keys and values (an array by its count and\n"
-    "first items), then every tensor: name, type, shape as numpy shows it (ggml's ne reversed), offset in\n"
-    "the data section, bytes and bits per weight.\n";
+    "A .gguf file (llama.cpp; GGUF v2 and v3): its metadata keys and values, then every tensor: name, type,\n"
+    "shape as numpy shows it (ggml's ne reversed), offset in the data section, bytes and bits per weight.\n"
+    "Long values are shown cut short, in the table and in the JSON alike: a string longer than 200 bytes by\n"
+    "its first 200 and its length (\"abc… (104857600 bytes)\"); an array by its count and its first items,\n"
+    "at most 8 and about 1 KB of them (\"first_items\" in the JSON). The table also cuts names and values\n"
+    "at 256 characters.\n";
 
 // Longer than a message quotes (a listing is the place to read names) but bounded: a header may hold a
 // name of megabytes.

@@ -119,18 +119,23 @@ void read_array(Cursor& in, const std::string& field, int depth, std::string* sh
     if (item_type_out != nullptr) *item_type_out = item_type;
     if (count_out != nullptr) *count_out = count;
     if (shown != nullptr) *shown = "[";
+    // An item is shown while the list is shorter than kGgufShownBytes: arrays of arrays 8 deep showed 8^8 items.
+    const auto show_item = [&](std::uint64_t i) {
+        return shown != nullptr && i < kGgufShownItems && shown->size() < kGgufShownBytes;
+    };
     if (fixed != 0 && count > kGgufShownItems) {
         // Only the shown items are decoded; the rest is skipped in one step (a vocabulary's scores).
         for (std::uint64_t i = 0; i < kGgufShownItems; ++i) {
             std::string item;
-            read_value(in, item_type, field, depth + 1, shown ? &item : nullptr, nullptr);
-            if (shown != nullptr) *shown += (i ? ", " : "") + item;
+            const bool show = show_item(i);
+            read_value(in, item_type, field, depth + 1, show ? &item : nullptr, nullptr);
+            if (show) *shown += (i ? ", " : "") + item;
         }
         in.take((count - kGgufShownItems) * fixed, field);
     } else {
         for (std::uint64_t i = 0; i < count; ++i) {
             std::string item;
-            const bool show = shown != nullptr && i < kGgufShownItems;
+            const bool show = show_item(i);
             read_value(in, item_type, field, depth + 1, show ? &item : nullptr, nullptr);
             if (show) *shown += (i ? ", " : "") + item;
         }
@@ -181,8 +186,8 @@ void read_value(Cursor& in, GgufValueType type, const std::string& field, int de
             return;
         }
         case GgufValueType::STRING: {
-            const std::string text = in.string(field);
-            if (shown != nullptr) *shown = JsonObject::quote(text);
+            const std::string_view text = in.text(field, std::numeric_limits<std::uint64_t>::max(), "");
+            if (shown != nullptr) *shown = JsonObject::quote(gguf_shown_string(text));
             return;
         }
         case GgufValueType::ARRAY: read_array(in, field, depth, shown, nullptr, nullptr); return;
@@ -195,6 +200,14 @@ std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
 }
 
 }  // namespace
+
+std::string gguf_shown_string(std::string_view text) {
+    if (text.size() <= kGgufShownStringBytes) return std::string(text);
+    std::size_t cut = kGgufShownStringBytes;
+    // Not inside a UTF-8 sequence: back to the first byte of the character that would be cut.
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return std::string(text.substr(0, cut)) + "… (" + std::to_string(text.size()) + " bytes)";
+}
 
 const char* gguf_value_type_name(GgufValueType type) {
     switch (type) {

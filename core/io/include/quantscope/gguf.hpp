@@ -29,8 +29,15 @@ enum class GgufValueType : std::uint32_t {
 // "u8", "string", "array", ...
 const char* gguf_value_type_name(GgufValueType type);
 
-// How many items of an array a KV keeps for display (inspect shows "[count] first items...").
+// How many items of an array a KV keeps for display (inspect shows "[count] first items..."): at most 8, and
+// no more once the shown list is 1024 bytes long.
 constexpr std::size_t kGgufShownItems = 8;
+constexpr std::size_t kGgufShownBytes = 1024;
+// A string value (or item) is shown by its first 200 bytes and its length: gguf_shown_string.
+constexpr std::size_t kGgufShownStringBytes = 200;
+// `text` whole up to kGgufShownStringBytes; longer, its first kGgufShownStringBytes bytes (cut before a UTF-8
+// character, not inside it) and "… (104857600 bytes)": a 100 MB chat template is not printed whole.
+std::string gguf_shown_string(std::string_view text);
 // Arrays of arrays deeper than this are refused (ggml itself accepts none).
 constexpr int kGgufMaxArrayDepth = 8;
 
@@ -39,8 +46,8 @@ struct GgufKv {
     GgufValueType type = GgufValueType::U8;  // the value's type; ARRAY for an array
     GgufValueType item_type = GgufValueType::U8;  // an array's item type
     std::uint64_t count = 1;                  // an array's items; 1 for a scalar
-    // The value as JSON: a number, true/false, a string, or for an array its first kGgufShownItems items
-    // (nested arrays the same way), so a 150k-token vocabulary costs a few bytes.
+    // The value as JSON: a number, true/false, a string (gguf_shown_string: a long one cut), or for an array its
+    // first kGgufShownItems items (nested arrays the same way), so a 150k-token vocabulary costs a few bytes.
     std::string shown;
     // A scalar integer or bool value (u8 ... i64); 0 otherwise. A u64 beyond int64 is not kept here.
     std::int64_t integer = 0;
