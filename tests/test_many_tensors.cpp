@@ -79,7 +79,7 @@ std::pair<int, long> run_peak_kib(const std::vector<std::string>& args) {
 // in five lists and two maps of names (four header parses, a planned row of names and shapes per tensor): 229 MiB
 // resident, 1.1 GB for 1M tensors. A tensor now costs its header's 88 bytes once per open file, its name once, a
 // checkpoint's entry and a 24-byte planned row: 115 MiB here (sweep 109 -> 68 MiB).
-TEST_CASE("compare and sweep of a GGUF of 200k tiny tensors: memory proportional to the header and small") {
+TEST_CASE("compare sweep and inspect of a GGUF of 200k tiny tensors: memory proportional to the header and small") {
     constexpr int kMany = 200000;
     qs::test::GgufWriter w;
     const std::string values = qs::test::GgufWriter::raw(std::vector<float>(32, 0.25f));
@@ -103,6 +103,16 @@ TEST_CASE("compare and sweep of a GGUF of 200k tiny tensors: memory proportional
     MESSAGE("sweep peak: " << sweep_kib / 1024 << " MiB");
     CHECK(sweep_exit == 0);
     CHECK(sweep_kib < kSlack * 90 * 1024);
+    // inspect --json made its whole output three times over before printing it (178 MiB); it now writes each
+    // tensor's line as it makes it (35 MiB: the header's 88 bytes a tensor and the mapped header).
+    for (const bool json : {true, false}) {
+        std::vector<std::string> args = {"inspect", file};
+        if (json) args.push_back("--json");
+        const auto [inspect_exit, inspect_kib] = run_peak_kib(args);
+        MESSAGE("inspect" << std::string(json ? " --json" : "") << " peak: " << inspect_kib / 1024 << " MiB");
+        CHECK(inspect_exit == 0);
+        CHECK(inspect_kib < kSlack * 60 * 1024);
+    }
 }
 
 TEST_CASE("sweep of one file with 130k tensors is linear in their number") {

@@ -1,6 +1,7 @@
 // `quantscope inspect FILE`: what a tensor file holds, without reading the tensor data.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "cli/commands.hpp"
@@ -44,7 +45,18 @@ std::optional<double> bits_per_weight(const GgufTensor& t) {
     return 8.0 * t.type->type_size / t.type->block_size;
 }
 
-std::string gguf_json(const GgufFile& file, const std::string& path) {
+// The object `head` with a last member "tensors" whose items are given to `out` one at a time: the output of a
+// header of a million tensors is never held whole (inspect --json of one held it three times, 764 MB).
+void write_with_tensors(JsonObject head, std::size_t count, const std::function<std::string(std::size_t)>& tensor,
+                        const std::function<void(const std::string&)>& out) {
+    std::string text = head.raw("tensors", "[]").str();
+    text.resize(text.size() - 2);  // "...\"tensors\": [" and the items follow
+    out(text);
+    for (std::size_t i = 0; i < count; ++i) out((i ? ", " : "") + tensor(i));
+    out("]}");
+}
+
+void gguf_json(const GgufFile& file, const std::string& path, const std::function<void(const std::string&)>& out) {
     std::string metadata = "[";
     for (std::size_t i = 0; i < file.metadata().size(); ++i) {
         const GgufKv& kv = file.metadata()[i];
@@ -55,8 +67,12 @@ std::string gguf_json(const GgufFile& file, const std::string& path) {
         m.raw(kv.type == GgufValueType::ARRAY ? "first_items" : "value", kv.shown);
         metadata += (i ? ", " : "") + m.str();
     }
-    std::string tensors = "[";
-    for (std::size_t i = 0; i < file.list().size(); ++i) {
+    JsonObject head;
+    head.string("file", path).string("format", "gguf").integer("version", file.version());
+    head.integer("alignment", static_cast<std::int64_t>(file.alignment()));
+    head.integer("data_offset", static_cast<std::int64_t>(file.data_offset()));
+    head.raw("metadata", metadata + "]");
+    write_with_tensors(std::move(head), file.list().size(), [&](std::size_t i) {
         const GgufTensor& t = file.list()[i];
         JsonObject o;
         o.string("name", std::string(t.name)).string("dtype", gguf_type_label(t)).integer("type_id", t.type_id);
@@ -66,14 +82,8 @@ std::string gguf_json(const GgufFile& file, const std::string& path) {
         else
             o.raw("bytes", "null");
         o.number("bits_per_weight", bits_per_weight(t));
-        tensors += (i ? ", " : "") + o.str();
-    }
-    JsonObject out;
-    out.string("file", path).string("format", "gguf").integer("version", file.version());
-    out.integer("alignment", static_cast<std::int64_t>(file.alignment()));
-    out.integer("data_offset", static_cast<std::int64_t>(file.data_offset()));
-    out.raw("metadata", metadata + "]").raw("tensors", tensors + "]");
-    return out.str();
+        return o.str();
+    }, out);
 }
 
 int inspect_gguf(const std::string& path) {
@@ -94,20 +104,17 @@ int inspect_gguf(const std::string& path) {
                     kv_type(kv).c_str(), count.c_str(), printable(kv.shown, kListedNameChars).c_str());
     }
     std::printf("\n");
-    std::vector<std::string> names;
+    // The names' width in a first pass, each line made in a second: no list of a million printable names.
     std::size_t width = 4;
-    for (const GgufTensor& t : file.list()) {
-        names.push_back(printable(t.name, kListedNameChars));
-        width = std::max(width, character_count(names.back()));
-    }
+    for (const GgufTensor& t : file.list()) width = std::max(width, character_count(printable(t.name, kListedNameChars)));
     std::printf("%s  %-8s  %-20s  %12s  %12s  %s\n", ("name" + std::string(width - 4, ' ')).c_str(), "type", "shape",
                 "offset", "bytes", "bits/weight");
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        const GgufTensor& t = file.list()[i];
+    for (const GgufTensor& t : file.list()) {
+        const std::string name = printable(t.name, kListedNameChars);
         const std::optional<double> bpw = bits_per_weight(t);
         char bits[32] = "?";
         if (bpw) std::snprintf(bits, sizeof bits, "%.6g", *bpw);
-        std::printf("%s  %-8s  %-20s  %12llu  %12s  %s\n", (names[i] + std::string(width - character_count(names[i]), ' ')).c_str(),
+        std::printf("%s  %-8s  %-20s  %12llu  %12s  %s\n", (name + std::string(width - character_count(name), ' ')).c_str(),
                     gguf_type_label(t).c_str(), t.n_dims == 0 ? "scalar" : shape_to_string(t.shape()).c_str(),
                     static_cast<unsigned long long>(t.offset), t.type ? std::to_string(t.bytes).c_str() : "?", bits);
     }
@@ -116,19 +123,23 @@ int inspect_gguf(const std::string& path) {
 
 }  // namespace
 
-std::string inspect_json(const std::string& path) {
-    if (lower_extension(path) == ".gguf") return gguf_json(GgufFile(path), path);
+void write_inspect_json(const std::string& path, const std::function<void(const std::string&)>& out) {
+    if (lower_extension(path) == ".gguf") return gguf_json(GgufFile(path), path, out);
     const SafetensorsFile file(path);
-    std::string tensors = "[";
-    for (std::size_t i = 0; i < file.list().size(); ++i) {
+    JsonObject head;
+    head.string("file", path);
+    write_with_tensors(std::move(head), file.list().size(), [&](std::size_t i) {
         const SafetensorsEntry& e = file.list()[i];
         JsonObject t;
         t.string("name", e.name).string("dtype", e.dtype).raw("shape", shape_to_json(e.shape));
-        tensors += (i ? ", " : "") + t.str();
-    }
-    JsonObject json;
-    json.string("file", path).raw("tensors", tensors + "]");
-    return json.str();
+        return t.str();
+    }, out);
+}
+
+std::string inspect_json(const std::string& path) {
+    std::string json;
+    write_inspect_json(path, [&](const std::string& piece) { json += piece; });
+    return json;
 }
 
 int run_inspect(const std::vector<std::string>& args) {
@@ -136,26 +147,23 @@ int run_inspect(const std::vector<std::string>& args) {
     const ParsedArgs parsed = parse_args(args, {{"--json", false}});
     if (parsed.positionals.size() != 1) throw Error("inspect needs exactly one FILE.safetensors or FILE.gguf");
     if (parsed.has("--json")) {
-        std::printf("%s\n", inspect_json(parsed.positionals[0]).c_str());
+        // Written as it is made; an error (a header that lies) comes before the first byte, as the file is
+        // checked in full when opened.
+        write_inspect_json(parsed.positionals[0], [](const std::string& piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
+        std::fputc('\n', stdout);
         return 0;
     }
     if (lower_extension(parsed.positionals[0]) == ".gguf") return inspect_gguf(parsed.positionals[0]);
     const SafetensorsFile file(parsed.positionals[0]);
     // Names come from the file: escaped (a raw ESC or line break would act on the terminal) and aligned on
     // what the terminal shows, characters rather than bytes.
-    std::vector<std::string> names;
     std::size_t width = 4;
-    for (const auto& e : file.list()) {
-        names.push_back(printable(e.name, kListedNameChars));
-        width = std::max(width, character_count(names.back()));
-    }
+    for (const auto& e : file.list()) width = std::max(width, character_count(printable(e.name, kListedNameChars)));
     const auto padded = [&](const std::string& text) { return text + std::string(width - character_count(text), ' '); };
     std::printf("%s  %-5s  %s\n", padded("name").c_str(), "dtype", "shape");
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        const SafetensorsEntry& e = file.list()[i];
-        std::printf("%s  %-5s  %s\n", padded(names[i]).c_str(), e.dtype.c_str(),
+    for (const SafetensorsEntry& e : file.list())
+        std::printf("%s  %-5s  %s\n", padded(printable(e.name, kListedNameChars)).c_str(), e.dtype.c_str(),
                     e.shape.empty() ? "scalar" : shape_to_string(e.shape).c_str());
-    }
     return 0;
 }
 
