@@ -45,34 +45,48 @@ std::optional<double> bits_per_weight(const GgufTensor& t) {
     return 8.0 * t.type->type_size / t.type->block_size;
 }
 
-// The object `head` with a last member "tensors" whose items are given to `out` one at a time: the output of a
-// header of a million tensors is never held whole (inspect --json of one held it three times, 764 MB).
-void write_with_tensors(JsonObject head, std::size_t count, const std::function<std::string(std::size_t)>& tensor,
-                        const std::function<void(const std::string&)>& out) {
-    std::string text = head.raw("tensors", "[]").str();
-    text.resize(text.size() - 2);  // "...\"tensors\": [" and the items follow
+// A list member of a streamed object: its key, item count and each item's JSON.
+struct StreamedList {
+    const char* key;
+    std::size_t count;
+    std::function<std::string(std::size_t)> item;
+};
+
+// The object `head` followed by `lists` as its last members, their items given to `out` one at a time: the
+// output of a header of a million tensors (or KVs) is never held whole (inspect --json of one held it three
+// times, 764 MB).
+void write_streamed(JsonObject head, const std::vector<StreamedList>& lists, const std::function<void(const std::string&)>& out) {
+    std::string tail = "}";
+    for (std::size_t k = lists.size(); k-- > 0;) {
+        head.raw(lists[lists.size() - 1 - k].key, "[]");
+        tail = std::string(k + 1 < lists.size() ? ", " : "") + "\"" + lists[k].key + "\": []" + tail;
+    }
+    std::string text = head.str();
+    text.resize(text.size() - tail.size());  // the members before the lists: JsonObject's own format
     out(text);
-    for (std::size_t i = 0; i < count; ++i) out((i ? ", " : "") + tensor(i));
-    out("]}");
+    for (std::size_t k = 0; k < lists.size(); ++k) {
+        out(std::string(k ? ", " : "") + "\"" + lists[k].key + "\": [");
+        for (std::size_t i = 0; i < lists[k].count; ++i) out((i ? ", " : "") + lists[k].item(i));
+        out("]");
+    }
+    out("}");
 }
 
 void gguf_json(const GgufFile& file, const std::string& path, const std::function<void(const std::string&)>& out) {
-    std::string metadata = "[";
-    for (std::size_t i = 0; i < file.metadata().size(); ++i) {
+    JsonObject head;
+    head.string("file", path).string("format", "gguf").integer("version", file.version());
+    head.integer("alignment", static_cast<std::int64_t>(file.alignment()));
+    head.integer("data_offset", static_cast<std::int64_t>(file.data_offset()));
+    const auto kv_json = [&](std::size_t i) {
         const GgufKv& kv = file.metadata()[i];
         JsonObject m;
         m.string("key", kv.key).string("type", gguf_value_type_name(kv.type));
         if (kv.type == GgufValueType::ARRAY)
             m.string("item_type", gguf_value_type_name(kv.item_type)).integer("count", static_cast<std::int64_t>(kv.count));
         m.raw(kv.type == GgufValueType::ARRAY ? "first_items" : "value", kv.shown);
-        metadata += (i ? ", " : "") + m.str();
-    }
-    JsonObject head;
-    head.string("file", path).string("format", "gguf").integer("version", file.version());
-    head.integer("alignment", static_cast<std::int64_t>(file.alignment()));
-    head.integer("data_offset", static_cast<std::int64_t>(file.data_offset()));
-    head.raw("metadata", metadata + "]");
-    write_with_tensors(std::move(head), file.list().size(), [&](std::size_t i) {
+        return m.str();
+    };
+    const auto tensor_json = [&](std::size_t i) {
         const GgufTensor& t = file.list()[i];
         JsonObject o;
         o.string("name", std::string(t.name)).string("dtype", gguf_type_label(t)).integer("type_id", t.type_id);
@@ -83,7 +97,9 @@ void gguf_json(const GgufFile& file, const std::string& path, const std::functio
             o.raw("bytes", "null");
         o.number("bits_per_weight", bits_per_weight(t));
         return o.str();
-    }, out);
+    };
+    write_streamed(std::move(head), {{"metadata", file.metadata().size(), kv_json}, {"tensors", file.list().size(), tensor_json}},
+                   out);
 }
 
 int inspect_gguf(const std::string& path) {
@@ -92,15 +108,11 @@ int inspect_gguf(const std::string& path) {
                 static_cast<unsigned long long>(file.alignment()), file.data_offset(), file.metadata().size(),
                 file.list().size());
     std::size_t key_width = 3;
-    std::vector<std::string> keys;
+    for (const GgufKv& kv : file.metadata()) key_width = std::max(key_width, character_count(printable(kv.key, kListedNameChars)));
     for (const GgufKv& kv : file.metadata()) {
-        keys.push_back(printable(kv.key, kListedNameChars));
-        key_width = std::max(key_width, character_count(keys.back()));
-    }
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-        const GgufKv& kv = file.metadata()[i];
+        const std::string key = printable(kv.key, kListedNameChars);
         const std::string count = kv.type == GgufValueType::ARRAY ? "(" + std::to_string(kv.count) + ") " : "";
-        std::printf("%s%s  %-13s  %s%s\n", keys[i].c_str(), std::string(key_width - character_count(keys[i]), ' ').c_str(),
+        std::printf("%s%s  %-13s  %s%s\n", key.c_str(), std::string(key_width - character_count(key), ' ').c_str(),
                     kv_type(kv).c_str(), count.c_str(), printable(kv.shown, kListedNameChars).c_str());
     }
     std::printf("\n");
@@ -128,12 +140,13 @@ void write_inspect_json(const std::string& path, const std::function<void(const 
     const SafetensorsFile file(path);
     JsonObject head;
     head.string("file", path);
-    write_with_tensors(std::move(head), file.list().size(), [&](std::size_t i) {
+    const auto tensor_json = [&](std::size_t i) {
         const SafetensorsEntry& e = file.list()[i];
         JsonObject t;
         t.string("name", e.name).string("dtype", e.dtype).raw("shape", shape_to_json(e.shape));
         return t.str();
-    }, out);
+    };
+    write_streamed(std::move(head), {{"tensors", file.list().size(), tensor_json}}, out);
 }
 
 std::string inspect_json(const std::string& path) {

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <unordered_set>
 
 #include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
@@ -277,13 +276,14 @@ void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
         in.fail("KV count", std::to_string(n_kv) + " KVs cannot fit in the " + std::to_string(in.remaining()) +
                                 " bytes left");
 
-    std::unordered_set<std::string> keys;  // a set: a file of a million KVs must not be quadratic
+    // A reader that checks tensors only (`each`) keeps no KV but the alignment, and leaves names twice to the
+    // open it checks against.
+    if (each == nullptr) kvs_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n_kv, 1u << 16)));
     for (std::uint64_t i = 0; i < n_kv; ++i) {
         GgufKv kv;
         kv.key = in.string("KV " + std::to_string(i) + " key", kMaxKeyBytes, "GGUF's 65535 for a key");
         const std::string field = "KV " + quoted_text(kv.key);
         if (kv.key.empty()) in.fail("KV " + std::to_string(i) + " key", "an empty key");
-        if (!keys.insert(kv.key).second) in.fail(field, "the key appears twice");
         const std::uint32_t id = in.u32(field + " (type)");
         if (!known_value_type(id)) in.fail(field, "unknown value type " + std::to_string(id));
         kv.type = static_cast<GgufValueType>(id);
@@ -291,7 +291,20 @@ void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
             read_array(in, field, 1, &kv.shown, &kv.item_type, &kv.count);
         else
             read_value(in, kv.type, field, 0, &kv.shown, &kv.integer);
-        kvs_.push_back(std::move(kv));
+        if (each == nullptr || kv.key == "general.alignment") kvs_.push_back(std::move(kv));
+    }
+    {
+        // A key twice: the first repeat in file order. Sorted indices, not a set of copied keys (a file of a
+        // million KVs held each key twice).
+        std::vector<std::uint32_t> by_key(kvs_.size());
+        for (std::size_t i = 0; i < by_key.size(); ++i) by_key[i] = static_cast<std::uint32_t>(i);
+        std::sort(by_key.begin(), by_key.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return kvs_[a].key != kvs_[b].key ? kvs_[a].key < kvs_[b].key : a < b;
+        });
+        std::size_t repeat = kvs_.size();
+        for (std::size_t i = 1; i < by_key.size(); ++i)
+            if (kvs_[by_key[i]].key == kvs_[by_key[i - 1]].key) repeat = std::min<std::size_t>(repeat, by_key[i]);
+        if (repeat < kvs_.size()) in.fail("KV " + quoted_text(kvs_[repeat].key), "the key appears twice");
     }
     if (const GgufKv* align = find_kv("general.alignment")) {
         if (align->type != GgufValueType::U32)
