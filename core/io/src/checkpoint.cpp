@@ -149,11 +149,13 @@ void each_gguf_tensor(const GgufFile& file, const std::function<void(CheckpointT
 }
 
 void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, Checkpoint& out) {
+    out.data_offsets.push_back(file.data_offset());
     out.text.emplace_back();
     each_shard_tensor(file, shard, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); }, &out.text.back());
 }
 
 void add_gguf_tensors(const GgufFile& file, Checkpoint& out) {
+    out.data_offsets.push_back(file.data_offset());
     out.text.emplace_back();
     each_gguf_tensor(file, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); }, &out.text.back());
 }
@@ -254,6 +256,12 @@ CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard
         std::shared_ptr<const char[]> text;
         each_shard_tensor(*safetensors_, shard, check, &text);
     }
+    // The same tensors at the same offsets of a data region that moved (metadata rewritten longer or shorter)
+    // would be read from other bytes.
+    if (shard < checkpoint.data_offsets.size() && data_offset() != checkpoint.data_offsets[shard])
+        throw Error(printable(path) + ": the file changed since it was opened (its data now starts at byte " +
+                    std::to_string(data_offset()) + ", not " + std::to_string(checkpoint.data_offsets[shard]) +
+                    "); open it again");
     const auto was = static_cast<std::size_t>(last - first);
     if (!same || listed != was)
         throw Error(printable(path) + ": the file changed since it was opened (its header lists " +

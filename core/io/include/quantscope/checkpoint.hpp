@@ -39,6 +39,7 @@ struct CheckpointTensor {
 
 struct Checkpoint {
     std::vector<std::string> shards;         // paths; one for a plain .safetensors file
+    std::vector<std::uint64_t> data_offsets; // each shard's data region in its file, as opened
     std::vector<CheckpointTensor> tensors;   // file order: shards in order, then by data offset
     // The text the tensors' names and types view: every name of a shard end to end, and the types as named.
     // Shared, so that a copy of the Checkpoint views the same text.
