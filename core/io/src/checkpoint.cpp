@@ -170,15 +170,20 @@ Checkpoint open_checkpoint(const std::string& path) {
                     ": a checkpoint is a .safetensors or .gguf file or a sharded one's *.safetensors.index.json");
     if (extension == ".gguf") {
         checkpoint.shards.push_back(path);
-        add_gguf_tensors(GgufFile(path), checkpoint);
+        const GgufFile file(path);
+        checkpoint.tensors.reserve(file.list().size());  // grown by doubling, a million tensors peaked at 1.5x
+        add_gguf_tensors(file, checkpoint);
         return checkpoint;
     }
     if (extension == ".safetensors") {
         checkpoint.shards.push_back(path);
-        add_shard_tensors(SafetensorsFile(path), 0, checkpoint);
+        const SafetensorsFile file(path);
+        checkpoint.tensors.reserve(file.list().size());
+        add_shard_tensors(file, 0, checkpoint);
         return checkpoint;
     }
     const CheckpointIndex index = read_checkpoint_index(path);
+    checkpoint.tensors.reserve(index.weight_map.size());  // what the shards must hold, once
     const std::filesystem::path folder = std::filesystem::path(path).parent_path();
     std::unordered_map<std::string_view, std::size_t> shard_number;  // file name → index into index.shards
     for (std::size_t s = 0; s < index.shards.size(); ++s) shard_number.emplace(index.shards[s], s);

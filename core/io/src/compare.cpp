@@ -33,6 +33,7 @@ using detail::TileSums;
 constexpr std::int64_t kTile = std::int64_t{1} << 16;
 constexpr std::int64_t kChunk = 4096;
 constexpr std::int64_t kGroup = 8;
+constexpr std::size_t kBatchRows = 4096;
 static_assert(kTile % kChunk == 0 && kChunk % 256 == 0, "chunks of whole blocks, tiles of whole chunks");
 
 // The next chunk's bytes asked for while this chunk is summed, a slice at a time between slices of the sums, so
@@ -388,6 +389,9 @@ CompareTotal compare_checkpoints(const Checkpoint& a, const Checkpoint& b,
         for (; last < rows.size(); ++last) {
             const PlannedRow& plan = rows[last];
             if (!plan.compared) continue;
+            // A batch's bookkeeping is some 80 bytes a row: a million tiny tensors in one pair of files made one
+            // batch of 80 MB. Threads are started once a batch, a few microseconds for kBatchRows rows.
+            if (last - first >= kBatchRows) break;
             if (lead == nullptr)
                 lead = &plan;
             else if (plan.a->shard != lead->a->shard || plan.b->shard != lead->b->shard)
