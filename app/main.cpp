@@ -1,5 +1,7 @@
 // quantscope: dispatches to the GUI or a command. Every qs::Error becomes one line
 // "quantscope: error: ..." on stderr and exit code 2.
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -86,6 +88,12 @@ int main(int argc, char** argv) {
     // A write past the file size limit (ulimit -f) would kill the program with SIGXFSZ and leave its temporary
     // behind; ignored, the write fails with EFBIG and ends in one error line naming the user's file.
     std::signal(SIGXFSZ, SIG_IGN);
+    // One malloc arena. glibc gives a thread that finds the main arena locked an arena of its own (up to 8 per
+    // core), each reserving 64 MB of address space: how many exist depends on which threads met when, so under
+    // a cap on address space (ulimit -v) the same run fit one time and failed the next (opening a 64M-element
+    // tensor in the window needed 436 to over 448 MB; 425 MB every time with one arena). The passes allocate
+    // per pass, not per value, so the one lock is not contended (the window and the commands take the same time).
+    mallopt(M_ARENA_MAX, 1);
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         return dispatch(args);

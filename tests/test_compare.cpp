@@ -391,6 +391,25 @@ TEST_CASE("compare: a file that changed since it was opened is refused and not r
     CHECK_NOTHROW(compare_checkpoints(a, b, nullptr));  // the same bytes again: the same header
 }
 
+// Only the metadata rewritten (a longer string, as a metadata editor writes the file anew): the same tensors at
+// the same offsets of a data region that now starts 64 bytes later. The check of the header's tensors passed, and
+// compare read every tensor 64 bytes off (rows of wrong numbers, exit 0). Now refused as a changed file.
+TEST_CASE("compare: a file whose data region moved since it was opened is refused") {
+    const std::vector<float> v = laplace(4096, 12);
+    GgufWriter before, after;
+    before.kv_string("general.name", "m").tensor("w", {4096}, 0, GgufWriter::raw(v));
+    after.kv_string("general.name", "m" + std::string(64, 'x')).tensor("w", {4096}, 0, GgufWriter::raw(v));
+    qs::test::TempDir dir;
+    qs::test::write_bytes(dir / "a.gguf", before.build());
+    qs::test::write_bytes(dir / "b.gguf", before.build());
+    const Checkpoint a = open_checkpoint(dir / "a.gguf"), b = open_checkpoint(dir / "b.gguf");
+    qs::test::write_bytes(dir / "b.gguf", after.build());
+    std::vector<CompareRow> rows;
+    CHECK_THROWS_WITH_AS(compare_checkpoints(a, b, [&](const CompareRow& r) { rows.push_back(r); }),
+                         doctest::Contains("b.gguf: the file changed since it was opened"), Error);
+    CHECK(rows.empty());
+}
+
 // A rank-0 tensor's row in the table: its shape printed as nothing left "s " at the line's end; inspect says
 // "scalar". The JSON keeps [] and the CSV an empty field.
 TEST_CASE("compare: a scalar's row says scalar in the table") {

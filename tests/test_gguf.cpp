@@ -136,7 +136,7 @@ TEST_CASE("gguf: metadata of every value type and tensor infos read back") {
 
     REQUIRE(file.list().size() == 7);
     const GgufTensor& q = *file.find("q8_0");
-    CHECK(q.shape == Shape{2, 64});  // ne {64, 2} reversed
+    CHECK(q.shape() == Shape{2, 64});  // ne {64, 2} reversed
     CHECK(q.bytes == 2 * 2 * 34);
     CHECK(gguf_type_label(q) == "Q8_0");
     CHECK(file.find("future")->type == nullptr);

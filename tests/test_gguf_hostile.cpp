@@ -242,3 +242,35 @@ TEST_CASE("gguf hostile: export cannot write over a shard of the index it reads"
     CHECK(contains(r.err, "shard 's.npy' of 'w' is not a .safetensors file"));
     CHECK(qs::test::read_bytes(dir / "s.npy") == shard);
 }
+
+// A metadata value of 8 MB (a chat template could be one) was printed whole by inspect --json (a 100 MB one: 723 MB
+// resident, 10 s), and arrays of arrays showed 8 items a level, 8^6 here. A string shows its first 200 bytes and
+// its length; an array its count and first items, no more than 1 KB of them; inspect's output stays a few KB.
+TEST_CASE("gguf hostile: a string value of 8 MB and arrays nested 6 deep are shown cut short") {
+    constexpr std::size_t kBig = 8u << 20;
+    std::string big(kBig, 'x');
+    big.replace(199, 2, "\xc3\xa9");  // é across the cut: the shown text ends before it, not inside it
+    std::string nested = GgufWriter::array(GgufWriter::U32, 8, std::string(32, '\1'));
+    for (int depth = 1; depth < 6; ++depth) {
+        std::string items;
+        for (int i = 0; i < 8; ++i) items += nested;
+        nested = GgufWriter::array(GgufWriter::ARRAY, 8, items);
+    }
+    GgufWriter w;
+    w.kv_string("chat.template", big).kv("nested", GgufWriter::ARRAY, nested);
+    w.kv("strings", GgufWriter::ARRAY, GgufWriter::array(GgufWriter::STRING, 2, GgufWriter::str(big) + GgufWriter::str("ab")));
+    w.tensor("a", {32}, 0, std::string(128, '\0'));
+    TempDir dir;
+    const std::string path = dir / "kv.gguf";
+    qs::test::write_bytes(path, w.build());
+    const std::string shown = std::string(199, 'x') + "… (" + std::to_string(kBig) + " bytes)\"";
+    for (const char* json : {"", "--json "}) {
+        const Run r = run(std::string("inspect ") + json + shell_quote(path), dir);
+        INFO(json, r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.size() < 8192);
+        CHECK(contains(r.out, "\"" + shown));        // the value
+        CHECK(contains(r.out, "[\"" + shown + ", \"ab\"]"));  // the array's first item, then the next
+        CHECK(contains(r.out, "[[[[[[16843009, "));
+    }
+}

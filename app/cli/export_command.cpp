@@ -66,7 +66,7 @@ void export_gguf(const std::string& path, const std::string& name, AtomicFileWri
         if (file.list().size() != 1)
             throw Error(printable(path) + ": the file holds " + std::to_string(file.list().size()) + " tensors (" +
                         file.names_for_message() + "); choose one with --tensor NAME");
-        chosen = file.list().front().name;
+        chosen = std::string(file.list().front().name);
     }
     const Shape shape = file.view_shape(chosen);  // every check of opening it, shape folded as quantize does
     const GgufTensor& t = *file.find(chosen);
@@ -126,7 +126,7 @@ void export_safetensors(const std::string& path, const std::string& name, Atomic
         throw Error(printable(path) + ": no tensor named " + quoted_text(chosen));
     const CheckpointShard shard(checkpoint, found->shard);
     Tensor unused;
-    const TensorView view = shard.view(chosen, unused);
+    const TensorView view = shard.view(*found, unused);
     const std::size_t start = shard.data_offset() + static_cast<std::size_t>(found->begin);
     shard.file().will_read(start, static_cast<std::size_t>(found->end - found->begin));
     TensorWriter writer(values, view.shape, NpyDtype::F4);

@@ -99,13 +99,15 @@ TEST_CASE("large tensor: 64M bf16 elements open in the window under an address-s
     const long long cap_kb = (3 * 128 * 1024) / 2 + 300 * 1024;  // 1.5 x 128 MB + 300 MB
     const std::string png = dir / "shot.png";
     // The cap is the window process's alone (not Xvfb's). RLIMIT_AS also counts address space reserved and
-    // never used: glibc's 64 MB arena per thread (Mesa's llvmpipe starts several) would exceed the cap for
-    // the lesson's 3 x 3 tensor already, so the arenas are limited to two. Each thread's stack is reserved
-    // at RLIMIT_STACK (8 MB by default) and how many threads (Mesa's, the passes', the tabs' tasks) live at
-    // once depends on timing: under load the test failed 1 run in 3 by a few MB, so stacks are 2 MB here.
+    // never used. glibc's malloc arenas (64 MB each, as many as threads met in malloc) made the need vary from run
+    // to run (436 to over 448 MB): the program now keeps one arena and needs 424-428 MB every time (bisected,
+    // idle and under load). What remains is how many threads live at once, each with a stack reserved at
+    // RLIMIT_STACK (8 MB by default), the passes' (one per core, OMP_NUM_THREADS) and Mesa llvmpipe's (one per
+    // core, LP_NUM_THREADS): with 16 of each the need was over 500 MB. The test pins both to 2 and the stacks to
+    // 2 MB, so that it measures the tensor's share, not the machine's core count.
     const Run r = run(dir, std::string(kXvfb) + "sh -c \"ulimit -s 2048 && ulimit -v " + std::to_string(cap_kb) +
-                               " && exec env MALLOC_ARENA_MAX=2 timeout -k 5 120 '" QS_BINARY "' gui '" + path +
-                               "' --no-settings --size 1280x720 --screenshot '" + png + "' --layout-report\"");
+                               " && exec env OMP_NUM_THREADS=2 LP_NUM_THREADS=2 timeout -k 5 120 '" QS_BINARY "' gui '" +
+                               path + "' --no-settings --size 1280x720 --screenshot '" + png + "' --layout-report\"");
     CHECK_MESSAGE(r.exit_code == 0, r.err);
     CHECK(file_exists(png));
     // The window reports an allocation that failed under the cap in its banner and still exits 0: the

@@ -38,7 +38,7 @@ void UpdateVisible(SafetensorsBrowserState& s) {
     if (s.checkpoint) {
         const std::vector<CheckpointTensor>& list = s.checkpoint->tensors;
         for (int i = 0; i < static_cast<int>(list.size()); ++i)
-            if (s.filter.PassFilter(list[static_cast<std::size_t>(i)].name.c_str())) s.visible.push_back(i);
+            if (s.filter.PassFilter(list[static_cast<std::size_t>(i)].name.data(), list[static_cast<std::size_t>(i)].name.data() + list[static_cast<std::size_t>(i)].name.size())) s.visible.push_back(i);
     }
     s.visible_valid = true;
 }
@@ -56,7 +56,7 @@ bool TensorLoadable(const CheckpointTensor& e, std::string* why) {
         return false;
     };
     if (!e.readable)
-        return no(e.dtype + " is not a type QuantScope reads (F32, F16, BF16, F64, and in a GGUF the ggml types it decodes)");
+        return no(std::string(e.dtype) + " is not a type QuantScope reads (F32, F16, BF16, F64, and in a GGUF the ggml types it decodes)");
     if (e.shape.empty()) return no("a scalar has nothing to show");
     std::int64_t n = 1;
     for (std::int64_t d : e.shape) {
@@ -191,18 +191,18 @@ void DrawSafetensorsBrowser(SafetensorsBrowserState& s, const Document& doc, Int
                 ImGui::TableSetColumnIndex(0);
                 ImGui::PushID(s.visible[static_cast<std::size_t>(row)]);
                 ImGui::BeginDisabled(!loadable || doc.busy());
-                const bool picked = ImGui::Selectable(e.name.c_str(), e.name == s.loaded,
+                const bool picked = ImGui::Selectable(std::string(e.name).c_str(), e.name == s.loaded,
                                                       ImGuiSelectableFlags_SpanAllColumns);
                 ImGui::EndDisabled();
                 if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
                     ImGui::SetTooltip("%s", loadable ? "Click to load this tensor" : why.c_str());
                 if (picked && loadable && !doc.busy()) {
                     s.loaded = e.name;
-                    out.push(ModelFileTensorJob(s.path, e.name, doc.config));
+                    out.push(ModelFileTensorJob(s.path, std::string(e.name), doc.config));
                 }
                 ImGui::PopID();
                 ImGui::TableSetColumnIndex(1);
-                ImGui::TextUnformatted(e.dtype.c_str());
+                ImGui::TextUnformatted(e.dtype.data(), e.dtype.data() + e.dtype.size());
                 ImGui::TableSetColumnIndex(2);
                 ImGui::TextUnformatted(ShapeText(e.shape).c_str());
                 ImGui::TableSetColumnIndex(3);

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "compare_sums.hpp"
@@ -34,6 +33,7 @@ using detail::TileSums;
 constexpr std::int64_t kTile = std::int64_t{1} << 16;
 constexpr std::int64_t kChunk = 4096;
 constexpr std::int64_t kGroup = 8;
+constexpr std::size_t kBatchRows = 4096;
 static_assert(kTile % kChunk == 0 && kChunk % 256 == 0, "chunks of whole blocks, tiles of whole chunks");
 
 // The next chunk's bytes asked for while this chunk is summed, a slice at a time between slices of the sums, so
@@ -102,68 +102,64 @@ std::string why_not(const CheckpointTensor& a, const CheckpointTensor& b) {
     if (element_count(a.shape) == 0) return "the tensor has no elements";
     for (const auto& [t, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
         if (decoder_of(*t) == nullptr)
-            return std::string(side) + " stores it as " + t->dtype + ", which QuantScope does not decode";
+            return std::string(side) + " stores it as " + std::string(t->dtype) + ", which QuantScope does not decode";
     return {};
 }
 
-CompareRow absent_row(const CheckpointTensor& t, bool in_a) {
+// One output row, planned before any value is read: 24 bytes, its CompareRow made only when it is emitted (a
+// header of a million tensors planned a million rows of names, shapes and types at once: 290 MB).
+struct PlannedRow {
+    const CheckpointTensor* a = nullptr;  // A's tensor; null when only B has it
+    const CheckpointTensor* b = nullptr;  // B's; null when only A has it
+    bool compared = false;                // in both, and its values are compared (why_not is empty)
+};
+
+CompareRow row_of(const PlannedRow& plan) {
     CompareRow row;
+    const CheckpointTensor& t = plan.a != nullptr ? *plan.a : *plan.b;
     row.name = t.name;
     row.shape = t.shape;
     row.elements = element_count(t.shape);
-    (in_a ? row.dtype_a : row.dtype_b) = t.dtype;
-    (in_a ? row.bits_per_weight_a : row.bits_per_weight_b) = bits_per_weight(t, row.elements);
-    row.error = in_a ? "not in B" : "not in A";
+    if (plan.a != nullptr) {
+        row.dtype_a = plan.a->dtype;
+        row.bits_per_weight_a = bits_per_weight(*plan.a, row.elements);
+    }
+    if (plan.b != nullptr) {
+        row.dtype_b = plan.b->dtype;
+        row.bits_per_weight_b = bits_per_weight(*plan.b, element_count(plan.b->shape));
+    }
+    if (plan.a == nullptr || plan.b == nullptr)
+        row.error = plan.a != nullptr ? "not in B" : "not in A";
+    else
+        row.error = why_not(*plan.a, *plan.b);
     return row;
 }
 
-// One output row, planned before any value is read: its values are compared when `a` and `b` are set.
-struct PlannedRow {
-    CompareRow row;
-    const CheckpointTensor* a = nullptr;
-    const CheckpointTensor* b = nullptr;
-    bool in_both = false;    // a tensor of A that B has too: progress is reported after its row
-    std::uint64_t bytes = 0;  // then both tensors' stored bytes
-};
-
 // The rows in order (A's tensors in file order, then those only B has) and the bytes progress counts: A's
-// tensors and their matches in B.
+// tensors and their matches in B. B's tensors are matched through a sorted index, not a map of names.
 std::vector<PlannedRow> plan_rows(const Checkpoint& a, const Checkpoint& b, std::uint64_t& bytes_total) {
-    std::unordered_map<std::string, const CheckpointTensor*> in_b;
-    for (const CheckpointTensor& t : b.tensors) in_b.emplace(t.name, &t);
-    std::unordered_map<std::string, bool> in_a;
+    std::vector<std::uint32_t> b_by_name(b.tensors.size());
+    for (std::size_t i = 0; i < b_by_name.size(); ++i) b_by_name[i] = static_cast<std::uint32_t>(i);
+    const auto name_of = [&](std::uint32_t i) -> std::string_view { return b.tensors[i].name; };
+    std::sort(b_by_name.begin(), b_by_name.end(), [&](std::uint32_t x, std::uint32_t y) { return name_of(x) < name_of(y); });
+    std::vector<bool> matched(b.tensors.size());
     std::vector<PlannedRow> rows;
-    rows.reserve(a.tensors.size() + b.tensors.size());
+    rows.reserve(a.tensors.size());
     for (const CheckpointTensor& ta : a.tensors) {
-        in_a.emplace(ta.name, true);
         bytes_total += ta.end - ta.begin;
-        const auto match = in_b.find(ta.name);
-        if (match == in_b.end()) {
-            rows.push_back({absent_row(ta, true)});
+        const auto at = std::lower_bound(b_by_name.begin(), b_by_name.end(), ta.name,
+                                         [&](std::uint32_t i, std::string_view n) { return name_of(i) < n; });
+        if (at == b_by_name.end() || name_of(*at) != ta.name) {
+            rows.push_back({&ta, nullptr, false});
             continue;
         }
-        const CheckpointTensor& tb = *match->second;
-        PlannedRow plan;
-        plan.in_both = true;
-        plan.bytes = (ta.end - ta.begin) + (tb.end - tb.begin);
+        const CheckpointTensor& tb = b.tensors[*at];
+        matched[*at] = true;
         bytes_total += tb.end - tb.begin;
-        CompareRow& row = plan.row;
-        row.name = ta.name;
-        row.shape = ta.shape;
-        row.dtype_a = ta.dtype;
-        row.dtype_b = tb.dtype;
-        row.elements = element_count(ta.shape);
-        row.bits_per_weight_a = bits_per_weight(ta, row.elements);
-        row.bits_per_weight_b = bits_per_weight(tb, element_count(tb.shape));
-        row.error = why_not(ta, tb);
-        if (row.error.empty()) {
-            plan.a = &ta;
-            plan.b = &tb;
-        }
-        rows.push_back(std::move(plan));
+        rows.push_back({&ta, &tb, why_not(ta, tb).empty()});
     }
-    for (const CheckpointTensor& tb : b.tensors)
-        if (in_a.count(tb.name) == 0) rows.push_back({absent_row(tb, false)});
+    for (std::size_t i = 0; i < b.tensors.size(); ++i)
+        if (!matched[i]) rows.push_back({nullptr, &b.tensors[i], false});
     return rows;
 }
 
@@ -197,7 +193,7 @@ TileSums finish_row(CompareRow& row, const TileSums* tiles, std::int64_t count) 
 class BatchRun {
 public:
     BatchRun(std::vector<PlannedRow>& rows, std::size_t first, std::size_t last, const CheckpointShard& fa,
-             const CheckpointShard& fb, const std::function<bool(PlannedRow&, const TileSums&)>& emit)
+             const CheckpointShard& fb, const std::function<bool(const PlannedRow&, CompareRow&, const TileSums&)>& emit)
         : rows_(rows), first_(first), last_(last), fa_(fa), fb_(fb), emit_(emit), release_a_(fa.file()),
           release_b_(fb.file()), next_row_(first) {
         work_ = std::make_unique<Work[]>(last - first);
@@ -205,10 +201,10 @@ public:
         for (std::size_t r = first; r < last; ++r) {
             Work& w = work_[r - first];
             w.group_begin = groups;
-            if (rows[r].a == nullptr) continue;
+            if (!rows[r].compared) continue;
             w.type_a = decoder_of(*rows[r].a);
             w.type_b = decoder_of(*rows[r].b);
-            w.elements = rows[r].row.elements;
+            w.elements = element_count(rows[r].a->shape);
             w.tiles = (w.elements + kTile - 1) / kTile;
             const std::int64_t count = (w.tiles + kGroup - 1) / kGroup;
             w.remaining.store(count);
@@ -320,19 +316,20 @@ private:
     bool emit_ready() {
         if (stopped_by_emit_) return false;
         for (; next_row_ < last_; ++next_row_) {
-            PlannedRow& plan = rows_[next_row_];
+            const PlannedRow& plan = rows_[next_row_];
             Work& w = work_[next_row_ - first_];
             TileSums sums;
-            if (plan.a != nullptr) {
+            CompareRow row = row_of(plan);
+            if (plan.compared) {
                 if (w.remaining.load(std::memory_order_acquire) != 0) return true;
                 // A file that shrank: its missing pages were read as zeros, so this row may hold numbers of zeros.
                 // It does not go out; every thread's guard throws once the threads stop. (A group that met the
                 // fault released `remaining` after the handler set the flag: the acquire above makes it seen.)
                 if (fa_.file().has_shrunk() || fb_.file().has_shrunk()) return true;
-                sums = finish_row(plan.row, w.sums.get(), w.tiles);
+                sums = finish_row(row, w.sums.get(), w.tiles);
                 w.sums.reset();
             }
-            if (!emit_(plan, sums)) {
+            if (!emit_(plan, row, sums)) {
                 stopped_by_emit_ = true;
                 return false;
             }
@@ -343,7 +340,7 @@ private:
     std::vector<PlannedRow>& rows_;
     const std::size_t first_, last_;
     const CheckpointShard &fa_, &fb_;
-    const std::function<bool(PlannedRow&, const TileSums&)>& emit_;
+    const std::function<bool(const PlannedRow&, CompareRow&, const TileSums&)>& emit_;
     std::unique_ptr<Work[]> work_;
     detail::RegionRelease release_a_, release_b_;
     std::vector<std::int64_t> group_begins_;
@@ -365,10 +362,10 @@ CompareTotal compare_checkpoints(const Checkpoint& a, const Checkpoint& b,
     double error_energy = 0, signal_energy = 0;
     const auto cancelled = [&] { return cancel != nullptr && cancel->load(); };
     // Called in row order (on the calling thread); false stops the rows (a cancel).
-    const std::function<bool(PlannedRow&, const TileSums&)> emit = [&](PlannedRow& plan, const TileSums& sums) {
+    const std::function<bool(const PlannedRow&, CompareRow&, const TileSums&)> emit =
+        [&](const PlannedRow& plan, CompareRow& row, const TileSums& sums) {
         if (cancelled()) return false;
-        const CompareRow& row = plan.row;
-        if (plan.a != nullptr && row.error.empty()) {
+        if (plan.compared && row.error.empty()) {
             error_energy += sums.error;
             signal_energy += sums.signal;
             total.elements += row.elements;
@@ -378,8 +375,8 @@ CompareTotal compare_checkpoints(const Checkpoint& a, const Checkpoint& b,
         }
         ++(row.error.empty() ? total.tensors : total.error_rows);
         if (on_row) on_row(row);
-        if (plan.in_both) {
-            bytes_done += plan.bytes;
+        if (plan.a != nullptr && plan.b != nullptr) {
+            bytes_done += (plan.a->end - plan.a->begin) + (plan.b->end - plan.b->begin);
             if (progress) progress(bytes_done, bytes_total);
         }
         return true;
@@ -391,7 +388,10 @@ CompareTotal compare_checkpoints(const Checkpoint& a, const Checkpoint& b,
         const PlannedRow* lead = nullptr;
         for (; last < rows.size(); ++last) {
             const PlannedRow& plan = rows[last];
-            if (plan.a == nullptr) continue;
+            if (!plan.compared) continue;
+            // A batch's bookkeeping is some 80 bytes a row: a million tiny tensors in one pair of files made one
+            // batch of 80 MB. Threads are started once a batch, a few microseconds for kBatchRows rows.
+            if (last - first >= kBatchRows) break;
             if (lead == nullptr)
                 lead = &plan;
             else if (plan.a->shard != lead->a->shard || plan.b->shard != lead->b->shard)
@@ -399,7 +399,10 @@ CompareTotal compare_checkpoints(const Checkpoint& a, const Checkpoint& b,
         }
         bool go_on = true;
         if (lead == nullptr) {
-            for (; first < last && go_on; ++first) go_on = emit(rows[first], TileSums{});
+            for (; first < last && go_on; ++first) {
+                CompareRow row = row_of(rows[first]);
+                go_on = emit(rows[first], row, TileSums{});
+            }
         } else {
             // A shard that changed since it was opened throws here: the whole compare stops.
             const CheckpointShard& fa = shards_a.shard_of(*lead->a);

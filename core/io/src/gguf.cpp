@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <unordered_set>
 
 #include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
@@ -81,6 +80,15 @@ public:
         const std::uint8_t* at = take(length, field);
         return std::string(reinterpret_cast<const char*>(at), static_cast<std::size_t>(length));
     }
+    // The same as a view of the bytes, copied by no one.
+    std::string_view text(const std::string& field, std::uint64_t max_length, const char* limit) {
+        const std::uint64_t length = u64(field + " (its length)");
+        if (length > max_length) fail(field, std::to_string(length) + " bytes, longer than " + limit);
+        if (length > remaining())
+            fail(field, "a string of " + std::to_string(length) + " bytes runs past the end of the file (" +
+                            std::to_string(remaining()) + " bytes left)");
+        return std::string_view(reinterpret_cast<const char*>(take(length, field)), static_cast<std::size_t>(length));
+    }
 
 private:
     const std::uint8_t* data_;
@@ -110,18 +118,23 @@ void read_array(Cursor& in, const std::string& field, int depth, std::string* sh
     if (item_type_out != nullptr) *item_type_out = item_type;
     if (count_out != nullptr) *count_out = count;
     if (shown != nullptr) *shown = "[";
+    // An item is shown while the list is shorter than kGgufShownBytes: arrays of arrays 8 deep showed 8^8 items.
+    const auto show_item = [&](std::uint64_t i) {
+        return shown != nullptr && i < kGgufShownItems && shown->size() < kGgufShownBytes;
+    };
     if (fixed != 0 && count > kGgufShownItems) {
         // Only the shown items are decoded; the rest is skipped in one step (a vocabulary's scores).
         for (std::uint64_t i = 0; i < kGgufShownItems; ++i) {
             std::string item;
-            read_value(in, item_type, field, depth + 1, shown ? &item : nullptr, nullptr);
-            if (shown != nullptr) *shown += (i ? ", " : "") + item;
+            const bool show = show_item(i);
+            read_value(in, item_type, field, depth + 1, show ? &item : nullptr, nullptr);
+            if (show) *shown += (i ? ", " : "") + item;
         }
         in.take((count - kGgufShownItems) * fixed, field);
     } else {
         for (std::uint64_t i = 0; i < count; ++i) {
             std::string item;
-            const bool show = shown != nullptr && i < kGgufShownItems;
+            const bool show = show_item(i);
             read_value(in, item_type, field, depth + 1, show ? &item : nullptr, nullptr);
             if (show) *shown += (i ? ", " : "") + item;
         }
@@ -172,8 +185,8 @@ void read_value(Cursor& in, GgufValueType type, const std::string& field, int de
             return;
         }
         case GgufValueType::STRING: {
-            const std::string text = in.string(field);
-            if (shown != nullptr) *shown = JsonObject::quote(text);
+            const std::string_view text = in.text(field, std::numeric_limits<std::uint64_t>::max(), "");
+            if (shown != nullptr) *shown = JsonObject::quote(gguf_shown_string(text));
             return;
         }
         case GgufValueType::ARRAY: read_array(in, field, depth, shown, nullptr, nullptr); return;
@@ -186,6 +199,14 @@ std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
 }
 
 }  // namespace
+
+std::string gguf_shown_string(std::string_view text) {
+    if (text.size() <= kGgufShownStringBytes) return std::string(text);
+    std::size_t cut = kGgufShownStringBytes;
+    // Not inside a UTF-8 sequence: back to the first byte of the character that would be cut.
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return std::string(text.substr(0, cut)) + "… (" + std::to_string(text.size()) + " bytes)";
+}
 
 const char* gguf_value_type_name(GgufValueType type) {
     switch (type) {
@@ -222,12 +243,22 @@ GgufFile::GgufFile(const std::string& path) : file_(path), name_(path) {
     });
 }
 
+GgufFile::GgufFile(const std::string& path, const std::function<void(const GgufTensor&)>& each)
+    : file_(path), name_(path) {
+    data_ = file_.data();
+    size_ = file_.size();
+    file_.read_guarded([&] {
+        parse(&each);
+        return 0;
+    });
+}
+
 GgufFile::GgufFile(const std::uint8_t* data, std::size_t size, std::string name)
     : data_(data), size_(size), name_(std::move(name)) {
     parse();
 }
 
-void GgufFile::parse() {
+void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
     Cursor in(data_, size_, name_);
     if (size_ < 4 || std::memcmp(data_, "GGUF", 4) != 0) in.fail("magic", "not a GGUF file (it does not start with \"GGUF\")");
     in.take(4, "magic");
@@ -245,13 +276,14 @@ void GgufFile::parse() {
         in.fail("KV count", std::to_string(n_kv) + " KVs cannot fit in the " + std::to_string(in.remaining()) +
                                 " bytes left");
 
-    std::unordered_set<std::string> keys;  // a set: a file of a million KVs must not be quadratic
+    // A reader that checks tensors only (`each`) keeps no KV but the alignment, and leaves names twice to the
+    // open it checks against.
+    if (each == nullptr) kvs_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n_kv, 1u << 16)));
     for (std::uint64_t i = 0; i < n_kv; ++i) {
         GgufKv kv;
         kv.key = in.string("KV " + std::to_string(i) + " key", kMaxKeyBytes, "GGUF's 65535 for a key");
         const std::string field = "KV " + quoted_text(kv.key);
         if (kv.key.empty()) in.fail("KV " + std::to_string(i) + " key", "an empty key");
-        if (!keys.insert(kv.key).second) in.fail(field, "the key appears twice");
         const std::uint32_t id = in.u32(field + " (type)");
         if (!known_value_type(id)) in.fail(field, "unknown value type " + std::to_string(id));
         kv.type = static_cast<GgufValueType>(id);
@@ -259,7 +291,20 @@ void GgufFile::parse() {
             read_array(in, field, 1, &kv.shown, &kv.item_type, &kv.count);
         else
             read_value(in, kv.type, field, 0, &kv.shown, &kv.integer);
-        kvs_.push_back(std::move(kv));
+        if (each == nullptr || kv.key == "general.alignment") kvs_.push_back(std::move(kv));
+    }
+    {
+        // A key twice: the first repeat in file order. Sorted indices, not a set of copied keys (a file of a
+        // million KVs held each key twice).
+        std::vector<std::uint32_t> by_key(kvs_.size());
+        for (std::size_t i = 0; i < by_key.size(); ++i) by_key[i] = static_cast<std::uint32_t>(i);
+        std::sort(by_key.begin(), by_key.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return kvs_[a].key != kvs_[b].key ? kvs_[a].key < kvs_[b].key : a < b;
+        });
+        std::size_t repeat = kvs_.size();
+        for (std::size_t i = 1; i < by_key.size(); ++i)
+            if (kvs_[by_key[i]].key == kvs_[by_key[i - 1]].key) repeat = std::min<std::size_t>(repeat, by_key[i]);
+        if (repeat < kvs_.size()) in.fail("KV " + quoted_text(kvs_[repeat].key), "the key appears twice");
     }
     if (const GgufKv* align = find_kv("general.alignment")) {
         if (align->type != GgufValueType::U32)
@@ -272,42 +317,55 @@ void GgufFile::parse() {
     if (n_tensors > in.remaining() / kMinTensorInfoBytes)
         in.fail("tensor count", std::to_string(n_tensors) + " tensors cannot fit in the " +
                                     std::to_string(in.remaining()) + " bytes left");
-    tensors_.reserve(static_cast<std::size_t>(n_tensors));
+    if (each == nullptr) tensors_.reserve(static_cast<std::size_t>(n_tensors));
+    std::uint64_t name_bytes = 0;
     for (std::uint64_t i = 0; i < n_tensors; ++i) {
         GgufTensor t;
-        t.name = in.string("tensor " + std::to_string(i) + " name", kMaxNameBytes,
-                           "the 4096 QuantScope reads for a tensor name (ggml's are under 64)");
+        // A view of the mapping for now (read here under the guard); copied into names_ below.
+        t.name = in.text("tensor " + std::to_string(i) + " name", kMaxNameBytes,
+                         "the 4096 QuantScope reads for a tensor name (ggml's are under 64)");
+        name_bytes += t.name.size();
         const std::string field = "tensor " + quoted_text(t.name);
-        const std::uint32_t n_dims = in.u32(field + " (n_dims)");
-        if (n_dims > kMaxDims) in.fail(field, std::to_string(n_dims) + " dimensions, more than ggml's " + std::to_string(kMaxDims));
+        t.n_dims = in.u32(field + " (n_dims)");
+        if (t.n_dims > kMaxDims)
+            in.fail(field, std::to_string(t.n_dims) + " dimensions, more than ggml's " + std::to_string(kMaxDims));
         std::uint64_t elements = 1;
         bool overflow = false;
-        for (std::uint32_t d = 0; d < n_dims; ++d) {
+        for (std::uint32_t d = 0; d < t.n_dims; ++d) {
             const std::uint64_t n = in.u64(field + " (ne)");
             if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) overflow = true;
-            t.ne.push_back(static_cast<std::int64_t>(n));
+            t.ne[d] = static_cast<std::int64_t>(n);
             elements = saturating_mul(elements, n);
         }
         if (overflow || elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
             in.fail(field, "the element count of ne [" + [&] {
                 std::string s;
-                for (std::size_t d = 0; d < t.ne.size(); ++d) s += (d ? ", " : "") + std::to_string(static_cast<std::uint64_t>(t.ne[d]));
+                for (std::size_t d = 0; d < t.n_dims; ++d) s += (d ? ", " : "") + std::to_string(static_cast<std::uint64_t>(t.ne[d]));
                 return s;
             }() + "] overflows");
         t.elements = static_cast<std::int64_t>(elements);
-        t.shape.assign(t.ne.rbegin(), t.ne.rend());
         t.type_id = in.u32(field + " (type)");
         t.type = ggml_type_info(t.type_id);
         t.offset = in.u64(field + " (offset)");
         if (t.type != nullptr) {
-            const std::int64_t row = t.ne.empty() ? 1 : t.ne[0];
-            if (row % t.type->block_size != 0)
-                in.fail(field, "a row of " + std::to_string(row) + " values is not a multiple of " + gguf_type_label(t) +
-                                   "'s block of " + std::to_string(t.type->block_size));
+            if (t.row() % t.type->block_size != 0)
+                in.fail(field, "a row of " + std::to_string(t.row()) + " values is not a multiple of " + gguf_type_label(t) +
+                                     "'s block of " + std::to_string(t.type->block_size));
             t.bytes = saturating_mul(static_cast<std::uint64_t>(t.elements / t.type->block_size),
                                      static_cast<std::uint64_t>(t.type->type_size));
         }
-        tensors_.push_back(std::move(t));
+        if (each != nullptr)
+            (*each)(t);
+        else
+            tensors_.push_back(t);
+    }
+    // The names, copied once out of the mapping: a listing read after the file shrank reads no missing page.
+    names_ = std::make_unique<char[]>(static_cast<std::size_t>(name_bytes) + 1);
+    char* at = names_.get();
+    for (GgufTensor& t : tensors_) {
+        std::memcpy(at, t.name.data(), t.name.size());
+        t.name = std::string_view(at, t.name.size());
+        at += t.name.size();
     }
 
     by_name_.resize(tensors_.size());
@@ -316,21 +374,22 @@ void GgufFile::parse() {
               [&](std::uint32_t a, std::uint32_t b) { return tensors_[a].name < tensors_[b].name; });
     for (std::size_t i = 1; i < by_name_.size(); ++i)
         if (tensors_[by_name_[i]].name == tensors_[by_name_[i - 1]].name)
-            in.fail("tensor " + quoted_text(tensors_[by_name_[i]].name), "the name appears twice");
+            in.fail("tensor " + quoted_text(std::string(tensors_[by_name_[i]].name)), "the name appears twice");
 
     const std::uint64_t end_of_infos = in.position();
     data_start_ = static_cast<std::size_t>((end_of_infos + alignment_ - 1) / alignment_ * alignment_);
+    if (each != nullptr) return;  // the checks of the whole list are the caller's
     if (!tensors_.empty() && data_start_ > size_)
         in.fail("data section", "starts at " + std::to_string(data_start_) + ", past the end of the file (" +
                                     std::to_string(size_) + " bytes; truncated)");
     const std::uint64_t data_size = data_start_ <= size_ ? size_ - data_start_ : 0;
     for (const GgufTensor& t : tensors_) {
-        const std::string field = "tensor " + quoted_text(t.name);
+        const auto field = [&] { return "tensor " + quoted_text(std::string(t.name)); };
         if (t.offset % alignment_ != 0)
-            in.fail(field, "offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
+            in.fail(field(), "offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
                                std::to_string(alignment_));
         if (t.offset > data_size || t.bytes > data_size - t.offset)
-            in.fail(field, "offset " + std::to_string(t.offset) + " and " + std::to_string(t.bytes) +
+            in.fail(field(), "offset " + std::to_string(t.offset) + " and " + std::to_string(t.bytes) +
                                " bytes run past the end of the data section (" + std::to_string(data_size) + " bytes)");
     }
 
@@ -343,8 +402,8 @@ void GgufFile::parse() {
         const GgufTensor& previous = tensors_[order[i - 1]];
         const GgufTensor& current = tensors_[order[i]];
         if (current.offset < previous.offset + previous.bytes)
-            in.fail("tensor " + quoted_text(current.name),
-                    "overlaps tensor " + quoted_text(previous.name) + " (bytes " + std::to_string(current.offset) + " to " +
+            in.fail("tensor " + quoted_text(std::string(current.name)),
+                    "overlaps tensor " + quoted_text(std::string(previous.name)) + " (bytes " + std::to_string(current.offset) + " to " +
                         std::to_string(std::min(previous.offset + previous.bytes, current.offset + current.bytes)) + ")");
     }
 }
@@ -355,9 +414,9 @@ const GgufKv* GgufFile::find_kv(const std::string& key) const {
     return nullptr;
 }
 
-const GgufTensor* GgufFile::find(const std::string& tensor_name) const {
+const GgufTensor* GgufFile::find(std::string_view tensor_name) const {
     const auto at = std::lower_bound(by_name_.begin(), by_name_.end(), tensor_name,
-                                     [&](std::uint32_t i, const std::string& n) { return tensors_[i].name < n; });
+                                     [&](std::uint32_t i, std::string_view n) { return tensors_[i].name < n; });
     return at != by_name_.end() && tensors_[*at].name == tensor_name ? &tensors_[*at] : nullptr;
 }
 
@@ -365,7 +424,7 @@ std::string GgufFile::names_for_message() const {
     constexpr std::size_t kShown = 6, kNameChars = 40;
     std::string names;
     for (std::size_t i = 0; i < tensors_.size() && i < kShown; ++i)
-        names += (i > 0 ? ", " : "") + printable(tensors_[i].name, kNameChars);
+        names += (i > 0 ? ", " : "") + printable(std::string(tensors_[i].name), kNameChars);
     if (tensors_.size() > kShown) names += ", … (" + std::to_string(tensors_.size()) + " in all)";
     return names;
 }
@@ -375,20 +434,26 @@ const GgufTensor& GgufFile::decodable(const std::string& tensor_name) const {
     if (t == nullptr)
         throw Error(printable(name_) + ": no tensor named " + quoted_text(tensor_name) +
                     (tensors_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names_for_message() + ")"));
-    const std::string where = printable(name_) + ": tensor " + quoted_text(t->name);
-    if (t->type == nullptr)
-        throw Error(where + " has type id " + std::to_string(t->type_id) + ", which ggml does not define");
-    if (!t->type->decodes)
-        throw Error(where + " has type " + gguf_type_label(*t) +
-                    ", which QuantScope cannot decode (it reads F32, F16, BF16, F64 and the ggml types it quantizes)");
-    if (t->shape.empty()) throw Error(where + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
-    if (t->elements == 0) throw Error(where + " is empty (shape " + shape_to_string(t->shape) + ")");
+    check_decodable(*t);
     return *t;
 }
 
-Shape GgufFile::view_shape(const std::string& tensor_name, std::string* folding) const {
-    const GgufTensor& t = decodable(tensor_name);
-    Shape shape = fold_to_rank3(t.shape, folding);
+void GgufFile::check_decodable(const GgufTensor& t) const {
+    const std::string where = printable(name_) + ": tensor " + quoted_text(t.name);
+    if (t.type == nullptr)
+        throw Error(where + " has type id " + std::to_string(t.type_id) + ", which ggml does not define");
+    if (!t.type->decodes)
+        throw Error(where + " has type " + gguf_type_label(t) +
+                    ", which QuantScope cannot decode (it reads F32, F16, BF16, F64 and the ggml types it quantizes)");
+    if (t.n_dims == 0) throw Error(where + " is a scalar (rank 0); QuantScope reads tensors of rank 1 or more");
+    if (t.elements == 0) throw Error(where + " is empty (shape " + shape_to_string(t.shape()) + ")");
+    const std::uint64_t data_size = data_start_ <= size_ ? size_ - data_start_ : 0;
+    if (t.offset > data_size || t.bytes > data_size - t.offset)
+        throw Error(where + ": its bytes run past the end of the file (" + std::to_string(size_) + " bytes)");
+}
+
+Shape GgufFile::checked_shape(const GgufTensor& t, std::string* folding) const {
+    Shape shape = fold_to_rank3(t.shape(), folding);
     try {
         checked_numel(shape, kMaxViewElements);
     } catch (const Error& error) {
@@ -397,10 +462,19 @@ Shape GgufFile::view_shape(const std::string& tensor_name, std::string* folding)
     return shape;
 }
 
+Shape GgufFile::view_shape(const std::string& tensor_name, std::string* folding) const {
+    return checked_shape(decodable(tensor_name), folding);
+}
+
 TensorView GgufFile::view(const std::string& tensor_name, Tensor& decoded, std::string* folding) const {
+    const GgufTensor& t = decodable(tensor_name);
+    return view(t, decoded, folding);
+}
+
+TensorView GgufFile::view(const GgufTensor& t, Tensor& decoded, std::string* folding) const {
+    check_decodable(t);
     TensorView view;
-    view.shape = view_shape(tensor_name, folding);
-    const GgufTensor& t = *find(tensor_name);
+    view.shape = checked_shape(t, folding);
     view.name = name_ + ": tensor " + quoted_text(t.name);
     const GgmlType type = t.type->type;
     if (type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F64) {
@@ -415,7 +489,7 @@ TensorView GgufFile::view(const std::string& tensor_name, Tensor& decoded, std::
     // A quantized type has no element layout to view: its rows are decoded (ggml's to_float) into float32.
     decoded.shape = view.shape;
     decoded.values.resize(static_cast<std::size_t>(t.elements));
-    const std::int64_t row = t.ne[0];
+    const std::int64_t row = t.row();
     const std::int64_t row_bytes = ggml_row_bytes(*t.type, row);
     file_.will_read(data_start_ + static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.bytes));
     file_.read_guarded([&] {

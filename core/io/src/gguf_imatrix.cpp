@@ -44,10 +44,10 @@ GgufImportance read_gguf_imatrix(const std::string& path, const std::string& ten
     const GgufTensor& sums = f32_tensor(file, tensor_name + ".in_sum2");
     const GgufTensor& counts = f32_tensor(file, tensor_name + ".counts");
     const std::string where = printable(path) + ": tensor " + quoted_text(sums.name);
-    const std::int64_t length = sums.ne.empty() ? 1 : sums.ne[0];
+    const std::int64_t length = sums.row();
     if (length != columns)
         throw Error(where + ": " + std::to_string(length) + " columns, the weight has " + std::to_string(columns));
-    if (sums.elements == 0) throw Error(where + ": holds no values (shape " + shape_to_string(sums.shape) + ")");
+    if (sums.elements == 0) throw Error(where + ": holds no values (shape " + shape_to_string(sums.shape()) + ")");
     GgufImportance out;
     out.columns = columns;
     out.matrices = columns > 0 ? sums.elements / columns : 0;

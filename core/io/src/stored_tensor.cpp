@@ -49,8 +49,8 @@ std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, 
     if (t == nullptr) throw Error(printable(path) + ": no tensor named " + quoted_text(tensor_name));
     if (t->type == nullptr)
         throw Error(where + " has type id " + std::to_string(t->type_id) + ", which ggml does not define");
-    if (t->shape.empty() || t->elements == 0) throw Error(where + " has no values");
-    check_shape(fold_to_rank3(t->shape));
+    if (t->n_dims == 0 || t->elements == 0) throw Error(where + " has no values");
+    check_shape(fold_to_rank3(t->shape()));
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(t->bytes));
     try {
         file.file().read_guarded([&] {
@@ -58,7 +58,7 @@ std::shared_ptr<const StoredBlocks> read_stored_blocks(const std::string& path, 
             std::copy(from, from + bytes.size(), bytes.begin());
             return 0;
         });
-        return make_stored_blocks(*t->type, fold_to_rank3(t->shape), std::move(bytes));
+        return make_stored_blocks(*t->type, fold_to_rank3(t->shape()), std::move(bytes));
     } catch (const std::exception& e) {
         throw Error(where + ": " + error_text(e));
     }

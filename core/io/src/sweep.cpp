@@ -1,5 +1,7 @@
 #include "quantscope/sweep.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -62,7 +64,7 @@ double sweep_bits_per_weight(const QuantConfig& config, std::size_t blocks, std:
 std::vector<const CheckpointTensor*> sweep_tensors(const Checkpoint& checkpoint, const SweepSettings& settings) {
     std::vector<const CheckpointTensor*> kept;
     for (const CheckpointTensor& t : checkpoint.tensors)
-        if (t.readable && element_count(t.shape) >= 2 && (!settings.keep || settings.keep(t.name)))
+        if (t.readable && element_count(t.shape) >= 2 && (!settings.keep || settings.keep(std::string(t.name))))
             kept.push_back(&t);
     return kept;
 }
@@ -82,6 +84,8 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
         // The tensors come shard by shard: this shard is mapped while its tensors are swept, then released.
         const std::size_t shard = tensors[next]->shard;
         const CheckpointShard file(checkpoint, shard);
+        std::size_t released = 0;  // the bytes before this (a page boundary) are given back
+        const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
         for (; next < tensors.size() && tensors[next]->shard == shard && !(cancel && cancel->load()); ++next) {
             const CheckpointTensor& t = *tensors[next];
             SweepRow row;
@@ -92,15 +96,21 @@ SweepTotal sweep_checkpoint(const Checkpoint& checkpoint, const SweepSettings& s
             row.bytes = t.end - t.begin;
             try {
                 Tensor decoded;  // a quantized GGUF tensor's values; empty for a stored float type
-                const TensorView view = file.view(t.name, decoded);
+                const TensorView view = file.view(t, decoded);
                 file.file().will_read(file.data_offset() + t.begin, row.bytes);
                 quantize_row(view, settings, row);
             } catch (const Error& e) {
                 row.error = e.what();
             }
             // Its pages leave this process's memory (they stay in the page cache): resident memory follows one
-            // tensor, not the shard.
-            file.file().done_reading(file.data_offset() + t.begin, row.bytes);
+            // tensor, not the shard. The tensors come by data offset, so every byte before this one's end is done
+            // with, the header's too: tensors smaller than a page (a million of 128 bytes) shared their pages with
+            // the next one and none was ever given back (the whole file stayed resident).
+            const std::size_t end = file.data_offset() + static_cast<std::size_t>(t.end);
+            if (end > released) {
+                file.file().done_reading(released, end - released);
+                released = end / page * page;
+            }
             add_to_total(row, total, error_energy, signal_energy);
             if (on_row) on_row(row);
             bytes_done += row.bytes;

@@ -47,7 +47,7 @@ template <class File>
 std::string pick_tensor(const File& file, const std::string& path, const std::string& tensor_name) {
     if (!tensor_name.empty()) return tensor_name;
     const auto& entries = file.list();
-    if (entries.size() == 1) return entries.front().name;
+    if (entries.size() == 1) return std::string(entries.front().name);
     if (entries.empty()) throw Error(printable(path) + ": the file holds no tensors");
     throw Error(printable(path) + ": the file holds " + std::to_string(entries.size()) + " tensors (" + file.names_for_message() +
                 "); choose one with --tensor NAME");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,11 +24,14 @@ struct CheckpointIndex {
 };
 CheckpointIndex read_checkpoint_index(const std::string& path);
 
+// Names and types are views of text the Checkpoint owns (once: a header of a million tensors held each name in
+// several copies and maps, 1 GB for compare): a CheckpointTensor lives as long as its Checkpoint, or a copy of it.
 struct CheckpointTensor {
-    std::string name;
-    std::string dtype;          // as the header names it: "F32", "BF16", "I64", ...; GGUF: "F16", "Q4_K", ...
+    std::string_view name;
+    std::string_view dtype;     // as the header names it: "F32", "BF16", "I64", ...; GGUF: "F16", "Q4_K", ...
     Shape shape;                // as stored (any rank; GGUF: ggml's ne reversed, as numpy shows it)
     bool readable = false;      // QuantScope reads its values (F32, F16, BF16, F64, a ggml type it decodes)
+    std::uint32_t place = 0;    // its place in its shard's header (the checkpoint lists tensors by data offset)
     std::size_t shard = 0;      // index into Checkpoint::shards
     std::uint64_t begin = 0;    // the tensor's bytes within the shard's data region
     std::uint64_t end = 0;
@@ -35,7 +39,11 @@ struct CheckpointTensor {
 
 struct Checkpoint {
     std::vector<std::string> shards;         // paths; one for a plain .safetensors file
+    std::vector<std::uint64_t> data_offsets; // each shard's data region in its file, as opened
     std::vector<CheckpointTensor> tensors;   // file order: shards in order, then by data offset
+    // The text the tensors' names and types view: every name of a shard end to end, and the types as named.
+    // Shared, so that a copy of the Checkpoint views the same text.
+    std::vector<std::shared_ptr<const char[]>> text;
 };
 
 // Opens `path` (a .safetensors or .gguf file, or an index .json), validates every shard's header in full and, for an
@@ -59,7 +67,7 @@ public:
 
     // The tensor's float32 values (SafetensorsFile::view, GgufFile::view): a view of the mapping, or of
     // `decoded` for a quantized GGUF tensor.
-    TensorView view(const std::string& tensor_name, Tensor& decoded, std::string* folding = nullptr) const;
+    TensorView view(const CheckpointTensor& tensor, Tensor& decoded, std::string* folding = nullptr) const;
     // Byte offset of the data region: CheckpointTensor::begin + data_offset() is where a tensor starts.
     std::size_t data_offset() const;
     const MappedFile& file() const;

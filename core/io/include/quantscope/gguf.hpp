@@ -6,8 +6,12 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "quantscope/atomic_file.hpp"
@@ -25,8 +29,15 @@ enum class GgufValueType : std::uint32_t {
 // "u8", "string", "array", ...
 const char* gguf_value_type_name(GgufValueType type);
 
-// How many items of an array a KV keeps for display (inspect shows "[count] first items...").
+// How many items of an array a KV keeps for display (inspect shows "[count] first items..."): at most 8, and
+// no more once the shown list is 1024 bytes long.
 constexpr std::size_t kGgufShownItems = 8;
+constexpr std::size_t kGgufShownBytes = 1024;
+// A string value (or item) is shown by its first 200 bytes and its length: gguf_shown_string.
+constexpr std::size_t kGgufShownStringBytes = 200;
+// `text` whole up to kGgufShownStringBytes; longer, its first kGgufShownStringBytes bytes (cut before a UTF-8
+// character, not inside it) and "… (104857600 bytes)": a 100 MB chat template is not printed whole.
+std::string gguf_shown_string(std::string_view text);
 // Arrays of arrays deeper than this are refused (ggml itself accepts none).
 constexpr int kGgufMaxArrayDepth = 8;
 
@@ -35,28 +46,38 @@ struct GgufKv {
     GgufValueType type = GgufValueType::U8;  // the value's type; ARRAY for an array
     GgufValueType item_type = GgufValueType::U8;  // an array's item type
     std::uint64_t count = 1;                  // an array's items; 1 for a scalar
-    // The value as JSON: a number, true/false, a string, or for an array its first kGgufShownItems items
-    // (nested arrays the same way), so a 150k-token vocabulary costs a few bytes.
+    // The value as JSON: a number, true/false, a string (gguf_shown_string: a long one cut), or for an array its
+    // first kGgufShownItems items (nested arrays the same way), so a 150k-token vocabulary costs a few bytes.
     std::string shown;
     // A scalar integer or bool value (u8 ... i64); 0 otherwise. A u64 beyond int64 is not kept here.
     std::int64_t integer = 0;
 };
 
+// 88 bytes and no allocation of its own: a header of a million tiny tensors costs 88 MB and its names, once.
 struct GgufTensor {
-    std::string name;
+    std::string_view name;               // in the GgufFile's own copy of the names (never the mapping)
     std::uint32_t type_id = 0;
+    std::uint32_t n_dims = 0;            // <= 4
     const GgmlTypeInfo* type = nullptr;  // null: a type id ggml does not define
-    std::vector<std::int64_t> ne;        // ggml's order: ne[0] is the row length
-    Shape shape;                         // as numpy shows it: ne reversed
+    std::array<std::int64_t, 4> ne{};    // ggml's order: ne[0] is the row length; the first n_dims are set
     std::int64_t elements = 0;
     std::uint64_t offset = 0;            // relative to the data section
     std::uint64_t bytes = 0;             // 0 for an unknown type (its size is not known)
+
+    Shape shape() const { return Shape(ne.rend() - n_dims, ne.rend()); }  // as numpy shows it: ne reversed
+    std::int64_t row() const { return n_dims == 0 ? 1 : ne[0]; }           // values in a row (1 for a scalar)
 };
 
 class GgufFile {
 public:
     // Maps the file and validates its header. Throws qs::Error "<path>: <field>: ..." naming what lies.
     explicit GgufFile(const std::string& path);
+    // Maps the file and validates its header as far as one tensor at a time can be, passing each tensor (its name
+    // a view valid during the call) to `each` in header order and keeping none: list() is empty. For a reader
+    // that knows the tensors already (a checkpoint opened again) and checks them against what `each` gets; the
+    // checks of the whole list (names twice, overlaps, data inside the file) are that reader's. Costs no memory
+    // per tensor.
+    GgufFile(const std::string& path, const std::function<void(const GgufTensor&)>& each);
     // The same over bytes owned by the caller, which must outlive this object (for tests and fuzzing).
     GgufFile(const std::uint8_t* data, std::size_t size, std::string name);
 
@@ -71,7 +92,7 @@ public:
     // Every tensor, in header order.
     const std::vector<GgufTensor>& list() const { return tensors_; }
     // The tensor named `name`, or nullptr.
-    const GgufTensor* find(const std::string& name) const;
+    const GgufTensor* find(std::string_view name) const;
     const std::string& name() const { return name_; }
     // Byte offset of the data section in the file: a tensor's bytes start at data_offset() + offset.
     std::size_t data_offset() const { return data_start_; }
@@ -85,6 +106,9 @@ public:
     // (IQ1_*, IQ2_*, IQ3_*, integers, an unknown id), a scalar or an empty tensor is refused, naming the tensor
     // and its type.
     TensorView view(const std::string& tensor_name, Tensor& decoded, std::string* folding = nullptr) const;
+    // The same for a tensor described by the caller (a checkpoint's, after a GgufFile(path, each) open): its
+    // bytes must lie inside the file.
+    TensorView view(const GgufTensor& tensor, Tensor& decoded, std::string* folding = nullptr) const;
     // The same, always a float32 copy that passed check_tensor.
     Tensor read(const std::string& tensor_name, std::string* folding = nullptr) const;
     // view()'s checks and its shape (folded as view folds it), reading no value: for a reader that decodes the
@@ -94,8 +118,10 @@ public:
     const std::uint8_t* bytes_of(const GgufTensor& tensor) const { return data_ + data_start_ + tensor.offset; }
 
 private:
-    void parse();
+    void parse(const std::function<void(const GgufTensor&)>* each = nullptr);
     const GgufTensor& decodable(const std::string& tensor_name) const;
+    void check_decodable(const GgufTensor& t) const;
+    Shape checked_shape(const GgufTensor& t, std::string* folding) const;
 
     MappedFile file_;                   // empty when reading caller-owned memory
     const std::uint8_t* data_ = nullptr;
@@ -106,6 +132,7 @@ private:
     std::size_t data_start_ = 0;
     std::vector<GgufKv> kvs_;
     std::vector<GgufTensor> tensors_;
+    std::unique_ptr<char[]> names_;       // every tensor name, end to end: GgufTensor::name views it
     std::vector<std::uint32_t> by_name_;  // indices into tensors_ sorted by name
 };
 
