@@ -168,3 +168,58 @@ TEST_CASE("slider pass with the ranges: the heatmaps of a large per-channel bf16
         }
     }
 }
+
+// The plan itself, against every bf16 value of a row's range: where it says the row is verified, the lean code
+// (or the fix it keeps) is quantize's for each of them. Rows with round ranges (boundaries on bf16 values, ties)
+// and random ones; the plan must verify most rows, keep fixes for some and refuse some, or this proves little.
+#include "../core/view/src/overview_verified_rows.hpp"
+
+TEST_CASE("a row's lean plan gives quantize's code for every bf16 value of its range") {
+    int fast = 0, with_fixes = 0, refused = 0;
+    qs::RandomSpec spec;
+    spec.shape = {4000};
+    spec.seed = 77;
+    const qs::Tensor noise = qs::generate_random(spec);
+    for (int row = 0; row < 400; ++row) {
+        const float u = noise.values[static_cast<std::size_t>(row * 2)], w = noise.values[static_cast<std::size_t>(row * 2 + 1)];
+        float lo = -0.5f - std::abs(u), hi = 0.3f + std::abs(w);
+        if (row % 4 == 0) hi = static_cast<float>(8 + row % 40) / 32.0f, lo = -hi;  // round ranges: ties
+        if (row % 9 == 0) lo = 0.125f, hi = 2.5f + std::abs(u);                   // one-sided
+        lo = qs::bf16_to_float(bf16_bits(lo)), hi = qs::bf16_to_float(bf16_bits(hi));
+        qs::QuantConfig config;
+        config.dtype = qs::IntType{row % 3 != 2, row % 5 == 0 ? 8 : row % 5 == 1 ? 2 : 4};
+        config.mode = row % 7 == 3 && config.dtype.is_signed ? qs::Mode::Symmetric : qs::Mode::Asymmetric;
+        config.rounding = row % 2 ? qs::Rounding::HalfAway : qs::Rounding::HalfEven;
+        qs::Tensor t;
+        t.shape = {2};
+        t.values = {lo, hi};
+        const qs::QuantParams p = qs::compute_params(t, config);
+        const auto s = static_cast<float>(p.scale[0]);
+        const std::int32_t z = p.zero_point[0];
+        const qs::detail::RowPlan plan = qs::detail::plan_bf16_row(lo, hi, s, z, config);
+        CHECK(plan.code_lo == qs::quantize_value(lo, s, z, config));
+        CHECK(plan.code_hi == qs::quantize_value(hi, s, z, config));
+        if (!plan.fast) {
+            ++refused;
+            continue;
+        }
+        ++fast;
+        with_fixes += plan.fixes();
+        // Every bf16 pattern of [lo, hi], in value order: negative magnitudes down to 0, then positive up.
+        std::int64_t wrong = 0;
+        for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+            const float v = qs::bf16_to_float(static_cast<std::uint16_t>(bits));
+            if (!(v >= lo && v <= hi)) continue;
+            float code = qs::detail::lean_code(v, plan.inv, plan.z);
+            for (int f = 0; f < 2; ++f)
+                if (v == plan.fix_value[f]) code = plan.fix_offset[f] + plan.z;
+            wrong += code != static_cast<float>(qs::quantize_value(v, s, z, config));
+        }
+        CAPTURE(row);
+        CHECK(wrong == 0);
+    }
+    MESSAGE("rows verified " << fast << " (with fixes " << with_fixes << "), refused " << refused);
+    CHECK(fast > 200);
+    CHECK(with_fixes > 10);
+    CHECK(refused > 0);
+}

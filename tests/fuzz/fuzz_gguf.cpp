@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const qs::GgufTensor& t : file.list()) {
             if (t.type != nullptr && file.data_offset() + t.offset + t.bytes > size) std::abort();
             try {
-                const qs::Tensor tensor = file.read(t.name);
+                const qs::Tensor tensor = file.read(std::string(t.name));
                 if (qs::checked_numel(tensor.shape) != tensor.numel()) std::abort();
                 for (const float v : tensor.values)
                     if (!std::isfinite(v)) std::abort();

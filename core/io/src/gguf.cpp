@@ -324,7 +324,7 @@ void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
         // A view of the mapping for now (read here under the guard); copied into names_ below.
         t.name = in.text("tensor " + std::to_string(i) + " name", kMaxNameBytes,
                          "the 4096 QuantScope reads for a tensor name (ggml's are under 64)");
-        name_bytes += t.name.size();
+        if (each == nullptr) name_bytes += t.name.size();  // checked one at a time: no name is kept
         const std::string field = "tensor " + quoted_text(t.name);
         t.n_dims = in.u32(field + " (n_dims)");
         if (t.n_dims > kMaxDims)
@@ -360,7 +360,7 @@ void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
             tensors_.push_back(t);
     }
     // The names, copied once out of the mapping: a listing read after the file shrank reads no missing page.
-    names_ = std::make_unique<char[]>(static_cast<std::size_t>(name_bytes) + 1);
+    names_.reset(new char[static_cast<std::size_t>(name_bytes) + 1]);  // not zeroed: every byte is written below
     char* at = names_.get();
     for (GgufTensor& t : tensors_) {
         std::memcpy(at, t.name.data(), t.name.size());

@@ -218,7 +218,10 @@ void segment_tail(const Ld* rows, const RowQuant* k, std::int64_t count, std::in
         }
 }
 
-constexpr std::int64_t kLeanRows = 8;  // rows a lean pass takes at once: one load and store of the column sums each
+#ifndef QS_LEAN_ROWS
+#define QS_LEAN_ROWS 8
+#endif
+constexpr std::int64_t kLeanRows = QS_LEAN_ROWS;  // rows a lean pass takes at once: one load and store of the column sums each
 
 template <RowMode kMode, class Ld>
 void lean_rows_of(std::int64_t n, const Ld* rows, std::int64_t n16, const RowPlan* plans, const QuantConfig& config, std::int32_t* c,
@@ -294,7 +297,9 @@ void blocks_units(const TensorView& view, const QuantParams& params, const Quant
     const std::int64_t n16 = seg - seg % 16;
     const auto block_at = [&](std::int64_t flat) { return (flat / params.block_stride) % params.block_count; };
     // Whole rows of one (s, z) each, bf16, their ranges known: four at a time where the ranges verify them.
-    const bool lean = kDeq && std::is_same_v<Ld, LoadBf16> && ranges && seg == cols && params.block_stride == cols;
+    // At most 8 bits: a row's plan walks its code boundaries (int16's 65535 would cost more than the row).
+    const bool lean = kDeq && std::is_same_v<Ld, LoadBf16> && ranges && seg == cols && params.block_stride == cols &&
+                      config.dtype.bits <= 8;
     RowPlan plans[kLeanRows];
     for (std::int64_t u = 0; next.take(u);) {
         const OverviewUnit& unit = units[static_cast<std::size_t>(u)];
