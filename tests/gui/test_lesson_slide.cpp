@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "drawn_text.hpp"
@@ -203,3 +204,22 @@ TEST_CASE("lesson slide: a Bits step gives its tab the height it needs and the f
         CHECK(s.app.presenter_view.text_scale >= 0.5f);
     }
 }
+
+TEST_CASE("lesson slide: a Bits step's text size settles and stays (no swing between two sizes frame to frame)") {
+    // The size is chosen from the tab's height measured the frame before at the size then drawn; a height
+    // measured at a smaller size wraps less and could let the next frame go back up, and so on.
+    for (const auto& [w, h, step, font] : {std::tuple{1280, 720, 0, 2.0f}, std::tuple{1280, 720, 2, 2.0f}, std::tuple{1600, 900, 2, 1.0f},
+                                           std::tuple{1024, 600, 3, 1.5f}}) {
+        SlideScreen s(w, h, "k-quants", step, font);
+        s.app.presenter = step == 2;
+        std::vector<float> scales;
+        for (int i = 0; i < 12; ++i) {
+            s.r.frame([&] { qs::gui::DrawMainWindow(s.app, s.frame); }, ImVec2(-1e9f, -1e9f), false);
+            scales.push_back(s.app.presenter_view.text_scale * 100.0f + s.app.presenter_tab_scale);
+        }
+        CAPTURE(w);
+        CAPTURE(step);
+        for (int i = 6; i < 12; ++i) CHECK(scales[static_cast<std::size_t>(i)] == scales[5]);
+    }
+}
+

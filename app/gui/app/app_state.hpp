@@ -83,6 +83,10 @@ struct AppState {
     float presenter_tab_fit = 0.0f;
     float presenter_tab_height = 0.0f;
     int presenter_tab_step = -1;
+    // The largest text scale the slide may still take for this step and slide size: once a height measured at
+    // one scale has sent it down it does not go back up (a height measured smaller wraps less: it could swing).
+    float presenter_tab_cap = 1.0f;
+    float presenter_tab_width = 0.0f, presenter_tab_room = 0.0f;  // the slide size the cap is for
     LayerPanelState layer;                // the current tensor as a layer's W: from weight error to output error
     bool layer_view = false;              // View > Layer lab (--tab layer): the lab takes the right column
     TabStates tab_states;                 // the states of tabs that keep theirs to themselves

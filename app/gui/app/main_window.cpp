@@ -296,24 +296,27 @@ void DrawPresenterLessonSlide(AppState& app, Frame& frame) {
     // bottom). The figure leaves out the selected element's pipeline and the note on hidden values: the tab
     // shows that element in full. The contents' height is last frame's; a new step's is not known yet, and its
     // first frame gives the tab half.
-    if (app.presenter_tab_step != app.lesson.step) {
+    if (app.presenter_tab_step != app.lesson.step || app.presenter_tab_width != avail.x || app.presenter_tab_room != avail.y) {
+        if (app.presenter_tab_step != app.lesson.step) app.presenter_tab_height = 0.0f, app.presenter_tab_fit = 0.0f;
         app.presenter_tab_step = app.lesson.step;
-        app.presenter_tab_height = 0.0f;
-        app.presenter_tab_fit = 0.0f;
+        app.presenter_tab_width = avail.x, app.presenter_tab_room = avail.y;
+        app.presenter_tab_cap = 1.0f;
     }
     const ImGuiStyle& style = ImGui::GetStyle();
     // The separator between them and a margin (the figure's last line may end a little below its height).
     const float gap = style.ItemSpacing.y * 3.0f + 1.0f + std::round(ImGui::GetTextLineHeight() * 0.25f);
     const float smallest = kSlideTabScales[std::size(kSlideTabScales) - 1];
     float scale = smallest;  // not measured yet, or nothing fits: the smallest
-    if (app.presenter_tab_height > 0.0f)
+    if (app.presenter_tab_height > 0.0f) {
         for (float s : kSlideTabScales) {
             const float figure = avail.y - gap - s * app.presenter_tab_height;
-            if (figure >= PresenterMinHeight(app.presenter_view, app.figure, view, avail.x, s, false)) {
+            if (s <= app.presenter_tab_cap + 1e-6f && figure >= PresenterMinHeight(app.presenter_view, app.figure, view, avail.x, s, false)) {
                 scale = s;
                 break;
             }
         }
+        app.presenter_tab_cap = scale;
+    }
     const float least = PresenterMinHeight(app.presenter_view, app.figure, view, avail.x, scale, false);
     const float tab_h = app.presenter_tab_height > 0.0f ? scale * app.presenter_tab_height : avail.y * 0.5f;
     const float figure_h = std::min(avail.y, std::max(std::floor(avail.y - gap - tab_h), least));
