@@ -296,8 +296,9 @@ void blocks_units(const TensorView& view, const QuantParams& params, const Quant
     const __m512 q_max = _mm512_set1_ps(static_cast<float>(config.dtype.q_max()));
     const std::int64_t n16 = seg - seg % 16;
     const auto block_at = [&](std::int64_t flat) { return (flat / params.block_stride) % params.block_count; };
-    // Whole rows of one (s, z) each, bf16, their ranges known: four at a time where the ranges verify them.
-    // At most 8 bits: a row's plan walks its code boundaries (int16's 65535 would cost more than the row).
+    // Whole bf16 rows of one (s, z) each, their ranges known: up to kLeanRows at a time by lean_run (rows the
+    // ranges verify by the lean kernel, the others by quantize's division). At most 8 bits: a row's plan walks
+    // its code boundaries (int16's 65535 would cost more than the row).
     const bool lean = kDeq && std::is_same_v<Ld, LoadBf16> && ranges && seg == cols && params.block_stride == cols &&
                       config.dtype.bits <= 8;
     RowPlan plans[kLeanRows];
