@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -99,6 +100,16 @@ inline std::string OverlappingGlyphs() {
                        std::to_string(g[i].a.y);
         }
     return {};
+}
+
+// The drawn glyphs' centre of the first character of `text` (spaces left out, as DrawnText reads), else none.
+inline std::optional<ImVec2> DrawnAt(const std::string& text) {
+    const std::vector<DrawnGlyph> glyphs = DrawnGlyphs();
+    std::string chars;
+    for (const DrawnGlyph& g : glyphs) chars += g.c < 0x80 ? static_cast<char>(g.c) : '~';
+    const std::size_t i = chars.find(text);
+    if (i == std::string::npos) return std::nullopt;
+    return ImVec2((glyphs[i].a.x + glyphs[i].b.x) * 0.5f, (glyphs[i].a.y + glyphs[i].b.y) * 0.5f);
 }
 
 }  // namespace qs::gui_test

@@ -215,19 +215,6 @@ TEST_CASE("gui: the layer lab's metrics table is not cut at a projector's font (
     }
 }
 
-namespace {
-
-// The drawn glyphs' centre of the first character of `text` (spaces left out, as DrawnText reads), else none.
-std::optional<ImVec2> GlyphsAt(const std::string& text) {
-    const std::vector<qs::gui_test::DrawnGlyph> glyphs = qs::gui_test::DrawnGlyphs();
-    std::string chars;
-    for (const qs::gui_test::DrawnGlyph& g : glyphs) chars += g.c < 0x80 ? static_cast<char>(g.c) : '~';
-    const std::size_t i = chars.find(text);
-    if (i == std::string::npos) return std::nullopt;
-    return ImVec2((glyphs[i].a.x + glyphs[i].b.x) * 0.5f, (glyphs[i].a.y + glyphs[i].b.y) * 0.5f);
-}
-
-}  // namespace
 
 TEST_CASE("layer panel: at a projector's font the maps start in the first screen's upper part") {
     // The right column of a 1280 x 720 window at font scale 2 is about 820 px wide and 600 tall under the lab's
@@ -247,8 +234,8 @@ TEST_CASE("layer panel: at a projector's font the maps start in the first screen
         std::optional<ImVec2> at, summary;
         std::string text;
         win.r.run([&] {
-            at = GlyphsAt(method ? "Wasitwas" : "x:inputs");
-            summary = GlyphsAt("16tokens");
+            at = qs::gui_test::DrawnAt(method ? "Wasitwas" : "x:inputs");
+            summary = qs::gui_test::DrawnAt("16tokens");
             text = qs::gui_test::DrawnText();
         });
         INFO(text);

@@ -151,16 +151,6 @@ TEST_CASE("gui: the methods lesson opens the Method view at both font scales") {
 
 namespace {
 
-// The drawn glyphs' centre of the first character of `text` (spaces left out, as DrawnText reads), else none.
-std::optional<ImVec2> DrawnAt(const std::string& text) {
-    const std::vector<qs::gui_test::DrawnGlyph> glyphs = qs::gui_test::DrawnGlyphs();
-    std::string chars;
-    for (const qs::gui_test::DrawnGlyph& g : glyphs) chars += g.c < 0x80 ? static_cast<char>(g.c) : '~';
-    const std::size_t i = chars.find(text);
-    if (i == std::string::npos) return std::nullopt;
-    return ImVec2((glyphs[i].a.x + glyphs[i].b.x) * 0.5f, (glyphs[i].a.y + glyphs[i].b.y) * 0.5f);
-}
-
 // What the last frame drew (read in the renderer's ImGui context).
 std::string Text(Window& win) {
     std::string text;
@@ -220,7 +210,7 @@ TEST_CASE("method panel: a click on AWQ's loss curve shows the quantization at t
     CHECK(st.method.comparison.results[2] == best);  // the bar and the curve stay the winner's
     // The button goes back to the winner.
     std::optional<ImVec2> back;
-    win.r.run([&] { back = DrawnAt("Backtothebestr"); });
+    win.r.run([&] { back = qs::gui_test::DrawnAt("Backtothebestr"); });
     REQUIRE(back);
     Click(win, st, s, *back);
     CHECK(st.method.awq_pick == -1);
@@ -297,7 +287,7 @@ TEST_CASE("method panel: at a projector's font the method's maps start on the fi
         Draw(win, st, s);
         const std::string title = method == qs::LayerMethod::Gptq ? "Wasitwas" : "W[64x128]";
         std::optional<ImVec2> at;
-        win.r.run([&] { at = DrawnAt(title); });
+        win.r.run([&] { at = qs::gui_test::DrawnAt(title); });
         INFO(Text(win));
         REQUIRE(at);
         CHECK(at->y < static_cast<float>(win.r.height()) - 36.0f * 3.0f);  // the title and some of the map under it
