@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "drawn_text.hpp"
@@ -223,3 +224,67 @@ TEST_CASE("lesson slide: a Bits step's text size settles and stays (no swing bet
     }
 }
 
+
+namespace {
+
+// Where the slide's tab starts, as a share of the slide's height under the lesson column's top (the figure's
+// share), from last frame's windows.
+float FigureShare(qs::gui::OffscreenRenderer& r) {
+    float share = -1.0f;
+    r.run([&] {
+        const ImGuiWindow* slide = nullptr;
+        const ImGuiWindow* tab = nullptr;
+        for (const ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+            if (!w->Active) continue;
+            const std::string name = w->Name;
+            if (name.find("##presenter-tab") != std::string::npos) tab = w;
+            else if (const std::size_t at = name.rfind("/##presenter-figure_"); at != std::string::npos && at + 28 == name.size()) slide = w;
+        }
+        if (slide && tab) share = (tab->Pos.y - slide->Pos.y) / slide->Size.y;
+    });
+    return share;
+}
+
+}  // namespace
+
+TEST_CASE("lesson slide: a Bits step at a projector's size leaves the figure over half the slide and the tab whole") {
+    // The Bits view's rows each took a header with a rule, the boxes, their labels and the decoded line: on
+    // 1280 x 720 at font scale 2 the tab left the figure 39-47% of the slide (images 19-33 px tall) and q4_K's
+    // nesting still scrolled, its last line (r' worked out) cut. Its compact look puts each row's name beside its
+    // boxes and folds their labels into one legend.
+    for (const bool presenter : {false, true})
+        for (const auto& [step, least] : {std::pair{0, 0.55f}, std::pair{2, 0.5f}, std::pair{3, 0.5f}}) {
+            CAPTURE(presenter);
+            CAPTURE(step);
+            SlideScreen s(1280, 720, "k-quants", step, 2.0f);
+            s.app.presenter = presenter;
+            std::string overlap;
+            const std::string text = s.Text(&overlap);
+            INFO(text);
+            CHECK_MESSAGE(overlap.empty(), overlap);
+            CHECK(s.app.bits.compact);
+            float tab = -1.0f;
+            const float bottom = GlyphsBottom(s.r, "(r=", &tab);  // the tab's last line
+            const float share = FigureShare(s.r);
+            INFO("figure share " << share << ", last line's bottom " << bottom << " in the tab's " << tab);
+            CHECK(share >= least);
+            CHECK(bottom > 0.0f);
+            CHECK(bottom <= tab);
+            CHECK(s.app.presenter_tab_scale * s.app.presenter_tab_fit >= 0.5f);
+        }
+}
+
+TEST_CASE("lesson slide: the Bits view keeps its normal look at the normal size and is compact at a projector's") {
+    SlideScreen normal(1600, 900, "k-quants", 2);
+    normal.app.presenter = true;
+    std::string text = normal.Text();
+    CHECK_FALSE(normal.app.bits.compact);
+    CHECK(text.find("sub-block1scalesc(uint6)") != std::string::npos);  // a header of its own for each row
+    SlideScreen projector(1280, 720, "k-quants", 2, 2.0f);
+    text = projector.Text();
+    INFO(text);
+    CHECK(projector.app.bits.compact);
+    CHECK(text.find("sub-block1scalesc(uint6)") == std::string::npos);  // under the line naming its sub-block
+    CHECK(text.find("scalesc(uint6)") != std::string::npos);
+    CHECK(text.find("signexponentmantissa") != std::string::npos);  // the legend, once
+}

@@ -35,6 +35,9 @@ namespace {
 constexpr float kPresenterLessonShare = 0.3f;
 // A window narrower than this many font sizes shows an open lesson as a slide (1280 px at font scale 2 is 49).
 constexpr float kSlideBelowFontWidths = 64.0f;
+// A window shorter than this many font sizes draws the Bits view compact (720 px at font scale 2 is 20; the
+// normal 900 px at font scale 1 is 50): on a slide its rows left the figure above them a third of the height.
+constexpr float kBitsCompactBelowFontHeights = 36.0f;
 
 // The View menu's tabs: the analysis tabs (one brings its tab to the front, showing the analysis area), then
 // the views that replace the figure, checked while shown.
@@ -382,6 +385,7 @@ void DrawMainWindow(AppState& app, Frame& frame) {
     // a large text size its controls need.
     const bool slide = !app.presenter && app.lesson_slides && app.lesson.lesson && !app.layer_view &&
                        vp->WorkSize.x < ImGui::GetFontSize() * kSlideBelowFontWidths;
+    app.bits.compact = vp->WorkSize.y < ImGui::GetFontSize() * kBitsCompactBelowFontHeights;
     if (app.presenter || slide) {
         // No columns (and in presenter mode no menu bar): the figure, its trace and the metrics strip fill the screen.
         ImGui::Begin("QuantScope", nullptr, slide ? flags : flags & ~ImGuiWindowFlags_MenuBar);

@@ -17,6 +17,9 @@
 namespace qs::gui {
 
 struct BitsPanelState {
+    // [In] the compact look, for a window short for its text (a projector's 1280 x 720 at font scale 2): each
+    // row's name beside its boxes and what they stand for beside or under them, no header rules between rows.
+    bool compact = false;
     // [Internal] the selected cell's bits, recomputed when the selection or the quantization changes.
     std::uint64_t generation = 0;
     std::int64_t flat = -1;

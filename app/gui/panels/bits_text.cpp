@@ -8,14 +8,15 @@ namespace qs::gui {
 namespace {
 
 // The name of a stored scale by its role, as the format's row names it (FORMATS.md's letters).
-std::string ScaleName(const BitRow& row, const QuantConfig& config) {
+std::string ScaleName(const BitRow& row, const QuantConfig& config, bool in_sub_block) {
     const FormatTraits& format = format_traits(config.format);
+    const std::string sub = in_sub_block ? "" : "sub-block " + std::to_string(row.sub_block) + " ";
     switch (row.role) {
         case BitRowRole::TensorScale: return "tensor scale g";
         case BitRowRole::Offset: return format.offset_label;
         case BitRowRole::BlockScale: return format.scale_label;
-        case BitRowRole::SubScale: return "sub-block " + std::to_string(row.sub_block) + " scale sc";
-        case BitRowRole::SubMin: return "sub-block " + std::to_string(row.sub_block) + " min m";
+        case BitRowRole::SubScale: return sub + "scale sc";
+        case BitRowRole::SubMin: return sub + "min m";
         case BitRowRole::Code: break;
     }
     return "code";
@@ -65,8 +66,8 @@ std::string IntDecoded(const BitRow& row) {
 
 }  // namespace
 
-std::string BitRowTitle(const BitRow& row, const QuantConfig& config) {
-    return ScaleName(row, config) + " (" + row.encoding + ")";
+std::string BitRowTitle(const BitRow& row, const QuantConfig& config, bool in_sub_block) {
+    return ScaleName(row, config, in_sub_block) + " (" + row.encoding + ")";
 }
 
 std::string BitRowBits(const BitRow& row) {

@@ -12,8 +12,9 @@
 namespace qs::gui {
 
 // "code (fp8-e4m3)", "block scale X (E8M0)", "block scale sb (E4M3)", "tensor scale g (float32)", "d (fp16)",
-// "m (fp16)", "scale s (float32)", "absmax s (float32)", "zero point z (float32)".
-std::string BitRowTitle(const BitRow& row, const QuantConfig& config);
+// "m (fp16)", "scale s (float32)", "absmax s (float32)", "zero point z (float32)", "sub-block 1 scale sc (uint6)";
+// `in_sub_block`: drawn under its sub-block's line, which says which one: "scale sc (uint6)".
+std::string BitRowTitle(const BitRow& row, const QuantConfig& config, bool in_sub_block = false);
 // The bits with a space between fields: "0 1111 110", "1101".
 std::string BitRowBits(const BitRow& row);
 // What they stand for: "+1 × 2^8 × 1.75 = 448", "+1 × 2^-6 × 0.125 = 0.00195312 (subnormal)", "NaN",
