@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <exception>
+#include <initializer_list>
+#include <string>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // the window's font scale, which a number too wide for the column shrinks
 
 #include "gui/widgets/palette.hpp"
 #include "gui/widgets/text.hpp"
@@ -76,11 +79,29 @@ LessonRow RowOf(const LessonNumber& n, const QuantView& view, const QuantResult&
     return row;
 }
 
+// The widest word of `texts` at the current text size.
+float WidestWord(std::initializer_list<const std::string*> texts) {
+    float widest = 0.0f;
+    for (const std::string* text : texts)
+        for (std::size_t start = 0; start < text->size();) {
+            const std::size_t end = std::min(text->find(' ', start), text->size());
+            if (end > start) widest = std::max(widest, ImGui::CalcTextSize(text->data() + start, text->data() + end).x);
+            start = end + 1;
+        }
+    return widest;
+}
+
 void DrawRow(const LessonRow& row, float width) {
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
     TextWrappedAtSpaces(row.label);
     ImGui::Indent();
     const float inner = width - ImGui::GetStyle().IndentSpacing;
+    // A number wider than the column (the scale the notebook printed with 17 digits, 0.016929134609192376, at a
+    // projector's text size) is drawn smaller until it fits: it ran past the column's edge, its last digits cut
+    // off, and split at a line's end it would read as two numbers.
+    const float widest = WidestWord({&row.notebook, &row.app});
+    const float window_scale = ImGui::GetCurrentWindow()->FontWindowScale;
+    if (widest > inner && inner > 0.0f) ImGui::SetWindowFontScale(window_scale * std::max(0.5f, inner / widest * 0.98f));
     // "notebook X", "app Y" and the mark, each whole: the next on a new line when the column is narrow.
     const float start_x = ImGui::GetCursorPosX();
     const float gap = ImGui::CalcTextSize("  ").x;
@@ -103,6 +124,7 @@ void DrawRow(const LessonRow& row, float width) {
         place(ImGui::GetTextLineHeight());
         AgreementMark(row.agrees);
     }
+    ImGui::SetWindowFontScale(window_scale);
     if (!row.note.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         TextWrappedAtSpaces(row.note);
