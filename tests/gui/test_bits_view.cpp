@@ -226,3 +226,26 @@ TEST_CASE("bits panel: a covered code stays hidden and a click on a packed code 
     r.frame(draw, at, false);
     CHECK(follow == 0);
 }
+
+TEST_CASE("pipeline: a value that rounds to zero from below reads round(...) = 0, not -0") {
+    // d-randn-4x4's last step follows [1, 0]: r / s + z = -0.129804, whose round is the float -0; the trace read
+    // "round(-0.129804) = -0 -> q = clamp(-0, -128, 127) = 0".
+    ImGuiContext* context = ImGui::CreateContext();
+    QuantConfig config;
+    QuantView view;
+    view.config = &config;
+    ElementTrace trace;
+    trace.r = 0.2167;
+    trace.scale = 0.0156234;
+    trace.zero_point = -14;
+    trace.scaled = -0.129804;
+    trace.rounded = -0.0;
+    trace.code = 0;
+    std::string all;
+    for (const std::string& line : PipelineLines(view, trace)) all += line + "\n";
+    ImGui::DestroyContext(context);
+    INFO(all);
+    CHECK(all.find("round(-0.129804) = 0\n") != std::string::npos);
+    CHECK(all.find("clamp(0, -128, 127) = 0") != std::string::npos);
+    CHECK(all.find("clamp(-0,") == std::string::npos);
+}

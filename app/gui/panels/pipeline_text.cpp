@@ -74,11 +74,13 @@ std::vector<std::string> PipelineLines(const QuantView& view, const ElementTrace
     lines.push_back("r = " + FormatNumber(t.r));
     lines.push_back("r / s + z = " + FormatNumber(t.r) + " / " + FormatNumber(t.scale) + " + " + zs + " = " +
                     FormatNumber(t.scaled));
+    // A whole number, so no sign on zero: round(-0.13) is the float -0, which read "= −0 → clamp(−0, ...)".
+    const std::string rounded = FormatNumber(t.rounded == 0.0 ? 0.0 : t.rounded);
     lines.push_back(std::string(view.config->rounding == Rounding::HalfEven ? "round" : "round half-away") + "(" +
-                    FormatNumber(t.scaled) + ") = " + FormatNumber(t.rounded));
+                    FormatNumber(t.scaled) + ") = " + rounded);
     std::string q = "q = ";
-    q += view.config->overflow == Overflow::Wrap ? "wrap(" + FormatNumber(t.rounded) + ") = "
-                                                 : "clamp(" + FormatNumber(t.rounded) + ", " + FormatNumber(dt.q_min()) +
+    q += view.config->overflow == Overflow::Wrap ? "wrap(" + rounded + ") = "
+                                                 : "clamp(" + rounded + ", " + FormatNumber(dt.q_min()) +
                                                        ", " + FormatNumber(dt.q_max()) + ") = ";
     q += FormatNumber(t.code);
     if (t.clipped) q += view.config->overflow == Overflow::Wrap ? "  (overflow: wrapped!)" : "  (clipped)";
