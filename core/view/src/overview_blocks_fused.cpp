@@ -130,8 +130,11 @@ enum class RowMode { kLean, kLeanFix, kDivideEven, kDivideAway };
 
 // R (1 to 8) bf16 rows of one (s, z) each: per element q - z, r' = s (q - z) and |r - r'|, folded into c, m and
 // ds once per R rows, no boundary check, no range tracking (the plans give the codes' and r''s ranges). The codes'
-// sum is taken in float (small integers: exact) and the rows' z added once. Each row's r' goes into the float64
-// column sums at once, row after row, as blocks_rows and the full pass add it: the same bits.
+// sum is taken in float (small integers: exact) and the rows' z added once. The R rows' r' are added in float32
+// and their sum once to the float64 column sums: a row's r' widened to double and added on its own cost a third
+// of the kernel. So a block's mean r' may differ from the full pass's (which adds every r' in double) by float32
+// rounding, at most 2^-21 of the largest |r'| (tests/test_overview_lean_rows.cpp); codes, errors and ranges
+// keep its bits, and with one row a block (a full-resolution view) so does r'.
 template <int R, RowMode kMode, class Ld>
 void lean_rows(const Ld* l, std::int64_t n16, const RowPlan* k, const QuantConfig& config, std::int32_t* c, float* m, double* ds,
                __m512& emax_io) {
@@ -156,8 +159,8 @@ void lean_rows(const Ld* l, std::int64_t n16, const RowPlan* k, const QuantConfi
         if (j % (64 / Ld::kBytes) == 0)
             for (int i = 0; i < R; ++i) l[i].prefetch(j);
         __m512d a = _mm512_loadu_pd(ds + j), b = _mm512_loadu_pd(ds + j + 8);
-        __m512 e = _mm512_setzero_ps(), vsum = _mm512_setzero_ps();
-        for (int i = 0; i < R; ++i) {  // each row's r' added to the column sums at once, in row order
+        __m512 e = _mm512_setzero_ps(), vsum = _mm512_setzero_ps(), dsum = _mm512_setzero_ps();
+        for (int i = 0; i < R; ++i) {
             const __m512 r = l[i].at16(j);
             __m512 v;
             if constexpr (kDivide) {
@@ -177,9 +180,10 @@ void lean_rows(const Ld* l, std::int64_t n16, const RowPlan* k, const QuantConfi
             e = _mm512_max_ps(e, _mm512_abs_ps(_mm512_sub_ps(r, d)));
 #endif
             vsum = _mm512_add_ps(vsum, v);
-            a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm512_castps512_ps256(d)));
-            b = _mm512_add_pd(b, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(d), 1))));
+            dsum = _mm512_add_ps(dsum, d);
         }
+        a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm512_castps512_ps256(dsum)));
+        b = _mm512_add_pd(b, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(dsum), 1))));
         emax = _mm512_max_ps(emax, e);
         _mm512_storeu_si512(c + j, _mm512_add_epi32(_mm512_loadu_si512(c + j), _mm512_add_epi32(_mm512_cvtps_epi32(vsum), zs)));
         _mm512_storeu_ps(m + j, _mm512_max_ps(_mm512_loadu_ps(m + j), e));
@@ -238,52 +242,53 @@ void lean_rows_of(std::int64_t n, const Ld* rows, std::int64_t n16, const RowPla
     }
 }
 
-// Up to `most` (1 to kLeanRows) whole bf16 rows of one (s, z) each from `first` on, as many in a row as take the
-// same way (verified by plan_bf16_row, with values to put in or without, or not: quantize's division), by
-// lean_rows; their codes' and r''s ranges are those of their ranges' ends (codes are monotone in r). Returns how
-// many rows it did. `plans` holds the plans of `ahead` rows from `first` on, made by the call before (rows past
-// its run), and is refilled.
+// Rows a lean pass plans and sorts at once (a band of the 1 M-cell overview of a 128256-row tensor is 126 rows).
+constexpr std::int64_t kSortedRows = 128;
+
+// `count` (up to kSortedRows) whole bf16 rows from `first` on, each of one (s, z), all adding to the same column sums
+// (one band's): each planned by plan_bf16_row, sorted by the way lean_rows takes it (verified; verified with values to
+// put in; quantize's division), and each way's rows run kLeanRows at a time. The order rows are added in changes no
+// code sum or maximum (and r' only by lean_rows' float32 rounding), and sorted, nearly every run is 8 rows: in file
+// order the ways alternate every few rows, and each short run pays the column sums' load and store.
 template <class Ld>
-std::int64_t lean_run(const Ld& first, std::int64_t first_block, std::int64_t most, std::int64_t cols, const QuantParams& params,
-                      const BlockRanges& ranges, const QuantConfig& config, std::int32_t* c, float* m, double* ds,
-                      RowPlan (&plans)[kLeanRows], std::int64_t& ahead, BlocksPart& part) {
-    std::int64_t n = 0, planned = ahead;
-    for (; n < most; ++n) {
-        if (n >= planned) {
-            const auto b = static_cast<std::size_t>((first_block + n) % params.block_count);
-            plans[n] = plan_bf16_row(ranges.lo[b], ranges.hi[b], static_cast<float>(params.scale[b]), params.zero_point[b], config);
-            planned = n + 1;
-        }
-        // One way per run: verified or not, and (the mask operations cost) with values to put in or without.
-        if (plans[n].fast != plans[0].fast || plans[n].fixes() != plans[0].fixes()) break;
+void lean_rows_sorted(const Ld& first, std::int64_t first_block, std::int64_t count, std::int64_t cols, const QuantParams& params,
+                      const BlockRanges& ranges, const QuantConfig& config, std::int32_t* c, float* m, double* ds, BlocksPart& part) {
+    RowPlan plans[kSortedRows];
+    std::int16_t order[3][kSortedRows];  // row indices per way: verified, with values to put in, by division
+    int ways[3] = {0, 0, 0};
+    for (std::int64_t i = 0; i < count; ++i) {
+        const auto b = static_cast<std::size_t>((first_block + i) % params.block_count);
+        RowPlan& p = plans[i];
+        p = plan_bf16_row(ranges.lo[b], ranges.hi[b], static_cast<float>(params.scale[b]), params.zero_point[b], config);
+        const int way = !p.fast ? 2 : p.fixes() ? 1 : 0;
+        order[way][ways[way]++] = static_cast<std::int16_t>(i);
+        part.tail_cmin = std::min(part.tail_cmin, static_cast<float>(p.code_lo));  // codes are monotone in r: the
+        part.tail_cmax = std::max(part.tail_cmax, static_cast<float>(p.code_hi));  // row's ranges are its ends'
+        part.tail_dmin = std::min(part.tail_dmin, p.deq_lo);
+        part.tail_dmax = std::max(part.tail_dmax, p.deq_hi);
     }
-    Ld rows[kLeanRows];
-    for (std::int64_t i = 0; i < n; ++i) rows[i] = Ld{first.p + i * cols * Ld::kBytes};
     const std::int64_t n16 = cols - cols % 16;
-    const bool fix = plans[0].fixes();
-    if (!plans[0].fast && config.rounding == Rounding::HalfEven)
-        lean_rows_of<RowMode::kDivideEven>(n, rows, n16, plans, config, c, m, ds, part.emax);
-    else if (!plans[0].fast)
-        lean_rows_of<RowMode::kDivideAway>(n, rows, n16, plans, config, c, m, ds, part.emax);
-    else if (fix)
-        lean_rows_of<RowMode::kLeanFix>(n, rows, n16, plans, config, c, m, ds, part.emax);
-    else
-        lean_rows_of<RowMode::kLean>(n, rows, n16, plans, config, c, m, ds, part.emax);
-    if (n16 < cols) {
-        RowQuant k[kLeanRows];
-        for (std::int64_t i = 0; i < n; ++i) k[i].fs = plans[i].s, k[i].fz = plans[i].z;
-        segment_tail<true>(rows, k, n, n16, cols, config, c, m, ds, part);
-    }
-    for (std::int64_t i = 0; i < n; ++i) {
-        part.tail_cmin = std::min(part.tail_cmin, static_cast<float>(plans[i].code_lo));
-        part.tail_cmax = std::max(part.tail_cmax, static_cast<float>(plans[i].code_hi));
-        part.tail_dmin = std::min(part.tail_dmin, plans[i].deq_lo);
-        part.tail_dmax = std::max(part.tail_dmax, plans[i].deq_hi);
-    }
-    // The plans made past the run (the row that took the other way) come first in the next call.
-    for (std::int64_t i = n; i < planned; ++i) plans[i - n] = plans[i];
-    ahead = planned - n;
-    return n;
+    const bool half_even = config.rounding == Rounding::HalfEven;
+    for (int way = 0; way < 3; ++way)
+        for (int at = 0; at < ways[way]; at += kLeanRows) {
+            const int n = std::min<int>(kLeanRows, ways[way] - at);
+            Ld rows[kLeanRows];
+            RowPlan run[kLeanRows];
+            for (int i = 0; i < n; ++i) {
+                const std::int16_t row = order[way][at + i];
+                rows[i] = Ld{first.p + row * cols * Ld::kBytes};
+                run[i] = plans[row];
+            }
+            if (way == 0) lean_rows_of<RowMode::kLean>(n, rows, n16, run, config, c, m, ds, part.emax);
+            else if (way == 1) lean_rows_of<RowMode::kLeanFix>(n, rows, n16, run, config, c, m, ds, part.emax);
+            else if (half_even) lean_rows_of<RowMode::kDivideEven>(n, rows, n16, run, config, c, m, ds, part.emax);
+            else lean_rows_of<RowMode::kDivideAway>(n, rows, n16, run, config, c, m, ds, part.emax);
+            if (n16 < cols) {
+                RowQuant k[kLeanRows];
+                for (int i = 0; i < n; ++i) k[i].fs = run[i].s, k[i].fz = run[i].z;
+                segment_tail<true>(rows, k, n, n16, cols, config, c, m, ds, part);
+            }
+        }
 }
 
 template <bool kHalfEven, bool kDeq, class Ld>
@@ -296,15 +301,13 @@ void blocks_units(const TensorView& view, const QuantParams& params, const Quant
     const __m512 q_max = _mm512_set1_ps(static_cast<float>(config.dtype.q_max()));
     const std::int64_t n16 = seg - seg % 16;
     const auto block_at = [&](std::int64_t flat) { return (flat / params.block_stride) % params.block_count; };
-    // Whole bf16 rows of one (s, z) each, their ranges known: up to kLeanRows at a time by lean_run (rows the
+    // Whole bf16 rows of one (s, z) each, their ranges known: a band's rows sorted by lean_rows_sorted (rows the
     // ranges verify by the lean kernel, the others by quantize's division). At most 8 bits: a row's plan walks
     // its code boundaries (int16's 65535 would cost more than the row).
     const bool lean = kDeq && std::is_same_v<Ld, LoadBf16> && ranges && seg == cols && params.block_stride == cols &&
                       config.dtype.bits <= 8;
-    RowPlan plans[kLeanRows];
     for (std::int64_t u = 0; next.take(u);) {
         const OverviewUnit& unit = units[static_cast<std::size_t>(u)];
-        std::int64_t ahead = 0;  // plans made ahead of the rows done (a unit's rows follow on)
         folder.start(unit.first);
         for (std::int64_t flat = unit.first; flat < unit.end;) {
             std::int32_t* c = folder.codes_here();
@@ -312,10 +315,11 @@ void blocks_units(const TensorView& view, const QuantParams& params, const Quant
             double* ds = folder.dequantized_here();
             const std::int64_t room = std::min(folder.rows_before_flush(), (unit.end - flat) / cols);
             if (lean) {
-                const std::int64_t done = lean_run(Ld{view.data + static_cast<std::size_t>(flat) * Ld::kBytes}, block_at(flat),
-                                                   std::min(room, kLeanRows), cols, params, *ranges, config, c, m, ds, plans, ahead, part);
-                folder.advance_rows(done);
-                flat += done * cols;
+                const std::int64_t count = std::min(room, kSortedRows);
+                lean_rows_sorted(Ld{view.data + static_cast<std::size_t>(flat) * Ld::kBytes}, block_at(flat), count, cols, params, *ranges,
+                                 config, c, m, ds, part);
+                folder.advance_rows(count);
+                flat += count * cols;
                 continue;
             }
             const std::int64_t rows = std::min<std::int64_t>({2, room});

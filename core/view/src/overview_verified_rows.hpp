@@ -4,6 +4,7 @@
 // check costs a few dozen scalar operations per row instead of a compare per element.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -56,22 +57,34 @@ inline RowPlan plan_bf16_row(float lo, float hi, float s, std::int32_t z, const 
     float near_value[8];
     std::int32_t near_code[8];
     int nears = 0;
-    const double sd = s, zd = z;
     const auto near = [&](float v) {
         if (nears == 8) return false;
         near_value[nears] = v;
         near_code[nears++] = quantize_value(v, s, z, config);
         return true;
     };
-    for (std::int32_t k = p.code_lo; k < p.code_hi; ++k) {  // the boundaries between lo's code and hi's
-        const double a = static_cast<double>(k) + 0.5 - zd;
-        const double b = sd * a;
-        const double delta = sd * 0x1p-20 * ((1 + kNudges) * std::abs(a) + std::abs(zd) + 2.0);
-        std::uint32_t bits;
-        const float nearest = static_cast<float>(b);
-        std::memcpy(&bits, &nearest, sizeof bits);
-        const float v = float_from_bits((bits + 0x8000u) & 0xffff0000u);  // the nearest bf16 value (ties: either)
-        if (std::abs(static_cast<double>(v) - b) <= delta && v >= lo && v <= hi && !near(v)) return p;
+    // The boundaries between lo's code and hi's, kChunk at a time: first which have a bf16 value that near (a loop
+    // the compiler vectorizes, in float32: int8's 255 boundaries one at a time in float64 cost more than the row's
+    // kernel), then those. b = s a in float32 is within 2^-24 |b| of b_k, so the margin takes one |a| more than
+    // delta_k, and the bf16 value nearest b is the one nearest b_k wherever either can be that close.
+    constexpr int kChunk = 32;
+    const float s_margin = s * 0x1p-20f, z_margin = std::abs(p.z) + 2.0f;
+    for (std::int32_t first = p.code_lo; first < p.code_hi; first += kChunk) {
+        const int count = static_cast<int>(std::min<std::int64_t>(kChunk, std::int64_t{p.code_hi} - first));
+        float value[kChunk];
+        bool hit[kChunk];
+        for (int i = 0; i < kChunk; ++i) {
+            const float a = static_cast<float>(first + i) + 0.5f - p.z;  // exact: small integers and halves
+            const float b = s * a;
+            const float delta = s_margin * ((2 + kNudges) * std::abs(a) + z_margin);
+            std::uint32_t bits;
+            std::memcpy(&bits, &b, sizeof bits);
+            const float v = float_from_bits((bits + 0x8000u) & 0xffff0000u);  // the nearest bf16 value (ties: either)
+            value[i] = v;
+            hit[i] = (std::abs(v - b) <= delta) & (v >= lo) & (v <= hi) & (i < count);
+        }
+        for (int i = 0; i < count; ++i)
+            if (hit[i] && !near(value[i])) return p;
     }
     // 1 / s, then one ulp up, one down, two up, two down: the first with the fewest values to put in.
     const float inv0 = 1.0f / s;
