@@ -142,8 +142,8 @@ TEST_CASE("compare sweep and inspect of a GGUF of 200k tiny tensors: memory prop
     }
 }
 
-TEST_CASE("sweep of one file with 130k tensors is linear in their number") {
-    qs::test::TempDir dir;
+// 130k tensors of F32[2] named long_name("t", i): the most a header's 1M JSON values allow, 35 MB of header.
+std::string many_tensors_safetensors(const qs::test::TempDir& dir) {
     std::string header = "{";
     for (int i = 0; i < kTensors; ++i)
         header += (i ? ",\"" : "\"") + long_name("t", i) + "\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[" +
@@ -152,6 +152,12 @@ TEST_CASE("sweep of one file with 130k tensors is linear in their number") {
     for (std::size_t i = 0; i < data.size(); i += 8) data[i + 3] = '\x3f';  // 0.5f, 0: a row, not an error
     const std::string file = dir / "many.safetensors";
     qs::test::write_bytes(file, qs::test::safetensors_file(header + "}", data));
+    return file;
+}
+
+TEST_CASE("sweep of one file with 130k tensors is linear in their number") {
+    qs::test::TempDir dir;
+    const std::string file = many_tensors_safetensors(dir);
     const qs::test::Run r =
         qs::test::run("sweep " + qs::test::shell_quote(file) + " --csv --dtype int4", dir, "", 0, kRunnerSeconds);
     INFO(r.err);
@@ -160,6 +166,19 @@ TEST_CASE("sweep of one file with 130k tensors is linear in their number") {
     for (const char c : r.out) lines += c == '\n';
     CHECK(lines == kTensors + 1);
     CHECK(qs::test::contains(r.out, "\n" + long_name("t", kTensors - 1) + ",2,F32,2,"));
+}
+
+// compare of that file with itself holds a shard of A and one of B open while it reads them: each header's pages
+// stayed resident beside the list made of them (409 MiB). They are given back once the list is checked: 368 MiB.
+// Still over issue 23's 300 MB: opening a .safetensors file parses its header into a JSON tree (about 1 KB a
+// tensor) and a list of entries, where a GGUF header is read tensor by tensor.
+TEST_CASE("compare of a safetensors file of 130k tensors with itself gives back the headers' pages") {
+    qs::test::TempDir dir;
+    const std::string file = many_tensors_safetensors(dir);
+    const auto [exit_code, kib] = run_peak_kib({"compare", file, file, "--csv"});
+    MESSAGE("compare peak: " << kib / 1024 << " MiB");
+    CHECK(exit_code == 0);
+    CHECK((kSanitized || kib < 390 * 1024));
 }
 
 TEST_CASE("an index of 200k shards reports its first missing shard in time linear in its size") {

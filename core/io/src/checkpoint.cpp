@@ -339,6 +339,9 @@ CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard
     } else {
         safetensors_ = std::make_unique<SafetensorsFile>(path);
         each_shard_tensor(*safetensors_, shard, check);
+        // The header was read into the file's list and is not read again: its pages leave this process's memory
+        // (compare holds a shard of A and one of B, a 100 MB header each at most).
+        safetensors_->file().done_reading(0, safetensors_->data_offset());
     }
     // The same tensors at the same offsets of a data region that moved (metadata rewritten longer or shorter)
     // would be read from other bytes.
