@@ -1,6 +1,7 @@
 #include "quantscope/checkpoint.hpp"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <cstring>
 #include <functional>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "gguf_tensor_list.hpp"
 #include "quantscope/atomic_file.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/gguf.hpp"
@@ -67,97 +69,164 @@ CheckpointIndex read_checkpoint_index(const std::string& path) {
 
 namespace {
 
-// The text of one shard's tensors' names and types, end to end, and views of it: names in list order, and
-// each distinct type once (a hostile header may hold a million distinct unknown type ids).
-class ShardText {
+// Copies of the names and types a checkpoint's tensors view, and their shapes' dimensions, in blocks the
+// Checkpoint keeps and that never move: a block doubles from 4 KiB to 1 MiB (a shard of a few tensors costs a
+// few KiB, a million tensors' names some 1 MiB more than they are), an item longer than that gets one of its
+// own. Each distinct type is kept once (a hostile header may hold a million distinct unknown type ids).
+class CheckpointStore {
 public:
-    template <class List, class Name, class Type>
-    ShardText(const List& list, Name name_of, Type type_of) {
-        std::size_t bytes = 0;
-        std::vector<std::pair<std::string, std::size_t>> types;  // distinct type labels, by first use
-        std::unordered_map<std::string, std::size_t> type_index;
-        type_of_.reserve(list.size());
-        for (const auto& t : list) {
-            bytes += name_of(t).size();
-            std::string label = type_of(t);
-            const auto [at, added] = type_index.emplace(label, types.size());
-            if (added) {
-                types.emplace_back(label, 0);
-                bytes += label.size();
-            }
-            type_of_.push_back(static_cast<std::uint32_t>(at->second));
+    explicit CheckpointStore(Checkpoint& out) : out_(out) {}
+
+    std::string_view text(std::string_view s) {
+        if (s.size() > text_left_) {
+            const std::size_t size = std::max(s.size(), next_block(text_block_, kMaxTextBlock));
+            std::shared_ptr<char[]> block(new char[size]);  // not zeroed: every byte used is written
+            text_at_ = block.get();
+            text_left_ = size;
+            out_.text.emplace_back(std::move(block));
         }
-        std::shared_ptr<char[]> text(new char[bytes + 1]);
-        char* at = text.get();
-        names_.reserve(list.size());
-        for (const auto& t : list) {
-            const std::string_view name = name_of(t);
-            std::memcpy(at, name.data(), name.size());
-            names_.emplace_back(at, name.size());
-            at += name.size();
-        }
-        for (const auto& [label, unused] : types) {
-            std::memcpy(at, label.data(), label.size());
-            types_.emplace_back(at, label.size());
-            at += label.size();
-        }
-        text_ = std::move(text);
+        if (!s.empty()) std::memcpy(text_at_, s.data(), s.size());
+        const std::string_view copy(text_at_, s.size());
+        text_at_ += s.size();
+        text_left_ -= s.size();
+        return copy;
     }
-    std::string_view name(std::size_t i) const { return names_[i]; }
-    std::string_view type(std::size_t i) const { return types_[type_of_[i]]; }
-    std::shared_ptr<const char[]> text() const { return text_; }
+    std::string_view type(std::string_view label) {
+        const auto known = types_.find(label);
+        if (known != types_.end()) return known->second;
+        const std::string_view copy = text(label);
+        types_.emplace(copy, copy);
+        return copy;
+    }
+    // A shape of `rank` dimensions, dimension d being dim(d).
+    template <class Dim>
+    CheckpointShape shape(std::size_t rank, const Dim& dim) {
+        if (rank > dims_left_) {
+            const std::size_t size = std::max(rank, next_block(dims_block_, kMaxDimsBlock));
+            std::shared_ptr<std::int64_t[]> block(new std::int64_t[size]);
+            dims_at_ = block.get();
+            dims_left_ = size;
+            out_.dims.emplace_back(std::move(block));
+        }
+        for (std::size_t d = 0; d < rank; ++d) dims_at_[d] = dim(d);
+        const CheckpointShape copy(dims_at_, static_cast<std::uint32_t>(rank));
+        dims_at_ += rank;
+        dims_left_ -= rank;
+        return copy;
+    }
 
 private:
-    std::shared_ptr<const char[]> text_;
-    std::vector<std::string_view> names_, types_;
-    std::vector<std::uint32_t> type_of_;
+    static constexpr std::size_t kMaxTextBlock = std::size_t{1} << 20;
+    static constexpr std::size_t kMaxDimsBlock = kMaxTextBlock / sizeof(std::int64_t);
+    static std::size_t next_block(std::size_t& block, std::size_t most) {
+        const std::size_t size = block;
+        block = std::min(block * 2, most);
+        return size;
+    }
+
+    Checkpoint& out_;
+    char* text_at_ = nullptr;
+    std::size_t text_left_ = 0, text_block_ = 4096;
+    std::int64_t* dims_at_ = nullptr;
+    std::size_t dims_left_ = 0, dims_block_ = 512;
+    std::unordered_map<std::string_view, std::string_view> types_;  // views of the copies
 };
 
-// Each tensor of a shard in file order (by data offset), as a checkpoint lists it, to `take`; its names and types
-// view `text` (kept by the caller while it uses them).
-void each_shard_tensor(const SafetensorsFile& file, std::size_t shard, const std::function<void(CheckpointTensor)>& take,
-                       std::shared_ptr<const char[]>* text) {
-    const ShardText names(
-        file.list(), [](const SafetensorsEntry& e) { return std::string_view(e.name); },
-        [](const SafetensorsEntry& e) { return e.dtype; });
+// Each tensor of a shard in file order (by data offset), as a checkpoint lists it, to `take`; its name, type and
+// shape view `file`'s header (a taker that keeps them copies them).
+void each_shard_tensor(const SafetensorsFile& file, std::size_t shard, const std::function<void(const CheckpointTensor&)>& take) {
     std::vector<std::uint32_t> order(file.list().size());  // indices, not a copy of the header's strings
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
     const auto& list = file.list();
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return list[a].begin < list[b].begin; });
     for (const std::uint32_t i : order) {
         const SafetensorsEntry& e = list[i];
-        const bool readable = e.dtype == "F32" || e.dtype == "F16" || e.dtype == "BF16" || e.dtype == "F64";
-        take({names.name(i), names.type(i), e.shape, readable, i, shard, e.begin, e.end});
+        CheckpointTensor t;
+        t.name = e.name;
+        t.dtype = e.dtype;
+        t.shape = CheckpointShape(e.shape.data(), static_cast<std::uint32_t>(e.shape.size()));
+        t.begin = e.begin;
+        t.end = e.end;
+        t.place = i;
+        t.shard = static_cast<std::uint32_t>(shard);
+        t.readable = e.dtype == "F32" || e.dtype == "F16" || e.dtype == "BF16" || e.dtype == "F64";
+        take(t);
     }
-    *text = names.text();
 }
 
-void each_gguf_tensor(const GgufFile& file, const std::function<void(CheckpointTensor)>& take,
-                      std::shared_ptr<const char[]>* text) {
-    const ShardText names(
-        file.list(), [](const GgufTensor& t) { return t.name; }, [](const GgufTensor& t) { return gguf_type_label(t); });
-    std::vector<std::uint32_t> order(file.list().size());
+void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, CheckpointStore& store, Checkpoint& out) {
+    out.data_offsets.push_back(file.data_offset());
+    each_shard_tensor(file, shard, [&](const CheckpointTensor& t) {
+        CheckpointTensor kept = t;
+        kept.name = store.text(t.name);
+        kept.dtype = store.type(t.dtype);
+        kept.shape = store.shape(t.shape.size(), [&](std::size_t d) { return t.shape[d]; });
+        out.tensors.push_back(kept);
+    });
+}
+
+// Puts `list` in order of data offset (ties in header order) in place: a million tensors sorted as a copy would
+// hold 80 MB twice. Files are mostly in that order already.
+void sort_by_offset(std::vector<CheckpointTensor>& list) {
+    const auto by_offset = [](const CheckpointTensor& a, const CheckpointTensor& b) { return a.begin < b.begin; };
+    if (std::is_sorted(list.begin(), list.end(), by_offset)) return;
+    std::vector<std::uint32_t> order(list.size());  // order[i]: the tensor that goes to place i
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
-    const auto& list = file.list();
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return list[a].offset < list[b].offset; });
-    for (const std::uint32_t i : order) {
-        const GgufTensor& t = list[i];
-        take({names.name(i), names.type(i), t.shape(), t.type != nullptr && t.type->decodes, i, 0, t.offset,
-              t.offset + t.bytes});
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return list[a].begin < list[b].begin; });
+    // Each cycle of the permutation moved round once; a place done points to itself.
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        if (order[i] == i) continue;
+        const CheckpointTensor first = list[i];
+        std::size_t at = i;
+        while (order[at] != i) {
+            const std::size_t from = order[at];
+            list[at] = list[from];
+            order[at] = static_cast<std::uint32_t>(at);
+            at = from;
+        }
+        list[at] = first;
+        order[at] = static_cast<std::uint32_t>(at);
     }
-    *text = names.text();
 }
 
-void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, Checkpoint& out) {
+// A GGUF file's tensors read tensor by tensor as its header lists them (no GgufFile list beside the checkpoint's:
+// a million tensors were 88 MB there), checked as a whole as GgufFile(path) checks them, then put in order of
+// data offset.
+void add_gguf_tensors(const std::string& path, Checkpoint& out) {
+    CheckpointStore store(out);
+    std::vector<CheckpointTensor>& list = out.tensors;
+    std::array<std::string_view, 64> labels{};  // of the type ids below 64 (ggml's types), made once
+    const GgufFile file(
+        path,
+        [&](const GgufTensor& t, std::uint64_t count) {
+            if (list.empty()) list.reserve(static_cast<std::size_t>(count));  // grown by doubling, 1.5x the list
+            CheckpointTensor c;
+            c.name = store.text(t.name);
+            if (t.type_id < labels.size()) {
+                if (labels[t.type_id].empty()) labels[t.type_id] = store.type(gguf_type_label(t));
+                c.dtype = labels[t.type_id];
+            } else {
+                c.dtype = store.type(gguf_type_label(t));
+            }
+            c.shape = store.shape(t.n_dims, [&](std::size_t d) { return t.ne[t.n_dims - 1 - d]; });
+            c.begin = t.offset;
+            c.end = t.offset + t.bytes;  // may wrap before the checks below refuse it: end - begin is still the size
+            c.place = static_cast<std::uint32_t>(list.size());
+            c.readable = t.type != nullptr && t.type->decodes;
+            list.push_back(c);
+        },
+        GgufFile::Walk::First);
+    std::vector<std::uint32_t> by_name;
+    detail::check_gguf_tensor_list(
+        file.name(), list.size(),
+        [&](std::size_t i) {
+            const CheckpointTensor& t = list[i];
+            return detail::GgufListed{t.name, t.begin, t.end - t.begin};
+        },
+        file.alignment(), file.data_offset(), file.file().size(), by_name);
+    by_name = {};
     out.data_offsets.push_back(file.data_offset());
-    out.text.emplace_back();
-    each_shard_tensor(file, shard, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); }, &out.text.back());
-}
-
-void add_gguf_tensors(const GgufFile& file, Checkpoint& out) {
-    out.data_offsets.push_back(file.data_offset());
-    out.text.emplace_back();
-    each_gguf_tensor(file, [&](CheckpointTensor t) { out.tensors.push_back(std::move(t)); }, &out.text.back());
+    sort_by_offset(list);
 }
 
 }  // namespace
@@ -170,16 +239,15 @@ Checkpoint open_checkpoint(const std::string& path) {
                     ": a checkpoint is a .safetensors or .gguf file or a sharded one's *.safetensors.index.json");
     if (extension == ".gguf") {
         checkpoint.shards.push_back(path);
-        const GgufFile file(path);
-        checkpoint.tensors.reserve(file.list().size());  // grown by doubling, a million tensors peaked at 1.5x
-        add_gguf_tensors(file, checkpoint);
+        add_gguf_tensors(path, checkpoint);
         return checkpoint;
     }
+    CheckpointStore store(checkpoint);
     if (extension == ".safetensors") {
         checkpoint.shards.push_back(path);
         const SafetensorsFile file(path);
         checkpoint.tensors.reserve(file.list().size());
-        add_shard_tensors(file, 0, checkpoint);
+        add_shard_tensors(file, 0, store, checkpoint);
         return checkpoint;
     }
     const CheckpointIndex index = read_checkpoint_index(path);
@@ -187,32 +255,44 @@ Checkpoint open_checkpoint(const std::string& path) {
     const std::filesystem::path folder = std::filesystem::path(path).parent_path();
     std::unordered_map<std::string_view, std::size_t> shard_number;  // file name → index into index.shards
     for (std::size_t s = 0; s < index.shards.size(); ++s) shard_number.emplace(index.shards[s], s);
-    std::unordered_map<std::string, std::size_t> shard_of_tensor;  // as the index says
-    for (const auto& [tensor, shard] : index.weight_map) shard_of_tensor.emplace(tensor, shard_number.at(shard));
-    std::unordered_map<std::string, std::size_t> found;  // tensor → shard whose header holds it
+    // Each tensor's shard as the index says, and the shard whose header holds it, by the tensor's place in the
+    // weight_map, found through indices sorted by name: maps of copied names were two of a million nodes each
+    // (a 1M-tensor index swept at 480 MB).
+    constexpr std::uint32_t kNowhere = std::numeric_limits<std::uint32_t>::max();
+    const auto& map = index.weight_map;
+    std::vector<std::uint32_t> listed_in(map.size()), found_in(map.size(), kNowhere), by_name(map.size());
+    for (std::size_t k = 0; k < map.size(); ++k) {
+        listed_in[k] = static_cast<std::uint32_t>(shard_number.at(map[k].second));
+        by_name[k] = static_cast<std::uint32_t>(k);
+    }
+    std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) { return map[a].first < map[b].first; });
+    const auto place_of = [&](const std::string& tensor) -> std::size_t {
+        const auto at = std::lower_bound(by_name.begin(), by_name.end(), tensor,
+                                         [&](std::uint32_t k, const std::string& name) { return map[k].first < name; });
+        return at != by_name.end() && map[*at].first == tensor ? *at : map.size();
+    };
     for (std::size_t s = 0; s < index.shards.size(); ++s) {
         const std::string shard_path = (folder / index.shards[s]).string();
         checkpoint.shards.push_back(shard_path);
         const SafetensorsFile file(shard_path);  // validates the header against the file's real size
         const std::string where = printable(shard_path);
         for (const SafetensorsEntry& e : file.list()) {
-            const auto previous = found.find(e.name);
-            if (previous != found.end())
-                throw Error(where + ": tensor " + quoted_text(e.name) + " is also in " +
-                            quoted_text(index.shards[previous->second]));
-            const auto listed = shard_of_tensor.find(e.name);
-            if (listed == shard_of_tensor.end())
+            const std::size_t k = place_of(e.name);
+            if (k == map.size())
                 throw Error(where + ": tensor " + quoted_text(e.name) + " is not in the index " + quoted_text(path));
-            if (listed->second != s)
+            if (found_in[k] != kNowhere)
+                throw Error(where + ": tensor " + quoted_text(e.name) + " is also in " +
+                            quoted_text(index.shards[found_in[k]]));
+            if (listed_in[k] != s)
                 throw Error(where + ": tensor " + quoted_text(e.name) + " is here, but the index " + quoted_text(path) +
-                            " puts it in " + quoted_text(index.shards[listed->second]));
-            found.emplace(e.name, s);
+                            " puts it in " + quoted_text(index.shards[listed_in[k]]));
+            found_in[k] = static_cast<std::uint32_t>(s);
         }
-        add_shard_tensors(file, s, checkpoint);
+        add_shard_tensors(file, s, store, checkpoint);
     }
-    for (const auto& [tensor, shard] : index.weight_map)
-        if (found.count(tensor) == 0)
-            throw Error(printable(checkpoint.shards[shard_of_tensor[tensor]]) + ": has no tensor " + quoted_text(tensor) +
+    for (std::size_t k = 0; k < map.size(); ++k)
+        if (found_in[k] == kNowhere)
+            throw Error(printable(checkpoint.shards[listed_in[k]]) + ": has no tensor " + quoted_text(map[k].first) +
                         " (the index " + quoted_text(path) + " lists it there)");
     return checkpoint;
 }
@@ -243,7 +323,7 @@ CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard
         std::vector<std::uint32_t> at_place(count, std::numeric_limits<std::uint32_t>::max());
         for (auto t = first; t != last; ++t)
             if (t->place < count) at_place[t->place] = static_cast<std::uint32_t>(t - first);
-        gguf_ = std::make_unique<GgufFile>(path, [&](const GgufTensor& t) {
+        gguf_ = std::make_unique<GgufFile>(path, [&](const GgufTensor& t, std::uint64_t) {
             const std::size_t k = listed++;
             if (!same || k >= count || at_place[k] == std::numeric_limits<std::uint32_t>::max()) return void(same = false);
             const CheckpointTensor& was = first[at_place[k]];
@@ -252,14 +332,16 @@ CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard
             same = shape && t.name == was.name && gguf_type_label(t) == was.dtype &&
                    (t.type != nullptr && t.type->decodes) == was.readable && t.offset == was.begin &&
                    t.offset + t.bytes == was.end;
-        });
+        }, GgufFile::Walk::Again);
         // The checkpoint's tensors were checked inside the file it opened: this one may be shorter.
         const std::uint64_t data_size = gguf_->file().size() >= gguf_->data_offset() ? gguf_->file().size() - gguf_->data_offset() : 0;
         for (auto t = first; same && t != last; ++t) same = t->end <= data_size;
     } else {
         safetensors_ = std::make_unique<SafetensorsFile>(path);
-        std::shared_ptr<const char[]> text;
-        each_shard_tensor(*safetensors_, shard, check, &text);
+        each_shard_tensor(*safetensors_, shard, check);
+        // The header was read into the file's list and is not read again: its pages leave this process's memory
+        // (compare holds a shard of A and one of B, a 100 MB header each at most).
+        safetensors_->file().done_reading(0, safetensors_->data_offset());
     }
     // The same tensors at the same offsets of a data region that moved (metadata rewritten longer or shorter)
     // would be read from other bytes.

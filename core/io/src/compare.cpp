@@ -58,7 +58,7 @@ private:
     std::int64_t step_;
 };
 
-std::int64_t element_count(const Shape& shape) {
+std::int64_t element_count(const CheckpointShape& shape) {
     std::int64_t n = 1;
     for (const std::int64_t d : shape) n *= d;
     return n;

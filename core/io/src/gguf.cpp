@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "gguf_tensor_list.hpp"
 #include "quantscope/element_type.hpp"
 #include "quantscope/error.hpp"
 #include "quantscope/json_writer.hpp"
@@ -26,6 +27,8 @@ constexpr std::uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
 // every listing and row, cost compare 1 GB.
 constexpr std::uint64_t kMaxKeyBytes = 65535;
 constexpr std::uint64_t kMaxNameBytes = 4096;
+// A tensor-by-tensor open gives the header's pages back in steps of this many bytes.
+constexpr std::size_t kGiveBack = std::size_t{2} << 20;
 
 std::size_t value_size(GgufValueType type) {
     switch (type) {
@@ -243,12 +246,11 @@ GgufFile::GgufFile(const std::string& path) : file_(path), name_(path) {
     });
 }
 
-GgufFile::GgufFile(const std::string& path, const std::function<void(const GgufTensor&)>& each)
-    : file_(path), name_(path) {
+GgufFile::GgufFile(const std::string& path, const EachTensor& each, Walk walk) : file_(path), name_(path) {
     data_ = file_.data();
     size_ = file_.size();
     file_.read_guarded([&] {
-        parse(&each);
+        parse(&each, walk);
         return 0;
     });
 }
@@ -258,7 +260,7 @@ GgufFile::GgufFile(const std::uint8_t* data, std::size_t size, std::string name)
     parse();
 }
 
-void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
+void GgufFile::parse(const EachTensor* each, Walk walk) {
     Cursor in(data_, size_, name_);
     if (size_ < 4 || std::memcmp(data_, "GGUF", 4) != 0) in.fail("magic", "not a GGUF file (it does not start with \"GGUF\")");
     in.take(4, "magic");
@@ -276,12 +278,16 @@ void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
         in.fail("KV count", std::to_string(n_kv) + " KVs cannot fit in the " + std::to_string(in.remaining()) +
                                 " bytes left");
 
-    // A reader that checks tensors only (`each`) keeps no KV but the alignment, and leaves names twice to the
-    // open it checks against.
+    // A reader of tensors only (`each`) keeps no KV but the alignment; reading the header for the first time, it
+    // still checks that no key appears twice, through views of the keys (every KV kept was 1M KVs' 100 MB).
     if (each == nullptr) kvs_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n_kv, 1u << 16)));
+    std::vector<std::string_view> keys;
+    if (each != nullptr && walk == Walk::First)
+        keys.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n_kv, 1u << 16)));
     for (std::uint64_t i = 0; i < n_kv; ++i) {
         GgufKv kv;
-        kv.key = in.string("KV " + std::to_string(i) + " key", kMaxKeyBytes, "GGUF's 65535 for a key");
+        const std::string_view key = in.text("KV " + std::to_string(i) + " key", kMaxKeyBytes, "GGUF's 65535 for a key");
+        kv.key = std::string(key);
         const std::string field = "KV " + quoted_text(kv.key);
         if (kv.key.empty()) in.fail("KV " + std::to_string(i) + " key", "an empty key");
         const std::uint32_t id = in.u32(field + " (type)");
@@ -291,21 +297,28 @@ void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
             read_array(in, field, 1, &kv.shown, &kv.item_type, &kv.count);
         else
             read_value(in, kv.type, field, 0, &kv.shown, &kv.integer);
+        if (each != nullptr && walk == Walk::First)
+            keys.push_back(key);
         if (each == nullptr || kv.key == "general.alignment") kvs_.push_back(std::move(kv));
     }
-    {
-        // A key twice: the first repeat in file order. Sorted indices, not a set of copied keys (a file of a
-        // million KVs held each key twice).
-        std::vector<std::uint32_t> by_key(kvs_.size());
-        for (std::size_t i = 0; i < by_key.size(); ++i) by_key[i] = static_cast<std::uint32_t>(i);
+    // A key twice: the first repeat in file order. Sorted indices, not a set of copied keys (a file of a million
+    // KVs held each key twice).
+    const auto check_keys = [&](std::size_t count, const auto& key_of) {
+        std::vector<std::uint32_t> by_key(count);
+        for (std::size_t i = 0; i < count; ++i) by_key[i] = static_cast<std::uint32_t>(i);
         std::sort(by_key.begin(), by_key.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return kvs_[a].key != kvs_[b].key ? kvs_[a].key < kvs_[b].key : a < b;
+            return key_of(a) != key_of(b) ? key_of(a) < key_of(b) : a < b;
         });
-        std::size_t repeat = kvs_.size();
-        for (std::size_t i = 1; i < by_key.size(); ++i)
-            if (kvs_[by_key[i]].key == kvs_[by_key[i - 1]].key) repeat = std::min<std::size_t>(repeat, by_key[i]);
-        if (repeat < kvs_.size()) in.fail("KV " + quoted_text(kvs_[repeat].key), "the key appears twice");
-    }
+        std::size_t repeat = count;
+        for (std::size_t i = 1; i < count; ++i)
+            if (key_of(by_key[i]) == key_of(by_key[i - 1])) repeat = std::min<std::size_t>(repeat, by_key[i]);
+        if (repeat < count) in.fail("KV " + quoted_text(key_of(repeat)), "the key appears twice");
+    };
+    if (each != nullptr && walk == Walk::First)
+        check_keys(keys.size(), [&](std::size_t i) { return keys[i]; });
+    else
+        check_keys(kvs_.size(), [&](std::size_t i) { return std::string_view(kvs_[i].key); });
+    keys = {};
     if (const GgufKv* align = find_kv("general.alignment")) {
         if (align->type != GgufValueType::U32)
             in.fail("KV 'general.alignment'", std::string("must be a u32, not ") + gguf_value_type_name(align->type));
@@ -319,6 +332,7 @@ void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
                                     std::to_string(in.remaining()) + " bytes left");
     if (each == nullptr) tensors_.reserve(static_cast<std::size_t>(n_tensors));
     std::uint64_t name_bytes = 0;
+    std::size_t given_back = 0;
     for (std::uint64_t i = 0; i < n_tensors; ++i) {
         GgufTensor t;
         // A view of the mapping for now (read here under the guard); copied into names_ below.
@@ -354,10 +368,17 @@ void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
             t.bytes = saturating_mul(static_cast<std::uint64_t>(t.elements / t.type->block_size),
                                      static_cast<std::uint64_t>(t.type->type_size));
         }
-        if (each != nullptr)
-            (*each)(t);
-        else
+        if (each != nullptr) {
+            (*each)(t, n_tensors);
+            // What was read is not read again: its pages leave this process's memory, 2 MiB at a time.
+            const std::size_t read = in.position() / kGiveBack * kGiveBack;
+            if (read > given_back) {
+                file_.done_reading(given_back, read - given_back);
+                given_back = read;
+            }
+        } else {
             tensors_.push_back(t);
+        }
     }
     // The names, copied once out of the mapping: a listing read after the file shrank reads no missing page.
     names_.reset(new char[static_cast<std::size_t>(name_bytes) + 1]);  // not zeroed: every byte is written below
@@ -368,44 +389,16 @@ void GgufFile::parse(const std::function<void(const GgufTensor&)>* each) {
         at += t.name.size();
     }
 
-    by_name_.resize(tensors_.size());
-    for (std::size_t i = 0; i < tensors_.size(); ++i) by_name_[i] = static_cast<std::uint32_t>(i);
-    std::sort(by_name_.begin(), by_name_.end(),
-              [&](std::uint32_t a, std::uint32_t b) { return tensors_[a].name < tensors_[b].name; });
-    for (std::size_t i = 1; i < by_name_.size(); ++i)
-        if (tensors_[by_name_[i]].name == tensors_[by_name_[i - 1]].name)
-            in.fail("tensor " + quoted_text(std::string(tensors_[by_name_[i]].name)), "the name appears twice");
-
     const std::uint64_t end_of_infos = in.position();
     data_start_ = static_cast<std::size_t>((end_of_infos + alignment_ - 1) / alignment_ * alignment_);
-    if (each != nullptr) return;  // the checks of the whole list are the caller's
-    if (!tensors_.empty() && data_start_ > size_)
-        in.fail("data section", "starts at " + std::to_string(data_start_) + ", past the end of the file (" +
-                                    std::to_string(size_) + " bytes; truncated)");
-    const std::uint64_t data_size = data_start_ <= size_ ? size_ - data_start_ : 0;
-    for (const GgufTensor& t : tensors_) {
-        const auto field = [&] { return "tensor " + quoted_text(std::string(t.name)); };
-        if (t.offset % alignment_ != 0)
-            in.fail(field(), "offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
-                               std::to_string(alignment_));
-        if (t.offset > data_size || t.bytes > data_size - t.offset)
-            in.fail(field(), "offset " + std::to_string(t.offset) + " and " + std::to_string(t.bytes) +
-                               " bytes run past the end of the data section (" + std::to_string(data_size) + " bytes)");
-    }
-
-    // Overlapping tensors would alias each other's bytes: a malformed (or malicious) file.
-    std::vector<std::size_t> order;
-    for (std::size_t i = 0; i < tensors_.size(); ++i)
-        if (tensors_[i].bytes > 0) order.push_back(i);
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tensors_[a].offset < tensors_[b].offset; });
-    for (std::size_t i = 1; i < order.size(); ++i) {
-        const GgufTensor& previous = tensors_[order[i - 1]];
-        const GgufTensor& current = tensors_[order[i]];
-        if (current.offset < previous.offset + previous.bytes)
-            in.fail("tensor " + quoted_text(std::string(current.name)),
-                    "overlaps tensor " + quoted_text(std::string(previous.name)) + " (bytes " + std::to_string(current.offset) + " to " +
-                        std::to_string(std::min(previous.offset + previous.bytes, current.offset + current.bytes)) + ")");
-    }
+    if (each != nullptr) return;  // the checks of the whole list are the reader's
+    detail::check_gguf_tensor_list(
+        name_, tensors_.size(),
+        [&](std::size_t i) {
+            const GgufTensor& t = tensors_[i];
+            return detail::GgufListed{t.name, t.offset, t.bytes};
+        },
+        alignment_, data_start_, size_, by_name_);
 }
 
 const GgufKv* GgufFile::find_kv(const std::string& key) const {

@@ -17,7 +17,7 @@
 namespace qs {
 namespace {
 
-std::int64_t element_count(const Shape& shape) {
+std::int64_t element_count(const CheckpointShape& shape) {
     std::int64_t n = 1;
     for (const std::int64_t d : shape) n *= d;  // the header check bounds the product by the file size
     return n;

@@ -3,6 +3,7 @@
 // header and the index against them, so a bad shard or a lying index is found before any tensor is read.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,26 +25,58 @@ struct CheckpointIndex {
 };
 CheckpointIndex read_checkpoint_index(const std::string& path);
 
-// Names and types are views of text the Checkpoint owns (once: a header of a million tensors held each name in
-// several copies and maps, 1 GB for compare): a CheckpointTensor lives as long as its Checkpoint, or a copy of it.
+// A tensor's shape as a checkpoint lists it: a view of dimensions the Checkpoint owns, 16 bytes (a Shape was 24
+// and a heap block of 32 or more: 56 MB for a million tensors). Converts to a Shape (a copy) where one is needed.
+class CheckpointShape {
+public:
+    CheckpointShape() = default;
+    CheckpointShape(const std::int64_t* dims, std::uint32_t rank) : dims_(dims), rank_(rank) {}
+
+    std::size_t size() const { return rank_; }
+    bool empty() const { return rank_ == 0; }
+    const std::int64_t* begin() const { return dims_; }
+    const std::int64_t* end() const { return dims_ + rank_; }
+    std::int64_t operator[](std::size_t d) const { return dims_[d]; }
+    operator Shape() const { return Shape(begin(), end()); }  // implicit: where a Shape was
+
+    friend bool operator==(const CheckpointShape& a, const CheckpointShape& b) {
+        return a.rank_ == b.rank_ && std::equal(a.begin(), a.end(), b.begin());
+    }
+    friend bool operator!=(const CheckpointShape& a, const CheckpointShape& b) { return !(a == b); }
+    friend bool operator==(const CheckpointShape& a, const Shape& b) {
+        return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+    }
+    friend bool operator==(const Shape& a, const CheckpointShape& b) { return b == a; }
+    friend bool operator!=(const CheckpointShape& a, const Shape& b) { return !(a == b); }
+    friend bool operator!=(const Shape& a, const CheckpointShape& b) { return !(b == a); }
+
+private:
+    const std::int64_t* dims_ = nullptr;
+    std::uint32_t rank_ = 0;
+};
+
+// Names, types and shapes are views of text and dimensions the Checkpoint owns (once: a header of a million tensors
+// held each name in several copies and maps, 1 GB for compare): a CheckpointTensor lives as long as its
+// Checkpoint, or a copy of it. 80 bytes.
 struct CheckpointTensor {
     std::string_view name;
     std::string_view dtype;     // as the header names it: "F32", "BF16", "I64", ...; GGUF: "F16", "Q4_K", ...
-    Shape shape;                // as stored (any rank; GGUF: ggml's ne reversed, as numpy shows it)
-    bool readable = false;      // QuantScope reads its values (F32, F16, BF16, F64, a ggml type it decodes)
-    std::uint32_t place = 0;    // its place in its shard's header (the checkpoint lists tensors by data offset)
-    std::size_t shard = 0;      // index into Checkpoint::shards
+    CheckpointShape shape;      // as stored (any rank; GGUF: ggml's ne reversed, as numpy shows it)
     std::uint64_t begin = 0;    // the tensor's bytes within the shard's data region
     std::uint64_t end = 0;
+    std::uint32_t place = 0;    // its place in its shard's header (the checkpoint lists tensors by data offset)
+    std::uint32_t shard = 0;    // index into Checkpoint::shards
+    bool readable = false;      // QuantScope reads its values (F32, F16, BF16, F64, a ggml type it decodes)
 };
 
 struct Checkpoint {
     std::vector<std::string> shards;         // paths; one for a plain .safetensors file
     std::vector<std::uint64_t> data_offsets; // each shard's data region in its file, as opened
     std::vector<CheckpointTensor> tensors;   // file order: shards in order, then by data offset
-    // The text the tensors' names and types view: every name of a shard end to end, and the types as named.
-    // Shared, so that a copy of the Checkpoint views the same text.
+    // The text and dimensions the tensors' names, types and shapes view, in blocks that never move. Shared, so
+    // that a copy of the Checkpoint views the same blocks.
     std::vector<std::shared_ptr<const char[]>> text;
+    std::vector<std::shared_ptr<const std::int64_t[]>> dims;
 };
 
 // Opens `path` (a .safetensors or .gguf file, or an index .json), validates every shard's header in full and, for an

@@ -72,12 +72,23 @@ class GgufFile {
 public:
     // Maps the file and validates its header. Throws qs::Error "<path>: <field>: ..." naming what lies.
     explicit GgufFile(const std::string& path);
-    // Maps the file and validates its header as far as one tensor at a time can be, passing each tensor (its name
-    // a view valid during the call) to `each` in header order and keeping none: list() is empty. For a reader
-    // that knows the tensors already (a checkpoint opened again) and checks them against what `each` gets; the
-    // checks of the whole list (names twice, overlaps, data inside the file) are that reader's. Costs no memory
-    // per tensor.
-    GgufFile(const std::string& path, const std::function<void(const GgufTensor&)>& each);
+    // What a tensor-by-tensor open (below) passes on: each tensor in header order (its name a view valid during
+    // the call) and the header's tensor count (the same at every call: a reader may reserve for it at the first).
+    using EachTensor = std::function<void(const GgufTensor& tensor, std::uint64_t count)>;
+    // What such an open checks beyond each tensor's own fields. Neither keeps a KV but the alignment.
+    enum class Walk {
+        // A header read for the first time (open_checkpoint): every KV as GgufFile(path) checks it (a key twice).
+        First,
+        // A header read again and checked against what was read before (a checkpoint's shard): no key twice was
+        // found then.
+        Again,
+    };
+    // Maps the file and validates its header as far as one tensor at a time can be, passing each tensor to `each`
+    // and keeping none: list() is empty. The checks of the whole list (names twice, overlaps, data inside the
+    // file) are the reader's: for a reader that keeps a list of its own (a checkpoint) or checks the tensors
+    // against one. Costs no memory per tensor, and the header's pages are given back as they are read (a
+    // million tensors' header is 40 MB).
+    GgufFile(const std::string& path, const EachTensor& each, Walk walk);
     // The same over bytes owned by the caller, which must outlive this object (for tests and fuzzing).
     GgufFile(const std::uint8_t* data, std::size_t size, std::string name);
 
@@ -118,7 +129,7 @@ public:
     const std::uint8_t* bytes_of(const GgufTensor& tensor) const { return data_ + data_start_ + tensor.offset; }
 
 private:
-    void parse(const std::function<void(const GgufTensor&)>* each = nullptr);
+    void parse(const EachTensor* each = nullptr, Walk walk = Walk::Again);
     const GgufTensor& decodable(const std::string& tensor_name) const;
     void check_decodable(const GgufTensor& t) const;
     Shape checked_shape(const GgufTensor& t, std::string* folding) const;
