@@ -227,7 +227,7 @@ TEST_CASE("bits panel: a covered code stays hidden and a click on a packed code 
     CHECK(follow == 0);
 }
 
-TEST_CASE("pipeline: a value that rounds to zero from below reads round(...) = 0, not -0") {
+TEST_CASE("pipeline: a value that rounds to zero from below reads round(...) = 0 and not -0") {
     // d-randn-4x4's last step follows [1, 0]: r / s + z = -0.129804, whose round is the float -0; the trace read
     // "round(-0.129804) = -0 -> q = clamp(-0, -128, 127) = 0".
     ImGuiContext* context = ImGui::CreateContext();
