@@ -245,7 +245,8 @@ void FillFrame(FigurePanelState& st, const Look& lk, const QuantView& qv, ImVec2
     // cells' stretch).
     const HeatmapStyle& s0 = f.ps.styles[0];
     const float image_h = HeatmapImageSize(rows, cols, panel, s0.colorbar_width, s0.max_cell_aspect).y;
-    if (image_h < f.heat_h) f.heat_h = std::max(16.0f, image_h);
+    // (Under a pixel is the image's size rounded down, no band: an exported figure keeps its bytes.)
+    if (image_h + 1.0f <= f.heat_h) f.heat_h = std::max(16.0f, image_h);
 }
 
 FigureFrame PrepareFigure(FigurePanelState& st, const Look& lk, const QuantView& qv, ImVec2 size, int caption_lines,

@@ -233,11 +233,13 @@ void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, cons
         TextWrappedAtSpaces(HiddenNote(view));
         ImGui::PopStyleColor();
     }
-    // The caller's layout goes on under the whole `size`, as it did when the strip was at its bottom.
-    const float end = origin.y + size.y;
+    // The caller's layout goes on where it did when the strip ended the whole `size` (the figure's item and the
+    // strip's each end with the item spacing): a slide's tab under it stays where it was.
+    const float spacing = ImGui::GetStyle().ItemSpacing.y;
+    const float end = origin.y + size.y + 2.0f * spacing;
     if (ImGui::GetCursorScreenPos().y < end) {
         ImGui::SetCursorScreenPos(ImVec2(origin.x, ImGui::GetCursorScreenPos().y));
-        ImGui::Dummy(ImVec2(1.0f, end - ImGui::GetCursorScreenPos().y - ImGui::GetStyle().ItemSpacing.y));
+        ImGui::Dummy(ImVec2(1.0f, end - ImGui::GetCursorScreenPos().y - spacing));
     }
     ImGui::SetWindowFontScale(1.0f);
 }
