@@ -12,6 +12,7 @@
 
 #include "gui/document/tensor_data.hpp"
 #include "gui/panels/bits_panel.hpp"
+#include "gui/panels/bits_text.hpp"
 #include "gui/panels/figure_panel.hpp"
 #include "gui/panels/intents.hpp"
 #include "gui/panels/pipeline_text.hpp"
@@ -248,4 +249,37 @@ TEST_CASE("pipeline: a value that rounds to zero from below reads round(...) = 0
     CHECK(all.find("round(-0.129804) = 0\n") != std::string::npos);
     CHECK(all.find("clamp(0, -128, 127) = 0") != std::string::npos);
     CHECK(all.find("clamp(-0,") == std::string::npos);
+}
+
+namespace {
+
+// An integer code's Bits row as cell_bits makes it (each bit's weight, the top one negative when signed), decoded.
+std::string DecodedIntCode(const std::string& encoding, std::int32_t code) {
+    const int bits = encoding.back() == '4' ? 4 : 8;
+    const bool is_signed = encoding[0] == 'i';
+    BitRow row;
+    row.encoding = encoding;
+    row.fields = int_bit_fields(code, bits, is_signed);
+    row.bits_value = row.fields[0].raw;
+    row.value = row.fields[0].value;
+    for (int b = bits - 1; b >= 0; --b) row.weights.push_back((is_signed && b == bits - 1 ? -1.0 : 1.0) * static_cast<double>(1 << b));
+    ImGuiContext* context = ImGui::CreateContext();
+    const std::string text = BitRowDecoded(row);
+    ImGui::DestroyContext(context);
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("bits view: a code with one set bit or none reads as its number without a sum") {
+    // The compact look leaves the bits out of the decoded line: int8 code 2 read "-> 2 = 2 (two's complement)".
+    CHECK(DecodedIntCode("int8", 2) == "2 (two's complement)");
+    CHECK(DecodedIntCode("int8", 0) == "0 (two's complement)");
+    CHECK(DecodedIntCode("int8", -128) == "-128 (two's complement)");
+    CHECK(DecodedIntCode("uint8", 64) == "64 (unsigned)");
+    CHECK(DecodedIntCode("uint8", 0) == "0 (unsigned)");
+    // Two set bits or more: the weights summed, as before.
+    CHECK(DecodedIntCode("int8", -126) == "-128 + 2 = -126 (two's complement)");
+    CHECK(DecodedIntCode("int4", -3) == "-8 + 4 + 1 = -3 (two's complement)");
+    CHECK(DecodedIntCode("uint8", 3) == "2 + 1 = 3 (unsigned)");
 }

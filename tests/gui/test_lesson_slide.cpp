@@ -288,3 +288,31 @@ TEST_CASE("lesson slide: the Bits view keeps its normal look at the normal size 
     CHECK(text.find("scalesc(uint6)") != std::string::npos);
     CHECK(text.find("signexponentmantissa") != std::string::npos);  // the legend, once
 }
+
+TEST_CASE("lesson slide: a wide tensor's grid keeps its rows and the metrics strip together in presenter mode") {
+    // h-number-formats step 1's 4 x 32 weights: each image is as wide as its column lets it be and its cells as
+    // tall as they may stretch, shorter than the grid's half of the height. The rows were drawn a half-height
+    // apart, the metrics strip at the slide's bottom: an empty band under each row and above the strip.
+    for (const auto& [width, height, scale] : {std::tuple{1280, 720, 2.0f}, std::tuple{1600, 900, 1.0f}}) {
+        CAPTURE(width);
+        SlideScreen s(width, height, "h-number-formats", 0, scale);
+        s.app.presenter = true;
+        std::string overlap;
+        const std::string text = s.Text(&overlap);
+        INFO(text);
+        CHECK_MESSAGE(overlap.empty(), overlap);
+        REQUIRE(s.app.figure.used_grid);
+        const float line = std::round(18.0f * scale);
+        const auto& f = s.app.figure;
+        // A row's title and its legend line (under the first row) between the rows: no more.
+        const float between_rows = f.image_min[2].y - f.image_max[0].y;
+        INFO("between the rows " << between_rows << " px, text " << line << " px");
+        CHECK(between_rows <= 3.5f * line);
+        // Under the images: the legend line, the two lines of the click hint and the strip's first line.
+        const float images_bottom = std::max(f.image_max[2].y, f.image_max[3].y);
+        const float strip_bottom = GlyphsBottom(s.r, "SQNR");
+        INFO("images end at " << images_bottom << ", the strip's SQNR at " << strip_bottom);
+        REQUIRE(strip_bottom > images_bottom);
+        CHECK(strip_bottom - images_bottom <= 7.0f * line);
+    }
+}

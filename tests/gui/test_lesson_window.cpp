@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <utility>
 
 #include <stb_image.h>
 
@@ -361,6 +362,43 @@ TEST_CASE("lesson in the window: every shipped step's printed numbers agree with
                 INFO(l.name << " step " << k + 1 << " " << row.label << ": notebook " << row.notebook << ", app " << row.app);
                 CHECK(row.applies);
                 CHECK(row.agrees);
+            }
+        }
+    }
+}
+
+namespace {
+
+// Digits after the dot, and significant digits, of a printed number ("0.016929134609192376": 18 and 17).
+std::pair<int, int> DigitsOf(const std::string& number) {
+    const std::size_t dot = number.find('.');
+    const int decimals = dot == std::string::npos ? 0 : static_cast<int>(number.size() - dot - 1);
+    int significant = 0;
+    for (char c : number)
+        if (c >= '0' && c <= '9' && (significant > 0 || c != '0')) ++significant;
+    return {decimals, significant};
+}
+
+}  // namespace
+
+TEST_CASE("lesson in the window: an agreeing number reads with the notebook's digits") {
+    // layer-lab step 1 printed the scale with 18 decimals: "notebook 0.016929134609192376  app 0.0169" and a
+    // check mark read as two different numbers.
+    for (const qs::Lesson& l : qs::cli::shipped_lessons()) {
+        qs::gui::AppState app;
+        app.doc.force_sync = true;
+        qs::gui::OpenLesson(app, std::make_shared<const qs::Lesson>(l), 0);
+        for (int k = 0; k < static_cast<int>(l.steps.size()); ++k) {
+            qs::gui::GoToLessonStep(app, k);
+            app.doc.finish_recompute_now();
+            app.doc.update();
+            for (const qs::gui::LessonRow& row : qs::gui::LessonRows(l.steps[static_cast<std::size_t>(k)], app.doc.view())) {
+                if (!row.agrees || row.notebook.find_first_of("eE, ") != std::string::npos) continue;  // one plain number
+                INFO(l.name << " step " << k + 1 << " " << row.label << ": notebook " << row.notebook << ", app " << row.app);
+                const auto [decimals, significant] = DigitsOf(row.notebook);
+                const auto [app_decimals, app_significant] = DigitsOf(row.app);
+                CHECK((app_decimals == decimals || app_significant == std::min(significant, 17)));
+                if (l.name == "layer-lab" && row.label == "scale") CHECK(row.app == row.notebook);
             }
         }
     }

@@ -36,17 +36,20 @@ std::string FloatDecoded(const BitRow& row) {
 }
 
 // The weights of the set bits summed: "-8 + 4 + 1 = -3", then what the code stands for when that differs
-// from the sum (NF4's codebook level, Q4_0's q - 8).
+// from the sum (NF4's codebook level, Q4_0's q - 8). One set bit, or none, is its number alone: "2", not
+// "2 = 2" (the compact look, without the bits before it, read "→ 2 = 2 (two's complement)").
 std::string IntDecoded(const BitRow& row) {
     const BitField& f = row.fields[0];
     std::string sum;
+    int set = 0;
     for (int b = 0; b < f.bits; ++b) {
         if (f.text[static_cast<std::size_t>(b)] != '1') continue;
         const double w = row.weights[static_cast<std::size_t>(b)];  // only the top bit can weigh less than 0
         sum += sum.empty() ? FormatNumber(w) : " + " + FormatNumber(w);
+        ++set;
     }
-    if (sum.empty()) sum = "0";
-    std::string s = sum + " = " + FormatNumber(row.bias != 0 ? static_cast<double>(f.raw) : f.value);
+    const std::string number = FormatNumber(row.bias != 0 ? static_cast<double>(f.raw) : f.value);
+    std::string s = set > 1 ? sum + " = " + number : number;
     const bool is_signed = !row.weights.empty() && row.weights[0] < 0;
     const Sym sym = Symbols();
     const std::string arrow = std::string(" ") + sym.arrow + " ";

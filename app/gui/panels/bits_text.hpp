@@ -18,7 +18,8 @@ std::string BitRowTitle(const BitRow& row, const QuantConfig& config, bool in_su
 // The bits with a space between fields: "0 1111 110", "1101".
 std::string BitRowBits(const BitRow& row);
 // What they stand for: "+1 × 2^8 × 1.75 = 448", "+1 × 2^-6 × 0.125 = 0.00195312 (subnormal)", "NaN",
-// "-8 + 4 + 1 = -3 (two's complement)", "0 + 0 + 1 + 0 = 2 → level -0.525073", "2^(124 - 127) = 2^-3 = 0.125".
+// "-8 + 4 + 1 = -3 (two's complement)", "2 (two's complement)" (one set bit: no sum), "0 + 0 + 1 + 0 = 2 → level -0.525073",
+// "2^(124 - 127) = 2^-3 = 0.125".
 std::string BitRowDecoded(const BitRow& row);
 // The name under a float's field, longest first, then shorter ones for a narrow field ("exponent", "exp", "e").
 std::vector<std::string> FieldNames(BitFieldKind kind);

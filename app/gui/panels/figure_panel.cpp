@@ -239,6 +239,14 @@ void FillFrame(FigurePanelState& st, const Look& lk, const QuantView& qv, ImVec2
             f.annotation = ShareColorbarAndAnnotation(f.ps, f.src, st.view, panel, rows, cols, &f.printed);
         }
     }
+    // An image that its width (or its cells' stretch) keeps shorter than the room: the row is as tall as the image,
+    // so the grid's rows follow each other and what is under the images follows them (a 4 x 32 tensor's 2 x 2
+    // grid on a projector left a band under each row: the room is the height shared out, the image kept to its
+    // cells' stretch).
+    const HeatmapStyle& s0 = f.ps.styles[0];
+    const float image_h = HeatmapImageSize(rows, cols, panel, s0.colorbar_width, s0.max_cell_aspect).y;
+    // (Under a pixel is the image's size rounded down, no band: an exported figure keeps its bytes.)
+    if (image_h + 1.0f <= f.heat_h) f.heat_h = std::max(16.0f, image_h);
 }
 
 FigureFrame PrepareFigure(FigurePanelState& st, const Look& lk, const QuantView& qv, ImVec2 size, int caption_lines,
@@ -529,7 +537,11 @@ void DrawFigurePanel(FigurePanelState& st, const QuantView& qv, ImVec2 size, con
         if (block >= 0) FollowBlock(st, qv, block);
         below += l.strip_h;
     }
-    if (now.set.show_pipeline) DrawFigurePipeline(st, qv, origin.x, below, size.x);
+    if (now.set.show_pipeline) {
+        DrawFigurePipeline(st, qv, origin.x, below, size.x);
+        below += l.pipeline_h;
+    }
+    st.used_height = std::min(size.y, std::ceil(below - origin.y));
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(size);
     ImGui::PopID();

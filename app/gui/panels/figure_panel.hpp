@@ -119,6 +119,10 @@ struct FigurePanelState {
     // that fits is printed"), and whether the row / grid decision gave the grid.
     std::array<std::int64_t, 4> annotated_cells{}, visible_cells{};
     bool used_grid = false;
+    // [Out] the height the last frame's drawing took from the top of its rectangle: its images' rows packed
+    // (an image shorter than its row's room, a wide tensor's cells stretched as far as they may, leaves no band
+    // between the rows), then its legend, strip and pipeline lines. The rest of the rectangle is empty.
+    float used_height = 0.0f;
     // [Out] the colorbars' one legend under the images last frame, when there are no caption rows to give each
     // bar its own (presenter mode); empty: none drawn.
     std::string colorbar_legend;

@@ -1,6 +1,7 @@
 #include "gui/panels/lesson_panel.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <initializer_list>
 #include <string>
@@ -24,10 +25,32 @@ int PrintedDecimals(const std::string& literal) {
     return dot == std::string::npos ? 0 : static_cast<int>(literal.size() - dot - 1);
 }
 
-// The app's value written like the notebook's literal, so that agreeing numbers read the same.
+// Significant digits of a literal without an exponent ("0.016929134609192376" -> 17, "-14" -> 2, "0.0" -> 1).
+int PrintedSignificantDigits(const std::string& literal) {
+    int digits = 0;
+    bool leading = true;
+    for (char c : literal) {
+        if (c < '0' || c > '9') continue;
+        if (leading && c == '0') continue;
+        leading = false;
+        ++digits;
+    }
+    return std::max(digits, 1);
+}
+
+// The app's value written like the notebook's literal, so that agreeing numbers read the same: to as many
+// decimals, or, past 17 decimals (a float's shortest round trip, 0.016929134609192376, has 18), to as many
+// significant digits (FormatFixed's fallback gave 3: "notebook 0.016929134609192376  app 0.0169" read as two
+// different numbers beside their check mark).
 std::string LikePrinted(double app, const std::string& literal) {
+    constexpr int kMaxDecimals = 17;
     const int decimals = PrintedDecimals(literal);
-    return decimals < 0 ? FormatNumber(app) : FormatFixed(app, decimals, 17);
+    if (decimals < 0) return FormatNumber(app);
+    if (decimals <= kMaxDecimals) return FormatFixed(app, decimals, kMaxDecimals);
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*g", std::min(PrintedSignificantDigits(literal), 17), app);
+    if (std::string(buf).find('e') != std::string::npos) std::snprintf(buf, sizeof buf, "%.*f", decimals, app);  // as printed: no exponent
+    return buf;
 }
 
 std::string CellName(const Tensor& t, std::int64_t flat) { return index_to_string(t.shape, flat); }

@@ -220,14 +220,26 @@ void DrawPresenterView(PresenterViewState& state, FigurePanelState& figure, cons
     const PresenterChoice choice = ChoosePresenterLayout(figure, view, summary, size, max_scale, trace);
     ImGui::SetWindowFontScale(choice.scale);
     const float figure_h = std::max(size.y - MetricsHeight(summary, size.x), 1.0f);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
     DrawFigurePanel(figure, view, ImVec2(size.x, figure_h), choice.look);
     state.text_scale = choice.scale;
+    // The metrics strip right under what the figure drew (its images may be shorter than the room: a wide
+    // tensor's cells stretch only so far), the slide's empty room under it all.
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + std::min(figure.used_height, figure_h)));
     const std::vector<std::string> items = SummaryItems(summary, size.x);
     DrawWrappedParts(items, size.x, -1, nullptr);
     if (trace && ValuesHidden(figure)) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         TextWrappedAtSpaces(HiddenNote(view));
         ImGui::PopStyleColor();
+    }
+    // The caller's layout goes on where it did when the strip ended the whole `size` (the figure's item and the
+    // strip's each end with the item spacing): a slide's tab under it stays where it was.
+    const float spacing = ImGui::GetStyle().ItemSpacing.y;
+    const float end = origin.y + size.y + 2.0f * spacing;
+    if (ImGui::GetCursorScreenPos().y < end) {
+        ImGui::SetCursorScreenPos(ImVec2(origin.x, ImGui::GetCursorScreenPos().y));
+        ImGui::Dummy(ImVec2(1.0f, end - ImGui::GetCursorScreenPos().y - spacing));
     }
     ImGui::SetWindowFontScale(1.0f);
 }
