@@ -238,7 +238,10 @@ float FigureShare(qs::gui::OffscreenRenderer& r) {
             if (!w->Active) continue;
             const std::string name = w->Name;
             if (name.find("##presenter-tab") != std::string::npos) tab = w;
-            else if (const std::size_t at = name.rfind("/##presenter-figure_"); at != std::string::npos && at + 28 == name.size()) slide = w;
+            // the slide itself, not a child of it: its name ends with the child id ImGui appends (8 hex digits)
+            else if (const std::string tail = "/##presenter-figure_"; name.rfind(tail) != std::string::npos &&
+                                                                     name.rfind(tail) + tail.size() + 8 == name.size())
+                slide = w;
         }
         if (slide && tab) share = (tab->Pos.y - slide->Pos.y) / slide->Size.y;
     });
@@ -287,6 +290,7 @@ TEST_CASE("lesson slide: the Bits view keeps its normal look at the normal size 
     CHECK(text.find("sub-block1scalesc(uint6)") == std::string::npos);  // under the line naming its sub-block
     CHECK(text.find("scalesc(uint6)") != std::string::npos);
     CHECK(text.find("signexponentmantissa") != std::string::npos);  // the legend, once
+    CHECK(text.find("signexponentmantissa") == text.rfind("signexponentmantissa"));
 }
 
 TEST_CASE("lesson slide: a wide tensor's grid keeps its rows and the metrics strip together in presenter mode") {

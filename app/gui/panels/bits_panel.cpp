@@ -174,18 +174,19 @@ void CompactRow(const std::string& title, bool beside, const std::string& text, 
     const ImVec2 drawn = boxes();
     float bottom = top + drawn.y;
     const float text_x = boxes_x + drawn.x + font;
-    if (text_above) {
-    } else if (text_x + text_w <= right) {  // one line, beside the boxes
-        DrawTextAt(ImGui::GetWindowDrawList(), ImVec2(text_x, std::round(top + (h - line) * 0.5f)), ImGui::GetColorU32(ImGuiCol_Text),
-                   text, right);
-    } else if (right - text_x >= font * 12.0f) {  // wrapped beside them
-        ImGui::SetCursorScreenPos(ImVec2(text_x, top));
-        TextWrappedAtSpaces(text);
-        bottom = std::max(bottom, ImGui::GetCursorScreenPos().y - spacing);
-    } else {  // under the boxes
-        ImGui::SetCursorScreenPos(ImVec2(start.x, bottom + spacing));
-        TextWrappedAtSpaces(text);
-        bottom = ImGui::GetCursorScreenPos().y - spacing;
+    if (!text_above) {  // (drawn above already otherwise)
+        if (text_x + text_w <= right) {  // one line, beside the boxes
+            DrawTextAt(ImGui::GetWindowDrawList(), ImVec2(text_x, std::round(top + (h - line) * 0.5f)), ImGui::GetColorU32(ImGuiCol_Text),
+                       text, right);
+        } else if (right - text_x >= font * 12.0f) {  // wrapped beside them
+            ImGui::SetCursorScreenPos(ImVec2(text_x, top));
+            TextWrappedAtSpaces(text);
+            bottom = std::max(bottom, ImGui::GetCursorScreenPos().y - spacing);
+        } else {  // under the boxes
+            ImGui::SetCursorScreenPos(ImVec2(start.x, bottom + spacing));
+            TextWrappedAtSpaces(text);
+            bottom = ImGui::GetCursorScreenPos().y - spacing;
+        }
     }
     ImGui::SetCursorScreenPos(ImVec2(start.x, top));
     ImGui::Dummy(ImVec2(avail, bottom - top));

@@ -46,7 +46,7 @@ bool fused_int_overview(const TensorView& view, const QuantParams& params, const
                         const OverviewGrid& grid, const std::vector<std::int64_t>* bit_counts, QuantOverview& out);
 
 // The window's slider step on the heatmaps alone: out's grid, codes_mean, dequantized_mean, error_max and the
-// ranges of codes and r' (each the bits the full pass gives) and metrics.max_abs_error, with out.blocks_only
+// ranges of codes and r' (each the bits the full pass gives; dequantized_mean with `ranges` within float32 rounding) and metrics.max_abs_error, with out.blocks_only
 // set and no other metric nor code counts. AVX-512 only, where fused_int_overview applies and the layout has
 // one (s, z) per run of at least kMinRun elements; else false. `max_abs_r` bounds |r| over the view (the
 // margin of the reciprocal's boundary check). `ranges` (or null): the blocks' min/max under this layout

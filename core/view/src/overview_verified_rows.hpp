@@ -35,9 +35,11 @@ inline float lean_code(float r, float inv, float z) { return std::nearbyint(r * 
 // - the lean r * inv, with inv 1 / s moved by n float32 ulps, and quantize's r / s + z differ by at most
 //   (5.2 + 2n) u |r / s| + 2 u |z| (u = 2^-24; reciprocal_for's bound), so they can round apart only where the
 //   exact r / s + z lies that close to a half k + 1/2, i.e. where r lies within delta_k = 2^-20 s ((1 + n) |a| +
-//   |z| + 2) (more than twice the bound) of the boundary b_k = s a, a = k + 1/2 - z (exact in float64);
+//   |z| + 2) (more than twice the bound) of the boundary b_k = s a, a = k + 1/2 - z (the scan below computes b_k
+//   in float32 and widens delta_k by one |a| to cover that rounding);
 // - bf16 values are 2^-9 |b_k| or more apart there (|a| >= 1/2, b_k a normal float), more than delta_k while
-//   |z| < 1000; two values within the bound (at most delta_k / 2) of b_k would be closer than that, so only the
+//   |z| < 1000 (with the scan's wider margin: 2006 against 2048 at |a| = 1/2 and |z| = 999, thin: recheck
+//   before raising that limit); two values within the bound (at most delta_k / 2) of b_k would be closer than that, so only the
 //   bf16 value nearest b_k can be that close (at a midpoint of two, neither is), and where it is, it is checked
 //   against quantize_value itself.
 // A boundary often falls on a bf16 value (s is the range of two bf16 values over 2^bits - 1), where 1 / s and

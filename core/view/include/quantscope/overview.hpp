@@ -72,13 +72,15 @@ QuantOverview quantize_overview(const TensorView& view, const QuantParams& param
 
 // The heatmaps of quantize_overview alone, in a fraction of its time, for a slider being dragged: the grid,
 // codes_mean, dequantized_mean, error_max, the codes' and r''s ranges and metrics.max_abs_error, each with the
-// bits quantize_overview gives, and blocks_only set; the other metrics, the code counts and error_argmax are
+// bits quantize_overview gives (but dequantized_mean with `ranges`, below), and blocks_only set; the other metrics, the code counts and error_argmax are
 // left out (they need every element's error summed in quantize's order and every code counted, several
 // times the read of the tensor). Returns false (out untouched) where no such pass applies: a number format,
 // wrap-around, the naive recipe, (s, z) that change within runs of 64 elements, float64, a CPU without
 // AVX-512, and one (s, z) on a view whose bit patterns `values` counted (the whole pass is quicker there). `values` is overview_values of the same view.
 // `ranges`, if given, are the blocks' min/max under this layout (block_ranges_for, which `params` came from): on a
-// bf16 view with one (s, z) per row they let most rows skip the per-element boundary check and clamp (same bits).
+// bf16 view with one (s, z) per row they let most rows skip the per-element boundary check and clamp (same codes
+// and errors; dequantized_mean within 2^-21 of the largest |r'| of quantize_overview's, to the bit only where a
+// block is one row: the rows' r' are added in float32 first).
 bool quantize_overview_blocks(const TensorView& view, const QuantParams& params, const QuantConfig& config,
                               const OverviewGrid& grid, const ValueOverview& values, QuantOverview& out,
                               const BlockRanges* ranges = nullptr);
