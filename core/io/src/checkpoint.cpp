@@ -8,7 +8,6 @@
 #include <limits>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
