@@ -8,7 +8,10 @@
 #include <limits>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "gguf_tensor_list.hpp"
 #include "quantscope/atomic_file.hpp"
@@ -25,6 +28,13 @@ namespace {
 // An index lists one entry per tensor: a few hundred thousand at most for the largest models known.
 constexpr std::size_t kMaxIndexBytes = 64u << 20;
 
+// Freed heap back to the system (glibc keeps it resident, for the next allocations of the process).
+void give_back_freed_memory() {
+#if defined(__GLIBC__)
+    ::malloc_trim(0);
+#endif
+}
+
 bool plain_file_name(const std::string& name) {
     return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
            name.find('\\') == std::string::npos && name.find('\0') == std::string::npos;
@@ -32,7 +42,10 @@ bool plain_file_name(const std::string& name) {
 
 }  // namespace
 
-CheckpointIndex read_checkpoint_index(const std::string& path) {
+// The index at `path` checked as read_checkpoint_index says, each weight_map entry given to `take` (its tensor, its
+// shard's number in `shards`, the shards in order of first appearance) in file order, no list of them kept here.
+void scan_checkpoint_index(const std::string& path, std::vector<std::string>& shards,
+                           const std::function<void(const std::string& tensor, std::size_t shard)>& take) {
     const std::string where = printable(path);
     const MappedFile file(path);
     if (file.size() > kMaxIndexBytes)
@@ -40,30 +53,51 @@ CheckpointIndex read_checkpoint_index(const std::string& path) {
     JsonLimits limits;
     limits.max_bytes = kMaxIndexBytes;
     limits.max_values = 4000000;
-    const JsonValue doc = file.read_guarded([&] {
-        return parse_json(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), where, limits);
+    // Checked as a whole, then read entry by entry: never a tree of the whole index (a 1M-tensor index was some
+    // 250 MB of tree).
+    file.read_guarded([&] {
+        const JsonScan scan(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), where, limits);
+        const JsonValue::Type root = scan.type(scan.root());
+        if (root != JsonValue::Type::Object)
+            throw Error(where + ": the index is a JSON " + json_type_name(root) + ", not an object");
+        constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+        std::size_t map = kNone;
+        scan.members(scan.root(), [&](const std::string& key, std::size_t at) {
+            if (map == kNone && key == "weight_map") map = at;
+        });
+        if (map == kNone || scan.type(map) != JsonValue::Type::Object)
+            throw Error(where + ": no \"weight_map\" object (not a checkpoint index)");
+        std::unordered_map<std::string, std::size_t> shard_number;  // a map, not a search of shards: 100k were quadratic
+        bool empty = true;
+        scan.members(map, [&](const std::string& tensor, std::size_t at) {
+            const JsonValue::Type type = scan.type(at);
+            if (type != JsonValue::Type::String)
+                throw Error(where + ": \"weight_map\" entry " + quoted_text(tensor) + " is a " + json_type_name(type) +
+                            ", not a shard file name");
+            std::string shard = scan.value(at).text;
+            if (!plain_file_name(shard))
+                throw Error(where + ": shard " + quoted_text(shard) + " of " + quoted_text(tensor) +
+                            " is not a file name in the index's folder");
+            // A shard is read as a .safetensors file, and every reader picks a file's kind by its name: a shard
+            // named x.gguf (or the index itself) was checked as one kind here and read as another later.
+            if (lower_extension(shard) != ".safetensors")
+                throw Error(where + ": shard " + quoted_text(shard) + " of " + quoted_text(tensor) +
+                            " is not a .safetensors file");
+            const auto number = shard_number.emplace(shard, shards.size());
+            if (number.second) shards.push_back(shard);
+            take(tensor, number.first->second);
+            empty = false;
+        });
+        if (empty) throw Error(where + ": the \"weight_map\" is empty");
+        return 0;
     });
-    if (!doc.is_object()) throw Error(where + ": the index is a JSON " + json_type_name(doc.type) + ", not an object");
-    const JsonValue* map = doc.find("weight_map");
-    if (map == nullptr || !map->is_object()) throw Error(where + ": no \"weight_map\" object (not a checkpoint index)");
-    if (map->members.empty()) throw Error(where + ": the \"weight_map\" is empty");
+}
+
+CheckpointIndex read_checkpoint_index(const std::string& path) {
     CheckpointIndex index;
-    std::unordered_set<std::string_view> shards;  // a set, not a search of index.shards: 100k shards were quadratic
-    for (const auto& [tensor, shard] : map->members) {
-        if (!shard.is_string())
-            throw Error(where + ": \"weight_map\" entry " + quoted_text(tensor) + " is a " + json_type_name(shard.type) +
-                        ", not a shard file name");
-        if (!plain_file_name(shard.text))
-            throw Error(where + ": shard " + quoted_text(shard.text) + " of " + quoted_text(tensor) +
-                        " is not a file name in the index's folder");
-        // A shard is read as a .safetensors file, and every reader picks a file's kind by its name: a shard
-        // named x.gguf (or the index itself) was checked as one kind here and read as another later.
-        if (lower_extension(shard.text) != ".safetensors")
-            throw Error(where + ": shard " + quoted_text(shard.text) + " of " + quoted_text(tensor) +
-                        " is not a .safetensors file");
-        if (shards.insert(shard.text).second) index.shards.push_back(shard.text);
-        index.weight_map.emplace_back(tensor, shard.text);
-    }
+    scan_checkpoint_index(path, index.shards, [&](const std::string& tensor, std::size_t shard) {
+        index.weight_map.emplace_back(tensor, index.shards[shard]);
+    });
     return index;
 }
 
@@ -132,6 +166,10 @@ private:
     std::unordered_map<std::string_view, std::string_view> types_;  // views of the copies
 };
 
+bool readable_dtype(std::string_view dtype) {
+    return dtype == "F32" || dtype == "F16" || dtype == "BF16" || dtype == "F64";
+}
+
 // Each tensor of a shard in file order (by data offset), as a checkpoint lists it, to `take`; its name, type and
 // shape view `file`'s header (a taker that keeps them copies them).
 void each_shard_tensor(const SafetensorsFile& file, std::size_t shard, const std::function<void(const CheckpointTensor&)>& take) {
@@ -149,28 +187,42 @@ void each_shard_tensor(const SafetensorsFile& file, std::size_t shard, const std
         t.end = e.end;
         t.place = i;
         t.shard = static_cast<std::uint32_t>(shard);
-        t.readable = e.dtype == "F32" || e.dtype == "F16" || e.dtype == "BF16" || e.dtype == "F64";
+        t.readable = readable_dtype(e.dtype);
         take(t);
     }
 }
 
-void add_shard_tensors(const SafetensorsFile& file, std::size_t shard, CheckpointStore& store, Checkpoint& out) {
-    out.data_offsets.push_back(file.data_offset());
-    each_shard_tensor(file, shard, [&](const CheckpointTensor& t) {
-        CheckpointTensor kept = t;
-        kept.name = store.text(t.name);
-        kept.dtype = store.type(t.dtype);
-        kept.shape = store.shape(t.shape.size(), [&](std::size_t d) { return t.shape[d]; });
-        out.tensors.push_back(kept);
+// A shard's tensors read tensor by tensor from its header into `list`, in header order (no SafetensorsFile list beside
+// the checkpoint's: 140k tensors of long names were 100 MB there), then checked as a whole as SafetensorsFile(path)
+// checks its own list, so both say the same of the same file. Returns the shard's data offset.
+std::size_t read_shard_tensors(const std::string& path, std::size_t shard, CheckpointStore& store,
+                               std::vector<CheckpointTensor>& list) {
+    const std::size_t first = list.size();
+    const SafetensorsFile file(MappedFile(path), [&](const SafetensorsEntry& e) {
+        CheckpointTensor t;
+        t.name = store.text(e.name);
+        t.dtype = store.type(e.dtype);
+        t.shape = store.shape(e.shape.size(), [&](std::size_t d) { return e.shape[d]; });
+        t.begin = e.begin;
+        t.end = e.end;
+        t.place = static_cast<std::uint32_t>(list.size() - first);
+        t.shard = static_cast<std::uint32_t>(shard);
+        t.readable = readable_dtype(e.dtype);
+        list.push_back(t);
     });
+    check_safetensors_overlaps(file.name(), list.size() - first,
+                               [&](std::size_t i) -> const CheckpointTensor& { return list[first + i]; });
+    return file.data_offset();
 }
 
 // Puts `list` in order of data offset (ties in header order) in place: a million tensors sorted as a copy would
 // hold 80 MB twice. Files are mostly in that order already.
-void sort_by_offset(std::vector<CheckpointTensor>& list) {
+void sort_by_offset(std::vector<CheckpointTensor>& all, std::size_t from = 0) {
+    CheckpointTensor* const list = all.data() + from;  // the tensors from `from` on
+    const std::size_t count = all.size() - from;
     const auto by_offset = [](const CheckpointTensor& a, const CheckpointTensor& b) { return a.begin < b.begin; };
-    if (std::is_sorted(list.begin(), list.end(), by_offset)) return;
-    std::vector<std::uint32_t> order(list.size());  // order[i]: the tensor that goes to place i
+    if (std::is_sorted(list, list + count, by_offset)) return;
+    std::vector<std::uint32_t> order(count);  // order[i]: the tensor that goes to place i
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return list[a].begin < list[b].begin; });
     // Each cycle of the permutation moved round once; a place done points to itself.
@@ -245,55 +297,66 @@ Checkpoint open_checkpoint(const std::string& path) {
     CheckpointStore store(checkpoint);
     if (extension == ".safetensors") {
         checkpoint.shards.push_back(path);
-        const SafetensorsFile file(path);
-        checkpoint.tensors.reserve(file.list().size());
-        add_shard_tensors(file, 0, store, checkpoint);
+        checkpoint.data_offsets.push_back(read_shard_tensors(path, 0, store, checkpoint.tensors));
+        sort_by_offset(checkpoint.tensors);
+        give_back_freed_memory();
         return checkpoint;
     }
-    const CheckpointIndex index = read_checkpoint_index(path);
-    checkpoint.tensors.reserve(index.weight_map.size());  // what the shards must hold, once
-    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-    std::unordered_map<std::string_view, std::size_t> shard_number;  // file name → index into index.shards
-    for (std::size_t s = 0; s < index.shards.size(); ++s) shard_number.emplace(index.shards[s], s);
-    // Each tensor's shard as the index says, and the shard whose header holds it, by the tensor's place in the
-    // weight_map, found through indices sorted by name: maps of copied names were two of a million nodes each
-    // (a 1M-tensor index swept at 480 MB).
-    constexpr std::uint32_t kNowhere = std::numeric_limits<std::uint32_t>::max();
-    const auto& map = index.weight_map;
-    std::vector<std::uint32_t> listed_in(map.size()), found_in(map.size(), kNowhere), by_name(map.size());
-    for (std::size_t k = 0; k < map.size(); ++k) {
-        listed_in[k] = static_cast<std::uint32_t>(shard_number.at(map[k].second));
-        by_name[k] = static_cast<std::uint32_t>(k);
-    }
-    std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) { return map[a].first < map[b].first; });
-    const auto place_of = [&](const std::string& tensor) -> std::size_t {
-        const auto at = std::lower_bound(by_name.begin(), by_name.end(), tensor,
-                                         [&](std::uint32_t k, const std::string& name) { return map[k].first < name; });
-        return at != by_name.end() && map[*at].first == tensor ? *at : map.size();
-    };
-    for (std::size_t s = 0; s < index.shards.size(); ++s) {
-        const std::string shard_path = (folder / index.shards[s]).string();
-        checkpoint.shards.push_back(shard_path);
-        const SafetensorsFile file(shard_path);  // validates the header against the file's real size
-        const std::string where = printable(shard_path);
-        for (const SafetensorsEntry& e : file.list()) {
-            const std::size_t k = place_of(e.name);
-            if (k == map.size())
-                throw Error(where + ": tensor " + quoted_text(e.name) + " is not in the index " + quoted_text(path));
-            if (found_in[k] != kNowhere)
-                throw Error(where + ": tensor " + quoted_text(e.name) + " is also in " +
-                            quoted_text(index.shards[found_in[k]]));
-            if (listed_in[k] != s)
-                throw Error(where + ": tensor " + quoted_text(e.name) + " is here, but the index " + quoted_text(path) +
-                            " puts it in " + quoted_text(index.shards[listed_in[k]]));
-            found_in[k] = static_cast<std::uint32_t>(s);
+    [&] {
+        // The weight_map as names and shard numbers (pairs of copied names were 96 MB for 1M tensors, and their freed
+        // blocks stayed resident).
+        std::vector<std::string> shards, names;
+        std::vector<std::uint32_t> listed_in;  // each tensor's shard as the index says
+        scan_checkpoint_index(path, shards, [&](const std::string& tensor, std::size_t shard) {
+            names.push_back(tensor);
+            listed_in.push_back(static_cast<std::uint32_t>(shard));
+        });
+        checkpoint.tensors.reserve(names.size());  // what the shards must hold, once
+        const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+        // The shard whose header holds each tensor, by the tensor's place in the weight_map, found through indices
+        // sorted by name: maps of copied names were two of a million nodes each (a 1M-tensor index swept at 480 MB).
+        constexpr std::uint32_t kNowhere = std::numeric_limits<std::uint32_t>::max();
+        const std::size_t listed = names.size();
+        std::vector<std::uint32_t> found_in(listed, kNowhere), by_name(listed);
+        for (std::size_t k = 0; k < listed; ++k) by_name[k] = static_cast<std::uint32_t>(k);
+        std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) { return names[a] < names[b]; });
+        const auto place_of = [&](const std::string& tensor) -> std::size_t {
+            const auto at = std::lower_bound(by_name.begin(), by_name.end(), tensor,
+                                             [&](std::uint32_t k, const std::string& name) { return names[k] < name; });
+            return at != by_name.end() && names[*at] == tensor ? *at : listed;
+        };
+        for (std::size_t s = 0; s < shards.size(); ++s) {
+            const std::string shard_path = (folder / shards[s]).string();
+            checkpoint.shards.push_back(shard_path);
+            // Validates the header against the file's real size, then the index against the header, tensor by tensor in
+            // header order.
+            const std::size_t first = checkpoint.tensors.size();
+            checkpoint.data_offsets.push_back(read_shard_tensors(shard_path, s, store, checkpoint.tensors));
+            const std::string where = printable(shard_path);
+            std::string name;
+            for (std::size_t i = first; i < checkpoint.tensors.size(); ++i) {
+                name.assign(checkpoint.tensors[i].name);
+                const std::size_t k = place_of(name);
+                if (k == listed)
+                    throw Error(where + ": tensor " + quoted_text(name) + " is not in the index " + quoted_text(path));
+                if (found_in[k] != kNowhere)
+                    throw Error(where + ": tensor " + quoted_text(name) + " is also in " +
+                                quoted_text(shards[found_in[k]]));
+                if (listed_in[k] != s)
+                    throw Error(where + ": tensor " + quoted_text(name) + " is here, but the index " + quoted_text(path) +
+                                " puts it in " + quoted_text(shards[listed_in[k]]));
+                found_in[k] = static_cast<std::uint32_t>(s);
+            }
+            sort_by_offset(checkpoint.tensors, first);
         }
-        add_shard_tensors(file, s, store, checkpoint);
-    }
-    for (std::size_t k = 0; k < map.size(); ++k)
-        if (found_in[k] == kNowhere)
-            throw Error(printable(checkpoint.shards[listed_in[k]]) + ": has no tensor " + quoted_text(map[k].first) +
-                        " (the index " + quoted_text(path) + " lists it there)");
+        for (std::size_t k = 0; k < listed; ++k)
+            if (found_in[k] == kNowhere)
+                throw Error(printable(checkpoint.shards[listed_in[k]]) + ": has no tensor " + quoted_text(names[k]) +
+                            " (the index " + quoted_text(path) + " lists it there)");
+    }();
+    // The index's names and the shards' headers were freed in many small blocks: give them back (compare opens B's
+    // checkpoint beside A's, then reads them both).
+    give_back_freed_memory();
     return checkpoint;
 }
 
@@ -337,10 +400,31 @@ CheckpointShard::CheckpointShard(const Checkpoint& checkpoint, std::size_t shard
         const std::uint64_t data_size = gguf_->file().size() >= gguf_->data_offset() ? gguf_->file().size() - gguf_->data_offset() : 0;
         for (auto t = first; same && t != last; ++t) same = t->end <= data_size;
     } else {
-        safetensors_ = std::make_unique<SafetensorsFile>(path);
-        each_shard_tensor(*safetensors_, shard, check);
-        // The header was read into the file's list and is not read again: its pages leave this process's memory
-        // (compare holds a shard of A and one of B, a 100 MB header each at most).
+        // Tensor by tensor as the header lists them, nothing kept per tensor (a second list of 140k long names was
+        // 100 MB): the k-th must be the checkpoint's tensor of place k. When it is not, the file is read in full
+        // and compared by data offset, as the checkpoint lists tensors (the same tensors listed in another order
+        // are the same file).
+        const auto count = static_cast<std::size_t>(last - first);
+        std::vector<std::uint32_t> at_place(count, std::numeric_limits<std::uint32_t>::max());
+        for (auto t = first; t != last; ++t)
+            if (t->place < count) at_place[t->place] = static_cast<std::uint32_t>(t - first);
+        safetensors_ = std::make_unique<SafetensorsFile>(MappedFile(path), [&](const SafetensorsEntry& e) {
+            const std::size_t k = listed++;
+            if (!same || k >= count || at_place[k] == std::numeric_limits<std::uint32_t>::max()) return void(same = false);
+            const CheckpointTensor& was = first[at_place[k]];
+            same = e.name == was.name && e.dtype == was.dtype && was.shape == e.shape && e.begin == was.begin &&
+                   e.end == was.end;
+        });
+        at_place = {};
+        if (!same || listed != count) {
+            listed = 0;
+            same = true;
+            expected = first;
+            safetensors_ = std::make_unique<SafetensorsFile>(path);
+            each_shard_tensor(*safetensors_, shard, check);
+        }
+        // The header was read into the checkpoint's list and is not read again: its pages leave this process's
+        // memory (compare holds a shard of A and one of B, a 100 MB header each at most).
         safetensors_->file().done_reading(0, safetensors_->data_offset());
     }
     // The same tensors at the same offsets of a data region that moved (metadata rewritten longer or shorter)
@@ -361,7 +445,15 @@ CheckpointShard::~CheckpointShard() = default;
 CheckpointShard::CheckpointShard(CheckpointShard&&) noexcept = default;
 
 TensorView CheckpointShard::view(const CheckpointTensor& tensor, Tensor& decoded, std::string* folding) const {
-    if (!gguf_) return safetensors_->view(std::string(tensor.name), folding);
+    if (!gguf_) {
+        SafetensorsEntry entry;  // as the header lists it (checked when the shard was opened)
+        entry.name = tensor.name;
+        entry.dtype = tensor.dtype;
+        entry.shape = tensor.shape;
+        entry.begin = tensor.begin;
+        entry.end = tensor.end;
+        return safetensors_->view(entry, folding);
+    }
     GgufTensor t;  // as the header listed it when the checkpoint was opened, and still does
     t.name = tensor.name;
     t.type = ggml_type_named(tensor.dtype);

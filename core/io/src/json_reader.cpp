@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <limits>
 
 #include "quantscope/error.hpp"
@@ -67,8 +69,45 @@ namespace {
 
 class Parser {
 public:
-    Parser(std::string_view text, const std::string& name, const JsonLimits& limits)
-        : text_(text), name_(name), limits_(limits) {}
+    // `build`: false checks the text as for a tree (the same errors in the same order) but keeps no value.
+    Parser(std::string_view text, const std::string& name, const JsonLimits& limits, bool build = true,
+           const std::function<void(std::size_t)>* passed = nullptr)
+        : text_(text), name_(name), limits_(limits), build_(build), passed_(passed != nullptr && *passed ? passed : nullptr) {}
+
+    // The value at byte `at` of a text validated already.
+    JsonValue value_at(std::size_t at) {
+        pos_ = at;
+        JsonValue out;
+        value(out, 0);
+        return out;
+    }
+    // The members of the object at byte `at` of a text validated already, each key decoded, each value's offset.
+    template <class Take>
+    void members_at(std::size_t at, const Take& take) {
+        pos_ = at + 1;
+        skip_space();
+        if (peek() == '}') return;
+        std::string key;
+        while (true) {
+            skip_space();
+            key.clear();
+            string(key);
+            skip_space();
+            ++pos_;  // ':'
+            skip_space();
+            const std::size_t value_at = pos_;
+            take(key, value_at);
+            pos_ = value_at;
+            skip_value();
+            tell_passed();
+            skip_space();
+            if (peek() == ',') {
+                ++pos_;
+                continue;
+            }
+            return;
+        }
+    }
 
     JsonValue document() {
         if (text_.size() > limits_.max_bytes) {
@@ -137,6 +176,37 @@ private:
         if (depth > limits_.max_depth) fail("nested deeper than " + std::to_string(limits_.max_depth) + " levels");
     }
 
+    // Every 8 MiB of text, the offset read to (a reader gives back the pages before it).
+    void tell_passed() {
+        constexpr std::size_t kEvery = std::size_t{8} << 20;
+        if (passed_ == nullptr || pos_ < next_mark_) return;
+        (*passed_)(pos_);
+        next_mark_ = pos_ + kEvery;
+    }
+
+    // Past the value at pos_ of a text validated already.
+    void skip_value() {
+        std::size_t open = 0;
+        do {
+            const char c = peek();
+            if (c == '"') {
+                ++pos_;
+                while (text_[pos_] != '"') pos_ += text_[pos_] == '\\' ? 2 : 1;
+                ++pos_;
+            } else if (c == '{' || c == '[') {
+                ++open;
+                ++pos_;
+            } else if (c == '}' || c == ']') {
+                --open;
+                ++pos_;
+            } else if (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+                ++pos_;
+            } else {  // a number or a literal
+                while (!at_end() && std::string_view(",:]} \t\n\r").find(text_[pos_]) == std::string_view::npos) ++pos_;
+            }
+        } while (open > 0);
+    }
+
     void array(JsonValue& out, std::size_t depth) {
         check_depth(depth);
         out.type = JsonValue::Type::Array;
@@ -148,8 +218,13 @@ private:
         }
         while (true) {
             skip_space();
-            out.items.emplace_back();
-            value(out.items.back(), depth);
+            if (!build_) {
+                JsonValue item;
+                value(item, depth);
+            } else {
+                out.items.emplace_back();
+                value(out.items.back(), depth);
+            }
             skip_space();
             if (peek() == ',') {
                 ++pos_;
@@ -170,6 +245,7 @@ private:
             return;
         }
         std::vector<std::size_t> key_offsets;
+        if (!build_) return check_object(depth);
         while (true) {
             skip_space();
             if (peek() != '"') fail("expected a string key");
@@ -201,6 +277,73 @@ private:
                 fail_at("duplicate key " + quoted_text(out.members[order[i]].first), key_offsets[order[i]]);
             }
         }
+    }
+
+    // object() keeping nothing: duplicate keys are found by the keys' hashes (a key's bytes read again only for
+    // hashes that match), not a tree nor views of the keys: a million keys cost 24 MB, and the sort never reads a
+    // header given back as it was read.
+    void check_object(std::size_t depth) {
+        std::vector<std::size_t> key_offsets;
+        std::vector<std::pair<std::size_t, std::uint32_t>> hashes;  // (hash of the decoded key, member)
+        std::string key;
+        while (true) {
+            skip_space();
+            if (peek() != '"') fail("expected a string key");
+            key_offsets.push_back(pos_);
+            key.clear();
+            string(key);
+            hashes.emplace_back(std::hash<std::string>()(key), static_cast<std::uint32_t>(hashes.size()));
+            skip_space();
+            expect(':', "expected ':' after the key");
+            skip_space();
+            JsonValue member;
+            value(member, depth);
+            tell_passed();
+            skip_space();
+            if (peek() == ',') {
+                ++pos_;
+                continue;
+            }
+            expect('}', "expected ',' or '}'");
+            break;
+        }
+        std::sort(hashes.begin(), hashes.end());
+        // As object() says it: of the keys named twice, the least; at its second place.
+        bool found = false;
+        std::string least, other;
+        std::uint32_t at = 0;
+        for (std::size_t i = 0; i < hashes.size();) {
+            std::size_t j = i + 1;
+            while (j < hashes.size() && hashes[j].first == hashes[i].first) ++j;
+            // Members i..j share a hash: those whose keys are equal, in member order.
+            for (std::size_t x = i; x + 1 < j; ++x) {
+                if (hashes[x].second == std::numeric_limits<std::uint32_t>::max()) continue;
+                const std::string first = key_at(key_offsets[hashes[x].second]);
+                for (std::size_t y = x + 1; y < j; ++y) {
+                    if (hashes[y].second == std::numeric_limits<std::uint32_t>::max()) continue;
+                    if (key_at(key_offsets[hashes[y].second]) != first) continue;
+                    // The second place of `first` (places ascend within a hash)
+                    if (!found || first < least) {
+                        found = true;
+                        least = first;
+                        at = hashes[y].second;
+                    }
+                    break;
+                }
+            }
+            i = j;
+        }
+        if (found) fail_at("duplicate key " + quoted_text(least), key_offsets[at]);
+    }
+
+    // The key at byte `at` decoded again (checked already).
+    std::string key_at(std::size_t at) {
+        const std::size_t was = pos_;
+        pos_ = at;
+        std::string out;
+        string(out);
+        pos_ = was;
+        return out;
     }
 
     static int hex_digit(char c) {
@@ -342,11 +485,49 @@ private:
     std::string_view text_;
     const std::string& name_;
     const JsonLimits& limits_;
+    bool build_ = true;
+    const std::function<void(std::size_t)>* passed_ = nullptr;
+    std::size_t next_mark_ = std::size_t{8} << 20;
     std::size_t pos_ = 0;
     std::size_t count_ = 0;
 };
 
+JsonValue::Type type_at(std::string_view text, std::size_t at) {
+    switch (text[at]) {
+        case '{': return JsonValue::Type::Object;
+        case '[': return JsonValue::Type::Array;
+        case '"': return JsonValue::Type::String;
+        case 't': case 'f': return JsonValue::Type::Bool;
+        case 'n': return JsonValue::Type::Null;
+        default: return JsonValue::Type::Number;
+    }
+}
+
+const JsonLimits kValidated{std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::size_t>::max(),
+                            std::numeric_limits<std::size_t>::max(), false};
+
 }  // namespace
+
+JsonScan::JsonScan(std::string_view text, const std::string& name, const JsonLimits& limits,
+                   std::function<void(std::size_t)> passed)
+    : text_(text), name_(name), byte_escapes_(limits.byte_escapes), passed_(std::move(passed)) {
+    Parser(text, name, limits, false, &passed_).document();
+    root_ = text.find_first_not_of(" \t\n\r");
+}
+
+JsonValue::Type JsonScan::type(std::size_t at) const { return type_at(text_, at); }
+
+JsonValue JsonScan::value(std::size_t at) const {
+    JsonLimits limits = kValidated;
+    limits.byte_escapes = byte_escapes_;
+    return Parser(text_, name_, limits).value_at(at);
+}
+
+void JsonScan::members(std::size_t at, const std::function<void(const std::string&, std::size_t)>& take) const {
+    JsonLimits limits = kValidated;
+    limits.byte_escapes = byte_escapes_;
+    Parser(text_, name_, limits, true, &passed_).members_at(at, take);
+}
 
 JsonValue parse_json(std::string_view text, const std::string& name, const JsonLimits& limits) {
     return Parser(text, name, limits).document();

@@ -62,12 +62,21 @@ SafetensorsFile::SafetensorsFile(MappedFile file) : file_(std::move(file)), name
     });
 }
 
+SafetensorsFile::SafetensorsFile(MappedFile file, const EachEntry& each) : file_(std::move(file)), name_(file_.path()) {
+    data_ = file_.data();
+    size_ = file_.size();
+    file_.read_guarded([&] {
+        parse(&each);
+        return 0;
+    });
+}
+
 SafetensorsFile::SafetensorsFile(const std::uint8_t* data, std::size_t size, std::string name)
     : data_(data), size_(size), name_(std::move(name)) {
     parse();
 }
 
-void SafetensorsFile::parse() {
+void SafetensorsFile::parse(const EachEntry* each) {
     const auto fail = [&](const std::string& what) { throw Error(printable(name_) + ": " + what); };
     if (size_ < 8) {
         fail("too short to be a .safetensors file (" + std::to_string(size_) + " bytes)");
@@ -84,16 +93,23 @@ void SafetensorsFile::parse() {
     data_start_ = 8 + static_cast<std::size_t>(header_length);
     const std::uint64_t data_size = size_ - data_start_;
     const std::string_view header(reinterpret_cast<const char*>(data_ + 8), static_cast<std::size_t>(header_length));
-    const JsonValue root = parse_json(header, name_);
-    if (!root.is_object()) fail("the header is a JSON " + std::string(json_type_name(root.type)) + ", not an object");
+    // Checked as a whole first (a syntax error anywhere comes before a tensor's fault), then read tensor by tensor:
+    // never a tree of the whole header (some 1 KB a tensor).
+    // A header read is given back as the reading goes (twice: checked, then read), so that a 100 MB header is not
+    // all resident beside what is made of it.
+    const JsonScan scan(header, name_, JsonLimits{}, [&](std::size_t read) { file_.done_reading(0, 8 + read); });
+    const JsonValue::Type root_type = scan.type(scan.root());
+    if (root_type != JsonValue::Type::Object)
+        fail("the header is a JSON " + std::string(json_type_name(root_type)) + ", not an object");
 
-    for (const auto& [key, value] : root.members) {
+    scan.members(scan.root(), [&](const std::string& key, std::size_t at) {
+        const JsonValue value = scan.value(at);
         if (key == "__metadata__") {
             if (!value.is_object()) fail("\"__metadata__\" must be an object");
             for (const auto& [meta_key, meta_value] : value.members) {
                 if (meta_value.is_string()) metadata_.emplace_back(meta_key, meta_value.text);
             }
-            continue;
+            return;
         }
         const std::string where = "tensor " + quoted_text(key);
         if (!value.is_object()) fail(where + ": expected an object with dtype, shape and data_offsets");
@@ -135,30 +151,20 @@ void SafetensorsFile::parse() {
                                                                           : std::to_string(expected)) +
                  " bytes, data_offsets give " + std::to_string(entry.end - entry.begin));
         }
-        entries_.push_back(std::move(entry));
-    }
+        if (each != nullptr) {
+            (*each)(entry);
+        } else {
+            entries_.push_back(std::move(entry));
+        }
+    });
+    if (each != nullptr) return;  // the taker checks the list as a whole (check_safetensors_overlaps)
 
     by_name_.resize(entries_.size());
     for (std::size_t i = 0; i < entries_.size(); ++i) by_name_[i] = static_cast<std::uint32_t>(i);
     std::sort(by_name_.begin(), by_name_.end(),
               [&](std::uint32_t a, std::uint32_t b) { return entries_[a].name < entries_[b].name; });
 
-    // Overlapping tensors would alias each other's bytes: a malformed (or malicious) file.
-    std::vector<std::size_t> order;
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-        if (entries_[i].end > entries_[i].begin) order.push_back(i);  // empty ranges hold no bytes
-    }
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t a, std::size_t b) { return entries_[a].begin < entries_[b].begin; });
-    for (std::size_t i = 1; i < order.size(); ++i) {
-        const auto& previous = entries_[order[i - 1]];
-        const auto& current = entries_[order[i]];
-        if (current.begin < previous.end) {
-            fail("tensors " + quoted_text(previous.name) + " and " + quoted_text(current.name) + " overlap (bytes " +
-                 std::to_string(current.begin) + " to " + std::to_string(std::min(previous.end, current.end)) +
-                 ")");
-        }
-    }
+    check_safetensors_overlaps(name_, entries_.size(), [&](std::size_t i) -> const SafetensorsEntry& { return entries_[i]; });
 }
 
 const SafetensorsEntry* SafetensorsFile::find(const std::string& tensor_name) const {
@@ -184,7 +190,11 @@ TensorView SafetensorsFile::view(const std::string& tensor_name, std::string* fo
         throw Error(printable(name_) + ": no tensor named " + quoted_text(tensor_name) +
                     (entries_.empty() ? std::string(" (the file holds no tensors)") : " (it has: " + names_for_message() + ")"));
     }
-    const SafetensorsEntry& entry = *found;
+    return view(*found, folding);
+}
+
+TensorView SafetensorsFile::view(const SafetensorsEntry& entry, std::string* folding) const {
+    if (folding != nullptr) folding->clear();
     TensorView view;
     view.name = name_ + ": tensor " + quoted_text(entry.name);
     if (!readable_type(entry.dtype, view.type)) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,6 +55,30 @@ struct JsonLimits {
 // Parses one JSON document (surrounding whitespace allowed). Throws qs::Error
 // "<name>: invalid JSON at line L, column C: <what>" on anything else.
 JsonValue parse_json(std::string_view text, const std::string& name, const JsonLimits& limits = {});
+
+// A document checked as parse_json checks it (the same errors, the same limits) but read value by value, never as a
+// whole tree: a safetensors header of 140k tensors was some 1 KB of tree a tensor. `text` must outlive it.
+class JsonScan {
+public:
+    // `passed` (if any) is called now and then with an offset: the text before it was read, by the check or by
+    // members(), and may be given back.
+    JsonScan(std::string_view text, const std::string& name, const JsonLimits& limits = {},
+             std::function<void(std::size_t read)> passed = {});
+    // The offset of the root value (of any value: the offsets below).
+    std::size_t root() const { return root_; }
+    JsonValue::Type type(std::size_t at) const;
+    // The value at `at` as a tree.
+    JsonValue value(std::size_t at) const;
+    // For an object at `at`: each member's key (decoded) and its value's offset, in file order.
+    void members(std::size_t at, const std::function<void(const std::string& key, std::size_t value)>& take) const;
+
+private:
+    std::string_view text_;
+    std::string name_;
+    bool byte_escapes_ = false;
+    std::function<void(std::size_t)> passed_;
+    std::size_t root_ = 0;
+};
 
 // `text` after a leading UTF-8 byte order mark, if any: for the files people edit (lessons, sessions), which
 // some editors start with one. (RFC 8259 lets a reader ignore it; a safetensors header keeps refusing it.)

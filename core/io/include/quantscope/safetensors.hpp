@@ -3,13 +3,18 @@
 // The header is validated in full on open; a read touches only the chosen tensor's bytes (memory-mapped).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "quantscope/atomic_file.hpp"
+#include "quantscope/error.hpp"
+#include "quantscope/text.hpp"
 #include "quantscope/tensor.hpp"
 #include "quantscope/tensor_view.hpp"
 
@@ -34,6 +39,11 @@ public:
     explicit SafetensorsFile(const std::string& path);
     // The same over a file already open (a file that shrinks while it is read is an error, not a crash).
     explicit SafetensorsFile(MappedFile file);
+    // The same, each tensor given to `each` in header order as it is read, none kept (list() is empty, view() by
+    // name finds nothing): a checkpoint keeps its own list of 140k tensors, not a second one here. The tensors are
+    // not checked against each other: the caller checks its list with check_safetensors_overlaps.
+    using EachEntry = std::function<void(const SafetensorsEntry& entry)>;
+    SafetensorsFile(MappedFile file, const EachEntry& each);
     // The same over bytes owned by the caller, which must outlive this object (for tests and fuzzing).
     SafetensorsFile(const std::uint8_t* data, std::size_t size, std::string name);
 
@@ -56,6 +66,8 @@ public:
     // The same tensor (same checks and folding) as a view of its bytes in the file, in their stored type:
     // nothing is read or copied yet. Valid while this object lives; its guard covers a file that shrinks.
     TensorView view(const std::string& tensor_name, std::string* folding = nullptr) const;
+    // The same of an entry as parse() gives it (a list kept by the caller).
+    TensorView view(const SafetensorsEntry& entry, std::string* folding = nullptr) const;
     // Byte offset of the data region in the file (8 + header length): entry.begin + data_offset() is where a
     // tensor's bytes start.
     std::size_t data_offset() const { return data_start_; }
@@ -63,7 +75,7 @@ public:
     const MappedFile& file() const { return file_; }
 
 private:
-    void parse();
+    void parse(const EachEntry* each = nullptr);
     // The entry named `tensor_name`, or nullptr: a binary search of by_name_ (a sweep asks once per tensor,
     // so a linear search made 100k tensors quadratic).
     const SafetensorsEntry* find(const std::string& tensor_name) const;
@@ -81,5 +93,30 @@ private:
 // Bytes per element of a safetensors dtype ("F32" → 4), or 0 for an unknown dtype.
 std::size_t safetensors_item_size(const std::string& dtype);
 
+// The last check of a header, over its whole list (`at(i)` gives entry i, or any type with name, begin and end, of
+// the `count` in header order): no two tensors' bytes overlap. Throws qs::Error "<name>: tensors 'a' and 'b'
+// overlap (bytes B to E)".
+template <class At>
+void check_safetensors_overlaps(const std::string& name, std::size_t count, const At& at);
+
+
+template <class At>
+void check_safetensors_overlaps(const std::string& name, std::size_t count, const At& at) {
+    // Overlapping tensors would alias each other's bytes: a malformed (or malicious) file.
+    std::vector<std::uint32_t> order;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (at(i).end > at(i).begin) order.push_back(static_cast<std::uint32_t>(i));  // empty ranges hold no bytes
+    }
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return at(a).begin < at(b).begin; });
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        const auto& previous = at(order[i - 1]);
+        const auto& current = at(order[i]);
+        if (current.begin < previous.end) {
+            throw Error(printable(name) + ": tensors " + quoted_text(std::string(previous.name)) + " and " +
+                        quoted_text(std::string(current.name)) + " overlap (bytes " + std::to_string(current.begin) +
+                        " to " + std::to_string(std::min(previous.end, current.end)) + ")");
+        }
+    }
+}
 
 }  // namespace qs
