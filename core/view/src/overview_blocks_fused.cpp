@@ -249,8 +249,9 @@ static_assert(kSortedRows <= INT16_MAX, "lean_rows_sorted keeps row indices in i
 // `count` (up to kSortedRows) whole bf16 rows from `first` on, each of one (s, z), all adding to the same column sums
 // (one band's): each planned by plan_bf16_row, sorted by the way lean_rows takes it (verified; verified with values to
 // put in; quantize's division), and each way's rows run kLeanRows at a time. The order rows are added in changes no
-// code sum or maximum (r' only by rounding: lean_rows' float32 sums, and the float64 sums taken in the sorted order), and sorted, nearly every run is 8 rows: in file
-// order the ways alternate every few rows, and each short run pays the column sums' load and store.
+// code sum or maximum (r' only by rounding: lean_rows' float32 sums, and the float64 sums taken in the sorted
+// order), and sorted, nearly every run is 8 rows: in file order the ways alternate every few rows, and each short
+// run pays the column sums' load and store.
 template <class Ld>
 void lean_rows_sorted(const Ld& first, std::int64_t first_block, std::int64_t count, std::int64_t cols, const QuantParams& params,
                       const BlockRanges& ranges, const QuantConfig& config, std::int32_t* c, float* m, double* ds, BlocksPart& part) {

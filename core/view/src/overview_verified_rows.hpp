@@ -39,9 +39,9 @@ inline float lean_code(float r, float inv, float z) { return std::nearbyint(r * 
 //   in float32 and widens delta_k by one |a| to cover that rounding);
 // - bf16 values are 2^-9 |b_k| or more apart there (|a| >= 1/2, b_k a normal float), more than delta_k while
 //   |z| < 1000 (with the scan's wider margin: 2006 against 2048 at |a| = 1/2 and |z| = 999, thin: recheck
-//   before raising that limit); two values within the bound (at most delta_k / 2) of b_k would be closer than that, so only the
-//   bf16 value nearest b_k can be that close (at a midpoint of two, neither is), and where it is, it is checked
-//   against quantize_value itself.
+//   before raising that limit); two values within the bound (at most delta_k / 2) of b_k would be closer than
+//   that, so only the bf16 value nearest b_k can be that close (at a midpoint of two, neither is), and where it
+//   is, it is checked against quantize_value itself.
 // A boundary often falls on a bf16 value (s is the range of two bf16 values over 2^bits - 1), where 1 / s and
 // the true division round apart: a reciprocal one or two ulps off often agrees with quantize there, and up to
 // two values that still differ are kept with their codes for the kernel to put in.
