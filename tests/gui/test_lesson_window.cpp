@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -347,7 +348,10 @@ TEST_CASE("gui --lesson refuses an option the lesson's steps would override") {
     }
 }
 
-TEST_CASE("lesson in the window: every shipped step's printed numbers agree with what the window shows") {
+namespace {
+
+// Each shipped lesson's every step opened in a window, and the rows its lesson column shows given to `check`.
+void ForEachShippedStepRows(const std::function<void(const qs::Lesson&, int step, const std::vector<qs::gui::LessonRow>&)>& check) {
     for (const qs::Lesson& l : qs::cli::shipped_lessons()) {
         qs::gui::AppState app;
         app.doc.force_sync = true;
@@ -356,15 +360,22 @@ TEST_CASE("lesson in the window: every shipped step's printed numbers agree with
             qs::gui::GoToLessonStep(app, k);
             app.doc.finish_recompute_now();
             app.doc.update();
-            const std::vector<qs::gui::LessonRow> rows = qs::gui::LessonRows(l.steps[static_cast<std::size_t>(k)], app.doc.view());
-            REQUIRE(rows.size() == l.steps[static_cast<std::size_t>(k)].printed.size());
-            for (const qs::gui::LessonRow& row : rows) {
-                INFO(l.name << " step " << k + 1 << " " << row.label << ": notebook " << row.notebook << ", app " << row.app);
-                CHECK(row.applies);
-                CHECK(row.agrees);
-            }
+            check(l, k, qs::gui::LessonRows(l.steps[static_cast<std::size_t>(k)], app.doc.view()));
         }
     }
+}
+
+}  // namespace
+
+TEST_CASE("lesson in the window: every shipped step's printed numbers agree with what the window shows") {
+    ForEachShippedStepRows([](const qs::Lesson& l, int k, const std::vector<qs::gui::LessonRow>& rows) {
+        REQUIRE(rows.size() == l.steps[static_cast<std::size_t>(k)].printed.size());
+        for (const qs::gui::LessonRow& row : rows) {
+            INFO(l.name << " step " << k + 1 << " " << row.label << ": notebook " << row.notebook << ", app " << row.app);
+            CHECK(row.applies);
+            CHECK(row.agrees);
+        }
+    });
 }
 
 namespace {
@@ -384,24 +395,16 @@ std::pair<int, int> DigitsOf(const std::string& number) {
 TEST_CASE("lesson in the window: an agreeing number reads with the notebook's digits") {
     // layer-lab step 1 printed the scale with 18 decimals: "notebook 0.016929134609192376  app 0.0169" and a
     // check mark read as two different numbers.
-    for (const qs::Lesson& l : qs::cli::shipped_lessons()) {
-        qs::gui::AppState app;
-        app.doc.force_sync = true;
-        qs::gui::OpenLesson(app, std::make_shared<const qs::Lesson>(l), 0);
-        for (int k = 0; k < static_cast<int>(l.steps.size()); ++k) {
-            qs::gui::GoToLessonStep(app, k);
-            app.doc.finish_recompute_now();
-            app.doc.update();
-            for (const qs::gui::LessonRow& row : qs::gui::LessonRows(l.steps[static_cast<std::size_t>(k)], app.doc.view())) {
-                if (!row.agrees || row.notebook.find_first_of("eE, ") != std::string::npos) continue;  // one plain number
-                INFO(l.name << " step " << k + 1 << " " << row.label << ": notebook " << row.notebook << ", app " << row.app);
-                const auto [decimals, significant] = DigitsOf(row.notebook);
-                const auto [app_decimals, app_significant] = DigitsOf(row.app);
-                CHECK((app_decimals == decimals || app_significant == std::min(significant, 17)));
-                if (l.name == "layer-lab" && row.label == "scale") CHECK(row.app == row.notebook);
-            }
+    ForEachShippedStepRows([](const qs::Lesson& l, int k, const std::vector<qs::gui::LessonRow>& rows) {
+        for (const qs::gui::LessonRow& row : rows) {
+            if (!row.agrees || row.notebook.find_first_of("eE, ") != std::string::npos) continue;  // one plain number
+            INFO(l.name << " step " << k + 1 << " " << row.label << ": notebook " << row.notebook << ", app " << row.app);
+            const auto [decimals, significant] = DigitsOf(row.notebook);
+            const auto [app_decimals, app_significant] = DigitsOf(row.app);
+            CHECK((app_decimals == decimals || app_significant == std::min(significant, 17)));
+            if (l.name == "layer-lab" && row.label == "scale") CHECK(row.app == row.notebook);
         }
-    }
+    });
 }
 
 TEST_CASE("lesson in the window: a slider moved away from the step's settings loses the check mark") {
